@@ -1,0 +1,158 @@
+"""The contract every file-index type implements: an indexer (factory), a writer, a reader.
+
+This mirrors Paimon's ``FileIndexer`` / ``FileIndexWriter`` / ``FileIndexReader``:
+
+* :class:`FileIndexer` is registered under Paimon's type name (``"bloom-filter"``,
+  ``"bitmap"``, ``"bsi"``) and says which column types it supports.
+* :class:`FileIndexWriter` receives a column's values as whole Arrow arrays (vectorised; it
+  may be called several times per file, in row order) and serialises to Paimon's bytes.
+* :class:`FileIndexReader` answers leaf predicates. Every ``visit_*`` returns
+  :data:`~lakeskip.index.result.REMAIN` unless overridden -- a reader only decides what it can.
+
+Literal values passed to readers are in the *internal* form of the column type (see
+:mod:`lakeskip.types`): ints, floats, ``Decimal``, ``str``, ``bytes``, ``bool``, epoch days,
+timestamp millis/micros. They are never ``None``: null tests come as
+``visit_is_null``/``visit_is_not_null``, and comparisons with NULL never reach a reader.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from lakeskip.errors import InvalidOptionError
+from lakeskip.index.result import REMAIN, SKIP, FileIndexResult
+from lakeskip.types import DataType
+
+__all__ = ["FileIndexReader", "FileIndexWriter", "FileIndexer", "parse_memory_size"]
+
+
+class FileIndexReader:
+    """Answers leaf predicates on one column of one data file. Defaults to REMAIN."""
+
+    def visit_equal(self, value: Any) -> FileIndexResult:
+        return REMAIN
+
+    def visit_not_equal(self, value: Any) -> FileIndexResult:
+        return REMAIN
+
+    def visit_less_than(self, value: Any) -> FileIndexResult:
+        return REMAIN
+
+    def visit_less_or_equal(self, value: Any) -> FileIndexResult:
+        return REMAIN
+
+    def visit_greater_than(self, value: Any) -> FileIndexResult:
+        return REMAIN
+
+    def visit_greater_or_equal(self, value: Any) -> FileIndexResult:
+        return REMAIN
+
+    def visit_in(self, values: Sequence[Any]) -> FileIndexResult:
+        """OR of :meth:`visit_equal` over the values (Paimon's default)."""
+        result: FileIndexResult = SKIP
+        for v in values:
+            result = result.or_(self.visit_equal(v))
+            if result is REMAIN:
+                break
+        return result
+
+    def visit_not_in(self, values: Sequence[Any]) -> FileIndexResult:
+        """AND of :meth:`visit_not_equal` over the values."""
+        result: FileIndexResult = REMAIN
+        for v in values:
+            result = result.and_(self.visit_not_equal(v))
+            if result is SKIP:
+                break
+        return result
+
+    def visit_is_null(self) -> FileIndexResult:
+        return REMAIN
+
+    def visit_is_not_null(self) -> FileIndexResult:
+        return REMAIN
+
+    def visit_starts_with(self, prefix: Any) -> FileIndexResult:
+        return REMAIN
+
+
+class FileIndexWriter:
+    """Builds one index over one column of one data file."""
+
+    def write(self, values: pa.Array | pa.ChunkedArray) -> None:
+        """Add the next rows (nulls included: they count as rows)."""
+        raise NotImplementedError
+
+    @property
+    def empty(self) -> bool:
+        """True until any row was written (Paimon then writes the EMPTY flag)."""
+        raise NotImplementedError
+
+    def serialize(self) -> bytes:
+        raise NotImplementedError
+
+
+class FileIndexer:
+    """Factory for one index type. Subclasses set :attr:`name` and implement the rest."""
+
+    name: str = ""
+    #: option keys this index understands (per column), e.g. ``{"items", "fpp"}``
+    option_keys: frozenset[str] = frozenset()
+
+    def supports(self, data_type: DataType) -> bool:
+        raise NotImplementedError
+
+    def validate_options(self, data_type: DataType, options: Mapping[str, str]) -> None:
+        """Raise :class:`InvalidOptionError` for an unknown or malformed option."""
+        for k in options:
+            if k not in self.option_keys:
+                known = ", ".join(sorted(self.option_keys)) or "none"
+                raise InvalidOptionError(
+                    f"unknown option {k!r} for {self.name} index (known: {known})"
+                )
+
+    def create_writer(self, data_type: DataType, options: Mapping[str, str]) -> FileIndexWriter:
+        raise NotImplementedError
+
+    def create_reader(
+        self, data_type: DataType, options: Mapping[str, str], data: bytes | memoryview
+    ) -> FileIndexReader:
+        """Decode ``data``. Raises :class:`~lakeskip.errors.CorruptIndexError` on bad bytes
+        (eagerly for headers; lazily-read parts may raise later from ``visit_*``)."""
+        raise NotImplementedError
+
+
+_SIZE_UNITS = {
+    "": 1,
+    "b": 1,
+    "bytes": 1,
+    "k": 1024,
+    "kb": 1024,
+    "kib": 1024,
+    "m": 1024**2,
+    "mb": 1024**2,
+    "mib": 1024**2,
+    "g": 1024**3,
+    "gb": 1024**3,
+    "gib": 1024**3,
+}
+
+
+def parse_memory_size(text: str, key: str = "size") -> int:
+    """Paimon's MemorySize syntax: ``500``, ``500 B``, ``16kb``, ``128 mb``.
+
+    >>> parse_memory_size("16kb")
+    16384
+    """
+    s = str(text).strip().lower()
+    i = 0
+    while i < len(s) and s[i].isdigit():
+        i += 1
+    unit = s[i:].strip()
+    if i == 0 or unit not in _SIZE_UNITS:
+        raise InvalidOptionError(
+            f"invalid size for {key}: {text!r} (e.g. '500 B', '16kb', '128mb')"
+        )
+    return int(s[:i]) * _SIZE_UNITS[unit]

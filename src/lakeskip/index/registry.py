@@ -1,0 +1,62 @@
+"""Index types by Paimon's name, loaded lazily so each format lives in its own module.
+
+>>> get_indexer("bloom-filter").name
+'bloom-filter'
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+
+from lakeskip.errors import UnknownIndexTypeError
+from lakeskip.index.base import FileIndexer
+
+__all__ = ["BITMAP", "BLOOM_FILTER", "BSI", "INDEX_TYPES", "RANGE_BITMAP", "get_indexer"]
+
+BLOOM_FILTER = "bloom-filter"
+BITMAP = "bitmap"
+BSI = "bsi"
+RANGE_BITMAP = "range-bitmap"
+
+_FACTORIES = {
+    BLOOM_FILTER: "lakeskip.index.bloom_filter:BloomFilterIndexer",
+    BITMAP: "lakeskip.index.bitmap:BitmapIndexer",
+    BSI: "lakeskip.index.bsi:BsiIndexer",
+    RANGE_BITMAP: "lakeskip.index.range_bitmap:RangeBitmapIndexer",
+}
+
+_cache: dict[str, FileIndexer] = {}
+
+
+def _available() -> tuple[str, ...]:
+    out = []
+    for name, target in _FACTORIES.items():
+        module = target.split(":")[0]
+        if importlib.util.find_spec(module) is not None:
+            out.append(name)
+    return tuple(out)
+
+
+#: The index types this build of lakeskip can read and write.
+INDEX_TYPES: tuple[str, ...] = _available()
+
+
+def get_indexer(name: str) -> FileIndexer:
+    """The indexer registered under Paimon's type name.
+
+    Raises:
+        UnknownIndexTypeError: no such index type.
+    """
+    got = _cache.get(name)
+    if got is not None:
+        return got
+    target = _FACTORIES.get(name) if name in INDEX_TYPES else None
+    if target is None:
+        known = ", ".join(INDEX_TYPES)
+        raise UnknownIndexTypeError(f"unknown file index type {name!r} (known: {known})")
+    module, cls = target.split(":")
+    indexer = getattr(importlib.import_module(module), cls)()
+    assert isinstance(indexer, FileIndexer)
+    _cache[name] = indexer
+    return indexer

@@ -1,0 +1,1 @@
+"""lakeskip.procedures."""
