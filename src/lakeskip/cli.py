@@ -1,19 +1,361 @@
-"""The ``lakeskip`` command."""
+"""The ``lakeskip`` command: an interactive SQL shell in the spirit of ``spark-sql``, and the demo.
+
+Usage::
+
+    lakeskip sql                          # interactive shell
+    lakeskip sql -e "SHOW TABLES; SELECT 1"
+    lakeskip sql -f script.sql --warehouse ./warehouse --conf spark.driver.memory=4g
+    lakeskip demo                         # sample table, indexed queries, timings
+
+Exit status: 0 when every statement succeeded, 1 when one failed (``-e``/``-f`` stop at the
+first failure), 2 for bad command-line usage.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import threading
+import time
+import traceback
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, TextIO
 
 from lakeskip import __version__
+from lakeskip.errors import LakeskipError
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from lakeskip.spark.session import Session
+
+__all__ = ["format_table", "main", "split_complete"]
+
+HISTORY_FILE = os.path.expanduser("~/.lakeskip_history")
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="lakeskip", description=__doc__)
+# -- statement splitting -------------------------------------------------------------------
+
+
+def split_complete(buffer: str) -> tuple[list[str], str]:
+    """Split off the complete ``;``-terminated statements of ``buffer``.
+
+    Quotes (``'``, ``"``, backticks) and comments (``--``, ``/* */``) are respected.
+    Returns the complete statements (without the ``;``) and the unfinished rest.
+
+    >>> split_complete("select ';'; select 2")
+    (["select ';'"], ' select 2')
+    >>> split_complete("select 1 -- no; end\\n;")
+    (['select 1 -- no; end\\n'], '')
+    """
+    done: list[str] = []
+    start = 0
+    i, n = 0, len(buffer)
+    quote: str | None = None
+    while i < n:
+        c = buffer[i]
+        if quote:
+            if c == "\\" and quote != "`":
+                i += 2
+                continue
+            if c == quote:
+                quote = None
+        elif c in ("'", '"', "`"):
+            quote = c
+        elif c == "-" and buffer.startswith("--", i):
+            j = buffer.find("\n", i)
+            i = n if j < 0 else j
+            continue
+        elif c == "/" and buffer.startswith("/*", i):
+            j = buffer.find("*/", i + 2)
+            i = n if j < 0 else j + 2
+            continue
+        elif c == ";":
+            done.append(buffer[start:i])
+            start = i + 1
+        i += 1
+    return [d for d in done if d.strip()], buffer[start:]
+
+
+# -- output ----------------------------------------------------------------------------------
+
+
+def _cell(v: Any) -> str:
+    if v is None:
+        return "NULL"
+    if isinstance(v, (bytes, bytearray)):
+        return "0x" + bytes(v).hex()
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{_cell(k)}: {_cell(x)}" for k, x in v.items()) + "}"
+    if isinstance(v, list):
+        return "[" + ", ".join(_cell(x) for x in v) + "]"
+    return str(v)
+
+
+def format_table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """Rows as an aligned ASCII table.
+
+    >>> print(format_table(["id", "name"], [(1, "a"), (22, None)]))
+    +----+------+
+    | id | name |
+    +----+------+
+    | 1  | a    |
+    | 22 | NULL |
+    +----+------+
+    """
+    cells = [[_cell(v) for v in r] for r in rows]
+    widths = [len(c) for c in columns]
+    for r in cells:
+        for j, v in enumerate(r):
+            widths[j] = max(widths[j], max((len(x) for x in v.splitlines()), default=0))
+    sep = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
+    out = [sep, "| " + " | ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True)) + " |", sep]
+    for r in cells:
+        out.append("| " + " | ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)) + " |")
+    out.append(sep)
+    return "\n".join(out)
+
+
+class _Progress:
+    """Shows running Spark stages on stderr while a statement runs (interactive only)."""
+
+    def __init__(self, session: Session, stream: TextIO) -> None:
+        self.session = session
+        self.stream = stream
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.shown = False
+
+    def __enter__(self) -> _Progress:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join(timeout=2)
+        if self.shown:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+
+    def _run(self) -> None:
+        tracker = self.session.spark.sparkContext.statusTracker()
+        while not self.stop.wait(0.5):
+            try:
+                parts = []
+                for sid in tracker.getActiveStageIds():
+                    info = tracker.getStageInfo(sid)
+                    if info is not None:
+                        parts.append(
+                            f"stage {sid}: {info.numCompletedTasks}/{info.numTasks} tasks"
+                            + (f" ({info.numActiveTasks} running)" if info.numActiveTasks else "")
+                        )
+                if parts:
+                    self.stream.write("\r\033[K[" + "; ".join(parts) + "]")
+                    self.stream.flush()
+                    self.shown = True
+            except Exception:  # the progress line must never break a statement
+                return
+
+
+# -- running statements --------------------------------------------------------------------
+
+
+class Shell:
+    """Runs statements and prints results, timings, pruning summaries and errors."""
+
+    def __init__(
+        self,
+        session: Session,
+        out: TextIO,
+        err: TextIO,
+        max_rows: int = 1000,
+        verbose: bool = False,
+        progress: bool = False,
+    ) -> None:
+        self.session = session
+        self.out = out
+        self.err = err
+        self.max_rows = max_rows
+        self.verbose = verbose
+        self.progress = progress
+
+    def run(self, statement: str) -> bool:
+        """Run one statement; print its result. Returns False if it failed."""
+        started = time.perf_counter()
+        try:
+            if self.progress:
+                with _Progress(self.session, self.err):
+                    shown = self._run(statement)
+            else:
+                shown = self._run(statement)
+        except KeyboardInterrupt:
+            self.session.spark.sparkContext.cancelAllJobs()
+            self.err.write("Cancelled.\n")
+            return False
+        except Exception as e:
+            self.err.write(f"Error: {self._message(e)}\n")
+            if self.verbose:
+                traceback.print_exc(file=self.err)
+            return False
+        elapsed = time.perf_counter() - started
+        for r in self.session.last_reports:
+            self.err.write(f"Pruning: {r.summary()}\n")
+        self.err.write(f"Time taken: {elapsed:.2f} s{shown}\n")
+        return True
+
+    def _run(self, statement: str) -> str:
+        df = self.session.sql(statement)
+        return self._print(df)
+
+    def _print(self, df: DataFrame) -> str:
+        rows = df.limit(self.max_rows + 1).collect()
+        truncated = len(rows) > self.max_rows
+        rows = rows[: self.max_rows]
+        if df.columns == ["result"] and len(rows) == 1:
+            self.out.write(f"{rows[0][0]}\n")
+            return ""
+        if df.columns == ["plan"] and len(rows) == 1:
+            self.out.write(f"{rows[0][0]}\n")
+            return ""
+        self.out.write(format_table(df.columns, [tuple(r) for r in rows]) + "\n")
+        self.out.flush()
+        n = len(rows)
+        more = f" (first {n} rows shown; --max-rows)" if truncated else ""
+        return f", fetched {n} row{'s' if n != 1 else ''}{more}"
+
+    def _message(self, e: BaseException) -> str:
+        if isinstance(e, LakeskipError):
+            return str(e)
+        first = str(e).strip().splitlines()
+        return f"{type(e).__name__}: {first[0] if first else ''}"
+
+    def run_script(self, text: str) -> int:
+        statements, rest = split_complete(text)
+        if rest.strip():
+            statements.append(rest)
+        for s in statements:
+            if not self.run(s):
+                return 1
+        return 0
+
+    def interactive(self, stdin: TextIO) -> int:
+        try:
+            import readline
+
+            if os.path.exists(HISTORY_FILE):
+                readline.read_history_file(HISTORY_FILE)
+        except (ImportError, OSError):
+            readline = None  # type: ignore[assignment]
+        buffer = ""
+        failed = False
+        while True:
+            prompt = f"lakeskip ({self.session.current_database})> " if not buffer.strip() else "         ...> "
+            try:
+                line = input(prompt) if stdin.isatty() else _read_line(stdin)
+            except EOFError:
+                break
+            except KeyboardInterrupt:
+                self.out.write("\n")
+                buffer = ""
+                continue
+            if not buffer.strip() and line.strip().lower() in ("exit", "quit", "exit;", "quit;"):
+                break
+            buffer += line + "\n"
+            statements, buffer = split_complete(buffer)
+            for s in statements:
+                failed |= not self.run(s)
+        if readline is not None:
+            try:
+                readline.write_history_file(HISTORY_FILE)
+            except OSError:
+                pass
+        return 1 if failed and not stdin.isatty() else 0
+
+
+def _read_line(stdin: TextIO) -> str:
+    line = stdin.readline()
+    if not line:
+        raise EOFError
+    return line.rstrip("\n")
+
+
+# -- entry point ---------------------------------------------------------------------------
+
+
+def _conf_pairs(pairs: Sequence[str]) -> dict[str, str]:
+    out = {}
+    for p in pairs:
+        if "=" not in p:
+            raise SystemExit(f"lakeskip: --conf takes key=value, got {p!r}")
+        k, v = p.split("=", 1)
+        out[k.strip()] = v.strip()
+    return out
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="lakeskip", description="lakeskip: data skipping for Spark")
     parser.add_argument("--version", action="version", version=f"lakeskip {__version__}")
-    parser.parse_args(argv)
-    parser.print_help()
-    return 0
+    sub = parser.add_subparsers(dest="command")
+
+    def common(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--warehouse", default=os.environ.get("LAKESKIP_WAREHOUSE", "./warehouse"))
+        p.add_argument("--master", default=None, help="Spark master (default local[*])")
+        p.add_argument("--conf", action="append", default=[], metavar="K=V", help="Spark config")
+        p.add_argument("--verbose", action="store_true", help="show stack traces")
+
+    sql = sub.add_parser("sql", help="SQL shell; -e/-f for scripts")
+    common(sql)
+    sql.add_argument("-e", dest="execute", help="statements to run, separated by ;")
+    sql.add_argument("-f", dest="file", help="a SQL file to run")
+    sql.add_argument("--database", default=None, help="initial current database")
+    sql.add_argument("--max-rows", type=int, default=1000, help="rows to print per result")
+    demo = sub.add_parser("demo", help="generate a sample table and show pruning")
+    common(demo)
+    demo.add_argument("--rows", type=int, default=2_000_000)
+    demo.add_argument("--files", type=int, default=32)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.command is None:
+        _parser().print_help()
+        return 2
+    conf = _conf_pairs(args.conf)
+    try:
+        from lakeskip.spark.session import connect
+
+        session = connect(args.warehouse, master=args.master, conf=conf)
+    except Exception as e:
+        print(f"Error: cannot start Spark: {str(e).strip().splitlines()[0]}", file=sys.stderr)
+        return 1
+    if args.command == "demo":
+        from lakeskip.spark.demo import run_demo
+
+        return run_demo(session, rows=args.rows, files=args.files, out=sys.stdout)
+    shell = Shell(
+        session,
+        sys.stdout,
+        sys.stderr,
+        max_rows=args.max_rows,
+        verbose=args.verbose,
+        progress=sys.stderr.isatty(),
+    )
+    if args.database:
+        if not shell.run(f"USE {args.database}"):
+            return 1
+    if args.execute is not None:
+        return shell.run_script(args.execute)
+    if args.file is not None:
+        try:
+            with open(args.file, encoding="utf-8") as fh:
+                text = fh.read()
+        except OSError as e:
+            print(f"Error: cannot read {args.file}: {e.strerror}", file=sys.stderr)
+            return 1
+        return shell.run_script(text)
+    return shell.interactive(sys.stdin)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,9 @@ __all__ = [
     "InvalidArgumentError",
     "InvalidOptionError",
     "LakeskipError",
+    "LakeskipWarning",
     "ProcedureError",
+    "QueryFailedError",
     "SqlError",
     "SqlParseError",
     "TableAlreadyExistsError",
@@ -159,6 +161,10 @@ class SqlParseError(SqlError, ValueError):
         return (type(self), (self.message, self.line, self.col))
 
 
+class QueryFailedError(SqlError):
+    """Spark rejected or failed a statement lakeskip handed to it (message: Spark's first line)."""
+
+
 class UnsupportedStatementError(SqlError, InvalidArgumentError):
     """A statement lakeskip recognises but does not support in this form."""
 
@@ -169,3 +175,10 @@ class ProcedureError(LakeskipError):
 
 class UnknownProcedureError(SqlError, ProcedureError, InvalidArgumentError):
     """``CALL sys.<name>`` of a procedure that does not exist."""
+
+
+# --- warnings --------------------------------------------------------------------------
+
+
+class LakeskipWarning(UserWarning):
+    """Something was skipped safely (e.g. a corrupt index: the file is kept and read)."""

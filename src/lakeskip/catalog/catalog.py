@@ -1,0 +1,288 @@
+"""``Catalog``: databases and tables of a Paimon filesystem warehouse.
+
+``<warehouse>/<db>.db/<table>/`` -- the same layout Paimon's filesystem catalog and pypaimon's
+``CatalogFactory.create({"warehouse": ...})`` use, so each can read the others' tables.
+
+Identifiers are ``"db.table"`` or ``"table"`` (database ``default``, created on demand).
+Every user error raises a typed :mod:`lakeskip.errors` exception with a one-line message, and
+is detected before anything is written.
+
+Example:
+    >>> import tempfile
+    >>> from lakeskip.types import BIGINT, STRING, RowType
+    >>> cat = Catalog(tempfile.mkdtemp())
+    >>> t = cat.create_table("db1.events", RowType.of(("id", BIGINT), ("dt", STRING)),
+    ...                      partition_keys=["dt"])
+    Traceback (most recent call last):
+    ...
+    lakeskip.errors.DatabaseNotFoundError: database not found: db1
+    >>> cat.create_database("db1")
+    >>> t = cat.create_table("db1.events", RowType.of(("id", BIGINT), ("dt", STRING)),
+    ...                      partition_keys=["dt"])
+    >>> cat.list_tables("db1"), t.schema.partition_keys, t.latest_snapshot()
+    (['events'], ('dt',), None)
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+import pyarrow.fs as pafs
+
+from lakeskip.catalog.file_io import FileIO
+from lakeskip.catalog.options import FILE_INDEX_PREFIX, validate_options
+from lakeskip.catalog.schema import SchemaManager, TableSchema
+from lakeskip.catalog.table import FileStoreTable
+from lakeskip.errors import (
+    CatalogError,
+    ColumnNotFoundError,
+    DatabaseAlreadyExistsError,
+    DatabaseNotEmptyError,
+    DatabaseNotFoundError,
+    InvalidArgumentError,
+    TableAlreadyExistsError,
+    TableNotFoundError,
+)
+from lakeskip.types import Field, RowType
+
+__all__ = ["DEFAULT_DATABASE", "Catalog", "parse_identifier"]
+
+DEFAULT_DATABASE = "default"
+DB_SUFFIX = ".db"
+_NAME = re.compile(r"^[^./\\\s`][^./\\`]*$")
+_ALTER_RETRIES = 10
+
+
+def _check_name(kind: str, name: str) -> str:
+    if not isinstance(name, str) or not _NAME.match(name) or name != name.strip():
+        raise InvalidArgumentError(f"invalid {kind} name: {name!r}")
+    return name
+
+
+def parse_identifier(identifier: str) -> tuple[str, str]:
+    """``("db", "table")`` from ``"db.table"``, ``"table"`` or ``"`db`.`table`"``.
+
+    >>> parse_identifier("t"), parse_identifier("`d`.t")
+    (('default', 't'), ('d', 't'))
+    """
+    parts = [p.strip().strip("`") for p in str(identifier).split(".")]
+    if len(parts) == 1:
+        return DEFAULT_DATABASE, _check_name("table", parts[0])
+    if len(parts) == 2:
+        return _check_name("database", parts[0]), _check_name("table", parts[1])
+    raise InvalidArgumentError(f"invalid table identifier: {identifier!r} (expected db.table)")
+
+
+class Catalog:
+    """A filesystem catalog rooted at ``warehouse`` (a local path or any pyarrow URI).
+
+    Args:
+        warehouse: ``/path``, ``file:///path``, ``s3://bucket/wh``, ``hdfs://nn/wh``, ...
+        filesystem: an explicit pyarrow filesystem (e.g. configured S3 credentials).
+    """
+
+    def __init__(self, warehouse: str, filesystem: pafs.FileSystem | None = None) -> None:
+        self.warehouse = warehouse
+        self.file_io, self.root = FileIO.for_uri(warehouse, filesystem)
+
+    def __repr__(self) -> str:
+        return f"Catalog({self.warehouse!r})"
+
+    # -- databases -------------------------------------------------------------------------
+
+    def _db_path(self, name: str) -> str:
+        return f"{self.root}/{name}{DB_SUFFIX}"
+
+    def database_exists(self, name: str) -> bool:
+        return self.file_io.is_dir(self._db_path(_check_name("database", name)))
+
+    def create_database(self, name: str, ignore_if_exists: bool = False) -> None:
+        """Raises DatabaseAlreadyExistsError unless ``ignore_if_exists``."""
+        if self.database_exists(name):
+            if ignore_if_exists:
+                return
+            raise DatabaseAlreadyExistsError(f"database already exists: {name}")
+        self.file_io.mkdirs(self._db_path(name))
+
+    def drop_database(
+        self, name: str, ignore_if_not_exists: bool = False, cascade: bool = False
+    ) -> None:
+        """Raises DatabaseNotFoundError / DatabaseNotEmptyError (tables left, no cascade)."""
+        if not self.database_exists(name):
+            if ignore_if_not_exists:
+                return
+            raise DatabaseNotFoundError(f"database not found: {name}")
+        tables = self.list_tables(name)
+        if tables and not cascade:
+            raise DatabaseNotEmptyError(
+                f"database {name} is not empty ({len(tables)} table(s)); use CASCADE"
+            )
+        self.file_io.delete_dir(self._db_path(name))
+
+    def list_databases(self) -> list[str]:
+        return sorted(
+            st.name[: -len(DB_SUFFIX)]
+            for st in self.file_io.list_dir(self.root)
+            if st.is_dir and st.name.endswith(DB_SUFFIX)
+        )
+
+    def _require_database(self, name: str) -> None:
+        if self.database_exists(name):
+            return
+        if name == DEFAULT_DATABASE:
+            self.file_io.mkdirs(self._db_path(name))
+            return
+        raise DatabaseNotFoundError(f"database not found: {name}")
+
+    # -- tables ----------------------------------------------------------------------------
+
+    def _table_path(self, db: str, table: str) -> str:
+        return f"{self._db_path(db)}/{table}"
+
+    def table_exists(self, identifier: str) -> bool:
+        db, name = parse_identifier(identifier)
+        return bool(SchemaManager(self.file_io, self._table_path(db, name)).list_ids())
+
+    def list_tables(self, database: str) -> list[str]:
+        """Tables of a database (directories holding ``schema/schema-N``)."""
+        if not self.database_exists(database):
+            if database == DEFAULT_DATABASE:
+                return []
+            raise DatabaseNotFoundError(f"database not found: {database}")
+        return sorted(
+            st.name
+            for st in self.file_io.list_dir(self._db_path(database))
+            if st.is_dir and SchemaManager(self.file_io, st.path).list_ids()
+        )
+
+    def get_table(self, identifier: str) -> FileStoreTable:
+        """Raises TableNotFoundError if there is no such table."""
+        db, name = parse_identifier(identifier)
+        path = self._table_path(db, name)
+        schema = SchemaManager(self.file_io, path).latest()
+        if schema is None:
+            raise TableNotFoundError(f"table not found: {db}.{name}")
+        return FileStoreTable(f"{db}.{name}", path, self.file_io, schema)
+
+    def create_table(
+        self,
+        identifier: str,
+        row_type: RowType,
+        partition_keys: Sequence[str] = (),
+        options: Mapping[str, str] | None = None,
+        comment: str | None = None,
+        ignore_if_exists: bool = False,
+    ) -> FileStoreTable:
+        """Create an append-only table (``bucket = -1``); field ids become 0..n-1.
+
+        Raises:
+            DatabaseNotFoundError: the database does not exist (``default`` is created).
+            TableAlreadyExistsError: the table exists and not ``ignore_if_exists``.
+            ColumnNotFoundError: a partition key or option names a missing column.
+            InvalidOptionError: unknown or malformed option.
+            InvalidArgumentError: bad names or partition keys.
+        """
+        db, name = parse_identifier(identifier)
+        opts = dict(options or {})
+        if self.table_exists(identifier):
+            if ignore_if_exists:
+                return self.get_table(identifier)
+            raise TableAlreadyExistsError(f"table already exists: {db}.{name}")
+        fields = self._check_columns(row_type)
+        keys = self._check_partition_keys(fields, partition_keys)
+        validate_options(opts, fields, keys)
+        self._require_database(db)
+        path = self._table_path(db, name)
+        schema = TableSchema.create(0, fields, keys, opts, comment)
+        if not SchemaManager(self.file_io, path).try_commit(schema):
+            if ignore_if_exists:
+                return self.get_table(identifier)
+            raise TableAlreadyExistsError(f"table already exists: {db}.{name}")
+        return FileStoreTable(f"{db}.{name}", path, self.file_io, schema)
+
+    @staticmethod
+    def _check_columns(row_type: RowType) -> RowType:
+        if len(row_type) == 0:
+            raise InvalidArgumentError("a table needs at least one column")
+        lowered: set[str] = set()
+        for f in row_type:
+            if f.name.lower() in lowered:
+                raise InvalidArgumentError(f"duplicate column name: {f.name}")
+            lowered.add(f.name.lower())
+        return RowType(
+            tuple(Field(i, f.name, f.type, f.description) for i, f in enumerate(row_type))
+        )
+
+    @staticmethod
+    def _check_partition_keys(row_type: RowType, partition_keys: Sequence[str]) -> tuple[str, ...]:
+        if isinstance(partition_keys, str):
+            partition_keys = [partition_keys]
+        keys = []
+        for k in partition_keys:
+            if not row_type.has(k):
+                raise ColumnNotFoundError(
+                    f"partition column not found: {k} (columns: {', '.join(row_type.names)})"
+                )
+            f = row_type.field(k)
+            if f.type.is_nested:
+                raise InvalidArgumentError(f"partition column {f.name} cannot be {f.type}")
+            if f.name in keys:
+                raise InvalidArgumentError(f"duplicate partition column: {f.name}")
+            keys.append(f.name)
+        if keys and len(keys) == len(row_type):
+            raise InvalidArgumentError("a table cannot be partitioned by all of its columns")
+        return tuple(keys)
+
+    def drop_table(self, identifier: str, ignore_if_not_exists: bool = False) -> None:
+        """Raises TableNotFoundError unless ``ignore_if_not_exists``."""
+        db, name = parse_identifier(identifier)
+        if not self.table_exists(identifier):
+            if ignore_if_not_exists:
+                return
+            raise TableNotFoundError(f"table not found: {db}.{name}")
+        self.file_io.delete_dir(self._table_path(db, name))
+
+    def alter_table(
+        self,
+        identifier: str,
+        set_options: Mapping[str, str] | None = None,
+        unset_options: Sequence[str] = (),
+    ) -> TableSchema:
+        """Set/unset table options, writing the next ``schema-N``.
+
+        Only the keys being set are validated (plus every ``file-index.*`` key, since index
+        options are checked together); options of tables written elsewhere are kept as they
+        are. Unsetting a key that is not set is a no-op. If nothing changes, no schema is
+        written and the current one is returned.
+
+        Raises:
+            TableNotFoundError, InvalidOptionError, ColumnNotFoundError, CatalogError
+            (a concurrent ALTER kept winning).
+        """
+        db, name = parse_identifier(identifier)
+        path = self._table_path(db, name)
+        manager = SchemaManager(self.file_io, path)
+        sets = dict(set_options or {})
+        if isinstance(unset_options, str):
+            unset_options = [unset_options]
+        for _ in range(_ALTER_RETRIES):
+            current = manager.latest()
+            if current is None:
+                raise TableNotFoundError(f"table not found: {db}.{name}")
+            merged = dict(current.options)
+            merged.update(sets)
+            for k in unset_options:
+                merged.pop(k, None)
+            if merged == dict(current.options):
+                return current
+            to_check = dict(sets)
+            if any(k.startswith(FILE_INDEX_PREFIX) for k in merged):
+                to_check.update(
+                    {k: v for k, v in merged.items() if k.startswith(FILE_INDEX_PREFIX)}
+                )
+            validate_options(to_check, current.row_type, current.partition_keys)
+            new = current.with_options(current.id + 1, merged)
+            if manager.try_commit(new):
+                return new
+        raise CatalogError(f"alter table {db}.{name}: lost the race for the next schema id")

@@ -1,0 +1,381 @@
+"""Table options: the keys lakeskip knows, their defaults and their validators.
+
+Validation runs only on ``CREATE TABLE`` and ``ALTER TABLE`` (options of tables written by
+Paimon or pypaimon are read as they are). An unknown key raises
+:class:`~lakeskip.errors.InvalidOptionError` with a did-you-mean suggestion; ``file-index.*``
+keys are checked by :func:`lakeskip.index.options.parse_file_index_options` against the
+table's columns.
+
+Example:
+    >>> stats_mode({})
+    'truncate(16)'
+    >>> target_file_size({"target-file-size": "64 mb"})
+    67108864
+    >>> validate_options({"bucket": "4"}, None)
+    Traceback (most recent call last):
+    ...
+    lakeskip.errors.InvalidOptionError: option 'bucket' = '4': only -1 (unaware-bucket append tables) is supported
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from lakeskip.errors import ColumnNotFoundError, InvalidOptionError
+from lakeskip.types import RowType
+
+__all__ = [
+    "KNOWN_OPTIONS",
+    "OptionSpec",
+    "commit_max_retries",
+    "manifest_compression",
+    "parse_duration_millis",
+    "parse_stats_mode",
+    "stats_mode",
+    "target_file_size",
+    "validate_options",
+]
+
+BUCKET = "bucket"
+FILE_FORMAT = "file.format"
+TARGET_FILE_SIZE = "target-file-size"
+STATS_MODE = "metadata.stats-mode"
+FILE_INDEX_PREFIX = "file-index."
+FIELDS_PREFIX = "fields."
+STATS_MODE_SUFFIX = ".stats-mode"
+DEFAULT_STATS_MODE = "truncate(16)"
+DEFAULT_PARTITION_NAME = "__DEFAULT_PARTITION__"
+
+_STATS_MODE_RE = re.compile(r"^(none|counts|full|truncate\((\d+)\))$", re.IGNORECASE)
+_DURATION_UNITS = {
+    "ms": 1,
+    "milli": 1,
+    "millis": 1,
+    "s": 1000,
+    "sec": 1000,
+    "second": 1000,
+    "seconds": 1000,
+    "min": 60_000,
+    "m": 60_000,
+    "minute": 60_000,
+    "minutes": 60_000,
+    "h": 3_600_000,
+    "hour": 3_600_000,
+    "hours": 3_600_000,
+    "d": 86_400_000,
+    "day": 86_400_000,
+    "days": 86_400_000,
+}
+
+
+def parse_stats_mode(text: str) -> tuple[str, int | None]:
+    """``("truncate", 16)``, ``("full", None)``, ... for a stats-mode string.
+
+    Raises:
+        InvalidOptionError: not one of none, counts, full, truncate(N) with N > 0.
+
+    >>> parse_stats_mode("Truncate(8)")
+    ('truncate', 8)
+    """
+    m = _STATS_MODE_RE.match(str(text).strip())
+    if m is None or (m.group(2) is not None and int(m.group(2)) <= 0):
+        raise InvalidOptionError(
+            f"invalid stats mode {text!r} (expected none, counts, full or truncate(N))"
+        )
+    kind = m.group(1).lower()
+    if m.group(2) is not None:
+        return "truncate", int(m.group(2))
+    return kind, None
+
+
+def parse_duration_millis(text: str, key: str = "duration") -> int:
+    """Paimon's Duration syntax: ``10 ms``, ``10s``, ``1 h``, ``100`` (millis).
+
+    >>> parse_duration_millis("10 s")
+    10000
+    """
+    m = re.match(r"^\s*(\d+)\s*([a-z]*)\s*$", str(text).lower())
+    if m is None or (m.group(2) and m.group(2) not in _DURATION_UNITS):
+        raise InvalidOptionError(f"invalid duration for {key}: {text!r} (e.g. '10 s', '1 h')")
+    return int(m.group(1)) * _DURATION_UNITS.get(m.group(2) or "ms", 1)
+
+
+def _memory_size(value: str, key: str) -> None:
+    from lakeskip.index.base import parse_memory_size
+
+    if parse_memory_size(value, key) <= 0:
+        raise InvalidOptionError(f"option {key!r} must be positive, got {value!r}")
+
+
+def _int_at_least(lo: int) -> Callable[[str, str], None]:
+    def check(value: str, key: str) -> None:
+        try:
+            n = int(str(value).strip())
+        except ValueError:
+            raise InvalidOptionError(f"option {key!r} = {value!r}: not an integer") from None
+        if n < lo:
+            raise InvalidOptionError(f"option {key!r} = {value!r}: must be >= {lo}")
+
+    return check
+
+
+def _boolean(value: str, key: str) -> None:
+    if str(value).strip().lower() not in ("true", "false"):
+        raise InvalidOptionError(f"option {key!r} = {value!r}: expected true or false")
+
+
+def _one_of(*choices: str) -> Callable[[str, str], None]:
+    def check(value: str, key: str) -> None:
+        if str(value).strip().lower() not in choices:
+            raise InvalidOptionError(
+                f"option {key!r} = {value!r}: expected one of {', '.join(choices)}"
+            )
+
+    return check
+
+
+def _bucket(value: str, key: str) -> None:
+    if str(value).strip() != "-1":
+        raise InvalidOptionError(
+            f"option {key!r} = {value!r}: only -1 (unaware-bucket append tables) is supported"
+        )
+
+
+def _stats_mode(value: str, key: str) -> None:
+    try:
+        parse_stats_mode(value)
+    except InvalidOptionError as e:
+        raise InvalidOptionError(f"option {key!r}: {e}") from None
+
+
+def _duration(value: str, key: str) -> None:
+    parse_duration_millis(value, key)
+
+
+def _any(value: str, key: str) -> None:
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class OptionSpec:
+    """One known option: its default (as Paimon spells it) and a validator."""
+
+    key: str
+    default: str | None
+    check: Callable[[str, str], None]
+    doc: str
+
+
+KNOWN_OPTIONS: Mapping[str, OptionSpec] = {
+    s.key: s
+    for s in (
+        OptionSpec(BUCKET, "-1", _bucket, "only -1: unaware-bucket append table"),
+        OptionSpec(FILE_FORMAT, "parquet", _one_of("parquet"), "data file format"),
+        OptionSpec(
+            "file.compression",
+            "zstd",
+            _one_of("zstd", "snappy", "gzip", "lz4", "none"),
+            "Parquet compression",
+        ),
+        OptionSpec(TARGET_FILE_SIZE, "128 mb", _memory_size, "data files roll at this size"),
+        OptionSpec(
+            STATS_MODE,
+            DEFAULT_STATS_MODE,
+            _stats_mode,
+            "min/max/null-count stats: none, counts, full, truncate(N)",
+        ),
+        OptionSpec("metadata.stats-dense-store", "true", _boolean, "store only collected stats"),
+        OptionSpec(
+            "manifest.compression",
+            "zstd",
+            _one_of("zstd", "deflate", "null", "none"),
+            "Avro codec of manifests",
+        ),
+        OptionSpec("manifest.target-file-size", "8 mb", _memory_size, "manifest roll size"),
+        OptionSpec(
+            "manifest.merge-min-count",
+            "30",
+            _int_at_least(1),
+            "merge base manifests once there are this many",
+        ),
+        OptionSpec(
+            "partition.default-name",
+            DEFAULT_PARTITION_NAME,
+            _any,
+            "directory name of a null or empty partition value",
+        ),
+        OptionSpec(
+            "partition.legacy-name",
+            "true",
+            _boolean,
+            "partition directory values by toString of the internal value",
+        ),
+        OptionSpec(
+            "commit.max-retries",
+            "10",
+            _int_at_least(0),
+            "retries of a commit that lost the race for the next snapshot",
+        ),
+        OptionSpec("commit.min-retry-wait", "10 ms", _duration, "first retry back-off"),
+        OptionSpec("commit.max-retry-wait", "10 s", _duration, "largest retry back-off"),
+        OptionSpec("clustering.columns", None, _any, "columns to cluster (sort) by"),
+        OptionSpec(
+            "clustering.strategy",
+            "auto",
+            _one_of("auto", "order", "zorder", "hilbert"),
+            "clustering curve",
+        ),
+        OptionSpec("clustering.incremental", "false", _boolean, "incremental clustering"),
+        OptionSpec(
+            "zorder.var-length-contribution",
+            "8",
+            _int_at_least(1),
+            "bytes a string/binary column contributes to a z-order key",
+        ),
+        OptionSpec(
+            "sort-compaction.range-strategy",
+            "size",
+            _one_of("size", "quantity"),
+            "range partitioning of sort compaction",
+        ),
+        OptionSpec(
+            "sort-compaction.local-sample.magnification",
+            "1000",
+            _int_at_least(1),
+            "sample size factor of sort compaction",
+        ),
+        OptionSpec(
+            "snapshot.num-retained.min", "10", _int_at_least(1), "snapshots always kept by expiry"
+        ),
+        OptionSpec(
+            "snapshot.num-retained.max",
+            "2147483647",
+            _int_at_least(1),
+            "snapshots kept at most by expiry",
+        ),
+        OptionSpec("snapshot.time-retained", "1 h", _duration, "age after which snapshots expire"),
+        OptionSpec("write-only", "false", _boolean, "skip compaction and expiry on write"),
+    )
+}
+
+
+def _suggest(key: str) -> str:
+    candidates = [*KNOWN_OPTIONS, "file-index.<type>.columns", "fields.<column>.stats-mode"]
+    close = difflib.get_close_matches(key, candidates, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def validate_options(
+    options: Mapping[str, str], row_type: RowType | None, partition_keys: Sequence[str] = ()
+) -> None:
+    """Check every option of a CREATE/ALTER TABLE.
+
+    Args:
+        options: the table's full option map after the change.
+        row_type: the table's columns (``None`` skips column checks, e.g. in doctests).
+        partition_keys: the table's partition columns.
+
+    Raises:
+        InvalidOptionError: unknown key or malformed value.
+        ColumnNotFoundError: an option names a column that does not exist.
+        UnsupportedIndexTypeError / UnknownIndexTypeError: bad ``file-index.*`` options.
+    """
+    has_index = False
+    for key, value in options.items():
+        if not isinstance(value, str):
+            raise InvalidOptionError(f"option {key!r}: value must be a string, got {value!r}")
+        if key.startswith(FILE_INDEX_PREFIX):
+            has_index = True
+            continue
+        if key.startswith(FIELDS_PREFIX) and key.endswith(STATS_MODE_SUFFIX):
+            column = key[len(FIELDS_PREFIX) : -len(STATS_MODE_SUFFIX)]
+            if row_type is not None:
+                row_type.index_of(column)
+            _stats_mode(value, key)
+            continue
+        spec = KNOWN_OPTIONS.get(key)
+        if spec is None:
+            raise InvalidOptionError(f"unknown table option {key!r}{_suggest(key)}")
+        spec.check(value, key)
+    if row_type is None:
+        return
+    columns = options.get("clustering.columns")
+    if columns:
+        for c in (c.strip() for c in columns.split(",")):
+            if not c:
+                raise InvalidOptionError(f"option 'clustering.columns' = {columns!r}: empty name")
+            row_type.index_of(c)
+            if c in partition_keys:
+                raise InvalidOptionError(f"option 'clustering.columns': {c} is a partition column")
+    if has_index:
+        _validate_index_options(options, row_type)
+
+
+def _validate_index_options(options: Mapping[str, str], row_type: RowType) -> None:
+    from lakeskip.index.options import parse_file_index_options
+
+    try:
+        parse_file_index_options(dict(options), row_type)
+    except ColumnNotFoundError:
+        raise
+    except KeyError as e:  # a foreign KeyError must not escape untyped
+        raise InvalidOptionError(f"invalid file-index option: {e}") from e
+
+
+def _get(options: Mapping[str, str], key: str) -> str:
+    value = options.get(key)
+    if value is None:
+        default = KNOWN_OPTIONS[key].default
+        assert default is not None
+        return default
+    return value
+
+
+def stats_mode(options: Mapping[str, str]) -> str:
+    """The table's ``metadata.stats-mode`` (Java's default ``truncate(16)``)."""
+    return _get(options, STATS_MODE)
+
+
+def target_file_size(options: Mapping[str, str]) -> int:
+    """``target-file-size`` in bytes (default 128 MB)."""
+    from lakeskip.index.base import parse_memory_size
+
+    return parse_memory_size(_get(options, TARGET_FILE_SIZE), TARGET_FILE_SIZE)
+
+
+def manifest_compression(options: Mapping[str, str]) -> str:
+    """The Avro codec name for fastavro (``zstandard``, ``deflate``, ``null``)."""
+    value = _get(options, "manifest.compression").strip().lower()
+    return {"zstd": "zstandard", "none": "null"}.get(value, value)
+
+
+def commit_max_retries(options: Mapping[str, str]) -> int:
+    try:
+        return int(_get(options, "commit.max-retries"))
+    except ValueError:
+        return 10
+
+
+def option_int(options: Mapping[str, str], key: str) -> int:
+    try:
+        return int(_get(options, key))
+    except ValueError:
+        default = KNOWN_OPTIONS[key].default
+        assert default is not None
+        return int(default)
+
+
+def option_millis(options: Mapping[str, str], key: str) -> int:
+    try:
+        return parse_duration_millis(_get(options, key), key)
+    except InvalidOptionError:
+        default = KNOWN_OPTIONS[key].default
+        assert default is not None
+        return parse_duration_millis(default, key)
+
+
+def option_bool(options: Mapping[str, str], key: str) -> bool:
+    return _get(options, key).strip().lower() == "true"

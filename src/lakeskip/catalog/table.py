@@ -1,0 +1,445 @@
+"""``FileStoreTable``: one table directory, its snapshots, live files and the commit protocol.
+
+Layout (Paimon's, for append-only tables with unaware buckets)::
+
+    <warehouse>/<db>.db/<table>/
+      schema/schema-0, schema-1, ...
+      snapshot/snapshot-1, ..., LATEST, EARLIEST
+      manifest/manifest-list-<uuid>-0, manifest-<uuid>-0, ...
+      <k1>=<v1>/<k2>=<v2>/bucket-0/data-<uuid>-<n>.parquet [.index]
+
+Commit protocol (nothing lost, nothing half-visible):
+
+1. data and index files are written first (by the caller), then the delta manifest;
+2. the committer reads the latest snapshot, checks conflicts (a COMPACT's deleted files
+   must still be live, else :class:`~lakeskip.errors.CommitConflictError`), computes an
+   OVERWRITE's deletions against it, and writes the base and delta manifest lists;
+3. it publishes ``snapshot-(latest+1)`` with an atomic create-if-absent. Losing the race
+   means another commit got that id: it deletes its manifest lists, backs off, re-reads
+   the latest snapshot and tries again (``commit.max-retries``, then
+   ``CommitConflictError``).
+
+A crash before step 3 leaves the table at its previous snapshot; the orphan files it wrote
+are referenced by no snapshot, so readers never see them. Only the snapshot file decides
+visibility; ``LATEST`` is a hint.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import random
+import time
+import uuid
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from lakeskip.catalog.file_io import FileIO
+from lakeskip.catalog.manifest import (
+    FileKind,
+    ManifestEntry,
+    ManifestFileMeta,
+    read_manifest,
+    read_manifest_list,
+    write_manifest,
+    write_manifest_list,
+)
+from lakeskip.catalog.options import (
+    DEFAULT_PARTITION_NAME,
+    commit_max_retries,
+    manifest_compression,
+    option_bool,
+    option_int,
+    option_millis,
+)
+from lakeskip.catalog.schema import SchemaManager, TableSchema
+from lakeskip.catalog.snapshot import (
+    BATCH_COMMIT_IDENTIFIER,
+    CommitKind,
+    Snapshot,
+    SnapshotManager,
+)
+from lakeskip.errors import CommitConflictError, CorruptMetadataError, InvalidArgumentError
+from lakeskip.types import DataType, TypeRoot, from_internal, to_internal
+
+__all__ = [
+    "FileStoreTable",
+    "escape_path_name",
+    "normalize_partition",
+    "partition_path",
+    "partition_value_string",
+]
+
+BUCKET_DIR_PREFIX = "bucket-"
+UNAWARE_BUCKET_TOTAL = -1
+_PATH_ESCAPES = frozenset([*map(chr, range(0x20)), *"\"#%'*/:=?\\\x7f{}[]^"])
+
+
+def escape_path_name(text: str) -> str:
+    """Paimon's ``PartitionPathUtils.escapePathName``.
+
+    >>> escape_path_name("a/b=c d")
+    'a%2Fb%3Dc d'
+    """
+    return "".join(f"%{ord(c):02X}" if c in _PATH_ESCAPES else c for c in text)
+
+
+def partition_value_string(value: Any, dtype: DataType, legacy: bool = True) -> str | None:
+    """The directory spelling of one partition value (``None`` for null).
+
+    ``partition.legacy-name=true`` (Paimon's default) is Java's ``toString`` of the internal
+    value: a DATE is its epoch day number, a TIMESTAMP ``LocalDateTime.toString()``.
+    With ``legacy=False`` dates are ISO (``CAST(x AS STRING)``).
+
+    >>> from lakeskip.types import DATE
+    >>> partition_value_string(19723, DATE), partition_value_string(19723, DATE, legacy=False)
+    ('19723', '2024-01-01')
+    """
+    if value is None:
+        return None
+    r = dtype.root
+    if r is TypeRoot.BOOLEAN:
+        return "true" if value else "false"
+    if r is TypeRoot.DATE:
+        return str(value) if legacy else str(from_internal(dtype, value).isoformat())
+    if dtype.is_timestamp:
+        dt = from_internal(dtype, value).replace(tzinfo=None)
+        text = str(dt.isoformat())
+        # Java LocalDateTime.toString drops zero seconds and trims sub-second digits
+        if dt.second == 0 and dt.microsecond == 0:
+            text = text[:16]
+        elif dt.microsecond % 1000 == 0:
+            text = text[:23] if dt.microsecond else text
+        return text
+    if r is TypeRoot.DECIMAL:
+        return format(value, "f")
+    if r is TypeRoot.BINARY:
+        return bytes(value).hex()
+    if r in (TypeRoot.FLOAT, TypeRoot.DOUBLE):
+        return repr(float(value))
+    return str(value)
+
+
+def normalize_partition(schema: TableSchema, partition: Sequence[Any]) -> tuple[Any, ...]:
+    """Partition values in internal form (``datetime.date`` -> epoch days, ...).
+
+    Raises:
+        InvalidArgumentError: wrong number of values (TypeMismatchError: a value that does
+            not fit its column).
+    """
+    keys = schema.partition_keys
+    if len(partition) != len(keys):
+        raise InvalidArgumentError(
+            f"partition {tuple(partition)!r} has {len(partition)} values for keys {list(keys)}"
+        )
+    types = schema.partition_types()
+    return tuple(_internal(t, v) for t, v in zip(types, partition, strict=True))
+
+
+def _internal(t: DataType, value: Any) -> Any:
+    # DATE / TIMESTAMP values already in internal form are ints; to_internal wants objects
+    is_int = isinstance(value, int) and not isinstance(value, bool)
+    if is_int and (t.root is TypeRoot.DATE or t.is_timestamp):
+        return value
+    return to_internal(t, value)
+
+
+def partition_path(schema: TableSchema, partition: Sequence[Any], bucket: int = 0) -> str:
+    """Relative directory of a partition's bucket, e.g. ``dt=2024-01-01/bucket-0``.
+
+    Values may be internal-form or plain Python (``datetime.date``, ...).
+    """
+    keys = schema.partition_keys
+    partition = normalize_partition(schema, partition)
+    default = schema.options.get("partition.default-name", DEFAULT_PARTITION_NAME)
+    legacy = option_bool(schema.options, "partition.legacy-name")
+    parts = []
+    for key, value in zip(keys, partition, strict=True):
+        text = partition_value_string(value, schema.row_type.field(key).type, legacy)
+        if text is None or not text.strip():
+            text = default
+        parts.append(f"{escape_path_name(key)}={escape_path_name(text)}")
+    parts.append(f"{BUCKET_DIR_PREFIX}{bucket}")
+    return "/".join(parts)
+
+
+def merge_entries(entries: Iterable[ManifestEntry]) -> list[ManifestEntry]:
+    """Live files: every ADD not cancelled by a later DELETE of the same file."""
+    live: dict[tuple[object, ...], ManifestEntry] = {}
+    for e in entries:
+        key = e.identifier
+        if e.kind is FileKind.ADD:
+            live[key] = e
+        else:
+            live.pop(key, None)
+    return list(live.values())
+
+
+class FileStoreTable:
+    """A Paimon-layout append-only table.
+
+    Args:
+        identifier: ``db.table``.
+        path: the table directory within ``file_io``'s filesystem.
+        file_io: the table's filesystem.
+        schema: the latest schema (re-read with :meth:`refresh`).
+    """
+
+    def __init__(self, identifier: str, path: str, file_io: FileIO, schema: TableSchema) -> None:
+        self.identifier = identifier
+        self.path = path
+        self.file_io = file_io
+        self.schema = schema
+        self.schema_manager = SchemaManager(file_io, path)
+        self.snapshot_manager = SnapshotManager(file_io, path)
+        self._schemas: dict[int, TableSchema] = {schema.id: schema}
+        self._manifests: dict[str, list[ManifestEntry]] = {}
+        self._file_prefix = str(uuid.uuid4())
+        self._file_counter = itertools.count()
+
+    def __repr__(self) -> str:
+        return f"FileStoreTable({self.identifier!r}, {self.path!r})"
+
+    # -- schemas ---------------------------------------------------------------------------
+
+    def refresh(self) -> FileStoreTable:
+        """Re-read the latest schema (after an ALTER TABLE elsewhere)."""
+        latest = self.schema_manager.latest()
+        if latest is not None:
+            self.schema = latest
+            self._schemas[latest.id] = latest
+        return self
+
+    def schema_by_id(self, schema_id: int) -> TableSchema:
+        """The schema a data file was written with (cached; schema files never change)."""
+        if schema_id not in self._schemas:
+            self._schemas[schema_id] = self.schema_manager.read(schema_id)
+        return self._schemas[schema_id]
+
+    @property
+    def partition_types(self) -> tuple[DataType, ...]:
+        return self.schema.partition_types()
+
+    # -- snapshots -------------------------------------------------------------------------
+
+    def latest_snapshot(self) -> Snapshot | None:
+        return self.snapshot_manager.latest()
+
+    def snapshot(self, snapshot_id: int) -> Snapshot:
+        """Raises CorruptMetadataError if the snapshot does not exist."""
+        return self.snapshot_manager.read(snapshot_id)
+
+    def list_snapshots(self) -> list[Snapshot]:
+        return [self.snapshot_manager.read(i) for i in self.snapshot_manager.list_ids()]
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def _manifest(self, name: str) -> list[ManifestEntry]:
+        if name not in self._manifests:
+            self._manifests[name] = read_manifest(
+                self.file_io, self.path, name, self.partition_types
+            )
+        return self._manifests[name]
+
+    def manifest_metas(self, snapshot: Snapshot) -> list[ManifestFileMeta]:
+        """Base then delta manifests of a snapshot."""
+        return [
+            *read_manifest_list(self.file_io, self.path, snapshot.base_manifest_list),
+            *read_manifest_list(self.file_io, self.path, snapshot.delta_manifest_list),
+        ]
+
+    def scan_files(self, snapshot: Snapshot | None = None) -> list[ManifestEntry]:
+        """Live data files of a snapshot (default: the latest): base + delta ADD - DELETE."""
+        if snapshot is None:
+            snapshot = self.latest_snapshot()
+            if snapshot is None:
+                return []
+        entries = itertools.chain.from_iterable(
+            self._manifest(m.file_name) for m in self.manifest_metas(snapshot)
+        )
+        return merge_entries(entries)
+
+    def partition_path(self, partition_values: Sequence[Any], bucket: int = 0) -> str:
+        """Relative directory of a partition's bucket, e.g. ``dt=2024-01-01/bucket-0``."""
+        return partition_path(self.schema, partition_values, bucket)
+
+    def data_file_dir(self, entry: ManifestEntry) -> str:
+        """Directory holding the entry's data file and its extra (index) files."""
+        if entry.file.external_path:
+            return entry.file.external_path.rsplit("/", 1)[0]
+        return f"{self.path}/{self.partition_path(entry.partition, entry.bucket)}"
+
+    def data_file_path(self, entry: ManifestEntry) -> str:
+        """Path of the entry's data file within the table's filesystem."""
+        if entry.file.external_path:
+            return entry.file.external_path
+        return f"{self.data_file_dir(entry)}/{entry.file.file_name}"
+
+    def new_data_file_name(self, extension: str = "parquet") -> str:
+        """``data-<uuid>-<n>.<extension>``, unique per table object."""
+        return f"data-{self._file_prefix}-{next(self._file_counter)}.{extension}"
+
+    # -- committing ------------------------------------------------------------------------
+
+    def commit(
+        self,
+        added: Sequence[ManifestEntry],
+        deleted: Sequence[ManifestEntry] = (),
+        kind: CommitKind = CommitKind.APPEND,
+        overwrite_partitions: Sequence[tuple[Any, ...]] | None = None,
+    ) -> Snapshot | None:
+        """Publish one snapshot adding and deleting files.
+
+        Args:
+            added: entries of new files (written already).
+            deleted: live entries to remove (COMPACT: the files it rewrote).
+            kind: APPEND, COMPACT or OVERWRITE.
+            overwrite_partitions: OVERWRITE only: the partitions (full value tuples) whose
+                files are replaced; ``None`` replaces the whole table.
+
+        Returns:
+            The new snapshot, or ``None`` when nothing was added or deleted.
+
+        Raises:
+            CommitConflictError: a file to delete is no longer live, or the race for the
+                next snapshot was lost ``commit.max-retries`` times.
+        """
+        if kind is CommitKind.ANALYZE:
+            raise InvalidArgumentError("ANALYZE commits are not supported")
+        adds = [self._entry(e, FileKind.ADD) for e in added]
+        explicit_deletes = [self._entry(e, FileKind.DELETE) for e in deleted]
+        if kind is not CommitKind.OVERWRITE and not adds and not explicit_deletes:
+            return None
+        match = (
+            self._overwrite_matcher(overwrite_partitions) if kind is CommitKind.OVERWRITE else None
+        )
+        options = self.schema.options
+        retries = commit_max_retries(options)
+        codec = manifest_compression(options)
+        commit_user = str(uuid.uuid4())
+        delta_meta: ManifestFileMeta | None = None
+        last_error = ""
+        for attempt in range(retries + 1):
+            latest = self.snapshot_manager.latest()
+            base_metas = self.manifest_metas(latest) if latest is not None else []
+            deletes = explicit_deletes
+            if explicit_deletes or match is not None:
+                live = self.scan_files(latest) if latest is not None else []
+                live_keys = {e.identifier for e in live}
+                gone = [e.file.file_name for e in explicit_deletes if e.identifier not in live_keys]
+                if gone:
+                    self._discard_manifest(delta_meta)
+                    raise CommitConflictError(
+                        f"commit to {self.identifier} conflicts: {len(gone)} file(s) to delete "
+                        f"are no longer live (e.g. {gone[0]}); another commit changed them"
+                    )
+                if match is not None:
+                    seen = {e.identifier for e in explicit_deletes}
+                    deletes = explicit_deletes + [
+                        dataclasses.replace(e, kind=FileKind.DELETE)
+                        for e in live
+                        if match(e.partition) and e.identifier not in seen
+                    ]
+                    self._discard_manifest(delta_meta)  # deletions depend on the base
+                    delta_meta = None
+            if not adds and not deletes:
+                return None
+            if delta_meta is None:
+                delta_meta = write_manifest(
+                    self.file_io,
+                    self.path,
+                    [*adds, *deletes],
+                    self.partition_types,
+                    self.schema.id,
+                    codec,
+                )
+            snapshot, written = self._prepare(
+                latest, base_metas, delta_meta, adds, deletes, kind, commit_user, codec
+            )
+            if self.snapshot_manager.try_publish(snapshot):
+                return snapshot
+            for name in written:
+                self.file_io.delete(f"{self.path}/manifest/{name}")
+            last_error = f"snapshot {snapshot.id} was taken by another commit"
+            self._back_off(attempt, options)
+        self._discard_manifest(delta_meta)
+        raise CommitConflictError(
+            f"commit to {self.identifier} failed after {retries + 1} attempts: {last_error}"
+        )
+
+    def _entry(self, e: ManifestEntry, kind: FileKind) -> ManifestEntry:
+        partition = normalize_partition(self.schema, e.partition)
+        if e.kind is kind and partition == e.partition:
+            return e
+        return dataclasses.replace(e, kind=kind, partition=partition)
+
+    def _overwrite_matcher(self, partitions: Sequence[tuple[Any, ...]] | None) -> Any:
+        if partitions is None:
+            return lambda p: True
+        wanted = {normalize_partition(self.schema, p) for p in partitions}
+        return lambda p: p in wanted
+
+    def _discard_manifest(self, meta: ManifestFileMeta | None) -> None:
+        if meta is not None:
+            self.file_io.delete(f"{self.path}/manifest/{meta.file_name}")
+
+    def _prepare(
+        self,
+        latest: Snapshot | None,
+        base_metas: list[ManifestFileMeta],
+        delta_meta: ManifestFileMeta,
+        adds: list[ManifestEntry],
+        deletes: list[ManifestEntry],
+        kind: CommitKind,
+        commit_user: str,
+        codec: str,
+    ) -> tuple[Snapshot, list[str]]:
+        written: list[str] = []
+        previous_total: int | None = latest.total_record_count if latest is not None else 0
+        merge_at = option_int(self.schema.options, "manifest.merge-min-count")
+        if latest is not None and (len(base_metas) >= merge_at or previous_total is None):
+            live = self.scan_files(latest)
+            previous_total = sum(e.file.row_count for e in live)
+            if len(base_metas) >= merge_at:
+                merged = write_manifest(
+                    self.file_io, self.path, live, self.partition_types, self.schema.id, codec
+                )
+                written.append(merged.file_name)
+                base_metas = [merged]
+        base_name, base_size = write_manifest_list(self.file_io, self.path, base_metas, codec)
+        delta_name, delta_size = write_manifest_list(self.file_io, self.path, [delta_meta], codec)
+        written += [base_name, delta_name]
+        delta_records = sum(e.file.row_count for e in adds) - sum(e.file.row_count for e in deletes)
+        schema_ids = self.schema_manager.list_ids()
+        snapshot = Snapshot(
+            id=(latest.id + 1) if latest is not None else 1,
+            schema_id=schema_ids[-1] if schema_ids else self.schema.id,
+            base_manifest_list=base_name,
+            delta_manifest_list=delta_name,
+            commit_kind=kind,
+            total_record_count=(previous_total or 0) + delta_records,
+            delta_record_count=delta_records,
+            commit_user=commit_user,
+            commit_identifier=BATCH_COMMIT_IDENTIFIER,
+            time_millis=int(time.time() * 1000),
+            base_manifest_list_size=base_size,
+            delta_manifest_list_size=delta_size,
+            changelog_record_count=0,
+            uuid=str(uuid.uuid4()),
+        )
+        return snapshot, written
+
+    def _back_off(self, attempt: int, options: Any) -> None:
+        low = option_millis(options, "commit.min-retry-wait")
+        high = option_millis(options, "commit.max-retry-wait")
+        wait = min(high, low * (2 ** min(attempt, 16)))
+        time.sleep(random.uniform(low, max(low, wait)) / 1000.0)
+
+    def verify(self, snapshot: Snapshot | None = None) -> None:
+        """Check that every manifest of a snapshot can be read (raises CorruptMetadataError)."""
+        snap = snapshot or self.latest_snapshot()
+        if snap is None:
+            return
+        for m in self.manifest_metas(snap):
+            if not self.file_io.exists(f"{self.path}/manifest/{m.file_name}"):
+                raise CorruptMetadataError(f"snapshot {snap.id}: manifest {m.file_name} missing")

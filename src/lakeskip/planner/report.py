@@ -1,0 +1,179 @@
+"""What the planner decided, per file and in total.
+
+A :class:`ScanPlan` lists the data files Spark must read. Every other file carries the
+reason it was skipped, and :class:`PruningReport` sums those reasons up the way ``EXPLAIN
+PRUNING`` prints them: skipped by partition, by stats, by each index type and column.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from pyroaring import BitMap
+
+from lakeskip.catalog.manifest import ManifestEntry
+
+__all__ = ["FileDecision", "PruningReport", "ScanPlan", "SkipTier"]
+
+
+class SkipTier(enum.Enum):
+    """Which tier decided to skip a file."""
+
+    PREDICATE = "predicate"  # the predicate is always false: no file can match
+    PARTITION = "partition"
+    STATS = "stats"
+    EMBEDDED_INDEX = "embedded-index"
+    INDEX_FILE = "index-file"
+
+
+@dataclass(frozen=True, slots=True)
+class FileDecision:
+    """The planner's verdict on one data file.
+
+    ``rows`` is set when a bitmap index narrowed the file to exactly these row positions.
+    """
+
+    entry: ManifestEntry
+    keep: bool
+    tier: SkipTier | None = None
+    index_type: str | None = None
+    column: str | None = None
+    rows: BitMap | None = None
+
+    @property
+    def reason(self) -> str:
+        if self.keep:
+            return "kept"
+        if self.index_type:
+            return f"{self.index_type}({self.column})"
+        return self.tier.value if self.tier else "skipped"
+
+
+@dataclass(frozen=True, slots=True)
+class PruningReport:
+    """Totals for one table reference in one query."""
+
+    table: str
+    predicate: str
+    snapshot_id: int | None
+    total_files: int
+    kept_files: int
+    total_bytes: int
+    kept_bytes: int
+    total_rows: int
+    kept_rows: int
+    skipped_by_partition: int
+    skipped_by_stats: int
+    skipped_by_index: Mapping[str, int]  # index type -> files
+    skipped_by_column: Mapping[str, int]  # "bloom-filter(user_id)" -> files
+    index_files_read: int
+    rows_narrowed_files: int  # files kept with a row bitmap (not all rows)
+    planning_ms: float
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def skipped_files(self) -> int:
+        return self.total_files - self.kept_files
+
+    def summary(self) -> str:
+        """One line, as the shell prints after a query."""
+        parts = [f"{self.table}: files {self.kept_files}/{self.total_files} kept"]
+        reasons = []
+        if self.skipped_by_partition:
+            reasons.append(f"partition {self.skipped_by_partition}")
+        if self.skipped_by_stats:
+            reasons.append(f"stats {self.skipped_by_stats}")
+        reasons += [f"{k} {v}" for k, v in sorted(self.skipped_by_column.items())]
+        if reasons:
+            parts.append("skipped by " + ", ".join(reasons))
+        parts.append(f"planned in {self.planning_ms:.1f} ms")
+        return "; ".join(parts)
+
+    def lines(self) -> list[tuple[str, str]]:
+        """(metric, value) rows for ``EXPLAIN PRUNING``."""
+        rows = [
+            ("table", self.table),
+            ("snapshot", str(self.snapshot_id) if self.snapshot_id is not None else "(empty)"),
+            ("predicate", self.predicate),
+            ("files total", str(self.total_files)),
+            ("files kept", str(self.kept_files)),
+            ("files skipped by partition", str(self.skipped_by_partition)),
+            ("files skipped by stats", str(self.skipped_by_stats)),
+        ]
+        rows += [(f"files skipped by {k}", str(v)) for k, v in sorted(self.skipped_by_index.items())]
+        rows += [
+            (f"files skipped by {k}", str(v)) for k, v in sorted(self.skipped_by_column.items())
+        ]
+        rows += [
+            ("files narrowed to rows by bitmap", str(self.rows_narrowed_files)),
+            ("index files read", str(self.index_files_read)),
+            ("bytes total", str(self.total_bytes)),
+            ("bytes kept", str(self.kept_bytes)),
+            ("rows total", str(self.total_rows)),
+            ("rows kept (upper bound)", str(self.kept_rows)),
+            ("planning time ms", f"{self.planning_ms:.2f}"),
+        ]
+        rows += [("warning", w) for w in self.warnings]
+        return rows
+
+
+@dataclass(frozen=True, slots=True)
+class ScanPlan:
+    """The files to read for one table reference, with every decision and the report."""
+
+    decisions: tuple[FileDecision, ...]
+    report: PruningReport
+    files: tuple[ManifestEntry, ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "files", tuple(d.entry for d in self.decisions if d.keep))
+
+    @staticmethod
+    def build(
+        table: str,
+        predicate: str,
+        snapshot_id: int | None,
+        decisions: Sequence[FileDecision],
+        index_files_read: int,
+        planning_ms: float,
+        warnings: Sequence[str] = (),
+    ) -> ScanPlan:
+        by_index: Counter[str] = Counter()
+        by_column: Counter[str] = Counter()
+        partition = stats = narrowed = 0
+        kept_rows = 0
+        for d in decisions:
+            if d.keep:
+                kept_rows += len(d.rows) if d.rows is not None else d.entry.file.row_count
+                narrowed += d.rows is not None
+            elif d.tier is SkipTier.PARTITION:
+                partition += 1
+            elif d.tier in (SkipTier.STATS, SkipTier.PREDICATE):
+                stats += 1
+            elif d.index_type:
+                by_index[d.index_type] += 1
+                by_column[f"{d.index_type}({d.column})"] += 1
+        kept = [d for d in decisions if d.keep]
+        report = PruningReport(
+            table=table,
+            predicate=predicate,
+            snapshot_id=snapshot_id,
+            total_files=len(decisions),
+            kept_files=len(kept),
+            total_bytes=sum(d.entry.file.file_size for d in decisions),
+            kept_bytes=sum(d.entry.file.file_size for d in kept),
+            total_rows=sum(d.entry.file.row_count for d in decisions),
+            kept_rows=kept_rows,
+            skipped_by_partition=partition,
+            skipped_by_stats=stats,
+            skipped_by_index=dict(by_index),
+            skipped_by_column=dict(by_column),
+            index_files_read=index_files_read,
+            rows_narrowed_files=narrowed,
+            planning_ms=planning_ms,
+            warnings=tuple(warnings),
+        )
+        return ScanPlan(decisions=tuple(decisions), report=report)

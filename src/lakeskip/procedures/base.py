@@ -1,0 +1,155 @@
+"""Procedures: ``CALL sys.<name>(...)`` from SQL, ``session.call(...)`` from Python.
+
+A :class:`Procedure` declares its parameters; :meth:`Procedure.bind_arguments` checks a call's
+positional and named (``arg => value``) arguments against them with one-line errors, and
+:meth:`Procedure.run` does the work through an :class:`Executor` -- the seam that lets the
+work that grows with the data run in Spark tasks while this package stays Spark-free.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
+
+from lakeskip.catalog.catalog import Catalog
+from lakeskip.catalog.manifest import ManifestEntry
+from lakeskip.catalog.table import FileStoreTable
+from lakeskip.errors import InvalidArgumentError
+
+__all__ = [
+    "Executor",
+    "Procedure",
+    "ProcedureParameter",
+    "ProcedureResult",
+    "SortSpec",
+]
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+@dataclass(frozen=True, slots=True)
+class ProcedureParameter:
+    """One declared argument."""
+
+    name: str
+    kind: type  # str, int or bool
+    required: bool = False
+    default: Any = None
+    doc: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ProcedureResult:
+    """The result row(s) a procedure returns: ``columns`` are (name, Spark SQL type)."""
+
+    columns: tuple[tuple[str, str], ...]
+    values: tuple[tuple[Any, ...], ...]
+
+    def spark_schema(self) -> str:
+        return ", ".join(f"{n} {t}" for n, t in self.columns)
+
+    def rows(self) -> list[tuple[Any, ...]]:
+        return [tuple(v) for v in self.values]
+
+    def as_dict(self) -> dict[str, Any]:
+        """The first row by column name (convenient in tests and the Python API)."""
+        return dict(zip((c for c, _ in self.columns), self.values[0], strict=True))
+
+
+@dataclass(frozen=True, slots=True)
+class SortSpec:
+    """How compaction orders rows: ``strategy`` is order | zorder | hilbert."""
+
+    strategy: str
+    columns: tuple[str, ...]
+    var_length_contribution: int = 8
+
+
+class Executor(Protocol):
+    """Where the per-file work runs. The Spark implementation runs one task per item."""
+
+    def map(self, fn: Callable[[T], R], items: Sequence[T], description: str) -> list[R]:
+        """Apply ``fn`` to every item (in tasks); results in item order."""
+        ...
+
+    def rewrite_sorted(
+        self, table: FileStoreTable, files: Sequence[ManifestEntry], sort: SortSpec
+    ) -> list[ManifestEntry]:
+        """Read ``files``, range-partition and sort their rows by ``sort``, and write new
+        data files (with stats and indexes); returns the new ADD entries."""
+        ...
+
+
+class Procedure:
+    """Base class: subclasses set ``name``, ``parameters``, ``result_columns`` and ``run``."""
+
+    name: str = ""
+    doc: str = ""
+    parameters: tuple[ProcedureParameter, ...] = ()
+
+    def bind_arguments(self, args: Sequence[Any], kwargs: Mapping[str, Any]) -> dict[str, Any]:
+        """Match positional and named arguments to parameters.
+
+        Raises:
+            InvalidArgumentError: too many, unknown, duplicate, missing or mistyped arguments.
+        """
+        params = self.parameters
+        if len(args) > len(params):
+            raise InvalidArgumentError(
+                f"{self.name} takes at most {len(params)} arguments, got {len(args)}"
+            )
+        bound: dict[str, Any] = {}
+        for p, v in zip(params, args, strict=False):
+            bound[p.name] = v
+        by_name = {p.name: p for p in params}
+        for key, value in kwargs.items():
+            k = key.lower()
+            if k not in by_name:
+                known = ", ".join(p.name for p in params)
+                raise InvalidArgumentError(f"{self.name} has no argument {key!r} (arguments: {known})")
+            if k in bound:
+                raise InvalidArgumentError(f"{self.name}: argument {k!r} given twice")
+            bound[k] = value
+        for p in params:
+            if p.name not in bound or bound[p.name] is None:
+                if p.required:
+                    raise InvalidArgumentError(f"{self.name}: missing required argument {p.name!r}")
+                bound[p.name] = p.default
+                continue
+            bound[p.name] = _coerce(self.name, p, bound[p.name])
+        return bound
+
+    def run(
+        self,
+        *,
+        catalog: Catalog,
+        executor: Executor,
+        arguments: Mapping[str, Any],
+        default_database: str,
+    ) -> ProcedureResult:
+        raise NotImplementedError
+
+
+def _coerce(proc: str, p: ProcedureParameter, value: Any) -> Any:
+    if p.kind is bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in ("true", "false"):
+            return value.lower() == "true"
+    elif p.kind is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+            return int(value)
+    elif p.kind is str:
+        if isinstance(value, str):
+            return value
+    raise InvalidArgumentError(
+        f"{proc}: argument {p.name!r} must be {p.kind.__name__}, got {value!r}"
+    )
+
+
+def qualify(table: str, default_database: str) -> str:
+    return table if "." in table else f"{default_database}.{table}"

@@ -1,0 +1,174 @@
+"""``CALL sys.compact(table => 'db.t' [, order_strategy => 'order'|'zorder'|'hilbert',
+order_by => 'a,b'] [, where => '<partition predicate>'])``.
+
+* Without an order: bin-pack small files (under ``target-file-size``) of each partition into
+  files of about ``target-file-size``; one task per bin, no shuffle.
+* With an order: all files of the selected partitions are read, keyed (z-order / Hilbert keys
+  from :mod:`lakeskip.sort`, or the columns themselves for ``order``), range-partitioned
+  across tasks on the key, sorted within tasks, and written as new files with stats and
+  indexes. Clustered files get tight min/max ranges, so predicates on any sort column keep
+  fewer files.
+
+Either way the old files are replaced in one COMPACT snapshot: the rows are exactly the same
+before and after. A concurrent commit that removed a file first makes this fail with
+``CommitConflictError`` and leaves the table as it was.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow.parquet as pq
+
+from lakeskip.catalog.catalog import Catalog
+from lakeskip.catalog.data_writer import DataWriter, WriteSpec
+from lakeskip.catalog.manifest import ManifestEntry
+from lakeskip.catalog.options import target_file_size
+from lakeskip.catalog.snapshot import CommitKind
+from lakeskip.catalog.table import FileStoreTable
+from lakeskip.errors import InvalidArgumentError
+from lakeskip.procedures.base import (
+    Executor,
+    Procedure,
+    ProcedureParameter,
+    ProcedureResult,
+    SortSpec,
+    qualify,
+)
+from lakeskip.procedures.partition_filter import filter_partitions
+from lakeskip.sort import validate_sort_columns
+
+__all__ = ["Compact", "plan_bins"]
+
+STRATEGIES = ("order", "zorder", "hilbert")
+SMALL_FILE_RATIO = 0.7
+
+
+def plan_bins(entries: Sequence[ManifestEntry], target: int) -> list[list[ManifestEntry]]:
+    """Group small files per partition into bins of about ``target`` bytes (>= 2 files each).
+
+    >>> plan_bins([], 100)
+    []
+    """
+    by_partition: dict[tuple[Any, ...], list[ManifestEntry]] = defaultdict(list)
+    for e in entries:
+        if e.file.file_size < target * SMALL_FILE_RATIO:
+            by_partition[tuple(e.partition)].append(e)
+    bins: list[list[ManifestEntry]] = []
+    for files in by_partition.values():
+        files.sort(key=lambda e: e.file.file_name)
+        current: list[ManifestEntry] = []
+        size = 0
+        for e in files:
+            if current and size + e.file.file_size > target:
+                bins.append(current)
+                current, size = [], 0
+            current.append(e)
+            size += e.file.file_size
+        bins.append(current)
+    return [b for b in bins if len(b) >= 2]
+
+
+@dataclass(frozen=True, slots=True)
+class BinTask:
+    spec: WriteSpec
+    files: tuple[tuple[str, ManifestEntry], ...]  # (path, entry)
+
+
+def rewrite_bin(task: BinTask) -> list[ManifestEntry]:
+    """Concatenate one bin's files into new rolling files (runs in a task)."""
+    writer = DataWriter(task.spec)
+    names = task.spec.schema.row_type.names
+    for path, _entry in task.files:
+        with task.spec.file_io.open_input(path) as src:
+            data = pq.read_table(src)
+        missing = [n for n in names if n not in data.column_names]
+        for n in missing:  # a column added after this file was written
+            import pyarrow as pa
+
+            t = task.spec.schema.row_type.field(n).type.to_arrow()
+            data = data.append_column(n, pa.nulls(data.num_rows, t))
+        writer.write(data.select(names))
+    return writer.close()
+
+
+class Compact(Procedure):
+    name = "sys.compact"
+    doc = "Bin-pack small files, or sort-compact by order / zorder / hilbert on order_by columns."
+    parameters = (
+        ProcedureParameter("table", str, required=True, doc="db.table"),
+        ProcedureParameter("order_strategy", str, default="none", doc="none|order|zorder|hilbert"),
+        ProcedureParameter("order_by", str, doc="comma-separated sort columns"),
+        ProcedureParameter("where", str, doc="partition predicate"),
+    )
+
+    def run(
+        self,
+        *,
+        catalog: Catalog,
+        executor: Executor,
+        arguments: Mapping[str, Any],
+        default_database: str,
+    ) -> ProcedureResult:
+        table: FileStoreTable = catalog.get_table(qualify(arguments["table"], default_database))
+        strategy = str(arguments.get("order_strategy") or "none").lower()
+        order_by = arguments.get("order_by")
+        sort: SortSpec | None = None
+        if strategy != "none":
+            if strategy not in STRATEGIES:
+                raise InvalidArgumentError(
+                    f"unknown order_strategy {strategy!r} (use one of: {', '.join(STRATEGIES)})"
+                )
+            if not order_by or not str(order_by).strip():
+                raise InvalidArgumentError(f"order_strategy {strategy!r} needs order_by columns")
+            columns = tuple(c.strip() for c in str(order_by).split(",") if c.strip())
+            schema = table.schema
+            validate_sort_columns(schema.row_type, columns, schema.partition_keys)
+            columns = tuple(schema.row_type.field(c).name for c in columns)
+            if strategy == "hilbert" and len(columns) < 2:
+                raise InvalidArgumentError("hilbert order needs at least 2 order_by columns")
+            var_len = int(schema.options.get("zorder.var-length-contribution", "8"))
+            sort = SortSpec(strategy, columns, var_len)
+        elif order_by:
+            raise InvalidArgumentError("order_by needs an order_strategy (order, zorder, hilbert)")
+        snapshot = table.latest_snapshot()
+        entries = table.scan_files(snapshot) if snapshot is not None else []
+        if arguments.get("where"):
+            entries = filter_partitions(table, entries, arguments["where"])
+        if sort is not None:
+            old = list(entries)
+            new = executor.rewrite_sorted(table, old, sort) if old else []
+        else:
+            bins = plan_bins(entries, target_file_size(table.schema.options))
+            spec = WriteSpec(file_io=table.file_io, table_path=table.path, schema=table.schema)
+            tasks = [
+                BinTask(spec, tuple((table.data_file_path(e), e) for e in b)) for b in bins
+            ]
+            results = executor.map(rewrite_bin, tasks, f"compact {table.identifier}")
+            old = [e for b in bins for e in b]
+            new = [e for r in results for e in r]
+        snapshot_id = None
+        if old:
+            snap = table.commit(new, deleted=old, kind=CommitKind.COMPACT)
+            snapshot_id = snap.id if snap is not None else None
+        return ProcedureResult(
+            columns=(
+                ("files_before", "INT"),
+                ("files_after", "INT"),
+                ("rows", "BIGINT"),
+                ("strategy", "STRING"),
+                ("snapshot_id", "BIGINT"),
+            ),
+            values=(
+                (
+                    len(old),
+                    len(new),
+                    sum(e.file.row_count for e in new),
+                    strategy,
+                    snapshot_id,
+                ),
+            ),
+        )

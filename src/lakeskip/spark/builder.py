@@ -1,0 +1,58 @@
+"""Building (or adopting) the SparkSession lakeskip runs on."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections.abc import Mapping
+
+from pyspark.sql import SparkSession
+
+__all__ = ["DEFAULT_CONF", "build_spark_session", "quiet_spark_logging"]
+
+#: Defaults for a local session: UTC session time (lakeskip interprets timestamp literals in the
+#: session zone), Arrow on, no UI, loopback networking, and our Python for the workers.
+DEFAULT_CONF: Mapping[str, str] = {
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.execution.arrow.pyspark.enabled": "true",
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.driver.host": "127.0.0.1",
+    "spark.driver.bindAddress": "127.0.0.1",
+    "spark.sql.shuffle.partitions": "8",
+    "spark.sql.adaptive.enabled": "true",
+}
+
+
+def quiet_spark_logging(spark: SparkSession) -> None:
+    """Keep Spark's console quiet: errors reach the user as our one-line messages."""
+    spark.sparkContext.setLogLevel("ERROR")
+    # pyspark 4 logs every failed spark.sql() as a JSON blob on stderr
+    logging.getLogger("SQLQueryContextLogger").disabled = True
+
+
+def build_spark_session(
+    master: str | None = None,
+    conf: Mapping[str, str] | None = None,
+    app_name: str = "lakeskip",
+) -> SparkSession:
+    """Return the active SparkSession, or build a local one with lakeskip's defaults.
+
+    Args:
+        master: Spark master URL; ``local[*]`` when building a new session.
+        conf: extra Spark configuration, applied over :data:`DEFAULT_CONF`.
+        app_name: the application name.
+    """
+    active = SparkSession.getActiveSession()
+    if active is not None and master is None and not conf:
+        return active
+    # Python workers must run this interpreter (the one that has lakeskip and pyarrow).
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    builder = SparkSession.builder.appName(app_name).master(master or "local[*]")
+    for key, value in {**DEFAULT_CONF, **(conf or {})}.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    quiet_spark_logging(spark)
+    return spark

@@ -1,0 +1,215 @@
+"""``lakeskip.connect()`` and the :class:`Session`: SQL and Python over a lakeskip warehouse.
+
+Example:
+    >>> import lakeskip                                        # doctest: +SKIP
+    >>> s = lakeskip.connect("./warehouse")                    # doctest: +SKIP
+    >>> s.sql("CREATE TABLE t (id BIGINT, user_id STRING) "
+    ...       "WITH ('file-index.bloom-filter.columns'='user_id')")  # doctest: +SKIP
+    >>> s.sql("INSERT INTO t VALUES (1, 'u1'), (2, 'u2')")    # doctest: +SKIP
+    >>> s.sql("SELECT * FROM t WHERE user_id = 'u2'").show()  # doctest: +SKIP
+    >>> s.last_reports[0].summary()                            # doctest: +SKIP
+    'default.t: files 1/1 kept; planned in 0.4 ms'
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from pyspark.errors import PySparkException
+from pyspark.sql import DataFrame, SparkSession
+
+from lakeskip.catalog.catalog import Catalog
+from lakeskip.catalog.table import FileStoreTable
+from lakeskip.errors import InvalidArgumentError, LakeskipError, QueryFailedError
+from lakeskip.planner.report import PruningReport
+from lakeskip.spark import statements as st_exec
+from lakeskip.spark.builder import build_spark_session, quiet_spark_logging
+from lakeskip.spark.query import plan_query, run_planned
+from lakeskip.spark.writer import align_by_name, write_dataframe
+from lakeskip.sql.statements import Query, Statement, parse_statements
+
+__all__ = ["Session", "TableHandle", "connect"]
+
+DEFAULT_DATABASE = "default"
+
+
+def connect(
+    warehouse: str = "./warehouse",
+    spark: SparkSession | None = None,
+    *,
+    master: str | None = None,
+    conf: Mapping[str, str] | None = None,
+) -> Session:
+    """Open a lakeskip session on a warehouse.
+
+    Args:
+        warehouse: a local path or a URI any pyarrow filesystem handles (``s3://...``).
+        spark: an existing SparkSession to use; by default the active one, or a new local one
+            with lakeskip's defaults (:data:`lakeskip.spark.builder.DEFAULT_CONF`).
+        master: Spark master when building a session (``local[*]`` by default).
+        conf: extra Spark configuration when building a session.
+    """
+    if spark is None:
+        spark = build_spark_session(master=master, conf=conf)
+    else:
+        quiet_spark_logging(spark)
+    return Session(Catalog(warehouse), spark)
+
+
+def spark_error_message(e: BaseException) -> str:
+    """Spark's message without the JVM stack trace: the first line, trimmed."""
+    text = str(e).strip()
+    first = text.splitlines()[0] if text else type(e).__name__
+    return first[:500]
+
+
+class Session:
+    """A SQL and Python entry point bound to one catalog and one SparkSession.
+
+    Thread-safe for queries: every query uses its own uniquely named, immediately dropped
+    temporary views. ``USE`` changes the session's current database.
+    """
+
+    def __init__(self, catalog: Catalog, spark: SparkSession) -> None:
+        self.catalog = catalog
+        self.spark = spark
+        self.current_database = DEFAULT_DATABASE
+        self._local = threading.local()
+
+    # -- properties ---------------------------------------------------------------------------
+
+    @property
+    def time_zone(self) -> str:
+        return str(self.spark.conf.get("spark.sql.session.timeZone") or "UTC")
+
+    @property
+    def last_reports(self) -> list[PruningReport]:
+        """Pruning reports of the last query run by this thread (one per table reference)."""
+        return list(getattr(self._local, "reports", []))
+
+    def _set_reports(self, reports: list[PruningReport]) -> None:
+        self._local.reports = reports
+
+    def qualify(self, name: str) -> str:
+        return name if "." in name else f"{self.current_database}.{name}"
+
+    # -- SQL ----------------------------------------------------------------------------------
+
+    def sql(self, text: str) -> DataFrame:
+        """Run one or more ``;``-separated statements; returns the last one's result.
+
+        Queries return a lazy DataFrame over the pruned files; statements return a small
+        result DataFrame. Raises typed :mod:`lakeskip.errors` exceptions.
+        """
+        statements = parse_statements(text)
+        if not statements:
+            raise InvalidArgumentError("no SQL statement to run")
+        result: DataFrame | None = None
+        for statement in statements:
+            result = self.execute(statement)
+        assert result is not None
+        return result
+
+    def execute(self, statement: Statement) -> DataFrame:
+        """Run one parsed statement."""
+        self._set_reports([])
+        try:
+            if isinstance(statement, Query):
+                return self._query(statement)
+            return st_exec.execute(self, statement)
+        except LakeskipError:
+            raise
+        except PySparkException as e:
+            raise QueryFailedError(spark_error_message(e)) from e
+
+    def _query(self, query: Query) -> DataFrame:
+        planned = plan_query(
+            self.spark, self.catalog, query, self.current_database, self.time_zone
+        )
+        self._set_reports(planned.reports)
+        return run_planned(self.spark, planned)
+
+    def explain(self, query: str) -> list[PruningReport]:
+        """Plan a query without running it; one report per lakeskip table reference."""
+        statements = parse_statements(query)
+        if len(statements) != 1 or not isinstance(statements[0], Query):
+            raise InvalidArgumentError("explain() takes exactly one query")
+        planned = plan_query(
+            self.spark, self.catalog, statements[0], self.current_database, self.time_zone
+        )
+        return planned.reports
+
+    # -- Python API ---------------------------------------------------------------------------
+
+    def write(self, df: DataFrame, table: str, mode: str = "append") -> None:
+        """Write a DataFrame into a table, matching columns by name.
+
+        Args:
+            df: the rows.
+            table: ``db.t`` or ``t`` (current database).
+            mode: ``"append"`` or ``"overwrite"`` (dynamic per partition on partitioned tables).
+        """
+        if mode not in ("append", "overwrite"):
+            raise InvalidArgumentError(f"unknown write mode {mode!r} (use 'append' or 'overwrite')")
+        t = self.catalog.get_table(self.qualify(table))
+        try:
+            aligned = align_by_name(df, t.schema.row_type, f"write to {t.identifier}")
+            write_dataframe(t, aligned, overwrite=mode == "overwrite")
+        except PySparkException as e:
+            raise QueryFailedError(spark_error_message(e)) from e
+
+    def table(self, name: str) -> TableHandle:
+        """A handle on one table: its files, snapshots, and procedures."""
+        return TableHandle(self, self.catalog.get_table(self.qualify(name)))
+
+    def call(self, procedure: str, *args: Any, **kwargs: Any) -> DataFrame:
+        """Run a procedure, as ``CALL sys.<procedure>(...)`` does."""
+        return st_exec.call_procedure(self, procedure, args, kwargs)
+
+
+class TableHandle:
+    """A small facade over one table (``session.table("db.t")``)."""
+
+    def __init__(self, session: Session, table: FileStoreTable) -> None:
+        self._session = session
+        self._table = table
+
+    @property
+    def identifier(self) -> str:
+        return self._table.identifier
+
+    @property
+    def table(self) -> FileStoreTable:
+        return self._table
+
+    def to_df(self) -> DataFrame:
+        """All rows, unpruned."""
+        return self._session.sql(f"SELECT * FROM {self.identifier}")
+
+    def files(self) -> list[str]:
+        """Absolute paths of the live data files."""
+        t = self._session.catalog.get_table(self.identifier)
+        return [t.data_file_path(e) for e in t.scan_files()]
+
+    def rewrite_file_index(self, where: str | None = None) -> DataFrame:
+        kwargs: dict[str, Any] = {"table": self.identifier}
+        if where is not None:
+            kwargs["where"] = where
+        return self._session.call("sys.rewrite_file_index", **kwargs)
+
+    def compact(
+        self,
+        order_strategy: str | None = None,
+        order_by: str | list[str] | None = None,
+        where: str | None = None,
+    ) -> DataFrame:
+        kwargs: dict[str, Any] = {"table": self.identifier}
+        if order_strategy is not None:
+            kwargs["order_strategy"] = order_strategy
+        if order_by is not None:
+            kwargs["order_by"] = order_by if isinstance(order_by, str) else ",".join(order_by)
+        if where is not None:
+            kwargs["where"] = where
+        return self._session.call("sys.compact", **kwargs)

@@ -1,0 +1,324 @@
+"""Executing parsed statements (everything but plain queries) against catalog and Spark."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from lakeskip.catalog.snapshot import Snapshot
+from lakeskip.errors import (
+    InvalidArgumentError,
+    InvalidOptionError,
+    TableNotFoundError,
+    UnsupportedStatementError,
+)
+from lakeskip.spark.writer import align_by_position, write_dataframe
+from lakeskip.sql.statements import (
+    AlterTableSetOptions,
+    AlterTableUnsetOptions,
+    Call,
+    CreateDatabase,
+    CreateTable,
+    DescribeTable,
+    DropDatabase,
+    DropTable,
+    Explain,
+    Insert,
+    Passthrough,
+    Query,
+    ShowCreateTable,
+    ShowDatabases,
+    ShowTables,
+    Statement,
+    TableIdent,
+    UseDatabase,
+)
+from lakeskip.types import Field, RowType, parse_sql_type
+
+if TYPE_CHECKING:
+    from lakeskip.spark.session import Session
+
+__all__ = ["call_procedure", "execute"]
+
+
+def _rows(session: Session, schema: str, rows: Sequence[Sequence[Any]]) -> DataFrame:
+    return session.spark.createDataFrame([tuple(r) for r in rows], schema)
+
+
+def _ok(session: Session, message: str) -> DataFrame:
+    return _rows(session, "result STRING", [(message,)])
+
+
+def _ident(session: Session, ident: TableIdent) -> str:
+    return ident.qualified(session.current_database)
+
+
+def execute(session: Session, s: Statement) -> DataFrame:
+    """Run one non-query statement; returns a small result DataFrame."""
+    cat = session.catalog
+    if isinstance(s, CreateDatabase):
+        cat.create_database(s.name, ignore_if_exists=s.if_not_exists)
+        return _ok(session, f"database {s.name} created")
+    if isinstance(s, DropDatabase):
+        cat.drop_database(s.name, ignore_if_not_exists=s.if_exists, cascade=s.cascade)
+        if session.current_database == s.name:
+            session.current_database = "default"
+        return _ok(session, f"database {s.name} dropped")
+    if isinstance(s, ShowDatabases):
+        return _rows(session, "namespace STRING", [(d,) for d in cat.list_databases()])
+    if isinstance(s, UseDatabase):
+        if not cat.database_exists(s.name):
+            from lakeskip.errors import DatabaseNotFoundError
+
+            raise DatabaseNotFoundError(f"database not found: {s.name}")
+        session.current_database = s.name
+        return _ok(session, f"using database {s.name}")
+    if isinstance(s, CreateTable):
+        return _create_table(session, s)
+    if isinstance(s, AlterTableSetOptions):
+        schema = cat.alter_table(_ident(session, s.ident), set_options=dict(s.options))
+        return _ok(session, f"table {_ident(session, s.ident)} altered (schema {schema.id})")
+    if isinstance(s, AlterTableUnsetOptions):
+        name = _ident(session, s.ident)
+        if not s.if_exists:
+            current = cat.get_table(name).schema.options
+            missing = [k for k in s.keys if k not in current]
+            if missing:
+                raise InvalidOptionError(
+                    f"cannot unset option(s) not set on {name}: {', '.join(missing)}"
+                )
+        schema = cat.alter_table(name, unset_options=list(s.keys))
+        return _ok(session, f"table {name} altered (schema {schema.id})")
+    if isinstance(s, DropTable):
+        cat.drop_table(_ident(session, s.ident), ignore_if_not_exists=s.if_exists)
+        return _ok(session, f"table {_ident(session, s.ident)} dropped")
+    if isinstance(s, ShowTables):
+        db = s.database or session.current_database
+        return _rows(
+            session,
+            "namespace STRING, tableName STRING, isTemporary BOOLEAN",
+            [(db, t, False) for t in cat.list_tables(db)],
+        )
+    if isinstance(s, DescribeTable):
+        return _describe(session, s)
+    if isinstance(s, ShowCreateTable):
+        return _rows(session, "createtab_stmt STRING", [(_show_create(session, s.ident),)])
+    if isinstance(s, Insert):
+        return _insert(session, s)
+    if isinstance(s, Call):
+        return call_procedure(session, s.procedure, s.args, s.kwargs)
+    if isinstance(s, Explain):
+        return _explain(session, s)
+    if isinstance(s, Passthrough):
+        return session.spark.sql(s.sql)
+    raise UnsupportedStatementError(f"unsupported statement: {type(s).__name__}")
+
+
+# -- CREATE TABLE ---------------------------------------------------------------------------
+
+
+def _create_table(session: Session, s: CreateTable) -> DataFrame:
+    cat = session.catalog
+    name = _ident(session, s.ident)
+    if s.as_select is None:
+        row_type = RowType(
+            tuple(
+                Field(i, c.name, c.type if c.nullable else c.type.with_nullable(False), c.comment)
+                for i, c in enumerate(s.columns)
+            )
+        )
+        cat.create_table(
+            name,
+            row_type,
+            partition_keys=s.partition_keys,
+            options=dict(s.options),
+            comment=s.comment,
+            ignore_if_exists=s.if_not_exists,
+        )
+        return _ok(session, f"table {name} created")
+    # CTAS: the query runs through lakeskip (so its own sources are pruned too)
+    if cat.table_exists(name):
+        if s.if_not_exists:
+            return _ok(session, f"table {name} already exists")
+        cat.create_table(name, RowType(()))  # raises TableAlreadyExistsError
+    df = session.sql(s.as_select)
+    row_type = RowType(
+        tuple(
+            Field(i, f.name, parse_sql_type(f.dataType.simpleString()))
+            for i, f in enumerate(df.schema.fields)
+        )
+    )
+    table = cat.create_table(
+        name, row_type, partition_keys=s.partition_keys, options=dict(s.options), comment=s.comment
+    )
+    try:
+        write_dataframe(table, align_by_position(df, row_type, f"CREATE TABLE {name} AS SELECT"))
+    except BaseException:
+        cat.drop_table(name, ignore_if_not_exists=True)  # the table must not half-exist
+        raise
+    return _ok(session, f"table {name} created")
+
+
+# -- INSERT ---------------------------------------------------------------------------------
+
+
+def _insert(session: Session, s: Insert) -> DataFrame:
+    name = _ident(session, s.ident)
+    try:
+        table = session.catalog.get_table(name)
+    except TableNotFoundError:
+        if session.spark.catalog.tableExists(name):  # an ordinary Spark table
+            return session.spark.sql(s.sql) if hasattr(s, "sql") else _passthrough_insert(session, s)
+        raise
+    row_type = table.schema.row_type
+    df = session.sql(s.query_sql)
+    static = dict(s.partition or {})
+    for key in static:
+        if key not in table.schema.partition_keys:
+            raise InvalidArgumentError(f"{key} is not a partition column of {name}")
+    target_cols = [f.name for f in row_type if f.name not in static]
+    if s.columns is not None:
+        listed = [row_type.field(c).name for c in s.columns]
+        if len(listed) != len(df.columns):
+            raise InvalidArgumentError(
+                f"INSERT INTO {name}: {len(listed)} column(s) listed but the query produces "
+                f"{len(df.columns)}"
+            )
+        by_name = dict(zip(listed, df.columns, strict=True))
+    else:
+        if len(target_cols) != len(df.columns):
+            raise InvalidArgumentError(
+                f"INSERT INTO {name}: the query produces {len(df.columns)} column(s), the table "
+                f"expects {len(target_cols)} ({', '.join(target_cols)})"
+            )
+        by_name = dict(zip(target_cols, df.columns, strict=True))
+    cols = []
+    for f in row_type:
+        if f.name in static:
+            cols.append(F.lit(static[f.name]).alias(f.name))
+        elif f.name in by_name:
+            cols.append(F.col(f"`{by_name[f.name]}`").alias(f.name))
+        else:
+            cols.append(F.lit(None).cast(f.type.spark_ddl()).alias(f.name))
+    aligned = align_by_position(df.select(*cols), row_type, f"INSERT INTO {name}")
+    before = table.latest_snapshot()
+    snap = write_dataframe(table, aligned, overwrite=s.overwrite, static_partition=static or None)
+    return _write_result(session, before, snap)
+
+
+def _passthrough_insert(session: Session, s: Insert) -> DataFrame:
+    raise UnsupportedStatementError(f"INSERT into non-lakeskip table {s.ident} is not supported")
+
+
+def _write_result(session: Session, before: Snapshot | None, snap: Snapshot | None) -> DataFrame:
+    if snap is None:
+        return _rows(session, "snapshot_id BIGINT, rows_written BIGINT", [(None, 0)])
+    written = snap.delta_record_count if snap.delta_record_count is not None else 0
+    return _rows(session, "snapshot_id BIGINT, rows_written BIGINT", [(snap.id, written)])
+
+
+# -- DESCRIBE / SHOW CREATE -----------------------------------------------------------------
+
+
+def _describe(session: Session, s: DescribeTable) -> DataFrame:
+    name = _ident(session, s.ident)
+    table = session.catalog.get_table(name)
+    schema = table.schema
+    rows: list[tuple[str, str, str | None]] = [
+        (f.name, f.type.spark_ddl().lower(), f.description) for f in schema.row_type
+    ]
+    if schema.partition_keys:
+        rows.append(("# Partition Information", "", None))
+        rows += [(k, schema.row_type.field(k).type.spark_ddl().lower(), None) for k in schema.partition_keys]
+    if s.extended:
+        from lakeskip.index.options import parse_file_index_options
+
+        snap = table.latest_snapshot()
+        files = table.scan_files(snap) if snap else []
+        rows.append(("", "", None))
+        rows.append(("# Detailed Table Information", "", None))
+        rows.append(("Table", name, None))
+        rows.append(("Location", table.path, None))
+        rows.append(("Provider", "lakeskip (Apache Paimon layout)", None))
+        rows.append(("Schema id", str(schema.id), None))
+        rows.append(("Snapshot", str(snap.id) if snap else "(none)", None))
+        rows.append(("Data files", str(len(files)), None))
+        rows.append(("Rows", str(sum(e.file.row_count for e in files)), None))
+        rows.append(("Bytes", str(sum(e.file.file_size for e in files)), None))
+        idx = parse_file_index_options(schema.options, schema.row_type)
+        for spec in idx.specs:
+            opts = ", ".join(f"{k}={v}" for k, v in sorted(spec.options.items()))
+            rows.append(("Index", f"{spec.index_type}({spec.name})", opts or None))
+        rows += [(f"Option {k}", v, None) for k, v in sorted(schema.options.items())]
+    return _rows(session, "col_name STRING, data_type STRING, comment STRING", rows)
+
+
+def _quote(v: str) -> str:
+    return "'" + v.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _show_create(session: Session, ident: TableIdent) -> str:
+    name = _ident(session, ident)
+    schema = session.catalog.get_table(name).schema
+    cols = []
+    for f in schema.row_type:
+        col = f"  `{f.name}` {f.type.spark_ddl()}"
+        if not f.type.nullable:
+            col += " NOT NULL"
+        if f.description:
+            col += f" COMMENT {_quote(f.description)}"
+        cols.append(col)
+    text = f"CREATE TABLE {name} (\n" + ",\n".join(cols) + "\n)"
+    if schema.comment:
+        text += f"\nCOMMENT {_quote(schema.comment)}"
+    if schema.partition_keys:
+        text += "\nPARTITIONED BY (" + ", ".join(f"`{k}`" for k in schema.partition_keys) + ")"
+    if schema.options:
+        opts = ",\n".join(f"  {_quote(k)} = {_quote(v)}" for k, v in sorted(schema.options.items()))
+        text += "\nTBLPROPERTIES (\n" + opts + "\n)"
+    return text
+
+
+# -- EXPLAIN --------------------------------------------------------------------------------
+
+
+def _explain(session: Session, s: Explain) -> DataFrame:
+    from lakeskip.spark.query import plan_query, run_planned
+
+    planned = plan_query(
+        session.spark, session.catalog, s.query, session.current_database, session.time_zone
+    )
+    session._set_reports(planned.reports)
+    rows: list[tuple[str, str, str]] = []
+    for r in planned.reports:
+        rows += [(r.table, k, v) for k, v in r.lines()]
+    if s.pruning:
+        return _rows(session, "table STRING, metric STRING, value STRING", rows)
+    df = run_planned(session.spark, planned)
+    spark_plan = df._jdf.queryExecution().toString()
+    text = "\n".join(f"{t}: {k} = {v}" for t, k, v in rows)
+    return _rows(session, "plan STRING", [(text + ("\n\n" if text else "") + spark_plan,)])
+
+
+# -- CALL -----------------------------------------------------------------------------------
+
+
+def call_procedure(
+    session: Session, name: str, args: Sequence[Any], kwargs: Mapping[str, Any]
+) -> DataFrame:
+    """Run ``CALL <name>(args, kwargs)`` and return its result row(s)."""
+    from lakeskip.procedures.registry import get_procedure
+    from lakeskip.spark.executor import SparkExecutor
+
+    procedure = get_procedure(name)
+    bound = procedure.bind_arguments(args, kwargs)
+    result = procedure.run(
+        catalog=session.catalog,
+        executor=SparkExecutor(session),
+        arguments=bound,
+        default_database=session.current_database,
+    )
+    return _rows(session, result.spark_schema(), result.rows())

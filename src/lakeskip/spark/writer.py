@@ -1,0 +1,117 @@
+"""The write path: rows are written by Spark tasks, the driver only commits.
+
+``df.mapInArrow`` runs :class:`~lakeskip.catalog.data_writer.DataWriter` in every task: each
+task writes its Parquet files (rolling at ``target-file-size``), their stats and file indexes,
+and yields only the pickled manifest entries. The driver collects those small records and
+commits one snapshot per statement. No data passes through the driver.
+"""
+
+from __future__ import annotations
+
+import pickle
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from lakeskip.catalog.data_writer import DataWriter, WriteSpec
+from lakeskip.catalog.manifest import ManifestEntry
+from lakeskip.catalog.snapshot import CommitKind, Snapshot
+from lakeskip.catalog.table import FileStoreTable
+from lakeskip.errors import ColumnNotFoundError, InvalidArgumentError
+from lakeskip.types import RowType
+
+__all__ = ["align_by_name", "align_by_position", "write_dataframe"]
+
+_RESULT_SCHEMA = "entry binary"
+
+
+def _task(spec: WriteSpec):  # type: ignore[no-untyped-def]
+    """The function shipped to tasks (a closure over the picklable spec)."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        writer = DataWriter(spec, file_prefix=str(uuid.uuid4()))
+        for batch in batches:
+            writer.write(batch)
+        entries = writer.close()
+        if entries:
+            yield pa.RecordBatch.from_pydict(
+                {"entry": [pickle.dumps(e, protocol=pickle.HIGHEST_PROTOCOL) for e in entries]},
+                schema=pa.schema([("entry", pa.binary())]),
+            )
+
+    return run
+
+
+def align_by_position(df: DataFrame, row_type: RowType, what: str) -> DataFrame:
+    """INSERT semantics: columns by position, cast to the table's types (ANSI store rules)."""
+    if len(df.columns) != len(row_type):
+        raise InvalidArgumentError(
+            f"{what}: the query produces {len(df.columns)} columns, the table has "
+            f"{len(row_type)} ({', '.join(row_type.names)})"
+        )
+    cols: list[Column] = [
+        F.col(f"`{src}`").cast(f.type.spark_ddl()).alias(f.name)
+        for src, f in zip(df.columns, row_type.fields, strict=True)
+    ]
+    return df.select(*cols)
+
+
+def align_by_name(df: DataFrame, row_type: RowType, what: str) -> DataFrame:
+    """DataFrame-write semantics: columns by name (case-insensitive), cast to the table's types."""
+    by_lower = {c.lower(): c for c in df.columns}
+    missing = [f.name for f in row_type if f.name.lower() not in by_lower]
+    if missing:
+        raise ColumnNotFoundError(f"{what}: the DataFrame lacks column(s) {', '.join(missing)}")
+    extra = sorted(set(by_lower) - {f.name.lower() for f in row_type})
+    if extra:
+        raise ColumnNotFoundError(f"{what}: the table has no column(s) {', '.join(extra)}")
+    return df.select(
+        *[F.col(f"`{by_lower[f.name.lower()]}`").cast(f.type.spark_ddl()).alias(f.name) for f in row_type]
+    )
+
+
+def collect_entries(table: FileStoreTable, df: DataFrame) -> list[ManifestEntry]:
+    """Run the write tasks and bring back their manifest entries (metadata only)."""
+    spec = WriteSpec(file_io=table.file_io, table_path=table.path, schema=table.schema)
+    rows = df.mapInArrow(_task(spec), _RESULT_SCHEMA).collect()
+    return [pickle.loads(bytes(r["entry"])) for r in rows]
+
+
+def write_dataframe(
+    table: FileStoreTable,
+    df: DataFrame,
+    *,
+    overwrite: bool = False,
+    static_partition: Mapping[str, Any] | None = None,
+) -> Snapshot | None:
+    """Write an aligned DataFrame (columns already in table order and types) and commit.
+
+    Args:
+        table: the target table.
+        df: rows to write, aligned with :func:`align_by_position` or :func:`align_by_name`.
+        overwrite: replace data instead of appending. On a partitioned table this replaces the
+            partitions the new rows land in (dynamic overwrite), or just ``static_partition``.
+        static_partition: ``INSERT OVERWRITE t PARTITION (k=v)`` values.
+
+    Returns:
+        The committed snapshot, or ``None`` when nothing changed.
+    """
+    entries = collect_entries(table, df)
+    if not overwrite:
+        if not entries:
+            return None
+        return table.commit(entries, kind=CommitKind.APPEND)
+    partitions: Sequence[tuple[Any, ...]] | None = None
+    keys = list(table.schema.partition_keys)
+    if keys:
+        if static_partition:
+            partitions = [tuple(static_partition[k] for k in keys)]
+        else:
+            partitions = sorted({e.partition for e in entries}, key=repr)
+            if not partitions:
+                return None
+    return table.commit(entries, kind=CommitKind.OVERWRITE, overwrite_partitions=partitions)
