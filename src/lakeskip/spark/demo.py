@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from pyspark.sql import functions as F
 
-from lakeskip.spark.query import view_over_files
+from lakeskip.spark.query import table_file_paths, view_over_files
 
 if TYPE_CHECKING:
     from lakeskip.spark.session import Session
@@ -85,7 +85,7 @@ def _timed(fn):  # type: ignore[no-untyped-def]
 
 def _run_queries(session: Session, out: TextIO, title: str) -> None:
     table = session.catalog.get_table(TABLE)
-    paths = [table.data_file_path(e) for e in table.scan_files()]
+    paths = table_file_paths(table, table.scan_files())
     plain = view_over_files(session.spark, table.schema.row_type, paths)
     out.write(f"\n{title}\n")
     header = f"{'query':<44} {'rows':>7} {'files kept':>11} {'lakeskip':>9} {'plain':>8} {'speedup':>8}"

@@ -20,7 +20,7 @@ from lakeskip.catalog.manifest import ManifestEntry
 from lakeskip.catalog.options import target_file_size
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.procedures.base import SortSpec
-from lakeskip.spark.query import view_over_files
+from lakeskip.spark.query import table_file_paths, view_over_files
 from lakeskip.spark.writer import collect_entries
 
 if TYPE_CHECKING:
@@ -75,7 +75,7 @@ class SparkExecutor:
         spark = self.session.spark
         schema = table.schema
         row_type = schema.row_type
-        df = view_over_files(spark, row_type, [table.data_file_path(e) for e in files])
+        df = view_over_files(spark, row_type, table_file_paths(table, files))
         total = sum(e.file.file_size for e in files)
         n_out = max(1, math.ceil(total / target_file_size(schema.options)))
         parts = [F.col(f"`{k}`") for k in schema.partition_keys]

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pyspark.sql import DataFrame, SparkSession
 
 from lakeskip.catalog.catalog import Catalog
+from lakeskip.catalog.manifest import ManifestEntry
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import LakeskipError, TableNotFoundError
 from lakeskip.planner.report import PruningReport, ScanPlan
@@ -28,7 +29,14 @@ from lakeskip.sql.query import TableScan, analyze_query, rewrite_tables
 from lakeskip.sql.statements import Query, TableIdent
 from lakeskip.types import RowType
 
-__all__ = ["PlannedQuery", "plan_query", "spark_path", "view_over_files"]
+__all__ = [
+    "PlannedQuery",
+    "plan_query",
+    "run_planned",
+    "spark_path",
+    "table_file_paths",
+    "view_over_files",
+]
 
 _view_counter = itertools.count()
 _view_lock = threading.Lock()
@@ -39,6 +47,11 @@ def spark_path(path: str) -> str:
     if "://" in path:
         return path
     return "file://" + path if path.startswith("/") else path
+
+
+def table_file_paths(table: FileStoreTable, entries: Sequence[ManifestEntry]) -> list[str]:
+    """Spark-readable URIs of the entries' data files."""
+    return [spark_path(table.file_io.uri(table.data_file_path(e))) for e in entries]
 
 
 def view_over_files(spark: SparkSession, row_type: RowType, paths: Sequence[str]) -> DataFrame:
@@ -102,7 +115,7 @@ def plan_query(
         table = tables[name]
         plan = planner_for(table).plan(scan.predicate, time_zone=time_zone)
         view = _new_view_name(name)
-        paths = [table.data_file_path(e) for e in plan.files]
+        paths = table_file_paths(table, plan.files)
         views.append((view, view_over_files(spark, table.schema.row_type, paths)))
         mapping[id(scan.node)] = view
         plans.append(plan)

@@ -1,0 +1,156 @@
+"""The ``bloom-filter`` file index: Paimon's ``BloomFilter64`` over ``FastHash`` hashes.
+
+Layout (big-endian)::
+
+    +----------------------+------------------------------------------+
+    | i32 numHashFunctions | bit set: numBits / 8 bytes, LSB-first    |
+    +----------------------+------------------------------------------+
+
+Sizing, exactly as Paimon::
+
+    nb      = (int)(-items * ln(fpp) / ln(2)^2)
+    numBits = nb + (8 - nb % 8)                 # always adds 1..8 bits
+    k       = max(1, round(numBits / items * ln(2)))
+
+Kirsch-Mitzenmacher positions: ``h1 = (int) hash``, ``h2 = (int) (hash >>> 32)``; for
+``i = 1..k``: ``c = h1 + i * h2`` with int32 wrap-around, ``c = ~c`` if negative,
+``pos = c % numBits``. Nulls are not added. A reader says SKIP for ``=``/``IN`` when some
+bit of every value is missing, REMAIN otherwise.
+
+>>> import pyarrow as pa
+>>> from lakeskip import types as T
+>>> w = BloomFilterIndexer().create_writer(T.STRING, {"items": "10", "fpp": "0.02"})
+>>> w.write(pa.array(["a", "b", ""]))
+>>> w.serialize().hex()
+'0000000600202003d02000404910c9'
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from lakeskip.errors import CorruptIndexError, InvalidOptionError
+from lakeskip.index.base import FileIndexer, FileIndexReader, FileIndexWriter
+from lakeskip.index.hashing import hash_array, hash_value, supports_hash
+from lakeskip.index.result import REMAIN, SKIP, FileIndexResult
+from lakeskip.types import DataType
+
+__all__ = ["BloomFilterIndexer", "bloom_positions", "bloom_size"]
+
+DEFAULT_ITEMS = 1_000_000
+DEFAULT_FPP = 0.1
+MAX_HASH_FUNCTIONS = 64
+
+
+def bloom_size(items: int, fpp: float) -> tuple[int, int]:
+    """(numBits, numHashFunctions) as ``BloomFilter64(items, fpp)`` computes them."""
+    nb_f = -items * math.log(fpp) / (math.log(2) * math.log(2))
+    nb = int(max(min(nb_f, 2**31 - 1), -(2**31)))  # Java (int) cast saturates
+    num_bits = nb + (8 - nb % 8)
+    k = max(1, int(math.floor(num_bits / items * math.log(2) + 0.5)))
+    return num_bits, k
+
+
+def bloom_positions(hashes: np.ndarray, k: int, num_bits: int) -> np.ndarray:
+    """Bit positions (k per hash, int64) with Java's int32 wrap-around."""
+    h = hashes.astype(np.int64)
+    h1 = h.astype(np.int32)  # low 32 bits
+    h2 = (h.view(np.uint64) >> np.uint64(32)).astype(np.uint32).view(np.int32)
+    i = np.arange(1, k + 1, dtype=np.int32)
+    with np.errstate(over="ignore"):
+        c = h1[:, None] + i[None, :] * h2[:, None]  # int32 arithmetic wraps like Java
+    c = np.where(c < 0, ~c, c)
+    return (c.astype(np.int64) % num_bits).ravel()
+
+
+class _Writer(FileIndexWriter):
+    def __init__(self, dtype: DataType, items: int, fpp: float) -> None:
+        self.dtype = dtype
+        self.num_bits, self.k = bloom_size(items, fpp)
+        self.bits = np.zeros(self.num_bits // 8, dtype=np.uint8)
+        self._empty = True
+
+    @property
+    def empty(self) -> bool:
+        return self._empty
+
+    def write(self, values: pa.Array | pa.ChunkedArray) -> None:
+        if len(values) > 0:
+            self._empty = False
+        hashes = hash_array(values, self.dtype)
+        if len(hashes) == 0:
+            return
+        pos = np.unique(bloom_positions(hashes, self.k, self.num_bits))
+        np.bitwise_or.at(self.bits, pos >> 3, (1 << (pos & 7)).astype(np.uint8))
+
+    def serialize(self) -> bytes:
+        return self.k.to_bytes(4, "big", signed=True) + self.bits.tobytes()
+
+
+class _Reader(FileIndexReader):
+    def __init__(self, dtype: DataType, data: bytes | memoryview) -> None:
+        raw = bytes(data)
+        if len(raw) < 5:
+            raise CorruptIndexError(0, f"bloom filter of {len(raw)} bytes is too short")
+        self.k = int.from_bytes(raw[:4], "big", signed=True)
+        if not 1 <= self.k <= MAX_HASH_FUNCTIONS:
+            raise CorruptIndexError(0, f"bloom filter with {self.k} hash functions")
+        self.bits = np.frombuffer(raw, dtype=np.uint8, offset=4)
+        self.num_bits = len(self.bits) * 8
+        self.dtype = dtype
+
+    def _might_contain(self, value: Any) -> bool:
+        h = np.array([hash_value(self.dtype, value)], dtype=np.int64)
+        pos = bloom_positions(h, self.k, self.num_bits)
+        return bool(np.all(self.bits[pos >> 3] & (1 << (pos & 7)).astype(np.uint8)))
+
+    def visit_equal(self, value: Any) -> FileIndexResult:
+        return REMAIN if self._might_contain(value) else SKIP
+
+
+class BloomFilterIndexer(FileIndexer):
+    """Paimon's ``bloom-filter`` index type (options ``items``, ``fpp``)."""
+
+    name = "bloom-filter"
+    option_keys = frozenset({"items", "fpp"})
+
+    def supports(self, data_type: DataType) -> bool:
+        return supports_hash(data_type)
+
+    @staticmethod
+    def _params(options: Mapping[str, str]) -> tuple[int, float]:
+        try:
+            items = int(str(options.get("items", DEFAULT_ITEMS)).strip())
+        except ValueError as e:
+            raise InvalidOptionError(
+                f"bloom-filter option items must be a positive integer, got {options['items']!r}"
+            ) from e
+        try:
+            fpp = float(str(options.get("fpp", DEFAULT_FPP)).strip())
+        except ValueError as e:
+            raise InvalidOptionError(
+                f"bloom-filter option fpp must be a number in (0, 1), got {options['fpp']!r}"
+            ) from e
+        if items <= 0:
+            raise InvalidOptionError(f"bloom-filter option items must be positive, got {items}")
+        if not 0.0 < fpp < 1.0:
+            raise InvalidOptionError(f"bloom-filter option fpp must be in (0, 1), got {fpp}")
+        return items, fpp
+
+    def validate_options(self, data_type: DataType, options: Mapping[str, str]) -> None:
+        super().validate_options(data_type, options)
+        self._params(options)
+
+    def create_writer(self, data_type: DataType, options: Mapping[str, str]) -> FileIndexWriter:
+        items, fpp = self._params(options)
+        return _Writer(data_type, items, fpp)
+
+    def create_reader(
+        self, data_type: DataType, options: Mapping[str, str], data: bytes | memoryview
+    ) -> FileIndexReader:
+        return _Reader(data_type, data)

@@ -1,0 +1,137 @@
+"""All indexes of one data file: building them (Paimon's ``DataFileIndexWriter``) and
+opening them for the planner.
+
+>>> import pyarrow as pa
+>>> from lakeskip import types as T
+>>> from lakeskip.index.options import parse_file_index_options
+>>> rt = T.RowType.of(("id", T.BIGINT))
+>>> opts = parse_file_index_options({"file-index.bloom-filter.columns": "id",
+...                                  "file-index.bloom-filter.id.items": "10"}, rt)
+>>> built = build_file_index(pa.table({"id": [1, 2, 3]}), rt, opts)
+>>> built.embedded is not None, built.external is None, dict(built.index_types)
+(True, True, {'id': ('bloom-filter',)})
+>>> f = FileIndexFile.from_bytes(built.embedded, rt)
+>>> [r.visit_equal(2) for _, r in f.typed_readers("id")], [r.visit_equal(7) for r in f.readers("id")]
+([REMAIN], [SKIP])
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from lakeskip.errors import LakeskipError
+from lakeskip.index.base import FileIndexReader
+from lakeskip.index.format import FileIndexContainer, write_container
+from lakeskip.index.options import FileIndexOptions
+from lakeskip.index.registry import get_indexer
+from lakeskip.types import DataType, RowType, TypeRoot
+
+__all__ = ["FileIndexFile", "IndexBuildResult", "build_file_index"]
+
+_MAP_KEY = re.compile(r"^(?P<col>[^\[\]]+)\[(?P<key>[^\[\]]*)\]$")
+
+
+@dataclass(frozen=True, slots=True)
+class IndexBuildResult:
+    """``embedded`` xor ``external`` holds the container (both ``None``: nothing indexed)."""
+
+    embedded: bytes | None
+    external: bytes | None
+    index_types: Mapping[str, tuple[str, ...]]
+
+    @property
+    def size(self) -> int:
+        data = self.embedded if self.embedded is not None else self.external
+        return len(data) if data is not None else 0
+
+
+def _values(table: pa.Table, column: str, map_key: str | None, dtype: DataType) -> pa.Array:
+    col = table[column]
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks()
+    if map_key is not None:
+        col = pc.map_lookup(col, pa.scalar(map_key, pa.string()), "first")
+    target = dtype.to_arrow()
+    return col if col.type == target else col.cast(target)
+
+
+def build_file_index(table: pa.Table, schema: RowType, options: FileIndexOptions) -> IndexBuildResult:
+    """Build every configured index over ``table`` (one data file's rows, in file order)."""
+    if not options.specs:
+        return IndexBuildResult(None, None, {})
+    mapping: dict[str, dict[str, bytes | None]] = {}
+    for spec in options.specs:
+        f = schema.field(spec.column)
+        dtype = spec.data_type
+        if dtype is None:
+            dtype = f.type if spec.map_key is None else f.type.value  # type: ignore[assignment]
+        assert dtype is not None
+        writer = get_indexer(spec.index_type).create_writer(dtype, spec.options)
+        writer.write(_values(table, f.name, spec.map_key, dtype))
+        mapping.setdefault(spec.name, {})[spec.index_type] = (
+            None if writer.empty else writer.serialize()
+        )
+    data = write_container(mapping)
+    types = {col: tuple(by_type) for col, by_type in mapping.items()}
+    if len(data) <= options.in_manifest_threshold:
+        return IndexBuildResult(data, None, types)
+    return IndexBuildResult(None, data, types)
+
+
+class FileIndexFile:
+    """An opened container; readers are created on first use and cached."""
+
+    def __init__(self, container: FileIndexContainer, schema: RowType) -> None:
+        self.container = container
+        self.schema = schema
+        self._readers: dict[str, list[tuple[str, FileIndexReader]]] = {}
+
+    @classmethod
+    def from_bytes(cls, data: bytes | memoryview, schema: RowType) -> FileIndexFile:
+        """Raises :class:`~lakeskip.errors.CorruptIndexError` on a bad header."""
+        return cls(FileIndexContainer.decode(data), schema)
+
+    def _type_of(self, name: str) -> DataType | None:
+        m = _MAP_KEY.match(name)
+        column = m.group("col") if m else name
+        if not self.schema.has(column):
+            return None
+        t = self.schema.field(column).type
+        if m is None:
+            return t
+        if t.root is not TypeRoot.MAP or t.value is None:
+            return None
+        return t.value
+
+    def typed_readers(self, name: str) -> list[tuple[str, FileIndexReader]]:
+        """(index type, reader) for a container column (``col`` or ``col[key]``); index types
+        this build does not know, and columns the schema lacks, give no reader."""
+        got = self._readers.get(name)
+        if got is not None:
+            return got
+        out: list[tuple[str, FileIndexReader]] = []
+        dtype = self._type_of(name)
+        if dtype is not None:
+            for e in self.container.entries:
+                if e.column != name:
+                    continue
+                payload = self.container.payload(e.column, e.index_type)
+                if payload is None:
+                    continue  # EMPTY: the writer saw no rows; nothing to decide with
+                try:
+                    indexer = get_indexer(e.index_type)
+                except LakeskipError:
+                    continue
+                if not indexer.supports(dtype):
+                    continue
+                out.append((e.index_type, indexer.create_reader(dtype, {}, payload)))
+        self._readers[name] = out
+        return out
+
+    def readers(self, name: str) -> list[FileIndexReader]:
+        return [r for _, r in self.typed_readers(name)]

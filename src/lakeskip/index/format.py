@@ -1,0 +1,158 @@
+"""The file-index container (Paimon's ``FileIndexFormat``): every index of one data file.
+
+Layout (big-endian; ``UTF`` = Java ``writeUTF``: u16 length + modified UTF-8)::
+
+    +-------------------------------------------------------------------+
+    | i64 MAGIC = 1493475289347502 | i32 version = 1 | i32 headLength     |
+    +-------------------------------------------------------------------+
+    | i32 columnCount                                                   |
+    |   repeat columnCount:                                             |
+    |     UTF columnName | i32 indexCount                               |
+    |       repeat indexCount:                                          |
+    |         UTF indexType | i32 startPos | i32 length                 |
+    +-------------------------------------------------------------------+
+    | i32 redundantLength | redundant bytes (0 when we write)           |
+    +-------------------------------------------------------------------+
+    | BODY: index payloads, concatenated                                |
+    +-------------------------------------------------------------------+
+
+``headLength`` counts everything before the body (magic included); ``startPos`` is absolute.
+An index whose writer saw no rows is ``startPos = -1, length = 0`` (``EMPTY_INDEX_FLAG``).
+
+>>> data = write_container({"id": {"bloom-filter": b"\\x00\\x01"}, "s": {"bitmap": None}})
+>>> c = FileIndexContainer.decode(data)
+>>> [(e.column, e.index_type, e.length) for e in c.entries]
+[('id', 'bloom-filter', 2), ('s', 'bitmap', 0)]
+>>> bytes(c.payload("id", "bloom-filter")), c.payload("s", "bitmap")
+(b'\\x00\\x01', None)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from lakeskip.errors import CorruptIndexError
+from lakeskip.index._binary import ByteReader, ByteWriter, encode_modified_utf8
+
+__all__ = ["EMPTY_INDEX_FLAG", "MAGIC", "VERSION", "ContainerEntry", "FileIndexContainer", "write_container"]
+
+MAGIC = 1493475289347502
+VERSION = 1
+EMPTY_INDEX_FLAG = -1
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerEntry:
+    column: str
+    index_type: str
+    start: int  # absolute; -1 = EMPTY
+    length: int
+
+
+def write_container(indexes: Mapping[str, Mapping[str, bytes | None]]) -> bytes:
+    """Serialise ``column -> index type -> payload`` (``None`` = EMPTY), in mapping order."""
+    head_len = 8 + 4 + 4 + 4 + 4  # magic, version, headLength, columnCount, redundantLength
+    for column, by_type in indexes.items():
+        head_len += 2 + len(encode_modified_utf8(column)) + 4
+        for index_type in by_type:
+            head_len += 2 + len(encode_modified_utf8(index_type)) + 8
+    w = ByteWriter()
+    w.i64(MAGIC)
+    w.i32(VERSION)
+    w.i32(head_len)
+    w.i32(len(indexes))
+    body = bytearray()
+    for column, by_type in indexes.items():
+        w.utf(column)
+        w.i32(len(by_type))
+        for index_type, payload in by_type.items():
+            w.utf(index_type)
+            if payload is None:
+                w.i32(EMPTY_INDEX_FLAG)
+                w.i32(0)
+            else:
+                w.i32(head_len + len(body))
+                w.i32(len(payload))
+                body += payload
+    w.i32(0)  # redundant length
+    assert len(w) == head_len, (len(w), head_len)
+    w.raw(body)
+    return w.getvalue()
+
+
+class FileIndexContainer:
+    """A decoded container: header parsed eagerly, payloads sliced on demand."""
+
+    def __init__(self, data: memoryview, entries: tuple[ContainerEntry, ...]) -> None:
+        self._data = data
+        self.entries = entries
+
+    @classmethod
+    def decode(cls, data: bytes | bytearray | memoryview) -> FileIndexContainer:
+        """Parse the header.
+
+        Raises:
+            CorruptIndexError: wrong magic/version, truncated header, positions outside the data.
+        """
+        buf = memoryview(data).cast("B") if not isinstance(data, memoryview) else data
+        r = ByteReader(buf)
+        magic = r.i64()
+        if magic != MAGIC:
+            raise CorruptIndexError(0, f"not a file index (magic {magic})")
+        version = r.i32()
+        if version != VERSION:
+            raise CorruptIndexError(8, f"unsupported file index version {version}")
+        head_len = r.i32()
+        if not 24 <= head_len <= len(buf):
+            raise CorruptIndexError(12, f"header length {head_len} outside 24..{len(buf)}")
+        n_cols = r.i32()
+        if not 0 <= n_cols <= head_len:
+            raise CorruptIndexError(16, f"bad column count {n_cols}")
+        entries = []
+        for _ in range(n_cols):
+            column = r.utf()
+            n_idx = r.i32()
+            if not 0 <= n_idx <= head_len:
+                raise CorruptIndexError(r.pos - 4, f"bad index count {n_idx}")
+            for _ in range(n_idx):
+                index_type = r.utf()
+                at = r.pos
+                start, length = r.i32(), r.i32()
+                if start == EMPTY_INDEX_FLAG:
+                    if length != 0:
+                        raise CorruptIndexError(at, "EMPTY index with a length")
+                elif start < head_len or length < 0 or start + length > len(buf):
+                    raise CorruptIndexError(
+                        at, f"index {column}/{index_type} at {start}+{length} outside the body"
+                    )
+                entries.append(ContainerEntry(column, index_type, start, length))
+        redundant = r.i32()
+        if redundant < 0:
+            raise CorruptIndexError(r.pos - 4, f"negative redundant length {redundant}")
+        r.skip(redundant)
+        if r.pos != head_len:
+            raise CorruptIndexError(r.pos, f"header ends at {r.pos}, headLength says {head_len}")
+        return cls(buf, tuple(entries))
+
+    def columns(self) -> list[str]:
+        return list(dict.fromkeys(e.column for e in self.entries))
+
+    def index_types(self, column: str) -> list[str]:
+        return [e.index_type for e in self.entries if e.column == column]
+
+    def payload(self, column: str, index_type: str) -> memoryview | None:
+        """The index bytes, ``None`` for an EMPTY index. KeyError if absent."""
+        for e in self.entries:
+            if e.column == column and e.index_type == index_type:
+                if e.start == EMPTY_INDEX_FLAG:
+                    return None
+                return self._data[e.start : e.start + e.length]
+        raise KeyError(f"{column}/{index_type}")
+
+    def to_mapping(self) -> dict[str, dict[str, bytes | None]]:
+        out: dict[str, dict[str, bytes | None]] = {}
+        for e in self.entries:
+            p = self.payload(e.column, e.index_type)
+            out.setdefault(e.column, {})[e.index_type] = None if p is None else bytes(p)
+        return out

@@ -1,0 +1,185 @@
+"""Parsing and validating the ``file-index.*`` table options.
+
+Keys (as Paimon's ``FileIndexOptions``):
+
+* ``file-index.<type>.columns`` = ``c1,c2,m[key]`` -- which columns get an index of ``<type>``
+  (``m[key]``: one key of a MAP<STRING, ...> column);
+* ``file-index.<type>.<column>.<option>`` -- per-column options (``items``, ``fpp``, ...);
+  for a map key, ``file-index.<type>.<map>.<option>`` applies to every key and
+  ``file-index.<type>.<map>[<key>].<option>`` overrides it;
+* ``file-index.in-manifest-threshold`` (default ``500 B``): containers up to this size are
+  embedded in the manifest, larger ones go to a ``<data-file>.index`` file;
+* ``file-index.read.enabled`` (default ``true``).
+
+>>> from lakeskip import types as T
+>>> rt = T.RowType.of(("id", T.BIGINT), ("m", T.map_of(T.STRING, T.STRING)))
+>>> o = parse_file_index_options({
+...     "file-index.bloom-filter.columns": "id,m[k]",
+...     "file-index.bloom-filter.m.items": "100",
+...     "file-index.bloom-filter.m[k].fpp": "0.01"}, rt)
+>>> [(s.name, dict(s.options)) for s in o.specs]
+[('id', {}), ('m[k]', {'items': '100', 'fpp': '0.01'})]
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from lakeskip.errors import (
+    InvalidOptionError,
+    TypeMismatchError,
+    UnsupportedIndexTypeError,
+)
+from lakeskip.index.base import parse_memory_size
+from lakeskip.index.registry import get_indexer
+from lakeskip.types import DataType, RowType, TypeRoot
+
+__all__ = [
+    "IN_MANIFEST_THRESHOLD",
+    "PREFIX",
+    "READ_ENABLED",
+    "FileIndexOptions",
+    "IndexColumnSpec",
+    "is_file_index_option",
+    "parse_file_index_options",
+]
+
+PREFIX = "file-index."
+IN_MANIFEST_THRESHOLD = "file-index.in-manifest-threshold"
+READ_ENABLED = "file-index.read.enabled"
+DEFAULT_THRESHOLD = 500
+_COLUMN = re.compile(r"^(?P<col>[^\[\]]+?)(?:\[(?P<key>[^\[\]]*)\])?$")
+
+
+@dataclass(frozen=True, slots=True)
+class IndexColumnSpec:
+    """One index to build: type, column (or map key), merged options."""
+
+    column: str
+    map_key: str | None
+    index_type: str
+    options: Mapping[str, str] = field(default_factory=dict)
+    data_type: DataType | None = field(default=None, compare=False)
+
+    @property
+    def name(self) -> str:
+        """The container's column name: ``col`` or ``col[key]``."""
+        return self.column if self.map_key is None else f"{self.column}[{self.map_key}]"
+
+
+@dataclass(frozen=True, slots=True)
+class FileIndexOptions:
+    specs: tuple[IndexColumnSpec, ...]
+    in_manifest_threshold: int = DEFAULT_THRESHOLD
+    read_enabled: bool = True
+
+    @property
+    def enabled(self) -> bool:
+        """Whether any index is configured."""
+        return bool(self.specs)
+
+
+def is_file_index_option(key: str) -> bool:
+    return key.startswith(PREFIX)
+
+
+def _split_column(text: str, key: str) -> tuple[str, str | None]:
+    m = _COLUMN.match(text.strip())
+    if not m:
+        raise InvalidOptionError(f"option {key!r}: malformed column {text!r} (use col or col[key])")
+    return m.group("col").strip(), m.group("key")
+
+
+def _value_type(row_type: RowType, column: str, map_key: str | None, key: str) -> tuple[str, DataType]:
+    f = row_type.field(column)
+    if map_key is None:
+        return f.name, f.type
+    t = f.type
+    if t.root is not TypeRoot.MAP or t.key is None or t.key.root is not TypeRoot.STRING:
+        raise TypeMismatchError(
+            f"option {key!r}: {column}[{map_key}] needs a MAP<STRING, ...> column, {f.name} is {t}"
+        )
+    assert t.value is not None
+    return f.name, t.value
+
+
+def parse_file_index_options(options: Mapping[str, str], schema: RowType) -> FileIndexOptions:
+    """Parse and validate every ``file-index.*`` option against the table's columns.
+
+    Raises:
+        UnknownIndexTypeError: an index type that does not exist.
+        ColumnNotFoundError: an index on a column that does not exist.
+        UnsupportedIndexTypeError: an index that cannot handle the column's type.
+        TypeMismatchError: a map-key index on a column that is not MAP<STRING, ...>.
+        InvalidOptionError: unknown per-index option, option for an unindexed column,
+            malformed value.
+    """
+    threshold = DEFAULT_THRESHOLD
+    read_enabled = True
+    columns: dict[str, list[tuple[str, str | None, str]]] = {}  # type -> [(col, key, raw)]
+    per_column: dict[tuple[str, str], dict[str, str]] = {}  # (type, raw column) -> opts
+    for key, value in options.items():
+        if not key.startswith(PREFIX):
+            continue
+        if key == IN_MANIFEST_THRESHOLD:
+            threshold = parse_memory_size(value, key)
+            continue
+        if key == READ_ENABLED:
+            v = str(value).strip().lower()
+            if v not in ("true", "false"):
+                raise InvalidOptionError(f"option {key!r} must be true or false, got {value!r}")
+            read_enabled = v == "true"
+            continue
+        rest = key[len(PREFIX) :]
+        index_type, _, tail = rest.partition(".")
+        if not tail:
+            raise InvalidOptionError(f"unknown option {key!r}")
+        get_indexer(index_type)  # UnknownIndexTypeError
+        if tail == "columns":
+            specs = []
+            for part in str(value).split(","):
+                if not part.strip():
+                    continue
+                col, mkey = _split_column(part, key)
+                specs.append((col, mkey, part.strip()))
+            if not specs:
+                raise InvalidOptionError(f"option {key!r} names no columns")
+            columns[index_type] = specs
+            continue
+        col_text, dot, opt = tail.rpartition(".")
+        if not dot or not col_text or not opt:
+            raise InvalidOptionError(f"unknown option {key!r}")
+        per_column.setdefault((index_type, col_text), {})[opt] = str(value)
+    specs_out: list[IndexColumnSpec] = []
+    used: set[tuple[str, str]] = set()
+    for index_type, cols in columns.items():
+        indexer = get_indexer(index_type)
+        for col, mkey, _raw in cols:
+            name, dtype = _value_type(schema, col, mkey, f"file-index.{index_type}.columns")
+            if not indexer.supports(dtype):
+                raise UnsupportedIndexTypeError(
+                    f"{index_type} index does not support column "
+                    f"{name if mkey is None else f'{name}[{mkey}]'} of type {dtype}"
+                )
+            merged: dict[str, str] = {}
+            for ck in (col, name) if mkey is None else (col, name):
+                if (index_type, ck) in per_column:
+                    merged.update(per_column[(index_type, ck)])
+                    used.add((index_type, ck))
+            if mkey is not None:
+                for ck in (f"{col}[{mkey}]", f"{name}[{mkey}]"):
+                    if (index_type, ck) in per_column:
+                        merged.update(per_column[(index_type, ck)])
+                        used.add((index_type, ck))
+            indexer.validate_options(dtype, merged)
+            specs_out.append(IndexColumnSpec(name, mkey, index_type, merged, dtype))
+    for (index_type, col_text), opts in per_column.items():
+        if (index_type, col_text) not in used:
+            some = next(iter(opts))
+            raise InvalidOptionError(
+                f"option 'file-index.{index_type}.{col_text}.{some}': column {col_text} has no "
+                f"{index_type} index (add it to file-index.{index_type}.columns)"
+            )
+    return FileIndexOptions(tuple(specs_out), threshold, read_enabled)

@@ -1,0 +1,281 @@
+"""The scan planner: a query's predicate on one table -> the data files Spark must read.
+
+Tiers, cheapest first, each only for files the previous tiers kept:
+
+1. **Partition values** (exact, from the manifest entry).
+2. **Stats**: min/max/null counts from the manifest (:class:`StatsEvaluator`).
+3. **Embedded file indexes** (``_EMBEDDED_FILE_INDEX``; no extra I/O).
+4. **``.index`` files**, read in parallel for the files still alive, cached by path (index
+   files are immutable: a rewrite writes a new name).
+
+Index results combine as Paimon's ``FileIndexPredicate``: a leaf ANDs every index on its
+column, AND short-circuits, OR folds. A SKIP or an empty row bitmap skips the file. A corrupt,
+missing or unreadable index, or one whose column no longer matches the table's schema, means
+"keep the file" and a :class:`~lakeskip.errors.LakeskipWarning` -- never a failed query and
+never a skipped match.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import warnings
+from collections import OrderedDict
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from lakeskip.catalog.manifest import ManifestEntry
+from lakeskip.catalog.stats import file_column_stats
+from lakeskip.catalog.table import FileStoreTable
+from lakeskip.errors import LakeskipWarning
+from lakeskip.expressions import AlwaysFalse, AlwaysTrue, BooleanExpression, bind
+from lakeskip.index.file_index import FileIndexFile
+from lakeskip.index.options import parse_file_index_options
+from lakeskip.planner.index_evaluator import IndexVerdict, evaluate_file_index
+from lakeskip.planner.report import FileDecision, ScanPlan, SkipTier
+from lakeskip.planner.stats import ColumnStats, FileStats
+from lakeskip.planner.stats_evaluator import StatsEvaluator
+from lakeskip.types import RowType
+
+__all__ = ["IndexFileCache", "ScanPlanner"]
+
+
+class IndexFileCache:
+    """A small LRU of ``.index`` file bytes by path, shared across queries (files are
+    immutable once written)."""
+
+    def __init__(self, max_bytes: int = 256 * 1024 * 1024) -> None:
+        self.max_bytes = max_bytes
+        self._data: OrderedDict[str, bytes] = OrderedDict()
+        self._size = 0
+        self._lock = threading.Lock()
+
+    def get(self, path: str) -> bytes | None:
+        with self._lock:
+            data = self._data.get(path)
+            if data is not None:
+                self._data.move_to_end(path)
+            return data
+
+    def put(self, path: str, data: bytes) -> None:
+        if len(data) > self.max_bytes:
+            return
+        with self._lock:
+            if path in self._data:
+                return
+            self._data[path] = data
+            self._size += len(data)
+            while self._size > self.max_bytes:
+                _, old = self._data.popitem(last=False)
+                self._size -= len(old)
+
+
+_SHARED_CACHE = IndexFileCache()
+
+
+@dataclass(slots=True)
+class _Warnings:
+    messages: list[str]
+
+    def add(self, message: str) -> None:
+        if message not in self.messages:
+            self.messages.append(message)
+            warnings.warn(message, LakeskipWarning, stacklevel=4)
+
+
+class ScanPlanner:
+    """Plans scans of one table. Stateless between calls; safe to share across threads.
+
+    Args:
+        table: the table to plan.
+        max_workers: threads reading ``.index`` files.
+        cache: ``.index`` byte cache (a process-wide one by default).
+    """
+
+    def __init__(
+        self, table: FileStoreTable, max_workers: int = 8, cache: IndexFileCache | None = None
+    ) -> None:
+        self.table = table
+        self.max_workers = max_workers
+        self.cache = cache if cache is not None else _SHARED_CACHE
+
+    def plan(
+        self,
+        predicate: BooleanExpression | None,
+        time_zone: str = "UTC",
+        snapshot_id: int | None = None,
+        use_indexes: bool = True,
+    ) -> ScanPlan:
+        """Decide, for every live data file, skip or keep.
+
+        Args:
+            predicate: unbound predicate over the table's columns (``None``: keep all).
+            time_zone: Spark's session time zone (timestamp literals).
+            snapshot_id: plan an older snapshot (default: the latest).
+            use_indexes: evaluate file indexes (tiers 3 and 4); stats always apply.
+        """
+        started = time.perf_counter()
+        table = self.table
+        snapshot = table.snapshot(snapshot_id) if snapshot_id is not None else table.latest_snapshot()
+        entries = table.scan_files(snapshot) if snapshot is not None else []
+        schema = table.schema
+        row_type = schema.row_type
+        pred = predicate if predicate is not None else AlwaysTrue()
+        bound = bind(row_type, pred, time_zone=time_zone)
+        notes = _Warnings([])
+        index_files_read = 0
+        if isinstance(bound, AlwaysFalse):
+            decisions = [FileDecision(e, keep=False, tier=SkipTier.PREDICATE) for e in entries]
+        elif isinstance(bound, AlwaysTrue):
+            decisions = [FileDecision(e, keep=True) for e in entries]
+        else:
+            decisions, index_files_read = self._decide(entries, bound, row_type, use_indexes, notes)
+        planning_ms = (time.perf_counter() - started) * 1000
+        return ScanPlan.build(
+            table=table.identifier,
+            predicate=repr(pred),
+            snapshot_id=snapshot.id if snapshot is not None else None,
+            decisions=decisions,
+            index_files_read=index_files_read,
+            planning_ms=planning_ms,
+            warnings=notes.messages,
+        )
+
+    # -- tiers ------------------------------------------------------------------------------
+
+    def _decide(
+        self,
+        entries: Sequence[ManifestEntry],
+        bound: Any,
+        row_type: RowType,
+        use_indexes: bool,
+        notes: _Warnings,
+    ) -> tuple[list[FileDecision], int]:
+        table = self.table
+        schema = table.schema
+        evaluator = StatsEvaluator(bound)
+        part_keys = list(schema.partition_keys)
+        decisions: dict[int, FileDecision] = {}
+        alive: list[int] = []
+        for i, e in enumerate(entries):
+            part_stats = {
+                k: ColumnStats(v, v, e.file.row_count if v is None else 0)
+                for k, v in zip(part_keys, e.partition, strict=True)
+            }
+            if part_keys and not evaluator.evaluate(FileStats(e.file.row_count, part_stats)):
+                decisions[i] = FileDecision(e, keep=False, tier=SkipTier.PARTITION)
+                continue
+            stats = self._file_stats(e, notes)
+            stats.update(part_stats)
+            if not evaluator.evaluate(FileStats(e.file.row_count, stats)):
+                decisions[i] = FileDecision(e, keep=False, tier=SkipTier.STATS)
+                continue
+            alive.append(i)
+        options = parse_file_index_options(schema.options, row_type)
+        if not use_indexes or not options.read_enabled:
+            for i in alive:
+                decisions[i] = FileDecision(entries[i], keep=True)
+            return [decisions[i] for i in range(len(entries))], 0
+        embedded = [i for i in alive if entries[i].file.embedded_index is not None]
+        external = [
+            i
+            for i in alive
+            if entries[i].file.embedded_index is None and entries[i].file.index_file_name
+        ]
+        indexed = set(embedded) | set(external)
+        for i in alive:
+            if i not in indexed:
+                decisions[i] = FileDecision(entries[i], keep=True)
+        for i in embedded:
+            e = entries[i]
+            decisions[i] = self._index_decision(
+                e, e.file.embedded_index, bound, SkipTier.EMBEDDED_INDEX, notes
+            )
+        loaded = self._load_index_files([entries[i] for i in external], notes)
+        n_read = sum(1 for d in loaded if d is not None)
+        for i, data in zip(external, loaded, strict=True):
+            e = entries[i]
+            if data is None:
+                decisions[i] = FileDecision(e, keep=True)
+            else:
+                decisions[i] = self._index_decision(e, data, bound, SkipTier.INDEX_FILE, notes)
+        return [decisions[i] for i in range(len(entries))], n_read
+
+    def _file_stats(self, e: ManifestEntry, notes: _Warnings) -> dict[str, ColumnStats]:
+        table = self.table
+        try:
+            file_schema = table.schema_by_id(e.file.schema_id)
+            raw = file_column_stats(e.file, file_schema, table.schema)
+        except Exception as err:  # stats we cannot decode are unknown, not an error
+            notes.add(f"{table.identifier}: unreadable stats of {e.file.file_name} ({err}); kept")
+            return {}
+        return {name: ColumnStats(mn, mx, nulls) for name, (mn, mx, nulls) in raw.items()}
+
+    def _index_row_type(self, e: ManifestEntry) -> RowType:
+        """Columns of the file's schema that still mean the same in the table's schema."""
+        table = self.table
+        if e.file.schema_id == table.schema.id:
+            return table.schema.row_type
+        file_schema = table.schema_by_id(e.file.schema_id)
+        current = {f.id: f for f in table.schema.row_type}
+        same = [
+            current[f.id]
+            for f in file_schema.row_type
+            if f.id in current and current[f.id].name == f.name and current[f.id].type == f.type
+        ]
+        return RowType(tuple(same))
+
+    def _index_decision(
+        self,
+        e: ManifestEntry,
+        data: bytes | memoryview,
+        bound: Any,
+        tier: SkipTier,
+        notes: _Warnings,
+    ) -> FileDecision:
+        table = self.table
+        try:
+            index = FileIndexFile.from_bytes(data, self._index_row_type(e))
+            verdict: IndexVerdict = evaluate_file_index(bound, index)
+        except Exception as err:  # corrupt or unreadable: keep the file, say so once
+            notes.add(
+                f"{table.identifier}: file index of {e.file.file_name} unusable "
+                f"({type(err).__name__}: {err}); file kept"
+            )
+            return FileDecision(e, keep=True)
+        for msg in verdict.warnings:
+            notes.add(f"{table.identifier}: {e.file.file_name}: {msg}")
+        if verdict.skip:
+            return FileDecision(
+                e, keep=False, tier=tier, index_type=verdict.index_type, column=verdict.column
+            )
+        return FileDecision(e, keep=True, rows=verdict.rows)
+
+    def _load_index_files(
+        self, entries: Sequence[ManifestEntry], notes: _Warnings
+    ) -> list[bytes | None]:
+        if not entries:
+            return []
+        table = self.table
+
+        def load(e: ManifestEntry) -> bytes | None:
+            name = e.file.index_file_name
+            assert name is not None
+            path = f"{table.data_file_dir(e)}/{name}"
+            cached = self.cache.get(path)
+            if cached is not None:
+                return cached
+            try:
+                data = table.file_io.read_bytes(path)
+            except Exception as err:
+                notes.add(f"{table.identifier}: cannot read index file {name} ({err}); file kept")
+                return None
+            self.cache.put(path, data)
+            return data
+
+        if len(entries) == 1:
+            return [load(entries[0])]
+        with ThreadPoolExecutor(max_workers=min(self.max_workers, len(entries))) as pool:
+            return list(pool.map(load, entries))

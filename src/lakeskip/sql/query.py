@@ -1,0 +1,203 @@
+"""Which lakeskip tables a query reads, and which predicates apply to each reference.
+
+Every reference (a FROM/JOIN source in some scope: the main query, CTEs, derived tables,
+subqueries) gets its own predicate: the AND of the translated WHERE conjuncts of the scope
+that reads it directly, over columns attributed to that reference. Sound by construction:
+
+* join conditions (ON / USING) are never used as filters;
+* a table on the null-supplying side of an outer join gets no predicate (pruning its rows
+  could turn a filtered-out joined row into a NULL-extended row that passes the WHERE);
+* an unqualified column is attributed only when it cannot belong to another source;
+* predicates of an outer query are not pushed into CTEs or derived tables (their own WHERE
+  clauses are used where they read the table).
+
+Example:
+    >>> import sqlglot
+    >>> from lakeskip import types as T
+    >>> rt = T.RowType.of(("id", T.BIGINT), ("k", T.STRING))
+    >>> tree = sqlglot.parse_one(
+    ...     "SELECT * FROM db.t a LEFT JOIN db.t b ON a.id = b.id WHERE a.k = 'x' AND b.id > 1",
+    ...     read="spark")
+    >>> scans = analyze_query(tree, tables=lambda i: rt, default_db="default")
+    >>> [(s.alias, repr(s.predicate)) for s in scans]
+    [('a', "EqualTo(Reference('k'), 'x')"), ('b', 'AlwaysTrue()')]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+from sqlglot.optimizer.scope import Scope, traverse_scope
+
+from lakeskip.expressions import AlwaysTrue, And, BooleanExpression, Reference
+from lakeskip.sql.predicates import to_expression
+from lakeskip.sql.statements import DIALECT, TableIdent
+from lakeskip.types import RowType
+
+__all__ = ["TableScan", "analyze_query", "rewrite_tables"]
+
+
+@dataclass(frozen=True, slots=True)
+class TableScan:
+    """One reference to a lakeskip table, with the predicate that may prune it."""
+
+    node: exp.Table = field(compare=False)
+    ident: TableIdent
+    alias: str | None
+    predicate: BooleanExpression
+
+
+def _conjuncts(node: exp.Expression) -> list[exp.Expression]:
+    if isinstance(node, exp.And):
+        return _conjuncts(node.this) + _conjuncts(node.expression)
+    if isinstance(node, exp.Paren):
+        inner = node.this
+        return _conjuncts(inner) if isinstance(inner, exp.And) else [node]
+    return [node]
+
+
+def _null_supplying(select: exp.Expression) -> set[str]:
+    """Aliases of sources on the null-supplying side of an outer join in this SELECT."""
+    out: set[str] = set()
+    joins = select.args.get("joins") or []
+    if not joins:
+        return out
+    seen: list[str] = []
+    from_ = select.args.get("from_") or select.args.get("from")
+    if from_ is not None and isinstance(from_.this, exp.Expression):
+        seen.append(from_.this.alias_or_name)
+    for j in joins:
+        name = j.this.alias_or_name
+        side = (j.args.get("side") or "").upper()
+        if side in ("LEFT", "FULL"):
+            out.add(name)
+        if side in ("RIGHT", "FULL"):
+            out.update(seen)
+        seen.append(name)
+    return out
+
+
+def analyze_query(
+    tree: exp.Expression,
+    tables: Callable[[TableIdent], RowType | None],
+    schemas: Mapping[str, Mapping[str, str]] | None = None,
+    default_db: str = "default",
+    time_zone: str = "UTC",
+) -> list[TableScan]:
+    """One :class:`TableScan` per reference to a lakeskip table in ``tree``.
+
+    Args:
+        tree: the parsed query.
+        tables: returns the row type of a lakeskip table, or ``None`` for anything else.
+        schemas: column names of other tables by qualified name, when known (lets
+            unqualified columns be attributed in joins with non-lakeskip tables).
+        default_db: database of unqualified table names.
+        time_zone: Spark's session time zone, for timestamp literals.
+    """
+    scans: list[TableScan] = []
+    for scope in traverse_scope(tree):
+        refs: dict[str, tuple[exp.Table, TableIdent, RowType]] = {}
+        other_columns: dict[str, set[str] | None] = {}
+        for alias, source in scope.sources.items():
+            if isinstance(source, exp.Table):
+                if source.catalog:  # not ours (e.g. spark_catalog.db.t)
+                    other_columns[alias] = None
+                    continue
+                ident = TableIdent(source.db or None, source.name)
+                row_type = tables(ident)
+                if row_type is not None:
+                    refs[alias] = (source, ident, row_type)
+                    continue
+                known = (schemas or {}).get(ident.qualified(default_db))
+                other_columns[alias] = {c.lower() for c in known} if known is not None else None
+            elif isinstance(source, Scope):
+                other_columns[alias] = _scope_columns(source)
+            else:
+                other_columns[alias] = None
+        if not refs:
+            continue
+        select = scope.expression
+        where = select.args.get("where") if isinstance(select, exp.Select) else None
+        nullable_side = _null_supplying(select) if isinstance(select, exp.Select) else set()
+        for alias, (node, ident, row_type) in refs.items():
+            predicate: BooleanExpression = AlwaysTrue()
+            if where is not None and alias not in nullable_side:
+                resolver = _resolver(alias, row_type, refs, other_columns, len(scope.sources))
+                parts = [
+                    to_expression(c, resolver, row_type, time_zone) for c in _conjuncts(where.this)
+                ]
+                for p in parts:
+                    predicate = And(predicate, p)
+            scans.append(TableScan(node, ident, node.alias or None, predicate))
+    return scans
+
+
+def _scope_columns(scope: Scope) -> set[str] | None:
+    select = scope.expression
+    if isinstance(select, exp.Select):
+        names = set()
+        for e in select.expressions:
+            if isinstance(e, exp.Star) or (isinstance(e, exp.Column) and e.is_star):
+                return None
+            names.add(e.alias_or_name.lower())
+        return names
+    return None
+
+
+def _resolver(
+    alias: str,
+    row_type: RowType,
+    refs: Mapping[str, tuple[exp.Table, TableIdent, RowType]],
+    other_columns: Mapping[str, set[str] | None],
+    n_sources: int,
+) -> Callable[[exp.Expression], Reference | None]:
+    def column_ref(col: exp.Column) -> Reference | None:
+        qualifier = col.table
+        name = col.name
+        if col.args.get("db") or col.args.get("catalog"):
+            return None
+        if qualifier:
+            if qualifier != alias or not row_type.has(name):
+                return None
+            return Reference(row_type.field(name).name)
+        if not row_type.has(name):
+            return None
+        if n_sources > 1:
+            for other, (_, _, rt) in refs.items():
+                if other != alias and rt.has(name):
+                    return None  # ambiguous (Spark would reject it anyway)
+            for cols in other_columns.values():
+                if cols is None or name.lower() in cols:
+                    return None  # might belong to a source we know nothing about
+        return Reference(row_type.field(name).name)
+
+    def resolve(node: exp.Expression) -> Reference | None:
+        if isinstance(node, exp.Column):
+            return column_ref(node)
+        if isinstance(node, exp.Bracket) and isinstance(node.this, exp.Column):
+            keys = node.expressions
+            if len(keys) == 1 and isinstance(keys[0], exp.Literal) and keys[0].is_string:
+                base = column_ref(node.this)
+                if base is not None and row_type.field(base.name).type.root.name == "MAP":
+                    return Reference(base.name, key=str(keys[0].this))
+        return None
+
+    return resolve
+
+
+def rewrite_tables(tree: exp.Expression, mapping: Mapping[int, str]) -> str:
+    """The query's Spark SQL with each mapped table reference (by ``id(node)``) replaced by a
+    view name, keeping its alias (or the table's name as alias, so ``t.col`` still works)."""
+
+    def swap(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.Table) and id(node) in mapping:
+            alias = node.alias or node.name
+            return exp.Table(
+                this=exp.to_identifier(mapping[id(node)]),
+                alias=exp.TableAlias(this=exp.to_identifier(alias)),
+            )
+        return node
+
+    return tree.transform(swap, copy=False).sql(DIALECT)

@@ -1,0 +1,586 @@
+"""SQL text -> typed statements (sqlglot, Spark dialect).
+
+Statements lakeskip owns become frozen dataclasses; queries become :class:`Query` (their
+lakeskip tables are pruned before Spark runs them); anything else becomes
+:class:`Passthrough` and goes to Spark unchanged.
+
+Example:
+    >>> s = parse_statement("CREATE TABLE db.t (id BIGINT, s STRING) "
+    ...                     "WITH ('file-index.bloom-filter.columns'='s')")
+    >>> s.ident.qualified("default"), [c.name for c in s.columns], dict(s.options)
+    ('db.t', ['id', 's'], {'file-index.bloom-filter.columns': 's'})
+    >>> parse_statement("CALL sys.compact(table => 'db.t', order_by => 'a,b')")
+    Call(procedure='sys.compact', args=(), kwargs={'table': 'db.t', 'order_by': 'a,b'})
+    >>> parse_statement("SELECT * FROM t WHERE")
+    Traceback (most recent call last):
+    ...
+    lakeskip.errors.SqlParseError: Required keyword: 'this' missing for Where (line 1, col 21)
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ParseError, TokenError
+
+from lakeskip.errors import SqlParseError, TypeMismatchError, UnsupportedStatementError
+from lakeskip.sql.literals import literal_value
+from lakeskip.types import DataType, parse_sql_type
+
+__all__ = [
+    "AlterTableSetOptions",
+    "AlterTableUnsetOptions",
+    "Call",
+    "ColumnDef",
+    "CreateDatabase",
+    "CreateTable",
+    "DescribeTable",
+    "DropDatabase",
+    "DropTable",
+    "Explain",
+    "Insert",
+    "Passthrough",
+    "Query",
+    "ShowCreateTable",
+    "ShowDatabases",
+    "ShowTables",
+    "Statement",
+    "TableIdent",
+    "UseDatabase",
+    "parse_statement",
+    "parse_statements",
+    "split_statements",
+]
+
+logging.getLogger("sqlglot").setLevel(logging.ERROR)
+
+DIALECT = "spark"
+OUR_FORMATS = {"paimon", "lakeskip"}
+
+
+@dataclass(frozen=True, slots=True)
+class TableIdent:
+    database: str | None
+    name: str
+
+    def qualified(self, default_db: str) -> str:
+        return f"{self.database or default_db}.{self.name}"
+
+    def __str__(self) -> str:
+        return f"{self.database}.{self.name}" if self.database else self.name
+
+
+class Statement:
+    """Base of every parsed statement."""
+
+    __slots__ = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnDef:
+    name: str
+    type: DataType
+    comment: str | None = None
+    nullable: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class CreateDatabase(Statement):
+    name: str
+    if_not_exists: bool = False
+    comment: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DropDatabase(Statement):
+    name: str
+    if_exists: bool = False
+    cascade: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ShowDatabases(Statement):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class UseDatabase(Statement):
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class CreateTable(Statement):
+    ident: TableIdent
+    columns: tuple[ColumnDef, ...]
+    partition_keys: tuple[str, ...] = ()
+    options: Mapping[str, str] = field(default_factory=dict)
+    if_not_exists: bool = False
+    comment: str | None = None
+    as_select: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AlterTableSetOptions(Statement):
+    ident: TableIdent
+    options: Mapping[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class AlterTableUnsetOptions(Statement):
+    ident: TableIdent
+    keys: tuple[str, ...]
+    if_exists: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class DropTable(Statement):
+    ident: TableIdent
+    if_exists: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ShowTables(Statement):
+    database: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DescribeTable(Statement):
+    ident: TableIdent
+    extended: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ShowCreateTable(Statement):
+    ident: TableIdent
+
+
+@dataclass(frozen=True, slots=True)
+class Insert(Statement):
+    ident: TableIdent
+    overwrite: bool
+    partition: Mapping[str, Any] | None
+    columns: tuple[str, ...] | None
+    query_sql: str
+    sql: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Call(Statement):
+    procedure: str
+    args: tuple[Any, ...]
+    kwargs: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Query(Statement):
+    sql: str
+    tree: exp.Expression = field(compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Explain(Statement):
+    query: Query
+    pruning: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Passthrough(Statement):
+    sql: str
+
+
+# -- splitting ------------------------------------------------------------------------------
+
+
+def split_statements(text: str) -> list[tuple[str, int]]:
+    """Split on ``;`` outside quotes and comments: (statement, offset of its first char).
+
+    >>> [s for s, _ in split_statements("select ';' ; -- c;\\nselect 2;")]
+    ["select ';' ", ' -- c;\\nselect 2']
+    """
+    out: list[tuple[str, int]] = []
+    start, i, n = 0, 0, len(text)
+    quote: str | None = None
+    while i < n:
+        c = text[i]
+        if quote:
+            if c == "\\" and quote != "`":
+                i += 2
+                continue
+            if c == quote:
+                quote = None
+        elif c in ("'", '"', "`"):
+            quote = c
+        elif text.startswith("--", i):
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+            continue
+        elif text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            i = n if j < 0 else j + 2
+            continue
+        elif c == ";":
+            out.append((text[start:i], start))
+            start = i + 1
+        i += 1
+    out.append((text[start:], start))
+    return [(s, o) for s, o in out if _strip_comments(s).strip()]
+
+
+def _strip_comments(s: str) -> str:
+    return re.sub(r"--[^\n]*|/\*.*?\*/", " ", s, flags=re.S)
+
+
+def _position(text: str, offset: int) -> tuple[int, int]:
+    line = text.count("\n", 0, offset) + 1
+    col = offset - (text.rfind("\n", 0, offset) + 1) + 1
+    return line, col
+
+
+# -- parsing --------------------------------------------------------------------------------
+
+
+def parse_statements(text: str) -> list[Statement]:
+    """Parse ``;``-separated statements; positions in errors refer to ``text``."""
+    out = []
+    for chunk, offset in split_statements(text):
+        lead = len(chunk) - len(chunk.lstrip())
+        chunk, offset = chunk.lstrip(), offset + lead
+        try:
+            out.append(parse_statement(chunk))
+        except SqlParseError as e:
+            if e.line is None or e.col is None:
+                raise
+            base_line, base_col = _position(text, offset)
+            line = base_line + e.line - 1
+            col = e.col + (base_col - 1 if e.line == 1 else 0)
+            raise SqlParseError(e.message, line, col) from e
+    return out
+
+
+def _parse_error(e: ParseError | TokenError, sql: str) -> SqlParseError:
+    if isinstance(e, ParseError) and e.errors:
+        err = e.errors[0]
+        desc = str(err.get("description") or e).split(". Line")[0]
+        desc = re.sub(r"<class 'sqlglot\.expressions\.(?:\w+\.)*(\w+)'>", r"\1", desc)
+        return SqlParseError(desc, err.get("line"), err.get("col"))
+    return SqlParseError(f"cannot tokenize SQL: {str(e).splitlines()[0]}")
+
+
+def parse_statement(sql: str) -> Statement:
+    """Parse one statement (no trailing ``;`` needed)."""
+    text = sql.strip().rstrip(";").strip()
+    if not text:
+        raise SqlParseError("empty statement")
+    words = _strip_comments(text).split(None, 1)
+    head = words[0].upper() if words else ""
+    if head == "CALL":
+        return _parse_call(text)
+    if head == "EXPLAIN":
+        return _parse_explain(text)
+    if head == "SHOW":
+        return _parse_show(text)
+    if head == "ALTER" and re.match(r"(?is)ALTER\s+TABLE\s+\S+\s+(UNSET|RESET)\b", text):
+        return _parse_unset(text)
+    try:
+        tree = sqlglot.parse_one(text, read=DIALECT)
+    except (ParseError, TokenError) as e:
+        raise _parse_error(e, text) from e
+    return _from_tree(tree, text)
+
+
+def _ident(table: exp.Expression) -> TableIdent:
+    if isinstance(table, exp.Schema):
+        table = table.this
+    if not isinstance(table, exp.Table) or not table.name:
+        raise SqlParseError(f"expected a table name, got {table.sql(DIALECT)!r}")
+    if table.catalog:
+        raise UnsupportedStatementError(
+            f"catalog-qualified names are not supported: {table.sql(DIALECT)}"
+        )
+    return TableIdent(table.db or None, table.name)
+
+
+def _from_tree(tree: exp.Expression, text: str) -> Statement:
+    if isinstance(tree, (exp.Query, exp.Values)) or (
+        isinstance(tree, exp.Table) and text.upper().startswith("TABLE")
+    ):
+        return Query(text, tree)
+    if isinstance(tree, exp.Create):
+        kind = (tree.args.get("kind") or "").upper()
+        if kind in ("DATABASE", "SCHEMA"):
+            t = tree.this
+            name = t.name or t.db
+            return CreateDatabase(name, bool(tree.args.get("exists")), _comment(tree))
+        if kind == "TABLE":
+            return _create_table(tree, text)
+        return Passthrough(text)
+    if isinstance(tree, exp.Drop):
+        kind = (tree.args.get("kind") or "").upper()
+        targets = tree.args.get("tables") or [tree.this]
+        if kind in ("DATABASE", "SCHEMA"):
+            t = targets[0]
+            return DropDatabase(t.name or t.db, bool(tree.args.get("exists")), bool(tree.args.get("cascade")))
+        if kind == "TABLE" and not tree.args.get("temporary"):
+            return DropTable(_ident(targets[0]), bool(tree.args.get("exists")))
+        return Passthrough(text)
+    if isinstance(tree, exp.Use) and not tree.args.get("kind"):
+        t = tree.this
+        return UseDatabase(t.name if isinstance(t, exp.Table) else t.name)
+    if isinstance(tree, exp.Describe):
+        style = (tree.args.get("style") or "").upper()
+        return DescribeTable(_ident(tree.this), style in ("EXTENDED", "FORMATTED"))
+    if isinstance(tree, exp.Alter):
+        return _alter(tree, text)
+    if isinstance(tree, exp.Insert):
+        return _insert(tree, text)
+    return Passthrough(text)
+
+
+def _comment(tree: exp.Expression) -> str | None:
+    props = tree.args.get("properties")
+    if props is None:
+        return None
+    for p in props.expressions:
+        if isinstance(p, exp.SchemaCommentProperty):
+            return str(p.this.name)
+    return None
+
+
+def _props_to_options(props: list[exp.Expression]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for p in props:
+        if isinstance(p, exp.Property):
+            key = p.this.name if isinstance(p.this, exp.Expression) else str(p.this)
+            value = p.args.get("value")
+        elif isinstance(p, exp.EQ):
+            key, value = p.this.name, p.expression
+        else:
+            continue
+        if value is None:
+            raise SqlParseError(f"option {key!r} has no value")
+        v = literal_value(value) if isinstance(value, exp.Expression) else value
+        out[str(key)] = str(v).lower() if isinstance(v, bool) else str(v)
+    return out
+
+
+def _create_table(tree: exp.Create, text: str) -> Statement:
+    schema = tree.this
+    ident = _ident(schema)
+    props = tree.args.get("properties")
+    prop_list = list(props.expressions) if props is not None else []
+    options: dict[str, str] = {}
+    partition_keys: list[str] = []
+    extra_cols: list[ColumnDef] = []
+    comment = None
+    for p in prop_list:
+        if isinstance(p, exp.FileFormatProperty):
+            fmt = (p.this.name if isinstance(p.this, exp.Expression) else str(p.this)).lower()
+            if fmt not in OUR_FORMATS:
+                return Passthrough(text)
+        elif isinstance(p, exp.PartitionedByProperty):
+            for c in p.this.expressions if isinstance(p.this, (exp.Schema, exp.Tuple)) else [p.this]:
+                if isinstance(c, exp.ColumnDef):
+                    extra_cols.append(_column_def(c))
+                    partition_keys.append(c.name)
+                else:
+                    partition_keys.append(c.name)
+        elif isinstance(p, exp.SchemaCommentProperty):
+            comment = str(p.this.name)
+        elif isinstance(p, exp.Property):
+            options.update(_props_to_options([p]))
+        elif isinstance(p, exp.WithProperty):
+            options.update(_props_to_options(list(p.expressions)))
+        elif isinstance(p, exp.LocationProperty):
+            raise UnsupportedStatementError("LOCATION is not supported: tables live in the warehouse")
+        elif isinstance(p, (exp.TemporaryProperty,)):
+            return Passthrough(text)
+    columns: list[ColumnDef] = []
+    if isinstance(schema, exp.Schema):
+        for c in schema.expressions:
+            if isinstance(c, exp.ColumnDef):
+                columns.append(_column_def(c))
+            elif isinstance(c, (exp.PrimaryKey, exp.Constraint)):
+                raise UnsupportedStatementError(
+                    "PRIMARY KEY tables are not supported (lakeskip tables are append-only)"
+                )
+    columns += extra_cols
+    as_select = tree.expression.sql(DIALECT) if tree.expression is not None else None
+    if as_select is None and not columns:
+        raise SqlParseError(f"CREATE TABLE {ident} needs a column list or AS SELECT")
+    return CreateTable(
+        ident=ident,
+        columns=tuple(columns),
+        partition_keys=tuple(partition_keys),
+        options=options,
+        if_not_exists=bool(tree.args.get("exists")),
+        comment=comment,
+        as_select=as_select,
+    )
+
+
+def _column_def(c: exp.ColumnDef) -> ColumnDef:
+    kind = c.args.get("kind")
+    if kind is None:
+        raise SqlParseError(f"column {c.name} has no type")
+    try:
+        dtype = parse_sql_type(kind.sql(DIALECT))
+    except TypeMismatchError as e:
+        raise TypeMismatchError(f"column {c.name}: {e}") from e
+    nullable, comment = True, None
+    for cons in c.args.get("constraints") or []:
+        k = cons.args.get("kind")
+        if isinstance(k, exp.NotNullColumnConstraint) and not k.args.get("allow_null"):
+            nullable = False
+        elif isinstance(k, exp.CommentColumnConstraint):
+            comment = str(k.this.name)
+        elif isinstance(k, exp.PrimaryKeyColumnConstraint):
+            raise UnsupportedStatementError(
+                "PRIMARY KEY tables are not supported (lakeskip tables are append-only)"
+            )
+    return ColumnDef(c.name, dtype, comment, nullable)
+
+
+def _alter(tree: exp.Alter, text: str) -> Statement:
+    if (tree.args.get("kind") or "").upper() != "TABLE":
+        return Passthrough(text)
+    actions = tree.args.get("actions") or []
+    if len(actions) == 1 and isinstance(actions[0], exp.AlterSet):
+        items: list[exp.Expression] = []
+        for e in actions[0].expressions:
+            items += list(e.expressions) if isinstance(e, exp.Properties) else [e]
+        opts = _props_to_options(items)
+        if opts:
+            return AlterTableSetOptions(_ident(tree.this), opts)
+    return Passthrough(text)
+
+
+_UNSET = re.compile(
+    r"(?is)^ALTER\s+TABLE\s+(?P<t>[\w.`]+)\s+(?:UNSET\s+TBLPROPERTIES|UNSET|RESET)"
+    r"\s*(?P<ie>IF\s+EXISTS)?\s*\((?P<keys>.*)\)\s*$"
+)
+
+
+def _parse_unset(text: str) -> Statement:
+    m = _UNSET.match(text)
+    if not m:
+        raise SqlParseError("expected ALTER TABLE t UNSET TBLPROPERTIES [IF EXISTS] ('key', ...)", 1, 1)
+    keys = [k.strip().strip("'\"`") for k in m.group("keys").split(",") if k.strip()]
+    if not keys:
+        raise SqlParseError("UNSET needs at least one option key")
+    return AlterTableUnsetOptions(_table_name(m.group("t")), tuple(keys), bool(m.group("ie")))
+
+
+def _table_name(name: str) -> TableIdent:
+    parts = [p.strip("`") for p in name.split(".")]
+    if len(parts) == 1:
+        return TableIdent(None, parts[0])
+    if len(parts) == 2:
+        return TableIdent(parts[0], parts[1])
+    raise UnsupportedStatementError(f"catalog-qualified names are not supported: {name}")
+
+
+def _insert(tree: exp.Insert, text: str) -> Statement:
+    target = tree.this
+    columns: tuple[str, ...] | None = None
+    if isinstance(target, exp.Schema):
+        columns = tuple(c.name for c in target.expressions)
+        target = target.this
+    if not isinstance(target, exp.Table):
+        return Passthrough(text)
+    partition: dict[str, Any] | None = None
+    part = target.args.get("partition")
+    if part is not None:
+        partition = {}
+        for e in part.expressions:
+            if isinstance(e, exp.EQ):
+                partition[e.this.name] = literal_value(e.expression)
+            else:
+                raise UnsupportedStatementError(
+                    "only static PARTITION (k=v, ...) specs are supported in INSERT"
+                )
+    source = tree.expression
+    if source is None:
+        raise SqlParseError("INSERT needs SELECT or VALUES")
+    if isinstance(source, exp.Values):
+        query_sql = "SELECT * FROM " + source.sql(DIALECT)
+    else:
+        query_sql = source.sql(DIALECT)
+    ident = _ident(target.copy().set("partition", None) or target)
+    return Insert(
+        ident=ident,
+        overwrite=bool(tree.args.get("overwrite")),
+        partition=partition,
+        columns=columns,
+        query_sql=query_sql,
+        sql=text,
+    )
+
+
+_SHOW_TABLES = re.compile(r"(?is)^SHOW\s+TABLES(?:\s+(?:IN|FROM)\s+(?P<db>[\w`]+))?\s*$")
+_SHOW_DBS = re.compile(r"(?is)^SHOW\s+(?:DATABASES|SCHEMAS|NAMESPACES)\s*$")
+_SHOW_CREATE = re.compile(r"(?is)^SHOW\s+CREATE\s+TABLE\s+(?P<t>[\w.`]+)\s*$")
+
+
+def _parse_show(text: str) -> Statement:
+    if m := _SHOW_TABLES.match(text):
+        db = m.group("db")
+        return ShowTables(db.strip("`") if db else None)
+    if _SHOW_DBS.match(text):
+        return ShowDatabases()
+    if m := _SHOW_CREATE.match(text):
+        return ShowCreateTable(_table_name(m.group("t")))
+    return Passthrough(text)
+
+
+_EXPLAIN = re.compile(r"(?is)^EXPLAIN\s+(?:(?P<mode>PRUNING|EXTENDED|FORMATTED|CODEGEN|COST)\s+)?(?P<q>.*)$")
+
+
+def _parse_explain(text: str) -> Statement:
+    m = _EXPLAIN.match(text)
+    if not m or not m.group("q").strip():
+        raise SqlParseError("EXPLAIN needs a query", 1, len(text) + 1)
+    inner = parse_statement(m.group("q"))
+    if not isinstance(inner, Query):
+        return Passthrough(text)
+    return Explain(inner, (m.group("mode") or "").upper() == "PRUNING")
+
+
+def _parse_call(text: str) -> Statement:
+    tail = text[4:].strip()
+    try:
+        tree = sqlglot.parse_one(tail, read=DIALECT)
+    except (ParseError, TokenError) as e:
+        err = _parse_error(e, tail)
+        col = (err.col or 0) + 5 if err.line == 1 else err.col
+        raise SqlParseError(f"malformed CALL: {err.message}", err.line, col) from e
+    name_parts: list[str] = []
+    func = tree
+    while isinstance(func, exp.Dot):
+        name_parts.append(func.this.name)
+        func = func.expression
+    if not isinstance(func, (exp.Anonymous, exp.Func)):
+        raise SqlParseError("expected CALL sys.<procedure>(arguments)", 1, 6)
+    fname = func.this if isinstance(func, exp.Anonymous) else func.sql_name()
+    name_parts.append(str(fname).lower())
+    args: list[Any] = []
+    kwargs: dict[str, Any] = {}
+    raw = func.expressions if isinstance(func, exp.Anonymous) else list(func.args.values())
+    for a in raw:
+        if a is None:
+            continue
+        if isinstance(a, exp.Kwarg):
+            key = a.this.name.lower()
+            if key in kwargs:
+                raise SqlParseError(f"CALL: argument {key!r} given twice")
+            kwargs[key] = literal_value(a.expression)
+        else:
+            if kwargs:
+                raise SqlParseError("CALL: positional argument after named arguments")
+            args.append(literal_value(a))
+    return Call(".".join(name_parts), tuple(args), kwargs)

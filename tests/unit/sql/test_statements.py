@@ -1,0 +1,154 @@
+from __future__ import annotations
+
+import datetime
+import decimal
+
+import pytest
+
+from lakeskip import types as T
+from lakeskip.errors import SqlParseError, TypeMismatchError, UnsupportedStatementError
+from lakeskip.sql.statements import (
+    AlterTableSetOptions,
+    AlterTableUnsetOptions,
+    Call,
+    CreateDatabase,
+    CreateTable,
+    DescribeTable,
+    DropDatabase,
+    DropTable,
+    Explain,
+    Insert,
+    Passthrough,
+    Query,
+    ShowCreateTable,
+    ShowDatabases,
+    ShowTables,
+    TableIdent,
+    UseDatabase,
+    parse_statement,
+    parse_statements,
+)
+
+
+def test_create_table_paimon_with_form() -> None:
+    s = parse_statement(
+        "CREATE TABLE IF NOT EXISTS db.t (id BIGINT NOT NULL COMMENT 'key', s STRING, "
+        "m MAP<STRING, INT>, d DECIMAL(10,2), dt STRING) PARTITIONED BY (dt) COMMENT 'tc' "
+        "WITH ('file-index.bloom-filter.columns'='s', 'file-index.bloom-filter.s.items'=100)"
+    )
+    assert isinstance(s, CreateTable)
+    assert s.ident == TableIdent("db", "t")
+    assert [c.name for c in s.columns] == ["id", "s", "m", "d", "dt"]
+    assert s.columns[0].nullable is False and s.columns[0].comment == "key"
+    assert s.columns[2].type == T.map_of(T.STRING, T.INT)
+    assert s.columns[3].type == T.decimal_type(10, 2)
+    assert s.partition_keys == ("dt",)
+    assert s.if_not_exists and s.comment == "tc"
+    assert dict(s.options) == {
+        "file-index.bloom-filter.columns": "s",
+        "file-index.bloom-filter.s.items": "100",
+    }
+
+
+def test_create_table_spark_tblproperties_form_matches_with_form() -> None:
+    a = parse_statement("CREATE TABLE t (id BIGINT) WITH ('k'='v')")
+    b = parse_statement("CREATE TABLE t (id BIGINT) USING paimon TBLPROPERTIES ('k'='v')")
+    assert a == b
+
+
+def test_create_table_other_format_passes_through() -> None:
+    s = parse_statement("CREATE TABLE t (id BIGINT) USING parquet")
+    assert isinstance(s, Passthrough)
+
+
+def test_ctas_and_partition_column_defs() -> None:
+    s = parse_statement("CREATE TABLE t WITH ('a'='b') AS SELECT 1 AS x")
+    assert isinstance(s, CreateTable) and s.as_select == "SELECT 1 AS x" and s.columns == ()
+    s2 = parse_statement("CREATE TABLE t (id BIGINT) PARTITIONED BY (dt STRING)")
+    assert isinstance(s2, CreateTable)
+    assert [c.name for c in s2.columns] == ["id", "dt"] and s2.partition_keys == ("dt",)
+
+
+@pytest.mark.parametrize(
+    ("sql", "expected"),
+    [
+        ("ALTER TABLE t SET TBLPROPERTIES ('a'='b')", AlterTableSetOptions(TableIdent(None, "t"), {"a": "b"})),
+        ("ALTER TABLE db.t SET ('a'='b')", AlterTableSetOptions(TableIdent("db", "t"), {"a": "b"})),
+        (
+            "ALTER TABLE t UNSET TBLPROPERTIES IF EXISTS ('a', 'b')",
+            AlterTableUnsetOptions(TableIdent(None, "t"), ("a", "b"), True),
+        ),
+        ("ALTER TABLE t RESET ('a')", AlterTableUnsetOptions(TableIdent(None, "t"), ("a",), False)),
+        ("DROP TABLE IF EXISTS t", DropTable(TableIdent(None, "t"), True)),
+        ("SHOW TABLES", ShowTables(None)),
+        ("SHOW TABLES IN db", ShowTables("db")),
+        ("DESCRIBE EXTENDED t", DescribeTable(TableIdent(None, "t"), True)),
+        ("DESC db.t", DescribeTable(TableIdent("db", "t"), False)),
+        ("SHOW CREATE TABLE db.t", ShowCreateTable(TableIdent("db", "t"))),
+        ("CREATE DATABASE IF NOT EXISTS d", CreateDatabase("d", True)),
+        ("CREATE SCHEMA d", CreateDatabase("d", False)),
+        ("DROP DATABASE IF EXISTS d CASCADE", DropDatabase("d", True, True)),
+        ("SHOW DATABASES", ShowDatabases()),
+        ("USE d", UseDatabase("d")),
+        ("CALL sys.compact(table => 'db.t', order_by => 'a,b')",
+         Call("sys.compact", (), {"table": "db.t", "order_by": "a,b"})),
+        ("CALL sys.rewrite_file_index('db.t')", Call("sys.rewrite_file_index", ("db.t",), {})),
+        ("SET spark.sql.shuffle.partitions=4", Passthrough("SET spark.sql.shuffle.partitions=4")),
+    ],
+)
+def test_statement_forms(sql: str, expected: object) -> None:
+    assert parse_statement(sql) == expected
+
+
+def test_insert_forms() -> None:
+    s = parse_statement("INSERT INTO t VALUES (1, 'a'), (2, NULL)")
+    assert isinstance(s, Insert) and not s.overwrite and s.partition is None
+    assert s.query_sql.startswith("SELECT * FROM VALUES")
+    s = parse_statement("INSERT OVERWRITE TABLE db.t PARTITION (dt = DATE '2024-01-02') SELECT a FROM u")
+    assert isinstance(s, Insert) and s.overwrite and s.ident == TableIdent("db", "t")
+    assert s.partition == {"dt": datetime.date(2024, 1, 2)}
+    s = parse_statement("INSERT INTO t (a, b) SELECT 1, 2.5")
+    assert isinstance(s, Insert) and s.columns == ("a", "b")
+
+
+def test_explain_and_queries() -> None:
+    s = parse_statement("EXPLAIN PRUNING SELECT * FROM t WHERE a = 1")
+    assert isinstance(s, Explain) and s.pruning and isinstance(s.query, Query)
+    assert isinstance(parse_statement("WITH a AS (SELECT 1) SELECT * FROM a"), Query)
+    assert isinstance(parse_statement("SELECT 1 UNION ALL SELECT 2"), Query)
+
+
+def test_call_literal_arguments() -> None:
+    s = parse_statement("CALL sys.x(a => 1, b => 2.5, c => true, d => NULL, e => -3)")
+    assert isinstance(s, Call)
+    assert dict(s.kwargs) == {"a": 1, "b": decimal.Decimal("2.5"), "c": True, "d": None, "e": -3}
+
+
+@pytest.mark.parametrize(
+    ("sql", "line", "col"),
+    [
+        ("SELECT * FROM t WHERE", 1, 21),
+        ("select 1;\nselect * from\n  t where (", 3, 11),
+    ],
+)
+def test_parse_errors_carry_position(sql: str, line: int, col: int) -> None:
+    with pytest.raises(SqlParseError) as info:
+        parse_statements(sql)
+    assert (info.value.line, info.value.col) == (line, col), str(info.value)
+    assert "\n" not in str(info.value), "errors are one line"
+
+
+def test_other_bad_input() -> None:
+    with pytest.raises(SqlParseError, match="malformed CALL"):
+        parse_statement("CALL sys.x(a => )")
+    with pytest.raises(SqlParseError, match="positional argument after named"):
+        parse_statement("CALL sys.x(a => 1, 2)")
+    with pytest.raises(UnsupportedStatementError, match="PRIMARY KEY"):
+        parse_statement("CREATE TABLE t (id BIGINT PRIMARY KEY)")
+    with pytest.raises((TypeMismatchError, SqlParseError)):
+        parse_statement("CREATE TABLE t (a STRNG, b INT)")
+
+
+def test_split_respects_quotes_and_comments() -> None:
+    out = parse_statements("SELECT ';' AS x; -- a; comment\nSELECT 2 /* ; */; ;")
+    assert [type(s).__name__ for s in out] == ["Query", "Query"]
