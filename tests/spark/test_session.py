@@ -35,7 +35,8 @@ def _fill_events(session, n_files: int = 4, rows: int = 50) -> None:  # type: ig
             f"TIMESTAMP '2024-01-0{f + 1} 00:00:00', map('device', '{'tv' if f == 3 else 'web'}'))"
             for i in range(rows)
         )
-        session.sql(f"INSERT INTO db.events VALUES {values}")
+        # one file per INSERT: a single task writes it
+        session.sql(f"INSERT INTO db.events SELECT /*+ REPARTITION(1) */ * FROM VALUES {values}")
 
 
 def _names(paths: list[str]) -> set[str]:

@@ -90,6 +90,12 @@ class FileIndexWriter:
         """True until any row was written (Paimon then writes the EMPTY flag)."""
         raise NotImplementedError
 
+    @property
+    def usable(self) -> bool:
+        """False when the values cannot be indexed faithfully (e.g. BSI and Long.MIN_VALUE):
+        the index is then left out of the file, and readers fall back to REMAIN."""
+        return True
+
     def serialize(self) -> bytes:
         raise NotImplementedError
 

@@ -73,9 +73,13 @@ def build_file_index(table: pa.Table, schema: RowType, options: FileIndexOptions
         assert dtype is not None
         writer = get_indexer(spec.index_type).create_writer(dtype, spec.options)
         writer.write(_values(table, f.name, spec.map_key, dtype))
+        if not writer.usable:
+            continue
         mapping.setdefault(spec.name, {})[spec.index_type] = (
             None if writer.empty else writer.serialize()
         )
+    if not mapping:
+        return IndexBuildResult(None, None, {})
     data = write_container(mapping)
     types = {col: tuple(by_type) for col, by_type in mapping.items()}
     if len(data) <= options.in_manifest_threshold:

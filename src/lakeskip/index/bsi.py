@@ -1,0 +1,379 @@
+"""The ``bsi`` (bit-sliced index) file index, Paimon's ``BitSliceIndexBitmapFileIndex``.
+
+Values become longs (integers, DATE, TIMESTAMP millis/micros, DECIMAL unscaled) and are split
+into a positive half and a half of absolute values of negatives. Layout (big-endian; RB = a
+RoaringBitmap in the portable format, run-optimised)::
+
+    u8 version=1 | i32 rowCount
+    bool hasPositive | [BSI of values >= 0]
+    bool hasNegative | [BSI of |values| < 0]
+
+    BSI: u8 version=1 | i64 min | i64 max | RB ebm | i32 sliceCount | RB slice[0..sliceCount)
+
+``ebm`` holds the rows with a value in that half; row ``r`` is in ``slice[b]`` when bit ``b``
+of ``value - min`` is set; ``sliceCount = bit_length(max - min)``. Paimon's writer always
+leaves ``min = 0`` (its collector starts at 0); we do the same. ``Long.MIN_VALUE`` has no
+absolute value, so Paimon cannot index it; a file holding it gets no BSI (the index is
+omitted, never wrong).
+
+Comparisons use the min/max fast path, then O'Neil's bit-sliced algorithm; negatives are
+answered with mirrored operators on the negative half. Results are exact row sets.
+
+>>> import pyarrow as pa
+>>> from lakeskip import types as T
+>>> ix = BsiIndexer()
+>>> w = ix.create_writer(T.BIGINT, {})
+>>> w.write(pa.array([5, -3, None, 12, 0]))
+>>> r = ix.create_reader(T.BIGINT, {}, w.serialize())
+>>> list(r.visit_less_than(5).bitmap), list(r.visit_greater_or_equal(-3).bitmap)
+([1, 4], [0, 1, 3, 4])
+"""
+
+from __future__ import annotations
+
+import decimal
+import struct
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyroaring import BitMap
+
+from lakeskip.errors import CorruptIndexError
+from lakeskip.index._binary import ByteReader, ByteWriter
+from lakeskip.index.base import FileIndexer, FileIndexReader, FileIndexWriter
+from lakeskip.index.result import BitmapResult, FileIndexResult
+from lakeskip.types import DataType, TypeRoot
+
+__all__ = ["BsiIndexer", "roaring_size"]
+
+VERSION_1 = 1
+LONG_MIN = -(2**63)
+_SERIAL_COOKIE = 12347
+_SERIAL_COOKIE_NO_RUN = 12346
+_U32 = struct.Struct("<I")
+_U16 = struct.Struct("<H")
+
+
+def roaring_size(buf: memoryview, pos: int) -> int:
+    """Byte length of the portable-format RoaringBitmap starting at ``buf[pos]``."""
+    start = pos
+
+    def u32(at: int) -> int:
+        if at + 4 > len(buf):
+            raise CorruptIndexError(at, "truncated roaring bitmap")
+        return int(_U32.unpack_from(buf, at)[0])
+
+    def u16(at: int) -> int:
+        if at + 2 > len(buf):
+            raise CorruptIndexError(at, "truncated roaring bitmap")
+        return int(_U16.unpack_from(buf, at)[0])
+
+    cookie = u32(pos)
+    runs: bytes = b""
+    if cookie & 0xFFFF == _SERIAL_COOKIE:
+        n = (cookie >> 16) + 1
+        pos += 4
+        flag_len = (n + 7) // 8
+        runs = bytes(buf[pos : pos + flag_len])
+        pos += flag_len
+        has_offsets = n >= 4
+    elif cookie == _SERIAL_COOKIE_NO_RUN:
+        n = u32(pos + 4)
+        pos += 8
+        has_offsets = True
+    else:
+        raise CorruptIndexError(pos, f"not a roaring bitmap (cookie {cookie})")
+    if n > 65536:
+        raise CorruptIndexError(start, f"roaring bitmap with {n} containers")
+    cards = [u16(pos + 4 * i + 2) + 1 for i in range(n)]
+    pos += 4 * n
+    if has_offsets:
+        pos += 4 * n
+    for i, card in enumerate(cards):
+        if runs and runs[i // 8] & (1 << (i % 8)):
+            pos += 2 + 4 * u16(pos)
+        elif card > 4096:
+            pos += 8192
+        else:
+            pos += 2 * card
+    if pos > len(buf):
+        raise CorruptIndexError(start, "truncated roaring bitmap")
+    return pos - start
+
+
+def _serialize(bm: BitMap) -> bytes:
+    bm = BitMap(bm)
+    bm.run_optimize()
+    return bytes(bm.serialize())
+
+
+def _supported(t: DataType) -> bool:
+    if t.root is TypeRoot.DECIMAL:
+        return (t.precision or 38) <= 18
+    return t.is_integer or t.root is TypeRoot.DATE or t.is_timestamp
+
+
+def _to_long(t: DataType, value: Any) -> int:
+    if t.root is TypeRoot.DECIMAL:
+        assert t.scale is not None
+        return int(decimal.Decimal(value).scaleb(t.scale).to_integral_value())
+    return int(value)
+
+
+def _longs(arr: pa.Array, t: DataType) -> np.ndarray:
+    if t.root is TypeRoot.DECIMAL:
+        assert t.scale is not None
+        scaled = pc.multiply(arr.cast(pa.decimal128(38, t.scale)), pa.scalar(10**t.scale, pa.int64()))
+        return np.array([int(v) for v in scaled.to_pylist()], dtype=np.int64)
+    if t.is_timestamp:
+        unit = t.timestamp_unit
+        if arr.type.unit != unit:
+            arr = arr.cast(pa.timestamp(unit, tz=arr.type.tz))
+        return arr.cast(pa.int64()).to_numpy(zero_copy_only=False)
+    if t.root is TypeRoot.DATE:
+        return arr.cast(pa.int32()).to_numpy(zero_copy_only=False).astype(np.int64)
+    return arr.to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def _encode_half(w: ByteWriter, rows: np.ndarray, values: np.ndarray) -> None:
+    max_v = int(values.max()) if len(values) else 0
+    w.u8(VERSION_1)
+    w.i64(0)
+    w.i64(max_v)
+    w.raw(_serialize(BitMap(rows.astype(np.uint32))))
+    n = max_v.bit_length()
+    w.i32(n)
+    uv = values.astype(np.uint64)
+    for b in range(n):
+        w.raw(_serialize(BitMap(rows[((uv >> np.uint64(b)) & np.uint64(1)) == 1].astype(np.uint32))))
+
+
+class _Writer(FileIndexWriter):
+    def __init__(self, t: DataType) -> None:
+        self.t = t
+        self.chunks: list[pa.Array] = []
+        self.rows = 0
+
+    @property
+    def empty(self) -> bool:
+        return self.rows == 0
+
+    def write(self, values: pa.Array | pa.ChunkedArray) -> None:
+        arr = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
+        self.chunks.append(arr)
+        self.rows += len(arr)
+
+    def _data(self) -> tuple[np.ndarray, np.ndarray]:
+        arr = pa.concat_arrays(self.chunks) if len(self.chunks) != 1 else self.chunks[0]
+        valid = np.flatnonzero(pc.is_valid(arr).to_numpy(zero_copy_only=False))
+        present = arr.take(pa.array(valid)) if len(valid) else arr.slice(0, 0)
+        return valid, _longs(present, self.t) if len(valid) else np.empty(0, np.int64)
+
+    @property
+    def usable(self) -> bool:
+        _, values = self._data()
+        return not bool(np.any(values == np.int64(LONG_MIN)))
+
+    def serialize(self) -> bytes:
+        rows, values = self._data()
+        if np.any(values == np.int64(LONG_MIN)):
+            raise ValueError("BSI cannot index Long.MIN_VALUE")
+        w = ByteWriter()
+        w.u8(VERSION_1)
+        w.i32(self.rows)
+        pos = values >= 0
+        w.boolean(bool(pos.any()))
+        if pos.any():
+            _encode_half(w, rows[pos], values[pos])
+        neg = ~pos
+        w.boolean(bool(neg.any()))
+        if neg.any():
+            _encode_half(w, rows[neg], -values[neg])
+        return w.getvalue()
+
+
+@dataclass(frozen=True, slots=True)
+class _Half:
+    min: int
+    max: int
+    ebm: BitMap
+    slices: tuple[BitMap, ...]
+
+    def compare(self, op: str, v: int) -> BitMap:
+        lo, hi = self.min, self.max
+        all_, none = self.ebm, BitMap()
+        if op == "eq":
+            if lo == hi == v:
+                return BitMap(all_)
+            if v < lo or v > hi:
+                return none
+        elif op == "ge":
+            if v <= lo:
+                return BitMap(all_)
+            if v > hi:
+                return none
+        elif op == "gt":
+            if v < lo:
+                return BitMap(all_)
+            if v >= hi:
+                return none
+        elif op == "le":
+            if v >= hi:
+                return BitMap(all_)
+            if v < lo:
+                return none
+        elif op == "lt":
+            if v > hi:
+                return BitMap(all_)
+            if v <= lo:
+                return none
+        p = v - lo
+        gt, lt, eq = BitMap(), BitMap(), BitMap(self.ebm)
+        for i in range(len(self.slices) - 1, -1, -1):
+            s = self.slices[i]
+            if (p >> i) & 1:
+                lt |= eq - s
+                eq &= s
+            else:
+                gt |= eq & s
+                eq -= s
+        if op == "eq":
+            return eq
+        if op == "gt":
+            return gt & self.ebm
+        if op == "lt":
+            return lt & self.ebm
+        if op == "le":
+            return (lt | eq) & self.ebm
+        return (gt | eq) & self.ebm
+
+
+_EMPTY = _Half(0, 0, BitMap(), ())
+
+
+def _read_bitmap(r: ByteReader) -> BitMap:
+    start = r.pos
+    n = roaring_size(r.buf, start)
+    data = bytes(r.take(n, "roaring bitmap"))
+    try:
+        return BitMap.deserialize(data)
+    except Exception as err:
+        raise CorruptIndexError(r.base + start, f"bad roaring bitmap: {err}") from err
+
+
+def _read_half(r: ByteReader, rows: int) -> _Half:
+    version = r.u8()
+    if version != VERSION_1:
+        raise CorruptIndexError(r.pos - 1, f"unsupported BSI version {version}")
+    lo, hi = r.i64(), r.i64()
+    if lo < 0 or lo > hi:
+        raise CorruptIndexError(r.pos - 16, f"bad BSI min/max {lo}/{hi}")
+    ebm = _read_bitmap(r)
+    n = r.i32()
+    if not 0 <= n <= 64:
+        raise CorruptIndexError(r.pos - 4, f"bad BSI slice count {n}")
+    slices = tuple(_read_bitmap(r) for _ in range(n))
+    for bm in (ebm, *slices):
+        if len(bm) and bm.max() >= rows:
+            raise CorruptIndexError(r.pos, f"row {bm.max()} beyond {rows} rows")
+    return _Half(lo, hi, ebm, slices)
+
+
+_MIRROR = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq"}
+
+
+class _Reader(FileIndexReader):
+    def __init__(self, t: DataType, data: bytes | memoryview) -> None:
+        self.t = t
+        r = ByteReader(bytes(data))
+        version = r.u8()
+        if version != VERSION_1:
+            raise CorruptIndexError(0, f"unsupported BSI index version {version}")
+        self.rows = r.i32()
+        if self.rows < 0:
+            raise CorruptIndexError(1, f"negative row count {self.rows}")
+        self.pos = _read_half(r, self.rows) if r.boolean() else _EMPTY
+        self.neg = _read_half(r, self.rows) if r.boolean() else _EMPTY
+        if r.remaining:
+            raise CorruptIndexError(r.pos, f"{r.remaining} trailing bytes after BSI")
+
+    def _not_null(self) -> BitMap:
+        return self.pos.ebm | self.neg.ebm
+
+    def _cmp(self, op: str, value: Any) -> BitMap:
+        v = _to_long(self.t, value)
+        if v < LONG_MIN or v > 2**63 - 1:  # outside what any stored value can be
+            above = v > 0
+            if op == "eq":
+                return BitMap()
+            if op in ("lt", "le"):
+                return self._not_null() if above else BitMap()
+            return BitMap() if above else self._not_null()
+        if v < 0:
+            a = -v
+            if op in ("lt", "le"):
+                return self.neg.compare(_MIRROR[op], a)
+            if op in ("gt", "ge"):
+                return self.pos.ebm | self.neg.compare(_MIRROR[op], a)
+            return self.neg.compare("eq", a)
+        if op in ("lt", "le"):
+            return self.pos.compare(op, v) | self.neg.ebm
+        return self.pos.compare(op, v)
+
+    def _eq_any(self, values: Sequence[Any]) -> BitMap:
+        out = BitMap()
+        for v in values:
+            out |= self._cmp("eq", v)
+        return out
+
+    def visit_equal(self, value: Any) -> FileIndexResult:
+        return BitmapResult(self._cmp("eq", value))
+
+    def visit_not_equal(self, value: Any) -> FileIndexResult:
+        return BitmapResult(self._not_null() - self._cmp("eq", value))
+
+    def visit_in(self, values: Sequence[Any]) -> FileIndexResult:
+        return BitmapResult(self._eq_any(values))
+
+    def visit_not_in(self, values: Sequence[Any]) -> FileIndexResult:
+        return BitmapResult(self._not_null() - self._eq_any(values))
+
+    def visit_less_than(self, value: Any) -> FileIndexResult:
+        return BitmapResult(self._cmp("lt", value))
+
+    def visit_less_or_equal(self, value: Any) -> FileIndexResult:
+        return BitmapResult(self._cmp("le", value))
+
+    def visit_greater_than(self, value: Any) -> FileIndexResult:
+        return BitmapResult(self._cmp("gt", value))
+
+    def visit_greater_or_equal(self, value: Any) -> FileIndexResult:
+        return BitmapResult(self._cmp("ge", value))
+
+    def visit_is_null(self) -> FileIndexResult:
+        return BitmapResult(BitMap(range(self.rows)) - self._not_null())
+
+    def visit_is_not_null(self) -> FileIndexResult:
+        return BitmapResult(self._not_null())
+
+
+class BsiIndexer(FileIndexer):
+    """Paimon's ``bsi`` index type (no options; deprecated upstream for range-bitmap)."""
+
+    name = "bsi"
+    option_keys = frozenset()
+
+    def supports(self, data_type: DataType) -> bool:
+        return _supported(data_type)
+
+    def create_writer(self, data_type: DataType, options: Mapping[str, str]) -> FileIndexWriter:
+        return _Writer(data_type)
+
+    def create_reader(
+        self, data_type: DataType, options: Mapping[str, str], data: bytes | memoryview
+    ) -> FileIndexReader:
+        return _Reader(data_type, data)
