@@ -88,7 +88,7 @@ def test_join_of_two_indexed_tables_and_cte(session) -> None:  # type: ignore[no
         "SELECT e.id, u.tier FROM e JOIN db.users u ON e.user_id = u.user_id "
         "WHERE u.tier = 'gold' ORDER BY e.id"
     )
-    assert [tuple(r) for r in df.collect()] == [(1003, "gold")]
+    assert [tuple(r) for r in df.collect()] == [(53, "gold")]
     reports = {r.table: r for r in session.last_reports}
     assert reports["db.events"].kept_files == 2, reports["db.events"].summary()
 
@@ -97,7 +97,7 @@ def test_ctas_overwrite_and_partitions(session) -> None:  # type: ignore[no-unty
     _fill_events(session)
     session.sql(
         "CREATE TABLE db.daily PARTITIONED BY (status) WITH ('file-index.bloom-filter.columns'="
-        "'user_id') AS SELECT user_id, price, status FROM db.events WHERE price < 1005 OR price >= 3000"
+        "'user_id') AS SELECT user_id, price, status FROM db.events WHERE price < 5 OR price >= 3000"
     )
     assert session.sql("SELECT count(*) FROM db.daily").collect()[0][0] == 5 + 50
     df = session.sql("SELECT * FROM db.daily WHERE status = 'A'")
