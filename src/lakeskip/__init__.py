@@ -13,6 +13,7 @@ __version__ = "0.1.0"
 
 __all__ = ["Session", "__version__", "connect"]
 
+
 def __getattr__(name: str) -> Any:
     if name in ("connect", "Session"):
         # imported by name so that the Spark-free layers never depend on lakeskip.spark

@@ -14,6 +14,7 @@ first failure), 2 for bad command-line usage.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import threading
@@ -110,9 +111,14 @@ def format_table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
         for j, v in enumerate(r):
             widths[j] = max(widths[j], max((len(x) for x in v.splitlines()), default=0))
     sep = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
-    out = [sep, "| " + " | ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True)) + " |", sep]
-    for r in cells:
-        out.append("| " + " | ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)) + " |")
+    out = [
+        sep,
+        "| " + " | ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True)) + " |",
+        sep,
+    ]
+    out.extend(
+        "| " + " | ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)) + " |" for r in cells
+    )
     out.append(sep)
     return "\n".join(out)
 
@@ -250,7 +256,11 @@ class Shell:
         buffer = ""
         failed = False
         while True:
-            prompt = f"lakeskip ({self.session.current_database})> " if not buffer.strip() else "         ...> "
+            prompt = (
+                f"lakeskip ({self.session.current_database})> "
+                if not buffer.strip()
+                else "         ...> "
+            )
             try:
                 line = input(prompt) if stdin.isatty() else _read_line(stdin)
             except EOFError:
@@ -266,10 +276,8 @@ class Shell:
             for s in statements:
                 failed |= not self.run(s)
         if readline is not None:
-            try:
+            with contextlib.suppress(OSError):
                 readline.write_history_file(HISTORY_FILE)
-            except OSError:
-                pass
         return 1 if failed and not stdin.isatty() else 0
 
 
@@ -294,7 +302,9 @@ def _conf_pairs(pairs: Sequence[str]) -> dict[str, str]:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="lakeskip", description="lakeskip: data skipping for Spark")
+    parser = argparse.ArgumentParser(
+        prog="lakeskip", description="lakeskip: data skipping for Spark"
+    )
     parser.add_argument("--version", action="version", version=f"lakeskip {__version__}")
     sub = parser.add_subparsers(dest="command")
 
@@ -342,9 +352,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         verbose=args.verbose,
         progress=sys.stderr.isatty(),
     )
-    if args.database:
-        if not shell.run(f"USE {args.database}"):
-            return 1
+    if args.database and not shell.run(f"USE {args.database}"):
+        return 1
     if args.execute is not None:
         return shell.run_script(args.execute)
     if args.file is not None:

@@ -59,7 +59,9 @@ def test_create_insert_select_prunes_by_each_index(session) -> None:  # type: ig
     for where, expected_files in cases.items():
         df = session.sql(f"SELECT * FROM db.events WHERE {where}")
         got = _names(df.inputFiles())
-        assert len(got) == expected_files, f"{where}: read {len(got)} files, expected {expected_files}"
+        assert len(got) == expected_files, (
+            f"{where}: read {len(got)} files, expected {expected_files}"
+        )
         assert got <= all_files
         plain = session.spark.read.parquet(*session.table("db.events").files()).where(where)
         assert sorted(map(tuple, df.collect())) == sorted(map(tuple, plain.collect())), where
@@ -104,11 +106,13 @@ def test_ctas_overwrite_and_partitions(session) -> None:  # type: ignore[no-unty
     assert df.count() == 5
     assert session.last_reports[0].skipped_by_partition >= 1
     session.sql("INSERT OVERWRITE db.daily PARTITION (status = 'A') SELECT 'x', 1")
-    assert sorted(tuple(r) for r in session.sql("SELECT * FROM db.daily WHERE status = 'A'").collect()) == [
-        ("x", 1, "A")
-    ]
+    assert sorted(
+        tuple(r) for r in session.sql("SELECT * FROM db.daily WHERE status = 'A'").collect()
+    ) == [("x", 1, "A")]
     assert session.sql("SELECT count(*) FROM db.daily").collect()[0][0] == 51
-    session.sql("INSERT OVERWRITE db.daily SELECT user_id, price, status FROM db.events WHERE id < 3")
+    session.sql(
+        "INSERT OVERWRITE db.daily SELECT user_id, price, status FROM db.events WHERE id < 3"
+    )
     assert session.sql("SELECT count(*) FROM db.daily").collect()[0][0] == 3 + 50, (
         "dynamic overwrite replaces partition A only"
     )
@@ -117,7 +121,9 @@ def test_ctas_overwrite_and_partitions(session) -> None:  # type: ignore[no-unty
 def test_ddl_describe_show_alter(session) -> None:  # type: ignore[no-untyped-def]
     session.sql("CREATE DATABASE db")
     session.sql("USE db")
-    session.sql("CREATE TABLE t (id BIGINT, s STRING) TBLPROPERTIES ('file-index.bitmap.columns'='s')")
+    session.sql(
+        "CREATE TABLE t (id BIGINT, s STRING) TBLPROPERTIES ('file-index.bitmap.columns'='s')"
+    )
     assert [r[1] for r in session.sql("SHOW TABLES").collect()] == ["t"]
     assert "db" in [r[0] for r in session.sql("SHOW DATABASES").collect()]
     desc = {r[0]: r[1] for r in session.sql("DESCRIBE EXTENDED t").collect()}

@@ -62,8 +62,14 @@ def _leaf(p: BoundPredicate, table: pa.Table) -> pa.Array:
         return hit if op == "starts_with" else pc.invert(hit)
     v = _scalar(p.term, p.value, col.type)
     if not _is_float(p.term):
-        fn = {"eq": pc.equal, "ne": pc.not_equal, "lt": pc.less, "le": pc.less_equal,
-              "gt": pc.greater, "ge": pc.greater_equal}[op]
+        fn = {
+            "eq": pc.equal,
+            "ne": pc.not_equal,
+            "lt": pc.less,
+            "le": pc.less_equal,
+            "gt": pc.greater,
+            "ge": pc.greater_equal,
+        }[op]
         return fn(col, v)
     # Spark float semantics: NaN = NaN, NaN above everything
     col_nan = pc.is_nan(col)
@@ -78,8 +84,14 @@ def _leaf(p: BoundPredicate, table: pa.Table) -> pa.Array:
             "ge": col_nan,
         }[op]
         return pc.if_else(null_mask, pa.scalar(None, pa.bool_()), result)
-    base = {"eq": pc.equal, "ne": pc.not_equal, "lt": pc.less, "le": pc.less_equal,
-            "gt": pc.greater, "ge": pc.greater_equal}[op](col, v)
+    base = {
+        "eq": pc.equal,
+        "ne": pc.not_equal,
+        "lt": pc.less,
+        "le": pc.less_equal,
+        "gt": pc.greater,
+        "ge": pc.greater_equal,
+    }[op](col, v)
     if op in ("ne", "gt", "ge"):
         base = pc.or_(base, col_nan)  # NaN <> x, NaN > x, NaN >= x for every number x
     return base
@@ -93,9 +105,13 @@ def evaluate_arrow_3vl(expr: BooleanExpression, table: pa.Table) -> pa.Array:
     if isinstance(expr, AlwaysFalse):
         return pa.array([False] * n, pa.bool_())
     if isinstance(expr, And):
-        return pc.and_kleene(evaluate_arrow_3vl(expr.left, table), evaluate_arrow_3vl(expr.right, table))
+        return pc.and_kleene(
+            evaluate_arrow_3vl(expr.left, table), evaluate_arrow_3vl(expr.right, table)
+        )
     if isinstance(expr, Or):
-        return pc.or_kleene(evaluate_arrow_3vl(expr.left, table), evaluate_arrow_3vl(expr.right, table))
+        return pc.or_kleene(
+            evaluate_arrow_3vl(expr.left, table), evaluate_arrow_3vl(expr.right, table)
+        )
     if isinstance(expr, Not):
         return pc.invert(evaluate_arrow_3vl(expr.child, table))
     if isinstance(expr, BoundPredicate):

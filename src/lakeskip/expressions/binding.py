@@ -48,13 +48,13 @@ from lakeskip.expressions.tree import (
     UnboundPredicate,
 )
 from lakeskip.types import (
+    _INT_RANGES,
     EPOCH_NAIVE,
     EPOCH_UTC,
     DataType,
     Field,
     RowType,
     TypeRoot,
-    _INT_RANGES,
     to_internal,
 )
 
@@ -205,7 +205,9 @@ class _Binder:
             return BoundReference(f, f.type)
         t = f.type
         if t.root is not TypeRoot.MAP or t.key is None or t.key.root is not TypeRoot.STRING:
-            raise TypeMismatchError(f"{ref.display}: column {f.name} is {t}, not a MAP<STRING, ...>")
+            raise TypeMismatchError(
+                f"{ref.display}: column {f.name} is {t}, not a MAP<STRING, ...>"
+            )
         assert t.value is not None
         return BoundReference(f, t.value.with_nullable(True), ref.key)
 
@@ -223,7 +225,9 @@ class _Binder:
             raise TypeMismatchError(f"cannot compare {term.name} of type {t} with a literal")
         if op in ("starts_with", "not_starts_with"):
             if t.root is not TypeRoot.STRING or not isinstance(p.value, str):  # type: ignore[attr-defined]
-                raise TypeMismatchError(f"{term.name}: LIKE prefix needs a STRING column and literal")
+                raise TypeMismatchError(
+                    f"{term.name}: LIKE prefix needs a STRING column and literal"
+                )
             prefix = p.value  # type: ignore[attr-defined]
             if prefix == "":
                 return not_null if op == "starts_with" else AlwaysFalse()
@@ -314,7 +318,7 @@ class _Binder:
             if value.tzinfo is not None:
                 raise bad
             delta = value - EPOCH_NAIVE
-        return (delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds
+        return int((delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds)
 
 
 def _integral(value: Any, lo: int, hi: int) -> tuple[str, Any, Any]:

@@ -37,11 +37,11 @@ __all__ = [
     "LessThan",
     "LessThanOrEqual",
     "LiteralPredicate",
+    "Not",
     "NotEqualTo",
     "NotIn",
     "NotStartsWith",
     "Or",
-    "Not",
     "Reference",
     "SetPredicate",
     "StartsWith",
@@ -141,7 +141,9 @@ class And(BooleanExpression):
     left: BooleanExpression
     right: BooleanExpression
 
-    def __new__(cls, left: BooleanExpression, right: BooleanExpression, *rest: BooleanExpression) -> Any:  # type: ignore[misc]
+    def __new__(
+        cls, left: BooleanExpression, right: BooleanExpression, *rest: BooleanExpression
+    ) -> Any:  # type: ignore[misc]
         if rest:
             return And(And(left, right), *rest)
         if isinstance(left, AlwaysFalse) or isinstance(right, AlwaysFalse):
@@ -175,7 +177,9 @@ class Or(BooleanExpression):
     left: BooleanExpression
     right: BooleanExpression
 
-    def __new__(cls, left: BooleanExpression, right: BooleanExpression, *rest: BooleanExpression) -> Any:  # type: ignore[misc]
+    def __new__(
+        cls, left: BooleanExpression, right: BooleanExpression, *rest: BooleanExpression
+    ) -> Any:  # type: ignore[misc]
         if rest:
             return Or(Or(left, right), *rest)
         if isinstance(left, AlwaysTrue) or isinstance(right, AlwaysTrue):

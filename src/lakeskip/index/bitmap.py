@@ -174,14 +174,18 @@ class _Writer(FileIndexWriter):
 
     def _groups(self) -> tuple[dict[Any, BitMap], BitMap]:
         arr = pa.concat_arrays(self.chunks) if len(self.chunks) != 1 else self.chunks[0]
-        nulls = BitMap(np.flatnonzero(pc.is_null(arr).to_numpy(zero_copy_only=False)).astype(np.uint32))
+        nulls = BitMap(
+            np.flatnonzero(pc.is_null(arr).to_numpy(zero_copy_only=False)).astype(np.uint32)
+        )
         valid = np.flatnonzero(pc.is_valid(arr).to_numpy(zero_copy_only=False))
         groups: dict[Any, BitMap] = {}
         if len(valid) == 0:
             return groups, nulls
         present = arr.take(pa.array(valid))
         if self.t.is_timestamp:
-            present = present.cast(pa.timestamp(self.t.timestamp_unit, tz=present.type.tz)).cast(pa.int64())
+            present = present.cast(pa.timestamp(self.t.timestamp_unit, tz=present.type.tz)).cast(
+                pa.int64()
+            )
         elif self.t.root is TypeRoot.DATE:
             present = present.cast(pa.int32())
         if self.codec.is_str:
@@ -197,7 +201,7 @@ class _Writer(FileIndexWriter):
                 bits = np_vals.view(np.int32 if canon is np.float32 else np.int64).copy()
                 bits[np.isnan(np_vals)] = np.array([np.nan], dtype=canon).view(bits.dtype)[0]
                 uniq, inverse = np.unique(bits, return_inverse=True)
-                keys = [int(x) for x in uniq]
+                keys = [int(x) for x in uniq]  # type: ignore[misc]
             else:
                 uniq, inverse = np.unique(np_vals, return_inverse=True)
                 keys = [self.codec.key(x.item()) for x in uniq]
@@ -312,12 +316,17 @@ class _Reader(FileIndexReader):
             keyed = [(self.codec.read(r), r.i32()) for _ in range(n)]
             self.body = r.pos
             body_len = len(self.buf) - self.body
-            starts = sorted({o for _, o in keyed if o >= 0} | ({null_offset} if self.has_null and null_offset >= 0 else set()))
+            starts = sorted(
+                {o for _, o in keyed if o >= 0}
+                | ({null_offset} if self.has_null and null_offset >= 0 else set())
+            )
             ends = dict(zip(starts, [*starts[1:], body_len], strict=False))
             for k, o in keyed:
                 self.entries[k] = _Entry(o, ends[o] - o if o >= 0 else -1)
             if self.has_null:
-                self.null_entry = _Entry(null_offset, ends[null_offset] - null_offset if null_offset >= 0 else -1)
+                self.null_entry = _Entry(
+                    null_offset, ends[null_offset] - null_offset if null_offset >= 0 else -1
+                )
         else:
             if self.has_null:
                 null_offset, null_len = r.i32(), r.i32()

@@ -52,7 +52,7 @@ def bloom_size(items: int, fpp: float) -> tuple[int, int]:
     nb_f = -items * math.log(fpp) / (math.log(2) * math.log(2))
     nb = int(max(min(nb_f, 2**31 - 1), -(2**31)))  # Java (int) cast saturates
     num_bits = nb + (8 - nb % 8)
-    k = max(1, int(math.floor(num_bits / items * math.log(2) + 0.5)))
+    k = max(1, math.floor(num_bits / items * math.log(2) + 0.5))
     return num_bits, k
 
 

@@ -124,10 +124,12 @@ def _to_long(t: DataType, value: Any) -> int:
     return int(value)
 
 
-def _longs(arr: pa.Array, t: DataType) -> np.ndarray:
+def _longs(arr: pa.Array, t: DataType) -> Any:
     if t.root is TypeRoot.DECIMAL:
         assert t.scale is not None
-        scaled = pc.multiply(arr.cast(pa.decimal128(38, t.scale)), pa.scalar(10**t.scale, pa.int64()))
+        scaled = pc.multiply(
+            arr.cast(pa.decimal128(38, t.scale)), pa.scalar(10**t.scale, pa.int64())
+        )
         return np.array([int(v) for v in scaled.to_pylist()], dtype=np.int64)
     if t.is_timestamp:
         unit = t.timestamp_unit
@@ -149,7 +151,9 @@ def _encode_half(w: ByteWriter, rows: np.ndarray, values: np.ndarray) -> None:
     w.i32(n)
     uv = values.astype(np.uint64)
     for b in range(n):
-        w.raw(_serialize(BitMap(rows[((uv >> np.uint64(b)) & np.uint64(1)) == 1].astype(np.uint32))))
+        w.raw(
+            _serialize(BitMap(rows[((uv >> np.uint64(b)) & np.uint64(1)) == 1].astype(np.uint32)))
+        )
 
 
 class _Writer(FileIndexWriter):

@@ -60,7 +60,9 @@ def _values(table: pa.Table, column: str, map_key: str | None, dtype: DataType) 
     return col if col.type == target else col.cast(target)
 
 
-def build_file_index(table: pa.Table, schema: RowType, options: FileIndexOptions) -> IndexBuildResult:
+def build_file_index(
+    table: pa.Table, schema: RowType, options: FileIndexOptions
+) -> IndexBuildResult:
     """Build every configured index over ``table`` (one data file's rows, in file order)."""
     if not options.specs:
         return IndexBuildResult(None, None, {})

@@ -35,7 +35,14 @@ from dataclasses import dataclass
 from lakeskip.errors import CorruptIndexError
 from lakeskip.index._binary import ByteReader, ByteWriter, encode_modified_utf8
 
-__all__ = ["EMPTY_INDEX_FLAG", "MAGIC", "VERSION", "ContainerEntry", "FileIndexContainer", "write_container"]
+__all__ = [
+    "EMPTY_INDEX_FLAG",
+    "MAGIC",
+    "VERSION",
+    "ContainerEntry",
+    "FileIndexContainer",
+    "write_container",
+]
 
 MAGIC = 1493475289347502
 VERSION = 1

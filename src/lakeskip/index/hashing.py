@@ -53,7 +53,7 @@ def supports_hash(t: DataType) -> bool:
     )
 
 
-def long_hash(keys: np.ndarray) -> np.ndarray:
+def long_hash(keys: np.ndarray) -> Any:
     """Thomas Wang's 64-bit hash of int64 keys, as Java computes it (returns int64)."""
     with np.errstate(over="ignore"):
         k = keys.astype(np.int64).view(_U64)
@@ -67,7 +67,7 @@ def long_hash(keys: np.ndarray) -> np.ndarray:
     return k.view(np.int64)
 
 
-def _long_keys(arr: pa.Array, t: DataType) -> np.ndarray:
+def _long_keys(arr: pa.Array, t: DataType) -> Any:
     """Non-null values of ``arr`` as the int64 keys Java hashes."""
     r = t.root
     if r is TypeRoot.FLOAT:
@@ -88,7 +88,7 @@ def _long_keys(arr: pa.Array, t: DataType) -> np.ndarray:
     return arr.to_numpy(zero_copy_only=False).astype(np.int64)
 
 
-def hash_array(arr: pa.Array | pa.ChunkedArray, t: DataType) -> np.ndarray:
+def hash_array(arr: pa.Array | pa.ChunkedArray, t: DataType) -> Any:
     """int64 hashes of the non-null values of ``arr`` (nulls are dropped)."""
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
@@ -114,11 +114,7 @@ def hash_value(t: DataType, value: Any) -> int:
         return int(np.uint64(xxhash.xxh64_intdigest(bytes(value))).view(np.int64))
     if r is TypeRoot.FLOAT:
         f = float(value)
-        key = (
-            int(_CANONICAL_F32_NAN)
-            if f != f
-            else struct.unpack(">i", struct.pack(">f", f))[0]
-        )
+        key = int(_CANONICAL_F32_NAN) if f != f else struct.unpack(">i", struct.pack(">f", f))[0]
     elif r is TypeRoot.DOUBLE:
         f = float(value)
         key = int(_CANONICAL_F64_NAN) if f != f else struct.unpack(">q", struct.pack(">d", f))[0]

@@ -92,7 +92,9 @@ def _split_column(text: str, key: str) -> tuple[str, str | None]:
     return m.group("col").strip(), m.group("key")
 
 
-def _value_type(row_type: RowType, column: str, map_key: str | None, key: str) -> tuple[str, DataType]:
+def _value_type(
+    row_type: RowType, column: str, map_key: str | None, key: str
+) -> tuple[str, DataType]:
     f = row_type.field(column)
     if map_key is None:
         return f.name, f.type
@@ -164,7 +166,7 @@ def parse_file_index_options(options: Mapping[str, str], schema: RowType) -> Fil
                     f"{name if mkey is None else f'{name}[{mkey}]'} of type {dtype}"
                 )
             merged: dict[str, str] = {}
-            for ck in (col, name) if mkey is None else (col, name):
+            for ck in dict.fromkeys((col, name)):
                 if (index_type, ck) in per_column:
                     merged.update(per_column[(index_type, ck)])
                     used.add((index_type, ck))

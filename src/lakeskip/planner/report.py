@@ -103,7 +103,9 @@ class PruningReport:
             ("files skipped by partition", str(self.skipped_by_partition)),
             ("files skipped by stats", str(self.skipped_by_stats)),
         ]
-        rows += [(f"files skipped by {k}", str(v)) for k, v in sorted(self.skipped_by_index.items())]
+        rows += [
+            (f"files skipped by {k}", str(v)) for k, v in sorted(self.skipped_by_index.items())
+        ]
         rows += [
             (f"files skipped by {k}", str(v)) for k, v in sorted(self.skipped_by_column.items())
         ]

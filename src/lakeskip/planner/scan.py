@@ -118,7 +118,9 @@ class ScanPlanner:
         """
         started = time.perf_counter()
         table = self.table
-        snapshot = table.snapshot(snapshot_id) if snapshot_id is not None else table.latest_snapshot()
+        snapshot = (
+            table.snapshot(snapshot_id) if snapshot_id is not None else table.latest_snapshot()
+        )
         entries = table.scan_files(snapshot) if snapshot is not None else []
         schema = table.schema
         row_type = schema.row_type
@@ -190,6 +192,7 @@ class ScanPlanner:
                 decisions[i] = FileDecision(entries[i], keep=True)
         for i in embedded:
             e = entries[i]
+            assert e.file.embedded_index is not None
             decisions[i] = self._index_decision(
                 e, e.file.embedded_index, bound, SkipTier.EMBEDDED_INDEX, notes
             )

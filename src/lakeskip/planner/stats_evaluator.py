@@ -76,7 +76,7 @@ def _leaf(p: BoundPredicate, stats: FileStats) -> bool:
     all_null = nulls is not None and nulls >= stats.row_count
     op = p.op
     if op == "is_null":
-        return not (nulls == 0)
+        return nulls != 0
     if op == "not_null":
         return not all_null
     if all_null:
@@ -96,7 +96,7 @@ def _compare(op: str, p: BoundPredicate, lo: Any, hi: Any, is_float: bool) -> bo
     if is_float and (op in ("ne", "gt", "ge", "not_in") or _is_nan(v)):
         return ROWS_MIGHT_MATCH  # NaN rows satisfy these; max may not reflect them
     if op == "eq":
-        return lo <= v <= hi
+        return bool(lo <= v <= hi)
     if op == "ne":
         return not (lo == hi == v)
     if op == "lt":

@@ -108,7 +108,9 @@ class Procedure:
             k = key.lower()
             if k not in by_name:
                 known = ", ".join(p.name for p in params)
-                raise InvalidArgumentError(f"{self.name} has no argument {key!r} (arguments: {known})")
+                raise InvalidArgumentError(
+                    f"{self.name} has no argument {key!r} (arguments: {known})"
+                )
             if k in bound:
                 raise InvalidArgumentError(f"{self.name}: argument {k!r} given twice")
             bound[k] = value
@@ -143,9 +145,8 @@ def _coerce(proc: str, p: ProcedureParameter, value: Any) -> Any:
             return value
         if isinstance(value, str) and value.strip().lstrip("-").isdigit():
             return int(value)
-    elif p.kind is str:
-        if isinstance(value, str):
-            return value
+    elif p.kind is str and isinstance(value, str):
+        return value
     raise InvalidArgumentError(
         f"{proc}: argument {p.name!r} must be {p.kind.__name__}, got {value!r}"
     )

@@ -144,9 +144,7 @@ class Compact(Procedure):
         else:
             bins = plan_bins(entries, target_file_size(table.schema.options))
             spec = WriteSpec(file_io=table.file_io, table_path=table.path, schema=table.schema)
-            tasks = [
-                BinTask(spec, tuple((table.data_file_path(e), e) for e in b)) for b in bins
-            ]
+            tasks = [BinTask(spec, tuple((table.data_file_path(e), e) for e in b)) for b in bins]
             results = executor.map(rewrite_bin, tasks, f"compact {table.identifier}")
             old = [e for b in bins for e in b]
             new = [e for r in results for e in r]

@@ -30,7 +30,9 @@ def filter_partitions(
     schema = table.schema
     keys = list(schema.partition_keys)
     if not keys:
-        raise InvalidArgumentError(f"where => '{where}': table {table.identifier} is not partitioned")
+        raise InvalidArgumentError(
+            f"where => '{where}': table {table.identifier} is not partitioned"
+        )
     try:
         node = sqlglot.parse_one(where, read="spark")
     except sqlglot.errors.ParseError as e:
@@ -54,7 +56,7 @@ def filter_partitions(
             return Reference(lowered[n.name.lower()])
         return None
 
-    predicate = to_expression(node, column_of, part_type)
+    predicate = to_expression(node, column_of, part_type)  # type: ignore[arg-type]
     bound = bind(part_type, predicate)
     values = {k: [e.partition[i] for e in entries] for i, k in enumerate(keys)}
     data = pa.table({k: pa.array(values[k], part_type.field(k).type.to_arrow()) for k in keys})

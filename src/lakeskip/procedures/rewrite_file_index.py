@@ -41,7 +41,7 @@ from lakeskip.procedures.base import (
     qualify,
 )
 from lakeskip.procedures.partition_filter import filter_partitions
-from lakeskip.types import RowType
+from lakeskip.types import Field, RowType
 
 __all__ = ["RewriteFileIndex", "next_index_file_name", "rewrite_one"]
 
@@ -98,11 +98,11 @@ def _read_indexed_columns(task: RewriteTask, columns: list[str]) -> pa.Table:
     current = task.table_schema.row_type
     file_fields = {f.id: f for f in task.file_schema.row_type}
     path = f"{task.directory}/{task.entry.file.file_name}"
-    wanted = []
+    wanted: list[tuple[Field, str | None]] = []
     for name in columns:
         f = current.field(name)
-        old = file_fields.get(f.id)
-        wanted.append((f, old.name if old is not None else None))
+        prior = file_fields.get(f.id)
+        wanted.append((f, prior.name if prior is not None else None))
     present = [old for _, old in wanted if old is not None]
     with task.file_io.open_input(path) as src:
         data = pq.read_table(src, columns=present) if present else None

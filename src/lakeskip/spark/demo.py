@@ -11,7 +11,9 @@ kept vs total and both wall times. Then it z-orders the table on (country, price
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, TextIO
+from collections.abc import Callable
+from functools import partial
+from typing import TYPE_CHECKING, Any, TextIO
 
 from pyspark.sql import functions as F
 
@@ -37,7 +39,9 @@ def generate_events(session: Session, rows: int, files: int):  # type: ignore[no
     skewed = F.floor(F.pow(F.rand(7), F.lit(3.0)) * n_c).cast("int")
     return (
         session.spark.range(rows, numPartitions=files)
-        .withColumn("user_id", F.concat(F.lit("u"), (F.abs(F.xxhash64("id")) % users).cast("string")))
+        .withColumn(
+            "user_id", F.concat(F.lit("u"), (F.abs(F.xxhash64("id")) % users).cast("string"))
+        )
         .withColumn("country", F.element_at(countries, skewed + 1))
         .withColumn(
             "status",
@@ -77,7 +81,7 @@ QUERIES = [
 ]
 
 
-def _timed(fn):  # type: ignore[no-untyped-def]
+def _timed(fn: Callable[[], Any]) -> tuple[Any, float]:
     t = time.perf_counter()
     value = fn()
     return value, time.perf_counter() - t
@@ -88,16 +92,18 @@ def _run_queries(session: Session, out: TextIO, title: str) -> None:
     paths = table_file_paths(table, table.scan_files())
     plain = view_over_files(session.spark, table.schema.row_type, paths)
     out.write(f"\n{title}\n")
-    header = f"{'query':<44} {'rows':>7} {'files kept':>11} {'lakeskip':>9} {'plain':>8} {'speedup':>8}"
+    header = (
+        f"{'query':<44} {'rows':>7} {'files kept':>11} {'lakeskip':>9} {'plain':>8} {'speedup':>8}"
+    )
     out.write(header + "\n" + "-" * len(header) + "\n")
     for name, where in QUERIES:
         sql = f"SELECT count(*) FROM {TABLE} WHERE {where}"
         # one warm-up of each path, then measure
         session.sql(sql).collect()
         plain.where(where).count()
-        n, t_ls = _timed(lambda s=sql: session.sql(s).collect()[0][0])
+        n, t_ls = _timed(partial(lambda s: session.sql(s).collect()[0][0], sql))
         report = session.last_reports[0]
-        n_plain, t_plain = _timed(lambda w=where: plain.where(w).count())
+        n_plain, t_plain = _timed(partial(plain.where(where).count))
         if n != n_plain:  # never a wrong answer: say so loudly if it ever happens
             out.write(f"MISMATCH for {name}: lakeskip {n} rows, plain {n_plain} rows\n")
         kept = f"{report.kept_files}/{report.total_files}"
@@ -108,7 +114,9 @@ def _run_queries(session: Session, out: TextIO, title: str) -> None:
 
 def run_demo(session: Session, rows: int, files: int, out: TextIO) -> int:
     """Build the demo table in ``session``'s warehouse and print the comparison."""
-    out.write(f"lakeskip demo: {rows:,} rows in ~{files} files, warehouse {session.catalog.warehouse}\n")
+    out.write(
+        f"lakeskip demo: {rows:,} rows in ~{files} files, warehouse {session.catalog.warehouse}\n"
+    )
     session.sql("CREATE DATABASE IF NOT EXISTS demo")
     session.sql(f"DROP TABLE IF EXISTS {TABLE}")
     items = max(1000, rows // files)
@@ -132,8 +140,10 @@ def run_demo(session: Session, rows: int, files: int, out: TextIO) -> int:
     n_bytes = sum(e.file.file_size for e in entries)
     out.write(f"wrote {len(entries)} files ({n_bytes / 2**20:.1f} MiB) in {t_write:.1f} s\n")
     _run_queries(session, out, "Random order (as written):")
-    out.write("\nCALL sys.compact(table => 'demo.events', order_strategy => 'zorder', "
-              "order_by => 'country,price') ...\n")
+    out.write(
+        "\nCALL sys.compact(table => 'demo.events', order_strategy => 'zorder', "
+        "order_by => 'country,price') ...\n"
+    )
     _, t_compact = _timed(
         lambda: session.sql(
             "CALL sys.compact(table => 'demo.events', order_strategy => 'zorder', "
@@ -144,7 +154,7 @@ def run_demo(session: Session, rows: int, files: int, out: TextIO) -> int:
     _run_queries(session, out, "After z-order on (country, price):")
     out.write(
         "\nTry it yourself: lakeskip sql --warehouse "
-        f"{session.catalog.warehouse} -e \"EXPLAIN PRUNING SELECT * FROM {TABLE} "
+        f'{session.catalog.warehouse} -e "EXPLAIN PRUNING SELECT * FROM {TABLE} '
         "WHERE user_id = 'u4242'\"\n"
     )
     return 0

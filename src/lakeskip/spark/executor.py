@@ -22,6 +22,7 @@ from lakeskip.catalog.table import FileStoreTable
 from lakeskip.procedures.base import SortSpec
 from lakeskip.spark.query import table_file_paths, view_over_files
 from lakeskip.spark.writer import collect_entries
+from lakeskip.types import DataType
 
 if TYPE_CHECKING:
     from lakeskip.spark.session import Session
@@ -34,7 +35,7 @@ R = TypeVar("R")
 SORT_KEY = "__lakeskip_sort_key"
 
 
-def _key_task(columns: list[str], strategy: str, types: list, var_len: int):  # type: ignore[no-untyped-def]
+def _key_task(columns: list[str], strategy: str, types: list[DataType], var_len: int):  # type: ignore[no-untyped-def]
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from lakeskip.sort import hilbert_keys, zorder_keys
 
@@ -81,7 +82,9 @@ class SparkExecutor:
         parts = [F.col(f"`{k}`") for k in schema.partition_keys]
         if sort.strategy == "order":
             keys = [F.col(f"`{c}`") for c in sort.columns]
-            ordered = df.repartitionByRange(n_out, *parts, *keys).sortWithinPartitions(*parts, *keys)
+            ordered = df.repartitionByRange(n_out, *parts, *keys).sortWithinPartitions(
+                *parts, *keys
+            )
         else:
             types = [row_type.field(c).type for c in sort.columns]
             ddl = row_type.spark_ddl() + f", `{SORT_KEY}` BINARY"

@@ -119,7 +119,9 @@ def plan_query(
         views.append((view, view_over_files(spark, table.schema.row_type, paths)))
         mapping[id(scan.node)] = view
         plans.append(plan)
-    return PlannedQuery(sql=rewrite_tables(query.tree, mapping), views=tuple(views), plans=tuple(plans))
+    return PlannedQuery(
+        sql=rewrite_tables(query.tree, mapping), views=tuple(views), plans=tuple(plans)
+    )
 
 
 def run_planned(spark: SparkSession, planned: PlannedQuery) -> DataFrame:

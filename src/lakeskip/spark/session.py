@@ -125,9 +125,7 @@ class Session:
             raise QueryFailedError(spark_error_message(e)) from e
 
     def _query(self, query: Query) -> DataFrame:
-        planned = plan_query(
-            self.spark, self.catalog, query, self.current_database, self.time_zone
-        )
+        planned = plan_query(self.spark, self.catalog, query, self.current_database, self.time_zone)
         self._set_reports(planned.reports)
         return run_planned(self.spark, planned)
 

@@ -28,7 +28,6 @@ from lakeskip.sql.statements import (
     Explain,
     Insert,
     Passthrough,
-    Query,
     ShowCreateTable,
     ShowDatabases,
     ShowTables,
@@ -171,7 +170,9 @@ def _insert(session: Session, s: Insert) -> DataFrame:
         table = session.catalog.get_table(name)
     except TableNotFoundError:
         if session.spark.catalog.tableExists(name):  # an ordinary Spark table
-            return session.spark.sql(s.sql) if hasattr(s, "sql") else _passthrough_insert(session, s)
+            return (
+                session.spark.sql(s.sql) if hasattr(s, "sql") else _passthrough_insert(session, s)
+            )
         raise
     row_type = table.schema.row_type
     df = session.sql(s.query_sql)
@@ -232,7 +233,10 @@ def _describe(session: Session, s: DescribeTable) -> DataFrame:
     ]
     if schema.partition_keys:
         rows.append(("# Partition Information", "", None))
-        rows += [(k, schema.row_type.field(k).type.spark_ddl().lower(), None) for k in schema.partition_keys]
+        rows += [
+            (k, schema.row_type.field(k).type.spark_ddl().lower(), None)
+            for k in schema.partition_keys
+        ]
     if s.extended:
         from lakeskip.index.options import parse_file_index_options
 

@@ -70,7 +70,10 @@ def align_by_name(df: DataFrame, row_type: RowType, what: str) -> DataFrame:
     if extra:
         raise ColumnNotFoundError(f"{what}: the table has no column(s) {', '.join(extra)}")
     return df.select(
-        *[F.col(f"`{by_lower[f.name.lower()]}`").cast(f.type.spark_ddl()).alias(f.name) for f in row_type]
+        *[
+            F.col(f"`{by_lower[f.name.lower()]}`").cast(f.type.spark_ddl()).alias(f.name)
+            for f in row_type
+        ]
     )
 
 

@@ -117,7 +117,9 @@ def _value(node: exp.Expression) -> Any:
         return _cast(_value(node.this), node.to)
     if isinstance(node, (exp.Add, exp.Sub, exp.Mul)):
         a, b = _value(node.this), _value(node.expression)
-        if not all(isinstance(x, (int, decimal.Decimal)) and not isinstance(x, bool) for x in (a, b)):
+        if not all(
+            isinstance(x, (int, decimal.Decimal)) and not isinstance(x, bool) for x in (a, b)
+        ):
             raise _NotLiteral
         if isinstance(node, exp.Add):
             return a + b

@@ -70,8 +70,26 @@ _CMP = {
     exp.NullSafeEQ: "<=>",
     exp.NullSafeNEQ: "!<=>",
 }
-_FLIP = {"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<=", "<=>": "<=>", "!<=>": "!<=>"}
-_NEGATE = {"=": "<>", "<>": "=", "<": ">=", ">=": "<", "<=": ">", ">": "<=", "<=>": "!<=>", "!<=>": "<=>"}
+_FLIP = {
+    "=": "=",
+    "<>": "<>",
+    "<": ">",
+    "<=": ">=",
+    ">": "<",
+    ">=": "<=",
+    "<=>": "<=>",
+    "!<=>": "!<=>",
+}
+_NEGATE = {
+    "=": "<>",
+    "<>": "=",
+    "<": ">=",
+    ">=": "<",
+    "<=": ">",
+    ">": "<=",
+    "<=>": "!<=>",
+    "!<=>": "<=>",
+}
 _LEAF = {
     "=": EqualTo,
     "<>": NotEqualTo,
@@ -120,7 +138,7 @@ class _Translator:
             return AlwaysTrue() if bool(node.this) != neg else AlwaysFalse()
         if isinstance(node, exp.Null):
             return AlwaysFalse()  # WHERE NULL and WHERE NOT NULL select nothing
-        op = _CMP.get(type(node))
+        op = _CMP.get(type(node))  # type: ignore[arg-type]
         if op is not None:
             return self.comparison(node.this, op, node.expression, neg)
         if isinstance(node, exp.In):

@@ -291,7 +291,7 @@ def parse_statement(sql: str) -> Statement:
         tree = sqlglot.parse_one(text, read=DIALECT)
     except (ParseError, TokenError) as e:
         raise _parse_error(e, text) from e
-    return _from_tree(tree, text)
+    return _from_tree(tree, text)  # type: ignore[arg-type]
 
 
 def _ident(table: exp.Expression) -> TableIdent:
@@ -325,13 +325,15 @@ def _from_tree(tree: exp.Expression, text: str) -> Statement:
         targets = tree.args.get("tables") or [tree.this]
         if kind in ("DATABASE", "SCHEMA"):
             t = targets[0]
-            return DropDatabase(t.name or t.db, bool(tree.args.get("exists")), bool(tree.args.get("cascade")))
+            return DropDatabase(
+                t.name or t.db, bool(tree.args.get("exists")), bool(tree.args.get("cascade"))
+            )
         if kind == "TABLE" and not tree.args.get("temporary"):
             return DropTable(_ident(targets[0]), bool(tree.args.get("exists")))
         return Passthrough(text)
     if isinstance(tree, exp.Use) and not tree.args.get("kind"):
         t = tree.this
-        return UseDatabase(t.name if isinstance(t, exp.Table) else t.name)
+        return UseDatabase(t.name)
     if isinstance(tree, exp.Describe):
         style = (tree.args.get("style") or "").upper()
         return DescribeTable(_ident(tree.this), style in ("EXTENDED", "FORMATTED"))
@@ -384,7 +386,9 @@ def _create_table(tree: exp.Create, text: str) -> Statement:
             if fmt not in OUR_FORMATS:
                 return Passthrough(text)
         elif isinstance(p, exp.PartitionedByProperty):
-            for c in p.this.expressions if isinstance(p.this, (exp.Schema, exp.Tuple)) else [p.this]:
+            for c in (
+                p.this.expressions if isinstance(p.this, (exp.Schema, exp.Tuple)) else [p.this]
+            ):
                 if isinstance(c, exp.ColumnDef):
                     extra_cols.append(_column_def(c))
                     partition_keys.append(c.name)
@@ -394,10 +398,10 @@ def _create_table(tree: exp.Create, text: str) -> Statement:
             comment = str(p.this.name)
         elif isinstance(p, exp.Property):
             options.update(_props_to_options([p]))
-        elif isinstance(p, exp.WithProperty):
-            options.update(_props_to_options(list(p.expressions)))
         elif isinstance(p, exp.LocationProperty):
-            raise UnsupportedStatementError("LOCATION is not supported: tables live in the warehouse")
+            raise UnsupportedStatementError(
+                "LOCATION is not supported: tables live in the warehouse"
+            )
         elif isinstance(p, (exp.TemporaryProperty,)):
             return Passthrough(text)
     columns: list[ColumnDef] = []
@@ -469,7 +473,9 @@ _UNSET = re.compile(
 def _parse_unset(text: str) -> Statement:
     m = _UNSET.match(text)
     if not m:
-        raise SqlParseError("expected ALTER TABLE t UNSET TBLPROPERTIES [IF EXISTS] ('key', ...)", 1, 1)
+        raise SqlParseError(
+            "expected ALTER TABLE t UNSET TBLPROPERTIES [IF EXISTS] ('key', ...)", 1, 1
+        )
     keys = [k.strip().strip("'\"`") for k in m.group("keys").split(",") if k.strip()]
     if not keys:
         raise SqlParseError("UNSET needs at least one option key")
@@ -511,7 +517,7 @@ def _insert(tree: exp.Insert, text: str) -> Statement:
         query_sql = "SELECT * FROM " + source.sql(DIALECT)
     else:
         query_sql = source.sql(DIALECT)
-    ident = _ident(target.copy().set("partition", None) or target)
+    ident = _ident(target)
     return Insert(
         ident=ident,
         overwrite=bool(tree.args.get("overwrite")),
@@ -538,7 +544,9 @@ def _parse_show(text: str) -> Statement:
     return Passthrough(text)
 
 
-_EXPLAIN = re.compile(r"(?is)^EXPLAIN\s+(?:(?P<mode>PRUNING|EXTENDED|FORMATTED|CODEGEN|COST)\s+)?(?P<q>.*)$")
+_EXPLAIN = re.compile(
+    r"(?is)^EXPLAIN\s+(?:(?P<mode>PRUNING|EXTENDED|FORMATTED|CODEGEN|COST)\s+)?(?P<q>.*)$"
+)
 
 
 def _parse_explain(text: str) -> Statement:

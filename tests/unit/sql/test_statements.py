@@ -72,7 +72,10 @@ def test_ctas_and_partition_column_defs() -> None:
 @pytest.mark.parametrize(
     ("sql", "expected"),
     [
-        ("ALTER TABLE t SET TBLPROPERTIES ('a'='b')", AlterTableSetOptions(TableIdent(None, "t"), {"a": "b"})),
+        (
+            "ALTER TABLE t SET TBLPROPERTIES ('a'='b')",
+            AlterTableSetOptions(TableIdent(None, "t"), {"a": "b"}),
+        ),
         ("ALTER TABLE db.t SET ('a'='b')", AlterTableSetOptions(TableIdent("db", "t"), {"a": "b"})),
         (
             "ALTER TABLE t UNSET TBLPROPERTIES IF EXISTS ('a', 'b')",
@@ -90,8 +93,10 @@ def test_ctas_and_partition_column_defs() -> None:
         ("DROP DATABASE IF EXISTS d CASCADE", DropDatabase("d", True, True)),
         ("SHOW DATABASES", ShowDatabases()),
         ("USE d", UseDatabase("d")),
-        ("CALL sys.compact(table => 'db.t', order_by => 'a,b')",
-         Call("sys.compact", (), {"table": "db.t", "order_by": "a,b"})),
+        (
+            "CALL sys.compact(table => 'db.t', order_by => 'a,b')",
+            Call("sys.compact", (), {"table": "db.t", "order_by": "a,b"}),
+        ),
         ("CALL sys.rewrite_file_index('db.t')", Call("sys.rewrite_file_index", ("db.t",), {})),
         ("SET spark.sql.shuffle.partitions=4", Passthrough("SET spark.sql.shuffle.partitions=4")),
     ],
@@ -104,7 +109,9 @@ def test_insert_forms() -> None:
     s = parse_statement("INSERT INTO t VALUES (1, 'a'), (2, NULL)")
     assert isinstance(s, Insert) and not s.overwrite and s.partition is None
     assert s.query_sql.startswith("SELECT * FROM VALUES")
-    s = parse_statement("INSERT OVERWRITE TABLE db.t PARTITION (dt = DATE '2024-01-02') SELECT a FROM u")
+    s = parse_statement(
+        "INSERT OVERWRITE TABLE db.t PARTITION (dt = DATE '2024-01-02') SELECT a FROM u"
+    )
     assert isinstance(s, Insert) and s.overwrite and s.ident == TableIdent("db", "t")
     assert s.partition == {"dt": datetime.date(2024, 1, 2)}
     s = parse_statement("INSERT INTO t (a, b) SELECT 1, 2.5")
