@@ -85,8 +85,9 @@ class _Writer(FileIndexWriter):
         hashes = hash_array(values, self.dtype)
         if len(hashes) == 0:
             return
-        pos = np.unique(bloom_positions(hashes, self.k, self.num_bits))
-        np.bitwise_or.at(self.bits, pos >> 3, (1 << (pos & 7)).astype(np.uint8))
+        mask = np.zeros(self.num_bits, dtype=np.bool_)
+        mask[bloom_positions(hashes, self.k, self.num_bits)] = True
+        self.bits |= np.packbits(mask, bitorder="little")
 
     def serialize(self) -> bytes:
         return self.k.to_bytes(4, "big", signed=True) + self.bits.tobytes()
