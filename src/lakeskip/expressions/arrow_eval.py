@@ -51,10 +51,15 @@ def _leaf(p: BoundPredicate, table: pa.Table) -> pa.Array:
         return pc.is_valid(col)
     null_mask = pc.is_null(col)
     if op in ("in", "not_in"):
-        values = pa.array(list(p.values), col.type)
-        hit = pc.is_in(col, value_set=values, skip_nulls=True)
-        if _is_float(p.term) and any(v != v for v in p.values):
-            hit = pc.or_(hit, pc.fill_null(pc.is_nan(col), False))
+        if _is_float(p.term):
+            # not is_in: it keys floats by bits, but in SQL 0.0 = -0.0 (and NaN = NaN)
+            hit = pa.array([False] * len(col), pa.bool_())
+            for x in p.values:
+                eq = pc.is_nan(col) if x != x else pc.equal(col, pa.scalar(x, col.type))
+                hit = pc.or_(hit, pc.fill_null(eq, False))
+        else:
+            values = pa.array(list(p.values), col.type)
+            hit = pc.is_in(col, value_set=values, skip_nulls=True)
         result = hit if op == "in" else pc.invert(hit)
         return pc.if_else(null_mask, pa.scalar(None, pa.bool_()), result)
     if op in ("starts_with", "not_starts_with"):

@@ -38,7 +38,7 @@ from lakeskip.errors import CorruptIndexError, InvalidOptionError
 from lakeskip.index.base import FileIndexer, FileIndexReader, FileIndexWriter
 from lakeskip.index.hashing import hash_array, hash_value, supports_hash
 from lakeskip.index.result import REMAIN, SKIP, FileIndexResult
-from lakeskip.types import DataType
+from lakeskip.types import DataType, TypeRoot
 
 __all__ = ["BloomFilterIndexer", "bloom_positions", "bloom_size"]
 
@@ -111,6 +111,10 @@ class _Reader(FileIndexReader):
         return bool(np.all(self.bits[pos >> 3] & (1 << (pos & 7)).astype(np.uint8)))
 
     def visit_equal(self, value: Any) -> FileIndexResult:
+        if self.dtype.root in (TypeRoot.FLOAT, TypeRoot.DOUBLE) and value == 0:
+            # SQL: 0.0 = -0.0, but their bits (and so their hashes) differ
+            hit = self._might_contain(0.0) or self._might_contain(-0.0)
+            return REMAIN if hit else SKIP
         return REMAIN if self._might_contain(value) else SKIP
 
 

@@ -127,10 +127,11 @@ def _to_long(t: DataType, value: Any) -> int:
 def _longs(arr: pa.Array, t: DataType) -> Any:
     if t.root is TypeRoot.DECIMAL:
         assert t.scale is not None
-        scaled = pc.multiply(
-            arr.cast(pa.decimal128(38, t.scale)), pa.scalar(10**t.scale, pa.int64())
-        )
-        return np.array([int(v) for v in scaled.to_pylist()], dtype=np.int64)
+        # decimal128 stores the unscaled value as 16-byte little-endian two's complement; with
+        # precision <= 18 it fits the low 8 bytes
+        dec = arr.cast(pa.decimal128(t.precision or 18, t.scale))
+        words = np.frombuffer(dec.buffers()[1], dtype=np.int64, count=2 * (dec.offset + len(dec)))
+        return words[2 * dec.offset :: 2].copy()
     if t.is_timestamp:
         unit = t.timestamp_unit
         if arr.type.unit != unit:
