@@ -140,6 +140,10 @@ def run_demo(session: Session, rows: int, files: int, out: TextIO) -> int:
     n_bytes = sum(e.file.file_size for e in entries)
     out.write(f"wrote {len(entries)} files ({n_bytes / 2**20:.1f} MiB) in {t_write:.1f} s\n")
     _run_queries(session, out, "Random order (as written):")
+    # compaction writes files of target-file-size: keep about as many files as before
+    session.sql(
+        f"ALTER TABLE {TABLE} SET ('target-file-size' = '{max(1, n_bytes // len(entries))} b')"
+    )
     out.write(
         "\nCALL sys.compact(table => 'demo.events', order_strategy => 'zorder', "
         "order_by => 'country,price') ...\n"

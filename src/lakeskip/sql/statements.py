@@ -236,6 +236,9 @@ def _strip_comments(s: str) -> str:
     return re.sub(r"--[^\n]*|/\*.*?\*/", " ", s, flags=re.S)
 
 
+_LEADING_COMMENTS = re.compile(r"^(?:\s+|--[^\n]*(?:\n|$)|/\*.*?\*/)+", re.S)
+
+
 def _position(text: str, offset: int) -> tuple[int, int]:
     line = text.count("\n", 0, offset) + 1
     col = offset - (text.rfind("\n", 0, offset) + 1) + 1
@@ -249,8 +252,9 @@ def parse_statements(text: str) -> list[Statement]:
     """Parse ``;``-separated statements; positions in errors refer to ``text``."""
     out = []
     for chunk, offset in split_statements(text):
-        lead = len(chunk) - len(chunk.lstrip())
-        chunk, offset = chunk.lstrip(), offset + lead
+        m = _LEADING_COMMENTS.match(chunk)
+        lead = m.end() if m else 0
+        chunk, offset = chunk[lead:], offset + lead
         try:
             out.append(parse_statement(chunk))
         except SqlParseError as e:
@@ -274,7 +278,7 @@ def _parse_error(e: ParseError | TokenError, sql: str) -> SqlParseError:
 
 def parse_statement(sql: str) -> Statement:
     """Parse one statement (no trailing ``;`` needed)."""
-    text = sql.strip().rstrip(";").strip()
+    text = _LEADING_COMMENTS.sub("", sql).strip().rstrip(";").strip()
     if not text:
         raise SqlParseError("empty statement")
     words = _strip_comments(text).split(None, 1)

@@ -159,3 +159,9 @@ def test_other_bad_input() -> None:
 def test_split_respects_quotes_and_comments() -> None:
     out = parse_statements("SELECT ';' AS x; -- a; comment\nSELECT 2 /* ; */; ;")
     assert [type(s).__name__ for s in out] == ["Query", "Query"]
+
+
+def test_leading_comments_keep_error_positions() -> None:
+    with pytest.raises(SqlParseError) as info:
+        parse_statements("SELECT 1;\n-- note\n/* c */ SELECT * FROM t WHERE")
+    assert (info.value.line, info.value.col) == (3, 29), str(info.value)
