@@ -43,7 +43,7 @@ def test_failing_statement_is_one_line_and_exit_1(spark, tmp_path: Path, capsys)
 @pytest.mark.parametrize("script", EXAMPLES, ids=[p.name for p in EXAMPLES])
 def test_sql_examples_run_on_a_fresh_warehouse(spark, tmp_path: Path, capsys, script: Path) -> None:  # type: ignore[no-untyped-def]
     code = main(["sql", "--warehouse", str(tmp_path / "wh"), "-f", str(script)])
-    out, err = capsys.readouterr()
+    _out, err = capsys.readouterr()
     assert code == 0, f"{script.name} failed:\n{err[-2000:]}"
     assert "Error:" not in err
 
