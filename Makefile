@@ -33,14 +33,16 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 
-fuzz: $(STAMP) check-java
-	LAKESKIP_FUZZ_EXAMPLES=$${LAKESKIP_FUZZ_EXAMPLES:-2000} $(PY) -m pytest -q -m slow
+fuzz: $(STAMP)
+	LAKESKIP_HYPOTHESIS_PROFILE=fuzz LAKESKIP_NEVER_WRONG_EXAMPLES=$${LAKESKIP_FUZZ_EXAMPLES:-2000} \
+	  $(PY) -m pytest -q tests/unit/planner/test_never_wrong.py tests/unit/index/test_index_oracle.py
 
 test-interop: $(STAMP) check-java
 	$(PY) -m pytest -q -m interop
 
-bench: $(STAMP) check-java
-	$(PY) bench/run.py
+bench: $(STAMP)
+	$(PY) bench/index_build.py
+	$(PY) bench/planning.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -43,12 +43,6 @@ def _map_values(draw: Any, n: int) -> list[Any]:
     return [draw(st.one_of(st.none(), entry)) for _ in range(n)]
 
 
-@pytest.mark.slow
-def test_fuzz_marker_documented() -> None:
-    """`make fuzz` selects the slow marker; the differential test below runs in both."""
-    assert os.environ.get("LAKESKIP_HYPOTHESIS_PROFILE", "ci") in ("ci", "fuzz")
-
-
 @settings(max_examples=int(os.environ.get("LAKESKIP_NEVER_WRONG_EXAMPLES", "40")))
 @given(data=st.data())
 def test_planner_never_skips_a_matching_file(
