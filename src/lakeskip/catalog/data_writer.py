@@ -51,6 +51,7 @@ class WriteSpec:
     table_path: str
     schema: TableSchema
     compression: str = "zstd"
+    level: int = 0  # 0 for new data; clustered (compacted) output is written at level 1
 
     @property
     def target_file_size(self) -> int:
@@ -107,6 +108,7 @@ def write_data_file(
         schema_id=spec.schema.id,
         embedded_index=embedded,
         extra_files=extra_files,
+        level=spec.level,
     )
     return ManifestEntry(
         kind=FileKind.ADD,

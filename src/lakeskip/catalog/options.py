@@ -310,6 +310,9 @@ def validate_options(
             row_type.index_of(c)
             if c in partition_keys:
                 raise InvalidOptionError(f"option 'clustering.columns': {c} is a partition column")
+        from lakeskip.sort.clustering import clustering_from_options
+
+        clustering_from_options(options, row_type, partition_keys)  # sortable, known strategy
     if has_index:
         _validate_index_options(options, row_type)
 

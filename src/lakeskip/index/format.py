@@ -140,6 +140,11 @@ class FileIndexContainer:
         r.skip(redundant)
         if r.pos != head_len:
             raise CorruptIndexError(r.pos, f"header ends at {r.pos}, headLength says {head_len}")
+        end = head_len
+        for e in sorted((e for e in entries if e.start != EMPTY_INDEX_FLAG), key=lambda e: e.start):
+            if e.start < end:
+                raise CorruptIndexError(e.start, f"index {e.column}/{e.index_type} overlaps")
+            end = e.start + e.length
         return cls(buf, tuple(entries))
 
     def columns(self) -> list[str]:

@@ -28,6 +28,7 @@ from lakeskip.catalog.data_writer import DataWriter, WriteSpec
 from lakeskip.catalog.manifest import ManifestEntry
 from lakeskip.catalog.options import target_file_size
 from lakeskip.catalog.snapshot import CommitKind
+from lakeskip.catalog.stats import file_column_stats
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import InvalidArgumentError
 from lakeskip.procedures.base import (
@@ -40,6 +41,7 @@ from lakeskip.procedures.base import (
 )
 from lakeskip.procedures.partition_filter import filter_partitions
 from lakeskip.sort import validate_sort_columns
+from lakeskip.sort.clustering import ClusteringSpec, clustering_from_options
 
 __all__ = ["Compact", "plan_bins"]
 
@@ -95,6 +97,109 @@ def rewrite_bin(task: BinTask) -> list[ManifestEntry]:
     return writer.close()
 
 
+def _boxes(
+    table: FileStoreTable, entries: Sequence[ManifestEntry], columns: Sequence[str]
+) -> list[list[tuple[Any, Any] | None]]:
+    """Per file, per clustering column, the (min, max) range (None: unknown = everything)."""
+    out = []
+    for e in entries:
+        try:
+            stats = file_column_stats(e.file, table.schema_by_id(e.file.schema_id), table.schema)
+        except Exception:  # undecodable stats: treat as unbounded
+            stats = {}
+        box: list[tuple[Any, Any] | None] = []
+        for c in columns:
+            s = stats.get(c)
+            box.append(
+                (s[0], s[1]) if s is not None and s[0] is not None and s[1] is not None else None
+            )
+        out.append(box)
+    return out
+
+
+def _overlaps(a: list[tuple[Any, Any] | None], b: list[tuple[Any, Any] | None]) -> bool:
+    for ra, rb in zip(a, b, strict=True):
+        if ra is None or rb is None:
+            continue
+        try:
+            if ra[1] < rb[0] or rb[1] < ra[0]:
+                return False
+        except TypeError:
+            continue
+    return True
+
+
+def overlap_depth(
+    table: FileStoreTable, entries: Sequence[ManifestEntry], columns: Sequence[str]
+) -> float:
+    """Average share of the *other* files of its partition whose clustering-column ranges
+    intersect a file's: 0.0 means perfectly clustered, 1.0 means every file overlaps all."""
+    boxes = _boxes(table, entries, columns)
+    shares = []
+    for i, e in enumerate(entries):
+        peers = [
+            j for j, f in enumerate(entries) if j != i and tuple(f.partition) == tuple(e.partition)
+        ]
+        if peers:
+            shares.append(sum(_overlaps(boxes[i], boxes[j]) for j in peers) / len(peers))
+    return sum(shares) / len(shares) if shares else 0.0
+
+
+def _incremental(
+    table: FileStoreTable,
+    entries: Sequence[ManifestEntry],
+    cluster: ClusteringSpec,
+    executor: Executor,
+) -> ProcedureResult:
+    """Re-cluster only what needs it: new (level-0) files, plus the clustered (level >= 1)
+    files whose ranges on the clustering columns overlap theirs. Clustered files that no new
+    file overlaps are left alone -- unlike size-only selection, which would never touch
+    size-healthy but overlapping files, or would rewrite clustered ones needlessly."""
+    columns = cluster.columns
+    before = overlap_depth(table, entries, columns)
+    boxes = _boxes(table, entries, columns)
+    new = [i for i, e in enumerate(entries) if e.file.level == 0]
+    picked = set(new)
+    for i, e in enumerate(entries):
+        if e.file.level >= 1 and any(
+            tuple(entries[j].partition) == tuple(e.partition) and _overlaps(boxes[i], boxes[j])
+            for j in new
+        ):
+            picked.add(i)
+    old = [entries[i] for i in sorted(picked)]
+    snapshot_id = None
+    new_entries: list[ManifestEntry] = []
+    after = before
+    if old:
+        sort = SortSpec(cluster.strategy, cluster.columns, cluster.var_length_contribution)
+        new_entries = executor.rewrite_sorted(table, old, sort)
+        snap = table.commit(new_entries, deleted=old, kind=CommitKind.COMPACT)
+        snapshot_id = snap.id if snap is not None else None
+        after = overlap_depth(table, table.scan_files(), columns)
+    return ProcedureResult(
+        columns=(
+            ("files_before", "INT"),
+            ("files_after", "INT"),
+            ("rows", "BIGINT"),
+            ("strategy", "STRING"),
+            ("snapshot_id", "BIGINT"),
+            ("overlap_before", "DOUBLE"),
+            ("overlap_after", "DOUBLE"),
+        ),
+        values=(
+            (
+                len(old),
+                len(new_entries),
+                sum(e.file.row_count for e in new_entries),
+                f"incremental-{cluster.strategy}",
+                snapshot_id,
+                float(before),
+                float(after),
+            ),
+        ),
+    )
+
+
 class Compact(Procedure):
     name = "sys.compact"
     doc = "Bin-pack small files, or sort-compact by order / zorder / hilbert on order_by columns."
@@ -134,10 +239,21 @@ class Compact(Procedure):
             sort = SortSpec(strategy, columns, var_len)
         elif order_by:
             raise InvalidArgumentError("order_by needs an order_strategy (order, zorder, hilbert)")
+        schema = table.schema
+        cluster = clustering_from_options(schema.options, schema.row_type, schema.partition_keys)
+        incremental = cluster is not None and cluster.incremental
+        if incremental and sort is not None:
+            raise InvalidArgumentError(
+                "order_strategy cannot be used on a table with clustering.incremental = true "
+                "(CALL sys.compact(table => ...) re-clusters it)"
+            )
         snapshot = table.latest_snapshot()
         entries = table.scan_files(snapshot) if snapshot is not None else []
         if arguments.get("where"):
             entries = filter_partitions(table, entries, arguments["where"])
+        if incremental:
+            assert cluster is not None
+            return _incremental(table, entries, cluster, executor)
         if sort is not None:
             old = list(entries)
             new = executor.rewrite_sorted(table, old, sort) if old else []

@@ -10,19 +10,15 @@ range shuffle does), sorts within partitions and writes through the normal write
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TypeVar
-
-import pyarrow as pa
-from pyspark.sql import functions as F
 
 from lakeskip.catalog.manifest import ManifestEntry
 from lakeskip.catalog.options import target_file_size
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.procedures.base import SortSpec
 from lakeskip.spark.query import table_file_paths, view_over_files
-from lakeskip.spark.writer import collect_entries
-from lakeskip.types import DataType
+from lakeskip.spark.writer import collect_entries, sort_dataframe
 
 if TYPE_CHECKING:
     from lakeskip.spark.session import Session
@@ -31,25 +27,6 @@ __all__ = ["SparkExecutor"]
 
 T = TypeVar("T")
 R = TypeVar("R")
-
-SORT_KEY = "__lakeskip_sort_key"
-
-
-def _key_task(columns: list[str], strategy: str, types: list[DataType], var_len: int):  # type: ignore[no-untyped-def]
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        from lakeskip.sort import hilbert_keys, zorder_keys
-
-        for batch in batches:
-            arrays = [batch.column(batch.schema.get_field_index(c)) for c in columns]
-            if strategy == "zorder":
-                key = zorder_keys(arrays, types, var_length_contribution=var_len)
-            else:
-                key = hilbert_keys(arrays, types)
-            yield pa.RecordBatch.from_arrays(
-                [*batch.columns, key], names=[*batch.schema.names, SORT_KEY]
-            )
-
-    return run
 
 
 class SparkExecutor:
@@ -79,27 +56,17 @@ class SparkExecutor:
         df = view_over_files(spark, row_type, table_file_paths(table, files))
         total = sum(e.file.file_size for e in files)
         n_out = max(1, math.ceil(total / target_file_size(schema.options)))
-        parts = [F.col(f"`{k}`") for k in schema.partition_keys]
-        if sort.strategy == "order":
-            keys = [F.col(f"`{c}`") for c in sort.columns]
-            ordered = df.repartitionByRange(n_out, *parts, *keys).sortWithinPartitions(
-                *parts, *keys
-            )
-        else:
-            types = [row_type.field(c).type for c in sort.columns]
-            ddl = row_type.spark_ddl() + f", `{SORT_KEY}` BINARY"
-            keyed = df.mapInArrow(
-                _key_task(list(sort.columns), sort.strategy, types, sort.var_length_contribution),
-                ddl,
-            )
-            key = F.col(SORT_KEY)
-            ordered = (
-                keyed.repartitionByRange(n_out, *parts, key)
-                .sortWithinPartitions(*parts, key)
-                .drop(SORT_KEY)
-            )
+        ordered = sort_dataframe(
+            df,
+            row_type,
+            schema.partition_keys,
+            sort.strategy,
+            sort.columns,
+            sort.var_length_contribution,
+            n_out,
+        )
         spark.sparkContext.setJobDescription(f"compact {table.identifier} ({sort.strategy})")
         try:
-            return collect_entries(table, ordered)
+            return collect_entries(table, ordered, level=1)
         finally:
             spark.sparkContext.setJobDescription(None)  # type: ignore[arg-type]

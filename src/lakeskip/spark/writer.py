@@ -22,7 +22,8 @@ from lakeskip.catalog.manifest import ManifestEntry
 from lakeskip.catalog.snapshot import CommitKind, Snapshot
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import ColumnNotFoundError, InvalidArgumentError
-from lakeskip.types import RowType
+from lakeskip.sort.clustering import clustering_from_options
+from lakeskip.types import DataType, RowType
 
 __all__ = ["align_by_name", "align_by_position", "write_dataframe"]
 
@@ -77,9 +78,58 @@ def align_by_name(df: DataFrame, row_type: RowType, what: str) -> DataFrame:
     )
 
 
-def collect_entries(table: FileStoreTable, df: DataFrame) -> list[ManifestEntry]:
+SORT_KEY = "__lakeskip_sort_key"
+
+
+def _key_task(columns: list[str], strategy: str, types: list[DataType], var_len: int):  # type: ignore[no-untyped-def]
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from lakeskip.sort import hilbert_keys, zorder_keys
+
+        for batch in batches:
+            arrays = [batch.column(batch.schema.get_field_index(c)) for c in columns]
+            if strategy == "zorder":
+                key = zorder_keys(arrays, types, var_length_contribution=var_len)
+            else:
+                key = hilbert_keys(arrays, types)
+            yield pa.RecordBatch.from_arrays(
+                [*batch.columns, key], names=[*batch.schema.names, SORT_KEY]
+            )
+
+    return run
+
+
+def sort_dataframe(
+    df: DataFrame,
+    row_type: RowType,
+    partition_keys: Sequence[str],
+    strategy: str,
+    columns: Sequence[str],
+    var_length_contribution: int,
+    n_out: int,
+) -> DataFrame:
+    """Range-partition ``df`` into ``n_out`` tasks on the sort key (Spark samples the
+    boundaries, as Paimon's range shuffle does) and sort within each: ``order`` sorts by the
+    columns, ``zorder``/``hilbert`` by Paimon-compatible keys computed in Arrow batches."""
+    parts = [F.col(f"`{k}`") for k in partition_keys]
+    if strategy == "order":
+        keys = [F.col(f"`{c}`") for c in columns]
+        return df.repartitionByRange(n_out, *parts, *keys).sortWithinPartitions(*parts, *keys)
+    types = [row_type.field(c).type for c in columns]
+    keyed = df.mapInArrow(
+        _key_task(list(columns), strategy, types, var_length_contribution),
+        row_type.spark_ddl() + f", `{SORT_KEY}` BINARY",
+    )
+    key = F.col(SORT_KEY)
+    return (
+        keyed.repartitionByRange(n_out, *parts, key)
+        .sortWithinPartitions(*parts, key)
+        .drop(SORT_KEY)
+    )
+
+
+def collect_entries(table: FileStoreTable, df: DataFrame, level: int = 0) -> list[ManifestEntry]:
     """Run the write tasks and bring back their manifest entries (metadata only)."""
-    spec = WriteSpec(file_io=table.file_io, table_path=table.path, schema=table.schema)
+    spec = WriteSpec(file_io=table.file_io, table_path=table.path, schema=table.schema, level=level)
     rows = df.mapInArrow(_task(spec), _RESULT_SCHEMA).collect()
     return [pickle.loads(bytes(r["entry"])) for r in rows]
 
@@ -103,6 +153,19 @@ def write_dataframe(
     Returns:
         The committed snapshot, or ``None`` when nothing changed.
     """
+    schema = table.schema
+    cluster = clustering_from_options(schema.options, schema.row_type, schema.partition_keys)
+    if cluster is not None:  # write-time clustering: new files come out sorted
+        n_out = max(1, df.rdd.getNumPartitions())
+        df = sort_dataframe(
+            df,
+            schema.row_type,
+            schema.partition_keys,
+            cluster.strategy,
+            cluster.columns,
+            cluster.var_length_contribution,
+            n_out,
+        )
     entries = collect_entries(table, df)
     if not overwrite:
         if not entries:

@@ -1,0 +1,90 @@
+"""Parsing file-index.* table options."""
+
+from __future__ import annotations
+
+import pytest
+
+from lakeskip import types as T
+from lakeskip.errors import (
+    ColumnNotFoundError,
+    InvalidArgumentError,
+    InvalidOptionError,
+    UnknownIndexTypeError,
+    UnsupportedIndexTypeError,
+)
+from lakeskip.index.options import is_file_index_option, parse_file_index_options
+
+SCHEMA = T.RowType.of(
+    ("id", T.BIGINT),
+    ("s", T.STRING),
+    ("flag", T.BOOLEAN),
+    ("m", T.map_of(T.STRING, T.INT)),
+    ("mi", T.map_of(T.INT, T.INT)),
+)
+
+
+def test_defaults_and_merging() -> None:
+    o = parse_file_index_options(
+        {
+            "file-index.bloom-filter.columns": "id, s,m[k1],m[k2]",
+            "file-index.bloom-filter.id.items": "100",
+            "file-index.bloom-filter.m.fpp": "0.2",
+            "file-index.bloom-filter.m[k1].fpp": "0.05",
+            "file-index.bloom-filter.m[k1].items": "7",
+            "other": "x",
+        },
+        SCHEMA,
+    )
+    by = {s.name: s for s in o.specs}
+    assert list(by) == ["id", "s", "m[k1]", "m[k2]"], "column order kept"
+    assert dict(by["id"].options) == {"items": "100"}
+    assert dict(by["m[k1]"].options) == {"fpp": "0.05", "items": "7"}, "per-key over per-map"
+    assert dict(by["m[k2]"].options) == {"fpp": "0.2"}, "per-map options inherited"
+    assert by["m[k1]"].map_key == "k1" and by["m[k1]"].column == "m"
+    assert o.in_manifest_threshold == 500 and o.read_enabled and o.enabled
+
+
+def test_threshold_and_read_enabled() -> None:
+    o = parse_file_index_options(
+        {"file-index.in-manifest-threshold": "1kb", "file-index.read.enabled": "false"}, SCHEMA
+    )
+    assert o.in_manifest_threshold == 1024
+    assert not o.read_enabled and not o.enabled, "no specs: disabled"
+
+
+@pytest.mark.parametrize(
+    ("opts", "err", "needle"),
+    [
+        ({"file-index.nope.columns": "id"}, UnknownIndexTypeError, "nope"),
+        ({"file-index.bloom-filter.columns": "zz"}, ColumnNotFoundError, "zz"),
+        ({"file-index.bloom-filter.columns": "flag"}, UnsupportedIndexTypeError, "flag"),
+        ({"file-index.bloom-filter.columns": "id[k]"}, InvalidArgumentError, "id"),
+        ({"file-index.bloom-filter.columns": "mi[k]"}, InvalidArgumentError, "mi"),
+        (
+            {"file-index.bloom-filter.columns": "id", "file-index.bloom-filter.s.items": "5"},
+            InvalidOptionError,
+            "file-index.bloom-filter.s.items",
+        ),
+        (
+            {"file-index.bloom-filter.columns": "id", "file-index.bloom-filter.id.bogus": "5"},
+            InvalidOptionError,
+            "bogus",
+        ),
+        (
+            {"file-index.bloom-filter.columns": "id", "file-index.bloom-filter.id.fpp": "2"},
+            InvalidOptionError,
+            "fpp",
+        ),
+        ({"file-index.in-manifest-threshold": "lots"}, InvalidOptionError, "threshold"),
+        ({"file-index.read.enabled": "maybe"}, InvalidOptionError, "read.enabled"),
+    ],
+)
+def test_errors(opts: dict[str, str], err: type[Exception], needle: str) -> None:
+    with pytest.raises(err, match=needle.replace("[", r"\[").replace(".", r"\.")) as info:
+        parse_file_index_options(opts, SCHEMA)
+    assert "\n" not in str(info.value), "one-line message"
+
+
+def test_is_file_index_option() -> None:
+    assert is_file_index_option("file-index.bloom-filter.columns")
+    assert not is_file_index_option("bucket")
