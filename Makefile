@@ -40,7 +40,10 @@ fuzz: $(STAMP)
 test-interop: $(STAMP) check-java
 	$(PY) -m pytest -q -m interop
 
-bench: $(STAMP)
+bench: $(STAMP) check-java
+	$(PY) bench/run.py $(BENCH_ARGS)
+
+bench-index: $(STAMP)
 	$(PY) bench/index_build.py
 	$(PY) bench/planning.py
 

@@ -1,0 +1,255 @@
+"""The benchmark that keeps us honest: lakeskip vs plain Spark on the same files, side by side.
+
+    make bench                                   # default: 10M rows, 128 files
+    .venv/bin/python bench/run.py --rows 2000000 --files 32
+
+Generates an events table in Spark tasks (random row order), writes it as a lakeskip table with
+bloom(user_id), bitmap(country, status, attrs[device]), bsi(price), and once more without
+indexes (write-time ratio). For each query shape it measures, in the same Spark session:
+files total / kept by lakeskip / ideal (files that truly hold matches, computed from the data)
+/ kept by min-max stats alone, bytes the JVM read (``/proc/<pid>/io``), planning time, and wall
+time (median of 3 warm runs) for lakeskip and for ``spark.read.parquet`` over all the files;
+then again after ``CALL sys.compact(... 'zorder', 'country,price')``. Prints one table, writes
+``bench/results/<timestamp>.json`` and, if matplotlib is installed, a PNG chart.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import functions as F
+
+import lakeskip
+from lakeskip.spark.demo import generate_events
+from lakeskip.spark.query import table_file_paths, view_over_files
+
+TABLE = "bench.events"
+QUERIES = [
+    ("point user_id", "user_id = 'u4242'"),
+    ("IN 10 user_ids", "user_id IN (" + ", ".join(f"'u{i * 7919}'" for i in range(10)) + ")"),
+    ("country & 1% price", "country = 'C30' AND price BETWEEN 50000 AND 51000"),
+    ("status IN", "status IN ('REFUND')"),
+    (
+        "1% ts range",
+        "ts >= TIMESTAMP '2024-06-01 00:00:00' AND ts < TIMESTAMP '2024-06-04 15:36:00'",
+    ),
+    ("OR of 2 points", "user_id = 'u1' OR user_id = 'u77'"),
+    ("map key", "attrs['device'] = 'tv'"),
+]
+
+
+def _jvm_read_bytes(spark: Any) -> int:
+    pid = spark._jvm.java.lang.ProcessHandle.current().pid()
+    try:
+        for line in Path(f"/proc/{pid}/io").read_text().splitlines():
+            if line.startswith("rchar:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return -1
+
+
+def _timed(fn: Any) -> tuple[Any, float]:
+    t = time.perf_counter()
+    v = fn()
+    return v, time.perf_counter() - t
+
+
+def _ideal_files(spark: Any, paths: list[str], row_type: Any, where: str) -> int:
+    df = view_over_files(spark, row_type, paths).where(where).select(F.input_file_name().alias("f"))
+    return df.distinct().count()
+
+
+def _measure(session: Any, label: str, runs: int) -> list[dict[str, Any]]:
+    spark = session.spark
+    table = session.catalog.get_table(TABLE)
+    entries = table.scan_files()
+    paths = table_file_paths(table, entries)
+    row_type = table.schema.row_type
+    plain = view_over_files(spark, row_type, paths)
+    out = []
+    for name, where in QUERIES:
+        sql = f"SELECT count(*) FROM {TABLE} WHERE {where}"
+        session.sql(sql).collect()  # warm
+        plain.where(where).count()
+        ls_times, pl_times = [], []
+        b0 = _jvm_read_bytes(spark)
+        for _ in range(runs):
+            n, t = _timed(lambda s=sql: session.sql(s).collect()[0][0])
+            ls_times.append(t)
+        b1 = _jvm_read_bytes(spark)
+        report = session.last_reports[0]
+        for _ in range(runs):
+            n_plain, t = _timed(lambda w=where: plain.where(w).count())
+            pl_times.append(t)
+        b2 = _jvm_read_bytes(spark)
+        stats_only = session.table(TABLE).table  # min-max only: plan without indexes
+        from lakeskip.planner.scan import ScanPlanner
+
+        minmax = ScanPlanner(stats_only).plan(_predicate(session, where), use_indexes=False).report
+        ideal = _ideal_files(spark, paths, row_type, where)
+        row = {
+            "phase": label,
+            "query": name,
+            "where": where,
+            "rows": n,
+            "rows_plain": n_plain,
+            "files_total": report.total_files,
+            "files_kept": report.kept_files,
+            "files_ideal": ideal,
+            "files_minmax_only": minmax.kept_files,
+            "planning_ms": report.planning_ms,
+            "lakeskip_s": statistics.median(ls_times),
+            "plain_s": statistics.median(pl_times),
+            "bytes_read_lakeskip": (b1 - b0) // runs if b0 >= 0 else None,
+            "bytes_read_plain": (b2 - b1) // runs if b1 >= 0 else None,
+        }
+        row["speedup"] = row["plain_s"] / row["lakeskip_s"]
+        assert n == n_plain, f"WRONG ANSWER for {name}: {n} vs {n_plain}"
+        out.append(row)
+    return out
+
+
+def _predicate(session: Any, where: str) -> Any:
+    """The lakeskip predicate for a WHERE clause (as the session derives it)."""
+    import sqlglot
+
+    from lakeskip.sql.query import analyze_query
+    from lakeskip.sql.statements import TableIdent
+
+    tree = sqlglot.parse_one(f"SELECT * FROM {TABLE} WHERE {where}", read="spark")
+    rt = session.catalog.get_table(TABLE).schema.row_type
+    scans = analyze_query(tree, tables=lambda i: rt if i == TableIdent("bench", "events") else None)
+    return scans[0].predicate
+
+
+def _print(rows: list[dict[str, Any]]) -> None:
+    head = (
+        f"{'phase':<8} {'query':<20} {'kept':>6} {'ideal':>6} {'minmax':>6} {'total':>6} "
+        f"{'plan ms':>8} {'lakeskip':>9} {'plain':>8} {'speedup':>8} {'MB read ls/plain':>17}"
+    )
+    print(head)
+    print("-" * len(head))
+    for r in rows:
+        mb = (
+            f"{r['bytes_read_lakeskip'] / 2**20:7.1f}/{r['bytes_read_plain'] / 2**20:7.1f}"
+            if r["bytes_read_lakeskip"] is not None
+            else "n/a"
+        )
+        print(
+            f"{r['phase']:<8} {r['query']:<20} {r['files_kept']:>6} {r['files_ideal']:>6} "
+            f"{r['files_minmax_only']:>6} {r['files_total']:>6} {r['planning_ms']:>8.1f} "
+            f"{r['lakeskip_s']:>8.2f}s {r['plain_s']:>7.2f}s {r['speedup']:>7.2f}x {mb:>17}"
+        )
+
+
+def _chart(rows: list[dict[str, Any]], path: Path) -> bool:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(13, 5))
+    labels = [f"{r['phase']}: {r['query']}" for r in rows]
+    y = range(len(rows))
+    a1.barh(y, [r["files_kept"] / r["files_total"] for r in rows], label="lakeskip")
+    a1.barh(y, [r["files_ideal"] / r["files_total"] for r in rows], alpha=0.5, label="ideal")
+    a1.set_yticks(list(y), labels)
+    a1.set_xlabel("share of files read")
+    a1.legend()
+    a2.barh(y, [r["speedup"] for r in rows])
+    a2.axvline(1.0, color="k", lw=0.5)
+    a2.set_yticks(list(y), [""] * len(rows))
+    a2.set_xlabel("speedup vs plain spark.read.parquet (same files)")
+    fig.tight_layout()
+    fig.savefig(path)
+    return True
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=int, default=10_000_000)
+    ap.add_argument("--files", type=int, default=128)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--warehouse", default="/tmp/lakeskip-bench")
+    args = ap.parse_args()
+    session = lakeskip.connect(
+        args.warehouse,
+        conf={"spark.driver.memory": "6g", "spark.sql.shuffle.partitions": str(args.files)},
+    )
+    session.sql("CREATE DATABASE IF NOT EXISTS bench")
+    for t in (TABLE, "bench.noindex"):
+        session.sql(f"DROP TABLE IF EXISTS {t}")
+    cols = "id BIGINT, user_id STRING, country STRING, status STRING, price BIGINT, ts TIMESTAMP, attrs MAP<STRING, STRING>"
+    items = max(1000, args.rows // args.files)
+    session.sql(
+        f"""CREATE TABLE {TABLE} ({cols}) WITH (
+        'file-index.bloom-filter.columns' = 'user_id',
+        'file-index.bloom-filter.user_id.items' = '{items}',
+        'file-index.bloom-filter.user_id.fpp' = '0.01',
+        'file-index.bitmap.columns' = 'country,status,attrs[device]',
+        'file-index.bsi.columns' = 'price',
+        'target-file-size' = '1 gb')"""
+    )
+    session.sql(f"CREATE TABLE bench.noindex ({cols}) WITH ('target-file-size' = '1 gb')")
+    df = generate_events(session, args.rows, args.files)
+    session.write(df, "bench.noindex")  # warm-up: JIT, Python workers
+    _, t_index = _timed(lambda: session.write(df, TABLE))
+    _, t_noindex = _timed(lambda: session.write(df, "bench.noindex", mode="overwrite"))
+    table = session.catalog.get_table(TABLE)
+    entries = table.scan_files()
+    data_bytes = sum(e.file.file_size for e in entries)
+    index_bytes = sum(len(e.file.embedded_index or b"") for e in entries) + sum(
+        table.file_io.file_size(f"{table.data_file_dir(e)}/{e.file.index_file_name}")
+        for e in entries
+        if e.file.index_file_name
+    )
+    print(
+        f"{args.rows:,} rows, {len(entries)} files, {data_bytes / 2**20:.1f} MiB data, "
+        f"{index_bytes / 2**20:.2f} MiB indexes ({index_bytes / data_bytes:.1%}); write "
+        f"{t_index:.1f} s with indexes vs {t_noindex:.1f} s without ({t_index / t_noindex:.2f}x); "
+        f"{os.cpu_count()} cores"
+    )
+    rows = _measure(session, "random", args.runs)
+    n_bytes = sum(e.file.file_size for e in table.scan_files())
+    session.sql(
+        f"ALTER TABLE {TABLE} SET ('target-file-size' = '{max(1, n_bytes // len(entries))} b')"
+    )
+    _, t_compact = _timed(
+        lambda: session.sql(
+            f"CALL sys.compact(table => '{TABLE}', order_strategy => 'zorder', order_by => 'country,price')"
+        ).collect()
+    )
+    print(f"z-order compaction on (country, price): {t_compact:.1f} s")
+    rows += _measure(session, "zorder", args.runs)
+    _print(rows)
+    out_dir = Path(__file__).parent / "results"
+    out_dir.mkdir(exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    summary = {
+        "rows": args.rows,
+        "files": len(entries),
+        "cores": os.cpu_count(),
+        "write_s_with_indexes": t_index,
+        "write_s_without_indexes": t_noindex,
+        "data_bytes": data_bytes,
+        "index_bytes": index_bytes,
+        "compact_s": t_compact,
+        "queries": rows,
+    }
+    (out_dir / f"{stamp}.json").write_text(json.dumps(summary, indent=2, default=str))
+    if _chart(rows, out_dir / f"{stamp}.png"):
+        print(f"chart: bench/results/{stamp}.png")
+    print(f"results: bench/results/{stamp}.json")
+
+
+if __name__ == "__main__":
+    main()
