@@ -41,6 +41,7 @@ test-interop: $(STAMP) check-java
 	$(PY) -m pytest -q -m interop
 
 bench: $(STAMP) check-java
+	$(PY) -c 'import matplotlib' 2>/dev/null || $(PY) -m pip install --quiet 'matplotlib>=3.8'
 	$(PY) bench/run.py $(BENCH_ARGS)
 
 bench-index: $(STAMP)

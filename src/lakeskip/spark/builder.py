@@ -22,6 +22,9 @@ DEFAULT_CONF: Mapping[str, str] = {
     "spark.driver.bindAddress": "127.0.0.1",
     "spark.sql.shuffle.partitions": "8",
     "spark.sql.adaptive.enabled": "true",
+    # lakeskip hands Spark explicit file lists (with sizes known from the manifest); above
+    # this many paths Spark would run a distributed listing job for every query
+    "spark.sql.sources.parallelPartitionDiscovery.threshold": "4096",
 }
 
 

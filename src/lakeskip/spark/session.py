@@ -55,6 +55,9 @@ def connect(
         spark = build_spark_session(master=master, conf=conf)
     else:
         quiet_spark_logging(spark)
+    key = "spark.sql.sources.parallelPartitionDiscovery.threshold"
+    if int(spark.conf.get(key) or "32") < 4096 and not (conf and key in conf):
+        spark.conf.set(key, "4096")  # see DEFAULT_CONF: avoid a listing job per query
     return Session(Catalog(warehouse), spark)
 
 
