@@ -173,3 +173,28 @@ def test_python_write_api(session) -> None:  # type: ignore[no-untyped-def]
     assert session.sql("SELECT count(*) FROM t").collect()[0][0] == 1
     with pytest.raises(ColumnNotFoundError):
         session.write(df.withColumnRenamed("s", "x"), "t")
+
+
+def test_concurrent_queries_do_not_interfere(session) -> None:  # type: ignore[no-untyped-def]
+    from concurrent.futures import ThreadPoolExecutor
+
+    _fill_events(session)
+    wheres = ["price < 10", "price >= 3000", "status = 'A'", "user_id = 'u2_7'"] * 2
+    expected = {
+        w: sorted(
+            tuple(r)
+            for r in session.spark.read.parquet(*session.table("db.events").files())
+            .where(w)
+            .collect()
+        )
+        for w in set(wheres)
+    }
+
+    def run(w: str) -> tuple[str, list[tuple[object, ...]]]:
+        return w, sorted(
+            tuple(r) for r in session.sql(f"SELECT * FROM db.events WHERE {w}").collect()
+        )
+
+    with ThreadPoolExecutor(4) as pool:
+        for w, rows in pool.map(run, wheres):
+            assert rows == expected[w], w
