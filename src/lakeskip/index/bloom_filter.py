@@ -27,6 +27,7 @@ bit of every value is missing, REMAIN otherwise.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -93,6 +94,15 @@ class _Writer(FileIndexWriter):
         return self.k.to_bytes(4, "big", signed=True) + self.bits.tobytes()
 
 
+@functools.lru_cache(maxsize=65536)
+def _literal_positions(
+    dtype: DataType, value: Any, sign: float, k: int, num_bits: int
+) -> tuple[int, ...]:
+    """Bit positions of one literal; the same for every file sized alike, so cached."""
+    h = np.array([hash_value(dtype, value)], dtype=np.int64)
+    return tuple(int(p) for p in bloom_positions(h, k, num_bits))
+
+
 class _Reader(FileIndexReader):
     def __init__(self, dtype: DataType, data: bytes | memoryview) -> None:
         raw = bytes(data)
@@ -106,9 +116,12 @@ class _Reader(FileIndexReader):
         self.dtype = dtype
 
     def _might_contain(self, value: Any) -> bool:
-        h = np.array([hash_value(self.dtype, value)], dtype=np.int64)
-        pos = bloom_positions(h, self.k, self.num_bits)
-        return bool(np.all(self.bits[pos >> 3] & (1 << (pos & 7)).astype(np.uint8)))
+        # floats are cached by their bits: 0.0 == -0.0 as dict keys, but not as hashes
+        sign = math.copysign(1.0, value) if isinstance(value, float) else 0.0
+        for pos in _literal_positions(self.dtype, value, sign, self.k, self.num_bits):
+            if not self.bits[pos >> 3] & (1 << (pos & 7)):
+                return False
+        return True
 
     def visit_equal(self, value: Any) -> FileIndexResult:
         if self.dtype.root in (TypeRoot.FLOAT, TypeRoot.DOUBLE) and value == 0:

@@ -74,6 +74,18 @@ class IndexFileCache:
 
 _SHARED_CACHE = IndexFileCache()
 
+# Decoded stats per data file: a file's stats never change (a rewrite of its indexes keeps
+# them), so they are decoded once per (table, file, file schema, table schema) and reused by
+# every later query -- decoding BinaryRows was most of the planning time.
+_STATS_CACHE: OrderedDict[tuple[str, str, int, int], dict[str, ColumnStats]] = OrderedDict()
+_STATS_CACHE_MAX = 500_000
+_STATS_LOCK = threading.Lock()
+
+# Opened index containers (readers decode lazily and keep what they decoded), keyed by the
+# file and the exact index bytes: a rewrite gives new bytes, hence a new entry.
+_INDEX_CACHE: OrderedDict[tuple[object, ...], FileIndexFile] = OrderedDict()
+_INDEX_CACHE_MAX = 50_000
+
 
 @dataclass(slots=True)
 class _Warnings:
@@ -208,13 +220,23 @@ class ScanPlanner:
 
     def _file_stats(self, e: ManifestEntry, notes: _Warnings) -> dict[str, ColumnStats]:
         table = self.table
+        key = (table.path, e.file.file_name, e.file.schema_id, table.schema.id)
+        with _STATS_LOCK:
+            hit = _STATS_CACHE.get(key)
+        if hit is not None:
+            return dict(hit)
         try:
             file_schema = table.schema_by_id(e.file.schema_id)
             raw = file_column_stats(e.file, file_schema, table.schema)
         except Exception as err:  # stats we cannot decode are unknown, not an error
             notes.add(f"{table.identifier}: unreadable stats of {e.file.file_name} ({err}); kept")
             return {}
-        return {name: ColumnStats(mn, mx, nulls) for name, (mn, mx, nulls) in raw.items()}
+        stats = {name: ColumnStats(mn, mx, nulls) for name, (mn, mx, nulls) in raw.items()}
+        with _STATS_LOCK:
+            _STATS_CACHE[key] = stats
+            if len(_STATS_CACHE) > _STATS_CACHE_MAX:
+                _STATS_CACHE.popitem(last=False)
+        return dict(stats)
 
     def _index_row_type(self, e: ManifestEntry) -> RowType:
         """Columns of the file's schema that still mean the same in the table's schema."""
@@ -239,8 +261,17 @@ class ScanPlanner:
         notes: _Warnings,
     ) -> FileDecision:
         table = self.table
+        raw = bytes(data)
+        key = (table.path, e.file.file_name, e.file.schema_id, table.schema.id, hash(raw), len(raw))
         try:
-            index = FileIndexFile.from_bytes(data, self._index_row_type(e))
+            with _STATS_LOCK:
+                index = _INDEX_CACHE.get(key)  # type: ignore[assignment]
+            if index is None:
+                index = FileIndexFile.from_bytes(raw, self._index_row_type(e))
+                with _STATS_LOCK:
+                    _INDEX_CACHE[key] = index
+                    if len(_INDEX_CACHE) > _INDEX_CACHE_MAX:
+                        _INDEX_CACHE.popitem(last=False)
             verdict: IndexVerdict = evaluate_file_index(bound, index)
         except Exception as err:  # corrupt or unreadable: keep the file, say so once
             notes.add(
