@@ -198,3 +198,18 @@ def test_concurrent_queries_do_not_interfere(session) -> None:  # type: ignore[n
     with ThreadPoolExecutor(4) as pool:
         for w, rows in pool.map(run, wheres):
             assert rows == expected[w], w
+
+
+def test_ordinary_spark_tables_pass_through_and_mix(session) -> None:  # type: ignore[no-untyped-def]
+    session.sql("CREATE TABLE sp_plain (id BIGINT, tag STRING) USING parquet")
+    session.sql("INSERT INTO sp_plain VALUES (1, 'x'), (2, 'y')")
+    session.sql(
+        "CREATE TABLE ls (id BIGINT, v STRING) WITH ('file-index.bloom-filter.columns'='v')"
+    )
+    session.sql("INSERT INTO ls VALUES (1, 'a'), (2, 'b')")
+    rows = session.sql(
+        "SELECT p.tag, l.v FROM sp_plain p JOIN ls l ON p.id = l.id WHERE l.v = 'b'"
+    ).collect()
+    assert [tuple(r) for r in rows] == [("y", "b")]
+    assert [r.table for r in session.last_reports] == ["default.ls"]
+    session.sql("DROP TABLE sp_plain")

@@ -91,6 +91,18 @@ def execute(session: Session, s: Statement) -> DataFrame:
                 )
         schema = cat.alter_table(name, unset_options=list(s.keys))
         return _ok(session, f"table {name} altered (schema {schema.id})")
+    if isinstance(s, (DropTable, DescribeTable, ShowCreateTable)):
+        name = _ident(session, s.ident)
+        if not cat.table_exists(name) and session.spark.catalog.tableExists(name):
+            # an ordinary Spark table: Spark's own statement
+            verb = {
+                DropTable: "DROP TABLE",
+                DescribeTable: "DESCRIBE TABLE EXTENDED"
+                if isinstance(s, DescribeTable) and s.extended
+                else "DESCRIBE TABLE",
+                ShowCreateTable: "SHOW CREATE TABLE",
+            }[type(s)]
+            return session.spark.sql(f"{verb} {name}")
     if isinstance(s, DropTable):
         cat.drop_table(_ident(session, s.ident), ignore_if_not_exists=s.if_exists)
         return _ok(session, f"table {_ident(session, s.ident)} dropped")
@@ -169,10 +181,8 @@ def _insert(session: Session, s: Insert) -> DataFrame:
     try:
         table = session.catalog.get_table(name)
     except TableNotFoundError:
-        if session.spark.catalog.tableExists(name):  # an ordinary Spark table
-            return (
-                session.spark.sql(s.sql) if hasattr(s, "sql") else _passthrough_insert(session, s)
-            )
+        if s.sql and session.spark.catalog.tableExists(name):  # an ordinary Spark table
+            return session.spark.sql(s.sql)
         raise
     row_type = table.schema.row_type
     df = session.sql(s.query_sql)
@@ -208,10 +218,6 @@ def _insert(session: Session, s: Insert) -> DataFrame:
     before = table.latest_snapshot()
     snap = write_dataframe(table, aligned, overwrite=s.overwrite, static_partition=static or None)
     return _write_result(session, before, snap)
-
-
-def _passthrough_insert(session: Session, s: Insert) -> DataFrame:
-    raise UnsupportedStatementError(f"INSERT into non-lakeskip table {s.ident} is not supported")
 
 
 def _write_result(session: Session, before: Snapshot | None, snap: Snapshot | None) -> DataFrame:
