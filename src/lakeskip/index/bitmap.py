@@ -55,6 +55,7 @@ from pyroaring import BitMap
 
 from lakeskip.errors import CorruptIndexError, InvalidOptionError
 from lakeskip.index._binary import ByteReader, ByteWriter
+from lakeskip.index._roaring import serialize_bitmap
 from lakeskip.index.base import FileIndexer, FileIndexReader, FileIndexWriter, parse_memory_size
 from lakeskip.index.result import BitmapResult, FileIndexResult
 from lakeskip.types import DataType, TypeRoot
@@ -217,7 +218,7 @@ class _Writer(FileIndexWriter):
         groups, nulls = self._groups()
         codec = self.codec
         ordered = sorted(groups, key=codec.sort_key)
-        null_bytes = _serialize(nulls)
+        null_bytes = serialize_bitmap(nulls)
         null_card = len(nulls)
         offset = null_len_in_body = len(null_bytes) if null_card > 1 else 0
         offsets: dict[Any, int] = {}
@@ -229,7 +230,7 @@ class _Writer(FileIndexWriter):
                 offsets[k] = -1 - bm.min()
                 lengths[k] = -1
             else:
-                data = _serialize(bm)
+                data = serialize_bitmap(bm)
                 offsets[k] = offset
                 lengths[k] = len(data)
                 body += data
@@ -276,12 +277,6 @@ class _Writer(FileIndexWriter):
                     w.i32(lengths[k])
         w.raw(body)
         return w.getvalue()
-
-
-def _serialize(bm: BitMap) -> bytes:
-    bm = BitMap(bm)
-    bm.run_optimize()
-    return bytes(bm.serialize())
 
 
 # -- reader --------------------------------------------------------------------------------

@@ -32,7 +32,6 @@ answered with mirrored operators on the negative half. Results are exact row set
 from __future__ import annotations
 
 import decimal
-import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -44,71 +43,15 @@ from pyroaring import BitMap
 
 from lakeskip.errors import CorruptIndexError
 from lakeskip.index._binary import ByteReader, ByteWriter
+from lakeskip.index._roaring import roaring_size, serialize_bitmap
 from lakeskip.index.base import FileIndexer, FileIndexReader, FileIndexWriter
 from lakeskip.index.result import BitmapResult, FileIndexResult
 from lakeskip.types import DataType, TypeRoot
 
-__all__ = ["BsiIndexer", "roaring_size"]
+__all__ = ["BsiIndexer"]
 
 VERSION_1 = 1
 LONG_MIN = -(2**63)
-_SERIAL_COOKIE = 12347
-_SERIAL_COOKIE_NO_RUN = 12346
-_U32 = struct.Struct("<I")
-_U16 = struct.Struct("<H")
-
-
-def roaring_size(buf: memoryview, pos: int) -> int:
-    """Byte length of the portable-format RoaringBitmap starting at ``buf[pos]``."""
-    start = pos
-
-    def u32(at: int) -> int:
-        if at + 4 > len(buf):
-            raise CorruptIndexError(at, "truncated roaring bitmap")
-        return int(_U32.unpack_from(buf, at)[0])
-
-    def u16(at: int) -> int:
-        if at + 2 > len(buf):
-            raise CorruptIndexError(at, "truncated roaring bitmap")
-        return int(_U16.unpack_from(buf, at)[0])
-
-    cookie = u32(pos)
-    runs: bytes = b""
-    if cookie & 0xFFFF == _SERIAL_COOKIE:
-        n = (cookie >> 16) + 1
-        pos += 4
-        flag_len = (n + 7) // 8
-        runs = bytes(buf[pos : pos + flag_len])
-        pos += flag_len
-        has_offsets = n >= 4
-    elif cookie == _SERIAL_COOKIE_NO_RUN:
-        n = u32(pos + 4)
-        pos += 8
-        has_offsets = True
-    else:
-        raise CorruptIndexError(pos, f"not a roaring bitmap (cookie {cookie})")
-    if n > 65536:
-        raise CorruptIndexError(start, f"roaring bitmap with {n} containers")
-    cards = [u16(pos + 4 * i + 2) + 1 for i in range(n)]
-    pos += 4 * n
-    if has_offsets:
-        pos += 4 * n
-    for i, card in enumerate(cards):
-        if runs and runs[i // 8] & (1 << (i % 8)):
-            pos += 2 + 4 * u16(pos)
-        elif card > 4096:
-            pos += 8192
-        else:
-            pos += 2 * card
-    if pos > len(buf):
-        raise CorruptIndexError(start, "truncated roaring bitmap")
-    return pos - start
-
-
-def _serialize(bm: BitMap) -> bytes:
-    bm = BitMap(bm)
-    bm.run_optimize()
-    return bytes(bm.serialize())
 
 
 def _supported(t: DataType) -> bool:
@@ -147,13 +90,15 @@ def _encode_half(w: ByteWriter, rows: np.ndarray, values: np.ndarray) -> None:
     w.u8(VERSION_1)
     w.i64(0)
     w.i64(max_v)
-    w.raw(_serialize(BitMap(rows.astype(np.uint32))))
+    w.raw(serialize_bitmap(BitMap(rows.astype(np.uint32))))
     n = max_v.bit_length()
     w.i32(n)
     uv = values.astype(np.uint64)
     for b in range(n):
         w.raw(
-            _serialize(BitMap(rows[((uv >> np.uint64(b)) & np.uint64(1)) == 1].astype(np.uint32)))
+            serialize_bitmap(
+                BitMap(rows[((uv >> np.uint64(b)) & np.uint64(1)) == 1].astype(np.uint32))
+            )
         )
 
 
