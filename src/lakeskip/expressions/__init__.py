@@ -1,9 +1,34 @@
-"""The predicate tree, binding, NOT push-down, visitors and the Arrow oracle evaluator."""
+"""The predicate tree, binding, NOT push-down, visitors and the Arrow oracle evaluator.
+
+Build unbound trees (``And(EqualTo("a", 1), IsNull("b"))``), :func:`bind` them to a
+:class:`~lakeskip.types.RowType` (NOT pushed down, literals coerced exactly), then walk them
+with a visitor or evaluate them over Arrow with :func:`evaluate_arrow`.
+"""
 
 from __future__ import annotations
 
 from lakeskip.expressions.arrow_eval import evaluate_arrow, evaluate_arrow_3vl
-from lakeskip.expressions.binding import BoundPredicate, BoundReference, bind, rewrite_not
+from lakeskip.expressions.binding import bind, bind_expression, rewrite_not
+from lakeskip.expressions.bound import (
+    BoundEqualTo,
+    BoundGreaterThan,
+    BoundGreaterThanOrEqual,
+    BoundIn,
+    BoundIsNotNull,
+    BoundIsNull,
+    BoundLessThan,
+    BoundLessThanOrEqual,
+    BoundLiteralPredicate,
+    BoundNotEqualTo,
+    BoundNotIn,
+    BoundNotStartsWith,
+    BoundPredicate,
+    BoundReference,
+    BoundSetPredicate,
+    BoundStartsWith,
+    BoundUnaryPredicate,
+    bound_predicate,
+)
 from lakeskip.expressions.tree import (
     AlwaysFalse,
     AlwaysTrue,
@@ -17,13 +42,16 @@ from lakeskip.expressions.tree import (
     IsNull,
     LessThan,
     LessThanOrEqual,
+    LiteralPredicate,
     Not,
     NotEqualTo,
     NotIn,
     NotStartsWith,
     Or,
     Reference,
+    SetPredicate,
     StartsWith,
+    UnaryPredicate,
     UnboundPredicate,
 )
 from lakeskip.expressions.visitors import BooleanExpressionVisitor, BoundPredicateVisitor, visit
@@ -34,9 +62,24 @@ __all__ = [
     "And",
     "BooleanExpression",
     "BooleanExpressionVisitor",
+    "BoundEqualTo",
+    "BoundGreaterThan",
+    "BoundGreaterThanOrEqual",
+    "BoundIn",
+    "BoundIsNotNull",
+    "BoundIsNull",
+    "BoundLessThan",
+    "BoundLessThanOrEqual",
+    "BoundLiteralPredicate",
+    "BoundNotEqualTo",
+    "BoundNotIn",
+    "BoundNotStartsWith",
     "BoundPredicate",
     "BoundPredicateVisitor",
     "BoundReference",
+    "BoundSetPredicate",
+    "BoundStartsWith",
+    "BoundUnaryPredicate",
     "EqualTo",
     "GreaterThan",
     "GreaterThanOrEqual",
@@ -45,15 +88,20 @@ __all__ = [
     "IsNull",
     "LessThan",
     "LessThanOrEqual",
+    "LiteralPredicate",
     "Not",
     "NotEqualTo",
     "NotIn",
     "NotStartsWith",
     "Or",
     "Reference",
+    "SetPredicate",
     "StartsWith",
+    "UnaryPredicate",
     "UnboundPredicate",
     "bind",
+    "bind_expression",
+    "bound_predicate",
     "evaluate_arrow",
     "evaluate_arrow_3vl",
     "rewrite_not",

@@ -1,30 +1,36 @@
 """Binding: resolve columns against a schema and coerce literals -- without changing results.
 
-:func:`bind` first pushes NOT to the leaves (:func:`rewrite_not`), then resolves each leaf.
-The literal rewrites below are exact in SQL's three-valued logic *because* NOT is gone by
-then: e.g. ``int_col = 1.5`` becomes ``AlwaysFalse`` (no row is selected), ``int_col <> 1.5``
-becomes ``IsNotNull`` (every non-null row), ``int_col < 1.5`` becomes ``int_col <= 1``.
+:func:`bind` first pushes NOT to the leaves (:func:`rewrite_not`), then resolves each leaf
+and coerces its literal (:mod:`lakeskip.expressions.literals`). A literal the column type
+cannot hold is rewritten exactly, which is correct in SQL's three-valued logic *because*
+NOT is gone by then: ``int_col = 1.5`` becomes ``AlwaysFalse`` (no row is selected),
+``int_col <> 1.5`` becomes ``IsNotNull`` (every non-null row), ``int_col < 1.5`` becomes
+``int_col <= 1``. Constants are never folded on a column's declared nullability: data files
+written by other engines may still hold nulls there, and a wrong answer is worse than a test.
 
 >>> from lakeskip import types as T
 >>> rt = T.RowType.of(("a", T.TINYINT), ("d", T.decimal_type(5, 2)))
 >>> bind(rt, LessThan("a", 1.5))
-BoundPredicate('le', a, 1)
+BoundLessThanOrEqual(a, 1)
 >>> bind(rt, Not(EqualTo("a", 1000)))
-BoundPredicate('not_null', a)
+BoundIsNotNull(a)
 >>> bind(rt, GreaterThan("d", "1.555"))
-BoundPredicate('ge', d, Decimal('1.56'))
+BoundGreaterThanOrEqual(d, Decimal('1.56'))
+>>> bind(rt, In("a", [1, 2.5, 1000]))
+BoundEqualTo(a, 1)
 """
 
 from __future__ import annotations
 
-import datetime
-import decimal
-import math
-import zoneinfo
-from dataclasses import dataclass, field
-from typing import Any
-
-from lakeskip.errors import InvalidArgumentError, TypeMismatchError
+from lakeskip.errors import ColumnNotFoundError, InvalidArgumentError, TypeMismatchError
+from lakeskip.expressions.bound import (
+    BoundIsNotNull,
+    BoundIsNull,
+    BoundPredicate,
+    BoundReference,
+    bound_predicate,
+)
+from lakeskip.expressions.literals import coerce_literal
 from lakeskip.expressions.tree import (
     AlwaysFalse,
     AlwaysTrue,
@@ -38,44 +44,22 @@ from lakeskip.expressions.tree import (
     IsNull,
     LessThan,
     LessThanOrEqual,
+    LiteralPredicate,
     Not,
     NotEqualTo,
     NotIn,
     NotStartsWith,
     Or,
     Reference,
+    SetPredicate,
     StartsWith,
     UnboundPredicate,
 )
-from lakeskip.types import (
-    _INT_RANGES,
-    EPOCH_NAIVE,
-    EPOCH_UTC,
-    DataType,
-    Field,
-    RowType,
-    TypeRoot,
-    to_internal,
-)
+from lakeskip.types import RowType, TypeRoot
 
-__all__ = ["BoundPredicate", "BoundReference", "bind", "rewrite_not"]
+__all__ = ["bind", "bind_expression", "rewrite_not"]
 
-_NEGATED_OP = {
-    "eq": "ne",
-    "ne": "eq",
-    "lt": "ge",
-    "ge": "lt",
-    "le": "gt",
-    "gt": "le",
-    "in": "not_in",
-    "not_in": "in",
-    "is_null": "not_null",
-    "not_null": "is_null",
-    "starts_with": "not_starts_with",
-    "not_starts_with": "starts_with",
-}
-
-_OPS = {
+_OPS: dict[type, str] = {
     EqualTo: "eq",
     NotEqualTo: "ne",
     LessThan: "lt",
@@ -91,54 +75,10 @@ _OPS = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class BoundReference:
-    """A resolved column (or map key): ``type`` is the type of the values compared."""
-
-    field: Field
-    type: DataType
-    key: str | None = None
-
-    @property
-    def name(self) -> str:
-        """The file-index column name: ``col`` or ``col[key]``."""
-        return self.field.name if self.key is None else f"{self.field.name}[{self.key}]"
-
-    @property
-    def column(self) -> str:
-        return self.field.name
-
-    def __repr__(self) -> str:
-        return self.name
-
-
-@dataclass(frozen=True, slots=True)
-class BoundPredicate(BooleanExpression):
-    """A bound leaf: ``op`` is one of eq ne lt le gt ge in not_in is_null not_null
-    starts_with not_starts_with; values are in the column type's internal form."""
-
-    op: str
-    term: BoundReference
-    value: Any = None
-    values: frozenset[Any] = field(default_factory=frozenset)
-
-    def negate(self) -> BooleanExpression:
-        return BoundPredicate(_NEGATED_OP[self.op], self.term, self.value, self.values)
-
-    def __repr__(self) -> str:
-        if self.op in ("is_null", "not_null"):
-            return f"BoundPredicate({self.op!r}, {self.term!r})"
-        if self.op in ("in", "not_in"):
-            try:
-                shown = sorted(self.values)
-            except TypeError:
-                shown = sorted(self.values, key=repr)
-            return f"BoundPredicate({self.op!r}, {self.term!r}, {shown!r})"
-        return f"BoundPredicate({self.op!r}, {self.term!r}, {self.value!r})"
-
-
 def rewrite_not(expr: BooleanExpression) -> BooleanExpression:
     """Push every NOT down to the leaves (De Morgan; leaves negate exactly).
+
+    Works on unbound and bound trees; the result contains no :class:`Not`.
 
     >>> rewrite_not(Not(And(EqualTo("a", 1), IsNull("b"))))
     Or(NotEqualTo(Reference('a'), 1), IsNotNull(Reference('b')))
@@ -158,20 +98,47 @@ def bind(
     case_sensitive: bool = False,
     time_zone: str = "UTC",
 ) -> BooleanExpression:
-    """Resolve ``expr`` against ``schema`` (NOT is pushed down first, see module docstring).
+    """Resolve ``expr`` against ``schema``; NOT is pushed to the leaves first.
+
+    The literal rewrites (``int_col <> 1.5`` -> ``IsNotNull``) are exact only on NOT-free
+    trees: under a NOT, ``AlwaysFalse`` standing for "no row" would turn into "every row",
+    nulls included. That is why this function calls :func:`rewrite_not` itself; the result
+    never contains a :class:`Not`. (:func:`bind_expression` binds without the push-down.)
 
     Args:
         schema: the table's row type.
-        expr: an unbound expression.
-        case_sensitive: match column names exactly (default: case-insensitive, like Spark).
-        time_zone: Spark's session time zone; naive datetimes and strings compared with
-            TIMESTAMP_LTZ columns are wall-clock times there.
+        expr: an unbound (or partly bound) expression.
+        case_sensitive: match column names exactly (default: like Spark, case-insensitive;
+            an exact match wins over a case-insensitive one).
+        time_zone: Spark's session time zone: naive datetimes and strings compared with
+            TIMESTAMP_LTZ columns are wall-clock times there; aware datetimes compared with
+            TIMESTAMP (NTZ) columns are converted to its wall clock.
+
+    Returns:
+        A bound tree of ``And``/``Or``/``AlwaysTrue``/``AlwaysFalse`` and
+        :class:`~lakeskip.expressions.bound.BoundPredicate` leaves.
 
     Raises:
-        ColumnNotFoundError: a column does not exist.
-        TypeMismatchError: a literal does not fit its column's type.
+        ColumnNotFoundError: a column does not exist (the message names it).
+        TypeMismatchError: a literal cannot be compared with its column, a map-key
+            reference is not on a ``MAP<STRING, ...>`` column, or a prefix test is not on a
+            STRING column.
     """
-    return _Binder(schema, case_sensitive, time_zone).bind(rewrite_not(expr))
+    return bind_expression(schema, rewrite_not(expr), case_sensitive, time_zone)
+
+
+def bind_expression(
+    schema: RowType,
+    expr: BooleanExpression,
+    case_sensitive: bool = False,
+    time_zone: str = "UTC",
+) -> BooleanExpression:
+    """Bind without pushing NOT down: each ``Not`` becomes ``Not`` of its bound child.
+
+    Exact when ``expr`` has no ``Not`` over a leaf whose literal is rewritten; prefer
+    :func:`bind`. Arguments and errors as for :func:`bind`.
+    """
+    return _Binder(schema, case_sensitive, time_zone).bind(expr)
 
 
 class _Binder:
@@ -187,7 +154,7 @@ class _Binder:
             return And(self.bind(expr.left), self.bind(expr.right))
         if isinstance(expr, Or):
             return Or(self.bind(expr.left), self.bind(expr.right))
-        if isinstance(expr, Not):  # only reachable when called without rewrite_not
+        if isinstance(expr, Not):
             return Not(self.bind(expr.child))
         if isinstance(expr, UnboundPredicate):
             return self.leaf(expr)
@@ -195,175 +162,70 @@ class _Binder:
 
     def reference(self, ref: Reference) -> BoundReference:
         if self.case_sensitive:
-            matches = [f for f in self.schema if f.name == ref.name]
-            if not matches:
-                self.schema.field(f"\x00{ref.name}")  # raises ColumnNotFoundError
-            f = matches[0] if matches else self.schema.field(ref.name)
+            found = [f for f in self.schema if f.name == ref.name]
+            if not found:
+                raise ColumnNotFoundError(
+                    f"column not found: {ref.name} (columns: {', '.join(self.schema.names)})"
+                )
+            f = found[0]
         else:
             f = self.schema.field(ref.name)
         if ref.key is None:
             return BoundReference(f, f.type)
         t = f.type
         if t.root is not TypeRoot.MAP or t.key is None or t.key.root is not TypeRoot.STRING:
-            raise TypeMismatchError(
-                f"{ref.display}: column {f.name} is {t}, not a MAP<STRING, ...>"
-            )
+            raise TypeMismatchError(f"{ref.display}: column {f.name} is {t}, not MAP<STRING, ...>")
         assert t.value is not None
         return BoundReference(f, t.value.with_nullable(True), ref.key)
 
     def leaf(self, p: UnboundPredicate) -> BooleanExpression:
         term = self.reference(p.term)
         op = _OPS[type(p)]
-        t = term.type
-        nullable = t.nullable or term.key is not None
         if op == "is_null":
-            return BoundPredicate(op, term) if nullable else AlwaysFalse()
+            return BoundIsNull(term)
         if op == "not_null":
-            return BoundPredicate(op, term) if nullable else AlwaysTrue()
-        not_null = BoundPredicate("not_null", term) if nullable else AlwaysTrue()
+            return BoundIsNotNull(term)
+        t = term.type
         if t.is_nested:
-            raise TypeMismatchError(f"cannot compare {term.name} of type {t} with a literal")
+            raise TypeMismatchError(f"cannot compare {term.name} ({t}) with a literal")
+        if isinstance(p, SetPredicate):
+            return self.set_leaf(op, term, p)
+        assert isinstance(p, LiteralPredicate)
         if op in ("starts_with", "not_starts_with"):
-            if t.root is not TypeRoot.STRING or not isinstance(p.value, str):  # type: ignore[attr-defined]
+            if t.root is not TypeRoot.STRING or not isinstance(p.value, str):
                 raise TypeMismatchError(
-                    f"{term.name}: LIKE prefix needs a STRING column and literal"
+                    f"cannot test {term.name} ({t}) for prefix {p.value!r}: "
+                    "STARTS WITH needs a STRING column and a string prefix"
                 )
-            prefix = p.value  # type: ignore[attr-defined]
-            if prefix == "":
-                return not_null if op == "starts_with" else AlwaysFalse()
-            return BoundPredicate(op, term, prefix)
-        if op in ("in", "not_in"):
-            kept = []
-            for v in p.values:  # type: ignore[attr-defined]
-                c = self.coerce(term, v)
-                if c[0] == "exact":
-                    kept.append(c[1])
-            values = frozenset(kept)
-            if op == "in":
-                if not values:
-                    return AlwaysFalse()
-                if len(values) == 1:
-                    return BoundPredicate("eq", term, next(iter(values)))
-                return BoundPredicate("in", term, None, values)
-            if not values:
-                return not_null
-            if len(values) == 1:
-                return BoundPredicate("ne", term, next(iter(values)))
-            return BoundPredicate("not_in", term, None, values)
-        kind, x, y = self.coerce(term, p.value)  # type: ignore[attr-defined]
-        if kind == "exact":
-            return BoundPredicate(op, term, x)
-        if kind == "between":  # x < literal < y, both representable or None
-            if op == "eq":
-                return AlwaysFalse()
-            if op == "ne":
-                return not_null
-            if op in ("lt", "le"):
-                return BoundPredicate("le", term, x) if x is not None else AlwaysFalse()
-            return BoundPredicate("ge", term, y) if y is not None else AlwaysFalse()
-        below = kind == "below"
+            if p.value == "":  # every non-null string starts with ""
+                return BoundIsNotNull(term) if op == "starts_with" else AlwaysFalse()
+            return bound_predicate(op, term, p.value)
+        c = coerce_literal(t, p.value, term.name, self.time_zone)
+        if c.kind == "exact":
+            return bound_predicate(op, term, c.value)
         if op == "eq":
             return AlwaysFalse()
         if op == "ne":
-            return not_null
+            return BoundIsNotNull(term)
+        if c.kind == "between":  # floor < literal < ceil, with no value in between
+            if op in ("lt", "le"):
+                return AlwaysFalse() if c.floor is None else bound_predicate("le", term, c.floor)
+            return AlwaysFalse() if c.ceil is None else bound_predicate("ge", term, c.ceil)
+        below = c.kind == "below"
         if op in ("lt", "le"):
-            return AlwaysFalse() if below else not_null
-        return not_null if below else AlwaysFalse()
+            return AlwaysFalse() if below else BoundIsNotNull(term)
+        return BoundIsNotNull(term) if below else AlwaysFalse()
 
-    # -- literal coercion -------------------------------------------------------------------
-
-    def coerce(self, term: BoundReference, value: Any) -> tuple[str, Any, Any]:
-        """("exact", v, None) | ("between", floor, ceil) | ("below"|"above", None, None)."""
-        t = term.type
-        r = t.root
-        bad = TypeMismatchError(f"cannot compare {term.name} ({t}) with {value!r}")
-        if t.is_integer:
-            if isinstance(value, bool) or not isinstance(value, (int, float, decimal.Decimal)):
-                raise bad
-            return _integral(value, *_INT_RANGES[r])
-        if r in (TypeRoot.FLOAT, TypeRoot.DOUBLE):
-            if isinstance(value, bool) or not isinstance(value, (int, float, decimal.Decimal)):
-                raise bad
-            return ("exact", float(value), None)
-        if r is TypeRoot.DECIMAL:
-            if isinstance(value, bool) or not isinstance(value, (int, float, decimal.Decimal, str)):
-                raise bad
-            return _decimal(t, value, bad)
-        if r is TypeRoot.TIMESTAMP or r is TypeRoot.TIMESTAMP_LTZ:
-            micros = self.timestamp_micros(t, value, bad)
-            if t.timestamp_unit == "us":
-                return ("exact", micros, None)
-            lo, rem = divmod(micros, 1000)
-            return ("exact", lo, None) if rem == 0 else ("between", lo, lo + 1)
-        try:
-            return ("exact", to_internal(t, value), None)
-        except TypeMismatchError as e:
-            raise TypeMismatchError(f"cannot compare {term.name} ({t}) with {value!r}: {e}") from e
-
-    def timestamp_micros(self, t: DataType, value: Any, bad: Exception) -> int:
-        if isinstance(value, str):
-            try:
-                value = datetime.datetime.fromisoformat(value.strip().replace(" ", "T", 1))
-            except ValueError as e:
-                raise bad from e
-        elif isinstance(value, datetime.date) and not isinstance(value, datetime.datetime):
-            value = datetime.datetime(value.year, value.month, value.day)
-        if not isinstance(value, datetime.datetime):
-            raise bad
-        if t.root is TypeRoot.TIMESTAMP_LTZ:
-            if value.tzinfo is None:
-                value = value.replace(tzinfo=zoneinfo.ZoneInfo(self.time_zone))
-            delta = value - EPOCH_UTC
-        else:
-            if value.tzinfo is not None:
-                raise bad
-            delta = value - EPOCH_NAIVE
-        return int((delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds)
-
-
-def _integral(value: Any, lo: int, hi: int) -> tuple[str, Any, Any]:
-    if isinstance(value, float):
-        if math.isnan(value) or value == math.inf:
-            return ("above", None, None)  # Spark orders NaN above every number
-        if value == -math.inf:
-            return ("below", None, None)
-        value = decimal.Decimal(repr(value))
-    if isinstance(value, decimal.Decimal):
-        if value.is_nan():
-            return ("above", None, None)
-        f = int(value.to_integral_value(rounding=decimal.ROUND_FLOOR))
-        c = int(value.to_integral_value(rounding=decimal.ROUND_CEILING))
-    else:
-        f = c = int(value)
-    if c < lo:
-        return ("below", None, None)
-    if f > hi:
-        return ("above", None, None)
-    if f == c:
-        return ("exact", f, None)
-    return ("between", f if f >= lo else None, c if c <= hi else None)
-
-
-def _decimal(t: DataType, value: Any, bad: Exception) -> tuple[str, Any, Any]:
-    assert t.precision is not None and t.scale is not None
-    try:
-        d = decimal.Decimal(repr(value)) if isinstance(value, float) else decimal.Decimal(value)
-    except decimal.InvalidOperation as e:
-        raise bad from e
-    if d.is_nan():
-        return ("above", None, None)
-    if d.is_infinite():
-        return ("above", None, None) if d > 0 else ("below", None, None)
-    quantum = decimal.Decimal(1).scaleb(-t.scale)
-    limit = decimal.Decimal(10) ** (t.precision - t.scale)
-    with decimal.localcontext() as ctx:
-        ctx.prec = 80
-        f = d.quantize(quantum, rounding=decimal.ROUND_FLOOR)
-        c = d.quantize(quantum, rounding=decimal.ROUND_CEILING)
-    if c <= -limit:
-        return ("below", None, None)
-    if f >= limit:
-        return ("above", None, None)
-    if f == c:
-        return ("exact", f, None)
-    return ("between", f if f > -limit else None, c if c < limit else None)
+    def set_leaf(self, op: str, term: BoundReference, p: SetPredicate) -> BooleanExpression:
+        # a list value the type cannot hold never equals a row value: drop it (for NOT IN
+        # too: ``a <> 1.5`` holds for every non-null ``a``, the AND's identity)
+        kept = set()
+        for v in p.values:
+            c = coerce_literal(term.type, v, term.name, self.time_zone)
+            if c.kind == "exact":
+                kept.add(c.value)
+        if not kept:
+            return AlwaysFalse() if op == "in" else BoundIsNotNull(term)
+        if len(kept) == 1:
+            return bound_predicate("eq" if op == "in" else "ne", term, next(iter(kept)))
+        return bound_predicate(op, term, values=kept)

@@ -9,8 +9,8 @@ three-valued logic ``NOT (a = 1)`` selects exactly the rows ``a <> 1`` selects).
 EqualTo(Reference('a'), 1)
 >>> Or(IsNull("a"), AlwaysTrue())
 AlwaysTrue()
->>> In("a", [3]), In("a", [])
-(EqualTo(Reference('a'), 3), AlwaysFalse())
+>>> In("a", [3]), In("a", []), NotIn("a", [3, 3])
+(EqualTo(Reference('a'), 3), AlwaysFalse(), NotEqualTo(Reference('a'), 3))
 >>> Not(LessThan("a", 5)).negate()
 LessThan(Reference('a'), 5)
 """
@@ -264,6 +264,7 @@ class LiteralPredicate(UnboundPredicate):
             raise InvalidArgumentError(
                 f"{type(self).__name__}: NULL is not a comparable value (use IsNull)"
             )
+        _check_hashable(value, type(self).__name__)
         object.__setattr__(self, "term", _ref(term))
         object.__setattr__(self, "value", value)
 
@@ -276,8 +277,20 @@ class SetPredicate(UnboundPredicate):
     values: frozenset[Any]
 
 
+def _check_hashable(value: Any, name: str) -> None:
+    try:
+        hash(value)
+    except TypeError as e:
+        raise InvalidArgumentError(f"{name}: {value!r} is not a literal value") from e
+
+
 def _value_set(values: Iterable[Any], name: str) -> frozenset[Any]:
-    out = frozenset(values)
+    if isinstance(values, (str, bytes)):
+        raise InvalidArgumentError(f"{name}: expected a collection of values, got {values!r}")
+    try:
+        out = frozenset(values)
+    except TypeError as e:
+        raise InvalidArgumentError(f"{name}: values must be hashable literals") from e
     if None in out:
         raise InvalidArgumentError(f"{name}: NULL is not a valid list value")
     return out
@@ -298,6 +311,7 @@ class In(SetPredicate):
     def __new__(cls, term: str | Reference, values: Iterable[Any]) -> Any:  # type: ignore[misc]
         vs = _value_set(values, "In")
         if not vs:
+            _ref(term)
             return AlwaysFalse()
         if len(vs) == 1:
             return EqualTo(term, next(iter(vs)))
@@ -323,9 +337,12 @@ class In(SetPredicate):
 class NotIn(SetPredicate):
     """``a NOT IN (...)`` over non-null values: true for non-null ``a`` outside the list.
 
-    ``NotIn(t, [])`` is ``IsNotNull(t)`` -- it keeps every non-null row, as the empty AND of
-    ``a <> v`` does in three-valued logic, and it negates back to ``IsNull``, never to a
-    predicate that would drop rows."""
+    ``NotIn(t, [])`` is ``AlwaysTrue()``: the empty AND is true for every row, nulls
+    included (Spark 4 agrees: ``NULL IN ()`` is false, so ``NULL NOT IN ()`` is true), it is
+    the exact negation of ``In(t, []) = AlwaysFalse()``, and it is the choice that keeps the
+    most rows. SQL itself has no empty lists; binding, which drops list values a column
+    cannot hold, turns an emptied NOT IN into ``IsNotNull`` (``a <> 1.5`` is null for null
+    ``a``) -- see :mod:`lakeskip.expressions.binding`."""
 
     term: Reference
     values: frozenset[Any]
@@ -333,7 +350,8 @@ class NotIn(SetPredicate):
     def __new__(cls, term: str | Reference, values: Iterable[Any]) -> Any:  # type: ignore[misc]
         vs = _value_set(values, "NotIn")
         if not vs:
-            return IsNotNull(term)
+            _ref(term)
+            return AlwaysTrue()
         if len(vs) == 1:
             return NotEqualTo(term, next(iter(vs)))
         obj = object.__new__(cls)

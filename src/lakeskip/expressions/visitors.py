@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any, Generic, TypeVar
 
 from lakeskip.errors import InvalidArgumentError
-from lakeskip.expressions.binding import BoundPredicate, BoundReference
+from lakeskip.expressions.bound import BoundPredicate, BoundReference
 from lakeskip.expressions.tree import (
     AlwaysFalse,
     AlwaysTrue,
@@ -33,6 +33,21 @@ from lakeskip.expressions.tree import (
 __all__ = ["BooleanExpressionVisitor", "BoundPredicateVisitor", "visit"]
 
 T = TypeVar("T")
+
+_METHODS = {
+    "eq": "visit_equal",
+    "ne": "visit_not_equal",
+    "lt": "visit_less_than",
+    "le": "visit_less_than_or_equal",
+    "gt": "visit_greater_than",
+    "ge": "visit_greater_than_or_equal",
+    "in": "visit_in",
+    "not_in": "visit_not_in",
+    "is_null": "visit_is_null",
+    "not_null": "visit_not_null",
+    "starts_with": "visit_starts_with",
+    "not_starts_with": "visit_not_starts_with",
+}
 
 
 class BooleanExpressionVisitor(Generic[T]):
@@ -61,25 +76,17 @@ class BooleanExpressionVisitor(Generic[T]):
 
 
 class BoundPredicateVisitor(BooleanExpressionVisitor[T]):
-    """Dispatches bound leaves to one method per operator."""
+    """Dispatches bound leaves to one method per operator, each given the
+    :class:`BoundReference` and the internal-form literal(s)."""
 
-    def visit_bound_predicate(self, p: BoundPredicate) -> T:
-        op = p.op
+    def visit_bound_predicate(self, predicate: BoundPredicate) -> T:
+        op = predicate.op
+        method = getattr(self, _METHODS[op])
         if op in ("in", "not_in"):
-            return getattr(self, f"visit_{op}")(p.term, p.values)  # type: ignore[no-any-return]
+            return method(predicate.term, predicate.values)  # type: ignore[no-any-return]
         if op in ("is_null", "not_null"):
-            return getattr(self, f"visit_{op}")(p.term)  # type: ignore[no-any-return]
-        name = {
-            "eq": "equal",
-            "ne": "not_equal",
-            "lt": "less_than",
-            "le": "less_than_or_equal",
-            "gt": "greater_than",
-            "ge": "greater_than_or_equal",
-            "starts_with": "starts_with",
-            "not_starts_with": "not_starts_with",
-        }[op]
-        return getattr(self, f"visit_{name}")(p.term, p.value)  # type: ignore[no-any-return]
+            return method(predicate.term)  # type: ignore[no-any-return]
+        return method(predicate.term, predicate.value)  # type: ignore[no-any-return]
 
     def visit_equal(self, term: BoundReference, value: Any) -> T:
         raise NotImplementedError
@@ -119,7 +126,11 @@ class BoundPredicateVisitor(BooleanExpressionVisitor[T]):
 
 
 def visit(expr: BooleanExpression, visitor: BooleanExpressionVisitor[T]) -> T:
-    """Post-order traversal of ``expr`` with ``visitor``."""
+    """Post-order traversal of ``expr`` with ``visitor`` (children before their parent).
+
+    Raises:
+        InvalidArgumentError: a node that is not part of the predicate tree.
+    """
     if isinstance(expr, AlwaysTrue):
         return visitor.visit_true()
     if isinstance(expr, AlwaysFalse):
