@@ -22,13 +22,15 @@ and packed greedily into blocks of at most ``index-block-size`` bytes (4 + per e
 8 + value size); block offsets are relative to the first block. Bitmaps are serialised
 run-optimised in the portable Roaring format, as Java's ``RoaringBitmap32.serialize``.
 
-Body order: Java writes bitmaps in ``HashMap`` iteration order; we write them in sorted
-order. Readers do not depend on it (offsets say where each bitmap is), so our files are
-read by Paimon and Paimon's by us; the bytes differ from Java's only in that order.
+Body order (and V1 header order): Java's ``HashMap`` iteration order, emulated in
+:mod:`lakeskip.index._java`, so our bytes equal Java's. Readers do not depend on it.
 
 Answers are exact row sets under SQL semantics: ``=``/``IN`` the value bitmaps; ``<>``/
 ``NOT IN`` the non-null rows minus those (Paimon's own flip keeps null rows -- merely
-conservative); ``IS [NOT] NULL`` the null bitmap or its complement.
+conservative); ``IS [NOT] NULL`` the null bitmap or its complement. Complement answers
+trust ``rowCount``, so the first one checks that the bitmaps partition ``[0, rowCount)``
+(reading the whole index once). Corrupt structure raises ``CorruptIndexError`` from
+``create_reader`` (header, V2 block table) or from ``visit_*`` (blocks, bitmaps).
 
 >>> import pyarrow as pa
 >>> from lakeskip import types as T
@@ -55,7 +57,8 @@ from pyroaring import BitMap
 
 from lakeskip.errors import CorruptIndexError, InvalidOptionError
 from lakeskip.index._binary import ByteReader, ByteWriter
-from lakeskip.index._roaring import serialize_bitmap
+from lakeskip.index._java import boolean_hash, hash_binary_strings, hashmap_order, long_hash_code
+from lakeskip.index._roaring import roaring_size, serialize_bitmap
 from lakeskip.index.base import FileIndexer, FileIndexReader, FileIndexWriter, parse_memory_size
 from lakeskip.index.result import BitmapResult, FileIndexResult
 from lakeskip.types import DataType, TypeRoot
@@ -162,6 +165,7 @@ class _Writer(FileIndexWriter):
         self.version = version
         self.block_size = block_size
         self.chunks: list[pa.Array] = []
+        self.java_order: list[Any] = []
         self.rows = 0
 
     @property
@@ -174,6 +178,8 @@ class _Writer(FileIndexWriter):
         self.rows += len(arr)
 
     def _groups(self) -> tuple[dict[Any, BitMap], BitMap]:
+        if not self.chunks:
+            return {}, BitMap()
         arr = pa.concat_arrays(self.chunks) if len(self.chunks) != 1 else self.chunks[0]
         nulls = BitMap(
             np.flatnonzero(pc.is_null(arr).to_numpy(zero_copy_only=False)).astype(np.uint32)
@@ -210,11 +216,34 @@ class _Writer(FileIndexWriter):
         rows_sorted = valid[order].astype(np.uint32)
         counts = np.bincount(inverse, minlength=len(keys))
         bounds = np.concatenate(([0], np.cumsum(counts)))
-        for i, k in enumerate(keys):
-            groups[k] = BitMap(rows_sorted[bounds[i] : bounds[i + 1]])
+        firsts = rows_sorted[bounds[:-1]]
+        # Java inserts keys in first-occurrence order: that order drives the HashMap layout
+        by_first = np.argsort(firsts, kind="stable")
+        hashes = self._hash_codes(keys)[by_first]
+        inserted = [keys[i] for i in by_first]
+        pending = int(valid[-1]) > int(firsts[by_first[-1]])
+        for i in by_first:
+            groups[keys[i]] = BitMap(rows_sorted[bounds[i] : bounds[i + 1]])
+        self.java_order = [
+            inserted[i]
+            for i in hashmap_order(hashes, [self.codec.sort_key(k) for k in inserted], pending)
+        ]
         return groups, nulls
 
+    def _hash_codes(self, keys: list[Any]) -> Any:
+        """Java ``hashCode()`` of each key's boxed form (int64 array of int32 values)."""
+        root = self.t.root
+        if self.codec.is_str:
+            return hash_binary_strings(keys).astype(np.int64)
+        if root is TypeRoot.BOOLEAN:
+            return np.array([boolean_hash(k) for k in keys], dtype=np.int64)
+        arr = np.array(keys, dtype=np.int64)
+        if root in (TypeRoot.BIGINT, TypeRoot.DOUBLE) or self.t.is_timestamp:
+            return long_hash_code(arr).astype(np.int64)
+        return arr  # Byte/Short/Integer/Float bits: the value itself
+
     def serialize(self) -> bytes:
+        self.java_order = []
         groups, nulls = self._groups()
         codec = self.codec
         ordered = sorted(groups, key=codec.sort_key)
@@ -224,7 +253,7 @@ class _Writer(FileIndexWriter):
         offsets: dict[Any, int] = {}
         lengths: dict[Any, int] = {}
         body = bytearray(null_bytes if null_card > 1 else b"")
-        for k in ordered:
+        for k in self.java_order:
             bm = groups[k]
             if len(bm) == 1:
                 offsets[k] = -1 - bm.min()
@@ -245,7 +274,7 @@ class _Writer(FileIndexWriter):
         if self.version == VERSION_1:
             if null_card > 0:
                 w.i32(null_offset)
-            for k in ordered:
+            for k in self.java_order:
                 codec.write(w, k)
                 w.i32(offsets[k])
         else:
@@ -284,11 +313,14 @@ class _Writer(FileIndexWriter):
 
 @dataclass(frozen=True, slots=True)
 class _Entry:
-    offset: int
-    length: int  # -1: unknown (V1 last) or inlined
+    offset: int  # into the body, or -1 - row when inlined
+    length: int  # -1 when inlined
 
 
 class _Reader(FileIndexReader):
+    """Parses the header eagerly (validating every structural field), V2 index blocks on
+    first use, and a bitmap only when a query needs it (each at most once)."""
+
     def __init__(self, t: DataType, data: bytes | memoryview) -> None:
         self.codec = _Codec(t)
         self.t = t
@@ -299,69 +331,127 @@ class _Reader(FileIndexReader):
             raise CorruptIndexError(0, f"unsupported bitmap index version {self.version}")
         self.rows = r.i32()
         n = r.i32()
-        if self.rows < 0 or n < 0 or n > max(self.rows, 0):
+        flag = r.u8()
+        if flag > 1:
+            raise CorruptIndexError(9, f"bad hasNull flag {flag}")
+        self.has_null = flag == 1
+        if self.rows < 0 or n < 0 or n + self.has_null > self.rows:
             raise CorruptIndexError(1, f"bad counts: {self.rows} rows, {n} values")
-        self.has_null = r.boolean()
+        self.n = n
         self.null_entry: _Entry | None = None
         self.entries: dict[Any, _Entry] = {}
         self.blocks: list[tuple[Any, int]] = []
         self._block_cache: dict[int, dict[Any, _Entry]] = {}
+        self._bitmaps: dict[Any, BitMap] = {}
+        self._partition_ok = False
         if self.version == VERSION_1:
-            null_offset = r.i32() if self.has_null else 0
-            keyed = [(self.codec.read(r), r.i32()) for _ in range(n)]
-            self.body = r.pos
-            body_len = len(self.buf) - self.body
-            starts = sorted(
-                {o for _, o in keyed if o >= 0}
-                | ({null_offset} if self.has_null and null_offset >= 0 else set())
-            )
-            ends = dict(zip(starts, [*starts[1:], body_len], strict=False))
-            for k, o in keyed:
-                self.entries[k] = _Entry(o, ends[o] - o if o >= 0 else -1)
-            if self.has_null:
-                self.null_entry = _Entry(
-                    null_offset, ends[null_offset] - null_offset if null_offset >= 0 else -1
-                )
+            self._parse_v1(r)
         else:
-            if self.has_null:
-                null_offset, null_len = r.i32(), r.i32()
-                self.null_entry = _Entry(null_offset, null_len)
-            n_blocks = r.i32()
-            if n_blocks < 0 or n_blocks > n + 1:
-                raise CorruptIndexError(r.pos - 4, f"bad block count {n_blocks}")
-            for _ in range(n_blocks):
-                self.blocks.append((self.codec.read(r), r.i32()))
-            body_offset = r.i32()
-            self.block_start = r.pos
-            self.body = self.block_start + body_offset
-            if body_offset < 0 or self.body > len(self.buf):
-                raise CorruptIndexError(r.pos - 4, f"bitmap body offset {body_offset} out of range")
-            self._sort_keys = [self._sk(k) for k, _ in self.blocks]
+            self._parse_v2(r)
 
-    def _sk(self, key: Any) -> Any:
-        return self.codec.sort_key(key)
+    def _parse_v1(self, r: ByteReader) -> None:
+        null_offset = r.i32() if self.has_null else 0
+        keyed = []
+        for _ in range(self.n):
+            at = r.pos
+            k = self.codec.read(r)
+            o = r.i32()
+            if k in self.entries:
+                raise CorruptIndexError(at, "duplicate bitmap key")
+            keyed.append((k, o))
+            self.entries[k] = _Entry(o, -1)
+        self.body = r.pos
+        body_len = len(self.buf) - self.body
+        stored = [o for _, o in keyed if o >= 0]
+        if self.has_null and null_offset >= 0:
+            stored.append(null_offset)
+        starts = sorted(set(stored))
+        if (
+            len(starts) != len(stored)
+            or (starts and starts[0] != 0)
+            or (starts and starts[-1] >= body_len)
+        ):
+            raise CorruptIndexError(self.body, "bitmap offsets do not tile the body")
+        if not starts and body_len:
+            raise CorruptIndexError(self.body, f"{body_len} stray bytes after the header")
+        ends = dict(zip(starts, [*starts[1:], body_len], strict=False))
+        for k, o in keyed:
+            self.entries[k] = self._checked(o, ends[o] - o if o >= 0 else -1, self.body)
+        if self.has_null:
+            length = ends[null_offset] - null_offset if null_offset >= 0 else -1
+            self.null_entry = self._checked(null_offset, length, self.body)
+
+    def _parse_v2(self, r: ByteReader) -> None:
+        if self.has_null:
+            null_offset, null_len = r.i32(), r.i32()
+            if null_len < 0:
+                raise CorruptIndexError(r.pos - 4, f"negative null bitmap length {null_len}")
+            self.null_entry = _Entry(null_offset, null_len if null_offset >= 0 else -1)
+        n_blocks = r.i32()
+        if n_blocks < 0 or n_blocks > self.n or (n_blocks == 0) != (self.n == 0):
+            raise CorruptIndexError(r.pos - 4, f"bad block count {n_blocks} for {self.n} keys")
+        for _ in range(n_blocks):
+            self.blocks.append((self.codec.read(r), r.i32()))
+        body_offset = r.i32()
+        self.block_start = r.pos
+        self.body = self.block_start + body_offset
+        if body_offset < 4 * n_blocks or self.body > len(self.buf):
+            raise CorruptIndexError(r.pos - 4, f"bitmap body offset {body_offset} out of range")
+        offsets = [o for _, o in self.blocks]
+        self._sort_keys = [self.codec.sort_key(k) for k, _ in self.blocks]
+        ends = [*offsets[1:], body_offset]
+        if (offsets[:1] not in ([], [0])) or (not offsets and body_offset != 0):
+            raise CorruptIndexError(self.block_start, "index blocks do not start at 0")
+        for j in range(n_blocks):
+            if ends[j] - offsets[j] < 12 or (
+                j + 1 < n_blocks and self._sort_keys[j + 1] <= self._sort_keys[j]
+            ):
+                raise CorruptIndexError(self.block_start, "index blocks out of order")
+        if self.null_entry is not None:
+            self.null_entry = self._checked(
+                self.null_entry.offset, self.null_entry.length, self.body
+            )
+
+    def _checked(self, offset: int, length: int, at: int) -> _Entry:
+        if offset < 0:
+            if -1 - offset >= self.rows or length != -1:
+                raise CorruptIndexError(at, f"bad inlined bitmap entry ({offset}, {length})")
+        elif length <= 0 or self.body + offset + length > len(self.buf):
+            raise CorruptIndexError(at, f"bitmap ({offset}, {length}) outside the index body")
+        return _Entry(offset, length)
 
     def _block(self, i: int) -> dict[Any, _Entry]:
         got = self._block_cache.get(i)
         if got is None:
             start = self.block_start + self.blocks[i][1]
-            if not self.block_start <= start < self.body:
-                raise CorruptIndexError(start, "bitmap index block outside the index")
-            r = ByteReader(self.buf[start : self.body], base=start)
+            stop = (
+                self.block_start + self.blocks[i + 1][1] if i + 1 < len(self.blocks) else self.body
+            )
+            r = ByteReader(self.buf[start:stop], base=start)
             count = r.i32()
-            if count < 0:
-                raise CorruptIndexError(start, f"negative entry count {count}")
+            if not 0 < count <= self.n:
+                raise CorruptIndexError(start, f"bad entry count {count}")
             got = {}
-            for _ in range(count):
+            last = None
+            for j in range(count):
+                at = r.base + r.pos
                 k = self.codec.read(r)
-                got[k] = _Entry(r.i32(), r.i32())
+                sk = self.codec.sort_key(k)
+                if (j == 0 and k != self.blocks[i][0]) or (last is not None and sk <= last):
+                    raise CorruptIndexError(at, "index block keys out of order")
+                last = sk
+                got[k] = self._checked(r.i32(), r.i32(), at)
+            if r.remaining:
+                raise CorruptIndexError(r.base + r.pos, "index block longer than its entries")
+            if i + 1 < len(self.blocks) and last is not None and last >= self._sort_keys[i + 1]:
+                raise CorruptIndexError(start, "index block overlaps the next one")
             self._block_cache[i] = got
         return got
 
     def _entry(self, key: Any) -> _Entry | None:
         if self.version == VERSION_1:
             return self.entries.get(key)
-        i = bisect.bisect_right(self._sort_keys, self._sk(key)) - 1
+        i = bisect.bisect_right(self._sort_keys, self.codec.sort_key(key)) - 1
         if i < 0:
             return None
         return self._block(i).get(key)
@@ -370,20 +460,19 @@ class _Reader(FileIndexReader):
         if e is None:
             return BitMap()
         if e.offset < 0:
-            row = -1 - e.offset
-            if row >= self.rows:
-                raise CorruptIndexError(-1, f"inlined row {row} beyond {self.rows} rows")
-            return BitMap([row])
+            return BitMap([-1 - e.offset])
         start = self.body + e.offset
-        end = len(self.buf) if e.length < 0 else start + e.length
-        if not self.body <= start <= end <= len(self.buf):
+        end = start + e.length
+        if not self.body <= start < end <= len(self.buf):
             raise CorruptIndexError(start, "bitmap outside the index body")
+        if roaring_size(self.buf[:end], start) != e.length:
+            raise CorruptIndexError(start, f"roaring bitmap is not {e.length} bytes long")
         try:
             bm = BitMap.deserialize(bytes(self.buf[start:end]))
-        except Exception as err:
+        except Exception as err:  # pyroaring raises ValueError or others on bad input
             raise CorruptIndexError(start, f"bad roaring bitmap: {err}") from err
-        if len(bm) and bm.max() >= self.rows:
-            raise CorruptIndexError(start, f"row {bm.max()} beyond {self.rows} rows")
+        if len(bm) == 0 or bm.max() >= self.rows:
+            raise CorruptIndexError(start, f"bitmap rows outside [0, {self.rows})")
         return bm
 
     def _keys_for(self, value: Any) -> list[Any]:
@@ -393,18 +482,61 @@ class _Reader(FileIndexReader):
             return [_float_bits(self.t, 0.0), _float_bits(self.t, -0.0)]
         return [k]
 
+    def _key_rows(self, k: Any) -> BitMap:
+        got = self._bitmaps.get(k)
+        if got is None:
+            got = self._bitmaps[k] = self._bitmap(self._entry(k))
+        return got
+
     def _value_rows(self, values: Sequence[Any]) -> BitMap:
         out = BitMap()
         for v in values:
             for k in self._keys_for(v):
-                out |= self._bitmap(self._entry(k))
+                out |= self._key_rows(k)
         return out
 
     def _nulls(self) -> BitMap:
-        return self._bitmap(self.null_entry) if self.has_null else BitMap()
+        if not self.has_null:
+            return BitMap()
+        got = self._bitmaps.get(_NULL)
+        if got is None:
+            got = self._bitmaps[_NULL] = self._bitmap(self.null_entry)
+        return got
 
-    def _non_null(self) -> BitMap:
-        return BitMap(range(self.rows)) - self._nulls()
+    def _all_keys(self) -> list[Any]:
+        if self.version == VERSION_1:
+            return list(self.entries)
+        return [k for i in range(len(self.blocks)) for k in self._block(i)]
+
+    def _check_partition(self) -> None:
+        """Complement answers trust ``rowCount``: check once that the bitmaps partition
+        exactly ``[0, rowCount)`` (reads the whole index, only for <>, NOT IN, IS NOT NULL)."""
+        if self._partition_ok:
+            return
+        seen = BitMap(self._nulls())
+        total = len(seen)
+        keys = self._all_keys()
+        if len(keys) != self.n:
+            raise CorruptIndexError(-1, f"{len(keys)} keys in the blocks, header says {self.n}")
+        for k in keys:
+            bm = self._key_rows(k)
+            total += len(bm)
+            seen |= bm
+        if total != self.rows or len(seen) != self.rows:
+            raise CorruptIndexError(-1, f"bitmaps do not partition {self.rows} rows")
+        self._partition_ok = True
+
+    def _non_null(self, minus: BitMap | None = None) -> BitMap:
+        self._check_partition()
+        nulls = self._nulls()
+        if minus is not None and minus.intersect(nulls):
+            raise CorruptIndexError(-1, "a value bitmap overlaps the null bitmap")
+        out = BitMap()
+        out.add_range(0, self.rows)
+        out -= nulls
+        if minus is not None:
+            out -= minus
+        return out
 
     def visit_equal(self, value: Any) -> FileIndexResult:
         return BitmapResult(self._value_rows([value]))
@@ -413,16 +545,19 @@ class _Reader(FileIndexReader):
         return BitmapResult(self._value_rows(values))
 
     def visit_not_equal(self, value: Any) -> FileIndexResult:
-        return BitmapResult(self._non_null() - self._value_rows([value]))
+        return BitmapResult(self._non_null(self._value_rows([value])))
 
     def visit_not_in(self, values: Sequence[Any]) -> FileIndexResult:
-        return BitmapResult(self._non_null() - self._value_rows(values))
+        return BitmapResult(self._non_null(self._value_rows(values)))
 
     def visit_is_null(self) -> FileIndexResult:
-        return BitmapResult(self._nulls())
+        return BitmapResult(BitMap(self._nulls()))
 
     def visit_is_not_null(self) -> FileIndexResult:
         return BitmapResult(self._non_null())
+
+
+_NULL = object()
 
 
 class BitmapIndexer(FileIndexer):
