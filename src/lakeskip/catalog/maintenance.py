@@ -1,146 +1,407 @@
-"""Table maintenance: expire old snapshots, remove orphan files.
+"""Table maintenance: expire old snapshots, remove orphan files (Paimon's semantics).
 
-``expire_snapshots`` deletes the oldest snapshots beyond ``retain_last`` (and, with
-``older_than_millis``, only those older than it), then every data file, ``.index`` file,
-manifest and manifest list that only expired snapshots used. The set of files still in use is
-computed from *all* retained snapshots, so a retained snapshot never points at a deleted file.
-Order, as Paimon: data files, then manifests, then the snapshot files (oldest first), then the
-EARLIEST hint -- a crash part-way leaves at worst an expired snapshot that can no longer be
-read, never a retained one.
+**Expiry** follows Paimon's ``ExpireSnapshotsImpl``. With snapshots 1..6 and
+``retain_last=2``, snapshots ``[begin, end) = [1, 5)`` expire::
 
-``remove_orphan_files`` deletes files under the table directory that no snapshot references
-(left by failed or concurrent writes) and that are older than a threshold, which protects
-files of commits still in flight. Schema, snapshot and hint files are never touched.
+    snapshot     1     2     3     4  |  5     6        end = 5, the first one kept
+    data files   DELETE entries in the deltas of 2..5: a file snapshot k deletes is
+                 dead from k on, so once k-1 is gone no expired snapshot needs it
+    manifests    manifest lists and manifests of 1..4
+    minus        every file a kept snapshot still reads: all retained snapshots'
+                 live files and manifests, Paimon tags (tag/tag-*) and branches
+    order        data + .index files -> manifests -> snapshot-1..4 (oldest first)
+                 -> EARLIEST hint
+
+Everything a kept snapshot reads is computed *before* anything is deleted, and a kept
+snapshot whose metadata cannot be read stops the expiry (nothing deleted), so a crash at
+any point leaves every retained snapshot whole: at worst an expired snapshot that could
+no longer be read, which a re-run (tolerant of its missing manifests) finishes off.
+
+``older_than`` uses Paimon's rule: a snapshot expires only if its *successor* was committed
+before ``older_than``, so the snapshot that was current at ``older_than`` stays and time
+travel to that instant keeps working.
+
+**Orphan removal** follows Paimon's ``LocalOrphanFilesClean``: it lists the files where
+Paimon writes them -- ``manifest/``, the bucket directories (``k=v/.../bucket-N/``) and
+hidden temp files in ``snapshot/`` -- keeps those modified at or after ``older_than`` (a
+commit may still be writing them), *then* reads every snapshot, tag and branch and
+deletes the listed files none of them references. Files are matched by name (names hold a
+UUID), never by a path recomputed from the current options. ``schema/``, snapshot files,
+hints, ``tag/``, ``branch/``, ``index/``, ``statistics/`` and ``changelog/`` are never
+touched.
+
+Example:
+    >>> ExpireResult(2, 3, 1, 6).files_deleted
+    10
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import time
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 
 import pyarrow.fs as pafs
 
-from lakeskip.catalog.snapshot import Snapshot
-from lakeskip.catalog.table import FileStoreTable
-from lakeskip.errors import InvalidArgumentError
+from lakeskip.catalog.file_io import FileIO
+from lakeskip.catalog.manifest import FileKind, ManifestEntry, read_manifest_list
+from lakeskip.catalog.snapshot import EARLIEST, LATEST, SNAPSHOT_PREFIX, Snapshot, SnapshotManager
+from lakeskip.catalog.table import BUCKET_DIR_PREFIX, FileStoreTable, merge_entries
+from lakeskip.errors import CorruptMetadataError, InvalidArgumentError
 
 __all__ = [
     "ExpireResult",
     "OrphanResult",
     "expire_snapshots",
-    "referenced_files",
     "remove_orphan_files",
 ]
+
+TAG_DIR = "tag"
+TAG_PREFIX = "tag-"
+BRANCH_DIR = "branch"
+BRANCH_PREFIX = "branch-"
+MANIFEST_DIR = "manifest"
 
 
 @dataclass(frozen=True, slots=True)
 class ExpireResult:
+    """What :func:`expire_snapshots` deleted (files counted only if they existed)."""
+
     snapshots_deleted: int
     data_files_deleted: int
-    index_files_deleted: int
-    manifest_files_deleted: int
+    index_files_deleted: int  # extra files of data files (their ``.index`` files)
+    manifest_files_deleted: int  # manifests and manifest lists
+
+    @property
+    def files_deleted(self) -> int:
+        return self.data_files_deleted + self.index_files_deleted + self.manifest_files_deleted
 
 
 @dataclass(frozen=True, slots=True)
 class OrphanResult:
+    """What :func:`remove_orphan_files` deleted (or, with ``dry_run``, would delete).
+
+    ``paths`` are paths within the table's filesystem, sorted.
+    """
+
     files_deleted: int
     bytes_deleted: int
     paths: tuple[str, ...]
 
 
-def _snapshot_files(table: FileStoreTable, snap: Snapshot) -> tuple[set[str], set[str], set[str]]:
-    """(data files, index files, manifest + manifest-list files) a snapshot reads."""
-    data: set[str] = set()
-    index: set[str] = set()
-    manifests: set[str] = {
-        f"{table.path}/manifest/{snap.base_manifest_list}",
-        f"{table.path}/manifest/{snap.delta_manifest_list}",
-    }
-    if snap.changelog_manifest_list:
-        manifests.add(f"{table.path}/manifest/{snap.changelog_manifest_list}")
-    for m in table.manifest_metas(snap):
-        manifests.add(f"{table.path}/manifest/{m.file_name}")
-    for e in table.scan_files(snap):
-        data.add(table.data_file_path(e))
-        directory = table.data_file_dir(e)
-        index.update(f"{directory}/{x}" for x in e.file.extra_files)
-    return data, index, manifests
+@dataclass(slots=True)
+class _Refs:
+    """Names of the files kept snapshots read."""
+
+    files: set[str] = field(default_factory=set)  # data files and their extra files
+    metadata: set[str] = field(default_factory=set)  # manifest lists, manifests, index, stats
+
+    @property
+    def names(self) -> set[str]:
+        return self.files | self.metadata
 
 
-def referenced_files(table: FileStoreTable, snapshots: Iterable[Snapshot]) -> set[str]:
-    out: set[str] = set()
-    for s in snapshots:
-        d, i, m = _snapshot_files(table, s)
-        out |= d | i | m
+# A snapshot together with the file that holds it (snapshot-N or tag-x), so a read failure
+# can tell a snapshot that vanished meanwhile (skip it) from a broken one (stop).
+_Held = tuple[str, Snapshot]
+
+
+def _missing(e: CorruptMetadataError) -> bool:
+    return isinstance(e.__cause__, FileNotFoundError)
+
+
+def _basename(path: str) -> str:
+    return path.rsplit("/", 1)[-1]
+
+
+# -- which snapshots are kept --------------------------------------------------------------
+
+
+def _main_chain(table: FileStoreTable, snapshots: Iterable[Snapshot]) -> list[_Held]:
+    sm = table.snapshot_manager
+    return [(sm.path(s.id), s) for s in snapshots]
+
+
+def _read_tags(io: FileIO, root: str) -> list[_Held]:
+    held = []
+    for st in io.list_dir(f"{root}/{TAG_DIR}"):
+        if st.is_dir or not st.name.startswith(TAG_PREFIX):
+            continue
+        try:
+            data = io.read_bytes(st.path)
+        except FileNotFoundError:  # deleted meanwhile
+            continue
+        try:
+            held.append((st.path, Snapshot.from_json(data)))
+        except CorruptMetadataError as e:
+            raise CorruptMetadataError(f"tag file {st.path}: {e}") from e
+    return sorted(held, key=lambda h: h[1].id)
+
+
+def _read_snapshots(io: FileIO, root: str) -> list[_Held]:
+    sm = SnapshotManager(io, root)
+    held = []
+    for sid in sm.list_ids():
+        try:
+            held.append((sm.path(sid), sm.read(sid)))
+        except CorruptMetadataError as e:
+            if not (_missing(e) and not io.exists(sm.path(sid))):
+                raise
+            # expired while we listed
+    return held
+
+
+def _protected_chains(table: FileStoreTable) -> list[list[_Held]]:
+    """Paimon tags and branches: snapshots that must survive whatever the main branch does.
+
+    Branches keep their own ``snapshot/`` and ``tag/`` under ``branch/branch-<name>/`` but
+    their manifests and data files live in this table's directories.
+    """
+    io = table.file_io
+    chains = [_read_tags(io, table.path)]
+    for st in io.list_dir(f"{table.path}/{BRANCH_DIR}"):
+        if st.is_dir and st.name.startswith(BRANCH_PREFIX):
+            chains += [_read_snapshots(io, st.path), _read_tags(io, st.path)]
+    return [c for c in chains if c]
+
+
+# -- what kept snapshots reference ---------------------------------------------------------
+
+
+def _entries(table: FileStoreTable, manifest_names: Iterable[str]) -> list[ManifestEntry]:
+    # the table's manifest cache: consecutive snapshots share most of their manifests
+    return list(itertools.chain.from_iterable(table._manifest(n) for n in manifest_names))
+
+
+def _add_chain(table: FileStoreTable, chain: Sequence[_Held], refs: _Refs) -> None:
+    """Add every file the snapshots of one chain (ordered by id) read to ``refs``.
+
+    The live files of consecutive snapshots are computed incrementally: when snapshot s's
+    base manifests are exactly snapshot s-1's base + delta (how every commit builds them
+    unless it merges manifests), live(s) = live(s-1) - deletes + adds, so the union over
+    the chain only needs s's surviving delta ADDs. Otherwise s's manifests are merged.
+
+    Raises:
+        CorruptMetadataError: a snapshot that still exists cannot be read completely.
+    """
+    io = table.file_io
+    prev: tuple[int, list[str]] | None = None
+    for holder, s in chain:
+        lists = [x for x in (s.changelog_manifest_list,) if x]
+        try:
+            base = [m.file_name for m in read_manifest_list(io, table.path, s.base_manifest_list)]
+            delta = [m.file_name for m in read_manifest_list(io, table.path, s.delta_manifest_list)]
+            incremental = prev is not None and prev[0] == s.id - 1 and prev[1] == base
+            live = merge_entries(_entries(table, delta if incremental else base + delta))
+            changelog = [m.file_name for x in lists for m in read_manifest_list(io, table.path, x)]
+            # changelog files are the ADDs of their own manifests (append tables have none)
+            live += [e for e in _entries(table, changelog) if e.kind is FileKind.ADD]
+        except CorruptMetadataError as err:
+            if _missing(err) and not io.exists(holder):
+                prev = None
+                continue  # the snapshot or tag was removed while we read it
+            raise CorruptMetadataError(
+                f"{_basename(holder)} exists but cannot be read ({err}); nothing was deleted"
+            ) from err
+        refs.metadata.update(
+            [s.base_manifest_list, s.delta_manifest_list, *lists, *base, *delta, *changelog]
+        )
+        # Paimon's index manifest (deletion vectors, hash indexes) and statistics: never
+        # deleted here, but named so that no cleanup mistakes them for orphans
+        refs.metadata.update(x for x in (s.index_manifest, s.statistics) if x)
+        for entry in live:
+            f = entry.file
+            refs.files.add(_basename(f.external_path) if f.external_path else f.file_name)
+            refs.files.update(f.extra_files)
+        prev = (s.id, base + delta)
+
+
+def _references(table: FileStoreTable, chains: Iterable[Sequence[_Held]]) -> _Refs:
+    refs = _Refs()
+    for chain in chains:
+        _add_chain(table, chain, refs)
+    return refs
+
+
+# -- expiry --------------------------------------------------------------------------------
+
+
+def _expire_count(snaps: Sequence[Snapshot], retain_last: int, older_than: int | None) -> int:
+    """How many of the oldest snapshots expire (Paimon: a snapshot goes only once its
+    successor is older than ``older_than``)."""
+    n = 0
+    while n < len(snaps) - retain_last:
+        if older_than is not None and snaps[n + 1].time_millis >= older_than:
+            break
+        n += 1
+    return n
+
+
+def _try_list(table: FileStoreTable, name: str | None) -> list[str]:
+    """Manifest names of a list of an *expired* snapshot; [] when already gone (a crashed
+    earlier expiry may have deleted it)."""
+    if not name:
+        return []
+    try:
+        return [m.file_name for m in read_manifest_list(table.file_io, table.path, name)]
+    except CorruptMetadataError as e:
+        if _missing(e):
+            return []
+        raise
+
+
+def _try_entries(table: FileStoreTable, manifest_names: Iterable[str]) -> list[ManifestEntry]:
+    out: list[ManifestEntry] = []
+    for name in manifest_names:
+        try:
+            out += table._manifest(name)
+        except CorruptMetadataError as e:
+            if not _missing(e):
+                raise
     return out
 
 
 def expire_snapshots(
     table: FileStoreTable, retain_last: int, older_than_millis: int | None = None
 ) -> ExpireResult:
-    """Expire the oldest snapshots, keeping at least ``retain_last`` (>= 1)."""
+    """Expire the oldest snapshots and delete the files only they used.
+
+    Args:
+        table: the table.
+        retain_last: keep at least this many of the newest snapshots (>= 1).
+        older_than_millis: epoch millis; if given, also keep every snapshot whose successor
+            was committed at or after it (so the snapshot current at that instant stays).
+
+    Returns:
+        Counts of the snapshot, data, ``.index`` and manifest files deleted.
+
+    Raises:
+        InvalidArgumentError: ``retain_last`` < 1.
+        CorruptMetadataError: a snapshot, tag or branch that is kept cannot be read (then
+            nothing is deleted).
+    """
     if retain_last < 1:
         raise InvalidArgumentError(f"retain_last must be at least 1, got {retain_last}")
     snaps = table.list_snapshots()
-    expire: list[Snapshot] = []
-    for s in snaps[: max(0, len(snaps) - retain_last)]:
-        if older_than_millis is not None and s.time_millis >= older_than_millis:
-            break
-        expire.append(s)
-    if not expire:
+    n = _expire_count(snaps, retain_last, older_than_millis)
+    if n == 0:
         return ExpireResult(0, 0, 0, 0)
-    retained = snaps[len(expire) :]
-    keep: set[str] = set()
-    for s in retained:
-        d, i, m = _snapshot_files(table, s)
-        keep |= d | i | m
-    data_del: set[str] = set()
-    index_del: set[str] = set()
-    manifest_del: set[str] = set()
-    for s in expire:
-        d, i, m = _snapshot_files(table, s)
-        data_del |= d - keep
-        index_del |= i - keep
-        manifest_del |= m - keep
+    expired, retained = snaps[:n], snaps[n:]
+    keep = _references(table, [_main_chain(table, retained), *_protected_chains(table)])
+
+    # Data: files DELETEd in the deltas of (begin, end]; a file re-added meanwhile (a
+    # rewritten index keeps its data file) or held by a tag/branch is in `keep`.
+    data: dict[str, None] = {}
+    index: dict[str, None] = {}
+    for s in [*expired[1:], retained[0]]:
+        for e in _try_entries(table, _try_list(table, s.delta_manifest_list)):
+            if e.kind is not FileKind.DELETE:
+                continue
+            path = table.data_file_path(e)
+            if _basename(path) not in keep.files:
+                data[path] = None
+            directory = table.data_file_dir(e)
+            index.update(
+                (f"{directory}/{x}", None) for x in e.file.extra_files if x not in keep.files
+            )
+
+    manifests: dict[str, None] = {}
+    for s in expired:
+        for name in (s.base_manifest_list, s.delta_manifest_list, s.changelog_manifest_list):
+            if not name:
+                continue
+            for m in [*_try_list(table, name), name]:
+                if m not in keep.metadata:
+                    manifests[f"{table.path}/{MANIFEST_DIR}/{m}"] = None
+
     io = table.file_io
-    for path in sorted(data_del | index_del):
-        io.delete(path)
-    for path in sorted(manifest_del):
-        io.delete(path)
+    data_deleted = sum(io.delete(p) for p in data)
+    index_deleted = sum(io.delete(p) for p in index)
+    manifests_deleted = sum(io.delete(p) for p in manifests)
     sm = table.snapshot_manager
-    for s in expire:
+    for s in expired:  # oldest first: what remains is always a contiguous range
         io.delete(sm.path(s.id))
-    with contextlib.suppress(OSError):  # the hint is advisory
-        io.write_bytes(f"{sm.dir}/EARLIEST", str(retained[0].id).encode())
-    return ExpireResult(len(expire), len(data_del), len(index_del), len(manifest_del))
+    with contextlib.suppress(OSError):  # the hint is advisory; readers probe around it
+        io.write_bytes(f"{sm.dir}/{EARLIEST}", str(retained[0].id).encode())
+    return ExpireResult(len(expired), data_deleted, index_deleted, manifests_deleted)
 
 
-_PROTECTED_DIRS = ("/schema/", "/snapshot/")
+# -- orphans -------------------------------------------------------------------------------
+
+
+def _files(io: FileIO, directory: str) -> list[pafs.FileInfo]:
+    selector = pafs.FileSelector(directory, allow_not_found=True, recursive=False)
+    return [i for i in io.filesystem.get_file_info(selector) if i.type == pafs.FileType.File]
+
+
+def _bucket_dirs(io: FileIO, root: str, partition_levels: int) -> list[str]:
+    """``<root>/k1=v1/.../bucket-N`` directories, as Paimon's ``listFileDirs`` finds them."""
+    dirs = [root]
+    for _ in range(partition_levels):
+        dirs = [st.path for d in dirs for st in io.list_dir(d) if st.is_dir and "=" in st.name]
+    return [
+        st.path
+        for d in dirs
+        for st in io.list_dir(d)
+        if st.is_dir and st.name.startswith(BUCKET_DIR_PREFIX)
+    ]
+
+
+def _old_enough(info: pafs.FileInfo, older_than: int) -> bool:
+    # no modification time (some object stores): never old enough
+    return info.mtime_ns is not None and info.mtime_ns // 1_000_000 < older_than
+
+
+def _orphan_candidates(table: FileStoreTable, older_than: int) -> list[pafs.FileInfo]:
+    io = table.file_io
+    infos = _files(io, f"{table.path}/{MANIFEST_DIR}")
+    for d in _bucket_dirs(io, table.path, len(table.schema.partition_keys)):
+        infos += _files(io, d)
+    # snapshot/: only hidden temp files a crashed publish left (never snapshot-N or hints)
+    infos += [
+        i
+        for i in _files(io, table.snapshot_manager.dir)
+        if i.base_name.startswith(".")
+        and not i.base_name.startswith(SNAPSHOT_PREFIX)
+        and i.base_name not in (EARLIEST, LATEST)
+    ]
+    return [i for i in infos if _old_enough(i, older_than)]
 
 
 def remove_orphan_files(
-    table: FileStoreTable, older_than_millis: int | None = None, dry_run: bool = False
+    table: FileStoreTable, older_than_millis: int, dry_run: bool = False
 ) -> OrphanResult:
-    """Delete unreferenced files older than ``older_than_millis`` (default: one day ago)."""
-    if older_than_millis is None:
-        older_than_millis = int(time.time() * 1000) - 86_400_000
-    keep = referenced_files(table, table.list_snapshots())
-    io = table.file_io
-    selector = pafs.FileSelector(table.path, allow_not_found=True, recursive=True)
-    victims: list[tuple[str, int]] = []
-    for info in io.filesystem.get_file_info(selector):
-        if info.type != pafs.FileType.File:
-            continue
-        path = info.path
-        if any(p in path[len(table.path) :] + "/" for p in _PROTECTED_DIRS) or path in keep:
-            continue
-        mtime = info.mtime_ns // 1_000_000 if info.mtime_ns is not None else None
-        if mtime is None or mtime >= older_than_millis:
-            continue
-        victims.append((path, info.size or 0))
+    """Delete files under the table that no snapshot, tag or branch references.
+
+    Only files last modified before ``older_than_millis`` are considered, so the files
+    of a commit still in flight (written, not yet published) survive.
+
+    Args:
+        table: the table.
+        older_than_millis: epoch millis; must not be in the future.
+        dry_run: only report what would be deleted.
+
+    Raises:
+        InvalidArgumentError: ``older_than_millis`` in the future.
+        CorruptMetadataError: a snapshot, tag or branch cannot be read (nothing deleted).
+    """
+    now = int(time.time() * 1000)
+    if older_than_millis > now:
+        raise InvalidArgumentError(
+            "older_than must not be in the future: files of commits in flight would be deleted"
+        )
+    # List first, then read the snapshots: a file committed between the two is then seen
+    # as referenced (the reverse order could delete it).
+    candidates = _orphan_candidates(table, older_than_millis)
+    if not candidates:
+        return OrphanResult(0, 0, ())
+    snapshots = _read_snapshots(table.file_io, table.path)
+    used = _references(table, [snapshots, *_protected_chains(table)]).names
+    victims = sorted((i for i in candidates if i.base_name not in used), key=lambda i: i.path)
     if not dry_run:
-        for path, _ in victims:
-            io.delete(path)
-    return OrphanResult(len(victims), sum(s for _, s in victims), tuple(p for p, _ in victims))
+        victims = [i for i in victims if table.file_io.delete(i.path)]
+    return OrphanResult(
+        len(victims), sum(i.size or 0 for i in victims), tuple(i.path for i in victims)
+    )
