@@ -27,6 +27,7 @@ import pyarrow.compute as pc
 from lakeskip.errors import LakeskipError
 from lakeskip.index.base import FileIndexReader
 from lakeskip.index.format import FileIndexContainer, write_container
+from lakeskip.index.hashing import timestamp_ints
 from lakeskip.index.options import FileIndexOptions
 from lakeskip.index.registry import get_indexer
 from lakeskip.types import DataType, RowType, TypeRoot
@@ -57,7 +58,13 @@ def _values(table: pa.Table, column: str, map_key: str | None, dtype: DataType) 
     if map_key is not None:
         col = pc.map_lookup(col, pa.scalar(map_key, pa.string()), "first")
     target = dtype.to_arrow()
-    return col if col.type == target else col.cast(target)
+    if col.type == target:
+        return col
+    if pa.types.is_timestamp(col.type) and pa.types.is_timestamp(target):
+        # floor to the column's unit as Paimon does (Arrow's cast refuses or truncates)
+        ints = pa.array(timestamp_ints(pc.fill_null(col, 0), target.unit), pa.int64())
+        return pc.if_else(pc.is_null(col), pa.scalar(None, target), ints.cast(target))
+    return col.cast(target)
 
 
 def build_file_index(

@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from lakeskip.errors import (
+    ColumnNotFoundError,
     InvalidOptionError,
     TypeMismatchError,
     UnsupportedIndexTypeError,
@@ -71,6 +72,8 @@ class IndexColumnSpec:
 
 @dataclass(frozen=True, slots=True)
 class FileIndexOptions:
+    """Every index to build, the embed threshold (bytes) and whether readers use indexes."""
+
     specs: tuple[IndexColumnSpec, ...]
     in_manifest_threshold: int = DEFAULT_THRESHOLD
     read_enabled: bool = True
@@ -82,6 +85,11 @@ class FileIndexOptions:
 
 
 def is_file_index_option(key: str) -> bool:
+    """Whether a table option belongs to the file index (``file-index.`` prefix).
+
+    >>> is_file_index_option("file-index.bloom-filter.columns"), is_file_index_option("bucket")
+    (True, False)
+    """
     return key.startswith(PREFIX)
 
 
@@ -95,7 +103,10 @@ def _split_column(text: str, key: str) -> tuple[str, str | None]:
 def _value_type(
     row_type: RowType, column: str, map_key: str | None, key: str
 ) -> tuple[str, DataType]:
-    f = row_type.field(column)
+    try:
+        f = row_type.field(column)
+    except ColumnNotFoundError as e:
+        raise ColumnNotFoundError(f"option {key!r}: {e}") from e
     if map_key is None:
         return f.name, f.type
     t = f.type
@@ -141,13 +152,17 @@ def parse_file_index_options(options: Mapping[str, str], schema: RowType) -> Fil
         get_indexer(index_type)  # UnknownIndexTypeError
         if tail == "columns":
             specs = []
-            for part in str(value).split(","):
+            parts = str(value).split(",")
+            while parts and parts[-1] == "":  # Java's split drops trailing empty strings
+                parts.pop()
+            if not parts:
+                raise InvalidOptionError(f"option {key!r} names no columns")
+            for part in parts:
                 if not part.strip():
-                    continue
+                    # Paimon: "Wrong option in <key>, should not have empty column"
+                    raise InvalidOptionError(f"option {key!r} has an empty column in {value!r}")
                 col, mkey = _split_column(part, key)
                 specs.append((col, mkey, part.strip()))
-            if not specs:
-                raise InvalidOptionError(f"option {key!r} names no columns")
             columns[index_type] = specs
             continue
         col_text, dot, opt = tail.rpartition(".")
@@ -156,14 +171,18 @@ def parse_file_index_options(options: Mapping[str, str], schema: RowType) -> Fil
         per_column.setdefault((index_type, col_text), {})[opt] = str(value)
     specs_out: list[IndexColumnSpec] = []
     used: set[tuple[str, str]] = set()
+    seen: set[tuple[str, str, str | None]] = set()
     for index_type, cols in columns.items():
         indexer = get_indexer(index_type)
         for col, mkey, _raw in cols:
             name, dtype = _value_type(schema, col, mkey, f"file-index.{index_type}.columns")
+            if (index_type, name, mkey) in seen:
+                continue
+            seen.add((index_type, name, mkey))
             if not indexer.supports(dtype):
                 raise UnsupportedIndexTypeError(
-                    f"{index_type} index does not support column "
-                    f"{name if mkey is None else f'{name}[{mkey}]'} of type {dtype}"
+                    f"option 'file-index.{index_type}.columns': {index_type} index does not support column "
+                    f"{name if mkey is None else f'{name}[{mkey}]'} {dtype}"
                 )
             merged: dict[str, str] = {}
             for ck in dict.fromkeys((col, name)):

@@ -143,3 +143,104 @@ def test_bitmap_and_bsi_through_registry() -> None:
         assert got is not SKIP, "5 is present"
         rows = getattr(got, "bitmap", None)
         assert rows is None or {0, 3} <= set(rows), f"rows 0 and 3 hold 5, got {rows}"
+
+
+_ALL = {
+    "file-index.bloom-filter.columns": "id,s,m[k]",
+    "file-index.bloom-filter.id.items": "40",
+    "file-index.bloom-filter.s.items": "40",
+    "file-index.bloom-filter.m.items": "40",
+    "file-index.bitmap.columns": "id,s,m[k]",
+    "file-index.bsi.columns": "id",
+    "file-index.in-manifest-threshold": "1mb",
+}
+
+
+def _rows_of(res: object) -> set[int] | None:
+    bm = getattr(res, "bitmap", None)
+    return None if bm is None else set(bm)
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.one_of(st.none(), st.integers(-20, 20)),
+            st.one_of(st.none(), st.sampled_from(["", "a", "b", "é", "a\x00"])),
+            st.one_of(st.none(), st.dictionaries(st.sampled_from(["k", "j"]), st.integers(0, 3))),
+        ),
+        max_size=40,
+    ),
+    st.integers(-25, 25),
+)
+def test_every_reader_agrees_with_the_rows(rows: list[tuple], probe: int) -> None:  # type: ignore[type-arg]
+    """bloom, bitmap and bsi through the registry: a SKIP or a row set never drops a match."""
+    ids = [r[0] for r in rows]
+    ss = [r[1] for r in rows]
+    ms = [r[2] for r in rows]
+    res = build_file_index(_table(ids, ss, ms), SCHEMA, parse_file_index_options(_ALL, SCHEMA))
+    assert res.embedded is not None, "1mb threshold: embedded"
+    assert {k: set(v) for k, v in res.index_types.items()} == {
+        "id": {"bloom-filter", "bitmap", "bsi"},
+        "s": {"bloom-filter", "bitmap"},
+        "m[k]": {"bloom-filter", "bitmap"},
+    }
+    f = FileIndexFile.from_bytes(res.embedded, SCHEMA)
+    mk = [None if m is None else m.get("k") for m in ms]
+    for name, vals, probes in (
+        ("id", ids, [probe, *ids]),
+        ("s", ss, ["a", "zz", *ss]),
+        ("m[k]", mk, [probe % 4, *mk]),
+    ):
+        if not rows:
+            continue  # all EMPTY: no readers, REMAIN
+        typed = f.typed_readers(name)
+        assert len(typed) == len(res.index_types[name]), f"{name}: one reader per index"
+        for v in probes:
+            if v is None:
+                continue
+            want = {i for i, x in enumerate(vals) if x == v}
+            for index_type, r in typed:
+                got = r.visit_equal(v)
+                rows_got = _rows_of(got)
+                if got is SKIP:
+                    assert not want, f"{index_type} on {name} skipped {v!r} present in {want}"
+                elif rows_got is not None:
+                    assert want <= rows_got, f"{index_type} on {name}={v!r} lost {want - rows_got}"
+
+
+def test_empty_entries_and_lazy_readers() -> None:
+    t = _table([], [], [])
+    res = build_file_index(t, SCHEMA, parse_file_index_options(_ALL, SCHEMA))
+    data = res.embedded
+    assert data is not None
+    c = FileIndexFile.from_bytes(data, SCHEMA)
+    assert all(e.start == -1 for e in c.container.entries), "no rows: every index EMPTY"
+    assert c.readers("id") == [], "EMPTY gives no reader (REMAIN)"
+    one = build_file_index(
+        _table([1], ["a"], [None]), SCHEMA, parse_file_index_options(_ALL, SCHEMA)
+    )
+    assert one.embedded is not None
+    f = FileIndexFile.from_bytes(one.embedded, SCHEMA)
+    assert f.typed_readers("id") is f.typed_readers("id"), "readers created once, then cached"
+    assert len(f.readers("m[k]")) == 2, "bloom and bitmap on the map key"
+    bitmap = dict(f.typed_readers("m[k]"))["bitmap"]
+    assert _rows_of(bitmap.visit_is_null()) == {0}, "null map: the key lookup is null"
+
+
+def test_nanosecond_timestamps_floor_for_every_index() -> None:
+    schema = T.RowType.of(("t", T.parse_sql_type("TIMESTAMP(9)")))
+    nanos = [-1_744_877_000 + 1, None, 1_745_542_802_000_123_999]
+    table = pa.table({"t": pa.array(nanos, pa.timestamp("ns"))})
+    opts = parse_file_index_options(
+        {"file-index.bloom-filter.columns": "t", "file-index.bitmap.columns": "t"}, schema
+    )
+    res = build_file_index(table, schema, opts)
+    data = res.embedded or res.external
+    assert data is not None
+    f = FileIndexFile.from_bytes(data, schema)
+    for index_type, r in f.typed_readers("t"):
+        for row, micros in ((0, -1_744_877), (2, 1_745_542_802_000_123)):
+            got = r.visit_equal(micros)
+            assert got is not SKIP, f"{index_type}: floor({nanos[row]} ns) = {micros} us"
+            rows = _rows_of(got)
+            assert rows is None or row in rows, f"{index_type}: row {row} lost"

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from lakeskip import types as T
-from lakeskip.index.hashing import hash_array, hash_value, long_hash
+from lakeskip.index.hashing import hash_array, hash_value, long_hash, timestamp_ints
 
 _M64 = (1 << 64) - 1
 
@@ -104,3 +104,21 @@ def test_timestamp_units() -> None:
     arr3 = pa.array([1_700_000_000_123, None], pa.timestamp("ms"))
     assert hash_array(arr3, ts3).tolist() == [_java_long_hash(1_700_000_000_123)], "millis"
     assert hash_value(ts3, 1_700_000_000_123) == _java_long_hash(1_700_000_000_123)
+
+
+@given(st.lists(st.integers(-(2**62), 2**62), max_size=30))
+def test_timestamp_ints_floor_like_java(nanos: list[int]) -> None:
+    # Paimon's Timestamp: millisecond + nanoOfMillisecond in [0, 999_999] -> floor division
+    arr = pa.array(nanos, pa.timestamp("ns"))
+    assert timestamp_ints(arr, "us").tolist() == [n // 1000 for n in nanos], "toMicros floors"
+    assert timestamp_ints(arr, "ms").tolist() == [n // 1_000_000 for n in nanos], "millis floor"
+    secs = pa.array([n // 10**9 for n in nanos], pa.timestamp("s"))
+    assert timestamp_ints(secs, "ms").tolist() == [n // 10**9 * 1000 for n in nanos]
+
+
+def test_float_negative_zero_and_nan_follow_java() -> None:
+    # floatToIntBits (not the raw variant): -0.0f keeps its sign bit, NaNs collapse
+    assert hash_value(T.FLOAT, -0.0) == _java_long_hash(-(2**31)), "0x80000000 sign-extended"
+    quiet = np.array([0x7FC00001], dtype=np.uint32).view(np.float32)
+    got = hash_array(pa.array(quiet, pa.float32()), T.FLOAT).tolist()
+    assert got == [_java_long_hash(0x7FC00000)], "every float NaN hashes as 0x7fc00000"

@@ -77,6 +77,19 @@ def test_threshold_and_read_enabled() -> None:
         ),
         ({"file-index.in-manifest-threshold": "lots"}, InvalidOptionError, "threshold"),
         ({"file-index.read.enabled": "maybe"}, InvalidOptionError, "read.enabled"),
+        ({"file-index.bloom-filter.columns": "id, ,s"}, InvalidOptionError, "empty column"),
+        ({"file-index.bloom-filter.columns": ","}, InvalidOptionError, "bloom-filter.columns"),
+        ({"file-index.bitmap.columns": "m"}, UnsupportedIndexTypeError, "column m"),
+        (
+            {"file-index.bloom-filter.columns": "m[k]", "file-index.bloom-filter.m[j].fpp": "0.1"},
+            InvalidOptionError,
+            "m[j]",
+        ),
+        (
+            {"file-index.bloom-filter.columns": "id", "file-index.bitmap.id.version": "2"},
+            InvalidOptionError,
+            "file-index.bitmap.id.version",
+        ),
     ],
 )
 def test_errors(opts: dict[str, str], err: type[Exception], needle: str) -> None:
@@ -88,3 +101,38 @@ def test_errors(opts: dict[str, str], err: type[Exception], needle: str) -> None
 def test_is_file_index_option() -> None:
     assert is_file_index_option("file-index.bloom-filter.columns")
     assert not is_file_index_option("bucket")
+
+
+def test_unsupported_type_message_is_exact() -> None:
+    with pytest.raises(UnsupportedIndexTypeError) as info:
+        parse_file_index_options({"file-index.bloom-filter.columns": "flag"}, SCHEMA)
+    assert "bloom-filter index does not support column flag BOOLEAN" in str(info.value)
+    assert "file-index.bloom-filter.columns" in str(info.value), "names the key"
+
+
+def test_trailing_comma_and_duplicates_like_java() -> None:
+    # Java's String.split drops trailing empty strings; a column listed twice is one index
+    o = parse_file_index_options({"file-index.bloom-filter.columns": "id,s,id,"}, SCHEMA)
+    assert [s.name for s in o.specs] == ["id", "s"]
+
+
+def test_several_index_types_on_one_column() -> None:
+    o = parse_file_index_options(
+        {
+            "file-index.bloom-filter.columns": "id",
+            "file-index.bitmap.columns": "id,m[k]",
+            "file-index.bsi.columns": "id",
+            "file-index.bitmap.id.version": "1",
+            "file-index.in-manifest-threshold": "2 kb",
+        },
+        SCHEMA,
+    )
+    got = sorted((s.name, s.index_type, dict(s.options)) for s in o.specs)
+    assert got == [
+        ("id", "bitmap", {"version": "1"}),
+        ("id", "bloom-filter", {}),
+        ("id", "bsi", {}),
+        ("m[k]", "bitmap", {}),
+    ], "options stay with their own index type"
+    assert o.in_manifest_threshold == 2048
+    assert next(s for s in o.specs if s.name == "m[k]").data_type == T.INT, "map value type"
