@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-unit test-spark lint fuzz bench test-interop check-java clean
+.PHONY: demo test test-unit test-spark lint fuzz bench bench-range bench-index test-interop check-java clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "lakeskip needs Python >= 3.10")'
@@ -43,6 +43,9 @@ test-interop: $(STAMP) check-java
 bench: $(STAMP) check-java
 	$(PY) -c 'import matplotlib' 2>/dev/null || $(PY) -m pip install --quiet 'matplotlib>=3.8'
 	$(PY) bench/run.py $(BENCH_ARGS)
+
+bench-range: $(STAMP) check-java
+	$(PY) bench/range_index.py $(BENCH_ARGS)
 
 bench-index: $(STAMP)
 	$(PY) bench/index_build.py

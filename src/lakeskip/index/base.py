@@ -26,7 +26,13 @@ from lakeskip.errors import InvalidOptionError
 from lakeskip.index.result import REMAIN, SKIP, FileIndexResult
 from lakeskip.types import DataType
 
-__all__ = ["FileIndexReader", "FileIndexWriter", "FileIndexer", "parse_memory_size"]
+__all__ = [
+    "BufferedWriter",
+    "FileIndexReader",
+    "FileIndexWriter",
+    "FileIndexer",
+    "parse_memory_size",
+]
 
 
 class FileIndexReader:
@@ -98,6 +104,32 @@ class FileIndexWriter:
 
     def serialize(self) -> bytes:
         raise NotImplementedError
+
+
+class BufferedWriter(FileIndexWriter):
+    """A writer that keeps the arrays it is given and builds the index in ``serialize``
+    (bitmap, BSI and range-bitmap need every value of the file at once)."""
+
+    def __init__(self) -> None:
+        self.parts: list[pa.Array] = []
+        self.rows = 0
+
+    @property
+    def empty(self) -> bool:
+        return self.rows == 0
+
+    def write(self, values: pa.Array | pa.ChunkedArray) -> None:
+        arr = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
+        self.parts.append(arr)
+        self.rows += len(arr)
+
+    def column(self) -> pa.Array | None:
+        """Every written value in row order (``None`` before the first write)."""
+        if not self.parts:
+            return None
+        if len(self.parts) > 1:
+            self.parts = [pa.concat_arrays(self.parts)]
+        return self.parts[0]
 
 
 class FileIndexer:

@@ -59,7 +59,13 @@ from lakeskip.errors import CorruptIndexError, InvalidOptionError
 from lakeskip.index._binary import ByteReader, ByteWriter
 from lakeskip.index._java import boolean_hash, hash_binary_strings, hashmap_order, long_hash_code
 from lakeskip.index._roaring import roaring_size, serialize_bitmap
-from lakeskip.index.base import FileIndexer, FileIndexReader, FileIndexWriter, parse_memory_size
+from lakeskip.index.base import (
+    BufferedWriter,
+    FileIndexer,
+    FileIndexReader,
+    FileIndexWriter,
+    parse_memory_size,
+)
 from lakeskip.index.result import BitmapResult, FileIndexResult
 from lakeskip.types import DataType, TypeRoot
 
@@ -158,29 +164,19 @@ def _bits_float(t: DataType, bits: int) -> float:
 # -- writer --------------------------------------------------------------------------------
 
 
-class _Writer(FileIndexWriter):
+class _Writer(BufferedWriter):
     def __init__(self, t: DataType, version: int, block_size: int) -> None:
+        super().__init__()
         self.t = t
         self.codec = _Codec(t)
         self.version = version
         self.block_size = block_size
-        self.chunks: list[pa.Array] = []
         self.java_order: list[Any] = []
-        self.rows = 0
-
-    @property
-    def empty(self) -> bool:
-        return self.rows == 0
-
-    def write(self, values: pa.Array | pa.ChunkedArray) -> None:
-        arr = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
-        self.chunks.append(arr)
-        self.rows += len(arr)
 
     def _groups(self) -> tuple[dict[Any, BitMap], BitMap]:
-        if not self.chunks:
+        arr = self.column()
+        if arr is None:
             return {}, BitMap()
-        arr = pa.concat_arrays(self.chunks) if len(self.chunks) != 1 else self.chunks[0]
         nulls = BitMap(
             np.flatnonzero(pc.is_null(arr).to_numpy(zero_copy_only=False)).astype(np.uint32)
         )

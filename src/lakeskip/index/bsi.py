@@ -44,7 +44,7 @@ from pyroaring import BitMap
 from lakeskip.errors import CorruptIndexError
 from lakeskip.index._binary import ByteReader, ByteWriter
 from lakeskip.index._roaring import roaring_size, serialize_bitmap
-from lakeskip.index.base import FileIndexer, FileIndexReader, FileIndexWriter
+from lakeskip.index.base import BufferedWriter, FileIndexer, FileIndexReader, FileIndexWriter
 from lakeskip.index.result import BitmapResult, FileIndexResult
 from lakeskip.types import DataType, TypeRoot
 
@@ -102,23 +102,15 @@ def _encode_half(w: ByteWriter, rows: np.ndarray, values: np.ndarray) -> None:
         )
 
 
-class _Writer(FileIndexWriter):
+class _Writer(BufferedWriter):
     def __init__(self, t: DataType) -> None:
+        super().__init__()
         self.t = t
-        self.chunks: list[pa.Array] = []
-        self.rows = 0
-
-    @property
-    def empty(self) -> bool:
-        return self.rows == 0
-
-    def write(self, values: pa.Array | pa.ChunkedArray) -> None:
-        arr = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
-        self.chunks.append(arr)
-        self.rows += len(arr)
 
     def _data(self) -> tuple[np.ndarray, np.ndarray]:
-        arr = pa.concat_arrays(self.chunks) if len(self.chunks) != 1 else self.chunks[0]
+        arr = self.column()
+        if arr is None:
+            arr = pa.array([], self.t.to_arrow())
         valid = np.flatnonzero(pc.is_valid(arr).to_numpy(zero_copy_only=False))
         present = arr.take(pa.array(valid)) if len(valid) else arr.slice(0, 0)
         return valid, _longs(present, self.t) if len(valid) else np.empty(0, np.int64)

@@ -74,7 +74,13 @@ from pyroaring import BitMap
 from lakeskip.errors import CorruptIndexError, InvalidOptionError
 from lakeskip.index._binary import ByteReader, ByteWriter
 from lakeskip.index._roaring import roaring_size, serialize_bitmap
-from lakeskip.index.base import FileIndexer, FileIndexReader, FileIndexWriter, parse_memory_size
+from lakeskip.index.base import (
+    BufferedWriter,
+    FileIndexer,
+    FileIndexReader,
+    FileIndexWriter,
+    parse_memory_size,
+)
 from lakeskip.index.hashing import timestamp_ints
 from lakeskip.index.result import BitmapResult, FileIndexResult
 from lakeskip.types import DataType, TypeRoot
@@ -330,27 +336,16 @@ def _serialize_bsi(rows: Any, codes: Any, cardinality: int) -> bytes:
     return w.getvalue()
 
 
-class _Writer(FileIndexWriter):
+class _Writer(BufferedWriter):
     def __init__(self, t: DataType, chunk_size: int) -> None:
+        super().__init__()
         self.t = t
         self.chunk_size = chunk_size
-        self.parts: list[pa.Array] = []
-        self.rows = 0
-
-    @property
-    def empty(self) -> bool:
-        return self.rows == 0
-
-    def write(self, values: pa.Array | pa.ChunkedArray) -> None:
-        arr = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
-        self.parts.append(arr)
-        self.rows += len(arr)
 
     def serialize(self) -> bytes:
-        if not self.parts:
+        arr = self.column()
+        if arr is None:
             arr = pa.array([], self.t.to_arrow())
-        else:
-            arr = self.parts[0] if len(self.parts) == 1 else pa.concat_arrays(self.parts)
         valid = np.flatnonzero(pc.is_valid(arr).to_numpy(zero_copy_only=False))
         present = pc.drop_null(arr)
         d = _build_dictionary(self.t, present)

@@ -80,6 +80,20 @@ def test_threshold_and_read_enabled() -> None:
         ({"file-index.bloom-filter.columns": "id, ,s"}, InvalidOptionError, "empty column"),
         ({"file-index.bloom-filter.columns": ","}, InvalidOptionError, "bloom-filter.columns"),
         ({"file-index.bitmap.columns": "m"}, UnsupportedIndexTypeError, "column m"),
+        ({"file-index.range-bitmap.columns": "m"}, UnsupportedIndexTypeError, "column m"),
+        (
+            {
+                "file-index.range-bitmap.columns": "s",
+                "file-index.range-bitmap.s.chunk-size": "big",
+            },
+            InvalidOptionError,
+            "chunk-size",
+        ),
+        (
+            {"file-index.range-bitmap.columns": "id", "file-index.range-bitmap.id.items": "5"},
+            InvalidOptionError,
+            "items",
+        ),
         (
             {"file-index.bloom-filter.columns": "m[k]", "file-index.bloom-filter.m[j].fpp": "0.1"},
             InvalidOptionError,
