@@ -52,6 +52,7 @@ def main() -> None:
             ("bloom-filter", {"items": str(args.rows), "fpp": "0.01"}),
             ("bitmap", {}),
             ("bsi", {}),
+            ("range-bitmap", {}),
         ):
             indexer = get_indexer(index_type)
             if not indexer.supports(dtype) or (index_type == "bitmap" and name == "string"):

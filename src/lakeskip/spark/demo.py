@@ -1,9 +1,9 @@
 """``lakeskip demo``: a sample table with every index type, and what pruning buys.
 
 It generates an events table in Spark tasks (high-cardinality ``user_id``, skewed
-``country``, low-cardinality ``status``, uniform ``price``, ``ts``, a map ``attrs``), creates it
-with bloom / bitmap / bsi indexes (and a map-key index), runs a handful of selective queries
-through lakeskip and through plain ``spark.read.parquet`` over the same files, and prints files
+``country``, low-cardinality ``status``, uniform ``price``, ``ts``, a map ``attrs``), creates
+it with bloom / bitmap / bsi / range-bitmap indexes (and a map-key index), runs a handful of
+selective queries through lakeskip and through plain ``spark.read.parquet`` over the same files, and prints files
 kept vs total and both wall times. Then it z-orders the table on (country, price) with
 ``CALL sys.compact`` and runs the range queries again.
 """
@@ -78,6 +78,10 @@ QUERIES = [
     ("price range 0.1% (bsi)", "price BETWEEN 50000 AND 50100"),
     ("country = US AND 1% price (bitmap+bsi)", "country = 'US' AND price BETWEEN 1000 AND 2000"),
     ("map key attrs['device'] = 'tv' (bitmap)", "attrs['device'] = 'tv'"),
+    (
+        "one minute of ts (range-bitmap)",
+        "ts BETWEEN TIMESTAMP '2024-03-01 12:00:00' AND TIMESTAMP '2024-03-01 12:01:00'",
+    ),
 ]
 
 
@@ -130,6 +134,7 @@ def run_demo(session: Session, rows: int, files: int, out: TextIO) -> int:
             'file-index.bloom-filter.user_id.fpp' = '0.01',
             'file-index.bitmap.columns' = 'country,status,attrs[device]',
             'file-index.bsi.columns' = 'price',
+            'file-index.range-bitmap.columns' = 'ts',
             'target-file-size' = '1 gb'
         )"""
     )

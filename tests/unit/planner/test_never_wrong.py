@@ -32,7 +32,7 @@ OPTIONS = {
     "file-index.bloom-filter.m.items": "20",
     "file-index.bitmap.columns": "i32,b,f64",
     "file-index.bsi.columns": "dec,d,ts",
-    "file-index.range-bitmap.columns": "i32,f64,s,ts,dec",
+    "file-index.range-bitmap.columns": "i32,f64,s,ts,dec,m[k]",
     "file-index.range-bitmap.s.chunk-size": "8b",
     "metadata.stats-mode": "full",
 }
