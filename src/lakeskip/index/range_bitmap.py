@@ -441,7 +441,7 @@ class _Chunk:
 
 
 def _read_bitmap(buf: memoryview, pos: int, length: int, rows: int) -> BitMap:
-    if length < 0 or pos + length > len(buf):
+    if pos < 0 or length < 0 or pos + length > len(buf):
         raise CorruptIndexError(pos, f"bitmap of {length} bytes outside the index")
     if roaring_size(buf[: pos + length], pos) != length:
         raise CorruptIndexError(pos, "bitmap length does not match its header")
