@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from lakeskip.errors import InvalidArgumentError
-from lakeskip.expressions.tree import BooleanExpression
+from lakeskip.expressions.tree import BooleanExpression, sorted_values
 from lakeskip.types import DataType, Field
 
 __all__ = [
@@ -70,13 +70,6 @@ class BoundReference:
 
     def __repr__(self) -> str:
         return self.name
-
-
-def _sorted(values: Iterable[Any]) -> list[Any]:
-    try:
-        return sorted(values)
-    except TypeError:
-        return sorted(values, key=repr)
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,7 +137,7 @@ class BoundSetPredicate(BoundPredicate):
         object.__setattr__(self, "values", vs)
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.term!r}, {_sorted(self.values)!r})"
+        return f"{type(self).__name__}({self.term!r}, {sorted_values(self.values)!r})"
 
 
 class BoundIsNull(BoundUnaryPredicate):

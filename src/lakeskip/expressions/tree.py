@@ -47,6 +47,7 @@ __all__ = [
     "StartsWith",
     "UnaryPredicate",
     "UnboundPredicate",
+    "sorted_values",
 ]
 
 
@@ -296,10 +297,17 @@ def _value_set(values: Iterable[Any], name: str) -> frozenset[Any]:
     return out
 
 
-def _sorted(values: frozenset[Any]) -> list[Any]:
+def sorted_values(values: Iterable[Any]) -> list[Any]:
+    """Literals in a stable display order: natural order, else by ``repr`` (mixed types, or
+    a Decimal beside a float NaN, which Python refuses to compare).
+
+    >>> from decimal import Decimal
+    >>> sorted_values([3, 1]), sorted_values([Decimal("1.5"), float("nan")])
+    ([1, 3], [Decimal('1.5'), nan])
+    """
     try:
         return sorted(values)
-    except TypeError:
+    except (TypeError, ArithmeticError):
         return sorted(values, key=repr)
 
 
@@ -330,7 +338,7 @@ class In(SetPredicate):
         return NotIn(self.term, self.values)
 
     def __repr__(self) -> str:
-        return f"In({self.term!r}, {_sorted(self.values)!r})"
+        return f"In({self.term!r}, {sorted_values(self.values)!r})"
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -369,7 +377,7 @@ class NotIn(SetPredicate):
         return In(self.term, self.values)
 
     def __repr__(self) -> str:
-        return f"NotIn({self.term!r}, {_sorted(self.values)!r})"
+        return f"NotIn({self.term!r}, {sorted_values(self.values)!r})"
 
 
 class IsNull(UnaryPredicate):

@@ -178,3 +178,11 @@ def test_rewrite_not_example() -> None:
     assert E.rewrite_not(e) == E.And(
         E.Or(E.NotEqualTo("a", 1), E.IsNull("b")), E.NotIn("c", [1, 2])
     ), "De Morgan with leaf negation"
+
+
+def test_repr_of_a_list_with_a_decimal_and_a_nan() -> None:
+    """Regression (found by the never-wrong fuzz): Python refuses ``Decimal < nan``; the
+    planner's report calls repr on every predicate, so it must not raise."""
+    for _ in range(20):  # set iteration order varies; every order must work
+        p = E.NotIn("i64", [-7, decimal.Decimal("14.75"), 1000, float("nan")])
+        assert "Decimal('14.75')" in repr(p)
