@@ -556,10 +556,11 @@ class _Reader(FileIndexReader):
                 keys.append(self.codec.read(r))
             if r.remaining:
                 raise CorruptIndexError(r.base + r.pos, "trailing bytes after chunk keys")
+            ordered = all(a < b for a, b in itertools.pairwise([c.first, *keys]))
         else:
             keys = self.codec.read_many(c.area, c.size, c.area_base)
-        previous = [c.first, *keys[:-1]] if c.size else []
-        if any(not a < b for a, b in zip(previous, keys, strict=True)):
+            ordered = not c.size or bool(keys[0] > c.first and np.all(keys[1:] > keys[:-1]))
+        if not ordered:
             raise CorruptIndexError(c.area_base, "chunk keys out of order")
         c.keys = keys
         return keys
