@@ -45,6 +45,7 @@ from lakeskip.errors import CorruptIndexError
 from lakeskip.index._binary import ByteReader, ByteWriter
 from lakeskip.index._roaring import roaring_size, serialize_bitmap
 from lakeskip.index.base import BufferedWriter, FileIndexer, FileIndexReader, FileIndexWriter
+from lakeskip.index.hashing import long_values
 from lakeskip.index.result import BitmapResult, FileIndexResult
 from lakeskip.types import DataType, TypeRoot
 
@@ -65,24 +66,6 @@ def _to_long(t: DataType, value: Any) -> int:
         assert t.scale is not None
         return int(decimal.Decimal(value).scaleb(t.scale).to_integral_value())
     return int(value)
-
-
-def _longs(arr: pa.Array, t: DataType) -> Any:
-    if t.root is TypeRoot.DECIMAL:
-        assert t.scale is not None
-        # decimal128 stores the unscaled value as 16-byte little-endian two's complement; with
-        # precision <= 18 it fits the low 8 bytes
-        dec = arr.cast(pa.decimal128(t.precision or 18, t.scale))
-        words = np.frombuffer(dec.buffers()[1], dtype=np.int64, count=2 * (dec.offset + len(dec)))
-        return words[2 * dec.offset :: 2].copy()
-    if t.is_timestamp:
-        unit = t.timestamp_unit
-        if arr.type.unit != unit:
-            arr = arr.cast(pa.timestamp(unit, tz=arr.type.tz))
-        return arr.cast(pa.int64()).to_numpy(zero_copy_only=False)
-    if t.root is TypeRoot.DATE:
-        return arr.cast(pa.int32()).to_numpy(zero_copy_only=False).astype(np.int64)
-    return arr.to_numpy(zero_copy_only=False).astype(np.int64)
 
 
 def _encode_half(w: ByteWriter, rows: np.ndarray, values: np.ndarray) -> None:
@@ -113,7 +96,7 @@ class _Writer(BufferedWriter):
             arr = pa.array([], self.t.to_arrow())
         valid = np.flatnonzero(pc.is_valid(arr).to_numpy(zero_copy_only=False))
         present = arr.take(pa.array(valid)) if len(valid) else arr.slice(0, 0)
-        return valid, _longs(present, self.t) if len(valid) else np.empty(0, np.int64)
+        return valid, long_values(present, self.t) if len(valid) else np.empty(0, np.int64)
 
     @property
     def usable(self) -> bool:

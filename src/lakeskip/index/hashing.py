@@ -27,7 +27,14 @@ import xxhash
 
 from lakeskip.types import DataType, TypeRoot
 
-__all__ = ["hash_array", "hash_value", "long_hash", "supports_hash", "timestamp_ints"]
+__all__ = [
+    "hash_array",
+    "hash_value",
+    "long_hash",
+    "long_values",
+    "supports_hash",
+    "timestamp_ints",
+]
 
 _U64 = np.uint64
 _CANONICAL_F32_NAN = np.int64(0x7FC00000)
@@ -94,6 +101,29 @@ def timestamp_ints(arr: pa.Array, unit: str) -> Any:
     return np.floor_divide(ints, np.int64(dst // src))
 
 
+def long_values(arr: pa.Array, t: DataType) -> Any:
+    """Non-null integer-like values as the int64 longs Paimon keys them by: integers and
+    BOOLEAN as themselves, DATE as epoch days, TIMESTAMP as floored millis/micros
+    (:func:`timestamp_ints`), DECIMAL (precision <= 18) as its unscaled value.
+
+    >>> import decimal
+    >>> long_values(pa.array([decimal.Decimal("-1.25")], pa.decimal128(5, 2)),
+    ...             DataType(TypeRoot.DECIMAL, precision=5, scale=2)).tolist()
+    [-125]
+    """
+    if t.root is TypeRoot.DECIMAL:
+        assert t.scale is not None
+        dec = arr.cast(pa.decimal128(t.precision or 18, t.scale))
+        # decimal128 is 16-byte little-endian two's complement; precision <= 18 fits 8 bytes
+        words = np.frombuffer(dec.buffers()[1], dtype=np.int64, count=2 * (dec.offset + len(dec)))
+        return words[2 * dec.offset :: 2].copy()
+    if t.is_timestamp:
+        return timestamp_ints(arr, t.timestamp_unit)
+    if t.root is TypeRoot.DATE:
+        return arr.cast(pa.int32()).to_numpy(zero_copy_only=False).astype(np.int64)
+    return arr.to_numpy(zero_copy_only=False).astype(np.int64)
+
+
 def _long_keys(arr: pa.Array, t: DataType) -> Any:
     """Non-null values of ``arr`` as the int64 keys Java hashes."""
     r = t.root
@@ -105,11 +135,7 @@ def _long_keys(arr: pa.Array, t: DataType) -> Any:
         v = arr.to_numpy(zero_copy_only=False).astype(np.float64)
         bits = v.view(np.int64)
         return np.where(np.isnan(v), _CANONICAL_F64_NAN, bits)
-    if r is TypeRoot.DATE:
-        return arr.cast(pa.int32()).to_numpy(zero_copy_only=False).astype(np.int64)
-    if t.is_timestamp:
-        return timestamp_ints(arr, t.timestamp_unit)
-    return arr.to_numpy(zero_copy_only=False).astype(np.int64)
+    return long_values(arr, t)
 
 
 def hash_array(arr: pa.Array | pa.ChunkedArray, t: DataType) -> Any:

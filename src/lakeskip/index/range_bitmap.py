@@ -81,7 +81,7 @@ from lakeskip.index.base import (
     FileIndexWriter,
     parse_memory_size,
 )
-from lakeskip.index.hashing import timestamp_ints
+from lakeskip.index.hashing import long_values
 from lakeskip.index.result import BitmapResult, FileIndexResult
 from lakeskip.types import DataType, TypeRoot
 
@@ -151,24 +151,6 @@ def _float_bits(t: DataType, arr: pa.Array) -> tuple[Any, Any]:
     return raw, np.where(np.isnan(v), np.int64(0x7FF8000000000000), raw)
 
 
-def _int_keys(t: DataType, arr: pa.Array) -> Any:
-    """Non-null values as Paimon's long/int keys (also their sort keys)."""
-    r = t.root
-    if r is TypeRoot.DECIMAL:
-        assert t.scale is not None
-        dec = arr.cast(pa.decimal128(t.precision or 18, t.scale))
-        # decimal128 is 16-byte little-endian two's complement; precision <= 18 fits 8 bytes
-        words = np.frombuffer(dec.buffers()[1], dtype=np.int64, count=2 * (dec.offset + len(dec)))
-        return words[2 * dec.offset :: 2].copy()
-    if t.is_timestamp:
-        return timestamp_ints(arr, t.timestamp_unit)
-    if r is TypeRoot.DATE:
-        return arr.cast(pa.int32()).to_numpy(zero_copy_only=False).astype(np.int64)
-    if r is TypeRoot.BOOLEAN:
-        return arr.to_numpy(zero_copy_only=False).astype(np.int64)
-    return arr.to_numpy(zero_copy_only=False).astype(np.int64)
-
-
 def _literal_range(t: DataType, value: Any) -> tuple[Any, Any] | None:
     """The keys a literal equals in SQL, as (lowest, highest) sort key; ``None`` if the
     literal cannot be placed exactly (the reader then keeps every row)."""
@@ -236,7 +218,7 @@ def _build_dictionary(t: DataType, present: pa.Array) -> _Dictionary:
         uniq, first, codes = np.unique(keys, return_index=True, return_inverse=True)
         # Java's TreeMap keeps the first-inserted key object (the first NaN's payload)
         return _Dictionary(raw[first], codes.astype(np.int64), len(uniq))
-    keys = _int_keys(t, present)
+    keys = long_values(present, t)
     uniq, codes = np.unique(keys, return_inverse=True)
     return _Dictionary(uniq, codes.astype(np.int64), len(uniq))
 
@@ -255,7 +237,6 @@ def _chunk_bounds(t: DataType, sizes: Any, limit: int) -> list[int]:
     """Start index of every chunk (plus the end): a chunk is its first key plus the keys
     that still fit in ``limit`` bytes (strings: and ``4 * count <= limit``)."""
     n = len(sizes)
-    starts = [0]
     if t.root is not TypeRoot.STRING:
         per = 1 + (limit // int(sizes[0]) if n else 0)
         starts = list(range(0, n, per))
@@ -271,8 +252,8 @@ def _chunk_bounds(t: DataType, sizes: Any, limit: int) -> list[int]:
     return [*starts, n]
 
 
-def _serialize_dictionary(t: DataType, d: _Dictionary, limit: int) -> bytes:
-    keys = _key_bytes(t, d)
+def _serialize_dictionary(t: DataType, keys: list[bytes], limit: int) -> bytes:
+    """The dictionary over ``keys`` (serialised, in code order)."""
     sizes = np.fromiter((len(k) for k in keys), dtype=np.int64, count=len(keys))
     bounds = _chunk_bounds(t, sizes, limit) if keys else [0]
     headers: list[bytes] = []
@@ -354,11 +335,11 @@ class _Writer(BufferedWriter):
         header.u8(VERSION_1)
         header.i32(self.rows)
         header.i32(d.cardinality)
-        if d.cardinality:
-            keys = _key_bytes(self.t, _Dictionary(_ends(d.raw), d.codes, 2))
+        keys = _key_bytes(self.t, d)
+        if keys:  # min and max
             header.raw(keys[0])
-            header.raw(keys[1])
-        dictionary = _serialize_dictionary(self.t, d, self.chunk_size)
+            header.raw(keys[-1])
+        dictionary = _serialize_dictionary(self.t, keys, self.chunk_size)
         header.i32(len(dictionary))
         head = header.getvalue()
         w.i32(len(head))
@@ -366,10 +347,6 @@ class _Writer(BufferedWriter):
         w.raw(dictionary)
         w.raw(_serialize_bsi(valid, d.codes, d.cardinality))
         return w.getvalue()
-
-
-def _ends(raw: Any) -> Any:
-    return [raw[0], raw[-1]] if isinstance(raw, list) else np.asarray([raw[0], raw[-1]])
 
 
 # -- reader ------------------------------------------------------------------------------
