@@ -345,10 +345,14 @@ class FileStoreTable:
             if not adds and not deletes:
                 return None
             if delta_meta is None:
+                # DELETE entries first, as Paimon's commit writes them: Paimon < 1.0 identifies
+                # a file by (partition, bucket, level, name) only, so a rewritten index (same
+                # data file) listed ADD-first reads as a second ADD of a live file, and Paimon's
+                # expiry would delete that live data file
                 delta_meta = write_manifest(
                     self.file_io,
                     self.path,
-                    [*adds, *deletes],
+                    [*deletes, *adds],
                     self.partition_types,
                     self.schema.id,
                     codec,
