@@ -89,11 +89,30 @@ def build_file_index(
         )
     if not mapping:
         return IndexBuildResult(None, None, {})
-    data = write_container(mapping)
+    data = write_container(_in_paimon_order(mapping, options))
     types = {col: tuple(by_type) for col, by_type in mapping.items()}
     if len(data) <= options.in_manifest_threshold:
         return IndexBuildResult(data, None, types)
     return IndexBuildResult(None, data, types)
+
+
+def _in_paimon_order(
+    mapping: dict[str, dict[str, bytes | None]], options: FileIndexOptions
+) -> dict[str, dict[str, bytes | None]]:
+    """Columns and index types as Paimon's ``DataFileIndexWriter`` iterates its HashMaps
+    (see :mod:`lakeskip.index.container_order`), so the container is byte-identical."""
+    out: dict[str, dict[str, bytes | None]] = {}
+    for name, types in options.container_order:
+        by_type = mapping.get(name)
+        if by_type is None:
+            continue
+        for t in types:
+            if t in by_type:
+                out.setdefault(name, {})[t] = by_type[t]
+    for name, by_type in mapping.items():  # anything the order does not name keeps its place
+        for t, payload in by_type.items():
+            out.setdefault(name, {}).setdefault(t, payload)
+    return out
 
 
 class FileIndexFile:

@@ -34,6 +34,7 @@ from lakeskip.errors import (
     UnsupportedIndexTypeError,
 )
 from lakeskip.index.base import parse_memory_size
+from lakeskip.index.container_order import container_order
 from lakeskip.index.registry import get_indexer
 from lakeskip.types import DataType, RowType, TypeRoot
 
@@ -77,6 +78,8 @@ class FileIndexOptions:
     specs: tuple[IndexColumnSpec, ...]
     in_manifest_threshold: int = DEFAULT_THRESHOLD
     read_enabled: bool = True
+    # (container column, index types) in the order Paimon's writer lays them out
+    container_order: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @property
     def enabled(self) -> bool:
@@ -203,4 +206,5 @@ def parse_file_index_options(options: Mapping[str, str], schema: RowType) -> Fil
                 f"option 'file-index.{index_type}.{col_text}.{some}': column {col_text} has no "
                 f"{index_type} index (add it to file-index.{index_type}.columns)"
             )
-    return FileIndexOptions(tuple(specs_out), threshold, read_enabled)
+    order = container_order([(s.column, s.map_key, s.index_type) for s in specs_out], options)
+    return FileIndexOptions(tuple(specs_out), threshold, read_enabled, tuple(order))
