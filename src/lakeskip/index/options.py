@@ -9,7 +9,11 @@ Keys (as Paimon's ``FileIndexOptions``):
   ``file-index.<type>.<map>[<key>].<option>`` overrides it;
 * ``file-index.in-manifest-threshold`` (default ``500 B``): containers up to this size are
   embedded in the manifest, larger ones go to a ``<data-file>.index`` file;
-* ``file-index.read.enabled`` (default ``true``).
+* ``file-index.read.enabled`` (default ``true``);
+* ``file-index.paimon-compatibility`` (lakeskip's own, default ``latest``): the oldest Paimon
+  release that must read the table's indexes, e.g. ``0.9``. Index types that release cannot
+  read are rejected, ``bitmap`` defaults to version 1 below 1.1, and containers are laid out
+  as that release's writer does (see :data:`MIN_PAIMON_VERSION`).
 
 >>> from lakeskip import types as T
 >>> rt = T.RowType.of(("id", T.BIGINT), ("m", T.map_of(T.STRING, T.STRING)))
@@ -34,23 +38,40 @@ from lakeskip.errors import (
     UnsupportedIndexTypeError,
 )
 from lakeskip.index.base import parse_memory_size
-from lakeskip.index.container_order import container_order
+from lakeskip.index.container_order import LAYOUT_LEGACY, LAYOUT_TYPE_FIRST, container_order
 from lakeskip.index.registry import get_indexer
 from lakeskip.types import DataType, RowType, TypeRoot
 
 __all__ = [
     "IN_MANIFEST_THRESHOLD",
+    "MIN_PAIMON_VERSION",
+    "PAIMON_COMPATIBILITY",
     "PREFIX",
     "READ_ENABLED",
     "FileIndexOptions",
     "IndexColumnSpec",
     "is_file_index_option",
     "parse_file_index_options",
+    "parse_paimon_compatibility",
 ]
 
 PREFIX = "file-index."
 IN_MANIFEST_THRESHOLD = "file-index.in-manifest-threshold"
 READ_ENABLED = "file-index.read.enabled"
+# lakeskip's own key (Paimon ignores it: not ``<type>.columns``, not three dot-parts)
+PAIMON_COMPATIBILITY = "file-index.paimon-compatibility"
+LATEST = "latest"
+# the oldest Apache Paimon release whose readers understand each index (see docs/)
+MIN_PAIMON_VERSION: Mapping[str, tuple[int, int]] = {
+    "bloom-filter": (0, 8),
+    "bitmap": (0, 9),  # version 1; version 2 (the default) needs 1.1
+    "bsi": (1, 0),
+    "range-bitmap": (1, 3),
+}
+BITMAP_V2_MIN_VERSION = (1, 1)
+MAP_KEY_MIN_VERSION = (0, 9)  # ``m[key]`` columns (DataFileIndexWriter's map maintainer)
+TYPE_FIRST_LAYOUT_VERSION = (1, 2)  # DataFileIndexWriter keyed by index type, then column
+_VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.\d+)?$")
 DEFAULT_THRESHOLD = 500
 _COLUMN = re.compile(r"^(?P<col>[^\[\]]+?)(?:\[(?P<key>[^\[\]]*)\])?$")
 
@@ -80,11 +101,76 @@ class FileIndexOptions:
     read_enabled: bool = True
     # (container column, index types) in the order Paimon's writer lays them out
     container_order: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # the oldest Paimon (major, minor) the table must stay readable by; None: no pin
+    paimon_compatibility: tuple[int, int] | None = None
 
     @property
     def enabled(self) -> bool:
         """Whether any index is configured."""
         return bool(self.specs)
+
+
+def parse_paimon_compatibility(value: str) -> tuple[int, int] | None:
+    """``"0.9"`` / ``"1.1.1"`` -> ``(0, 9)`` / ``(1, 1)``; ``"latest"`` -> ``None``.
+
+    Raises:
+        InvalidOptionError: not ``latest`` nor a ``major.minor[.patch]`` version, or a
+            version older than 0.8 (the first Paimon with file indexes).
+
+    >>> parse_paimon_compatibility("0.9"), parse_paimon_compatibility(" Latest ")
+    ((0, 9), None)
+    """
+    text = str(value).strip().lower()
+    if text == LATEST:
+        return None
+    m = _VERSION.match(text)
+    if m is None:
+        raise InvalidOptionError(
+            f"option {PAIMON_COMPATIBILITY!r} must be 'latest' or a Paimon version such as "
+            f"'0.9' or '1.1', got {value!r}"
+        )
+    version = (int(m.group(1)), int(m.group(2)))
+    if version < MIN_PAIMON_VERSION["bloom-filter"]:
+        raise InvalidOptionError(
+            f"option {PAIMON_COMPATIBILITY!r} = {value!r}: Paimon before 0.8 has no file indexes"
+        )
+    return version
+
+
+def _version_text(v: tuple[int, int]) -> str:
+    return f"{v[0]}.{v[1]}"
+
+
+def _check_compatibility(
+    spec: IndexColumnSpec, pinned: tuple[int, int], pinned_text: str
+) -> IndexColumnSpec:
+    """Refuse an index the pinned Paimon cannot read; default bitmap to version 1 below 1.1."""
+    where = f"option 'file-index.{spec.index_type}.columns' ({spec.name})"
+    need = MIN_PAIMON_VERSION.get(spec.index_type)
+    if need is not None and pinned < need:
+        raise InvalidOptionError(
+            f"{where}: {spec.index_type} indexes need Paimon {_version_text(need)} or newer, but "
+            f"{PAIMON_COMPATIBILITY} = {pinned_text!r}"
+        )
+    if spec.map_key is not None and pinned < MAP_KEY_MIN_VERSION:
+        raise InvalidOptionError(
+            f"{where}: map-key indexes need Paimon {_version_text(MAP_KEY_MIN_VERSION)} or "
+            f"newer, but {PAIMON_COMPATIBILITY} = {pinned_text!r}"
+        )
+    if spec.index_type == "bitmap" and pinned < BITMAP_V2_MIN_VERSION:
+        version = str(spec.options.get("version", "")).strip()
+        if version == "2":
+            raise InvalidOptionError(
+                f"option 'file-index.bitmap.{spec.name}.version' = '2': bitmap version 2 needs "
+                f"Paimon {_version_text(BITMAP_V2_MIN_VERSION)} or newer, but "
+                f"{PAIMON_COMPATIBILITY} = {pinned_text!r}"
+            )
+        if not version:
+            return IndexColumnSpec(
+                spec.column, spec.map_key, spec.index_type, {**spec.options, "version": "1"},
+                spec.data_type,
+            )  # fmt: skip
+    return spec
 
 
 def is_file_index_option(key: str) -> bool:
@@ -142,6 +228,8 @@ def parse_file_index_options(options: Mapping[str, str], schema: RowType) -> Fil
         if key == IN_MANIFEST_THRESHOLD:
             threshold = parse_memory_size(value, key)
             continue
+        if key == PAIMON_COMPATIBILITY:
+            continue  # applied below, once the specs are known
         if key == READ_ENABLED:
             v = str(value).strip().lower()
             if v not in ("true", "false"):
@@ -206,5 +294,18 @@ def parse_file_index_options(options: Mapping[str, str], schema: RowType) -> Fil
                 f"option 'file-index.{index_type}.{col_text}.{some}': column {col_text} has no "
                 f"{index_type} index (add it to file-index.{index_type}.columns)"
             )
-    order = container_order([(s.column, s.map_key, s.index_type) for s in specs_out], options)
-    return FileIndexOptions(tuple(specs_out), threshold, read_enabled, tuple(order))
+    pinned: tuple[int, int] | None = None
+    if PAIMON_COMPATIBILITY in options:
+        pinned_text = str(options[PAIMON_COMPATIBILITY])
+        pinned = parse_paimon_compatibility(pinned_text)
+        if pinned is not None:
+            specs_out = [_check_compatibility(s, pinned, pinned_text) for s in specs_out]
+    layout = (
+        LAYOUT_LEGACY
+        if pinned is not None and pinned < TYPE_FIRST_LAYOUT_VERSION
+        else LAYOUT_TYPE_FIRST
+    )
+    order = container_order(
+        [(s.column, s.map_key, s.index_type) for s in specs_out], options, layout
+    )
+    return FileIndexOptions(tuple(specs_out), threshold, read_enabled, tuple(order), pinned)
