@@ -1,0 +1,275 @@
+/*
+ * Drives Apache Paimon's Java classes for lakeskip's interop tests (tests/interop/).
+ *
+ * Reads one JSON request from stdin: {"warehouse": "/abs/path", "ops": [op, ...]} and prints one
+ * JSON array, a result per op. Ops:
+ *   {"op": "create", "table": "db.t", "fields": [["id", "BIGINT"], ...], "partition": [...],
+ *    "options": {...}}
+ *   {"op": "write", "table": "db.t", "rows": [[v, ...], ...], "overwrite": null | {"k": "v"}}
+ *   {"op": "read", "table": "db.t", "queries": [predicate, ...]}
+ *      -> {"snapshot": id, "rows": [[text | null, ...]], "results": [{"plan": [file, ...],
+ *          "kept": [file, ...]}]}: "plan" is what the scan planned (stats + embedded indexes),
+ *          "kept" the planned files whose read returned rows (the reader also applies `.index`
+ *          files and Parquet row-group stats; rows are not filtered one by one).
+ *      predicate: {"and": [p, ...]} | {"or": [p, ...]} |
+ *                 {"op": "eq|ne|lt|le|gt|ge|in|notin|isnull|isnotnull", "col": c, "values": [...]}
+ *   {"op": "files", "table": "db.t"} -> [{"file", "partition", "extra", "embedded" (hex)}]
+ *   {"op": "expire", "table": "db.t", "retain": n} -> number of expired snapshots
+ *
+ * Values are JSON numbers/strings in Paimon's internal form (DATE = epoch day). Read rows come
+ * back as text: numbers as Java's toString, strings as is, null as null.
+ */
+
+import org.apache.paimon.catalog.Catalog;
+import org.apache.paimon.catalog.CatalogContext;
+import org.apache.paimon.catalog.CatalogFactory;
+import org.apache.paimon.catalog.Identifier;
+import org.apache.paimon.data.BinaryString;
+import org.apache.paimon.data.GenericRow;
+import org.apache.paimon.data.InternalRow;
+import org.apache.paimon.io.DataFileMeta;
+import org.apache.paimon.options.ExpireConfig;
+import org.apache.paimon.options.Options;
+import org.apache.paimon.predicate.Predicate;
+import org.apache.paimon.predicate.PredicateBuilder;
+import org.apache.paimon.reader.RecordReader;
+import org.apache.paimon.schema.Schema;
+import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.JsonNode;
+import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
+import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.node.ArrayNode;
+import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.node.ObjectNode;
+import org.apache.paimon.table.FileStoreTable;
+import org.apache.paimon.table.Table;
+import org.apache.paimon.table.sink.BatchTableCommit;
+import org.apache.paimon.table.sink.BatchTableWrite;
+import org.apache.paimon.table.sink.BatchWriteBuilder;
+import org.apache.paimon.table.source.DataSplit;
+import org.apache.paimon.table.source.ReadBuilder;
+import org.apache.paimon.table.source.Split;
+import org.apache.paimon.types.DataField;
+import org.apache.paimon.types.DataType;
+import org.apache.paimon.types.DataTypeRoot;
+import org.apache.paimon.types.DataTypes;
+import org.apache.paimon.types.RowType;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+
+public class PaimonProbe {
+    static final ObjectMapper JSON = new ObjectMapper();
+
+    public static void main(String[] args) throws Exception {
+        JsonNode request = JSON.readTree(System.in);
+        Options o = new Options();
+        o.set("warehouse", "file://" + request.get("warehouse").asText());
+        ArrayNode out = JSON.createArrayNode();
+        try (Catalog catalog = CatalogFactory.createCatalog(CatalogContext.create(o))) {
+            for (JsonNode op : request.get("ops")) {
+                out.add(run(catalog, op));
+            }
+        }
+        System.out.println(JSON.writeValueAsString(out));
+    }
+
+    static JsonNode run(Catalog catalog, JsonNode op) throws Exception {
+        String name = op.get("table").asText();
+        Identifier id = Identifier.fromString(name);
+        switch (op.get("op").asText()) {
+            case "create":
+                return create(catalog, id, op);
+            case "write":
+                return write(table(catalog, id), op);
+            case "read":
+                return read(table(catalog, id), op);
+            case "files":
+                return files(table(catalog, id));
+            case "expire":
+                return JSON.valueToTree(
+                        table(catalog, id)
+                                .newExpireSnapshots()
+                                .config(
+                                        ExpireConfig.builder()
+                                                .snapshotRetainMax(op.get("retain").asInt())
+                                                .snapshotRetainMin(1)
+                                                .snapshotTimeRetain(Duration.ZERO)
+                                                .build())
+                                .expire());
+            default:
+                throw new IllegalArgumentException("unknown op " + op);
+        }
+    }
+
+    static FileStoreTable table(Catalog catalog, Identifier id) throws Exception {
+        Table t = catalog.getTable(id);
+        // one manifest reader thread: Paimon 0.9's AppendOnlyFileStoreScan.testFileIndex
+        // shares a HashMap across threads (fixed in 1.2), which can throw
+        // ConcurrentModificationException on tables with .index files
+        return ((FileStoreTable) t).copy(Collections.singletonMap("scan.manifest.parallelism", "1"));
+    }
+
+    static DataType type(String text) {
+        switch (text) {
+            case "BIGINT": return DataTypes.BIGINT();
+            case "INT": return DataTypes.INT();
+            case "STRING": return DataTypes.STRING();
+            case "DOUBLE": return DataTypes.DOUBLE();
+            case "DATE": return DataTypes.DATE();
+            default: throw new IllegalArgumentException("type " + text);
+        }
+    }
+
+    static JsonNode create(Catalog catalog, Identifier id, JsonNode op) throws Exception {
+        catalog.createDatabase(id.getDatabaseName(), true);
+        Schema.Builder b = Schema.newBuilder();
+        for (JsonNode f : op.get("fields")) {
+            b.column(f.get(0).asText(), type(f.get(1).asText()));
+        }
+        List<String> parts = new ArrayList<>();
+        if (op.has("partition")) op.get("partition").forEach(p -> parts.add(p.asText()));
+        b.partitionKeys(parts);
+        Iterator<Map.Entry<String, JsonNode>> it = op.get("options").fields();
+        while (it.hasNext()) {
+            Map.Entry<String, JsonNode> e = it.next();
+            b.option(e.getKey(), e.getValue().asText());
+        }
+        catalog.createTable(id, b.build(), false);
+        return JSON.valueToTree(true);
+    }
+
+    static Object value(DataType t, JsonNode v) {
+        if (v == null || v.isNull()) return null;
+        switch (t.getTypeRoot()) {
+            case BIGINT: return v.asLong();
+            case INTEGER:
+            case DATE: return v.asInt();
+            case DOUBLE: return v.asDouble();
+            case VARCHAR: return BinaryString.fromString(v.asText());
+            default: throw new IllegalArgumentException("value of " + t);
+        }
+    }
+
+    static JsonNode write(FileStoreTable t, JsonNode op) throws Exception {
+        RowType rt = t.rowType();
+        BatchWriteBuilder wb = t.newBatchWriteBuilder();
+        JsonNode ow = op.get("overwrite");
+        if (ow != null && !ow.isNull()) {
+            Map<String, String> part = new HashMap<>();
+            ow.fields().forEachRemaining(e -> part.put(e.getKey(), e.getValue().asText()));
+            wb = wb.withOverwrite(part);
+        }
+        try (BatchTableWrite w = wb.newWrite(); BatchTableCommit c = wb.newCommit()) {
+            for (JsonNode row : op.get("rows")) {
+                Object[] vals = new Object[rt.getFieldCount()];
+                for (int i = 0; i < vals.length; i++) vals[i] = value(rt.getTypeAt(i), row.get(i));
+                w.write(GenericRow.of(vals));
+            }
+            c.commit(w.prepareCommit());
+        }
+        return JSON.valueToTree(true);
+    }
+
+    static Predicate predicate(RowType rt, JsonNode p) {
+        PredicateBuilder pb = new PredicateBuilder(rt);
+        if (p.has("and") || p.has("or")) {
+            List<Predicate> kids = new ArrayList<>();
+            for (JsonNode k : p.has("and") ? p.get("and") : p.get("or")) kids.add(predicate(rt, k));
+            return p.has("and") ? PredicateBuilder.and(kids) : PredicateBuilder.or(kids);
+        }
+        int i = rt.getFieldIndex(p.get("col").asText());
+        DataType t = rt.getTypeAt(i);
+        List<Object> vs = new ArrayList<>();
+        if (p.has("values")) for (JsonNode v : p.get("values")) vs.add(value(t, v));
+        switch (p.get("op").asText()) {
+            case "eq": return pb.equal(i, vs.get(0));
+            case "ne": return pb.notEqual(i, vs.get(0));
+            case "lt": return pb.lessThan(i, vs.get(0));
+            case "le": return pb.lessOrEqual(i, vs.get(0));
+            case "gt": return pb.greaterThan(i, vs.get(0));
+            case "ge": return pb.greaterOrEqual(i, vs.get(0));
+            case "in": return pb.in(i, vs);
+            case "notin": return pb.notIn(i, vs);
+            case "isnull": return pb.isNull(i);
+            case "isnotnull": return pb.isNotNull(i);
+            default: throw new IllegalArgumentException("predicate " + p);
+        }
+    }
+
+    static List<List<String>> rows(ReadBuilder rb, List<Split> splits) throws Exception {
+        RowType rt = rb.readType();
+        List<InternalRow.FieldGetter> getters = new ArrayList<>();
+        for (int i = 0; i < rt.getFieldCount(); i++) {
+            getters.add(InternalRow.createFieldGetter(rt.getTypeAt(i), i));
+        }
+        List<List<String>> out = new ArrayList<>();
+        try (RecordReader<InternalRow> r = rb.newRead().createReader(splits)) {
+            r.forEachRemaining(
+                    row -> {
+                        List<String> vals = new ArrayList<>();
+                        for (InternalRow.FieldGetter g : getters) {
+                            Object v = g.getFieldOrNull(row);
+                            vals.add(v == null ? null : v.toString());
+                        }
+                        out.add(vals);
+                    });
+        }
+        return out;
+    }
+
+    static JsonNode read(FileStoreTable t, JsonNode op) throws Exception {
+        ObjectNode res = JSON.createObjectNode();
+        ReadBuilder all = t.newReadBuilder();
+        List<Split> splits = all.newScan().plan().splits();
+        res.set("rows", JSON.valueToTree(rows(all, splits)));
+        res.put("snapshot", t.snapshotManager().latestSnapshotId());
+        ArrayNode results = res.putArray("results");
+        for (JsonNode q : op.get("queries")) {
+            ReadBuilder rb = t.newReadBuilder().withFilter(predicate(t.rowType(), q));
+            TreeSet<String> plan = new TreeSet<>(), kept = new TreeSet<>();
+            for (Split s : rb.newScan().plan().splits()) {
+                DataSplit ds = (DataSplit) s;
+                for (DataFileMeta f : ds.dataFiles()) {
+                    plan.add(f.fileName());
+                    DataSplit one =
+                            DataSplit.builder()
+                                    .withSnapshot(ds.snapshotId())
+                                    .withPartition(ds.partition())
+                                    .withBucket(ds.bucket())
+                                    .withBucketPath(ds.bucketPath())
+                                    .withDataFiles(Collections.singletonList(f))
+                                    .rawConvertible(ds.rawConvertible())
+                                    .build();
+                    if (!rows(rb, Collections.singletonList(one)).isEmpty()) kept.add(f.fileName());
+                }
+            }
+            ObjectNode r = results.addObject();
+            r.set("plan", JSON.valueToTree(plan));
+            r.set("kept", JSON.valueToTree(kept));
+        }
+        return res;
+    }
+
+    static JsonNode files(FileStoreTable t) throws Exception {
+        ArrayNode out = JSON.createArrayNode();
+        for (Split s : t.newReadBuilder().newScan().plan().splits()) {
+            DataSplit ds = (DataSplit) s;
+            for (DataFileMeta f : ds.dataFiles()) {
+                ObjectNode n = out.addObject();
+                n.put("file", f.fileName());
+                n.put("bucket_path", ds.bucketPath());
+                n.set("extra", JSON.valueToTree(f.extraFiles()));
+                byte[] e = f.embeddedIndex();
+                StringBuilder hex = new StringBuilder();
+                if (e != null) for (byte x : e) hex.append(String.format("%02x", x & 0xff));
+                n.put("embedded", e == null ? null : hex.toString());
+            }
+        }
+        return out;
+    }
+}
