@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pyarrow as pa
 import pytest
@@ -115,3 +116,29 @@ def test_pinned_table_still_reads_back() -> None:
     assert [r.visit_equal("a").remain() for r in f.readers("s")] == [True]
     assert [r.visit_equal(9).remain() for r in f.readers("v")] == [False], "bitmap V1: no 9"
     assert [r.visit_equal(8).remain() for r in f.readers("v")] == [True]
+
+
+def test_create_and_alter_table_check_the_pin(tmp_path: Path) -> None:
+    from lakeskip.catalog import Catalog
+
+    catalog = Catalog(str(tmp_path / "wh"))
+    catalog.create_database("db")
+    row = T.RowType.of(("id", T.BIGINT), ("v", T.INT))
+    with pytest.raises(InvalidOptionError, match=r"bsi indexes need Paimon 1\.0"):
+        catalog.create_table(
+            "db.a", row, options={"file-index.bsi.columns": "v", PAIMON_COMPATIBILITY: "0.9"}
+        )
+    catalog.create_table("db.b", row, options={"file-index.bsi.columns": "v"})
+    with pytest.raises(InvalidOptionError, match=r"bsi indexes need Paimon 1\.0"):
+        catalog.alter_table("db.b", {PAIMON_COMPATIBILITY: "0.9"})
+    assert PAIMON_COMPATIBILITY not in catalog.get_table("db.b").schema.options, "not applied"
+    catalog.alter_table("db.b", {PAIMON_COMPATIBILITY: "1.0"})
+    with pytest.raises(InvalidOptionError, match=re.escape(PAIMON_COMPATIBILITY)):
+        catalog.alter_table("db.b", {PAIMON_COMPATIBILITY: "newest"})
+    # pinned below 1.1: bitmap indexes come out as version 1 from the writer
+    catalog.alter_table(
+        "db.b", {PAIMON_COMPATIBILITY: "0.9"}, unset_options=["file-index.bsi.columns"]
+    )
+    catalog.alter_table("db.b", {"file-index.bitmap.columns": "v"})
+    opts = parse_file_index_options(catalog.get_table("db.b").schema.options, row)
+    assert [dict(s.options) for s in opts.specs] == [{"version": "1"}]
