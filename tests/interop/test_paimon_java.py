@@ -167,8 +167,9 @@ def _paimon_rows(f: int) -> list[list[Any]]:
     return [list(r) for r in _file_rows(f)]
 
 
+@pytest.mark.parametrize("threshold", ["500 b", "1 b"], ids=["embedded", "index-files"])
 def test_lakeskip_reads_prunes_and_reindexes_paimon_written_tables(
-    session: Any, paimon_java: Any, tmp_path: Path
+    session: Any, paimon_java: Any, tmp_path: Path, threshold: str
 ) -> None:
     wh = tmp_path / "warehouse"
     name = "default.pt"
@@ -183,13 +184,18 @@ def test_lakeskip_reads_prunes_and_reindexes_paimon_written_tables(
             "file-index.bloom-filter.s.items": "20",
             "file-index.bloom-filter.id.items": "20",
             "file-index.bitmap.columns": "v",
+            "file-index.in-manifest-threshold": threshold,
         },
     }
     writes = [{"op": "write", "table": name, "rows": _paimon_rows(f)} for f in range(4)]
     *_, files, result = paimon_java(
         wh, create, *writes, {"op": "files", "table": name}, _read_op(name)
     )
-    assert len(files) == 4 and all(f["embedded"] for f in files), "Paimon embedded its indexes"
+    assert len(files) == 4
+    if threshold == "1 b":
+        assert all(f["extra"] == [f"{f['file']}.index"] for f in files), "Paimon wrote .index"
+    else:
+        assert all(f["embedded"] for f in files), "Paimon embedded its indexes"
     _check_same(session, name, result, "Paimon-written table")
 
     # lakeskip rebuilds the same containers byte for byte: nothing to rewrite. The pin keeps
