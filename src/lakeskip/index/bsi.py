@@ -25,7 +25,7 @@ answered with mirrored operators on the negative half. Results are exact row set
 >>> w = ix.create_writer(T.BIGINT, {})
 >>> w.write(pa.array([5, -3, None, 12, 0]))
 >>> r = ix.create_reader(T.BIGINT, {}, w.serialize())
->>> list(r.visit_less_than(5).bitmap), list(r.visit_greater_or_equal(-3).bitmap)
+>>> list(r.visit_less_than(5).bitmap), list(r.visit_greater_than_or_equal(-3).bitmap)
 ([1, 4], [0, 1, 3, 4])
 """
 
@@ -270,19 +270,19 @@ class _Reader(FileIndexReader):
     def visit_less_than(self, value: Any) -> FileIndexResult:
         return BitmapResult(self._cmp("lt", value))
 
-    def visit_less_or_equal(self, value: Any) -> FileIndexResult:
+    def visit_less_than_or_equal(self, value: Any) -> FileIndexResult:
         return BitmapResult(self._cmp("le", value))
 
     def visit_greater_than(self, value: Any) -> FileIndexResult:
         return BitmapResult(self._cmp("gt", value))
 
-    def visit_greater_or_equal(self, value: Any) -> FileIndexResult:
+    def visit_greater_than_or_equal(self, value: Any) -> FileIndexResult:
         return BitmapResult(self._cmp("ge", value))
 
     def visit_is_null(self) -> FileIndexResult:
         return BitmapResult(BitMap(range(self.rows)) - self._not_null())
 
-    def visit_is_not_null(self) -> FileIndexResult:
+    def visit_not_null(self) -> FileIndexResult:
         return BitmapResult(self._not_null())
 
 

@@ -654,13 +654,13 @@ class _Reader(FileIndexReader):
     def visit_less_than(self, value: Any) -> FileIndexResult:
         return self._answer("lt", value)
 
-    def visit_less_or_equal(self, value: Any) -> FileIndexResult:
+    def visit_less_than_or_equal(self, value: Any) -> FileIndexResult:
         return self._answer("le", value)
 
     def visit_greater_than(self, value: Any) -> FileIndexResult:
         return self._answer("gt", value)
 
-    def visit_greater_or_equal(self, value: Any) -> FileIndexResult:
+    def visit_greater_than_or_equal(self, value: Any) -> FileIndexResult:
         return self._answer("ge", value)
 
     def _in(self, values: Sequence[Any]) -> BitMap | None:
@@ -683,7 +683,7 @@ class _Reader(FileIndexReader):
     def visit_is_null(self) -> FileIndexResult:
         return BitmapResult(BitMap(range(self.rows)) - self._not_null())
 
-    def visit_is_not_null(self) -> FileIndexResult:
+    def visit_not_null(self) -> FileIndexResult:
         return BitmapResult(self._not_null())
 
     def visit_starts_with(self, prefix: Any) -> FileIndexResult:

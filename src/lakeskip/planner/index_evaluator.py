@@ -43,11 +43,11 @@ def _visit(reader: FileIndexReader, p: BoundPredicate) -> FileIndexResult:
     if op == "lt":
         return reader.visit_less_than(v)
     if op == "le":
-        return reader.visit_less_or_equal(v)
+        return reader.visit_less_than_or_equal(v)
     if op == "gt":
         return reader.visit_greater_than(v)
     if op == "ge":
-        return reader.visit_greater_or_equal(v)
+        return reader.visit_greater_than_or_equal(v)
     if op == "in":
         return reader.visit_in(sorted(p.values, key=repr))
     if op == "not_in":
@@ -55,7 +55,7 @@ def _visit(reader: FileIndexReader, p: BoundPredicate) -> FileIndexResult:
     if op == "is_null":
         return reader.visit_is_null()
     if op == "not_null":
-        return reader.visit_is_not_null()
+        return reader.visit_not_null()
     if op == "starts_with":
         return reader.visit_starts_with(v)
     return REMAIN
