@@ -83,6 +83,9 @@ class FileIndexReader:
     def visit_starts_with(self, prefix: Any) -> FileIndexResult:
         return REMAIN
 
+    def visit_not_starts_with(self, prefix: Any) -> FileIndexResult:
+        return REMAIN
+
 
 class FileIndexWriter:
     """Builds one index over one column of one data file."""
