@@ -31,7 +31,7 @@ from lakeskip.index.base import FileIndexReader
 from lakeskip.index.file_index import FileIndexFile
 from lakeskip.index.result import REMAIN, SKIP, BitmapResult, FileIndexResult
 
-__all__ = ["IndexVerdict", "evaluate_file_index"]
+__all__ = ["IndexVerdict", "evaluate_file_index", "reader_answer"]
 
 
 @dataclass(slots=True)
@@ -89,6 +89,11 @@ class _ReaderLeaves(BoundPredicateVisitor[FileIndexResult]):
         return self.reader.visit_not_starts_with(prefix)
 
 
+def reader_answer(reader: FileIndexReader, leaf: BoundPredicate) -> FileIndexResult:
+    """What one index reader says about one bound leaf on its column."""
+    return leaf.accept(_ReaderLeaves(reader))
+
+
 class _Evaluator:
     def __init__(self, index: FileIndexFile) -> None:
         self.index = index
@@ -97,7 +102,7 @@ class _Evaluator:
     def leaf(self, p: BoundPredicate) -> FileIndexResult:
         result: FileIndexResult = REMAIN
         for index_type, reader in self.index.typed_readers(p.term.name):
-            r = p.accept(_ReaderLeaves(reader))
+            r = reader_answer(reader, p)
             result = result.and_(r)
             if not r.remain() and self.culprit is None:
                 self.culprit = (index_type, p.term.name)

@@ -22,7 +22,7 @@ from lakeskip.errors import CorruptIndexError, InvalidOptionError
 from lakeskip.index.range_bitmap import RangeBitmapIndexer
 from lakeskip.index.registry import get_indexer
 from lakeskip.index.result import BitmapResult, FileIndexResult
-from lakeskip.planner.index_evaluator import _visit
+from lakeskip.planner.index_evaluator import reader_answer
 
 GOLDEN = json.loads(
     (Path(__file__).resolve().parents[2] / "golden" / "java" / "range_bitmap.json").read_text()
@@ -265,7 +265,7 @@ def test_damaged_bytes_raise_corrupt_index_only(data: st.DataObject) -> None:
             for cls in (E.EqualTo, E.LessThan, E.GreaterThanOrEqual, E.NotEqualTo):
                 bound = E.bind(row_type, cls(col, p))
                 if isinstance(bound, E.BoundPredicate):
-                    _visit(r, bound)
+                    reader_answer(r, bound)
         r.visit_is_null()
         r.visit_starts_with("a")
     except CorruptIndexError:
