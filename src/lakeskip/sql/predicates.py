@@ -149,6 +149,9 @@ class _Translator:
                 expression=exp.LTE(this=node.this, expression=node.args["high"]),
             )
             return self.translate(both, neg)
+        if isinstance(node, (exp.Is, exp.Like)) and node.args.get("negate"):
+            # sqlglot spells ``s NOT LIKE p`` as Like(negate=True), not Not(Like(...))
+            neg = not neg
         if isinstance(node, exp.Is):
             ref = self.column_of(node.this)
             if ref is not None and isinstance(node.expression, exp.Null):
