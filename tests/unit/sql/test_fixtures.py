@@ -15,7 +15,7 @@ import pytest
 import sqlglot
 
 from lakeskip import types as T
-from lakeskip.sql.query import analyze_query
+from lakeskip.sql.query import TableScan, analyze_query
 from lakeskip.sql.statements import DIALECT, TableIdent
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "sql"
@@ -63,10 +63,9 @@ def test_predicate_translation(where: str, expected: list[str]) -> None:
     assert [got] == expected, f"WHERE {where}\n  got:      {got}\n  expected: {expected}"
 
 
-def _scan_line(scan: object) -> str:
-    ident = scan.ident  # type: ignore[attr-defined]
-    alias = f" AS {scan.alias}" if scan.alias else ""  # type: ignore[attr-defined]
-    return f"{ident.qualified('default')}{alias}: {scan.predicate!r}"  # type: ignore[attr-defined]
+def _scan_line(scan: TableScan) -> str:
+    alias = f" AS {scan.alias}" if scan.alias else ""
+    return f"{scan.ident.qualified('default')}{alias}: {scan.predicate!r}"
 
 
 @pytest.mark.parametrize(("query", "expected"), _params("queries.sql"))
