@@ -34,6 +34,7 @@ import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from lakeskip.catalog.cache import CacheSection, shared_cache
 from lakeskip.catalog.file_io import FileIO
 from lakeskip.catalog.manifest import (
     FileKind,
@@ -175,6 +176,25 @@ def merge_entries(entries: Iterable[ManifestEntry]) -> list[ManifestEntry]:
     return list(live.values())
 
 
+_ENTRY_OVERHEAD = 1200  # a decoded ManifestEntry's Python objects, besides its byte fields
+
+
+def _entry_nbytes(e: ManifestEntry) -> int:
+    f = e.file
+    stats = f.value_stats
+    return (
+        _ENTRY_OVERHEAD
+        + len(f.file_name)
+        + len(f.min_key)
+        + len(f.max_key)
+        + len(stats.min_values)
+        + len(stats.max_values)
+        + 8 * len(stats.null_counts)
+        + len(f.embedded_index or b"")
+        + sum(map(len, f.extra_files))
+    )
+
+
 class FileStoreTable:
     """A Paimon-layout append-only table.
 
@@ -193,7 +213,9 @@ class FileStoreTable:
         self.schema_manager = SchemaManager(file_io, path)
         self.snapshot_manager = SnapshotManager(file_io, path)
         self._schemas: dict[int, TableSchema] = {schema.id: schema}
-        self._manifests: dict[str, list[ManifestEntry]] = {}
+        self._manifests: CacheSection[list[ManifestEntry]] = shared_cache().section(
+            "catalog.manifests"
+        )
         self._file_prefix = str(uuid.uuid4())
         self._file_counter = itertools.count()
 
@@ -235,11 +257,13 @@ class FileStoreTable:
     # -- reading ---------------------------------------------------------------------------
 
     def _manifest(self, name: str) -> list[ManifestEntry]:
-        if name not in self._manifests:
-            self._manifests[name] = read_manifest(
-                self.file_io, self.path, name, self.partition_types
-            )
-        return self._manifests[name]
+        # manifest files are immutable (new name per write): cached process-wide, in bytes
+        key = (self.path, name, self.partition_types)
+        entries = self._manifests.get(key)
+        if entries is None:
+            entries = read_manifest(self.file_io, self.path, name, self.partition_types)
+            self._manifests.put(key, entries, sum(map(_entry_nbytes, entries)))
+        return entries
 
     def manifest_metas(self, snapshot: Snapshot) -> list[ManifestFileMeta]:
         """Base then delta manifests of a snapshot."""

@@ -1,6 +1,7 @@
 """The predicate tree, binding, NOT push-down, visitors and the Arrow oracle evaluator.
 
-Build unbound trees (``And(EqualTo("a", 1), IsNull("b"))``), :func:`bind` them to a
+Build unbound trees (``and_(EqualTo("a", 1), IsNull("b"))``; the lower-case builders
+fold constants, the node classes do not), :func:`bind` them to a
 :class:`~lakeskip.types.RowType` (NOT pushed down, literals coerced exactly), then walk them
 with a visitor or evaluate them over Arrow with :func:`evaluate_arrow`.
 """
@@ -29,6 +30,7 @@ from lakeskip.expressions.bound import (
     BoundUnaryPredicate,
     bound_predicate,
 )
+from lakeskip.expressions.operators import Operator
 from lakeskip.expressions.tree import (
     AlwaysFalse,
     AlwaysTrue,
@@ -53,6 +55,11 @@ from lakeskip.expressions.tree import (
     StartsWith,
     UnaryPredicate,
     UnboundPredicate,
+    and_,
+    in_,
+    not_,
+    not_in,
+    or_,
 )
 from lakeskip.expressions.visitors import BooleanExpressionVisitor, BoundPredicateVisitor, visit
 
@@ -93,17 +100,23 @@ __all__ = [
     "NotEqualTo",
     "NotIn",
     "NotStartsWith",
+    "Operator",
     "Or",
     "Reference",
     "SetPredicate",
     "StartsWith",
     "UnaryPredicate",
     "UnboundPredicate",
+    "and_",
     "bind",
     "bind_expression",
     "bound_predicate",
     "evaluate_arrow",
     "evaluate_arrow_3vl",
+    "in_",
+    "not_",
+    "not_in",
+    "or_",
     "rewrite_not",
     "visit",
 ]

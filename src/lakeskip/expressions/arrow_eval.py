@@ -29,18 +29,11 @@ import pyarrow.compute as pc
 from lakeskip.errors import InvalidArgumentError
 from lakeskip.expressions.bound import BoundPredicate, BoundReference
 from lakeskip.expressions.tree import AlwaysFalse, AlwaysTrue, And, BooleanExpression, Not, Or
+from lakeskip.expressions.visitors import BoundPredicateVisitor
 from lakeskip.types import TypeRoot
 
 __all__ = ["evaluate_arrow", "evaluate_arrow_3vl"]
 
-_COMPARE: dict[str, Callable[..., Any]] = {
-    "eq": pc.equal,
-    "ne": pc.not_equal,
-    "lt": pc.less,
-    "le": pc.less_equal,
-    "gt": pc.greater,
-    "ge": pc.greater_equal,
-}
 _NULL_BOOL = pa.scalar(None, pa.bool_())
 
 
@@ -63,22 +56,25 @@ def _with_nulls(col: pa.Array, result: pa.Array) -> pa.Array:
     return pc.if_else(pc.is_null(col), _NULL_BOOL, result)
 
 
-def _float_compare(op: str, col: pa.Array, value: float) -> pa.Array:
-    nan = pc.fill_null(pc.is_nan(col), False)
-    if value != value:  # NaN literal: equal to NaN, above every number
-        result = {
-            "eq": nan,
-            "ne": pc.invert(nan),
-            "lt": pc.invert(nan),
-            "le": _constant(True, len(col)),
-            "gt": _constant(False, len(col)),
-            "ge": nan,
-        }[op]
-        return _with_nulls(col, result)
-    base = _COMPARE[op](col, pa.scalar(value, pa.float64()))
-    if op in ("ne", "gt", "ge"):
-        base = pc.or_kleene(base, nan)  # IEEE says false; Spark: NaN > x and NaN <> x
+_Compare = Callable[[pa.Array, pa.Scalar], pa.Array]
+
+
+def _float_compare(
+    compare: _Compare, col: pa.Array, value: float, nan_literal: pa.Array, nan_above: bool
+) -> pa.Array:
+    """``compare`` with Spark's float rules. ``nan_literal``: the answer for a NaN literal
+    (NaN equals NaN and sorts above every number); ``nan_above``: NaN rows satisfy the
+    comparison with any number (``<>``, ``>``, ``>=``), though IEEE says false."""
+    if value != value:
+        return _with_nulls(col, nan_literal)
+    base = compare(col, pa.scalar(value, pa.float64()))
+    if nan_above:
+        base = pc.or_kleene(base, _nan(col))
     return base
+
+
+def _nan(col: pa.Array) -> pa.Array:
+    return pc.fill_null(pc.is_nan(col), False)
 
 
 def _float_in(col: pa.Array, values: frozenset[Any]) -> pa.Array:
@@ -90,27 +86,77 @@ def _float_in(col: pa.Array, values: frozenset[Any]) -> pa.Array:
     return hit
 
 
-def _leaf(p: BoundPredicate, table: pa.Table) -> pa.Array:
-    col = _column(p.term, table)
-    op = p.op
-    if op == "is_null":
-        return pc.is_null(col)
-    if op == "not_null":
-        return pc.is_valid(col)
-    is_float = p.term.type.root in (TypeRoot.FLOAT, TypeRoot.DOUBLE)
-    if op in ("in", "not_in"):
-        if is_float:
-            hit = _float_in(col, p.values)
-        else:
-            value_set = pa.array(list(p.values), col.type)
-            hit = pc.is_in(col, value_set=value_set, skip_nulls=True)
-        return _with_nulls(col, hit if op == "in" else pc.invert(hit))
-    if op in ("starts_with", "not_starts_with"):
-        hit = pc.starts_with(col, p.value)
-        return hit if op == "starts_with" else pc.invert(hit)
-    if is_float:
-        return _float_compare(op, col, p.value)
-    return _COMPARE[op](col, pa.scalar(p.value, col.type))
+def _is_float(term: BoundReference) -> bool:
+    return term.type.root in (TypeRoot.FLOAT, TypeRoot.DOUBLE)
+
+
+class _Leaves(BoundPredicateVisitor[pa.Array]):
+    """Each leaf over the whole column, three-valued (null where the answer is unknown)."""
+
+    def __init__(self, table: pa.Table) -> None:
+        self.table = table
+
+    def _compare(
+        self,
+        term: BoundReference,
+        value: Any,
+        compare: _Compare,
+        nan_literal: Callable[[pa.Array], pa.Array],
+        nan_above: bool,
+    ) -> pa.Array:
+        col = _column(term, self.table)
+        if _is_float(term):
+            return _float_compare(compare, col, value, nan_literal(col), nan_above)
+        return compare(col, pa.scalar(value, col.type))
+
+    def visit_equal(self, term: BoundReference, value: Any) -> pa.Array:
+        return self._compare(term, value, pc.equal, _nan, nan_above=False)
+
+    def visit_not_equal(self, term: BoundReference, value: Any) -> pa.Array:
+        return self._compare(term, value, pc.not_equal, lambda c: pc.invert(_nan(c)), True)
+
+    def visit_less_than(self, term: BoundReference, value: Any) -> pa.Array:
+        return self._compare(term, value, pc.less, lambda c: pc.invert(_nan(c)), False)
+
+    def visit_less_than_or_equal(self, term: BoundReference, value: Any) -> pa.Array:
+        return self._compare(
+            term, value, pc.less_equal, lambda c: _constant(True, len(c)), nan_above=False
+        )
+
+    def visit_greater_than(self, term: BoundReference, value: Any) -> pa.Array:
+        return self._compare(
+            term, value, pc.greater, lambda c: _constant(False, len(c)), nan_above=True
+        )
+
+    def visit_greater_than_or_equal(self, term: BoundReference, value: Any) -> pa.Array:
+        return self._compare(term, value, pc.greater_equal, _nan, nan_above=True)
+
+    def _member(self, term: BoundReference, values: frozenset[Any]) -> tuple[pa.Array, pa.Array]:
+        col = _column(term, self.table)
+        if _is_float(term):
+            return col, _float_in(col, values)
+        value_set = pa.array(list(values), col.type)
+        return col, pc.is_in(col, value_set=value_set, skip_nulls=True)
+
+    def visit_in(self, term: BoundReference, values: frozenset[Any]) -> pa.Array:
+        col, hit = self._member(term, values)
+        return _with_nulls(col, hit)
+
+    def visit_not_in(self, term: BoundReference, values: frozenset[Any]) -> pa.Array:
+        col, hit = self._member(term, values)
+        return _with_nulls(col, pc.invert(hit))
+
+    def visit_is_null(self, term: BoundReference) -> pa.Array:
+        return pc.is_null(_column(term, self.table))
+
+    def visit_not_null(self, term: BoundReference) -> pa.Array:
+        return pc.is_valid(_column(term, self.table))
+
+    def visit_starts_with(self, term: BoundReference, prefix: str) -> pa.Array:
+        return pc.starts_with(_column(term, self.table), prefix)
+
+    def visit_not_starts_with(self, term: BoundReference, prefix: str) -> pa.Array:
+        return pc.invert(pc.starts_with(_column(term, self.table), prefix))
 
 
 def evaluate_arrow_3vl(expr: BooleanExpression, table: pa.Table) -> pa.BooleanArray:
@@ -139,7 +185,7 @@ def evaluate_arrow_3vl(expr: BooleanExpression, table: pa.Table) -> pa.BooleanAr
     if isinstance(expr, Not):
         return pc.invert(evaluate_arrow_3vl(expr.child, table))
     if isinstance(expr, BoundPredicate):
-        out = _leaf(expr, table)
+        out = expr.accept(_Leaves(table))
         return out.combine_chunks() if isinstance(out, pa.ChunkedArray) else out
     raise InvalidArgumentError(f"evaluate_arrow needs a bound expression, got {expr!r}")
 

@@ -9,6 +9,7 @@ NOT is gone by then: ``int_col = 1.5`` becomes ``AlwaysFalse`` (no row is select
 written by other engines may still hold nulls there, and a wrong answer is worse than a test.
 
 >>> from lakeskip import types as T
+>>> from lakeskip.expressions import EqualTo, GreaterThan, In, LessThan, Not
 >>> rt = T.RowType.of(("a", T.TINYINT), ("d", T.decimal_type(5, 2)))
 >>> bind(rt, LessThan("a", 1.5))
 BoundLessThanOrEqual(a, 1)
@@ -24,55 +25,36 @@ from __future__ import annotations
 
 from lakeskip.errors import ColumnNotFoundError, InvalidArgumentError, TypeMismatchError
 from lakeskip.expressions.bound import (
+    BoundEqualTo,
+    BoundGreaterThanOrEqual,
     BoundIsNotNull,
     BoundIsNull,
+    BoundLessThanOrEqual,
+    BoundNotEqualTo,
     BoundPredicate,
     BoundReference,
     bound_predicate,
 )
 from lakeskip.expressions.literals import coerce_literal
+from lakeskip.expressions.operators import Operator
 from lakeskip.expressions.tree import (
     AlwaysFalse,
     AlwaysTrue,
     And,
     BooleanExpression,
-    EqualTo,
-    GreaterThan,
-    GreaterThanOrEqual,
-    In,
-    IsNotNull,
-    IsNull,
-    LessThan,
-    LessThanOrEqual,
     LiteralPredicate,
     Not,
-    NotEqualTo,
-    NotIn,
-    NotStartsWith,
     Or,
     Reference,
     SetPredicate,
-    StartsWith,
     UnboundPredicate,
+    and_,
+    not_,
+    or_,
 )
 from lakeskip.types import RowType, TypeRoot
 
 __all__ = ["bind", "bind_expression", "rewrite_not"]
-
-_OPS: dict[type, str] = {
-    EqualTo: "eq",
-    NotEqualTo: "ne",
-    LessThan: "lt",
-    LessThanOrEqual: "le",
-    GreaterThan: "gt",
-    GreaterThanOrEqual: "ge",
-    In: "in",
-    NotIn: "not_in",
-    IsNull: "is_null",
-    IsNotNull: "not_null",
-    StartsWith: "starts_with",
-    NotStartsWith: "not_starts_with",
-}
 
 
 def rewrite_not(expr: BooleanExpression) -> BooleanExpression:
@@ -80,15 +62,16 @@ def rewrite_not(expr: BooleanExpression) -> BooleanExpression:
 
     Works on unbound and bound trees; the result contains no :class:`Not`.
 
+    >>> from lakeskip.expressions import EqualTo, IsNull
     >>> rewrite_not(Not(And(EqualTo("a", 1), IsNull("b"))))
     Or(NotEqualTo(Reference('a'), 1), IsNotNull(Reference('b')))
     """
     if isinstance(expr, Not):
         return rewrite_not(expr.child.negate())
     if isinstance(expr, And):
-        return And(rewrite_not(expr.left), rewrite_not(expr.right))
+        return and_(rewrite_not(expr.left), rewrite_not(expr.right))
     if isinstance(expr, Or):
-        return Or(rewrite_not(expr.left), rewrite_not(expr.right))
+        return or_(rewrite_not(expr.left), rewrite_not(expr.right))
     return expr
 
 
@@ -151,11 +134,11 @@ class _Binder:
         if isinstance(expr, (AlwaysTrue, AlwaysFalse, BoundPredicate)):
             return expr
         if isinstance(expr, And):
-            return And(self.bind(expr.left), self.bind(expr.right))
+            return and_(self.bind(expr.left), self.bind(expr.right))
         if isinstance(expr, Or):
-            return Or(self.bind(expr.left), self.bind(expr.right))
+            return or_(self.bind(expr.left), self.bind(expr.right))
         if isinstance(expr, Not):
-            return Not(self.bind(expr.child))
+            return not_(self.bind(expr.child))
         if isinstance(expr, UnboundPredicate):
             return self.leaf(expr)
         raise InvalidArgumentError(f"cannot bind {expr!r}")
@@ -180,10 +163,10 @@ class _Binder:
 
     def leaf(self, p: UnboundPredicate) -> BooleanExpression:
         term = self.reference(p.term)
-        op = _OPS[type(p)]
-        if op == "is_null":
+        op = p.op
+        if op is Operator.IS_NULL:
             return BoundIsNull(term)
-        if op == "not_null":
+        if op is Operator.NOT_NULL:
             return BoundIsNotNull(term)
         t = term.type
         if t.is_nested:
@@ -191,32 +174,36 @@ class _Binder:
         if isinstance(p, SetPredicate):
             return self.set_leaf(op, term, p)
         assert isinstance(p, LiteralPredicate)
-        if op in ("starts_with", "not_starts_with"):
+        if op in (Operator.STARTS_WITH, Operator.NOT_STARTS_WITH):
             if t.root is not TypeRoot.STRING or not isinstance(p.value, str):
                 raise TypeMismatchError(
                     f"cannot test {term.name} ({t}) for prefix {p.value!r}: "
                     "STARTS WITH needs a STRING column and a string prefix"
                 )
             if p.value == "":  # every non-null string starts with ""
-                return BoundIsNotNull(term) if op == "starts_with" else AlwaysFalse()
+                return BoundIsNotNull(term) if op is Operator.STARTS_WITH else AlwaysFalse()
             return bound_predicate(op, term, p.value)
         c = coerce_literal(t, p.value, term.name, self.time_zone)
         if c.kind == "exact":
             return bound_predicate(op, term, c.value)
-        if op == "eq":
-            return AlwaysFalse()
-        if op == "ne":
-            return BoundIsNotNull(term)
-        if c.kind == "between":  # floor < literal < ceil, with no value in between
-            if op in ("lt", "le"):
-                return AlwaysFalse() if c.floor is None else bound_predicate("le", term, c.floor)
-            return AlwaysFalse() if c.ceil is None else bound_predicate("ge", term, c.ceil)
-        below = c.kind == "below"
-        if op in ("lt", "le"):
-            return AlwaysFalse() if below else BoundIsNotNull(term)
-        return BoundIsNotNull(term) if below else AlwaysFalse()
+        match op:
+            case Operator.EQ:
+                return AlwaysFalse()
+            case Operator.NE:
+                return BoundIsNotNull(term)
+            case Operator.LT | Operator.LE if c.kind == "between":
+                # floor < literal < ceil, with no value in between
+                return AlwaysFalse() if c.floor is None else BoundLessThanOrEqual(term, c.floor)
+            case Operator.GT | Operator.GE if c.kind == "between":
+                return AlwaysFalse() if c.ceil is None else BoundGreaterThanOrEqual(term, c.ceil)
+            case Operator.LT | Operator.LE:
+                return AlwaysFalse() if c.kind == "below" else BoundIsNotNull(term)
+            case Operator.GT | Operator.GE:
+                return BoundIsNotNull(term) if c.kind == "below" else AlwaysFalse()
+            case _:
+                raise InvalidArgumentError(f"cannot bind {p!r}: {op} takes no single literal")
 
-    def set_leaf(self, op: str, term: BoundReference, p: SetPredicate) -> BooleanExpression:
+    def set_leaf(self, op: Operator, term: BoundReference, p: SetPredicate) -> BooleanExpression:
         # a list value the type cannot hold never equals a row value: drop it (for NOT IN
         # too: ``a <> 1.5`` holds for every non-null ``a``, the AND's identity)
         kept = set()
@@ -224,8 +211,10 @@ class _Binder:
             c = coerce_literal(term.type, v, term.name, self.time_zone)
             if c.kind == "exact":
                 kept.add(c.value)
+        is_in = op is Operator.IN
         if not kept:
-            return AlwaysFalse() if op == "in" else BoundIsNotNull(term)
+            return AlwaysFalse() if is_in else BoundIsNotNull(term)
         if len(kept) == 1:
-            return bound_predicate("eq" if op == "in" else "ne", term, next(iter(kept)))
+            v = next(iter(kept))
+            return BoundEqualTo(term, v) if is_in else BoundNotEqualTo(term, v)
         return bound_predicate(op, term, values=kept)

@@ -1,26 +1,35 @@
 """Bound nodes: a resolved column (:class:`BoundReference`) and one leaf class per operator.
 
 A bound leaf holds its literal(s) in the column type's internal form (see
-:mod:`lakeskip.types`). Every leaf class has a short ``op`` tag (``"eq"``, ``"lt"``, ...)
-that index readers and evaluators dispatch on, and an exact :meth:`negate`.
+:mod:`lakeskip.types`). Every leaf class names its
+:class:`~lakeskip.expressions.operators.Operator` in the class constant ``op``, calls its own
+method of a :class:`~lakeskip.expressions.visitors.BoundPredicateVisitor` in
+:meth:`~BoundPredicate.accept` (per-class dispatch: no table, no ``getattr``), and has an
+exact :meth:`negate`.
 
 >>> from lakeskip import types as T
 >>> a = BoundReference(T.Field(0, "a", T.INT), T.INT)
 >>> BoundLessThan(a, 5).negate()
 BoundGreaterThanOrEqual(a, 5)
 >>> BoundIn(a, [3, 1]), BoundIn(a, [3, 1]).op
-(BoundIn(a, [1, 3]), 'in')
+(BoundIn(a, [1, 3]), <Operator.IN: 'IN'>)
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from lakeskip.errors import InvalidArgumentError
+from lakeskip.expressions.operators import Operator, unreachable
 from lakeskip.expressions.tree import BooleanExpression, sorted_values
 from lakeskip.types import DataType, Field
+
+if TYPE_CHECKING:
+    from lakeskip.expressions.visitors import BoundPredicateVisitor
+
+T = TypeVar("T")
 
 __all__ = [
     "BoundEqualTo",
@@ -77,19 +86,22 @@ class BoundPredicate(BooleanExpression):
     """Base of the bound leaves.
 
     Attributes:
-        op: the operator tag, one of ``eq ne lt le gt ge in not_in is_null not_null
-            starts_with not_starts_with`` (a class constant).
+        op: the leaf's :class:`~lakeskip.expressions.operators.Operator` (a class constant).
         term: the bound column.
         value: the literal (comparison and prefix leaves), else ``None``.
         values: the literals of ``in``/``not_in`` leaves, else empty.
     """
 
-    op: ClassVar[str] = ""
+    op: ClassVar[Operator]
     term: BoundReference
     value: Any = None
     values: frozenset[Any] = field(default_factory=frozenset)
 
     def negate(self) -> BooleanExpression:
+        raise NotImplementedError
+
+    def accept(self, visitor: BoundPredicateVisitor[T]) -> T:
+        """Call the ``visitor`` method for this leaf's operator."""
         raise NotImplementedError
 
     def __repr__(self) -> str:
@@ -142,7 +154,10 @@ class BoundSetPredicate(BoundPredicate):
 
 class BoundIsNull(BoundUnaryPredicate):
     __slots__ = ()
-    op = "is_null"
+    op = Operator.IS_NULL
+
+    def accept(self, visitor: BoundPredicateVisitor[T]) -> T:
+        return visitor.visit_is_null(self.term)
 
     def negate(self) -> BooleanExpression:
         return BoundIsNotNull(self.term)
@@ -150,7 +165,10 @@ class BoundIsNull(BoundUnaryPredicate):
 
 class BoundIsNotNull(BoundUnaryPredicate):
     __slots__ = ()
-    op = "not_null"
+    op = Operator.NOT_NULL
+
+    def accept(self, visitor: BoundPredicateVisitor[T]) -> T:
+        return visitor.visit_not_null(self.term)
 
     def negate(self) -> BooleanExpression:
         return BoundIsNull(self.term)
@@ -158,7 +176,10 @@ class BoundIsNotNull(BoundUnaryPredicate):
 
 class BoundEqualTo(BoundLiteralPredicate):
     __slots__ = ()
-    op = "eq"
+    op = Operator.EQ
+
+    def accept(self, visitor: BoundPredicateVisitor[T]) -> T:
+        return visitor.visit_equal(self.term, self.value)
 
     def negate(self) -> BooleanExpression:
         return BoundNotEqualTo(self.term, self.value)
@@ -166,7 +187,10 @@ class BoundEqualTo(BoundLiteralPredicate):
 
 class BoundNotEqualTo(BoundLiteralPredicate):
     __slots__ = ()
-    op = "ne"
+    op = Operator.NE
+
+    def accept(self, visitor: BoundPredicateVisitor[T]) -> T:
+        return visitor.visit_not_equal(self.term, self.value)
 
     def negate(self) -> BooleanExpression:
         return BoundEqualTo(self.term, self.value)
@@ -174,7 +198,10 @@ class BoundNotEqualTo(BoundLiteralPredicate):
 
 class BoundLessThan(BoundLiteralPredicate):
     __slots__ = ()
-    op = "lt"
+    op = Operator.LT
+
+    def accept(self, visitor: BoundPredicateVisitor[T]) -> T:
+        return visitor.visit_less_than(self.term, self.value)
 
     def negate(self) -> BooleanExpression:
         return BoundGreaterThanOrEqual(self.term, self.value)
@@ -182,7 +209,10 @@ class BoundLessThan(BoundLiteralPredicate):
 
 class BoundLessThanOrEqual(BoundLiteralPredicate):
     __slots__ = ()
-    op = "le"
+    op = Operator.LE
+
+    def accept(self, visitor: BoundPredicateVisitor[T]) -> T:
+        return visitor.visit_less_than_or_equal(self.term, self.value)
 
     def negate(self) -> BooleanExpression:
         return BoundGreaterThan(self.term, self.value)
@@ -190,7 +220,10 @@ class BoundLessThanOrEqual(BoundLiteralPredicate):
 
 class BoundGreaterThan(BoundLiteralPredicate):
     __slots__ = ()
-    op = "gt"
+    op = Operator.GT
+
+    def accept(self, visitor: BoundPredicateVisitor[T]) -> T:
+        return visitor.visit_greater_than(self.term, self.value)
 
     def negate(self) -> BooleanExpression:
         return BoundLessThanOrEqual(self.term, self.value)
@@ -198,7 +231,10 @@ class BoundGreaterThan(BoundLiteralPredicate):
 
 class BoundGreaterThanOrEqual(BoundLiteralPredicate):
     __slots__ = ()
-    op = "ge"
+    op = Operator.GE
+
+    def accept(self, visitor: BoundPredicateVisitor[T]) -> T:
+        return visitor.visit_greater_than_or_equal(self.term, self.value)
 
     def negate(self) -> BooleanExpression:
         return BoundLessThan(self.term, self.value)
@@ -206,7 +242,10 @@ class BoundGreaterThanOrEqual(BoundLiteralPredicate):
 
 class BoundStartsWith(BoundLiteralPredicate):
     __slots__ = ()
-    op = "starts_with"
+    op = Operator.STARTS_WITH
+
+    def accept(self, visitor: BoundPredicateVisitor[T]) -> T:
+        return visitor.visit_starts_with(self.term, self.value)
 
     def negate(self) -> BooleanExpression:
         return BoundNotStartsWith(self.term, self.value)
@@ -214,7 +253,10 @@ class BoundStartsWith(BoundLiteralPredicate):
 
 class BoundNotStartsWith(BoundLiteralPredicate):
     __slots__ = ()
-    op = "not_starts_with"
+    op = Operator.NOT_STARTS_WITH
+
+    def accept(self, visitor: BoundPredicateVisitor[T]) -> T:
+        return visitor.visit_not_starts_with(self.term, self.value)
 
     def negate(self) -> BooleanExpression:
         return BoundStartsWith(self.term, self.value)
@@ -222,7 +264,10 @@ class BoundNotStartsWith(BoundLiteralPredicate):
 
 class BoundIn(BoundSetPredicate):
     __slots__ = ()
-    op = "in"
+    op = Operator.IN
+
+    def accept(self, visitor: BoundPredicateVisitor[T]) -> T:
+        return visitor.visit_in(self.term, self.values)
 
     def negate(self) -> BooleanExpression:
         return BoundNotIn(self.term, self.values)
@@ -230,42 +275,49 @@ class BoundIn(BoundSetPredicate):
 
 class BoundNotIn(BoundSetPredicate):
     __slots__ = ()
-    op = "not_in"
+    op = Operator.NOT_IN
+
+    def accept(self, visitor: BoundPredicateVisitor[T]) -> T:
+        return visitor.visit_not_in(self.term, self.values)
 
     def negate(self) -> BooleanExpression:
         return BoundIn(self.term, self.values)
 
 
-_UNARY: dict[str, type[BoundUnaryPredicate]] = {"is_null": BoundIsNull, "not_null": BoundIsNotNull}
-_LITERAL: dict[str, type[BoundLiteralPredicate]] = {
-    c.op: c
-    for c in (
-        BoundEqualTo,
-        BoundNotEqualTo,
-        BoundLessThan,
-        BoundLessThanOrEqual,
-        BoundGreaterThan,
-        BoundGreaterThanOrEqual,
-        BoundStartsWith,
-        BoundNotStartsWith,
-    )
-}
-_SET: dict[str, type[BoundSetPredicate]] = {"in": BoundIn, "not_in": BoundNotIn}
-
-
 def bound_predicate(
-    op: str, term: BoundReference, value: Any = None, values: Iterable[Any] = ()
+    op: Operator, term: BoundReference, value: Any = None, values: Iterable[Any] = ()
 ) -> BoundPredicate:
-    """Build the bound leaf for an ``op`` tag.
+    """Build the bound leaf for an operator (``value`` for comparisons and prefixes,
+    ``values`` for IN / NOT IN).
 
     >>> from lakeskip import types as T
-    >>> bound_predicate("le", BoundReference(T.Field(0, "a", T.INT), T.INT), 3)
+    >>> bound_predicate(Operator.LE, BoundReference(T.Field(0, "a", T.INT), T.INT), 3)
     BoundLessThanOrEqual(a, 3)
     """
-    if op in _UNARY:
-        return _UNARY[op](term)
-    if op in _LITERAL:
-        return _LITERAL[op](term, value)
-    if op in _SET:
-        return _SET[op](term, values)
-    raise InvalidArgumentError(f"unknown predicate operator {op!r}")
+    match op:
+        case Operator.IS_NULL:
+            return BoundIsNull(term)
+        case Operator.NOT_NULL:
+            return BoundIsNotNull(term)
+        case Operator.EQ:
+            return BoundEqualTo(term, value)
+        case Operator.NE:
+            return BoundNotEqualTo(term, value)
+        case Operator.LT:
+            return BoundLessThan(term, value)
+        case Operator.LE:
+            return BoundLessThanOrEqual(term, value)
+        case Operator.GT:
+            return BoundGreaterThan(term, value)
+        case Operator.GE:
+            return BoundGreaterThanOrEqual(term, value)
+        case Operator.STARTS_WITH:
+            return BoundStartsWith(term, value)
+        case Operator.NOT_STARTS_WITH:
+            return BoundNotStartsWith(term, value)
+        case Operator.IN:
+            return BoundIn(term, values)
+        case Operator.NOT_IN:
+            return BoundNotIn(term, values)
+        case _:
+            unreachable(op)

@@ -1,27 +1,33 @@
 """The predicate tree: unbound nodes built by users and the SQL layer.
 
-Modelled on pyiceberg: constructors fold constants (``And(x, AlwaysFalse())`` is
-``AlwaysFalse()``, ``In(t, [v])`` is ``EqualTo(t, v)``), every node is frozen and hashable,
-``~x`` is ``Not(x)``, and :meth:`BooleanExpression.negate` gives the exact SQL negation (in
-three-valued logic ``NOT (a = 1)`` selects exactly the rows ``a <> 1`` selects).
+Modelled on pyiceberg, with the constant folding in builder functions so every node is a
+plain frozen, hashable dataclass: :func:`and_`, :func:`or_`, :func:`not_`, :func:`in_` and
+:func:`not_in` fold (``and_(x, AlwaysFalse())`` is ``AlwaysFalse()``, ``in_(t, [v])`` is
+``EqualTo(t, v)``), the class constructors never do. ``~x``, ``x & y`` and ``x | y`` use the
+builders. :meth:`BooleanExpression.negate` gives the exact SQL negation (in three-valued
+logic ``NOT (a = 1)`` selects exactly the rows ``a <> 1`` selects). Each leaf class names
+its :class:`~lakeskip.expressions.operators.Operator` in the class constant ``op``.
 
->>> And(EqualTo("a", 1), AlwaysTrue())
+>>> and_(EqualTo("a", 1), AlwaysTrue())
 EqualTo(Reference('a'), 1)
->>> Or(IsNull("a"), AlwaysTrue())
+>>> IsNull("a") | AlwaysTrue()
 AlwaysTrue()
->>> In("a", [3]), In("a", []), NotIn("a", [3, 3])
+>>> in_("a", [3]), in_("a", []), not_in("a", [3, 3])
 (EqualTo(Reference('a'), 3), AlwaysFalse(), NotEqualTo(Reference('a'), 3))
->>> Not(LessThan("a", 5)).negate()
-LessThan(Reference('a'), 5)
+>>> And(EqualTo("a", 1), AlwaysTrue())
+And(EqualTo(Reference('a'), 1), AlwaysTrue())
+>>> (~LessThan("a", 5)).negate(), LessThan("a", 5).op
+(LessThan(Reference('a'), 5), <Operator.LT: '<'>)
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from lakeskip.errors import InvalidArgumentError
+from lakeskip.expressions.operators import Operator
 
 __all__ = [
     "AlwaysFalse",
@@ -47,6 +53,11 @@ __all__ = [
     "StartsWith",
     "UnaryPredicate",
     "UnboundPredicate",
+    "and_",
+    "in_",
+    "not_",
+    "not_in",
+    "or_",
     "sorted_values",
 ]
 
@@ -86,13 +97,13 @@ class BooleanExpression:
         raise NotImplementedError
 
     def __invert__(self) -> BooleanExpression:
-        return Not(self)
+        return not_(self)
 
     def __and__(self, other: BooleanExpression) -> BooleanExpression:
-        return And(self, other)
+        return and_(self, other)
 
     def __or__(self, other: BooleanExpression) -> BooleanExpression:
-        return Or(self, other)
+        return or_(self, other)
 
 
 class AlwaysTrue(BooleanExpression):
@@ -137,98 +148,39 @@ class AlwaysFalse(BooleanExpression):
         return (AlwaysFalse, ())
 
 
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, slots=True)
 class And(BooleanExpression):
+    """Both sides hold. Build with :func:`and_` to fold constants; the node itself is plain."""
+
     left: BooleanExpression
     right: BooleanExpression
 
-    def __new__(
-        cls, left: BooleanExpression, right: BooleanExpression, *rest: BooleanExpression
-    ) -> Any:  # type: ignore[misc]
-        if rest:
-            return And(And(left, right), *rest)
-        if isinstance(left, AlwaysFalse) or isinstance(right, AlwaysFalse):
-            return AlwaysFalse()
-        if isinstance(left, AlwaysTrue):
-            return right
-        if isinstance(right, AlwaysTrue):
-            return left
-        if left == right:
-            return left
-        obj = object.__new__(cls)
-        object.__setattr__(obj, "left", left)
-        object.__setattr__(obj, "right", right)
-        return obj
-
-    def __init__(self, *args: Any) -> None:
-        pass
-
-    def __getnewargs__(self) -> tuple[BooleanExpression, BooleanExpression]:
-        return (self.left, self.right)
-
     def negate(self) -> BooleanExpression:
-        return Or(self.left.negate(), self.right.negate())
+        return or_(self.left.negate(), self.right.negate())
 
     def __repr__(self) -> str:
         return f"And({self.left!r}, {self.right!r})"
 
 
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, slots=True)
 class Or(BooleanExpression):
+    """Either side holds. Build with :func:`or_` to fold constants."""
+
     left: BooleanExpression
     right: BooleanExpression
 
-    def __new__(
-        cls, left: BooleanExpression, right: BooleanExpression, *rest: BooleanExpression
-    ) -> Any:  # type: ignore[misc]
-        if rest:
-            return Or(Or(left, right), *rest)
-        if isinstance(left, AlwaysTrue) or isinstance(right, AlwaysTrue):
-            return AlwaysTrue()
-        if isinstance(left, AlwaysFalse):
-            return right
-        if isinstance(right, AlwaysFalse):
-            return left
-        if left == right:
-            return left
-        obj = object.__new__(cls)
-        object.__setattr__(obj, "left", left)
-        object.__setattr__(obj, "right", right)
-        return obj
-
-    def __init__(self, *args: Any) -> None:
-        pass
-
-    def __getnewargs__(self) -> tuple[BooleanExpression, BooleanExpression]:
-        return (self.left, self.right)
-
     def negate(self) -> BooleanExpression:
-        return And(self.left.negate(), self.right.negate())
+        return and_(self.left.negate(), self.right.negate())
 
     def __repr__(self) -> str:
         return f"Or({self.left!r}, {self.right!r})"
 
 
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, slots=True)
 class Not(BooleanExpression):
+    """SQL NOT. Build with :func:`not_` to fold constants and double negation."""
+
     child: BooleanExpression
-
-    def __new__(cls, child: BooleanExpression) -> Any:  # type: ignore[misc]
-        if isinstance(child, AlwaysTrue):
-            return AlwaysFalse()
-        if isinstance(child, AlwaysFalse):
-            return AlwaysTrue()
-        if isinstance(child, Not):
-            return child.child
-        obj = object.__new__(cls)
-        object.__setattr__(obj, "child", child)
-        return obj
-
-    def __init__(self, *args: Any) -> None:
-        pass
-
-    def __getnewargs__(self) -> tuple[BooleanExpression]:
-        return (self.child,)
 
     def negate(self) -> BooleanExpression:
         return self.child
@@ -237,10 +189,66 @@ class Not(BooleanExpression):
         return f"Not({self.child!r})"
 
 
+def and_(
+    left: BooleanExpression, right: BooleanExpression, *rest: BooleanExpression
+) -> BooleanExpression:
+    """AND of two or more expressions, constants folded (``x AND FALSE`` is FALSE,
+    ``x AND TRUE`` and ``x AND x`` are ``x``).
+
+    >>> and_(EqualTo("a", 1), AlwaysTrue(), IsNull("b"))
+    And(EqualTo(Reference('a'), 1), IsNull(Reference('b')))
+    """
+    if rest:
+        return and_(and_(left, right), *rest)
+    if isinstance(left, AlwaysFalse) or isinstance(right, AlwaysFalse):
+        return AlwaysFalse()
+    if isinstance(left, AlwaysTrue):
+        return right
+    if isinstance(right, AlwaysTrue) or left == right:
+        return left
+    return And(left, right)
+
+
+def or_(
+    left: BooleanExpression, right: BooleanExpression, *rest: BooleanExpression
+) -> BooleanExpression:
+    """OR of two or more expressions, constants folded.
+
+    >>> or_(AlwaysFalse(), EqualTo("a", 1))
+    EqualTo(Reference('a'), 1)
+    """
+    if rest:
+        return or_(or_(left, right), *rest)
+    if isinstance(left, AlwaysTrue) or isinstance(right, AlwaysTrue):
+        return AlwaysTrue()
+    if isinstance(left, AlwaysFalse):
+        return right
+    if isinstance(right, AlwaysFalse) or left == right:
+        return left
+    return Or(left, right)
+
+
+def not_(child: BooleanExpression) -> BooleanExpression:
+    """NOT, constants and double negation folded (the leaves are left for
+    :func:`~lakeskip.expressions.binding.rewrite_not`).
+
+    >>> not_(AlwaysTrue()), not_(not_(IsNull("a")))
+    (AlwaysFalse(), IsNull(Reference('a')))
+    """
+    if isinstance(child, AlwaysTrue):
+        return AlwaysFalse()
+    if isinstance(child, AlwaysFalse):
+        return AlwaysTrue()
+    if isinstance(child, Not):
+        return child.child
+    return Not(child)
+
+
 class UnboundPredicate(BooleanExpression):
     """A leaf over one column (or map key)."""
 
     __slots__ = ()
+    op: ClassVar[Operator]
     term: Reference
 
 
@@ -313,26 +321,15 @@ def sorted_values(values: Iterable[Any]) -> list[Any]:
 
 @dataclass(frozen=True, slots=True, init=False)
 class In(SetPredicate):
+    """``a IN (...)``. Build with :func:`in_`: an empty list is FALSE, one value ``=``."""
+
+    op = Operator.IN
     term: Reference
     values: frozenset[Any]
 
-    def __new__(cls, term: str | Reference, values: Iterable[Any]) -> Any:  # type: ignore[misc]
-        vs = _value_set(values, "In")
-        if not vs:
-            _ref(term)
-            return AlwaysFalse()
-        if len(vs) == 1:
-            return EqualTo(term, next(iter(vs)))
-        obj = object.__new__(cls)
-        object.__setattr__(obj, "term", _ref(term))
-        object.__setattr__(obj, "values", vs)
-        return obj
-
-    def __init__(self, *args: Any) -> None:
-        pass
-
-    def __getnewargs__(self) -> tuple[Any, ...]:
-        return (self.term, self.values)
+    def __init__(self, term: str | Reference, values: Iterable[Any]) -> None:
+        object.__setattr__(self, "term", _ref(term))
+        object.__setattr__(self, "values", _value_set(values, "In"))
 
     def negate(self) -> BooleanExpression:
         return NotIn(self.term, self.values)
@@ -345,33 +342,20 @@ class In(SetPredicate):
 class NotIn(SetPredicate):
     """``a NOT IN (...)`` over non-null values: true for non-null ``a`` outside the list.
 
-    ``NotIn(t, [])`` is ``AlwaysTrue()``: the empty AND is true for every row, nulls
+    ``not_in(t, [])`` is ``AlwaysTrue()``: the empty AND is true for every row, nulls
     included (Spark 4 agrees: ``NULL IN ()`` is false, so ``NULL NOT IN ()`` is true), it is
-    the exact negation of ``In(t, []) = AlwaysFalse()``, and it is the choice that keeps the
+    the exact negation of ``in_(t, []) = AlwaysFalse()``, and it is the choice that keeps the
     most rows. SQL itself has no empty lists; binding, which drops list values a column
     cannot hold, turns an emptied NOT IN into ``IsNotNull`` (``a <> 1.5`` is null for null
     ``a``) -- see :mod:`lakeskip.expressions.binding`."""
 
+    op = Operator.NOT_IN
     term: Reference
     values: frozenset[Any]
 
-    def __new__(cls, term: str | Reference, values: Iterable[Any]) -> Any:  # type: ignore[misc]
-        vs = _value_set(values, "NotIn")
-        if not vs:
-            _ref(term)
-            return AlwaysTrue()
-        if len(vs) == 1:
-            return NotEqualTo(term, next(iter(vs)))
-        obj = object.__new__(cls)
-        object.__setattr__(obj, "term", _ref(term))
-        object.__setattr__(obj, "values", vs)
-        return obj
-
-    def __init__(self, *args: Any) -> None:
-        pass
-
-    def __getnewargs__(self) -> tuple[Any, ...]:
-        return (self.term, self.values)
+    def __init__(self, term: str | Reference, values: Iterable[Any]) -> None:
+        object.__setattr__(self, "term", _ref(term))
+        object.__setattr__(self, "values", _value_set(values, "NotIn"))
 
     def negate(self) -> BooleanExpression:
         return In(self.term, self.values)
@@ -380,8 +364,38 @@ class NotIn(SetPredicate):
         return f"NotIn({self.term!r}, {sorted_values(self.values)!r})"
 
 
+def in_(term: str | Reference, values: Iterable[Any]) -> BooleanExpression:
+    """``term IN (values)`` folded: no value is FALSE, one value is :class:`EqualTo`.
+
+    >>> in_("a", [3]), in_("a", []), in_("a", [2, 1])
+    (EqualTo(Reference('a'), 3), AlwaysFalse(), In(Reference('a'), [1, 2]))
+    """
+    node = In(term, values)
+    if not node.values:
+        return AlwaysFalse()
+    if len(node.values) == 1:
+        return EqualTo(node.term, next(iter(node.values)))
+    return node
+
+
+def not_in(term: str | Reference, values: Iterable[Any]) -> BooleanExpression:
+    """``term NOT IN (values)`` folded: no value is TRUE (see :class:`NotIn`), one value is
+    :class:`NotEqualTo`.
+
+    >>> not_in("a", [3, 3]), not_in("a", [])
+    (NotEqualTo(Reference('a'), 3), AlwaysTrue())
+    """
+    node = NotIn(term, values)
+    if not node.values:
+        return AlwaysTrue()
+    if len(node.values) == 1:
+        return NotEqualTo(node.term, next(iter(node.values)))
+    return node
+
+
 class IsNull(UnaryPredicate):
     __slots__ = ()
+    op = Operator.IS_NULL
 
     def negate(self) -> BooleanExpression:
         return IsNotNull(self.term)
@@ -389,6 +403,7 @@ class IsNull(UnaryPredicate):
 
 class IsNotNull(UnaryPredicate):
     __slots__ = ()
+    op = Operator.NOT_NULL
 
     def negate(self) -> BooleanExpression:
         return IsNull(self.term)
@@ -396,6 +411,7 @@ class IsNotNull(UnaryPredicate):
 
 class EqualTo(LiteralPredicate):
     __slots__ = ()
+    op = Operator.EQ
 
     def negate(self) -> BooleanExpression:
         return NotEqualTo(self.term, self.value)
@@ -403,6 +419,7 @@ class EqualTo(LiteralPredicate):
 
 class NotEqualTo(LiteralPredicate):
     __slots__ = ()
+    op = Operator.NE
 
     def negate(self) -> BooleanExpression:
         return EqualTo(self.term, self.value)
@@ -410,6 +427,7 @@ class NotEqualTo(LiteralPredicate):
 
 class LessThan(LiteralPredicate):
     __slots__ = ()
+    op = Operator.LT
 
     def negate(self) -> BooleanExpression:
         return GreaterThanOrEqual(self.term, self.value)
@@ -417,6 +435,7 @@ class LessThan(LiteralPredicate):
 
 class LessThanOrEqual(LiteralPredicate):
     __slots__ = ()
+    op = Operator.LE
 
     def negate(self) -> BooleanExpression:
         return GreaterThan(self.term, self.value)
@@ -424,6 +443,7 @@ class LessThanOrEqual(LiteralPredicate):
 
 class GreaterThan(LiteralPredicate):
     __slots__ = ()
+    op = Operator.GT
 
     def negate(self) -> BooleanExpression:
         return LessThanOrEqual(self.term, self.value)
@@ -431,6 +451,7 @@ class GreaterThan(LiteralPredicate):
 
 class GreaterThanOrEqual(LiteralPredicate):
     __slots__ = ()
+    op = Operator.GE
 
     def negate(self) -> BooleanExpression:
         return LessThan(self.term, self.value)
@@ -438,6 +459,7 @@ class GreaterThanOrEqual(LiteralPredicate):
 
 class StartsWith(LiteralPredicate):
     __slots__ = ()
+    op = Operator.STARTS_WITH
 
     def negate(self) -> BooleanExpression:
         return NotStartsWith(self.term, self.value)
@@ -445,6 +467,7 @@ class StartsWith(LiteralPredicate):
 
 class NotStartsWith(LiteralPredicate):
     __slots__ = ()
+    op = Operator.NOT_STARTS_WITH
 
     def negate(self) -> BooleanExpression:
         return StartsWith(self.term, self.value)

@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import Any, Generic, TypeVar
 
 from lakeskip.errors import InvalidArgumentError
@@ -33,21 +34,6 @@ from lakeskip.expressions.tree import (
 __all__ = ["BooleanExpressionVisitor", "BoundPredicateVisitor", "visit"]
 
 T = TypeVar("T")
-
-_METHODS = {
-    "eq": "visit_equal",
-    "ne": "visit_not_equal",
-    "lt": "visit_less_than",
-    "le": "visit_less_than_or_equal",
-    "gt": "visit_greater_than",
-    "ge": "visit_greater_than_or_equal",
-    "in": "visit_in",
-    "not_in": "visit_not_in",
-    "is_null": "visit_is_null",
-    "not_null": "visit_not_null",
-    "starts_with": "visit_starts_with",
-    "not_starts_with": "visit_not_starts_with",
-}
 
 
 class BooleanExpressionVisitor(Generic[T]):
@@ -75,54 +61,54 @@ class BooleanExpressionVisitor(Generic[T]):
         raise NotImplementedError
 
 
-class BoundPredicateVisitor(BooleanExpressionVisitor[T]):
-    """Dispatches bound leaves to one method per operator, each given the
-    :class:`BoundReference` and the internal-form literal(s)."""
+class BoundPredicateVisitor(BooleanExpressionVisitor[T], ABC):
+    """One method per leaf operator, each given the :class:`BoundReference` and the
+    internal-form literal(s). Bound leaves dispatch to them themselves
+    (:meth:`~lakeskip.expressions.bound.BoundPredicate.accept`), and every method is
+    abstract, so mypy rejects a visitor that misses an operator.
+
+    The index readers (:class:`lakeskip.index.base.FileIndexReader`) answer the same
+    method names for their one column, without the ``term`` argument.
+    """
 
     def visit_bound_predicate(self, predicate: BoundPredicate) -> T:
-        op = predicate.op
-        method = getattr(self, _METHODS[op])
-        if op in ("in", "not_in"):
-            return method(predicate.term, predicate.values)  # type: ignore[no-any-return]
-        if op in ("is_null", "not_null"):
-            return method(predicate.term)  # type: ignore[no-any-return]
-        return method(predicate.term, predicate.value)  # type: ignore[no-any-return]
+        return predicate.accept(self)
 
-    def visit_equal(self, term: BoundReference, value: Any) -> T:
-        raise NotImplementedError
+    @abstractmethod
+    def visit_equal(self, term: BoundReference, value: Any) -> T: ...
 
-    def visit_not_equal(self, term: BoundReference, value: Any) -> T:
-        raise NotImplementedError
+    @abstractmethod
+    def visit_not_equal(self, term: BoundReference, value: Any) -> T: ...
 
-    def visit_less_than(self, term: BoundReference, value: Any) -> T:
-        raise NotImplementedError
+    @abstractmethod
+    def visit_less_than(self, term: BoundReference, value: Any) -> T: ...
 
-    def visit_less_than_or_equal(self, term: BoundReference, value: Any) -> T:
-        raise NotImplementedError
+    @abstractmethod
+    def visit_less_than_or_equal(self, term: BoundReference, value: Any) -> T: ...
 
-    def visit_greater_than(self, term: BoundReference, value: Any) -> T:
-        raise NotImplementedError
+    @abstractmethod
+    def visit_greater_than(self, term: BoundReference, value: Any) -> T: ...
 
-    def visit_greater_than_or_equal(self, term: BoundReference, value: Any) -> T:
-        raise NotImplementedError
+    @abstractmethod
+    def visit_greater_than_or_equal(self, term: BoundReference, value: Any) -> T: ...
 
-    def visit_in(self, term: BoundReference, values: frozenset[Any]) -> T:
-        raise NotImplementedError
+    @abstractmethod
+    def visit_in(self, term: BoundReference, values: frozenset[Any]) -> T: ...
 
-    def visit_not_in(self, term: BoundReference, values: frozenset[Any]) -> T:
-        raise NotImplementedError
+    @abstractmethod
+    def visit_not_in(self, term: BoundReference, values: frozenset[Any]) -> T: ...
 
-    def visit_is_null(self, term: BoundReference) -> T:
-        raise NotImplementedError
+    @abstractmethod
+    def visit_is_null(self, term: BoundReference) -> T: ...
 
-    def visit_not_null(self, term: BoundReference) -> T:
-        raise NotImplementedError
+    @abstractmethod
+    def visit_not_null(self, term: BoundReference) -> T: ...
 
-    def visit_starts_with(self, term: BoundReference, prefix: str) -> T:
-        raise NotImplementedError
+    @abstractmethod
+    def visit_starts_with(self, term: BoundReference, prefix: str) -> T: ...
 
-    def visit_not_starts_with(self, term: BoundReference, prefix: str) -> T:
-        raise NotImplementedError
+    @abstractmethod
+    def visit_not_starts_with(self, term: BoundReference, prefix: str) -> T: ...
 
 
 def visit(expr: BooleanExpression, visitor: BooleanExpressionVisitor[T]) -> T:

@@ -12,7 +12,7 @@ This mirrors Paimon's ``FileIndexer`` / ``FileIndexWriter`` / ``FileIndexReader`
 Literal values passed to readers are in the *internal* form of the column type (see
 :mod:`lakeskip.types`): ints, floats, ``Decimal``, ``str``, ``bytes``, ``bool``, epoch days,
 timestamp millis/micros. They are never ``None``: null tests come as
-``visit_is_null``/``visit_is_not_null``, and comparisons with NULL never reach a reader.
+``visit_is_null``/``visit_not_null``, and comparisons with NULL never reach a reader.
 """
 
 from __future__ import annotations
@@ -47,13 +47,13 @@ class FileIndexReader:
     def visit_less_than(self, value: Any) -> FileIndexResult:
         return REMAIN
 
-    def visit_less_or_equal(self, value: Any) -> FileIndexResult:
+    def visit_less_than_or_equal(self, value: Any) -> FileIndexResult:
         return REMAIN
 
     def visit_greater_than(self, value: Any) -> FileIndexResult:
         return REMAIN
 
-    def visit_greater_or_equal(self, value: Any) -> FileIndexResult:
+    def visit_greater_than_or_equal(self, value: Any) -> FileIndexResult:
         return REMAIN
 
     def visit_in(self, values: Sequence[Any]) -> FileIndexResult:
@@ -77,10 +77,13 @@ class FileIndexReader:
     def visit_is_null(self) -> FileIndexResult:
         return REMAIN
 
-    def visit_is_not_null(self) -> FileIndexResult:
+    def visit_not_null(self) -> FileIndexResult:
         return REMAIN
 
     def visit_starts_with(self, prefix: Any) -> FileIndexResult:
+        return REMAIN
+
+    def visit_not_starts_with(self, prefix: Any) -> FileIndexResult:
         return REMAIN
 
 

@@ -549,7 +549,7 @@ class _Reader(FileIndexReader):
     def visit_is_null(self) -> FileIndexResult:
         return BitmapResult(BitMap(self._nulls()))
 
-    def visit_is_not_null(self) -> FileIndexResult:
+    def visit_not_null(self) -> FileIndexResult:
         return BitmapResult(self._non_null())
 
 

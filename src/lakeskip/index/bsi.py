@@ -25,7 +25,7 @@ answered with mirrored operators on the negative half. Results are exact row set
 >>> w = ix.create_writer(T.BIGINT, {})
 >>> w.write(pa.array([5, -3, None, 12, 0]))
 >>> r = ix.create_reader(T.BIGINT, {}, w.serialize())
->>> list(r.visit_less_than(5).bitmap), list(r.visit_greater_or_equal(-3).bitmap)
+>>> list(r.visit_less_than(5).bitmap), list(r.visit_greater_than_or_equal(-3).bitmap)
 ([1, 4], [0, 1, 3, 4])
 """
 
@@ -42,6 +42,7 @@ import pyarrow.compute as pc
 from pyroaring import BitMap
 
 from lakeskip.errors import CorruptIndexError
+from lakeskip.expressions.operators import Operator
 from lakeskip.index._binary import ByteReader, ByteWriter
 from lakeskip.index._roaring import roaring_size, serialize_bitmap
 from lakeskip.index.base import BufferedWriter, FileIndexer, FileIndexReader, FileIndexWriter
@@ -128,30 +129,30 @@ class _Half:
     ebm: BitMap
     slices: tuple[BitMap, ...]
 
-    def compare(self, op: str, v: int) -> BitMap:
+    def compare(self, op: Operator, v: int) -> BitMap:
         lo, hi = self.min, self.max
         all_, none = self.ebm, BitMap()
-        if op == "eq":
+        if op is Operator.EQ:
             if lo == hi == v:
                 return BitMap(all_)
             if v < lo or v > hi:
                 return none
-        elif op == "ge":
+        elif op is Operator.GE:
             if v <= lo:
                 return BitMap(all_)
             if v > hi:
                 return none
-        elif op == "gt":
+        elif op is Operator.GT:
             if v < lo:
                 return BitMap(all_)
             if v >= hi:
                 return none
-        elif op == "le":
+        elif op is Operator.LE:
             if v >= hi:
                 return BitMap(all_)
             if v < lo:
                 return none
-        elif op == "lt":
+        elif op is Operator.LT:
             if v > hi:
                 return BitMap(all_)
             if v <= lo:
@@ -166,13 +167,13 @@ class _Half:
             else:
                 gt |= eq & s
                 eq -= s
-        if op == "eq":
+        if op is Operator.EQ:
             return eq
-        if op == "gt":
+        if op is Operator.GT:
             return gt & self.ebm
-        if op == "lt":
+        if op is Operator.LT:
             return lt & self.ebm
-        if op == "le":
+        if op is Operator.LE:
             return (lt | eq) & self.ebm
         return (gt | eq) & self.ebm
 
@@ -208,9 +209,6 @@ def _read_half(r: ByteReader, rows: int) -> _Half:
     return _Half(lo, hi, ebm, slices)
 
 
-_MIRROR = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq"}
-
-
 class _Reader(FileIndexReader):
     def __init__(self, t: DataType, data: bytes | memoryview) -> None:
         self.t = t
@@ -229,37 +227,37 @@ class _Reader(FileIndexReader):
     def _not_null(self) -> BitMap:
         return self.pos.ebm | self.neg.ebm
 
-    def _cmp(self, op: str, value: Any) -> BitMap:
+    def _cmp(self, op: Operator, value: Any) -> BitMap:
         v = _to_long(self.t, value)
         if v < LONG_MIN or v > 2**63 - 1:  # outside what any stored value can be
             above = v > 0
-            if op == "eq":
+            if op is Operator.EQ:
                 return BitMap()
-            if op in ("lt", "le"):
+            if op in (Operator.LT, Operator.LE):
                 return self._not_null() if above else BitMap()
             return BitMap() if above else self._not_null()
         if v < 0:
             a = -v
-            if op in ("lt", "le"):
-                return self.neg.compare(_MIRROR[op], a)
-            if op in ("gt", "ge"):
-                return self.pos.ebm | self.neg.compare(_MIRROR[op], a)
-            return self.neg.compare("eq", a)
-        if op in ("lt", "le"):
+            if op in (Operator.LT, Operator.LE):
+                return self.neg.compare(op.mirrored, a)
+            if op in (Operator.GT, Operator.GE):
+                return self.pos.ebm | self.neg.compare(op.mirrored, a)
+            return self.neg.compare(Operator.EQ, a)
+        if op in (Operator.LT, Operator.LE):
             return self.pos.compare(op, v) | self.neg.ebm
         return self.pos.compare(op, v)
 
     def _eq_any(self, values: Sequence[Any]) -> BitMap:
         out = BitMap()
         for v in values:
-            out |= self._cmp("eq", v)
+            out |= self._cmp(Operator.EQ, v)
         return out
 
     def visit_equal(self, value: Any) -> FileIndexResult:
-        return BitmapResult(self._cmp("eq", value))
+        return BitmapResult(self._cmp(Operator.EQ, value))
 
     def visit_not_equal(self, value: Any) -> FileIndexResult:
-        return BitmapResult(self._not_null() - self._cmp("eq", value))
+        return BitmapResult(self._not_null() - self._cmp(Operator.EQ, value))
 
     def visit_in(self, values: Sequence[Any]) -> FileIndexResult:
         return BitmapResult(self._eq_any(values))
@@ -268,21 +266,21 @@ class _Reader(FileIndexReader):
         return BitmapResult(self._not_null() - self._eq_any(values))
 
     def visit_less_than(self, value: Any) -> FileIndexResult:
-        return BitmapResult(self._cmp("lt", value))
+        return BitmapResult(self._cmp(Operator.LT, value))
 
-    def visit_less_or_equal(self, value: Any) -> FileIndexResult:
-        return BitmapResult(self._cmp("le", value))
+    def visit_less_than_or_equal(self, value: Any) -> FileIndexResult:
+        return BitmapResult(self._cmp(Operator.LE, value))
 
     def visit_greater_than(self, value: Any) -> FileIndexResult:
-        return BitmapResult(self._cmp("gt", value))
+        return BitmapResult(self._cmp(Operator.GT, value))
 
-    def visit_greater_or_equal(self, value: Any) -> FileIndexResult:
-        return BitmapResult(self._cmp("ge", value))
+    def visit_greater_than_or_equal(self, value: Any) -> FileIndexResult:
+        return BitmapResult(self._cmp(Operator.GE, value))
 
     def visit_is_null(self) -> FileIndexResult:
         return BitmapResult(BitMap(range(self.rows)) - self._not_null())
 
-    def visit_is_not_null(self) -> FileIndexResult:
+    def visit_not_null(self) -> FileIndexResult:
         return BitmapResult(self._not_null())
 
 

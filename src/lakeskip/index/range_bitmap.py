@@ -72,6 +72,7 @@ import pyarrow.compute as pc
 from pyroaring import BitMap
 
 from lakeskip.errors import CorruptIndexError, InvalidOptionError
+from lakeskip.expressions.operators import Operator
 from lakeskip.index._binary import ByteReader, ByteWriter
 from lakeskip.index._roaring import roaring_size, serialize_bitmap
 from lakeskip.index.base import (
@@ -633,7 +634,7 @@ class _Reader(FileIndexReader):
             return 0, 0
         return self._count_below(keys[0], False), self._count_below(keys[1], True)
 
-    def _answer(self, op: str, value: Any) -> FileIndexResult:
+    def _answer(self, op: Operator, value: Any) -> FileIndexResult:
         if not self.cardinality:
             return BitmapResult(BitMap())
         span = self._range(value)
@@ -641,27 +642,33 @@ class _Reader(FileIndexReader):
             return BitmapResult(self._not_null())
         lo, hi = span
         n = self.cardinality
-        codes = {"eq": (lo, hi), "lt": (0, lo), "le": (0, hi), "gt": (hi, n), "ge": (lo, n)}
+        codes = {
+            Operator.EQ: (lo, hi),
+            Operator.LT: (0, lo),
+            Operator.LE: (0, hi),
+            Operator.GT: (hi, n),
+            Operator.GE: (lo, n),
+        }
         a, b = codes[op]
         return BitmapResult(self._codes(a, b))
 
     def visit_equal(self, value: Any) -> FileIndexResult:
-        return self._answer("eq", value)
+        return self._answer(Operator.EQ, value)
 
     def visit_not_equal(self, value: Any) -> FileIndexResult:
         return self.visit_not_in([value])
 
     def visit_less_than(self, value: Any) -> FileIndexResult:
-        return self._answer("lt", value)
+        return self._answer(Operator.LT, value)
 
-    def visit_less_or_equal(self, value: Any) -> FileIndexResult:
-        return self._answer("le", value)
+    def visit_less_than_or_equal(self, value: Any) -> FileIndexResult:
+        return self._answer(Operator.LE, value)
 
     def visit_greater_than(self, value: Any) -> FileIndexResult:
-        return self._answer("gt", value)
+        return self._answer(Operator.GT, value)
 
-    def visit_greater_or_equal(self, value: Any) -> FileIndexResult:
-        return self._answer("ge", value)
+    def visit_greater_than_or_equal(self, value: Any) -> FileIndexResult:
+        return self._answer(Operator.GE, value)
 
     def _in(self, values: Sequence[Any]) -> BitMap | None:
         out = BitMap()
@@ -683,7 +690,7 @@ class _Reader(FileIndexReader):
     def visit_is_null(self) -> FileIndexResult:
         return BitmapResult(BitMap(range(self.rows)) - self._not_null())
 
-    def visit_is_not_null(self) -> FileIndexResult:
+    def visit_not_null(self) -> FileIndexResult:
         return BitmapResult(self._not_null())
 
     def visit_starts_with(self, prefix: Any) -> FileIndexResult:

@@ -5,22 +5,33 @@ Paimon's ``FileIndexPredicate`` rules: a leaf ANDs the results of every index on
 OR folds with ``or_``. Negation never reaches here (it was pushed into the leaves).
 A SKIP, or a bitmap with no rows, means no row of the file can match.
 
-Leaves an index cannot decide are REMAIN (``FileIndexReader`` defaults). ``NOT STARTS WITH``
-has no reader method and stays REMAIN.
+Leaves an index cannot decide are REMAIN (``FileIndexReader`` defaults; no index decides
+``NOT STARTS WITH`` today). Each leaf dispatches itself to the reader method of the same
+name as the :class:`~lakeskip.expressions.BoundPredicateVisitor` method.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from pyroaring import BitMap
 
-from lakeskip.expressions import AlwaysFalse, AlwaysTrue, And, BooleanExpression, BoundPredicate, Or
+from lakeskip.expressions import (
+    AlwaysFalse,
+    AlwaysTrue,
+    And,
+    BooleanExpression,
+    BoundPredicate,
+    BoundPredicateVisitor,
+    BoundReference,
+    Or,
+)
 from lakeskip.index.base import FileIndexReader
 from lakeskip.index.file_index import FileIndexFile
 from lakeskip.index.result import REMAIN, SKIP, BitmapResult, FileIndexResult
 
-__all__ = ["IndexVerdict", "evaluate_file_index"]
+__all__ = ["IndexVerdict", "evaluate_file_index", "reader_answer"]
 
 
 @dataclass(slots=True)
@@ -34,31 +45,53 @@ class IndexVerdict:
     warnings: list[str] = field(default_factory=list)
 
 
-def _visit(reader: FileIndexReader, p: BoundPredicate) -> FileIndexResult:
-    op, v = p.op, p.value
-    if op == "eq":
-        return reader.visit_equal(v)
-    if op == "ne":
-        return reader.visit_not_equal(v)
-    if op == "lt":
-        return reader.visit_less_than(v)
-    if op == "le":
-        return reader.visit_less_or_equal(v)
-    if op == "gt":
-        return reader.visit_greater_than(v)
-    if op == "ge":
-        return reader.visit_greater_or_equal(v)
-    if op == "in":
-        return reader.visit_in(sorted(p.values, key=repr))
-    if op == "not_in":
-        return reader.visit_not_in(sorted(p.values, key=repr))
-    if op == "is_null":
-        return reader.visit_is_null()
-    if op == "not_null":
-        return reader.visit_is_not_null()
-    if op == "starts_with":
-        return reader.visit_starts_with(v)
-    return REMAIN
+class _ReaderLeaves(BoundPredicateVisitor[FileIndexResult]):
+    """One index reader seen through the visitor protocol: the reader answers the same
+    method names for its one column, so each leaf forwards without the term."""
+
+    def __init__(self, reader: FileIndexReader) -> None:
+        self.reader = reader
+
+    def visit_equal(self, term: BoundReference, value: Any) -> FileIndexResult:
+        return self.reader.visit_equal(value)
+
+    def visit_not_equal(self, term: BoundReference, value: Any) -> FileIndexResult:
+        return self.reader.visit_not_equal(value)
+
+    def visit_less_than(self, term: BoundReference, value: Any) -> FileIndexResult:
+        return self.reader.visit_less_than(value)
+
+    def visit_less_than_or_equal(self, term: BoundReference, value: Any) -> FileIndexResult:
+        return self.reader.visit_less_than_or_equal(value)
+
+    def visit_greater_than(self, term: BoundReference, value: Any) -> FileIndexResult:
+        return self.reader.visit_greater_than(value)
+
+    def visit_greater_than_or_equal(self, term: BoundReference, value: Any) -> FileIndexResult:
+        return self.reader.visit_greater_than_or_equal(value)
+
+    def visit_in(self, term: BoundReference, values: frozenset[Any]) -> FileIndexResult:
+        return self.reader.visit_in(sorted(values, key=repr))
+
+    def visit_not_in(self, term: BoundReference, values: frozenset[Any]) -> FileIndexResult:
+        return self.reader.visit_not_in(sorted(values, key=repr))
+
+    def visit_is_null(self, term: BoundReference) -> FileIndexResult:
+        return self.reader.visit_is_null()
+
+    def visit_not_null(self, term: BoundReference) -> FileIndexResult:
+        return self.reader.visit_not_null()
+
+    def visit_starts_with(self, term: BoundReference, prefix: str) -> FileIndexResult:
+        return self.reader.visit_starts_with(prefix)
+
+    def visit_not_starts_with(self, term: BoundReference, prefix: str) -> FileIndexResult:
+        return self.reader.visit_not_starts_with(prefix)
+
+
+def reader_answer(reader: FileIndexReader, leaf: BoundPredicate) -> FileIndexResult:
+    """What one index reader says about one bound leaf on its column."""
+    return leaf.accept(_ReaderLeaves(reader))
 
 
 class _Evaluator:
@@ -69,7 +102,7 @@ class _Evaluator:
     def leaf(self, p: BoundPredicate) -> FileIndexResult:
         result: FileIndexResult = REMAIN
         for index_type, reader in self.index.typed_readers(p.term.name):
-            r = _visit(reader, p)
+            r = reader_answer(reader, p)
             result = result.and_(r)
             if not r.remain() and self.culprit is None:
                 self.culprit = (index_type, p.term.name)

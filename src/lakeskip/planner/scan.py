@@ -6,7 +6,7 @@ Tiers, cheapest first, each only for files the previous tiers kept:
 2. **Stats**: min/max/null counts from the manifest (:class:`StatsEvaluator`).
 3. **Embedded file indexes** (``_EMBEDDED_FILE_INDEX``; no extra I/O).
 4. **``.index`` files**, read in parallel for the files still alive, cached by path (index
-   files are immutable: a rewrite writes a new name).
+   files are immutable: a rewrite writes a new name) in the process-wide metadata cache.
 
 Index results combine as Paimon's ``FileIndexPredicate``: a leaf ANDs every index on its
 column, AND short-circuits, OR folds. A SKIP or an empty row bitmap skips the file. A corrupt,
@@ -17,15 +17,14 @@ never a skipped match.
 
 from __future__ import annotations
 
-import threading
 import time
 import warnings
-from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from lakeskip.catalog.cache import CacheSection, MetadataCache, shared_cache
 from lakeskip.catalog.manifest import ManifestEntry
 from lakeskip.catalog.stats import file_column_stats
 from lakeskip.catalog.table import FileStoreTable
@@ -39,52 +38,31 @@ from lakeskip.planner.stats import ColumnStats, FileStats
 from lakeskip.planner.stats_evaluator import StatsEvaluator
 from lakeskip.types import RowType
 
-__all__ = ["IndexFileCache", "ScanPlanner"]
+__all__ = ["ScanPlanner"]
 
 
-class IndexFileCache:
-    """A small LRU of ``.index`` file bytes by path, shared across queries (files are
-    immutable once written)."""
-
-    def __init__(self, max_bytes: int = 256 * 1024 * 1024) -> None:
-        self.max_bytes = max_bytes
-        self._data: OrderedDict[str, bytes] = OrderedDict()
-        self._size = 0
-        self._lock = threading.Lock()
-
-    def get(self, path: str) -> bytes | None:
-        with self._lock:
-            data = self._data.get(path)
-            if data is not None:
-                self._data.move_to_end(path)
-            return data
-
-    def put(self, path: str, data: bytes) -> None:
-        if len(data) > self.max_bytes:
-            return
-        with self._lock:
-            if path in self._data:
-                return
-            self._data[path] = data
-            self._size += len(data)
-            while self._size > self.max_bytes:
-                _, old = self._data.popitem(last=False)
-                self._size -= len(old)
+# What the planner keeps between queries, in the process-wide metadata cache (one budget
+# in bytes, see lakeskip.catalog.cache):
+# * ``.index`` file bytes by path (index files are immutable: a rewrite writes a new name);
+# * decoded stats per data file: a file's stats never change (a rewrite of its indexes keeps
+#   them), so they are decoded once per (table, file, file schema, table schema) and reused
+#   by every later query -- decoding BinaryRows was most of the planning time;
+# * opened index containers (readers decode lazily and keep what they decoded), keyed by the
+#   file and the exact index bytes: a rewrite gives new bytes, hence a new entry.
+_INDEX_BYTES = "planner.index-file-bytes"
+_STATS = "planner.file-stats"
+_INDEX_FILES = "planner.index-containers"
+_STATS_ENTRY_BYTES = 200  # a ColumnStats and its dict slot, besides the values themselves
+_INDEX_DECODED_FACTOR = 3  # opened readers keep decoded bitmaps beside the bytes
 
 
-_SHARED_CACHE = IndexFileCache()
-
-# Decoded stats per data file: a file's stats never change (a rewrite of its indexes keeps
-# them), so they are decoded once per (table, file, file schema, table schema) and reused by
-# every later query -- decoding BinaryRows was most of the planning time.
-_STATS_CACHE: OrderedDict[tuple[str, str, int, int], dict[str, ColumnStats]] = OrderedDict()
-_STATS_CACHE_MAX = 500_000
-_STATS_LOCK = threading.Lock()
-
-# Opened index containers (readers decode lazily and keep what they decoded), keyed by the
-# file and the exact index bytes: a rewrite gives new bytes, hence a new entry.
-_INDEX_CACHE: OrderedDict[tuple[object, ...], FileIndexFile] = OrderedDict()
-_INDEX_CACHE_MAX = 50_000
+def _stats_nbytes(stats: dict[str, ColumnStats]) -> int:
+    n = 100
+    for name, cs in stats.items():
+        n += _STATS_ENTRY_BYTES + len(name)
+        for v in (cs.min, cs.max):
+            n += len(v) if isinstance(v, (str, bytes)) else 32
+    return n
 
 
 @dataclass(slots=True)
@@ -103,15 +81,19 @@ class ScanPlanner:
     Args:
         table: the table to plan.
         max_workers: threads reading ``.index`` files.
-        cache: ``.index`` byte cache (a process-wide one by default).
+        cache: where index bytes, opened indexes and decoded stats are kept between
+            queries (default: the process-wide :func:`~lakeskip.catalog.cache.shared_cache`).
     """
 
     def __init__(
-        self, table: FileStoreTable, max_workers: int = 8, cache: IndexFileCache | None = None
+        self, table: FileStoreTable, max_workers: int = 8, cache: MetadataCache | None = None
     ) -> None:
         self.table = table
         self.max_workers = max_workers
-        self.cache = cache if cache is not None else _SHARED_CACHE
+        self.cache = cache if cache is not None else shared_cache()
+        self._index_bytes: CacheSection[bytes] = self.cache.section(_INDEX_BYTES)
+        self._stats: CacheSection[dict[str, ColumnStats]] = self.cache.section(_STATS)
+        self._index_files: CacheSection[FileIndexFile] = self.cache.section(_INDEX_FILES)
 
     def plan(
         self,
@@ -221,8 +203,7 @@ class ScanPlanner:
     def _file_stats(self, e: ManifestEntry, notes: _Warnings) -> dict[str, ColumnStats]:
         table = self.table
         key = (table.path, e.file.file_name, e.file.schema_id, table.schema.id)
-        with _STATS_LOCK:
-            hit = _STATS_CACHE.get(key)
+        hit = self._stats.get(key)
         if hit is not None:
             return dict(hit)
         try:
@@ -232,10 +213,7 @@ class ScanPlanner:
             notes.add(f"{table.identifier}: unreadable stats of {e.file.file_name} ({err}); kept")
             return {}
         stats = {name: ColumnStats(mn, mx, nulls) for name, (mn, mx, nulls) in raw.items()}
-        with _STATS_LOCK:
-            _STATS_CACHE[key] = stats
-            if len(_STATS_CACHE) > _STATS_CACHE_MAX:
-                _STATS_CACHE.popitem(last=False)
+        self._stats.put(key, stats, _stats_nbytes(stats))
         return dict(stats)
 
     def _index_row_type(self, e: ManifestEntry) -> RowType:
@@ -264,14 +242,10 @@ class ScanPlanner:
         raw = bytes(data)
         key = (table.path, e.file.file_name, e.file.schema_id, table.schema.id, hash(raw), len(raw))
         try:
-            with _STATS_LOCK:
-                index = _INDEX_CACHE.get(key)  # type: ignore[assignment]
+            index = self._index_files.get(key)
             if index is None:
                 index = FileIndexFile.from_bytes(raw, self._index_row_type(e))
-                with _STATS_LOCK:
-                    _INDEX_CACHE[key] = index
-                    if len(_INDEX_CACHE) > _INDEX_CACHE_MAX:
-                        _INDEX_CACHE.popitem(last=False)
+                self._index_files.put(key, index, _INDEX_DECODED_FACTOR * len(raw))
             verdict: IndexVerdict = evaluate_file_index(bound, index)
         except Exception as err:  # corrupt or unreadable: keep the file, say so once
             notes.add(
@@ -298,7 +272,7 @@ class ScanPlanner:
             name = e.file.index_file_name
             assert name is not None
             path = f"{table.data_file_dir(e)}/{name}"
-            cached = self.cache.get(path)
+            cached = self._index_bytes.get(path)
             if cached is not None:
                 return cached
             try:
@@ -306,7 +280,7 @@ class ScanPlanner:
             except Exception as err:
                 notes.add(f"{table.identifier}: cannot read index file {name} ({err}); file kept")
                 return None
-            self.cache.put(path, data)
+            self._index_bytes.put(path, data, len(data))
             return data
 
         if len(entries) == 1:

@@ -35,23 +35,23 @@ from lakeskip.errors import LakeskipError
 from lakeskip.expressions import (
     AlwaysFalse,
     AlwaysTrue,
-    And,
     BooleanExpression,
     EqualTo,
     GreaterThan,
     GreaterThanOrEqual,
-    In,
     IsNotNull,
     IsNull,
     LessThan,
     LessThanOrEqual,
     NotEqualTo,
-    NotIn,
     NotStartsWith,
-    Or,
     Reference,
     StartsWith,
+    and_,
     bind,
+    in_,
+    not_in,
+    or_,
 )
 from lakeskip.sql.literals import NULL, try_literal
 from lakeskip.types import RowType
@@ -133,7 +133,7 @@ class _Translator:
             left = self.translate(node.this, neg)
             right = self.translate(node.expression, neg)
             conj = isinstance(node, exp.And) != neg  # De Morgan
-            return And(left, right) if conj else Or(left, right)
+            return and_(left, right) if conj else or_(left, right)
         if isinstance(node, exp.Boolean):
             return AlwaysTrue() if bool(node.this) != neg else AlwaysFalse()
         if isinstance(node, exp.Null):
@@ -149,6 +149,9 @@ class _Translator:
                 expression=exp.LTE(this=node.this, expression=node.args["high"]),
             )
             return self.translate(both, neg)
+        if isinstance(node, (exp.Is, exp.Like)) and node.args.get("negate"):
+            # sqlglot spells ``s NOT LIKE p`` as Like(negate=True), not Not(Like(...))
+            neg = not neg
         if isinstance(node, exp.Is):
             ref = self.column_of(node.this)
             if ref is not None and isinstance(node.expression, exp.Null):
@@ -183,7 +186,7 @@ class _Translator:
             if value is NULL:
                 return self.checked(IsNotNull(ref))
             leaf = self.checked(NotEqualTo(ref, value))
-            return AlwaysTrue() if isinstance(leaf, AlwaysTrue) else Or(IsNull(ref), leaf)
+            return AlwaysTrue() if isinstance(leaf, AlwaysTrue) else or_(IsNull(ref), leaf)
         if value is NULL:
             return AlwaysFalse()  # any comparison with NULL is NULL, negated or not
         return self.checked(_LEAF[op](ref, value))
@@ -206,10 +209,10 @@ class _Translator:
                 values.append(v)
         if neg:
             # a NOT IN (..., NULL) is never true; a NOT IN (x, y) is a <> x AND a <> y
-            return AlwaysFalse() if has_null else self.checked(NotIn(ref, values))
+            return AlwaysFalse() if has_null else self.checked(not_in(ref, values))
         if not values:
             return AlwaysFalse()
-        return self.checked(In(ref, values))
+        return self.checked(in_(ref, values))
 
     def like(self, node: exp.Like, neg: bool) -> BooleanExpression:
         if node.args.get("escape") is not None:

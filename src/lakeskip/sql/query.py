@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
-from lakeskip.expressions import AlwaysTrue, And, BooleanExpression, Reference
+from lakeskip.expressions import AlwaysTrue, BooleanExpression, Reference, and_
 from lakeskip.sql.predicates import to_expression
 from lakeskip.sql.statements import DIALECT, TableIdent
 from lakeskip.types import RowType
@@ -129,7 +129,7 @@ def analyze_query(
                     to_expression(c, resolver, row_type, time_zone) for c in _conjuncts(where.this)
                 ]
                 for p in parts:
-                    predicate = And(predicate, p)
+                    predicate = and_(predicate, p)
             scans.append(TableScan(node, ident, node.alias or None, predicate))
     return scans
 

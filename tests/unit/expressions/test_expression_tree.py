@@ -28,27 +28,28 @@ def test_singletons() -> None:
 @pytest.mark.parametrize(
     ("built", "expected"),
     [
-        (E.And(X, E.AlwaysFalse()), E.AlwaysFalse()),
-        (E.And(E.AlwaysFalse(), X), E.AlwaysFalse()),
-        (E.And(X, E.AlwaysTrue()), X),
-        (E.And(E.AlwaysTrue(), X), X),
-        (E.And(X, X), X),
-        (E.Or(X, E.AlwaysTrue()), E.AlwaysTrue()),
-        (E.Or(E.AlwaysFalse(), X), X),
-        (E.Or(X, E.AlwaysFalse()), X),
-        (E.Not(E.Not(X)), X),
-        (E.Not(E.AlwaysTrue()), E.AlwaysFalse()),
-        (E.Not(E.AlwaysFalse()), E.AlwaysTrue()),
-        (E.In("a", [1]), E.EqualTo("a", 1)),
-        (E.In("a", [1, 1]), E.EqualTo("a", 1)),
-        (E.In("a", []), E.AlwaysFalse()),
-        (E.NotIn("a", [2]), E.NotEqualTo("a", 2)),
-        (E.NotIn("a", []), E.AlwaysTrue()),
-        (E.And(X, Y, E.AlwaysFalse()), E.AlwaysFalse()),
-        (E.Or(X, Y, E.AlwaysTrue()), E.AlwaysTrue()),
+        (E.and_(X, E.AlwaysFalse()), E.AlwaysFalse()),
+        (E.and_(E.AlwaysFalse(), X), E.AlwaysFalse()),
+        (E.and_(X, E.AlwaysTrue()), X),
+        (E.and_(E.AlwaysTrue(), X), X),
+        (E.and_(X, X), X),
+        (E.or_(X, E.AlwaysTrue()), E.AlwaysTrue()),
+        (E.or_(E.AlwaysFalse(), X), X),
+        (E.or_(X, E.AlwaysFalse()), X),
+        (E.not_(E.not_(X)), X),
+        (E.not_(E.AlwaysTrue()), E.AlwaysFalse()),
+        (E.not_(E.AlwaysFalse()), E.AlwaysTrue()),
+        (E.in_("a", [1]), E.EqualTo("a", 1)),
+        (E.in_("a", [1, 1]), E.EqualTo("a", 1)),
+        (E.in_("a", []), E.AlwaysFalse()),
+        (E.not_in("a", [2]), E.NotEqualTo("a", 2)),
+        (E.not_in("a", []), E.AlwaysTrue()),
+        (E.and_(X, Y, E.AlwaysFalse()), E.AlwaysFalse()),
+        (E.or_(X, Y, E.AlwaysTrue()), E.AlwaysTrue()),
         (~X, E.Not(X)),
         (X & Y, E.And(X, Y)),
         (X | Y, E.Or(X, Y)),
+        (E.And(X, E.AlwaysTrue()), E.And(X, E.AlwaysTrue())),  # the node class never folds
     ],
 )
 def test_constant_folding(built: E.BooleanExpression, expected: E.BooleanExpression) -> None:
@@ -57,8 +58,8 @@ def test_constant_folding(built: E.BooleanExpression, expected: E.BooleanExpress
 
 def test_variadic_and_or_nest_left() -> None:
     z = E.LessThan("c", 3)
-    assert E.And(X, Y, z) == E.And(E.And(X, Y), z), "And(a, b, c) is And(And(a, b), c)"
-    assert E.Or(X, Y, z) == E.Or(E.Or(X, Y), z), "Or(a, b, c) is Or(Or(a, b), c)"
+    assert E.and_(X, Y, z) == E.and_(E.and_(X, Y), z), "And(a, b, c) is And(And(a, b), c)"
+    assert E.or_(X, Y, z) == E.or_(E.or_(X, Y), z), "Or(a, b, c) is Or(Or(a, b), c)"
 
 
 def test_in_collapses_duplicates_and_compares_as_set() -> None:

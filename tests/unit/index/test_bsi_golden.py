@@ -42,9 +42,9 @@ def test_reader_answers_java_bytes_exactly(case: dict[str, Any]) -> None:
         "visit_equal": lambda a, b: a == b,
         "visit_not_equal": lambda a, b: a != b,
         "visit_less_than": lambda a, b: a < b,
-        "visit_less_or_equal": lambda a, b: a <= b,
+        "visit_less_than_or_equal": lambda a, b: a <= b,
         "visit_greater_than": lambda a, b: a > b,
-        "visit_greater_or_equal": lambda a, b: a >= b,
+        "visit_greater_than_or_equal": lambda a, b: a >= b,
     }
     for name, op in ops.items():
         for p in probes:
@@ -52,7 +52,7 @@ def test_reader_answers_java_bytes_exactly(case: dict[str, Any]) -> None:
             assert _rows(getattr(r, name)(p)) == expected, f"{case['case']}: {name}({p})"
     nulls = {i for i, v in enumerate(values) if v is None}
     assert _rows(r.visit_is_null()) == nulls
-    assert _rows(r.visit_is_not_null()) == set(range(len(values))) - nulls
+    assert _rows(r.visit_not_null()) == set(range(len(values))) - nulls
     lits = [-1, 1, 2, 3]
     assert _rows(r.visit_in(lits)) == {i for i, v in enumerate(values) if v in lits}
     assert _rows(r.visit_not_in(lits)) == {

@@ -17,7 +17,7 @@ from lakeskip import expressions as E
 from lakeskip.errors import CorruptIndexError
 from lakeskip.index.registry import get_indexer
 from lakeskip.index.result import REMAIN, SKIP, BitmapResult
-from lakeskip.planner.index_evaluator import _visit
+from lakeskip.planner.index_evaluator import reader_answer
 from lakeskip.types import RowType
 
 CASES = [
@@ -66,14 +66,14 @@ def test_index_never_drops_a_matching_row(index_type: str, col: str, data: st.Da
         if not isinstance(bound, E.BoundPredicate):
             continue
         expected = {i for i, m in enumerate(E.evaluate_arrow(bound, table).to_pylist()) if m}
-        got = _rows(_visit(reader, bound), n)
+        got = _rows(reader_answer(reader, bound), n)
         assert expected <= got, (
             f"{index_type} on {col} dropped matching rows {sorted(expected - got)} for {bound!r}; "
             f"values={values}"
         )
         prefix_op = bound.op in ("starts_with", "not_starts_with")
         if index_type in EXACT and (EXACT[index_type] or not prefix_op):
-            result = _visit(reader, bound)
+            result = reader_answer(reader, bound)
             if isinstance(result, BitmapResult):
                 assert got == expected, (
                     f"{index_type} on {col} is not exact for {bound!r}: got {sorted(got)}, "

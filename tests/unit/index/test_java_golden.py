@@ -176,7 +176,7 @@ def _check_bitmap_answers(case: dict[str, Any], reader: FileIndexReader, dtype: 
     null_rows = _rows(reader.visit_is_null())
     if null_rows is not None:
         assert null_rows == nulls, f"bitmap {case['case']}: IS NULL gave {sorted(null_rows)}"
-    not_null_rows = _rows(reader.visit_is_not_null())
+    not_null_rows = _rows(reader.visit_not_null())
     if not_null_rows is not None:
         expected_nn = set(range(len(values))) - nulls
         assert not_null_rows == expected_nn, (

@@ -22,7 +22,7 @@ from lakeskip.errors import CorruptIndexError, InvalidOptionError
 from lakeskip.index.range_bitmap import RangeBitmapIndexer
 from lakeskip.index.registry import get_indexer
 from lakeskip.index.result import BitmapResult, FileIndexResult
-from lakeskip.planner.index_evaluator import _visit
+from lakeskip.planner.index_evaluator import reader_answer
 
 GOLDEN = json.loads(
     (Path(__file__).resolve().parents[2] / "golden" / "java" / "range_bitmap.json").read_text()
@@ -100,7 +100,7 @@ def _ask(reader: Any, dtype: T.DataType, q: dict[str, Any]) -> FileIndexResult:
     if op == "isNull":
         return reader.visit_is_null()  # type: ignore[no-any-return]
     if op == "isNotNull":
-        return reader.visit_is_not_null()  # type: ignore[no-any-return]
+        return reader.visit_not_null()  # type: ignore[no-any-return]
     if op in ("in", "notIn"):
         lits = [_value(dtype, x) for x in q["literals"]]
         return reader.visit_in(lits) if op == "in" else reader.visit_not_in(lits)  # type: ignore[no-any-return]
@@ -108,9 +108,9 @@ def _ask(reader: Any, dtype: T.DataType, q: dict[str, Any]) -> FileIndexResult:
         "eq": reader.visit_equal,
         "neq": reader.visit_not_equal,
         "lt": reader.visit_less_than,
-        "lte": reader.visit_less_or_equal,
+        "lte": reader.visit_less_than_or_equal,
         "gt": reader.visit_greater_than,
-        "gte": reader.visit_greater_or_equal,
+        "gte": reader.visit_greater_than_or_equal,
     }[op]
     return method(_value(dtype, q["literal"]))  # type: ignore[no-any-return]
 
@@ -265,7 +265,7 @@ def test_damaged_bytes_raise_corrupt_index_only(data: st.DataObject) -> None:
             for cls in (E.EqualTo, E.LessThan, E.GreaterThanOrEqual, E.NotEqualTo):
                 bound = E.bind(row_type, cls(col, p))
                 if isinstance(bound, E.BoundPredicate):
-                    _visit(r, bound)
+                    reader_answer(r, bound)
         r.visit_is_null()
         r.visit_starts_with("a")
     except CorruptIndexError:
