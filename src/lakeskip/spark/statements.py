@@ -8,7 +8,9 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from lakeskip.catalog.manifest import FileKind, read_manifest, read_manifest_list
 from lakeskip.catalog.snapshot import Snapshot
+from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import (
     InvalidArgumentError,
     InvalidOptionError,
@@ -186,6 +188,8 @@ def _insert(session: Session, s: Insert) -> DataFrame:
         raise
     row_type = table.schema.row_type
     df = session.sql(s.query_sql)
+    # INSERT is positional: unnamed, duplicate or NULL select items get distinct names first
+    df = df.toDF(*[f"_col{i}" for i in range(len(df.columns))])
     static = dict(s.partition or {})
     for key in static:
         if key not in table.schema.partition_keys:
@@ -215,15 +219,19 @@ def _insert(session: Session, s: Insert) -> DataFrame:
         else:
             cols.append(F.lit(None).cast(f.type.spark_ddl()).alias(f.name))
     aligned = align_by_position(df.select(*cols), row_type, f"INSERT INTO {name}")
-    before = table.latest_snapshot()
     snap = write_dataframe(table, aligned, overwrite=s.overwrite, static_partition=static or None)
-    return _write_result(session, before, snap)
+    return _write_result(session, table, snap)
 
 
-def _write_result(session: Session, before: Snapshot | None, snap: Snapshot | None) -> DataFrame:
+def _write_result(session: Session, table: FileStoreTable, snap: Snapshot | None) -> DataFrame:
+    """``rows_written``: the rows of the files the snapshot added (an OVERWRITE's snapshot
+    also deletes files, so its ``deltaRecordCount`` -- added minus deleted -- is not it)."""
     if snap is None:
         return _rows(session, "snapshot_id BIGINT, rows_written BIGINT", [(None, 0)])
-    written = snap.delta_record_count if snap.delta_record_count is not None else 0
+    written = 0
+    for meta in read_manifest_list(table.file_io, table.path, snap.delta_manifest_list):
+        entries = read_manifest(table.file_io, table.path, meta.file_name, table.partition_types)
+        written += sum(e.file.row_count for e in entries if e.kind is FileKind.ADD)
     return _rows(session, "snapshot_id BIGINT, rows_written BIGINT", [(snap.id, written)])
 
 

@@ -28,6 +28,7 @@ from typing import Any
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
+from sqlglot.tokenizer_core import TokenType
 
 from lakeskip.errors import SqlParseError, TypeMismatchError, UnsupportedStatementError
 from lakeskip.sql.literals import literal_value
@@ -292,10 +293,37 @@ def parse_statement(sql: str) -> Statement:
     if head == "ALTER" and re.match(r"(?is)ALTER\s+TABLE\s+\S+\s+(UNSET|RESET)\b", text):
         return _parse_unset(text)
     try:
-        tree = sqlglot.parse_one(text, read=DIALECT)
+        tree = sqlglot.parse_one(_normalize_time_travel(text), read=DIALECT)
     except (ParseError, TokenError) as e:
         raise _parse_error(e, text) from e
     return _from_tree(tree, text)  # type: ignore[arg-type]
+
+
+_TRAVEL_WORDS = {"SYSTEM_VERSION": "VERSION", "SYSTEM_TIME": "TIMESTAMP"}
+
+
+def _normalize_time_travel(text: str) -> str:
+    """Spark's ``[FOR] SYSTEM_VERSION AS OF`` / ``[FOR] SYSTEM_TIME AS OF`` spelled as the
+    ``VERSION AS OF`` / ``TIMESTAMP AS OF`` sqlglot parses (padded, so error columns stay)."""
+    if "SYSTEM_" not in text.upper():
+        return text
+    try:
+        tokens = sqlglot.Dialect.get_or_raise(DIALECT).tokenize(text)
+    except TokenError:
+        return text
+    out = text
+    for i, tok in enumerate(tokens[:-2]):
+        word = tok.text.upper()
+        nxt, after = tokens[i + 1], tokens[i + 2]
+        if (
+            word in _TRAVEL_WORDS
+            and tok.token_type is not TokenType.STRING
+            and nxt.text.upper() == "AS"
+            and after.text.upper() == "OF"
+        ):
+            new = _TRAVEL_WORDS[word].ljust(tok.end - tok.start + 1)
+            out = out[: tok.start] + new + out[tok.end + 1 :]
+    return out
 
 
 def _ident(table: exp.Expression) -> TableIdent:
