@@ -9,7 +9,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from lakeskip.catalog.manifest import FileKind, read_manifest, read_manifest_list
-from lakeskip.catalog.snapshot import Snapshot
+from lakeskip.catalog.snapshot import CommitKind, Snapshot
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import (
     InvalidArgumentError,
@@ -19,6 +19,7 @@ from lakeskip.errors import (
 )
 from lakeskip.spark.writer import align_by_position, write_dataframe
 from lakeskip.sql.statements import (
+    AlterTableAddColumns,
     AlterTableSetOptions,
     AlterTableUnsetOptions,
     Call,
@@ -29,12 +30,15 @@ from lakeskip.sql.statements import (
     DropTable,
     Explain,
     Insert,
+    OtherTableStatement,
     Passthrough,
+    RenameTable,
     ShowCreateTable,
     ShowDatabases,
     ShowTables,
     Statement,
     TableIdent,
+    TruncateTable,
     UseDatabase,
 )
 from lakeskip.types import Field, RowType, parse_sql_type
@@ -125,9 +129,48 @@ def execute(session: Session, s: Statement) -> DataFrame:
         return call_procedure(session, s.procedure, s.args, s.kwargs)
     if isinstance(s, Explain):
         return _explain(session, s)
+    if isinstance(s, (AlterTableAddColumns, RenameTable, TruncateTable, OtherTableStatement)):
+        return _table_statement(session, s)
     if isinstance(s, Passthrough):
         return session.spark.sql(s.sql)
     raise UnsupportedStatementError(f"unsupported statement: {type(s).__name__}")
+
+
+# -- ALTER ADD COLUMNS / RENAME / TRUNCATE / unsupported DML --------------------------------
+
+
+def _table_statement(
+    session: Session,
+    s: AlterTableAddColumns | RenameTable | TruncateTable | OtherTableStatement,
+) -> DataFrame:
+    cat = session.catalog
+    name = _ident(session, s.ident)
+    if not cat.table_exists(name):
+        if s.sql and session.spark.catalog.tableExists(name):  # an ordinary Spark table
+            return session.spark.sql(s.sql)
+        raise TableNotFoundError(f"table not found: {name}")
+    if isinstance(s, OtherTableStatement):
+        raise UnsupportedStatementError(
+            f"{s.what} is not supported for append tables (yet): {name} is a lakeskip "
+            "append-only table (INSERT, INSERT OVERWRITE and TRUNCATE TABLE are supported)"
+        )
+    if isinstance(s, AlterTableAddColumns):
+        fields = [
+            Field(0, c.name, c.type if c.nullable else c.type.with_nullable(False), c.comment)
+            for c in s.columns
+        ]
+        schema = cat.add_columns(name, fields)
+        return _ok(session, f"table {name} altered (schema {schema.id})")
+    if isinstance(s, RenameTable):
+        new_name = _ident(session, s.new_ident)
+        cat.rename_table(name, new_name)
+        return _ok(session, f"table {name} renamed to {new_name}")
+    table = cat.get_table(name)
+    snap = table.commit([], kind=CommitKind.OVERWRITE)
+    return _ok(
+        session,
+        f"table {name} truncated" + (f" (snapshot {snap.id})" if snap else " (it was empty)"),
+    )
 
 
 # -- CREATE TABLE ---------------------------------------------------------------------------

@@ -14,7 +14,7 @@ Example:
     >>> parse_statement("SELECT * FROM t WHERE")
     Traceback (most recent call last):
     ...
-    lakeskip.errors.SqlParseError: Required keyword: 'this' missing for Where (line 1, col 21)
+    lakeskip.errors.SqlParseError: Syntax error at or near 'WHERE': Required keyword: 'this' missing for Where (line 1, col 17)
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from lakeskip.sql.literals import literal_value
 from lakeskip.types import DataType, parse_sql_type
 
 __all__ = [
+    "AlterTableAddColumns",
     "AlterTableSetOptions",
     "AlterTableUnsetOptions",
     "Call",
@@ -46,13 +47,16 @@ __all__ = [
     "DropTable",
     "Explain",
     "Insert",
+    "OtherTableStatement",
     "Passthrough",
     "Query",
+    "RenameTable",
     "ShowCreateTable",
     "ShowDatabases",
     "ShowTables",
     "Statement",
     "TableIdent",
+    "TruncateTable",
     "UseDatabase",
     "parse_statement",
     "parse_statements",
@@ -137,6 +141,36 @@ class AlterTableUnsetOptions(Statement):
     ident: TableIdent
     keys: tuple[str, ...]
     if_exists: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class AlterTableAddColumns(Statement):
+    ident: TableIdent
+    columns: tuple[ColumnDef, ...]
+    sql: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class RenameTable(Statement):
+    ident: TableIdent
+    new_ident: TableIdent
+    sql: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class TruncateTable(Statement):
+    ident: TableIdent
+    sql: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class OtherTableStatement(Statement):
+    """A statement on one table that lakeskip does not implement (UPDATE, DELETE, MERGE,
+    ALTER TABLE DROP COLUMN, ...): an error on a lakeskip table, Spark's on any other."""
+
+    ident: TableIdent
+    what: str
+    sql: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,12 +303,77 @@ def parse_statements(text: str) -> list[Statement]:
 
 
 def _parse_error(e: ParseError | TokenError, sql: str) -> SqlParseError:
+    """Spark's wording: ``Syntax error at or near '<token>'``, at the token's first column."""
     if isinstance(e, ParseError) and e.errors:
         err = e.errors[0]
         desc = str(err.get("description") or e).split(". Line")[0]
         desc = re.sub(r"<class 'sqlglot\.expressions\.(?:\w+\.)*(\w+)'>", r"\1", desc)
-        return SqlParseError(desc, err.get("line"), err.get("col"))
+        token = str(err.get("highlight") or "")
+        line, col = err.get("line"), err.get("col")
+        if token and isinstance(col, int):
+            col = max(1, col - len(token) + 1)  # sqlglot points at the token's last char
+        near = f"Syntax error at or near {token!r}" if token else "Syntax error"
+        return SqlParseError(f"{near}: {desc}", line, col)
     return SqlParseError(f"cannot tokenize SQL: {str(e).splitlines()[0]}")
+
+
+# First words of every statement Spark SQL (or lakeskip) accepts; anything else is a typo.
+_STATEMENT_HEADS = frozenset(
+    [
+        "SELECT",
+        "WITH",
+        "VALUES",
+        "TABLE",
+        "FROM",
+        "INSERT",
+        "CREATE",
+        "DROP",
+        "ALTER",
+        "USE",
+        "SHOW",
+        "DESCRIBE",
+        "DESC",
+        "EXPLAIN",
+        "CALL",
+        "SET",
+        "RESET",
+        "UPDATE",
+        "DELETE",
+        "MERGE",
+        "TRUNCATE",
+        "CACHE",
+        "UNCACHE",
+        "REFRESH",
+        "ANALYZE",
+        "MSCK",
+        "ADD",
+        "LIST",
+        "REPLACE",
+        "LOAD",
+        "CLEAR",
+        "COMMENT",
+        "GRANT",
+        "REVOKE",
+        "DECLARE",
+        "EXECUTE",
+        "HELP",
+        "MAP",
+        "REDUCE",
+    ]
+)
+
+
+def _check_head(text: str) -> None:
+    try:
+        tokens = sqlglot.Dialect.get_or_raise(DIALECT).tokenize(text)
+    except TokenError:
+        return
+    if not tokens or tokens[0].token_type in (TokenType.L_PAREN, TokenType.STRING):
+        return
+    first = tokens[0]
+    if first.text.upper() not in _STATEMENT_HEADS:
+        line, col = _position(text, first.start)
+        raise SqlParseError(f"Syntax error at or near {first.text!r}", line, col)
 
 
 def parse_statement(sql: str) -> Statement:
@@ -290,6 +389,7 @@ def parse_statement(sql: str) -> Statement:
         return _parse_explain(text)
     if head == "SHOW":
         return _parse_show(text)
+    _check_head(text)
     if head == "ALTER" and re.match(r"(?is)ALTER\s+TABLE\s+\S+\s+(UNSET|RESET)\b", text):
         return _parse_unset(text)
     try:
@@ -373,6 +473,17 @@ def _from_tree(tree: exp.Expression, text: str) -> Statement:
         return _alter(tree, text)
     if isinstance(tree, exp.Insert):
         return _insert(tree, text)
+    if isinstance(tree, exp.TruncateTable):
+        targets = tree.expressions
+        if len(targets) == 1 and not tree.args.get("partition"):
+            return TruncateTable(_ident(targets[0]), text)
+        if len(targets) == 1:
+            return OtherTableStatement(_ident(targets[0]), "TRUNCATE TABLE ... PARTITION", text)
+        return Passthrough(text)
+    dml = {exp.Update: "UPDATE", exp.Delete: "DELETE", exp.Merge: "MERGE INTO"}
+    for kind, what in dml.items():
+        if isinstance(tree, kind) and isinstance(tree.this, exp.Table):
+            return OtherTableStatement(_ident(tree.this), what, text)
     return Passthrough(text)
 
 
@@ -493,7 +604,29 @@ def _alter(tree: exp.Alter, text: str) -> Statement:
         opts = _props_to_options(items)
         if opts:
             return AlterTableSetOptions(_ident(tree.this), opts)
-    return Passthrough(text)
+    ident = _ident(tree.this)
+    if actions and all(isinstance(a, (exp.ColumnDef, exp.Schema)) for a in actions):
+        columns: list[ColumnDef] = []
+        for a in actions:
+            defs = a.expressions if isinstance(a, exp.Schema) else [a]
+            columns += [_column_def(c) for c in defs if isinstance(c, exp.ColumnDef)]
+        return AlterTableAddColumns(ident, tuple(columns), text)
+    if len(actions) == 1 and isinstance(actions[0], exp.AlterRename):
+        return RenameTable(ident, _ident(actions[0].this), text)
+    return OtherTableStatement(ident, "ALTER TABLE " + _action_name(actions), text)
+
+
+def _action_name(actions: list[exp.Expression]) -> str:
+    if not actions:
+        return "(unknown action)"
+    a = actions[0]
+    words = {
+        "Drop": "DROP COLUMN",
+        "RenameColumn": "RENAME COLUMN",
+        "AlterColumn": "ALTER COLUMN",
+        "AlterSet": "SET",
+    }
+    return words.get(type(a).__name__, a.sql(DIALECT).split("(")[0].strip().upper()[:40])
 
 
 _UNSET = re.compile(
@@ -591,8 +724,41 @@ def _parse_explain(text: str) -> Statement:
     return Explain(inner, (m.group("mode") or "").upper() == "PRUNING")
 
 
+def _doubled_quotes(text: str) -> str:
+    r"""SQL's ``''`` inside a single-quoted string, rewritten as ``\'``.
+
+    For CALL arguments only: Spark itself reads ``'a''b'`` as two adjacent literals, but
+    Paimon's docs write ``where => 'dt = ''2024-01-01'''``.
+
+    >>> print(_doubled_quotes("x => 'region = ''eu''', y => ''"))
+    x => 'region = \'eu\'', y => ''
+    """
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        i += 1
+        out.append(c)
+        if c != "'":
+            continue
+        while i < n:
+            d = text[i]
+            if d == "\\" and i + 1 < n:
+                out.append(text[i : i + 2])
+                i += 2
+            elif d == "'" and i + 1 < n and text[i + 1] == "'":
+                out.append("\\'")
+                i += 2
+            else:
+                out.append(d)
+                i += 1
+                if d == "'":
+                    break
+    return "".join(out)
+
+
 def _parse_call(text: str) -> Statement:
-    tail = text[4:].strip()
+    tail = _doubled_quotes(text[4:].strip())
     try:
         tree = sqlglot.parse_one(tail, read=DIALECT)
     except (ParseError, TokenError) as e:

@@ -132,16 +132,20 @@ def test_call_literal_arguments() -> None:
 
 
 @pytest.mark.parametrize(
-    ("sql", "line", "col"),
+    ("sql", "line", "col", "token"),
     [
-        ("SELECT * FROM t WHERE", 1, 21),
-        ("select 1;\nselect * from\n  t where (", 3, 11),
+        ("SELECT * FROM t WHERE", 1, 17, "WHERE"),
+        ("select 1;\nselect * from\n  t where (", 3, 11, "("),
+        ("SELEC * FROM t", 1, 1, "SELEC"),
+        ("select 1;\n\n  SELEC * FROM t", 3, 3, "SELEC"),
+        ("INSERT INTO t SELEC 1", 1, 15, "SELEC"),
     ],
 )
-def test_parse_errors_carry_position(sql: str, line: int, col: int) -> None:
+def test_parse_errors_carry_position(sql: str, line: int, col: int, token: str) -> None:
     with pytest.raises(SqlParseError) as info:
         parse_statements(sql)
     assert (info.value.line, info.value.col) == (line, col), str(info.value)
+    assert str(info.value).startswith(f"Syntax error at or near {token!r}"), str(info.value)
     assert "\n" not in str(info.value), "errors are one line"
 
 
@@ -164,4 +168,15 @@ def test_split_respects_quotes_and_comments() -> None:
 def test_leading_comments_keep_error_positions() -> None:
     with pytest.raises(SqlParseError) as info:
         parse_statements("SELECT 1;\n-- note\n/* c */ SELECT * FROM t WHERE")
-    assert (info.value.line, info.value.col) == (3, 29), str(info.value)
+    assert (info.value.line, info.value.col) == (3, 25), str(info.value)
+
+
+def test_call_doubled_quote_escape() -> None:
+    s = parse_statement(
+        "CALL sys.rewrite_file_index(`table` => 'default.sales', `where` => 'region = ''eu''')"
+    )
+    assert isinstance(s, Call)
+    assert s.kwargs["where"] == "region = 'eu'", s.kwargs
+    s = parse_statement("CALL sys.x(a => '', b => 'it''s', c => 'a\\'b')")
+    assert isinstance(s, Call)
+    assert dict(s.kwargs) == {"a": "", "b": "it's", "c": "a'b"}
