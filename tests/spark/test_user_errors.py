@@ -100,3 +100,25 @@ def test_worker_python_without_lakeskip_is_detected(spark) -> None:  # type: ign
         sc.pythonExec = saved
     assert problem is not None and "cannot import lakeskip" in problem, problem
     assert f"PYSPARK_PYTHON={sys.executable}" in problem
+
+
+def test_bsi_range_skip_names_its_index(session) -> None:  # type: ignore[no-untyped-def]
+    session.sql("CREATE TABLE b (id BIGINT, price BIGINT) WITH ('file-index.bsi.columns'='price')")
+    # one file, stats 1..1000: only the bit-sliced index can skip 500..600
+    session.sql("INSERT INTO b SELECT /*+ REPARTITION(1) */ * FROM VALUES (1, 1), (2, 1000)")
+    rows = session.sql("EXPLAIN PRUNING SELECT * FROM b WHERE price BETWEEN 500 AND 600").collect()
+    metrics = {r["metric"]: r["value"] for r in rows}
+    assert metrics.get("files skipped by bsi(price)") == "1", metrics
+    assert not any("None" in k for k in metrics), metrics
+
+
+def test_shell_polish_statements(session) -> None:  # type: ignore[no-untyped-def]
+    assert ("default",) in _rows(session.sql("SHOW DATABASES")), "default always exists"
+    assert session.sql("CREATE DATABASE IF NOT EXISTS d1").collect()[0][0] == "database d1 created"
+    again = session.sql("CREATE DATABASE IF NOT EXISTS d1").collect()[0][0]
+    assert again == "database d1 already exists", again
+    session.sql("CREATE TABLE d1.nn (id BIGINT NOT NULL, s STRING)")
+    described = {r[0]: r[1] for r in session.sql("DESCRIBE EXTENDED d1.nn").collect()}
+    assert (described["id"], described["s"]) == ("bigint not null", "string"), described
+    help_rows = session.sql("HELP").collect()
+    assert any("VERSION|TIMESTAMP AS OF" in r[0] for r in help_rows), help_rows

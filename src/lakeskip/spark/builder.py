@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Mapping
+from pathlib import Path
 
 from pyspark.sql import SparkSession
 
@@ -28,6 +29,9 @@ DEFAULT_CONF: Mapping[str, str] = {
     # this many paths Spark would run a distributed listing job for every query
     "spark.sql.sources.parallelPartitionDiscovery.threshold": "4096",
 }
+
+
+_DRIVER_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
 
 
 def quiet_spark_logging(spark: SparkSession) -> None:
@@ -56,7 +60,12 @@ def build_spark_session(
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     builder = SparkSession.builder.appName(app_name).master(master or "local[*]")
-    for key, value in {**DEFAULT_CONF, **(conf or {})}.items():
+    settings = {**DEFAULT_CONF, **(conf or {})}
+    java_options = settings.get(_DRIVER_JAVA_OPTIONS, "")
+    if "log4j2.configurationFile" not in java_options:  # no banner, no WARN lines at start
+        log4j = Path(__file__).with_name("log4j2.properties").as_uri()
+        settings[_DRIVER_JAVA_OPTIONS] = f"{java_options} -Dlog4j2.configurationFile={log4j}"
+    for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     quiet_spark_logging(spark)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from lakeskip.catalog.catalog import DEFAULT_DATABASE
 from lakeskip.catalog.manifest import FileKind, read_manifest, read_manifest_list
 from lakeskip.catalog.snapshot import CommitKind, Snapshot
 from lakeskip.catalog.table import FileStoreTable
@@ -29,6 +30,7 @@ from lakeskip.sql.statements import (
     DropDatabase,
     DropTable,
     Explain,
+    Help,
     Insert,
     OtherTableStatement,
     Passthrough,
@@ -41,7 +43,7 @@ from lakeskip.sql.statements import (
     TruncateTable,
     UseDatabase,
 )
-from lakeskip.types import Field, RowType, parse_sql_type
+from lakeskip.types import DataType, Field, RowType, parse_sql_type
 
 if TYPE_CHECKING:
     from lakeskip.spark.session import Session
@@ -65,15 +67,17 @@ def execute(session: Session, s: Statement) -> DataFrame:
     """Run one non-query statement; returns a small result DataFrame."""
     cat = session.catalog
     if isinstance(s, CreateDatabase):
+        existed = s.if_not_exists and cat.database_exists(s.name)
         cat.create_database(s.name, ignore_if_exists=s.if_not_exists)
-        return _ok(session, f"database {s.name} created")
+        return _ok(session, f"database {s.name} " + ("already exists" if existed else "created"))
     if isinstance(s, DropDatabase):
         cat.drop_database(s.name, ignore_if_not_exists=s.if_exists, cascade=s.cascade)
         if session.current_database == s.name:
             session.current_database = "default"
         return _ok(session, f"database {s.name} dropped")
     if isinstance(s, ShowDatabases):
-        return _rows(session, "namespace STRING", [(d,) for d in cat.list_databases()])
+        names = sorted({DEFAULT_DATABASE, *cat.list_databases()})  # default always exists
+        return _rows(session, "namespace STRING", [(d,) for d in names])
     if isinstance(s, UseDatabase):
         if not cat.database_exists(s.name):
             from lakeskip.errors import DatabaseNotFoundError
@@ -131,9 +135,35 @@ def execute(session: Session, s: Statement) -> DataFrame:
         return _explain(session, s)
     if isinstance(s, (AlterTableAddColumns, RenameTable, TruncateTable, OtherTableStatement)):
         return _table_statement(session, s)
+    if isinstance(s, Help):
+        return _rows(session, "statement STRING, description STRING", HELP)
     if isinstance(s, Passthrough):
         return session.spark.sql(s.sql)
     raise UnsupportedStatementError(f"unsupported statement: {type(s).__name__}")
+
+
+HELP: tuple[tuple[str, str], ...] = (
+    ("SELECT ... FROM t [VERSION|TIMESTAMP AS OF x]", "query; lakeskip tables are pruned first"),
+    ("EXPLAIN [PRUNING] SELECT ...", "files kept/skipped per table, and why"),
+    (
+        "CREATE TABLE t (...) [PARTITIONED BY (...)] WITH ('file-index.<type>.columns'=...)",
+        "index types: bloom-filter, bitmap, bsi, range-bitmap",
+    ),
+    ("INSERT INTO|OVERWRITE t [PARTITION (k=v)] SELECT ...|VALUES ...", "append or replace"),
+    ("ALTER TABLE t SET|UNSET TBLPROPERTIES (...)", "change options (indexes apply to new files)"),
+    ("ALTER TABLE t ADD COLUMNS (...) | RENAME TO u", "schema evolution; rename"),
+    ("TRUNCATE TABLE t | DROP TABLE [IF EXISTS] t", "empty or remove a table"),
+    ("DESCRIBE [EXTENDED] t | SHOW CREATE TABLE t | SHOW TABLES | SHOW DATABASES", "metadata"),
+    ("CREATE|DROP DATABASE [IF [NOT] EXISTS] d | USE d", "databases"),
+    ("CALL sys.rewrite_file_index(table => 'd.t' [, where => '...'])", "(re)build indexes"),
+    (
+        "CALL sys.compact(table => 'd.t', order_strategy => 'zorder', order_by => 'a,b')",
+        "cluster files",
+    ),
+    ("CALL sys.expire_snapshots(...) | sys.remove_orphan_files(...)", "maintenance"),
+    ("DELETE / UPDATE / MERGE INTO", "not supported for append tables (yet)"),
+    ("anything else", "runs in Spark unchanged"),
+)
 
 
 # -- ALTER ADD COLUMNS / RENAME / TRUNCATE / unsupported DML --------------------------------
@@ -286,7 +316,7 @@ def _describe(session: Session, s: DescribeTable) -> DataFrame:
     table = session.catalog.get_table(name)
     schema = table.schema
     rows: list[tuple[str, str, str | None]] = [
-        (f.name, f.type.spark_ddl().lower(), f.description) for f in schema.row_type
+        (f.name, _type_text(f.type), f.description) for f in schema.row_type
     ]
     if schema.partition_keys:
         rows.append(("# Partition Information", "", None))
@@ -315,6 +345,10 @@ def _describe(session: Session, s: DescribeTable) -> DataFrame:
             rows.append(("Index", f"{spec.index_type}({spec.name})", opts or None))
         rows += [(f"Option {k}", v, None) for k, v in sorted(schema.options.items())]
     return _rows(session, "col_name STRING, data_type STRING, comment STRING", rows)
+
+
+def _type_text(t: DataType) -> str:
+    return t.spark_ddl().lower() + ("" if t.nullable else " not null")
 
 
 def _quote(v: str) -> str:

@@ -46,6 +46,7 @@ __all__ = [
     "DropDatabase",
     "DropTable",
     "Explain",
+    "Help",
     "Insert",
     "OtherTableStatement",
     "Passthrough",
@@ -225,6 +226,11 @@ class Explain(Statement):
 
 
 @dataclass(frozen=True, slots=True)
+class Help(Statement):
+    """``HELP``: what the shell understands."""
+
+
+@dataclass(frozen=True, slots=True)
 class Passthrough(Statement):
     sql: str
 
@@ -383,6 +389,8 @@ def parse_statement(sql: str) -> Statement:
         raise SqlParseError("empty statement")
     words = _strip_comments(text).split(None, 1)
     head = words[0].upper() if words else ""
+    if head == "HELP" and len(words) == 1:
+        return Help()
     if head == "CALL":
         return _parse_call(text)
     if head == "EXPLAIN":
