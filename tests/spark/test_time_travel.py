@@ -120,3 +120,11 @@ def test_insert_results_and_positional_select(session) -> None:  # type: ignore[
     r = session.sql("INSERT OVERWRITE w VALUES (1, 'a', 1.0, NULL), (2, 'b', 2.0, NULL)")
     assert r.collect()[0]["rows_written"] == 2, "overwrite reports rows added, not added-deleted"
     assert session.sql("SELECT count(*) FROM w").collect()[0][0] == 2
+
+
+def test_insert_by_name_and_with(session) -> None:  # type: ignore[no-untyped-def]
+    session.sql("CREATE TABLE bn (id BIGINT, name STRING, score DOUBLE)")
+    session.sql("INSERT INTO bn BY NAME SELECT 'x' AS name, 1 AS id")
+    session.sql("WITH src AS (SELECT 2 AS id) INSERT INTO bn SELECT id, 'y', 0.5 FROM src")
+    rows = sorted(tuple(r) for r in session.sql("SELECT * FROM bn").collect())
+    assert rows == [(1, "x", None), (2, "y", 0.5)], rows

@@ -261,6 +261,7 @@ def _insert(session: Session, s: Insert) -> DataFrame:
         raise
     row_type = table.schema.row_type
     df = session.sql(s.query_sql)
+    names = list(df.columns)
     # INSERT is positional: unnamed, duplicate or NULL select items get distinct names first
     df = df.toDF(*[f"_col{i}" for i in range(len(df.columns))])
     static = dict(s.partition or {})
@@ -268,7 +269,12 @@ def _insert(session: Session, s: Insert) -> DataFrame:
         if key not in table.schema.partition_keys:
             raise InvalidArgumentError(f"{key} is not a partition column of {name}")
     target_cols = [f.name for f in row_type if f.name not in static]
-    if s.columns is not None:
+    if s.by_name:  # INSERT ... BY NAME: the query's column names (missing ones: NULL)
+        listed = [row_type.field(c).name for c in names]
+        if len(set(listed)) != len(listed):
+            raise InvalidArgumentError(f"INSERT INTO {name} BY NAME: a column is given twice")
+        by_name = dict(zip(listed, df.columns, strict=True))
+    elif s.columns is not None:
         listed = [row_type.field(c).name for c in s.columns]
         if len(listed) != len(df.columns):
             raise InvalidArgumentError(

@@ -204,6 +204,7 @@ class Insert(Statement):
     columns: tuple[str, ...] | None
     query_sql: str
     sql: str = ""
+    by_name: bool = False  # INSERT ... BY NAME: the query's column names pick the columns
 
 
 @dataclass(frozen=True, slots=True)
@@ -530,6 +531,7 @@ def _create_table(tree: exp.Create, text: str) -> Statement:
     options: dict[str, str] = {}
     partition_keys: list[str] = []
     extra_cols: list[ColumnDef] = []
+    unsupported: list[exp.Expression] = []
     comment = None
     for p in prop_list:
         if isinstance(p, exp.FileFormatProperty):
@@ -543,11 +545,16 @@ def _create_table(tree: exp.Create, text: str) -> Statement:
                 if isinstance(c, exp.ColumnDef):
                     extra_cols.append(_column_def(c))
                     partition_keys.append(c.name)
-                else:
+                elif isinstance(c, (exp.Column, exp.Identifier)):
                     partition_keys.append(c.name)
+                else:  # days(ts), bucket(4, id), ...: transforms Paimon has no layout for
+                    raise UnsupportedStatementError(
+                        f"CREATE TABLE {ident}: PARTITIONED BY {c.sql(DIALECT)} is not "
+                        "supported (partition by columns)"
+                    )
         elif isinstance(p, exp.SchemaCommentProperty):
             comment = str(p.this.name)
-        elif isinstance(p, exp.Property):
+        elif type(p) is exp.Property:  # 'key' = 'value' (subclasses are other clauses)
             options.update(_props_to_options([p]))
         elif isinstance(p, exp.LocationProperty):
             raise UnsupportedStatementError(
@@ -555,6 +562,18 @@ def _create_table(tree: exp.Create, text: str) -> Statement:
             )
         elif isinstance(p, (exp.TemporaryProperty,)):
             return Passthrough(text)
+        elif isinstance(p, exp.OptionsProperty):  # USING paimon OPTIONS (...)
+            options.update(_props_to_options(list(p.expressions)))
+        else:
+            unsupported.append(p)
+    # a lakeskip table from here on: a clause it would ignore is an error, never dropped
+    if unsupported:
+        clause = unsupported[0].sql(DIALECT)
+        raise UnsupportedStatementError(f"CREATE TABLE {ident}: {clause} is not supported")
+    if tree.args.get("replace"):
+        raise UnsupportedStatementError(
+            f"CREATE OR REPLACE TABLE {ident} is not supported (DROP TABLE, then CREATE TABLE)"
+        )
     columns: list[ColumnDef] = []
     if isinstance(schema, exp.Schema):
         for c in schema.expressions:
@@ -597,6 +616,10 @@ def _column_def(c: exp.ColumnDef) -> ColumnDef:
         elif isinstance(k, exp.PrimaryKeyColumnConstraint):
             raise UnsupportedStatementError(
                 "PRIMARY KEY tables are not supported (lakeskip tables are append-only)"
+            )
+        elif not (isinstance(k, exp.NotNullColumnConstraint) and k.args.get("allow_null")):
+            raise UnsupportedStatementError(
+                f"column {c.name}: {cons.sql(DIALECT)} is not supported (only NOT NULL, COMMENT)"
             )
     return ColumnDef(c.name, dtype, comment, nullable)
 
@@ -664,6 +687,9 @@ def _table_name(name: str) -> TableIdent:
     raise UnsupportedStatementError(f"catalog-qualified names are not supported: {name}")
 
 
+_INSERT_ARGS = frozenset({"this", "expression", "overwrite", "by_name", "with_"})
+
+
 def _insert(tree: exp.Insert, text: str) -> Statement:
     target = tree.this
     columns: tuple[str, ...] | None = None
@@ -683,6 +709,12 @@ def _insert(tree: exp.Insert, text: str) -> Statement:
                 raise UnsupportedStatementError(
                     "only static PARTITION (k=v, ...) specs are supported in INSERT"
                 )
+    extra = sorted(k for k, v in tree.args.items() if v and k not in _INSERT_ARGS)
+    if extra:  # REPLACE WHERE, IF NOT EXISTS, ...: never silently dropped
+        named = {"where": "REPLACE WHERE", "exists": "IF NOT EXISTS"}
+        raise UnsupportedStatementError(
+            f"INSERT ... {named.get(extra[0], extra[0].upper())} is not supported"
+        )
     source = tree.expression
     if source is None:
         raise SqlParseError("INSERT needs SELECT or VALUES")
@@ -690,6 +722,9 @@ def _insert(tree: exp.Insert, text: str) -> Statement:
         query_sql = "SELECT * FROM " + source.sql(DIALECT)
     else:
         query_sql = source.sql(DIALECT)
+    with_ = tree.args.get("with_")
+    if with_ is not None:  # WITH x AS (...) INSERT INTO t SELECT ... FROM x
+        query_sql = f"{with_.sql(DIALECT)} {query_sql}"
     ident = _ident(target)
     return Insert(
         ident=ident,
@@ -698,6 +733,7 @@ def _insert(tree: exp.Insert, text: str) -> Statement:
         columns=columns,
         query_sql=query_sql,
         sql=text,
+        by_name=bool(tree.args.get("by_name")),
     )
 
 

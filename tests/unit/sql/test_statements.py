@@ -180,3 +180,35 @@ def test_call_doubled_quote_escape() -> None:
     s = parse_statement("CALL sys.x(a => '', b => 'it''s', c => 'a\\'b')")
     assert isinstance(s, Call)
     assert dict(s.kwargs) == {"a": "", "b": "it's", "c": "a'b"}
+
+
+@pytest.mark.parametrize(
+    ("sql", "message"),
+    [
+        ("CREATE TABLE t (id BIGINT) CLUSTERED BY (id) INTO 4 BUCKETS", "CLUSTERED BY"),
+        ("CREATE TABLE t (id BIGINT) ROW FORMAT DELIMITED", "ROW FORMAT"),
+        ("CREATE EXTERNAL TABLE t (id BIGINT)", "EXTERNAL"),
+        ("CREATE TABLE t LIKE u", "LIKE u"),
+        ("CREATE OR REPLACE TABLE t (id BIGINT)", "CREATE OR REPLACE"),
+        ("CREATE TABLE t (id BIGINT DEFAULT 5)", "DEFAULT 5"),
+        ("CREATE TABLE t (id BIGINT GENERATED ALWAYS AS (1))", "GENERATED"),
+        ("CREATE TABLE t (ts TIMESTAMP) PARTITIONED BY (days(ts))", "PARTITIONED BY"),
+        ("INSERT INTO t REPLACE WHERE a = 1 SELECT 1", "REPLACE WHERE"),
+    ],
+)
+def test_clauses_lakeskip_would_ignore_are_rejected(sql: str, message: str) -> None:
+    with pytest.raises(UnsupportedStatementError, match=message):
+        parse_statement(sql)
+
+
+def test_clauses_that_are_kept() -> None:
+    s = parse_statement(
+        "CREATE TABLE t (id BIGINT) USING paimon OPTIONS ('target-file-size'='1 mb')"
+    )
+    assert isinstance(s, CreateTable) and dict(s.options) == {"target-file-size": "1 mb"}
+    s = parse_statement("CREATE OR REPLACE TABLE t (id BIGINT) USING parquet")
+    assert isinstance(s, Passthrough), "not a lakeskip table: Spark's statement"
+    s = parse_statement("INSERT INTO t BY NAME SELECT 1 AS a")
+    assert isinstance(s, Insert) and s.by_name
+    s = parse_statement("WITH x AS (SELECT 1 AS a) INSERT INTO t SELECT a FROM x")
+    assert isinstance(s, Insert) and s.query_sql.startswith("WITH x AS"), s.query_sql
