@@ -2,14 +2,21 @@
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
-STAMP  := $(VENV)/.installed
+# two stamps: `make demo` needs only lakeskip's runtime dependencies, tests/lint the extras
+RUN_STAMP := $(VENV)/.installed-run
+STAMP     := $(VENV)/.installed
+SMOKE_VENV ?= build/smoke-venv
 
-.PHONY: demo test test-unit test-spark lint fuzz bench bench-range bench-index test-interop test-interop-java check-java clean
+.PHONY: demo test test-unit test-spark lint fuzz bench bench-range bench-index test-interop test-interop-java check-java smoke clean
 
-$(STAMP): pyproject.toml
-	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "lakeskip needs Python >= 3.10")'
+$(RUN_STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "lakeskip needs Python >= 3.11")'
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e .
+	@touch $(RUN_STAMP)
+
+$(STAMP): $(RUN_STAMP)
 	$(PY) -m pip install --quiet -e '.[test]'
 	@touch $(STAMP)
 
@@ -18,7 +25,7 @@ check-java:
 	@v=$$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -1); \
 	  [ -n "$$v" ] && [ "$$v" -ge 17 ] || { echo "error: lakeskip needs Java 17+, found: $$(java -version 2>&1 | head -1)" >&2; exit 1; }
 
-demo: $(STAMP) check-java
+demo: $(RUN_STAMP) check-java
 	$(VENV)/bin/lakeskip demo
 
 test: $(STAMP) check-java
@@ -55,6 +62,14 @@ bench-range: $(STAMP) check-java
 bench-index: $(STAMP)
 	$(PY) bench/index_build.py
 	$(PY) bench/planning.py
+
+# a fresh environment from a plain `pip install .` (no extras, pip's cache reused): a runtime
+# dependency missing from pyproject.toml fails here, not on a user's machine
+smoke: check-java
+	rm -rf $(SMOKE_VENV)
+	$(PYTHON) -m venv $(SMOKE_VENV)
+	$(SMOKE_VENV)/bin/python -m pip install --quiet .
+	cd /tmp && $(CURDIR)/$(SMOKE_VENV)/bin/python $(CURDIR)/.ci/smoke.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -1,5 +1,6 @@
 -- Indexes on map keys: one index per configured key, named col[key].
 CREATE DATABASE IF NOT EXISTS web;
+DROP TABLE IF EXISTS web.visits;  -- reruns start fresh
 CREATE TABLE web.visits (id BIGINT, attrs MAP<STRING, STRING>) WITH (
   'file-index.bitmap.columns' = 'attrs[device]',
   'file-index.bloom-filter.columns' = 'attrs[campaign]',

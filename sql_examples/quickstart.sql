@@ -2,6 +2,7 @@
 CREATE DATABASE IF NOT EXISTS shop;
 USE shop;
 
+DROP TABLE IF EXISTS orders;  -- reruns start fresh
 CREATE TABLE orders (
   id BIGINT,
   user_id STRING,

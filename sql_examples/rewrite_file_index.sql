@@ -1,6 +1,7 @@
 -- Add indexes to a table that has data already: change the options, then rewrite the
 -- indexes of every existing file (data files are not rewritten).
 CREATE DATABASE IF NOT EXISTS logs;
+DROP TABLE IF EXISTS logs.events;  -- reruns start fresh
 CREATE TABLE logs.events (id BIGINT, host STRING, level STRING);
 
 INSERT INTO logs.events SELECT /*+ REPARTITION(1) */ * FROM VALUES (1, 'web-1', 'INFO'), (2, 'web-2', 'WARN');

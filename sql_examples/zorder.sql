@@ -1,5 +1,6 @@
 -- Sort compaction: cluster rows on two columns so range predicates on either skip files.
 CREATE DATABASE IF NOT EXISTS geo;
+DROP TABLE IF EXISTS geo.points;  -- reruns start fresh
 CREATE TABLE geo.points (id BIGINT, x BIGINT, y BIGINT) WITH ('target-file-size' = '2 kb');
 
 INSERT INTO geo.points SELECT /*+ REPARTITION(4) */ id, (id * 7919) % 1000 AS x, (id * 104729) % 1000 AS y

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import logging
 import os
 import sys
 import threading
@@ -190,13 +191,15 @@ class Shell:
         """Run one statement; print its result. Returns False if it failed."""
         started = time.perf_counter()
         try:
+            # fetch under the progress line, print after it is cleared (never glued together)
             if self.progress:
                 with _Progress(self.session, self.err):
-                    shown = self._run(statement)
+                    df, rows = self._fetch(statement)
             else:
-                shown = self._run(statement)
+                df, rows = self._fetch(statement)
+            shown = self._print(df, rows)
         except KeyboardInterrupt:
-            self.session.spark.sparkContext.cancelAllJobs()
+            self._cancel()
             self.err.write("Cancelled.\n")
             return False
         except Exception as e:
@@ -210,12 +213,29 @@ class Shell:
         self.err.write(f"Time taken: {elapsed:.2f} s{shown}\n")
         return True
 
-    def _run(self, statement: str) -> str:
+    def _fetch(self, statement: str) -> tuple[DataFrame, list[Any]]:
         df = self.session.sql(statement)
-        return self._print(df)
+        return df, df.limit(self.max_rows + 1).collect()
 
-    def _print(self, df: DataFrame) -> str:
-        rows = df.limit(self.max_rows + 1).collect()
+    def _cancel(self) -> None:
+        """Cancel running jobs without the py4j/Spark tracebacks the interrupt provokes."""
+        loggers = [logging.getLogger(n) for n in ("py4j", "py4j.clientserver", "py4j.java_gateway")]
+        saved = [lg.level for lg in loggers]
+        for lg in loggers:
+            lg.setLevel(logging.CRITICAL + 1)
+        try:
+            sc = self.session.spark.sparkContext
+            sc.setLogLevel("OFF")
+            sc.cancelAllJobs()
+            time.sleep(0.5)  # let the cancelled tasks finish logging while it is off
+            sc.setLogLevel("ERROR")
+        except Exception:  # the JVM may be busy or gone; the shell still returns to its prompt
+            pass
+        finally:
+            for lg, level in zip(loggers, saved, strict=True):
+                lg.setLevel(level)
+
+    def _print(self, df: DataFrame, rows: list[Any]) -> str:
         truncated = len(rows) > self.max_rows
         rows = rows[: self.max_rows]
         if df.columns == ["result"] and len(rows) == 1:

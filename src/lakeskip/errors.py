@@ -30,6 +30,7 @@ __all__ = [
     "LakeskipWarning",
     "ProcedureError",
     "QueryFailedError",
+    "SnapshotNotFoundError",
     "SqlError",
     "SqlParseError",
     "TableAlreadyExistsError",
@@ -94,6 +95,10 @@ class TableAlreadyExistsError(CatalogError):
 
 class CommitConflictError(CatalogError):
     """A commit lost the race for the next snapshot too many times, or its base changed."""
+
+
+class SnapshotNotFoundError(CatalogError, InvalidArgumentError):
+    """A time-travel read names a snapshot, tag or time the table does not have."""
 
 
 class CorruptMetadataError(CatalogError):

@@ -18,3 +18,6 @@ def test_demo_runs_and_never_mismatches(session) -> None:  # type: ignore[no-unt
     report_lines = [line for line in text.splitlines() if line.startswith("point lookup")]
     kept, total = report_lines[0].split()[-4].split("/")
     assert int(kept) < int(total), "a point lookup on user_id must skip files"
+    assert "file indexes in every file: " in text and "bloom-filter(user_id)" in text, text
+    assert "plain:    the same filter over every file" in text, "says what 'plain' means"
+    assert " sql --warehouse " in text and "lakeskip" in text.splitlines()[-2], text

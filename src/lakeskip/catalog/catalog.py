@@ -25,6 +25,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping, Sequence
 
@@ -286,3 +287,67 @@ class Catalog:
             if manager.try_commit(new):
                 return new
         raise CatalogError(f"alter table {db}.{name}: lost the race for the next schema id")
+
+    def add_columns(self, identifier: str, columns: Sequence[Field]) -> TableSchema:
+        """Append nullable columns (Paimon schema evolution), writing the next ``schema-N``.
+
+        New columns get fresh field ids after ``highestFieldId``; files written before read
+        them as NULL (their stats and indexes do not know the new ids, so they never prune
+        on them). ``columns``' own ids are ignored.
+
+        Raises:
+            TableNotFoundError; InvalidArgumentError: a name that exists, or NOT NULL
+            (rows already written would break it); CatalogError: lost the race.
+        """
+        db, name = parse_identifier(identifier)
+        manager = SchemaManager(self.file_io, self._table_path(db, name))
+        for _ in range(_ALTER_RETRIES):
+            current = manager.latest()
+            if current is None:
+                raise TableNotFoundError(f"table not found: {db}.{name}")
+            fields = list(current.row_type)
+            next_id = current.highest_field_id + 1
+            seen = {f.name.lower() for f in fields}
+            for c in columns:
+                if c.name.lower() in seen:
+                    raise InvalidArgumentError(f"table {db}.{name} already has a column {c.name}")
+                if not c.type.nullable:
+                    raise InvalidArgumentError(
+                        f"cannot add NOT NULL column {c.name} to {db}.{name}: existing rows "
+                        "would hold NULL"
+                    )
+                seen.add(c.name.lower())
+                fields.append(Field(next_id, c.name, c.type, c.description))
+                next_id += 1
+            new = dataclasses.replace(
+                current.with_options(current.id + 1, current.options),
+                fields=RowType(tuple(fields)),
+                highest_field_id=next_id - 1,
+            )
+            if manager.try_commit(new):
+                return new
+        raise CatalogError(f"alter table {db}.{name}: lost the race for the next schema id")
+
+    def rename_table(self, identifier: str, new_identifier: str) -> None:
+        """Move a table's directory (local warehouses only: an object store cannot rename a
+        directory atomically).
+
+        Raises:
+            TableNotFoundError, TableAlreadyExistsError, DatabaseNotFoundError, CatalogError.
+        """
+        db, name = parse_identifier(identifier)
+        new_db, new_name = parse_identifier(new_identifier)
+        if not self.table_exists(identifier):
+            raise TableNotFoundError(f"table not found: {db}.{name}")
+        if self.table_exists(new_identifier):
+            raise TableAlreadyExistsError(f"table already exists: {new_db}.{new_name}")
+        if not self.database_exists(new_db) and new_db != DEFAULT_DATABASE:
+            raise DatabaseNotFoundError(f"database not found: {new_db}")
+        if not self.file_io.is_local:
+            raise CatalogError(
+                "RENAME TABLE is supported on local warehouses only (an object store cannot "
+                "rename a directory atomically)"
+            )
+        target = self._table_path(new_db, new_name)
+        self.file_io.filesystem.create_dir(target.rsplit("/", 1)[0], recursive=True)
+        self.file_io.filesystem.move(self._table_path(db, name), target)

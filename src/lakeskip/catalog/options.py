@@ -24,6 +24,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from lakeskip.catalog.paimon_options import PAIMON_CORE_OPTIONS
 from lakeskip.errors import ColumnNotFoundError, InvalidOptionError
 from lakeskip.types import RowType
 
@@ -173,6 +174,11 @@ KNOWN_OPTIONS: Mapping[str, OptionSpec] = {
     s.key: s
     for s in (
         OptionSpec(BUCKET, "-1", _bucket, "only -1: unaware-bucket append table"),
+        # time travel of batch reads (lakeskip.catalog.time_travel)
+        OptionSpec("scan.snapshot-id", None, _int_at_least(1), "read this snapshot"),
+        OptionSpec("scan.timestamp-millis", None, _int_at_least(0), "read as of this time"),
+        OptionSpec("scan.tag-name", None, _any, "read this tag"),
+        OptionSpec("scan.version", None, _any, "read this tag or snapshot id"),
         OptionSpec(FILE_FORMAT, "parquet", _one_of("parquet"), "data file format"),
         OptionSpec(
             "file.compression",
@@ -265,7 +271,26 @@ KNOWN_OPTIONS: Mapping[str, OptionSpec] = {
 def _suggest(key: str) -> str:
     candidates = [*KNOWN_OPTIONS, "file-index.<type>.columns", "fields.<column>.stats-mode"]
     close = difflib.get_close_matches(key, candidates, n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    if close:
+        return f" (did you mean {close[0]!r}?)"
+    paimon = difflib.get_close_matches(key, sorted(PAIMON_CORE_OPTIONS), n=1, cutoff=0.6)
+    prefixed = sorted(
+        (k for k in PAIMON_CORE_OPTIONS if k.startswith(key + ".")),
+        key=lambda k: (not k.endswith(".enabled"), k),
+    )
+    near = prefixed[0] if prefixed else (paimon[0] if paimon else None)
+    if near is not None:
+        return f" (did you mean {near!r}? a Paimon option lakeskip does not support yet)"
+    return ""
+
+
+def _unknown_option(key: str) -> InvalidOptionError:
+    if key in PAIMON_CORE_OPTIONS:
+        return InvalidOptionError(
+            f"table option {key!r} is a Paimon option lakeskip does not support yet "
+            "(lakeskip tables are append-only, unaware-bucket, Parquet)"
+        )
+    return InvalidOptionError(f"unknown table option {key!r}{_suggest(key)}")
 
 
 def validate_options(
@@ -298,7 +323,7 @@ def validate_options(
             continue
         spec = KNOWN_OPTIONS.get(key)
         if spec is None:
-            raise InvalidOptionError(f"unknown table option {key!r}{_suggest(key)}")
+            raise _unknown_option(key)
         spec.check(value, key)
     if row_type is None:
         return

@@ -98,11 +98,15 @@ class _Evaluator:
     def __init__(self, index: FileIndexFile) -> None:
         self.index = index
         self.culprit: tuple[str, str] | None = None
+        # indexes that answered something (row bitmaps whose AND/OR may end up empty)
+        self.answered: list[tuple[str, str]] = []
 
     def leaf(self, p: BoundPredicate) -> FileIndexResult:
         result: FileIndexResult = REMAIN
         for index_type, reader in self.index.typed_readers(p.term.name):
             r = reader_answer(reader, p)
+            if r is not REMAIN and (index_type, p.term.name) not in self.answered:
+                self.answered.append((index_type, p.term.name))
             result = result.and_(r)
             if not r.remain() and self.culprit is None:
                 self.culprit = (index_type, p.term.name)
@@ -133,7 +137,10 @@ def evaluate_file_index(bound: BooleanExpression, index: FileIndexFile) -> Index
     ev = _Evaluator(index)
     result = ev.eval(bound)
     if not result.remain():
-        index_type, column = ev.culprit if ev.culprit else ("index", None)
+        # no single leaf skipped (e.g. a bsi range: two row bitmaps whose AND is empty):
+        # name the first index that answered
+        culprit = ev.culprit or (ev.answered[0] if ev.answered else None)
+        index_type, column = culprit if culprit else ("index", None)
         return IndexVerdict(True, index_type, column)
     rows = result.bitmap if isinstance(result, BitmapResult) else None
     return IndexVerdict(False, rows=rows)

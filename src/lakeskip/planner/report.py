@@ -48,7 +48,7 @@ class FileDecision:
         if self.keep:
             return "kept"
         if self.index_type:
-            return f"{self.index_type}({self.column})"
+            return f"{self.index_type}({self.column})" if self.column else self.index_type
         return self.tier.value if self.tier else "skipped"
 
 

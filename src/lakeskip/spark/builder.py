@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
+import subprocess
 import sys
 from collections.abc import Mapping
+from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-__all__ = ["DEFAULT_CONF", "build_spark_session", "quiet_spark_logging"]
+__all__ = ["DEFAULT_CONF", "build_spark_session", "quiet_spark_logging", "worker_python_problem"]
 
 #: Defaults for a local session: UTC session time (lakeskip interprets timestamp literals in the
 #: session zone), Arrow on, no UI, loopback networking, and our Python for the workers.
@@ -26,6 +29,9 @@ DEFAULT_CONF: Mapping[str, str] = {
     # this many paths Spark would run a distributed listing job for every query
     "spark.sql.sources.parallelPartitionDiscovery.threshold": "4096",
 }
+
+
+_DRIVER_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
 
 
 def quiet_spark_logging(spark: SparkSession) -> None:
@@ -54,8 +60,48 @@ def build_spark_session(
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     builder = SparkSession.builder.appName(app_name).master(master or "local[*]")
-    for key, value in {**DEFAULT_CONF, **(conf or {})}.items():
+    settings = {**DEFAULT_CONF, **(conf or {})}
+    java_options = settings.get(_DRIVER_JAVA_OPTIONS, "")
+    if "log4j2.configurationFile" not in java_options:  # no banner, no WARN lines at start
+        log4j = Path(__file__).with_name("log4j2.properties").as_uri()
+        settings[_DRIVER_JAVA_OPTIONS] = f"{java_options} -Dlog4j2.configurationFile={log4j}"
+    for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     quiet_spark_logging(spark)
     return spark
+
+
+def worker_python_problem(spark: SparkSession) -> str | None:
+    """Why this session's Python workers cannot import lakeskip, or ``None`` if they can.
+
+    Only local masters are checked (their workers run on this machine): the interpreter
+    PySpark will start for workers is asked to ``import lakeskip``. On a cluster the
+    executors' Python is out of reach; see the README ("Running on a cluster").
+    """
+    sc = spark.sparkContext
+    if not str(sc.master).startswith("local"):
+        return None
+    worker = str(getattr(sc, "pythonExec", None) or os.environ.get("PYSPARK_PYTHON") or "python3")
+    if os.path.realpath(shutil.which(worker) or worker) == os.path.realpath(sys.executable) and (
+        os.path.dirname(shutil.which(worker) or worker) == os.path.dirname(sys.executable)
+    ):
+        return None
+    try:
+        probe = subprocess.run(
+            [worker, "-c", "import lakeskip"], capture_output=True, timeout=60, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return _worker_message(worker, f"cannot run it ({e})")
+    if probe.returncode == 0:
+        return None
+    lines = probe.stderr.decode(errors="replace").strip().splitlines()
+    return _worker_message(worker, lines[-1] if lines else f"exit code {probe.returncode}")
+
+
+def _worker_message(worker: str, why: str) -> str:
+    return (
+        f"Spark's Python workers run {worker!r}, which cannot import lakeskip ({why}); "
+        f"every write will fail. Set PYSPARK_PYTHON={sys.executable} (or the Spark conf "
+        "spark.pyspark.python) before the SparkSession is created"
+    )

@@ -10,6 +10,9 @@ kept vs total and both wall times. Then it z-orders the table on (country, price
 
 from __future__ import annotations
 
+import os
+import shutil
+import sys
 import time
 from collections.abc import Callable
 from functools import partial
@@ -17,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from pyspark.sql import functions as F
 
+from lakeskip.index.options import parse_file_index_options
 from lakeskip.spark.query import table_file_paths, view_over_files
 
 if TYPE_CHECKING:
@@ -96,6 +100,10 @@ def _run_queries(session: Session, out: TextIO, title: str) -> None:
     paths = table_file_paths(table, table.scan_files())
     plain = view_over_files(session.spark, table.schema.row_type, paths)
     out.write(f"\n{title}\n")
+    out.write(
+        "  lakeskip: the query through lakeskip (files skipped by stats and indexes)\n"
+        "  plain:    the same filter over every file with spark.read.parquet (no skipping)\n"
+    )
     header = (
         f"{'query':<44} {'rows':>7} {'files kept':>11} {'lakeskip':>9} {'plain':>8} {'speedup':>8}"
     )
@@ -144,6 +152,9 @@ def run_demo(session: Session, rows: int, files: int, out: TextIO) -> int:
     entries = table.scan_files()
     n_bytes = sum(e.file.file_size for e in entries)
     out.write(f"wrote {len(entries)} files ({n_bytes / 2**20:.1f} MiB) in {t_write:.1f} s\n")
+    specs = parse_file_index_options(table.schema.options, table.schema.row_type).specs
+    built = ", ".join(f"{spec.index_type}({spec.name})" for spec in specs)
+    out.write(f"file indexes in every file: {built}; min/max stats on every column\n")
     _run_queries(session, out, "Random order (as written):")
     # compaction writes files of target-file-size: keep about as many files as before
     session.sql(
@@ -161,9 +172,28 @@ def run_demo(session: Session, rows: int, files: int, out: TextIO) -> int:
     )
     out.write(f"compacted in {t_compact:.1f} s\n")
     _run_queries(session, out, "After z-order on (country, price):")
+    command = _lakeskip_command()
     out.write(
-        "\nTry it yourself: lakeskip sql --warehouse "
-        f'{session.catalog.warehouse} -e "EXPLAIN PRUNING SELECT * FROM {TABLE} '
-        "WHERE user_id = 'u4242'\"\n"
+        f"\nTry it yourself: {command} sql --warehouse {session.catalog.warehouse}\n"
+        f'  e.g. {command} sql --warehouse {session.catalog.warehouse} -e "EXPLAIN PRUNING '
+        f"SELECT * FROM {TABLE} WHERE user_id = 'u4242'\"\n"
     )
     return 0
+
+
+def _lakeskip_command() -> str:
+    """How to start the shell from the current directory (``.venv/bin/lakeskip`` after
+    ``make demo``; plain ``lakeskip`` when that is what the PATH finds)."""
+    script = os.path.join(os.path.dirname(sys.executable), "lakeskip")
+    on_path = shutil.which("lakeskip")
+    if on_path and os.path.realpath(on_path) == os.path.realpath(script):
+        return "lakeskip"
+    if os.path.exists(script):
+        rel = os.path.relpath(script)
+        return rel if not rel.startswith("..") else script
+    return "lakeskip"
+
+
+INDEXES = (
+    "bloom-filter(user_id), bitmap(country, status, attrs[device]), bsi(price), range-bitmap(ts)"
+)

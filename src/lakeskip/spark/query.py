@@ -21,11 +21,25 @@ from pyspark.sql import DataFrame, SparkSession
 
 from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.manifest import ManifestEntry
+from lakeskip.catalog.snapshot import Snapshot
 from lakeskip.catalog.table import FileStoreTable
-from lakeskip.errors import LakeskipError, TableNotFoundError
+from lakeskip.catalog.time_travel import (
+    SCAN_OPTIONS,
+    TimeTravel,
+    resolve_snapshot,
+    table_at,
+    time_travel_from_options,
+)
+from lakeskip.errors import (
+    ColumnNotFoundError,
+    InvalidArgumentError,
+    LakeskipError,
+    TableNotFoundError,
+)
+from lakeskip.expressions import AlwaysTrue, BooleanExpression, bind
 from lakeskip.planner.report import PruningReport, ScanPlan
 from lakeskip.planner.scan import ScanPlanner
-from lakeskip.sql.query import TableScan, analyze_query, rewrite_tables
+from lakeskip.sql.query import AsOf, TableScan, analyze_query, rewrite_tables
 from lakeskip.sql.statements import Query, TableIdent
 from lakeskip.types import RowType
 
@@ -113,7 +127,17 @@ def plan_query(
     for scan in scans:
         name = scan.ident.qualified(default_db)
         table = tables[name]
-        plan = planner_for(table).plan(scan.predicate, time_zone=time_zone)
+        snapshot = _time_travel_snapshot(spark, table, scan.as_of)
+        if snapshot is not None:
+            table = table_at(table, snapshot)
+        predicate = scan.predicate
+        if snapshot is not None and not _columns_exist(predicate, table.schema.row_type):
+            predicate = AlwaysTrue()  # a column added later: Spark reports it, we prune nothing
+        plan = planner_for(table).plan(
+            predicate,
+            time_zone=time_zone,
+            snapshot_id=snapshot.id if snapshot is not None else None,
+        )
         view = _new_view_name(name)
         paths = table_file_paths(table, plan.files)
         views.append((view, view_over_files(spark, table.schema.row_type, paths)))
@@ -122,6 +146,42 @@ def plan_query(
     return PlannedQuery(
         sql=rewrite_tables(query.tree, mapping), views=tuple(views), plans=tuple(plans)
     )
+
+
+SPARK_CONF_PREFIX = "spark.paimon."
+
+
+def _time_travel_snapshot(
+    spark: SparkSession, table: FileStoreTable, as_of: AsOf | None
+) -> Snapshot | None:
+    """The snapshot a reference reads: its AS OF clause, else the session's
+    ``spark.paimon.scan.*`` settings, else the table's ``scan.*`` options; ``None``: latest."""
+    travel: TimeTravel | None = None
+    if as_of is not None and as_of.timestamp_sql is not None:
+        row = spark.sql(
+            f"SELECT unix_micros(CAST(({as_of.timestamp_sql}) AS TIMESTAMP)) AS us"
+        ).first()
+        if row is None or row[0] is None:
+            raise InvalidArgumentError(
+                f"TIMESTAMP AS OF {as_of.timestamp_sql}: not a timestamp (it is NULL)"
+            )
+        travel = TimeTravel(timestamp_millis=int(row[0]) // 1000)
+    elif as_of is not None and as_of.version is not None:
+        travel = TimeTravel.version_of(as_of.version)
+    else:
+        conf = {k: str(spark.conf.get(SPARK_CONF_PREFIX + k, "") or "") for k in SCAN_OPTIONS}
+        travel = time_travel_from_options(conf) or time_travel_from_options(table.schema.options)
+    if travel is None:
+        return None
+    return resolve_snapshot(table, travel)
+
+
+def _columns_exist(predicate: BooleanExpression, row_type: RowType) -> bool:
+    try:
+        bind(row_type, predicate)
+    except ColumnNotFoundError:
+        return False
+    return True
 
 
 def run_planned(spark: SparkSession, planned: PlannedQuery) -> DataFrame:

@@ -13,7 +13,9 @@ Example:
 
 from __future__ import annotations
 
+import re
 import threading
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -22,10 +24,14 @@ from pyspark.sql import DataFrame, SparkSession
 
 from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.table import FileStoreTable
-from lakeskip.errors import InvalidArgumentError, LakeskipError, QueryFailedError
+from lakeskip.errors import InvalidArgumentError, LakeskipError, LakeskipWarning, QueryFailedError
 from lakeskip.planner.report import PruningReport
 from lakeskip.spark import statements as st_exec
-from lakeskip.spark.builder import build_spark_session, quiet_spark_logging
+from lakeskip.spark.builder import (
+    build_spark_session,
+    quiet_spark_logging,
+    worker_python_problem,
+)
 from lakeskip.spark.query import plan_query, run_planned
 from lakeskip.spark.writer import align_by_name, write_dataframe
 from lakeskip.sql.statements import Query, Statement, parse_statements
@@ -55,16 +61,36 @@ def connect(
         spark = build_spark_session(master=master, conf=conf)
     else:
         quiet_spark_logging(spark)
+        problem = worker_python_problem(spark)
+        if problem is not None:
+            warnings.warn(problem, LakeskipWarning, stacklevel=2)
     key = "spark.sql.sources.parallelPartitionDiscovery.threshold"
     if int(spark.conf.get(key) or "32") < 4096 and not (conf and key in conf):
         spark.conf.set(key, "4096")  # see DEFAULT_CONF: avoid a listing job per query
     return Session(Catalog(warehouse), spark)
 
 
+_PY_ERROR_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)): (.+)$")
+_SQLSTATE = re.compile(r"\s*SQLSTATE: \w+\s*$")
+
+
 def spark_error_message(e: BaseException) -> str:
-    """Spark's message without the JVM stack trace: the first line, trimmed."""
+    """Spark's message in one line, without the JVM stack trace.
+
+    A failure inside a Python worker (whose first line only says that one happened) is
+    reported by its root cause: the last ``SomeError: message`` line of the worker's
+    traceback (e.g. ``ModuleNotFoundError: No module named 'lakeskip'``).
+    """
     text = str(e).strip()
-    first = text.splitlines()[0] if text else type(e).__name__
+    lines = text.splitlines()
+    first = _SQLSTATE.sub("", lines[0]).strip() if lines else type(e).__name__
+    if "Traceback (most recent call last)" in text:
+        tail = text[text.rindex("Traceback (most recent call last)") :].splitlines()
+        causes = [m for ln in tail if (m := _PY_ERROR_LINE.match(ln.strip()))]
+        if causes:
+            cause = _SQLSTATE.sub("", causes[-1].group(0))
+            first = f"Python worker failed: {cause}"
+    first = first.replace("[USER_RAISED_EXCEPTION] ", "")
     return first[:500]
 
 

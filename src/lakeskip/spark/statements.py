@@ -8,7 +8,10 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from lakeskip.catalog.snapshot import Snapshot
+from lakeskip.catalog.catalog import DEFAULT_DATABASE
+from lakeskip.catalog.manifest import FileKind, read_manifest, read_manifest_list
+from lakeskip.catalog.snapshot import CommitKind, Snapshot
+from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import (
     InvalidArgumentError,
     InvalidOptionError,
@@ -17,6 +20,7 @@ from lakeskip.errors import (
 )
 from lakeskip.spark.writer import align_by_position, write_dataframe
 from lakeskip.sql.statements import (
+    AlterTableAddColumns,
     AlterTableSetOptions,
     AlterTableUnsetOptions,
     Call,
@@ -26,16 +30,20 @@ from lakeskip.sql.statements import (
     DropDatabase,
     DropTable,
     Explain,
+    Help,
     Insert,
+    OtherTableStatement,
     Passthrough,
+    RenameTable,
     ShowCreateTable,
     ShowDatabases,
     ShowTables,
     Statement,
     TableIdent,
+    TruncateTable,
     UseDatabase,
 )
-from lakeskip.types import Field, RowType, parse_sql_type
+from lakeskip.types import DataType, Field, RowType, parse_sql_type
 
 if TYPE_CHECKING:
     from lakeskip.spark.session import Session
@@ -59,15 +67,17 @@ def execute(session: Session, s: Statement) -> DataFrame:
     """Run one non-query statement; returns a small result DataFrame."""
     cat = session.catalog
     if isinstance(s, CreateDatabase):
+        existed = s.if_not_exists and cat.database_exists(s.name)
         cat.create_database(s.name, ignore_if_exists=s.if_not_exists)
-        return _ok(session, f"database {s.name} created")
+        return _ok(session, f"database {s.name} " + ("already exists" if existed else "created"))
     if isinstance(s, DropDatabase):
         cat.drop_database(s.name, ignore_if_not_exists=s.if_exists, cascade=s.cascade)
         if session.current_database == s.name:
             session.current_database = "default"
         return _ok(session, f"database {s.name} dropped")
     if isinstance(s, ShowDatabases):
-        return _rows(session, "namespace STRING", [(d,) for d in cat.list_databases()])
+        names = sorted({DEFAULT_DATABASE, *cat.list_databases()})  # default always exists
+        return _rows(session, "namespace STRING", [(d,) for d in names])
     if isinstance(s, UseDatabase):
         if not cat.database_exists(s.name):
             from lakeskip.errors import DatabaseNotFoundError
@@ -123,9 +133,74 @@ def execute(session: Session, s: Statement) -> DataFrame:
         return call_procedure(session, s.procedure, s.args, s.kwargs)
     if isinstance(s, Explain):
         return _explain(session, s)
+    if isinstance(s, (AlterTableAddColumns, RenameTable, TruncateTable, OtherTableStatement)):
+        return _table_statement(session, s)
+    if isinstance(s, Help):
+        return _rows(session, "statement STRING, description STRING", HELP)
     if isinstance(s, Passthrough):
         return session.spark.sql(s.sql)
     raise UnsupportedStatementError(f"unsupported statement: {type(s).__name__}")
+
+
+HELP: tuple[tuple[str, str], ...] = (
+    ("SELECT ... FROM t [VERSION|TIMESTAMP AS OF x]", "query; lakeskip tables are pruned first"),
+    ("EXPLAIN [PRUNING] SELECT ...", "files kept/skipped per table, and why"),
+    (
+        "CREATE TABLE t (...) [PARTITIONED BY (...)] WITH ('file-index.<type>.columns'=...)",
+        "index types: bloom-filter, bitmap, bsi, range-bitmap",
+    ),
+    ("INSERT INTO|OVERWRITE t [PARTITION (k=v)] SELECT ...|VALUES ...", "append or replace"),
+    ("ALTER TABLE t SET|UNSET TBLPROPERTIES (...)", "change options (indexes apply to new files)"),
+    ("ALTER TABLE t ADD COLUMNS (...) | RENAME TO u", "schema evolution; rename"),
+    ("TRUNCATE TABLE t | DROP TABLE [IF EXISTS] t", "empty or remove a table"),
+    ("DESCRIBE [EXTENDED] t | SHOW CREATE TABLE t | SHOW TABLES | SHOW DATABASES", "metadata"),
+    ("CREATE|DROP DATABASE [IF [NOT] EXISTS] d | USE d", "databases"),
+    ("CALL sys.rewrite_file_index(table => 'd.t' [, where => '...'])", "(re)build indexes"),
+    (
+        "CALL sys.compact(table => 'd.t', order_strategy => 'zorder', order_by => 'a,b')",
+        "cluster files",
+    ),
+    ("CALL sys.expire_snapshots(...) | sys.remove_orphan_files(...)", "maintenance"),
+    ("DELETE / UPDATE / MERGE INTO", "not supported for append tables (yet)"),
+    ("anything else", "runs in Spark unchanged"),
+)
+
+
+# -- ALTER ADD COLUMNS / RENAME / TRUNCATE / unsupported DML --------------------------------
+
+
+def _table_statement(
+    session: Session,
+    s: AlterTableAddColumns | RenameTable | TruncateTable | OtherTableStatement,
+) -> DataFrame:
+    cat = session.catalog
+    name = _ident(session, s.ident)
+    if not cat.table_exists(name):
+        if s.sql and session.spark.catalog.tableExists(name):  # an ordinary Spark table
+            return session.spark.sql(s.sql)
+        raise TableNotFoundError(f"table not found: {name}")
+    if isinstance(s, OtherTableStatement):
+        raise UnsupportedStatementError(
+            f"{s.what} is not supported for append tables (yet): {name} is a lakeskip "
+            "append-only table (INSERT, INSERT OVERWRITE and TRUNCATE TABLE are supported)"
+        )
+    if isinstance(s, AlterTableAddColumns):
+        fields = [
+            Field(0, c.name, c.type if c.nullable else c.type.with_nullable(False), c.comment)
+            for c in s.columns
+        ]
+        schema = cat.add_columns(name, fields)
+        return _ok(session, f"table {name} altered (schema {schema.id})")
+    if isinstance(s, RenameTable):
+        new_name = _ident(session, s.new_ident)
+        cat.rename_table(name, new_name)
+        return _ok(session, f"table {name} renamed to {new_name}")
+    table = cat.get_table(name)
+    snap = table.commit([], kind=CommitKind.OVERWRITE)
+    return _ok(
+        session,
+        f"table {name} truncated" + (f" (snapshot {snap.id})" if snap else " (it was empty)"),
+    )
 
 
 # -- CREATE TABLE ---------------------------------------------------------------------------
@@ -186,12 +261,20 @@ def _insert(session: Session, s: Insert) -> DataFrame:
         raise
     row_type = table.schema.row_type
     df = session.sql(s.query_sql)
+    names = list(df.columns)
+    # INSERT is positional: unnamed, duplicate or NULL select items get distinct names first
+    df = df.toDF(*[f"_col{i}" for i in range(len(df.columns))])
     static = dict(s.partition or {})
     for key in static:
         if key not in table.schema.partition_keys:
             raise InvalidArgumentError(f"{key} is not a partition column of {name}")
     target_cols = [f.name for f in row_type if f.name not in static]
-    if s.columns is not None:
+    if s.by_name:  # INSERT ... BY NAME: the query's column names (missing ones: NULL)
+        listed = [row_type.field(c).name for c in names]
+        if len(set(listed)) != len(listed):
+            raise InvalidArgumentError(f"INSERT INTO {name} BY NAME: a column is given twice")
+        by_name = dict(zip(listed, df.columns, strict=True))
+    elif s.columns is not None:
         listed = [row_type.field(c).name for c in s.columns]
         if len(listed) != len(df.columns):
             raise InvalidArgumentError(
@@ -215,15 +298,19 @@ def _insert(session: Session, s: Insert) -> DataFrame:
         else:
             cols.append(F.lit(None).cast(f.type.spark_ddl()).alias(f.name))
     aligned = align_by_position(df.select(*cols), row_type, f"INSERT INTO {name}")
-    before = table.latest_snapshot()
     snap = write_dataframe(table, aligned, overwrite=s.overwrite, static_partition=static or None)
-    return _write_result(session, before, snap)
+    return _write_result(session, table, snap)
 
 
-def _write_result(session: Session, before: Snapshot | None, snap: Snapshot | None) -> DataFrame:
+def _write_result(session: Session, table: FileStoreTable, snap: Snapshot | None) -> DataFrame:
+    """``rows_written``: the rows of the files the snapshot added (an OVERWRITE's snapshot
+    also deletes files, so its ``deltaRecordCount`` -- added minus deleted -- is not it)."""
     if snap is None:
         return _rows(session, "snapshot_id BIGINT, rows_written BIGINT", [(None, 0)])
-    written = snap.delta_record_count if snap.delta_record_count is not None else 0
+    written = 0
+    for meta in read_manifest_list(table.file_io, table.path, snap.delta_manifest_list):
+        entries = read_manifest(table.file_io, table.path, meta.file_name, table.partition_types)
+        written += sum(e.file.row_count for e in entries if e.kind is FileKind.ADD)
     return _rows(session, "snapshot_id BIGINT, rows_written BIGINT", [(snap.id, written)])
 
 
@@ -235,7 +322,7 @@ def _describe(session: Session, s: DescribeTable) -> DataFrame:
     table = session.catalog.get_table(name)
     schema = table.schema
     rows: list[tuple[str, str, str | None]] = [
-        (f.name, f.type.spark_ddl().lower(), f.description) for f in schema.row_type
+        (f.name, _type_text(f.type), f.description) for f in schema.row_type
     ]
     if schema.partition_keys:
         rows.append(("# Partition Information", "", None))
@@ -264,6 +351,10 @@ def _describe(session: Session, s: DescribeTable) -> DataFrame:
             rows.append(("Index", f"{spec.index_type}({spec.name})", opts or None))
         rows += [(f"Option {k}", v, None) for k, v in sorted(schema.options.items())]
     return _rows(session, "col_name STRING, data_type STRING, comment STRING", rows)
+
+
+def _type_text(t: DataType) -> str:
+    return t.spark_ddl().lower() + ("" if t.nullable else " not null")
 
 
 def _quote(v: str) -> str:

@@ -23,7 +23,7 @@ from lakeskip.catalog.snapshot import CommitKind, Snapshot
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import ColumnNotFoundError, InvalidArgumentError
 from lakeskip.sort.clustering import clustering_from_options
-from lakeskip.types import DataType, RowType
+from lakeskip.types import DataType, Field, RowType
 
 __all__ = ["align_by_name", "align_by_position", "write_dataframe"]
 
@@ -55,10 +55,18 @@ def align_by_position(df: DataFrame, row_type: RowType, what: str) -> DataFrame:
             f"{len(row_type)} ({', '.join(row_type.names)})"
         )
     cols: list[Column] = [
-        F.col(f"`{src}`").cast(f.type.spark_ddl()).alias(f.name)
+        _not_null(F.col(f"`{src}`").cast(f.type.spark_ddl()), f, what).alias(f.name)
         for src, f in zip(df.columns, row_type.fields, strict=True)
     ]
     return df.select(*cols)
+
+
+def _not_null(col: Column, f: Field, what: str) -> Column:
+    """A NOT NULL column fails the write with a one-line message naming the column."""
+    if f.type.nullable:
+        return col
+    message = f"{what}: NULL in NOT NULL column {f.name}"
+    return F.when(col.isNull(), F.raise_error(F.lit(message))).otherwise(col)
 
 
 def align_by_name(df: DataFrame, row_type: RowType, what: str) -> DataFrame:
@@ -72,7 +80,9 @@ def align_by_name(df: DataFrame, row_type: RowType, what: str) -> DataFrame:
         raise ColumnNotFoundError(f"{what}: the table has no column(s) {', '.join(extra)}")
     return df.select(
         *[
-            F.col(f"`{by_lower[f.name.lower()]}`").cast(f.type.spark_ddl()).alias(f.name)
+            _not_null(
+                F.col(f"`{by_lower[f.name.lower()]}`").cast(f.type.spark_ddl()), f, what
+            ).alias(f.name)
             for f in row_type
         ]
     )

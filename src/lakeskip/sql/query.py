@@ -31,12 +31,22 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
+from lakeskip.errors import UnsupportedStatementError
 from lakeskip.expressions import AlwaysTrue, BooleanExpression, Reference, and_
 from lakeskip.sql.predicates import to_expression
 from lakeskip.sql.statements import DIALECT, TableIdent
 from lakeskip.types import RowType
 
-__all__ = ["TableScan", "analyze_query", "rewrite_tables"]
+__all__ = ["AsOf", "TableScan", "analyze_query", "rewrite_tables", "time_travel_of"]
+
+
+@dataclass(frozen=True, slots=True)
+class AsOf:
+    """A reference's time-travel clause: ``VERSION AS OF <version>`` (a snapshot id or a tag)
+    or ``TIMESTAMP AS OF <timestamp_sql>`` (any Spark expression castable to a timestamp)."""
+
+    version: int | str | None = None
+    timestamp_sql: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +57,38 @@ class TableScan:
     ident: TableIdent
     alias: str | None
     predicate: BooleanExpression
+    as_of: AsOf | None = None
+
+
+def time_travel_of(node: exp.Table) -> AsOf | None:
+    """The ``VERSION AS OF`` / ``TIMESTAMP AS OF`` clause of a table reference, if any.
+
+    >>> import sqlglot
+    >>> t = sqlglot.parse_one("SELECT * FROM t VERSION AS OF 'v1'", read="spark")
+    >>> time_travel_of(t.find(exp.Table))
+    AsOf(version='v1', timestamp_sql=None)
+    """
+    version = node.args.get("version")
+    if version is None:
+        return None
+    value = version.expression
+    kind = str(version.this).upper()
+    if str(version.args.get("kind") or "").upper() != "AS OF":
+        raise UnsupportedStatementError(
+            f"time travel {version.sql(DIALECT)!r} is not supported (use VERSION AS OF or "
+            "TIMESTAMP AS OF)"
+        )
+    if kind == "TIMESTAMP":
+        return AsOf(timestamp_sql=value.sql(DIALECT))
+    if isinstance(value, exp.Literal):
+        if value.is_string:
+            return AsOf(version=str(value.this))
+        text = str(value.this)
+        if text.isdigit():
+            return AsOf(version=int(text))
+    raise UnsupportedStatementError(
+        f"VERSION AS OF needs a snapshot id or a tag name, got {value.sql(DIALECT)!r}"
+    )
 
 
 def _conjuncts(node: exp.Expression) -> list[exp.Expression]:
@@ -110,6 +152,12 @@ def analyze_query(
                 if row_type is not None:
                     refs[alias] = (source, ident, row_type)
                     continue
+                if "$" in source.name:
+                    base = TableIdent(ident.database, source.name.split("$", 1)[0])
+                    if tables(base) is not None:
+                        raise UnsupportedStatementError(
+                            f"system tables are not supported yet: {source.name}"
+                        )
                 known = (schemas or {}).get(ident.qualified(default_db))
                 other_columns[alias] = {c.lower() for c in known} if known is not None else None
             elif isinstance(source, Scope):
@@ -123,14 +171,24 @@ def analyze_query(
         nullable_side = _null_supplying(select) if isinstance(select, exp.Select) else set()
         for alias, (node, ident, row_type) in refs.items():
             predicate: BooleanExpression = AlwaysTrue()
-            if where is not None and alias not in nullable_side:
+            # a sample or pivot applies before the WHERE: pruning would change what it sees
+            reshaped = node.args.get("sample") is not None or bool(node.args.get("pivots"))
+            if where is not None and alias not in nullable_side and not reshaped:
                 resolver = _resolver(alias, row_type, refs, other_columns, len(scope.sources))
                 parts = [
                     to_expression(c, resolver, row_type, time_zone) for c in _conjuncts(where.this)
                 ]
                 for p in parts:
                     predicate = and_(predicate, p)
-            scans.append(TableScan(node, ident, node.alias or None, predicate))
+            alias_node = node.args.get("alias")
+            if alias_node is not None and not isinstance(alias_node.this, exp.Identifier):
+                # `t$snapshots` parses as `t AS ${snapshots}`
+                raise UnsupportedStatementError(
+                    f"system tables are not supported yet: {node.sql(DIALECT)}"
+                )
+            scans.append(
+                TableScan(node, ident, node.alias or None, predicate, time_travel_of(node))
+            )
     return scans
 
 
@@ -189,15 +247,27 @@ def _resolver(
 
 def rewrite_tables(tree: exp.Expression, mapping: Mapping[int, str]) -> str:
     """The query's Spark SQL with each mapped table reference (by ``id(node)``) replaced by a
-    view name, keeping its alias (or the table's name as alias, so ``t.col`` still works)."""
+    view name, keeping its alias (or the table's name as alias, so ``t.col`` still works).
+
+    Every other clause of the reference (TABLESAMPLE, PIVOT, hints, ...) is kept; only the
+    time-travel clause is removed, because the view already holds that snapshot's files.
+    """
 
     def swap(node: exp.Expression) -> exp.Expression:
         if isinstance(node, exp.Table) and id(node) in mapping:
             alias = node.alias or node.name
-            return exp.Table(
-                this=exp.to_identifier(mapping[id(node)]),
-                alias=exp.TableAlias(this=exp.to_identifier(alias)),
-            )
+            new = node.copy()
+            for key in ("db", "catalog", "version"):
+                new.set(key, None)
+            new.set("this", exp.to_identifier(mapping[id(node)]))
+            alias_node = node.args.get("alias")
+            if alias_node is not None:
+                alias_node = alias_node.copy()
+                alias_node.set("this", exp.to_identifier(alias))
+            else:
+                alias_node = exp.TableAlias(this=exp.to_identifier(alias))
+            new.set("alias", alias_node)
+            return new
         return node
 
     return tree.transform(swap, copy=False).sql(DIALECT)

@@ -14,7 +14,7 @@ Example:
     >>> parse_statement("SELECT * FROM t WHERE")
     Traceback (most recent call last):
     ...
-    lakeskip.errors.SqlParseError: Required keyword: 'this' missing for Where (line 1, col 21)
+    lakeskip.errors.SqlParseError: Syntax error at or near 'WHERE': Required keyword: 'this' missing for Where (line 1, col 17)
 """
 
 from __future__ import annotations
@@ -28,12 +28,14 @@ from typing import Any
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
+from sqlglot.tokenizer_core import TokenType
 
 from lakeskip.errors import SqlParseError, TypeMismatchError, UnsupportedStatementError
 from lakeskip.sql.literals import literal_value
 from lakeskip.types import DataType, parse_sql_type
 
 __all__ = [
+    "AlterTableAddColumns",
     "AlterTableSetOptions",
     "AlterTableUnsetOptions",
     "Call",
@@ -44,14 +46,18 @@ __all__ = [
     "DropDatabase",
     "DropTable",
     "Explain",
+    "Help",
     "Insert",
+    "OtherTableStatement",
     "Passthrough",
     "Query",
+    "RenameTable",
     "ShowCreateTable",
     "ShowDatabases",
     "ShowTables",
     "Statement",
     "TableIdent",
+    "TruncateTable",
     "UseDatabase",
     "parse_statement",
     "parse_statements",
@@ -139,6 +145,36 @@ class AlterTableUnsetOptions(Statement):
 
 
 @dataclass(frozen=True, slots=True)
+class AlterTableAddColumns(Statement):
+    ident: TableIdent
+    columns: tuple[ColumnDef, ...]
+    sql: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class RenameTable(Statement):
+    ident: TableIdent
+    new_ident: TableIdent
+    sql: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class TruncateTable(Statement):
+    ident: TableIdent
+    sql: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class OtherTableStatement(Statement):
+    """A statement on one table that lakeskip does not implement (UPDATE, DELETE, MERGE,
+    ALTER TABLE DROP COLUMN, ...): an error on a lakeskip table, Spark's on any other."""
+
+    ident: TableIdent
+    what: str
+    sql: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class DropTable(Statement):
     ident: TableIdent
     if_exists: bool = False
@@ -168,6 +204,7 @@ class Insert(Statement):
     columns: tuple[str, ...] | None
     query_sql: str
     sql: str = ""
+    by_name: bool = False  # INSERT ... BY NAME: the query's column names pick the columns
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,6 +224,11 @@ class Query(Statement):
 class Explain(Statement):
     query: Query
     pruning: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Help(Statement):
+    """``HELP``: what the shell understands."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,12 +310,77 @@ def parse_statements(text: str) -> list[Statement]:
 
 
 def _parse_error(e: ParseError | TokenError, sql: str) -> SqlParseError:
+    """Spark's wording: ``Syntax error at or near '<token>'``, at the token's first column."""
     if isinstance(e, ParseError) and e.errors:
         err = e.errors[0]
         desc = str(err.get("description") or e).split(". Line")[0]
         desc = re.sub(r"<class 'sqlglot\.expressions\.(?:\w+\.)*(\w+)'>", r"\1", desc)
-        return SqlParseError(desc, err.get("line"), err.get("col"))
+        token = str(err.get("highlight") or "")
+        line, col = err.get("line"), err.get("col")
+        if token and isinstance(col, int):
+            col = max(1, col - len(token) + 1)  # sqlglot points at the token's last char
+        near = f"Syntax error at or near {token!r}" if token else "Syntax error"
+        return SqlParseError(f"{near}: {desc}", line, col)
     return SqlParseError(f"cannot tokenize SQL: {str(e).splitlines()[0]}")
+
+
+# First words of every statement Spark SQL (or lakeskip) accepts; anything else is a typo.
+_STATEMENT_HEADS = frozenset(
+    [
+        "SELECT",
+        "WITH",
+        "VALUES",
+        "TABLE",
+        "FROM",
+        "INSERT",
+        "CREATE",
+        "DROP",
+        "ALTER",
+        "USE",
+        "SHOW",
+        "DESCRIBE",
+        "DESC",
+        "EXPLAIN",
+        "CALL",
+        "SET",
+        "RESET",
+        "UPDATE",
+        "DELETE",
+        "MERGE",
+        "TRUNCATE",
+        "CACHE",
+        "UNCACHE",
+        "REFRESH",
+        "ANALYZE",
+        "MSCK",
+        "ADD",
+        "LIST",
+        "REPLACE",
+        "LOAD",
+        "CLEAR",
+        "COMMENT",
+        "GRANT",
+        "REVOKE",
+        "DECLARE",
+        "EXECUTE",
+        "HELP",
+        "MAP",
+        "REDUCE",
+    ]
+)
+
+
+def _check_head(text: str) -> None:
+    try:
+        tokens = sqlglot.Dialect.get_or_raise(DIALECT).tokenize(text)
+    except TokenError:
+        return
+    if not tokens or tokens[0].token_type in (TokenType.L_PAREN, TokenType.STRING):
+        return
+    first = tokens[0]
+    if first.text.upper() not in _STATEMENT_HEADS:
+        line, col = _position(text, first.start)
+        raise SqlParseError(f"Syntax error at or near {first.text!r}", line, col)
 
 
 def parse_statement(sql: str) -> Statement:
@@ -283,19 +390,49 @@ def parse_statement(sql: str) -> Statement:
         raise SqlParseError("empty statement")
     words = _strip_comments(text).split(None, 1)
     head = words[0].upper() if words else ""
+    if head == "HELP" and len(words) == 1:
+        return Help()
     if head == "CALL":
         return _parse_call(text)
     if head == "EXPLAIN":
         return _parse_explain(text)
     if head == "SHOW":
         return _parse_show(text)
+    _check_head(text)
     if head == "ALTER" and re.match(r"(?is)ALTER\s+TABLE\s+\S+\s+(UNSET|RESET)\b", text):
         return _parse_unset(text)
     try:
-        tree = sqlglot.parse_one(text, read=DIALECT)
+        tree = sqlglot.parse_one(_normalize_time_travel(text), read=DIALECT)
     except (ParseError, TokenError) as e:
         raise _parse_error(e, text) from e
     return _from_tree(tree, text)  # type: ignore[arg-type]
+
+
+_TRAVEL_WORDS = {"SYSTEM_VERSION": "VERSION", "SYSTEM_TIME": "TIMESTAMP"}
+
+
+def _normalize_time_travel(text: str) -> str:
+    """Spark's ``[FOR] SYSTEM_VERSION AS OF`` / ``[FOR] SYSTEM_TIME AS OF`` spelled as the
+    ``VERSION AS OF`` / ``TIMESTAMP AS OF`` sqlglot parses (padded, so error columns stay)."""
+    if "SYSTEM_" not in text.upper():
+        return text
+    try:
+        tokens = sqlglot.Dialect.get_or_raise(DIALECT).tokenize(text)
+    except TokenError:
+        return text
+    out = text
+    for i, tok in enumerate(tokens[:-2]):
+        word = tok.text.upper()
+        nxt, after = tokens[i + 1], tokens[i + 2]
+        if (
+            word in _TRAVEL_WORDS
+            and tok.token_type is not TokenType.STRING
+            and nxt.text.upper() == "AS"
+            and after.text.upper() == "OF"
+        ):
+            new = _TRAVEL_WORDS[word].ljust(tok.end - tok.start + 1)
+            out = out[: tok.start] + new + out[tok.end + 1 :]
+    return out
 
 
 def _ident(table: exp.Expression) -> TableIdent:
@@ -345,6 +482,17 @@ def _from_tree(tree: exp.Expression, text: str) -> Statement:
         return _alter(tree, text)
     if isinstance(tree, exp.Insert):
         return _insert(tree, text)
+    if isinstance(tree, exp.TruncateTable):
+        targets = tree.expressions
+        if len(targets) == 1 and not tree.args.get("partition"):
+            return TruncateTable(_ident(targets[0]), text)
+        if len(targets) == 1:
+            return OtherTableStatement(_ident(targets[0]), "TRUNCATE TABLE ... PARTITION", text)
+        return Passthrough(text)
+    dml = {exp.Update: "UPDATE", exp.Delete: "DELETE", exp.Merge: "MERGE INTO"}
+    for kind, what in dml.items():
+        if isinstance(tree, kind) and isinstance(tree.this, exp.Table):
+            return OtherTableStatement(_ident(tree.this), what, text)
     return Passthrough(text)
 
 
@@ -383,6 +531,7 @@ def _create_table(tree: exp.Create, text: str) -> Statement:
     options: dict[str, str] = {}
     partition_keys: list[str] = []
     extra_cols: list[ColumnDef] = []
+    unsupported: list[exp.Expression] = []
     comment = None
     for p in prop_list:
         if isinstance(p, exp.FileFormatProperty):
@@ -396,11 +545,16 @@ def _create_table(tree: exp.Create, text: str) -> Statement:
                 if isinstance(c, exp.ColumnDef):
                     extra_cols.append(_column_def(c))
                     partition_keys.append(c.name)
-                else:
+                elif isinstance(c, (exp.Column, exp.Identifier)):
                     partition_keys.append(c.name)
+                else:  # days(ts), bucket(4, id), ...: transforms Paimon has no layout for
+                    raise UnsupportedStatementError(
+                        f"CREATE TABLE {ident}: PARTITIONED BY {c.sql(DIALECT)} is not "
+                        "supported (partition by columns)"
+                    )
         elif isinstance(p, exp.SchemaCommentProperty):
             comment = str(p.this.name)
-        elif isinstance(p, exp.Property):
+        elif type(p) is exp.Property:  # 'key' = 'value' (subclasses are other clauses)
             options.update(_props_to_options([p]))
         elif isinstance(p, exp.LocationProperty):
             raise UnsupportedStatementError(
@@ -408,6 +562,18 @@ def _create_table(tree: exp.Create, text: str) -> Statement:
             )
         elif isinstance(p, (exp.TemporaryProperty,)):
             return Passthrough(text)
+        elif isinstance(p, exp.OptionsProperty):  # USING paimon OPTIONS (...)
+            options.update(_props_to_options(list(p.expressions)))
+        else:
+            unsupported.append(p)
+    # a lakeskip table from here on: a clause it would ignore is an error, never dropped
+    if unsupported:
+        clause = unsupported[0].sql(DIALECT)
+        raise UnsupportedStatementError(f"CREATE TABLE {ident}: {clause} is not supported")
+    if tree.args.get("replace"):
+        raise UnsupportedStatementError(
+            f"CREATE OR REPLACE TABLE {ident} is not supported (DROP TABLE, then CREATE TABLE)"
+        )
     columns: list[ColumnDef] = []
     if isinstance(schema, exp.Schema):
         for c in schema.expressions:
@@ -451,6 +617,10 @@ def _column_def(c: exp.ColumnDef) -> ColumnDef:
             raise UnsupportedStatementError(
                 "PRIMARY KEY tables are not supported (lakeskip tables are append-only)"
             )
+        elif not (isinstance(k, exp.NotNullColumnConstraint) and k.args.get("allow_null")):
+            raise UnsupportedStatementError(
+                f"column {c.name}: {cons.sql(DIALECT)} is not supported (only NOT NULL, COMMENT)"
+            )
     return ColumnDef(c.name, dtype, comment, nullable)
 
 
@@ -465,7 +635,29 @@ def _alter(tree: exp.Alter, text: str) -> Statement:
         opts = _props_to_options(items)
         if opts:
             return AlterTableSetOptions(_ident(tree.this), opts)
-    return Passthrough(text)
+    ident = _ident(tree.this)
+    if actions and all(isinstance(a, (exp.ColumnDef, exp.Schema)) for a in actions):
+        columns: list[ColumnDef] = []
+        for a in actions:
+            defs = a.expressions if isinstance(a, exp.Schema) else [a]
+            columns += [_column_def(c) for c in defs if isinstance(c, exp.ColumnDef)]
+        return AlterTableAddColumns(ident, tuple(columns), text)
+    if len(actions) == 1 and isinstance(actions[0], exp.AlterRename):
+        return RenameTable(ident, _ident(actions[0].this), text)
+    return OtherTableStatement(ident, "ALTER TABLE " + _action_name(actions), text)
+
+
+def _action_name(actions: list[exp.Expression]) -> str:
+    if not actions:
+        return "(unknown action)"
+    a = actions[0]
+    words = {
+        "Drop": "DROP COLUMN",
+        "RenameColumn": "RENAME COLUMN",
+        "AlterColumn": "ALTER COLUMN",
+        "AlterSet": "SET",
+    }
+    return words.get(type(a).__name__, a.sql(DIALECT).split("(")[0].strip().upper()[:40])
 
 
 _UNSET = re.compile(
@@ -495,6 +687,9 @@ def _table_name(name: str) -> TableIdent:
     raise UnsupportedStatementError(f"catalog-qualified names are not supported: {name}")
 
 
+_INSERT_ARGS = frozenset({"this", "expression", "overwrite", "by_name", "with_"})
+
+
 def _insert(tree: exp.Insert, text: str) -> Statement:
     target = tree.this
     columns: tuple[str, ...] | None = None
@@ -514,6 +709,12 @@ def _insert(tree: exp.Insert, text: str) -> Statement:
                 raise UnsupportedStatementError(
                     "only static PARTITION (k=v, ...) specs are supported in INSERT"
                 )
+    extra = sorted(k for k, v in tree.args.items() if v and k not in _INSERT_ARGS)
+    if extra:  # REPLACE WHERE, IF NOT EXISTS, ...: never silently dropped
+        named = {"where": "REPLACE WHERE", "exists": "IF NOT EXISTS"}
+        raise UnsupportedStatementError(
+            f"INSERT ... {named.get(extra[0], extra[0].upper())} is not supported"
+        )
     source = tree.expression
     if source is None:
         raise SqlParseError("INSERT needs SELECT or VALUES")
@@ -521,6 +722,9 @@ def _insert(tree: exp.Insert, text: str) -> Statement:
         query_sql = "SELECT * FROM " + source.sql(DIALECT)
     else:
         query_sql = source.sql(DIALECT)
+    with_ = tree.args.get("with_")
+    if with_ is not None:  # WITH x AS (...) INSERT INTO t SELECT ... FROM x
+        query_sql = f"{with_.sql(DIALECT)} {query_sql}"
     ident = _ident(target)
     return Insert(
         ident=ident,
@@ -529,6 +733,7 @@ def _insert(tree: exp.Insert, text: str) -> Statement:
         columns=columns,
         query_sql=query_sql,
         sql=text,
+        by_name=bool(tree.args.get("by_name")),
     )
 
 
@@ -563,8 +768,41 @@ def _parse_explain(text: str) -> Statement:
     return Explain(inner, (m.group("mode") or "").upper() == "PRUNING")
 
 
+def _doubled_quotes(text: str) -> str:
+    r"""SQL's ``''`` inside a single-quoted string, rewritten as ``\'``.
+
+    For CALL arguments only: Spark itself reads ``'a''b'`` as two adjacent literals, but
+    Paimon's docs write ``where => 'dt = ''2024-01-01'''``.
+
+    >>> print(_doubled_quotes("x => 'region = ''eu''', y => ''"))
+    x => 'region = \'eu\'', y => ''
+    """
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        i += 1
+        out.append(c)
+        if c != "'":
+            continue
+        while i < n:
+            d = text[i]
+            if d == "\\" and i + 1 < n:
+                out.append(text[i : i + 2])
+                i += 2
+            elif d == "'" and i + 1 < n and text[i + 1] == "'":
+                out.append("\\'")
+                i += 2
+            else:
+                out.append(d)
+                i += 1
+                if d == "'":
+                    break
+    return "".join(out)
+
+
 def _parse_call(text: str) -> Statement:
-    tail = text[4:].strip()
+    tail = _doubled_quotes(text[4:].strip())
     try:
         tree = sqlglot.parse_one(tail, read=DIALECT)
     except (ParseError, TokenError) as e:

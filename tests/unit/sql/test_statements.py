@@ -132,16 +132,20 @@ def test_call_literal_arguments() -> None:
 
 
 @pytest.mark.parametrize(
-    ("sql", "line", "col"),
+    ("sql", "line", "col", "token"),
     [
-        ("SELECT * FROM t WHERE", 1, 21),
-        ("select 1;\nselect * from\n  t where (", 3, 11),
+        ("SELECT * FROM t WHERE", 1, 17, "WHERE"),
+        ("select 1;\nselect * from\n  t where (", 3, 11, "("),
+        ("SELEC * FROM t", 1, 1, "SELEC"),
+        ("select 1;\n\n  SELEC * FROM t", 3, 3, "SELEC"),
+        ("INSERT INTO t SELEC 1", 1, 15, "SELEC"),
     ],
 )
-def test_parse_errors_carry_position(sql: str, line: int, col: int) -> None:
+def test_parse_errors_carry_position(sql: str, line: int, col: int, token: str) -> None:
     with pytest.raises(SqlParseError) as info:
         parse_statements(sql)
     assert (info.value.line, info.value.col) == (line, col), str(info.value)
+    assert str(info.value).startswith(f"Syntax error at or near {token!r}"), str(info.value)
     assert "\n" not in str(info.value), "errors are one line"
 
 
@@ -164,4 +168,47 @@ def test_split_respects_quotes_and_comments() -> None:
 def test_leading_comments_keep_error_positions() -> None:
     with pytest.raises(SqlParseError) as info:
         parse_statements("SELECT 1;\n-- note\n/* c */ SELECT * FROM t WHERE")
-    assert (info.value.line, info.value.col) == (3, 29), str(info.value)
+    assert (info.value.line, info.value.col) == (3, 25), str(info.value)
+
+
+def test_call_doubled_quote_escape() -> None:
+    s = parse_statement(
+        "CALL sys.rewrite_file_index(`table` => 'default.sales', `where` => 'region = ''eu''')"
+    )
+    assert isinstance(s, Call)
+    assert s.kwargs["where"] == "region = 'eu'", s.kwargs
+    s = parse_statement("CALL sys.x(a => '', b => 'it''s', c => 'a\\'b')")
+    assert isinstance(s, Call)
+    assert dict(s.kwargs) == {"a": "", "b": "it's", "c": "a'b"}
+
+
+@pytest.mark.parametrize(
+    ("sql", "message"),
+    [
+        ("CREATE TABLE t (id BIGINT) CLUSTERED BY (id) INTO 4 BUCKETS", "CLUSTERED BY"),
+        ("CREATE TABLE t (id BIGINT) ROW FORMAT DELIMITED", "ROW FORMAT"),
+        ("CREATE EXTERNAL TABLE t (id BIGINT)", "EXTERNAL"),
+        ("CREATE TABLE t LIKE u", "LIKE u"),
+        ("CREATE OR REPLACE TABLE t (id BIGINT)", "CREATE OR REPLACE"),
+        ("CREATE TABLE t (id BIGINT DEFAULT 5)", "DEFAULT 5"),
+        ("CREATE TABLE t (id BIGINT GENERATED ALWAYS AS (1))", "GENERATED"),
+        ("CREATE TABLE t (ts TIMESTAMP) PARTITIONED BY (days(ts))", "PARTITIONED BY"),
+        ("INSERT INTO t REPLACE WHERE a = 1 SELECT 1", "REPLACE WHERE"),
+    ],
+)
+def test_clauses_lakeskip_would_ignore_are_rejected(sql: str, message: str) -> None:
+    with pytest.raises(UnsupportedStatementError, match=message):
+        parse_statement(sql)
+
+
+def test_clauses_that_are_kept() -> None:
+    s = parse_statement(
+        "CREATE TABLE t (id BIGINT) USING paimon OPTIONS ('target-file-size'='1 mb')"
+    )
+    assert isinstance(s, CreateTable) and dict(s.options) == {"target-file-size": "1 mb"}
+    s = parse_statement("CREATE OR REPLACE TABLE t (id BIGINT) USING parquet")
+    assert isinstance(s, Passthrough), "not a lakeskip table: Spark's statement"
+    s = parse_statement("INSERT INTO t BY NAME SELECT 1 AS a")
+    assert isinstance(s, Insert) and s.by_name
+    s = parse_statement("WITH x AS (SELECT 1 AS a) INSERT INTO t SELECT a FROM x")
+    assert isinstance(s, Insert) and s.query_sql.startswith("WITH x AS"), s.query_sql

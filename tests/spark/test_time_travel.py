@@ -1,0 +1,130 @@
+"""Time travel (VERSION / TIMESTAMP AS OF, scan.* options) and INSERT results, end to end."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from lakeskip.errors import SnapshotNotFoundError, UnsupportedStatementError
+
+
+def _two_inserts(session) -> tuple[int, int]:  # type: ignore[no-untyped-def]
+    session.sql("CREATE TABLE tt (id BIGINT, s STRING)")
+    session.sql("INSERT INTO tt VALUES (1, 'a')")
+    t1 = session.table("tt").table.latest_snapshot().time_millis
+    time.sleep(0.05)  # distinct commit times (ordering, not a timing threshold)
+    session.sql("INSERT INTO tt VALUES (2, 'b')")
+    t2 = session.table("tt").table.latest_snapshot().time_millis
+    assert t2 > t1
+    return t1, t2
+
+
+def _ids(df) -> list[int]:  # type: ignore[no-untyped-def]
+    return sorted(r[0] for r in df.collect())
+
+
+def test_version_as_of_reads_that_snapshot(session) -> None:  # type: ignore[no-untyped-def]
+    _two_inserts(session)
+    assert _ids(session.sql("SELECT id FROM tt VERSION AS OF 1")) == [1], "snapshot 1 has row 1"
+    assert session.last_reports[0].snapshot_id == 1
+    assert _ids(session.sql("SELECT id FROM tt FOR SYSTEM_VERSION AS OF 1")) == [1]
+    assert _ids(session.sql("SELECT id FROM tt FOR VERSION AS OF 2 AS x WHERE x.id > 0")) == [1, 2]
+    assert _ids(session.sql("SELECT id FROM tt")) == [1, 2], "no clause: latest"
+    # one query reading two versions of the same table
+    both = session.sql(
+        "SELECT a.id FROM tt VERSION AS OF 2 a LEFT ANTI JOIN tt VERSION AS OF 1 b ON a.id = b.id"
+    )
+    assert _ids(both) == [2]
+    with pytest.raises(SnapshotNotFoundError, match="snapshot 7 does not exist"):
+        session.sql("SELECT * FROM tt VERSION AS OF 7")
+
+
+def test_version_as_of_a_tag(session) -> None:  # type: ignore[no-untyped-def]
+    _two_inserts(session)
+    table = session.table("tt").table
+    # a Paimon tag: the snapshot's JSON in tag/tag-<name>
+    table.file_io.write_bytes(f"{table.path}/tag/tag-first", table.snapshot(1).to_json().encode())
+    assert _ids(session.sql("SELECT id FROM tt VERSION AS OF 'first'")) == [1]
+    assert _ids(session.sql("SELECT id FROM tt VERSION AS OF '2'")) == [1, 2], "digits: an id"
+    with pytest.raises(SnapshotNotFoundError, match="neither a tag nor a snapshot id"):
+        session.sql("SELECT * FROM tt VERSION AS OF 'nope'")
+
+
+def test_timestamp_as_of(session) -> None:  # type: ignore[no-untyped-def]
+    t1, _ = _two_inserts(session)
+    session.spark.conf.set("spark.sql.session.timeZone", "UTC")
+    at = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(t1 / 1000 + 0.0))
+    at += f".{t1 % 1000:03d}"
+    assert _ids(session.sql(f"SELECT id FROM tt TIMESTAMP AS OF '{at}'")) == [1]
+    assert _ids(session.sql(f"SELECT id FROM tt FOR SYSTEM_TIME AS OF '{at}'")) == [1]
+    assert _ids(session.sql("SELECT id FROM tt TIMESTAMP AS OF current_timestamp()")) == [1, 2]
+    with pytest.raises(SnapshotNotFoundError, match="no snapshot at or before"):
+        session.sql("SELECT * FROM tt TIMESTAMP AS OF '2020-01-01 00:00:00'")
+
+
+def test_scan_options_time_travel(session) -> None:  # type: ignore[no-untyped-def]
+    _two_inserts(session)
+    session.sql("ALTER TABLE tt SET TBLPROPERTIES ('scan.snapshot-id' = '1')")
+    assert _ids(session.sql("SELECT id FROM tt")) == [1], "table option scan.snapshot-id"
+    assert _ids(session.sql("SELECT id FROM tt VERSION AS OF 2")) == [1, 2], "clause wins"
+    session.sql("ALTER TABLE tt UNSET TBLPROPERTIES ('scan.snapshot-id')")
+    t1 = session.table("tt").table.snapshot(1).time_millis
+    session.spark.conf.set("spark.paimon.scan.timestamp-millis", str(t1))
+    try:
+        assert _ids(session.sql("SELECT id FROM tt")) == [1], "session conf"
+    finally:
+        session.spark.conf.unset("spark.paimon.scan.timestamp-millis")
+    assert _ids(session.sql("SELECT id FROM tt")) == [1, 2]
+
+
+def test_time_travel_prunes_that_snapshots_files(session) -> None:  # type: ignore[no-untyped-def]
+    session.sql("CREATE TABLE p (id BIGINT, s STRING) WITH ('file-index.bloom-filter.columns'='s')")
+    for i in range(3):
+        session.sql(f"INSERT INTO p VALUES ({i}, 's{i}')")
+    df = session.sql("SELECT id FROM p VERSION AS OF 2 WHERE s = 's1'")
+    assert _ids(df) == [1]
+    report = session.last_reports[0]
+    assert report.snapshot_id == 2
+    assert (report.total_files, report.kept_files) == (2, 1), report.summary()
+
+
+def test_time_travel_reads_with_that_snapshots_schema(session) -> None:  # type: ignore[no-untyped-def]
+    session.sql("CREATE TABLE e (id BIGINT)")
+    session.sql("INSERT INTO e VALUES (1)")
+    session.sql("ALTER TABLE e ADD COLUMNS (s STRING)")
+    session.sql("INSERT INTO e VALUES (2, 'x')")
+    assert session.sql("SELECT * FROM e VERSION AS OF 1").columns == ["id"]
+    rows = sorted(tuple(r) for r in session.sql("SELECT * FROM e").collect())
+    assert rows == [(1, None), (2, "x")], "old file reads the new column as NULL"
+    assert _ids(session.sql("SELECT id FROM e WHERE s IS NULL")) == [1]
+
+
+def test_unsupported_clauses_are_kept_or_rejected(session) -> None:  # type: ignore[no-untyped-def]
+    session.sql("CREATE TABLE k (id BIGINT, s STRING)")
+    session.sql("INSERT INTO k VALUES (1, 'a'), (2, 'b'), (3, 'a')")
+    pivot = session.sql("SELECT * FROM k PIVOT (sum(id) FOR s IN ('a', 'b'))").collect()
+    assert [tuple(r) for r in pivot] == [(4, 2)], "PIVOT must not be dropped"
+    sampled = session.sql("SELECT * FROM k TABLESAMPLE (1 ROWS)").collect()
+    assert len(sampled) == 1, "TABLESAMPLE must not be dropped"
+    with pytest.raises(UnsupportedStatementError, match="system tables"):
+        session.sql("SELECT * FROM `k$snapshots`")
+
+
+def test_insert_results_and_positional_select(session) -> None:  # type: ignore[no-untyped-def]
+    session.sql("CREATE TABLE w (id BIGINT, name STRING, score DOUBLE, day DATE)")
+    r = session.sql("INSERT INTO w SELECT id, concat('n', id), NULL, NULL FROM range(0, 100)")
+    assert r.collect()[0]["rows_written"] == 100
+    r = session.sql("INSERT INTO w SELECT 1, 1, 1, NULL")
+    assert r.collect()[0]["rows_written"] == 1
+    r = session.sql("INSERT OVERWRITE w VALUES (1, 'a', 1.0, NULL), (2, 'b', 2.0, NULL)")
+    assert r.collect()[0]["rows_written"] == 2, "overwrite reports rows added, not added-deleted"
+    assert session.sql("SELECT count(*) FROM w").collect()[0][0] == 2
+
+
+def test_insert_by_name_and_with(session) -> None:  # type: ignore[no-untyped-def]
+    session.sql("CREATE TABLE bn (id BIGINT, name STRING, score DOUBLE)")
+    session.sql("INSERT INTO bn BY NAME SELECT 'x' AS name, 1 AS id")
+    session.sql("WITH src AS (SELECT 2 AS id) INSERT INTO bn SELECT id, 'y', 0.5 FROM src")
+    rows = sorted(tuple(r) for r in session.sql("SELECT * FROM bn").collect())
+    assert rows == [(1, "x", None), (2, "y", 0.5)], rows
