@@ -19,7 +19,7 @@ import threading
 import warnings
 from pathlib import Path
 
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
 from lakeskip.errors import LakeskipError, LakeskipWarning
 from lakeskip.spark.catalog_service import PROTOCOL, CatalogService
@@ -32,6 +32,7 @@ __all__ = [
     "attach_catalog",
     "catalog_conf",
     "catalog_jar",
+    "input_files",
     "service_for",
 ]
 
@@ -151,3 +152,24 @@ def attach_catalog(
         spark.conf.set(key, CATALOG_CLASS)
     spark.conf.set(f"{key}.warehouse", wh)
     return service
+
+
+def input_files(df: DataFrame) -> list[str]:
+    """The data files a DataFrame reads, lakeskip catalog scans included.
+
+    ``DataFrame.inputFiles()`` only knows Spark's own file tables; a lakeskip scan is Spark's
+    ParquetScan over a ``LakeFileIndex`` holding exactly the files the planner kept.
+    """
+    out = set(df.inputFiles())
+    leaves = df._jdf.queryExecution().optimizedPlan().collectLeaves().iterator()
+    while leaves.hasNext():
+        leaf = leaves.next()
+        if leaf.getClass().getSimpleName() != "DataSourceV2ScanRelation":
+            continue
+        scan = leaf.scan()
+        if scan.getClass().getSimpleName() != "ParquetScan":
+            continue
+        index = scan.fileIndex()
+        if index.getClass().getName() == "lakeskip.jvm.LakeFileIndex":
+            out.update(str(f) for f in index.inputFiles())
+    return sorted(out)

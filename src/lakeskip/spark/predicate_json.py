@@ -47,15 +47,18 @@ from lakeskip.expressions import (
     Not,
     NotEqualTo,
     Or,
+    Reference,
     StartsWith,
 )
-from lakeskip.types import EPOCH_DATE, EPOCH_NAIVE, EPOCH_UTC, RowType
+from lakeskip.types import EPOCH_DATE, EPOCH_NAIVE, EPOCH_UTC, RowType, TypeRoot
 
 __all__ = ["literal_from_json", "predicate_from_json", "translate"]
 
 _NO_LITERAL = object()
+#: separates column and key of a map-key reference (``attrs['device']``), as the Java side writes it
+MAP_KEY_SEPARATOR = "\x00"
 
-_COMPARISONS: dict[str, Callable[[str, Any], BooleanExpression]] = {
+_COMPARISONS: dict[str, Callable[[Reference, Any], BooleanExpression]] = {
     "=": EqualTo,
     "<>": NotEqualTo,
     "<": LessThan,
@@ -103,13 +106,21 @@ def literal_from_json(node: Any) -> Any:
     return _NO_LITERAL
 
 
-def _column(node: Any, row_type: RowType) -> str | None:
+def _column(node: Any, row_type: RowType) -> Reference | None:
     if not isinstance(node, dict) or "ref" not in node:
         return None
     names = node["ref"]
-    if len(names) != 1 or not row_type.has(names[0]):
+    if len(names) != 1:
         return None
-    return str(row_type.field(names[0]).name)
+    name, sep, key = str(names[0]).partition(MAP_KEY_SEPARATOR)
+    if not row_type.has(name):
+        return None
+    field = row_type.field(name)
+    if sep:
+        if field.type.root is not TypeRoot.MAP:
+            return None
+        return Reference(field.name, key=key)
+    return Reference(field.name)
 
 
 def translate(node: Any, row_type: RowType) -> Translated | None:

@@ -3,6 +3,8 @@ package lakeskip.jvm;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.Base64;
+import org.apache.spark.sql.catalyst.expressions.AttributeReference;
+import org.apache.spark.sql.catalyst.expressions.GetMapValue;
 import org.apache.spark.sql.catalyst.util.V2ExpressionBuilder;
 import org.apache.spark.sql.connector.expressions.Expression;
 import org.apache.spark.sql.connector.expressions.Literal;
@@ -55,7 +57,7 @@ final class PredicateJson {
       org.apache.spark.sql.catalyst.expressions.Expression e = it.next();
       Option<Predicate> p;
       try {
-        p = new V2ExpressionBuilder(e, true).buildPredicate();
+        p = new V2ExpressionBuilder(mapKeys(e), true).buildPredicate();
       } catch (RuntimeException ex) {
         p = Option.empty();
       }
@@ -66,6 +68,42 @@ final class PredicateJson {
       }
     }
     return out;
+  }
+
+  /** Separates column and key in a map-key reference: {@code attrs['device']}. */
+  static final String MAP_KEY_SEPARATOR = "\u0000";
+
+  /**
+   * {@code map_col['key']} (GetMapValue, which V2 predicates cannot express) becomes a column
+   * named {@code map_col<NUL>key}, so Python can use Paimon's map-key indexes. Only for the
+   * JSON: Parquet still gets the original expressions.
+   */
+  static org.apache.spark.sql.catalyst.expressions.Expression mapKeys(
+      org.apache.spark.sql.catalyst.expressions.Expression e) {
+    if (e instanceof GetMapValue) {
+      GetMapValue g = (GetMapValue) e;
+      if (g.child() instanceof AttributeReference
+          && g.key() instanceof org.apache.spark.sql.catalyst.expressions.Literal
+          && g.key().dataType() instanceof StringType) {
+        Object key = ((org.apache.spark.sql.catalyst.expressions.Literal) g.key()).value();
+        if (key != null) {
+          AttributeReference a = (AttributeReference) g.child();
+          return a.withName(a.name() + MAP_KEY_SEPARATOR + key);
+        }
+      }
+    }
+    if (e.children().isEmpty()) {
+      return e;
+    }
+    java.util.List<org.apache.spark.sql.catalyst.expressions.Expression> kids =
+        new java.util.ArrayList<>();
+    scala.collection.Iterator<org.apache.spark.sql.catalyst.expressions.Expression> it =
+        e.children().iterator();
+    while (it.hasNext()) {
+      kids.add(mapKeys(it.next()));
+    }
+    return (org.apache.spark.sql.catalyst.expressions.Expression)
+        e.withNewChildren(scala.jdk.javaapi.CollectionConverters.asScala(kids).toList());
   }
 
   static ArrayNode predicates(Predicate[] predicates) {
