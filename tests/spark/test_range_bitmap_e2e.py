@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 
+from lakeskip.spark import input_files
+
 
 def _fill(session, table: str) -> None:  # type: ignore[no-untyped-def]
     # file f holds v = 1000 * j + 10 * f and names '<letter j><f>': every file's min/max
@@ -37,7 +39,7 @@ def _check(session, table: str, cases: dict[str, int]) -> None:  # type: ignore[
     files = session.table(table).files()
     for where, expected in cases.items():
         df = session.sql(f"SELECT * FROM {table} WHERE {where}")
-        got = {os.path.basename(p) for p in df.inputFiles()}
+        got = {os.path.basename(p) for p in input_files(df)}
         assert len(got) == expected, f"{where}: read {len(got)} files, expected {expected}"
         plain = session.spark.read.parquet(*files).where(where)
         assert sorted(map(tuple, df.collect())) == sorted(map(tuple, plain.collect())), where

@@ -1,5 +1,6 @@
-"""End-to-end: SQL through a real local Spark, real Parquet files, pruning checked by Spark's
-own ``DataFrame.inputFiles()`` and results checked against plain Spark over all files."""
+"""End-to-end: SQL through a real local Spark, real Parquet files, pruning checked by the
+files Spark reads (``lakeskip.spark.input_files``: ``DataFrame.inputFiles()`` plus lakeskip
+catalog scans) and results checked against plain Spark over all files."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from lakeskip.errors import (
     UnknownIndexTypeError,
     UnknownProcedureError,
 )
+from lakeskip.spark import input_files
 
 EVENTS = """CREATE TABLE db.events (id BIGINT, user_id STRING, status STRING, price BIGINT,
     ts TIMESTAMP, attrs MAP<STRING, STRING>) WITH (
@@ -58,7 +60,7 @@ def test_create_insert_select_prunes_by_each_index(session) -> None:  # type: ig
     }
     for where, expected_files in cases.items():
         df = session.sql(f"SELECT * FROM db.events WHERE {where}")
-        got = _names(df.inputFiles())
+        got = _names(input_files(df))
         assert len(got) == expected_files, (
             f"{where}: read {len(got)} files, expected {expected_files}"
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from lakeskip.spark.catalog_setup import attach_catalog, catalog_conf, input_files
 from lakeskip.spark.session import Session, TableHandle, connect
 
-__all__ = ["Session", "TableHandle", "connect"]
+__all__ = ["Session", "TableHandle", "attach_catalog", "catalog_conf", "connect", "input_files"]

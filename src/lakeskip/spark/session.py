@@ -32,6 +32,15 @@ from lakeskip.spark.builder import (
     quiet_spark_logging,
     worker_python_problem,
 )
+from lakeskip.spark.catalog_service import CatalogService
+from lakeskip.spark.catalog_setup import (
+    DEFAULT_CATALOG,
+    SESSION_CATALOG_CLASS,
+    attach_catalog,
+    catalog_conf,
+    catalog_jar,
+)
+from lakeskip.spark.native_query import qualify_query, run_native_query
 from lakeskip.spark.query import plan_query, run_planned
 from lakeskip.spark.writer import align_by_name, write_dataframe
 from lakeskip.sql.statements import Query, Statement, parse_statements
@@ -42,32 +51,66 @@ DEFAULT_DATABASE = "default"
 
 
 def connect(
-    warehouse: str = "./warehouse",
+    warehouse: str | None = None,
     spark: SparkSession | None = None,
     *,
     master: str | None = None,
     conf: Mapping[str, str] | None = None,
+    catalog_name: str = DEFAULT_CATALOG,
+    as_session_catalog: bool = False,
 ) -> Session:
-    """Open a lakeskip session on a warehouse.
+    """Open a lakeskip session on a warehouse, with the lakeskip Spark catalog installed.
+
+    After this, the SparkSession itself knows the tables: ``spark.sql("SELECT ... FROM
+    lakeskip.db.t")``, ``spark.table(...)``, ``df.writeTo(...)`` all prune and write through
+    lakeskip. Without a ``javac`` the catalog cannot be built: only :meth:`Session.sql` then
+    prunes (through temporary views), announced once.
 
     Args:
-        warehouse: a local path or a URI any pyarrow filesystem handles (``s3://...``).
-        spark: an existing SparkSession to use; by default the active one, or a new local one
-            with lakeskip's defaults (:data:`lakeskip.spark.builder.DEFAULT_CONF`).
+        warehouse: a local path or a URI any pyarrow filesystem handles (``s3://...``);
+            default: ``spark.sql.catalog.<catalog_name>.warehouse`` if set, else
+            ``./warehouse``.
+        spark: an existing SparkSession to use (the catalog is attached at run time); by
+            default the active one, or a new local one with lakeskip's defaults
+            (:data:`lakeskip.spark.builder.DEFAULT_CONF`) and the catalog configured.
         master: Spark master when building a session (``local[*]`` by default).
         conf: extra Spark configuration when building a session.
+        catalog_name: the Spark catalog name (``lakeskip.db.t``).
+        as_session_catalog: when building a session, also install the catalog as
+            ``spark_catalog``, so unqualified names resolve to lakeskip tables beside
+            ordinary Spark tables (``CREATE TABLE t ... USING lakeskip``).
     """
+    if warehouse is None and spark is not None:
+        warehouse = spark.conf.get(f"spark.sql.catalog.{catalog_name}.warehouse", None)
+    warehouse = warehouse or "./warehouse"
     if spark is None:
-        spark = build_spark_session(master=master, conf=conf)
+        jar = catalog_jar()
+        extra = dict(conf or {})
+        if jar is not None:
+            extra = {
+                **catalog_conf(
+                    warehouse, catalog_name, as_session_catalog=as_session_catalog, jar=jar
+                ),
+                **extra,
+            }
+        spark = build_spark_session(master=master, conf=extra)
     else:
         quiet_spark_logging(spark)
         problem = worker_python_problem(spark)
         if problem is not None:
             warnings.warn(problem, LakeskipWarning, stacklevel=2)
+        if as_session_catalog and spark.conf.get("spark.sql.catalog.spark_catalog", None) != (
+            SESSION_CATALOG_CLASS
+        ):
+            raise InvalidArgumentError(
+                "as_session_catalog needs the catalog configured when the session starts: "
+                "build it with lakeskip.spark.catalog_conf(..., as_session_catalog=True)"
+            )
     key = "spark.sql.sources.parallelPartitionDiscovery.threshold"
     if int(spark.conf.get(key) or "32") < 4096 and not (conf and key in conf):
         spark.conf.set(key, "4096")  # see DEFAULT_CONF: avoid a listing job per query
-    return Session(Catalog(warehouse), spark)
+    service = attach_catalog(spark, warehouse, catalog_name)
+    return Session(Catalog(warehouse), spark, catalog_name=catalog_name, service=service)
 
 
 _PY_ERROR_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)): (.+)$")
@@ -101,9 +144,19 @@ class Session:
     temporary views. ``USE`` changes the session's current database.
     """
 
-    def __init__(self, catalog: Catalog, spark: SparkSession) -> None:
+    def __init__(
+        self,
+        catalog: Catalog,
+        spark: SparkSession,
+        *,
+        catalog_name: str | None = None,
+        service: CatalogService | None = None,
+    ) -> None:
         self.catalog = catalog
         self.spark = spark
+        #: the Spark catalog serving this warehouse (``None``: temp-view fallback)
+        self.catalog_name = catalog_name if service is not None else None
+        self._service = service
         self.current_database = DEFAULT_DATABASE
         self._local = threading.local()
 
@@ -154,6 +207,11 @@ class Session:
             raise QueryFailedError(spark_error_message(e)) from e
 
     def _query(self, query: Query) -> DataFrame:
+        if self._service is not None and self.catalog_name is not None:
+            sql = qualify_query(query, self.catalog, self.catalog_name, self.current_database)
+            df, reports = run_native_query(self.spark, self._service, sql)
+            self._set_reports(reports)
+            return df
         planned = plan_query(self.spark, self.catalog, query, self.current_database, self.time_zone)
         self._set_reports(planned.reports)
         return run_planned(self.spark, planned)

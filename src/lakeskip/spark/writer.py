@@ -150,6 +150,8 @@ def write_dataframe(
     *,
     overwrite: bool = False,
     static_partition: Mapping[str, Any] | None = None,
+    overwrite_partitions: Sequence[tuple[Any, ...]] | None = None,
+    overwrite_all: bool = False,
 ) -> Snapshot | None:
     """Write an aligned DataFrame (columns already in table order and types) and commit.
 
@@ -159,6 +161,8 @@ def write_dataframe(
         overwrite: replace data instead of appending. On a partitioned table this replaces the
             partitions the new rows land in (dynamic overwrite), or just ``static_partition``.
         static_partition: ``INSERT OVERWRITE t PARTITION (k=v)`` values.
+        overwrite_partitions: replace exactly these partitions (full value tuples).
+        overwrite_all: replace the whole table, also when it is partitioned.
 
     Returns:
         The committed snapshot, or ``None`` when nothing changed.
@@ -183,7 +187,11 @@ def write_dataframe(
         return table.commit(entries, kind=CommitKind.APPEND)
     partitions: Sequence[tuple[Any, ...]] | None = None
     keys = list(table.schema.partition_keys)
-    if keys:
+    if overwrite_all:
+        partitions = None
+    elif overwrite_partitions is not None:
+        partitions = list(overwrite_partitions)
+    elif keys:
         if static_partition:
             partitions = [tuple(static_partition[k] for k in keys)]
         else:

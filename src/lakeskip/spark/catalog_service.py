@@ -1,0 +1,480 @@
+"""The Python brain behind the Spark catalog: one handler for every JVM callback.
+
+Java (``lakeskip.spark.jvm``) calls :meth:`CatalogService.call` with an operation name and a
+JSON object; each operation is a call into the same layers ``Session.sql`` uses -- the
+:class:`~lakeskip.catalog.Catalog`, :class:`~lakeskip.planner.scan.ScanPlanner`, the Spark-task
+writer and the procedure registry -- so the two entry points cannot drift. Errors come back
+as ``{"error": {"kind", "message"}}`` and surface in Spark as one-line AnalysisExceptions.
+
+Callbacks run on py4j's callback threads, not the thread that ran the query: pruning reports
+are filed under the Spark local property :data:`TAG_PROPERTY` of the querying thread.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import threading
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+
+from lakeskip.catalog.catalog import Catalog
+from lakeskip.catalog.snapshot import Snapshot
+from lakeskip.catalog.table import FileStoreTable
+from lakeskip.errors import (
+    InvalidArgumentError,
+    LakeskipError,
+    TableNotFoundError,
+    UnsupportedStatementError,
+)
+from lakeskip.expressions import And, BooleanExpression, bind, evaluate_arrow
+from lakeskip.planner.report import PruningReport
+from lakeskip.planner.scan import ScanPlanner
+from lakeskip.spark.predicate_json import predicate_from_json, translate
+from lakeskip.spark.query import spark_path
+from lakeskip.types import DataType, Field, RowType, TypeRoot, from_internal, parse_sql_type
+
+__all__ = ["PROTOCOL", "TAG_PROPERTY", "CatalogService", "snapshot_for"]
+
+#: must equal ``lakeskip.jvm.Bridge.PROTOCOL``
+PROTOCOL = 1
+TAG_PROPERTY = "lakeskip.query.tag"
+
+# properties Spark adds to CREATE TABLE that are not table options
+_RESERVED = frozenset(["owner", "provider", "external", "is_managed_location", "comment"])
+_MAX_TAGS = 256
+
+
+def snapshot_for(
+    table: FileStoreTable, version: str | None, timestamp_micros: int | None
+) -> Snapshot | None:
+    """The snapshot ``VERSION AS OF`` / ``TIMESTAMP AS OF`` names (``None``: the latest).
+
+    A version is a snapshot id. A timestamp selects the newest snapshot committed at or
+    before it.
+
+    Raises:
+        InvalidArgumentError: no such snapshot.
+    """
+    if version is not None:
+        text = str(version).strip()
+        if not text.lstrip("-").isdigit():
+            raise InvalidArgumentError(f"{table.identifier}: version must be a snapshot id, got {text!r}")
+        ids = table.snapshot_manager.list_ids()
+        if int(text) not in ids:
+            raise InvalidArgumentError(
+                f"{table.identifier} has no snapshot {text} (snapshots: "
+                f"{ids[0] if ids else '-'}..{ids[-1] if ids else '-'})"
+            )
+        return table.snapshot(int(text))
+    if timestamp_micros is not None:
+        millis = timestamp_micros // 1000
+        best: Snapshot | None = None
+        for sid in table.snapshot_manager.list_ids():
+            snap = table.snapshot(sid)
+            if snap.time_millis <= millis and (best is None or snap.id > best.id):
+                best = snap
+        if best is None:
+            raise InvalidArgumentError(
+                f"{table.identifier} has no snapshot at or before that timestamp"
+            )
+        return best
+    return None
+
+
+def _partition_json(t: DataType, value: Any) -> Any:
+    """A partition value (internal form) as the Java file index reads it."""
+    if value is None:
+        return None
+    r = t.root
+    if t.is_timestamp:
+        return int(value) * 1000 if t.timestamp_unit == "ms" else int(value)
+    if r is TypeRoot.DECIMAL:
+        return format(value, "f")
+    if r is TypeRoot.BINARY:
+        return base64.b64encode(bytes(value)).decode()
+    if r in (TypeRoot.FLOAT, TypeRoot.DOUBLE):
+        f = float(value)
+        return f if math.isfinite(f) else repr(f).replace("inf", "Infinity").replace("nan", "NaN")
+    return value
+
+
+def _json_value(v: Any) -> Any:
+    if v is None or isinstance(v, (bool, int, str)):
+        return v
+    if isinstance(v, float):
+        return v if math.isfinite(v) else str(v)
+    return str(v)
+
+
+class ReportLog:
+    """Pruning reports by query tag (bounded: the newest tags are kept)."""
+
+    def __init__(self) -> None:
+        self._by_tag: OrderedDict[str, list[PruningReport]] = OrderedDict()
+        self._ids: OrderedDict[str, PruningReport] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def add(self, tag: str, report: PruningReport) -> str:
+        rid = uuid.uuid4().hex
+        with self._lock:
+            self._by_tag.setdefault(tag, []).append(report)
+            self._by_tag.move_to_end(tag)
+            while len(self._by_tag) > _MAX_TAGS:
+                self._by_tag.popitem(last=False)
+            if len(self._by_tag[tag]) > 1024:
+                del self._by_tag[tag][:-1024]
+            self._ids[rid] = report
+            while len(self._ids) > 4 * _MAX_TAGS:
+                self._ids.popitem(last=False)
+        return rid
+
+    def pop(self, tag: str) -> list[PruningReport]:
+        with self._lock:
+            return self._by_tag.pop(tag, [])
+
+    def get(self, tag: str) -> list[PruningReport]:
+        with self._lock:
+            return list(self._by_tag.get(tag, []))
+
+    def by_id(self, report_id: str) -> PruningReport | None:
+        with self._lock:
+            return self._ids.get(report_id)
+
+
+class CatalogService:
+    """Serves the JVM catalog's callbacks for one SparkSession (any number of catalogs)."""
+
+    def __init__(self, spark: SparkSession) -> None:
+        self.spark = spark
+        self.reports = ReportLog()
+        self._catalogs: dict[str, Catalog] = {}
+        self._warehouses: dict[str, str] = {}  # catalog name -> warehouse (set by attach)
+        self._lock = threading.Lock()
+        self._ops: dict[str, Callable[[dict[str, Any], Any], dict[str, Any]]] = {
+            "table_exists": self._table_exists,
+            "load_table": self._load_table,
+            "create_table": self._create_table,
+            "alter_table": self._alter_table,
+            "drop_table": self._drop_table,
+            "list_tables": self._list_tables,
+            "list_namespaces": self._list_namespaces,
+            "namespace_exists": self._namespace_exists,
+            "create_namespace": self._create_namespace,
+            "drop_namespace": self._drop_namespace,
+            "plan_scan": self._plan_scan,
+            "write": self._write,
+            "procedure_info": self._procedure_info,
+            "list_procedures": self._list_procedures,
+            "call_procedure": self._call_procedure,
+        }
+
+    def bind_catalog(self, name: str, warehouse: str) -> None:
+        """Serve catalog ``name`` from ``warehouse`` (overrides the JVM's conf value)."""
+        with self._lock:
+            self._warehouses[name] = warehouse
+
+    def catalog(self, payload: Mapping[str, Any]) -> Catalog:
+        name = str(payload.get("catalog", ""))
+        warehouse = self._warehouses.get(name) or payload.get("warehouse")
+        if not warehouse:
+            raise InvalidArgumentError(
+                f"catalog {name} has no warehouse: set spark.sql.catalog.{name}.warehouse"
+            )
+        with self._lock:
+            cat = self._catalogs.get(warehouse)
+            if cat is None:
+                cat = self._catalogs[warehouse] = Catalog(warehouse)
+        return cat
+
+    # -- the callback ---------------------------------------------------------------------
+
+    def call(self, op: str, payload_json: str, arg: Any) -> str:
+        """py4j entry point: never raises (an exception would reach Spark as a py4j stack)."""
+        try:
+            payload = json.loads(payload_json)
+            if payload.get("protocol") != PROTOCOL:
+                raise LakeskipError(
+                    f"lakeskip catalog protocol mismatch (jar {payload.get('protocol')}, "
+                    f"Python {PROTOCOL}): rebuild the jar"
+                )
+            handler = self._ops.get(op)
+            if handler is None:
+                raise UnsupportedStatementError(f"unknown catalog operation {op!r}")
+            return json.dumps(handler(payload, arg))
+        except LakeskipError as e:
+            return _error(type(e).__name__, str(e))
+        except Exception as e:
+            from lakeskip.spark.session import spark_error_message
+
+            return _error("InternalError", f"{type(e).__name__}: {spark_error_message(e)}")
+
+    class Java:
+        implements = ["lakeskip.jvm.PythonBridge"]
+
+    # -- tables ---------------------------------------------------------------------------
+
+    @staticmethod
+    def _ident(payload: Mapping[str, Any]) -> str:
+        ns = list(payload.get("namespace") or [])
+        if len(ns) != 1:
+            raise InvalidArgumentError(
+                f"lakeskip tables are named db.table, got {'.'.join([*ns, payload['name']])}"
+            )
+        return f"{ns[0]}.{payload['name']}"
+
+    def _table_exists(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
+        try:
+            return {"exists": self.catalog(p).table_exists(self._ident(p))}
+        except InvalidArgumentError:
+            return {"exists": False}
+
+    def _describe(self, table: FileStoreTable, snapshot: Snapshot | None, pinned: bool) -> dict[str, Any]:
+        schema = table.schema
+        if pinned and snapshot is not None:
+            schema = table.schema_by_id(snapshot.schema_id)
+        props = dict(schema.options)
+        if schema.comment:
+            props["comment"] = schema.comment
+        props["provider"] = "lakeskip"
+        return {
+            "schema": schema.row_type.spark_ddl(),
+            "partition_keys": list(schema.partition_keys),
+            "properties": props,
+            "snapshot_id": snapshot.id if pinned and snapshot is not None else None,
+            "pinned": pinned,
+            "location": table.file_io.uri(table.path),
+        }
+
+    def _load_table(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
+        table = self.catalog(p).get_table(self._ident(p))
+        version, ts = p.get("version"), p.get("timestamp_micros")
+        snap = snapshot_for(table, version, ts)
+        return self._describe(table, snap, pinned=version is not None or ts is not None)
+
+    def _create_table(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
+        from pyspark.sql.types import StructType
+
+        name = self._ident(p)
+        struct = StructType.fromJson(json.loads(p["schema"]))
+        fields = []
+        for i, f in enumerate(struct.fields):
+            t = parse_sql_type(f.dataType.simpleString())
+            fields.append(Field(i, f.name, t if f.nullable else t.with_nullable(False),
+                                (f.metadata or {}).get("comment")))
+        props = dict(p.get("properties") or {})
+        if props.get("location"):
+            raise InvalidArgumentError(
+                f"{name}: lakeskip tables live in the catalog's warehouse; LOCATION is not supported"
+            )
+        props.pop("location", None)
+        comment = props.get("comment")
+        options = {}
+        for k, v in props.items():
+            if k in _RESERVED:
+                continue
+            options[k[len("option."):] if k.startswith("option.") else k] = v
+        table = self.catalog(p).create_table(
+            name, RowType(tuple(fields)), partition_keys=list(p.get("partition_keys") or []),
+            options=options, comment=comment,
+        )
+        return self._describe(table, None, pinned=False)
+
+    def _alter_table(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
+        cat = self.catalog(p)
+        name = self._ident(p)
+        sets = {k: v for k, v in dict(p.get("set") or {}).items() if k not in _RESERVED}
+        unset = [k for k in p.get("unset") or [] if k not in _RESERVED]
+        if not cat.table_exists(name):
+            raise TableNotFoundError(f"table not found: {name}")
+        cat.alter_table(name, set_options=sets, unset_options=unset)
+        return self._describe(cat.get_table(name), None, pinned=False)
+
+    def _drop_table(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
+        cat = self.catalog(p)
+        name = self._ident(p)
+        if not cat.table_exists(name):
+            return {"dropped": False}
+        cat.drop_table(name, ignore_if_not_exists=True)
+        return {"dropped": True}
+
+    def _list_tables(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
+        ns = list(p.get("namespace") or [])
+        if len(ns) != 1:
+            return {"tables": []}
+        return {"tables": self.catalog(p).list_tables(ns[0])}
+
+    def _list_namespaces(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
+        dbs = self.catalog(p).list_databases()
+        return {"namespaces": sorted({*dbs, "default"})}
+
+    def _namespace_exists(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
+        ns = list(p.get("namespace") or [])
+        ok = len(ns) == 1 and (ns[0] == "default" or self.catalog(p).database_exists(ns[0]))
+        return {"exists": ok}
+
+    def _create_namespace(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
+        ns = list(p.get("namespace") or [])
+        if len(ns) != 1:
+            raise InvalidArgumentError(f"lakeskip databases are one level: {'.'.join(ns)}")
+        self.catalog(p).create_database(ns[0])
+        return {}
+
+    def _drop_namespace(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
+        ns = list(p.get("namespace") or [])
+        cat = self.catalog(p)
+        if len(ns) != 1 or not cat.database_exists(ns[0]):
+            return {"dropped": False}
+        cat.drop_database(ns[0], cascade=bool(p.get("cascade")))
+        return {"dropped": True}
+
+    # -- reads ----------------------------------------------------------------------------
+
+    @property
+    def time_zone(self) -> str:
+        return str(self.spark.conf.get("spark.sql.session.timeZone") or "UTC")
+
+    def _plan_scan(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
+        table = self.catalog(p).get_table(self._ident(p))
+        snapshot_id = p.get("snapshot_id")
+        schema = table.schema_by_id(table.snapshot(snapshot_id).schema_id) if snapshot_id else table.schema
+        row_type = schema.row_type
+        tz = self.time_zone
+
+        def binds(e: BooleanExpression) -> bool:
+            try:
+                bind(row_type, e, time_zone=tz)
+            except LakeskipError:
+                return False
+            return True
+
+        predicate = predicate_from_json(p.get("filters") or [], row_type, check=binds)
+        plan = ScanPlanner(table).plan(predicate, time_zone=tz, snapshot_id=snapshot_id)
+        types = [row_type.field(k).type for k in schema.partition_keys]
+        files = [
+            {
+                "path": spark_path(table.file_io.uri(table.data_file_path(e))),
+                "size": e.file.file_size,
+                "mtime": e.file.creation_time or 0,
+                "partition": [
+                    _partition_json(t, v) for t, v in zip(types, e.partition, strict=True)
+                ],
+            }
+            for e in plan.files
+        ]
+        report_id = self.reports.add(str(p.get("tag") or ""), plan.report)
+        return {"files": files, "report_id": report_id}
+
+    # -- writes ---------------------------------------------------------------------------
+
+    def _write(self, p: dict[str, Any], jdf: Any) -> dict[str, Any]:
+        from pyspark.sql.classic.dataframe import DataFrame as ClassicDataFrame
+
+        from lakeskip.spark.writer import align_by_position, write_dataframe
+
+        table = self.catalog(p).get_table(self._ident(p))
+        row_type = table.schema.row_type
+        mode = p.get("mode", "append")
+        df: DataFrame = ClassicDataFrame(jdf, self.spark)
+        what = f"write to {table.identifier}"
+        partitions: list[tuple[Any, ...]] | None = None
+        if mode == "overwrite":
+            partitions = self._overwrite_partitions(table, p.get("condition") or [])
+        aligned = align_by_position(df, row_type, what)
+        if mode == "append":
+            snap = write_dataframe(table, aligned)
+        else:
+            snap = write_dataframe(
+                table, aligned, overwrite=True, overwrite_partitions=partitions, overwrite_all=partitions is None
+            )
+        return {"snapshot_id": snap.id if snap is not None else None}
+
+    def _overwrite_partitions(
+        self, table: FileStoreTable, condition: list[Any]
+    ) -> list[tuple[Any, ...]] | None:
+        """The live partitions an overwrite condition selects exactly (``None``: all)."""
+        import pyarrow as pa
+
+        schema = table.schema
+        keys = list(schema.partition_keys)
+        problem = (
+            f"overwrite of {table.identifier} by a condition: only conditions on partition "
+            f"columns ({', '.join(keys) or 'none'}) are supported"
+        )
+        part_type = RowType(tuple(schema.row_type.field(k) for k in keys))
+        if not keys:
+            raise InvalidArgumentError(problem)
+        exprs = []
+        for c in condition:
+            t = translate(c, part_type)
+            if t is None or not t[1]:
+                raise InvalidArgumentError(problem)
+            exprs.append(t[0])
+        if not exprs:
+            return None
+        pred = exprs[0]
+        for e in exprs[1:]:
+            pred = And(pred, e)
+        live = sorted({e.partition for e in table.scan_files()}, key=repr)
+        if not live:
+            return []
+        columns = {
+            k: [from_internal(part_type.field(k).type, v[i]) for v in live] for i, k in enumerate(keys)
+        }
+        batch = pa.table(
+            {k: pa.array(columns[k], type=part_type.field(k).type.to_arrow()) for k in keys}
+        )
+        mask = evaluate_arrow(bind(part_type, pred, time_zone=self.time_zone), batch)
+        return [part for part, keep in zip(live, mask.to_pylist(), strict=True) if keep]
+
+    # -- procedures -----------------------------------------------------------------------
+
+    def _procedure_info(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
+        from lakeskip.procedures.registry import get_procedure
+
+        name = str(p["procedure"])
+        proc = get_procedure(name)
+        kinds = {str: "string", int: "bigint", bool: "boolean"}
+        return {
+            "name": name,
+            "description": proc.doc,
+            "parameters": [
+                {"name": q.name, "type": kinds.get(q.kind, "string"), "required": q.required}
+                for q in proc.parameters
+            ],
+        }
+
+    def _list_procedures(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
+        from lakeskip.procedures.registry import PROCEDURES
+
+        return {"procedures": sorted(k.split(".", 1)[1] for k in PROCEDURES)}
+
+    def _call_procedure(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
+        from lakeskip.procedures.registry import get_procedure
+        from lakeskip.spark.executor import SparkExecutor
+        from lakeskip.spark.session import Session
+
+        proc = get_procedure(str(p["procedure"]))
+        bound = proc.bind_arguments([], dict(p.get("arguments") or {}))
+        catalog = self.catalog(p)
+        result = proc.run(
+            catalog=catalog,
+            executor=SparkExecutor(Session(catalog, self.spark)),
+            arguments=bound,
+            default_database="default",
+        )
+        return {
+            "schema": result.spark_schema(),
+            "rows": [[_json_value(v) for v in row] for row in result.rows()],
+        }
+
+
+def _error(kind: str, message: str) -> str:
+    first = message.strip().splitlines()[0] if message.strip() else kind
+    return json.dumps({"error": {"kind": kind, "message": first}})
+

@@ -1,0 +1,142 @@
+package lakeskip.jvm;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import org.apache.spark.QueryContext;
+import org.apache.spark.SparkContext;
+import org.apache.spark.sql.AnalysisException;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.analysis.NoSuchNamespaceException;
+import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
+import org.apache.spark.sql.connector.catalog.Identifier;
+import scala.Option;
+
+/**
+ * The process-wide handle on the Python side. Java never decides anything itself: every
+ * catalog, scan and write question goes through {@link #call}, and a Python error comes back
+ * as one readable {@link AnalysisException} (no py4j stack).
+ */
+public final class Bridge {
+  /** Version of the JSON protocol; Python checks it on registration. */
+  public static final int PROTOCOL = 1;
+
+  /** Spark local property correlating callbacks with the Python thread that ran the query. */
+  public static final String TAG_PROPERTY = "lakeskip.query.tag";
+
+  static final ObjectMapper JSON = new ObjectMapper();
+  private static volatile PythonBridge handler;
+
+  private Bridge() {}
+
+  public static int register(PythonBridge h) {
+    handler = h;
+    return PROTOCOL;
+  }
+
+  public static void unregister() {
+    handler = null;
+  }
+
+  public static boolean registered() {
+    return handler != null;
+  }
+
+  static ObjectNode obj() {
+    return JSON.createObjectNode();
+  }
+
+  /** The tag of the calling thread's query, or "" (callbacks run on other Python threads). */
+  static String tag() {
+    try {
+      SparkContext sc = SparkSession.active().sparkContext();
+      String t = sc.getLocalProperty(TAG_PROPERTY);
+      return t == null ? "" : t;
+    } catch (RuntimeException e) {
+      return "";
+    }
+  }
+
+  static JsonNode call(String op, ObjectNode payload, Object arg) {
+    PythonBridge h = handler;
+    if (h == null) {
+      throw error(
+          "lakeskip catalog has no Python handler: start it from PySpark with lakeskip.connect()"
+              + " (or lakeskip.spark.attach_catalog)",
+          null);
+    }
+    payload.put("protocol", PROTOCOL);
+    payload.put("tag", tag());
+    String reply;
+    try {
+      reply = h.call(op, JSON.writeValueAsString(payload), arg);
+    } catch (Exception e) {
+      throw error("lakeskip: Python handler failed in " + op + ": " + firstLine(e.getMessage()), e);
+    }
+    JsonNode node;
+    try {
+      node = JSON.readTree(reply);
+    } catch (Exception e) {
+      throw error("lakeskip: unreadable reply to " + op, e);
+    }
+    if (node.has("error")) {
+      JsonNode err = node.get("error");
+      throw new PythonError(err.path("kind").asText(""), err.path("message").asText(""));
+    }
+    return node;
+  }
+
+  static String firstLine(String s) {
+    if (s == null) return "";
+    String t = s.strip();
+    int i = t.indexOf('\n');
+    return i < 0 ? t : t.substring(0, i);
+  }
+
+  /**
+   * A user-facing error: one line, no JVM stack in PySpark's message. AnalysisException is a
+   * checked exception in Java's eyes (Spark's Scala code throws it anywhere), so it is thrown
+   * here; the return type only lets callers write {@code throw Bridge.error(...)}.
+   */
+  static RuntimeException error(String message, Throwable cause) {
+    throw Bridge.<RuntimeException>sneaky(analysis(message, cause));
+  }
+
+  @SuppressWarnings("unchecked")
+  private static <T extends Throwable> T sneaky(Throwable t) throws T {
+    throw (T) t;
+  }
+
+  static AnalysisException analysis(String message, Throwable cause) {
+    return new AnalysisException(
+        message,
+        Option.empty(),
+        Option.empty(),
+        Option.apply(cause),
+        Option.empty(),
+        scala.collection.immutable.Map$.MODULE$.<String, String>empty(),
+        new QueryContext[0]);
+  }
+
+  /** A typed error from Python; callers turn the kinds Spark cares about into its exceptions. */
+  static final class PythonError extends RuntimeException {
+    final String kind;
+
+    PythonError(String kind, String message) {
+      super(message);
+      this.kind = kind;
+    }
+
+    RuntimeException analysis() {
+      return error(getMessage(), null);
+    }
+  }
+
+  static NoSuchTableException noSuchTable(Identifier ident) {
+    return new NoSuchTableException(ident);
+  }
+
+  static NoSuchNamespaceException noSuchNamespace(String[] ns) {
+    return new NoSuchNamespaceException(ns);
+  }
+}

@@ -1,0 +1,161 @@
+package lakeskip.jvm;
+
+import java.util.Map;
+import org.apache.spark.sql.catalyst.analysis.NoSuchNamespaceException;
+import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
+import org.apache.spark.sql.catalyst.analysis.TableAlreadyExistsException;
+import org.apache.spark.sql.connector.catalog.CatalogV2Util;
+import org.apache.spark.sql.connector.catalog.Column;
+import org.apache.spark.sql.connector.catalog.Identifier;
+import org.apache.spark.sql.connector.catalog.NamespaceChange;
+import org.apache.spark.sql.connector.catalog.ProcedureCatalog;
+import org.apache.spark.sql.connector.catalog.SupportsNamespaces;
+import org.apache.spark.sql.connector.catalog.Table;
+import org.apache.spark.sql.connector.catalog.TableCatalog;
+import org.apache.spark.sql.connector.catalog.TableChange;
+import org.apache.spark.sql.connector.catalog.procedures.UnboundProcedure;
+import org.apache.spark.sql.connector.expressions.Transform;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+
+/**
+ * {@code spark.sql.catalog.lakeskip = lakeskip.jvm.LakeCatalog} with
+ * {@code spark.sql.catalog.lakeskip.warehouse = <path>}: every database of the warehouse is a
+ * namespace, every table a {@link LakeTable}, {@code CALL lakeskip.sys.x(...)} a procedure.
+ */
+public class LakeCatalog implements TableCatalog, SupportsNamespaces, ProcedureCatalog {
+  private LakeOps ops;
+  private String name;
+
+  @Override
+  public void initialize(String name, CaseInsensitiveStringMap options) {
+    this.name = name;
+    this.ops = new LakeOps(name, options);
+  }
+
+  @Override
+  public String name() {
+    return name;
+  }
+
+  @Override
+  public String[] defaultNamespace() {
+    return new String[] {"default"};
+  }
+
+  @Override
+  public Identifier[] listTables(String[] namespace) throws NoSuchNamespaceException {
+    return ops.listTables(namespace);
+  }
+
+  @Override
+  public Table loadTable(Identifier ident) throws NoSuchTableException {
+    return ops.loadTable(ident, null, null);
+  }
+
+  @Override
+  public Table loadTable(Identifier ident, String version) throws NoSuchTableException {
+    return ops.loadTable(ident, version, null);
+  }
+
+  @Override
+  public Table loadTable(Identifier ident, long timestamp) throws NoSuchTableException {
+    return ops.loadTable(ident, null, timestamp);
+  }
+
+  @Override
+  public boolean tableExists(Identifier ident) {
+    return ops.isLakeTable(ident);
+  }
+
+  @Override
+  public Table createTable(
+      Identifier ident, Column[] columns, Transform[] partitions, Map<String, String> properties)
+      throws TableAlreadyExistsException, NoSuchNamespaceException {
+    return ops.createTable(
+        ident, CatalogV2Util.v2ColumnsToStructType(columns), partitions, properties);
+  }
+
+  @Override
+  @SuppressWarnings("deprecation")
+  public Table createTable(
+      Identifier ident, StructType schema, Transform[] partitions, Map<String, String> properties)
+      throws TableAlreadyExistsException, NoSuchNamespaceException {
+    return ops.createTable(ident, schema, partitions, properties);
+  }
+
+  @Override
+  public Table alterTable(Identifier ident, TableChange... changes) throws NoSuchTableException {
+    return ops.alterTable(ident, changes);
+  }
+
+  @Override
+  public boolean dropTable(Identifier ident) {
+    return ops.dropTable(ident);
+  }
+
+  @Override
+  public boolean purgeTable(Identifier ident) {
+    return ops.dropTable(ident);
+  }
+
+  @Override
+  public void renameTable(Identifier oldIdent, Identifier newIdent) {
+    throw Bridge.error("lakeskip tables cannot be renamed (Paimon filesystem catalog)", null);
+  }
+
+  @Override
+  public String[][] listNamespaces() {
+    return ops.listNamespaces();
+  }
+
+  @Override
+  public String[][] listNamespaces(String[] namespace) throws NoSuchNamespaceException {
+    if (namespace.length == 0) {
+      return ops.listNamespaces();
+    }
+    if (!ops.namespaceExists(namespace)) {
+      throw Bridge.noSuchNamespace(namespace);
+    }
+    return new String[0][];
+  }
+
+  @Override
+  public boolean namespaceExists(String[] namespace) {
+    return ops.namespaceExists(namespace);
+  }
+
+  @Override
+  public Map<String, String> loadNamespaceMetadata(String[] namespace)
+      throws NoSuchNamespaceException {
+    if (!ops.namespaceExists(namespace)) {
+      throw Bridge.noSuchNamespace(namespace);
+    }
+    return new java.util.HashMap<>();
+  }
+
+  @Override
+  public void createNamespace(String[] namespace, Map<String, String> metadata) {
+    ops.createNamespace(namespace);
+  }
+
+  @Override
+  public void alterNamespace(String[] namespace, NamespaceChange... changes) {
+    throw Bridge.error("lakeskip databases have no properties to alter", null);
+  }
+
+  @Override
+  public boolean dropNamespace(String[] namespace, boolean cascade) {
+    return ops.dropNamespace(namespace, cascade);
+  }
+
+  @Override
+  public UnboundProcedure loadProcedure(Identifier ident) {
+    return ops.loadProcedure(ident);
+  }
+
+  @Override
+  public Identifier[] listProcedures(String[] namespace) {
+    return ops.listProcedures();
+  }
+}

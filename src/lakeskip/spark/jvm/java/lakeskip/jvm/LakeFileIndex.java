@@ -1,0 +1,194 @@
+package lakeskip.jvm;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.io.IOException;
+import java.math.BigDecimal;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.hadoop.fs.FileStatus;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
+import org.apache.spark.sql.execution.datasources.PartitionPath;
+import org.apache.spark.sql.execution.datasources.PartitionSpec;
+import org.apache.spark.sql.execution.datasources.PartitioningAwareFileIndex;
+import org.apache.spark.sql.types.BinaryType;
+import org.apache.spark.sql.types.BooleanType;
+import org.apache.spark.sql.types.ByteType;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DateType;
+import org.apache.spark.sql.types.Decimal;
+import org.apache.spark.sql.types.DecimalType;
+import org.apache.spark.sql.types.DoubleType;
+import org.apache.spark.sql.types.FloatType;
+import org.apache.spark.sql.types.IntegerType;
+import org.apache.spark.sql.types.LongType;
+import org.apache.spark.sql.types.ShortType;
+import org.apache.spark.sql.types.StringType;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.types.TimestampNTZType;
+import org.apache.spark.sql.types.TimestampType;
+import org.apache.spark.unsafe.types.UTF8String;
+import scala.Option;
+import scala.jdk.javaapi.CollectionConverters;
+
+/**
+ * Exactly the files Python kept, with their partition values from the manifest (no listing,
+ * no parsing of directory names, so NULL partitions and Paimon's legacy spellings are exact).
+ *
+ * <p>Internal Spark API: {@code ParquetScanBuilder} only accepts a
+ * {@code PartitioningAwareFileIndex}; subclassing it with an explicit {@link PartitionSpec}
+ * lets Spark's own partition pruning and split planning run unchanged.
+ */
+final class LakeFileIndex extends PartitioningAwareFileIndex {
+  private final PartitionSpec spec;
+  private final scala.collection.mutable.LinkedHashMap<Path, FileStatus> leafFiles;
+  private final scala.collection.immutable.Map<Path, FileStatus[]> leafDirs;
+  private final scala.collection.immutable.Seq<Path> roots;
+  private final String reportId;
+
+  LakeFileIndex(SparkSession session, StructType partitionSchema, JsonNode files, String reportId) {
+    super(
+        session,
+        scala.collection.immutable.Map$.MODULE$.<String, String>empty(),
+        Option.empty(),
+        PartitioningAwareFileIndex.$lessinit$greater$default$4());
+    this.reportId = reportId;
+    this.leafFiles = new scala.collection.mutable.LinkedHashMap<>();
+    boolean partitioned = partitionSchema.fields().length > 0;
+    Map<String, List<FileStatus>> groups = new LinkedHashMap<>();
+    Map<String, GenericInternalRow> groupValues = new LinkedHashMap<>();
+    FileSystem fs = null;
+    for (JsonNode f : files) {
+      Path path = new Path(f.get("path").asText());
+      try {
+        if (fs == null) {
+          fs = path.getFileSystem(hadoopConf());
+        }
+        path = fs.makeQualified(path);
+      } catch (IOException e) {
+        throw Bridge.error("lakeskip: cannot resolve " + path + ": " + e.getMessage(), e);
+      }
+      FileStatus status =
+          new FileStatus(
+              f.get("size").asLong(), false, 1, 128L * 1024 * 1024, f.path("mtime").asLong(0),
+              path);
+      leafFiles.update(path, status);
+      if (partitioned) {
+        String key = f.get("partition").toString();
+        groups.computeIfAbsent(key, k -> new ArrayList<>()).add(status);
+        groupValues.computeIfAbsent(key, k -> row(partitionSchema, f.get("partition")));
+      }
+    }
+    List<Path> rootList = new ArrayList<>();
+    List<PartitionPath> partitions = new ArrayList<>();
+    scala.collection.immutable.Map<Path, FileStatus[]> dirs =
+        scala.collection.immutable.Map$.MODULE$.<Path, FileStatus[]>empty();
+    if (partitioned) {
+      Set<Path> used = new HashSet<>();
+      int i = 0;
+      for (Map.Entry<String, List<FileStatus>> g : groups.entrySet()) {
+        Path dir = g.getValue().get(0).getPath().getParent();
+        if (!used.add(dir)) {
+          // two partitions' files in one directory (external paths): a key of its own
+          dir = new Path(dir, "__lakeskip_partition_" + i);
+          used.add(dir);
+        }
+        i++;
+        dirs = dirs.updated(dir, g.getValue().toArray(new FileStatus[0]));
+        partitions.add(new PartitionPath(groupValues.get(g.getKey()), dir));
+        rootList.add(dir);
+      }
+    } else {
+      for (scala.collection.Iterator<Path> it = leafFiles.keysIterator(); it.hasNext(); ) {
+        rootList.add(it.next());
+      }
+    }
+    this.leafDirs = dirs;
+    this.roots = CollectionConverters.asScala(rootList).toList();
+    this.spec = new PartitionSpec(partitionSchema, CollectionConverters.asScala(partitions).toList());
+  }
+
+  private static GenericInternalRow row(StructType schema, JsonNode values) {
+    Object[] out = new Object[schema.fields().length];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = value(schema.fields()[i].dataType(), values.get(i));
+    }
+    return new GenericInternalRow(out);
+  }
+
+  /** A partition value in Catalyst's internal form, from Python's typed JSON. */
+  static Object value(DataType t, JsonNode v) {
+    if (v == null || v.isNull()) {
+      return null;
+    }
+    if (t instanceof BooleanType) return v.asBoolean();
+    if (t instanceof ByteType) return (byte) v.asInt();
+    if (t instanceof ShortType) return (short) v.asInt();
+    if (t instanceof IntegerType || t instanceof DateType) return v.asInt();
+    if (t instanceof LongType || t instanceof TimestampType || t instanceof TimestampNTZType) {
+      return v.asLong();
+    }
+    if (t instanceof FloatType) return (float) number(v);
+    if (t instanceof DoubleType) return number(v);
+    if (t instanceof DecimalType) {
+      DecimalType d = (DecimalType) t;
+      return Decimal.apply(new BigDecimal(v.asText()), d.precision(), d.scale());
+    }
+    if (t instanceof StringType) return UTF8String.fromString(v.asText());
+    if (t instanceof BinaryType) return Base64.getDecoder().decode(v.asText());
+    throw Bridge.error("lakeskip: unsupported partition column type " + t.simpleString(), null);
+  }
+
+  private static double number(JsonNode v) {
+    return v.isNumber() ? v.asDouble() : Double.parseDouble(v.asText());
+  }
+
+  @Override
+  public PartitionSpec partitionSpec() {
+    return spec;
+  }
+
+  @Override
+  public scala.collection.mutable.LinkedHashMap<Path, FileStatus> leafFiles() {
+    return leafFiles;
+  }
+
+  @Override
+  public scala.collection.immutable.Map<Path, FileStatus[]> leafDirToChildrenFiles() {
+    return leafDirs;
+  }
+
+  @Override
+  public scala.collection.immutable.Seq<Path> rootPaths() {
+    return roots;
+  }
+
+  @Override
+  public void refresh() {}
+
+  @Override
+  public boolean equals(Object o) {
+    if (this == o) {
+      return true;
+    }
+    return o instanceof LakeFileIndex && !reportId.isEmpty()
+        && ((LakeFileIndex) o).reportId.equals(reportId);
+  }
+
+  @Override
+  public int hashCode() {
+    return reportId.hashCode();
+  }
+
+  @Override
+  public String toString() {
+    return "LakeFileIndex(" + leafFiles.size() + " files)";
+  }
+}

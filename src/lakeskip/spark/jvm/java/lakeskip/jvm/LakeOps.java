@@ -1,0 +1,222 @@
+package lakeskip.jvm;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.apache.spark.sql.catalyst.analysis.NoSuchNamespaceException;
+import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
+import org.apache.spark.sql.catalyst.analysis.TableAlreadyExistsException;
+import org.apache.spark.sql.connector.catalog.Identifier;
+import org.apache.spark.sql.connector.catalog.TableChange;
+import org.apache.spark.sql.connector.catalog.procedures.UnboundProcedure;
+import org.apache.spark.sql.connector.expressions.NamedReference;
+import org.apache.spark.sql.connector.expressions.Transform;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+
+/**
+ * Catalog operations shared by {@link LakeCatalog} and {@link LakeSessionCatalog}: each one
+ * is a single callback; Python owns the catalog on disk.
+ */
+final class LakeOps {
+  final String catalogName;
+  final String warehouse;
+
+  LakeOps(String catalogName, CaseInsensitiveStringMap options) {
+    this.catalogName = catalogName;
+    this.warehouse = options.get("warehouse");
+  }
+
+  ObjectNode payload() {
+    ObjectNode n = Bridge.obj();
+    n.put("catalog", catalogName);
+    if (warehouse != null) {
+      n.put("warehouse", warehouse);
+    }
+    return n;
+  }
+
+  ObjectNode payload(Identifier ident) {
+    ObjectNode n = payload();
+    ArrayNode ns = n.putArray("namespace");
+    for (String s : ident.namespace()) {
+      ns.add(s);
+    }
+    n.put("name", ident.name());
+    return n;
+  }
+
+  ObjectNode payload(String[] namespace) {
+    ObjectNode n = payload();
+    ArrayNode ns = n.putArray("namespace");
+    for (String s : namespace) {
+      ns.add(s);
+    }
+    return n;
+  }
+
+  JsonNode call(String op, ObjectNode payload) {
+    try {
+      return Bridge.call(op, payload, null);
+    } catch (Bridge.PythonError e) {
+      throw e.analysis();
+    }
+  }
+
+  // -- tables ----------------------------------------------------------------------------
+
+  boolean isLakeTable(Identifier ident) {
+    if (ident.namespace().length != 1) {
+      return false;
+    }
+    return call("table_exists", payload(ident)).path("exists").asBoolean(false);
+  }
+
+  LakeTable loadTable(Identifier ident, String version, Long timestampMicros)
+      throws NoSuchTableException {
+    ObjectNode p = payload(ident);
+    if (version != null) {
+      p.put("version", version);
+    }
+    if (timestampMicros != null) {
+      p.put("timestamp_micros", timestampMicros);
+    }
+    try {
+      return new LakeTable(this, ident, Bridge.call("load_table", p, null));
+    } catch (Bridge.PythonError e) {
+      if (e.kind.equals("TableNotFoundError") || e.kind.equals("DatabaseNotFoundError")
+          || e.kind.equals("InvalidArgumentError") && ident.namespace().length != 1) {
+        throw Bridge.noSuchTable(ident);
+      }
+      throw e.analysis();
+    }
+  }
+
+  LakeTable createTable(
+      Identifier ident, StructType schema, Transform[] partitions, Map<String, String> properties)
+      throws TableAlreadyExistsException, NoSuchNamespaceException {
+    ObjectNode p = payload(ident);
+    p.put("schema", schema.json());
+    ArrayNode keys = p.putArray("partition_keys");
+    for (Transform t : partitions) {
+      if (!t.name().equals("identity") || t.references().length != 1) {
+        throw Bridge.error("lakeskip tables are partitioned by columns only, not " + t.describe(),
+            null);
+      }
+      NamedReference ref = t.references()[0];
+      keys.add(String.join(".", ref.fieldNames()));
+    }
+    ObjectNode props = p.putObject("properties");
+    for (Map.Entry<String, String> e : properties.entrySet()) {
+      props.put(e.getKey(), e.getValue());
+    }
+    try {
+      return new LakeTable(this, ident, Bridge.call("create_table", p, null));
+    } catch (Bridge.PythonError e) {
+      if (e.kind.equals("TableAlreadyExistsError")) {
+        throw new TableAlreadyExistsException(ident);
+      }
+      if (e.kind.equals("DatabaseNotFoundError")) {
+        throw Bridge.noSuchNamespace(ident.namespace());
+      }
+      throw e.analysis();
+    }
+  }
+
+  LakeTable alterTable(Identifier ident, TableChange... changes) throws NoSuchTableException {
+    ObjectNode p = payload(ident);
+    ObjectNode set = p.putObject("set");
+    ArrayNode unset = p.putArray("unset");
+    for (TableChange c : changes) {
+      if (c instanceof TableChange.SetProperty) {
+        TableChange.SetProperty s = (TableChange.SetProperty) c;
+        set.put(s.property(), s.value());
+      } else if (c instanceof TableChange.RemoveProperty) {
+        unset.add(((TableChange.RemoveProperty) c).property());
+      } else {
+        throw Bridge.error(
+            "lakeskip tables support ALTER TABLE SET/UNSET TBLPROPERTIES only, not "
+                + c.getClass().getSimpleName(),
+            null);
+      }
+    }
+    try {
+      return new LakeTable(this, ident, Bridge.call("alter_table", p, null));
+    } catch (Bridge.PythonError e) {
+      if (e.kind.equals("TableNotFoundError")) {
+        throw Bridge.noSuchTable(ident);
+      }
+      throw e.analysis();
+    }
+  }
+
+  boolean dropTable(Identifier ident) {
+    return call("drop_table", payload(ident)).path("dropped").asBoolean(false);
+  }
+
+  Identifier[] listTables(String[] namespace) throws NoSuchNamespaceException {
+    JsonNode r;
+    try {
+      r = Bridge.call("list_tables", payload(namespace), null);
+    } catch (Bridge.PythonError e) {
+      if (e.kind.equals("DatabaseNotFoundError")) {
+        throw Bridge.noSuchNamespace(namespace);
+      }
+      throw e.analysis();
+    }
+    List<Identifier> out = new ArrayList<>();
+    for (JsonNode t : r.path("tables")) {
+      out.add(Identifier.of(namespace, t.asText()));
+    }
+    return out.toArray(new Identifier[0]);
+  }
+
+  // -- namespaces ------------------------------------------------------------------------
+
+  String[][] listNamespaces() {
+    JsonNode r = call("list_namespaces", payload());
+    List<String[]> out = new ArrayList<>();
+    for (JsonNode t : r.path("namespaces")) {
+      out.add(new String[] {t.asText()});
+    }
+    return out.toArray(new String[0][]);
+  }
+
+  boolean namespaceExists(String[] namespace) {
+    if (namespace.length != 1) {
+      return false;
+    }
+    return call("namespace_exists", payload(namespace)).path("exists").asBoolean(false);
+  }
+
+  void createNamespace(String[] namespace) {
+    call("create_namespace", payload(namespace));
+  }
+
+  boolean dropNamespace(String[] namespace, boolean cascade) {
+    ObjectNode p = payload(namespace);
+    p.put("cascade", cascade);
+    return call("drop_namespace", p).path("dropped").asBoolean(false);
+  }
+
+  // -- procedures ------------------------------------------------------------------------
+
+  UnboundProcedure loadProcedure(Identifier ident) {
+    ObjectNode p = payload();
+    p.put("procedure", String.join(".", ident.namespace()) + "." + ident.name());
+    JsonNode r = call("procedure_info", p);
+    return new LakeProcedure(this, r);
+  }
+
+  Identifier[] listProcedures() {
+    JsonNode r = call("list_procedures", payload());
+    List<Identifier> out = new ArrayList<>();
+    for (JsonNode t : r.path("procedures")) {
+      out.add(Identifier.of(new String[] {"sys"}, t.asText()));
+    }
+    return out.toArray(new Identifier[0]);
+  }
+}

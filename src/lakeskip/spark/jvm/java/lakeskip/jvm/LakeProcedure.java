@@ -1,0 +1,144 @@
+package lakeskip.jvm;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Iterator;
+import java.util.List;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
+import org.apache.spark.sql.connector.catalog.procedures.BoundProcedure;
+import org.apache.spark.sql.connector.catalog.procedures.ProcedureParameter;
+import org.apache.spark.sql.connector.catalog.procedures.UnboundProcedure;
+import org.apache.spark.sql.connector.read.LocalScan;
+import org.apache.spark.sql.connector.read.Scan;
+import org.apache.spark.sql.types.BooleanType;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.IntegerType;
+import org.apache.spark.sql.types.LongType;
+import org.apache.spark.sql.types.StringType;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+
+/**
+ * {@code CALL <catalog>.sys.<name>(...)}: parameters as Python's procedure registry declares
+ * them (named and positional arguments are matched by Spark); the call runs in Python.
+ */
+final class LakeProcedure implements UnboundProcedure, BoundProcedure {
+  private final LakeOps ops;
+  private final String name;
+  private final String description;
+  private final ProcedureParameter[] parameters;
+
+  LakeProcedure(LakeOps ops, JsonNode info) {
+    this.ops = ops;
+    this.name = info.get("name").asText();
+    this.description = info.path("description").asText("");
+    List<ProcedureParameter> params = new ArrayList<>();
+    for (JsonNode p : info.path("parameters")) {
+      ProcedureParameter.Builder b = ProcedureParameter.in(p.get("name").asText(), type(p));
+      if (!p.path("required").asBoolean(false)) {
+        b = b.defaultValue("NULL");
+      }
+      params.add(b.build());
+    }
+    this.parameters = params.toArray(new ProcedureParameter[0]);
+  }
+
+  private static DataType type(JsonNode p) {
+    switch (p.path("type").asText("string")) {
+      case "bigint":
+        return DataTypes.LongType;
+      case "boolean":
+        return DataTypes.BooleanType;
+      default:
+        return DataTypes.StringType;
+    }
+  }
+
+  @Override
+  public String name() {
+    return name;
+  }
+
+  @Override
+  public String description() {
+    return description;
+  }
+
+  @Override
+  public BoundProcedure bind(StructType inputType) {
+    return this;
+  }
+
+  @Override
+  public ProcedureParameter[] parameters() {
+    return parameters;
+  }
+
+  @Override
+  public boolean isDeterministic() {
+    return false;
+  }
+
+  @Override
+  public Iterator<Scan> call(InternalRow input) {
+    ObjectNode p = ops.payload();
+    p.put("procedure", name);
+    ObjectNode args = p.putObject("arguments");
+    for (int i = 0; i < parameters.length; i++) {
+      if (input.isNullAt(i)) {
+        continue;
+      }
+      DataType t = parameters[i].dataType();
+      String n = parameters[i].name();
+      if (t instanceof LongType) {
+        args.put(n, input.getLong(i));
+      } else if (t instanceof BooleanType) {
+        args.put(n, input.getBoolean(i));
+      } else {
+        args.put(n, input.getUTF8String(i).toString());
+      }
+    }
+    JsonNode r = ops.call("call_procedure", p);
+    final StructType schema = StructType.fromDDL(r.get("schema").asText());
+    List<InternalRow> rows = new ArrayList<>();
+    for (JsonNode row : r.path("rows")) {
+      Object[] values = new Object[schema.fields().length];
+      for (int i = 0; i < values.length; i++) {
+        values[i] = cell(schema.fields()[i], row.get(i));
+      }
+      rows.add(new GenericInternalRow(values));
+    }
+    final InternalRow[] out = rows.toArray(new InternalRow[0]);
+    Scan scan =
+        new LocalScan() {
+          @Override
+          public InternalRow[] rows() {
+            return out;
+          }
+
+          @Override
+          public StructType readSchema() {
+            return schema;
+          }
+        };
+    return Collections.singletonList(scan).iterator();
+  }
+
+  private static Object cell(StructField f, JsonNode v) {
+    if (v == null || v.isNull()) {
+      return null;
+    }
+    DataType t = f.dataType();
+    if (t instanceof StringType) {
+      return org.apache.spark.unsafe.types.UTF8String.fromString(v.isTextual() ? v.asText() : v.toString());
+    }
+    if (t instanceof IntegerType) {
+      return v.asInt();
+    }
+    return LakeFileIndex.value(t, v);
+  }
+}

@@ -1,0 +1,140 @@
+package lakeskip.jvm;
+
+import java.util.Map;
+import org.apache.spark.sql.catalyst.analysis.NoSuchNamespaceException;
+import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
+import org.apache.spark.sql.catalyst.analysis.TableAlreadyExistsException;
+import org.apache.spark.sql.connector.catalog.CatalogV2Util;
+import org.apache.spark.sql.connector.catalog.Column;
+import org.apache.spark.sql.connector.catalog.DelegatingCatalogExtension;
+import org.apache.spark.sql.connector.catalog.Identifier;
+import org.apache.spark.sql.connector.catalog.ProcedureCatalog;
+import org.apache.spark.sql.connector.catalog.Table;
+import org.apache.spark.sql.connector.catalog.TableChange;
+import org.apache.spark.sql.connector.catalog.procedures.UnboundProcedure;
+import org.apache.spark.sql.connector.expressions.Transform;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+
+/**
+ * lakeskip as {@code spark_catalog}: lakeskip tables resolve by unqualified name and
+ * everything else (parquet, Hive tables, views) goes to Spark's own session catalog.
+ * A table is created as a lakeskip table when it says {@code USING lakeskip}.
+ * (Uses the public DelegatingCatalogExtension, as delta-spark's DeltaCatalog does.)
+ */
+public class LakeSessionCatalog extends DelegatingCatalogExtension implements ProcedureCatalog {
+  private LakeOps ops;
+
+  @Override
+  public void initialize(String name, CaseInsensitiveStringMap options) {
+    super.initialize(name, options);
+    this.ops = new LakeOps(name, options);
+  }
+
+  private static boolean isLakeProvider(Map<String, String> properties) {
+    String provider = properties.get(TableCatalog_PROP_PROVIDER);
+    return provider != null && provider.equalsIgnoreCase(LakeSource.SHORT_NAME);
+  }
+
+  private static final String TableCatalog_PROP_PROVIDER = "provider";
+
+  @Override
+  public Table loadTable(Identifier ident) throws NoSuchTableException {
+    if (ops.isLakeTable(ident)) {
+      return ops.loadTable(ident, null, null);
+    }
+    return super.loadTable(ident);
+  }
+
+  @Override
+  public Table loadTable(Identifier ident, String version) throws NoSuchTableException {
+    if (ops.isLakeTable(ident)) {
+      return ops.loadTable(ident, version, null);
+    }
+    return super.loadTable(ident, version);
+  }
+
+  @Override
+  public Table loadTable(Identifier ident, long timestamp) throws NoSuchTableException {
+    if (ops.isLakeTable(ident)) {
+      return ops.loadTable(ident, null, timestamp);
+    }
+    return super.loadTable(ident, timestamp);
+  }
+
+  @Override
+  public boolean tableExists(Identifier ident) {
+    return ops.isLakeTable(ident) || super.tableExists(ident);
+  }
+
+  @Override
+  public Identifier[] listTables(String[] namespace) throws NoSuchNamespaceException {
+    Identifier[] theirs = super.listTables(namespace);
+    Identifier[] ours;
+    try {
+      ours = ops.listTables(namespace);
+    } catch (NoSuchNamespaceException e) {
+      return theirs;
+    }
+    Identifier[] out = new Identifier[theirs.length + ours.length];
+    System.arraycopy(theirs, 0, out, 0, theirs.length);
+    System.arraycopy(ours, 0, out, theirs.length, ours.length);
+    return out;
+  }
+
+  @Override
+  public Table createTable(
+      Identifier ident, Column[] columns, Transform[] partitions, Map<String, String> properties)
+      throws TableAlreadyExistsException, NoSuchNamespaceException {
+    if (isLakeProvider(properties)) {
+      return ops.createTable(
+          ident, CatalogV2Util.v2ColumnsToStructType(columns), partitions, properties);
+    }
+    return super.createTable(ident, columns, partitions, properties);
+  }
+
+  @Override
+  @SuppressWarnings("deprecation")
+  public Table createTable(
+      Identifier ident, StructType schema, Transform[] partitions, Map<String, String> properties)
+      throws TableAlreadyExistsException, NoSuchNamespaceException {
+    if (isLakeProvider(properties)) {
+      return ops.createTable(ident, schema, partitions, properties);
+    }
+    return super.createTable(ident, schema, partitions, properties);
+  }
+
+  @Override
+  public Table alterTable(Identifier ident, TableChange... changes) throws NoSuchTableException {
+    if (ops.isLakeTable(ident)) {
+      return ops.alterTable(ident, changes);
+    }
+    return super.alterTable(ident, changes);
+  }
+
+  @Override
+  public boolean dropTable(Identifier ident) {
+    if (ops.isLakeTable(ident)) {
+      return ops.dropTable(ident);
+    }
+    return super.dropTable(ident);
+  }
+
+  @Override
+  public boolean purgeTable(Identifier ident) {
+    if (ops.isLakeTable(ident)) {
+      return ops.dropTable(ident);
+    }
+    return super.purgeTable(ident);
+  }
+
+  @Override
+  public UnboundProcedure loadProcedure(Identifier ident) {
+    return ops.loadProcedure(ident);
+  }
+
+  @Override
+  public Identifier[] listProcedures(String[] namespace) {
+    return ops.listProcedures();
+  }
+}

@@ -1,0 +1,117 @@
+package lakeskip.jvm;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.spark.sql.connector.catalog.Identifier;
+import org.apache.spark.sql.connector.catalog.SupportsRead;
+import org.apache.spark.sql.connector.catalog.SupportsWrite;
+import org.apache.spark.sql.connector.catalog.TableCapability;
+import org.apache.spark.sql.connector.expressions.Expressions;
+import org.apache.spark.sql.connector.expressions.Transform;
+import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.connector.write.LogicalWriteInfo;
+import org.apache.spark.sql.connector.write.WriteBuilder;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+
+/** One lakeskip table (optionally pinned to a snapshot by time travel), as Python described it. */
+public class LakeTable implements SupportsRead, SupportsWrite {
+  final LakeOps ops;
+  final Identifier ident;
+  final StructType schema;
+  final List<String> partitionKeys = new ArrayList<>();
+  final Map<String, String> properties = new HashMap<>();
+  final Long snapshotId;
+  final boolean pinned;
+  final String location;
+
+  LakeTable(LakeOps ops, Identifier ident, JsonNode desc) {
+    this.ops = ops;
+    this.ident = ident;
+    this.schema = StructType.fromDDL(desc.get("schema").asText());
+    for (JsonNode k : desc.path("partition_keys")) {
+      partitionKeys.add(k.asText());
+    }
+    Iterator<Map.Entry<String, JsonNode>> it = desc.path("properties").fields();
+    while (it.hasNext()) {
+      Map.Entry<String, JsonNode> e = it.next();
+      properties.put(e.getKey(), e.getValue().asText());
+    }
+    JsonNode snap = desc.path("snapshot_id");
+    this.snapshotId = snap.isNumber() ? snap.asLong() : null;
+    this.pinned = desc.path("pinned").asBoolean(false);
+    this.location = desc.path("location").asText("");
+  }
+
+  @Override
+  public String name() {
+    return ops.catalogName + "." + String.join(".", ident.namespace()) + "." + ident.name();
+  }
+
+  @Override
+  @SuppressWarnings("deprecation")
+  public StructType schema() {
+    return schema;
+  }
+
+  StructType partitionSchema() {
+    List<StructField> fields = new ArrayList<>();
+    for (String k : partitionKeys) {
+      fields.add(schema.apply(k));
+    }
+    return new StructType(fields.toArray(new StructField[0]));
+  }
+
+  StructType dataSchema() {
+    List<StructField> fields = new ArrayList<>();
+    for (StructField f : schema.fields()) {
+      if (!partitionKeys.contains(f.name())) {
+        fields.add(f);
+      }
+    }
+    return new StructType(fields.toArray(new StructField[0]));
+  }
+
+  @Override
+  public Transform[] partitioning() {
+    Transform[] out = new Transform[partitionKeys.size()];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = Expressions.identity(partitionKeys.get(i));
+    }
+    return out;
+  }
+
+  @Override
+  public Map<String, String> properties() {
+    return properties;
+  }
+
+  @Override
+  public Set<TableCapability> capabilities() {
+    return EnumSet.of(
+        TableCapability.BATCH_READ,
+        TableCapability.V1_BATCH_WRITE,
+        TableCapability.TRUNCATE,
+        TableCapability.OVERWRITE_BY_FILTER);
+  }
+
+  @Override
+  public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
+    return new LakeScanBuilder(this, options);
+  }
+
+  @Override
+  public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
+    if (pinned) {
+      throw Bridge.error("cannot write to " + name() + " at an older snapshot (time travel)", null);
+    }
+    return new LakeWriteBuilder(this);
+  }
+}

@@ -1,0 +1,80 @@
+"""``Session.sql`` queries through the Spark catalog: qualify, run, collect the reports.
+
+The query text goes to ``spark.sql`` with each lakeskip table reference qualified with the
+catalog's name (``events`` -> ``lakeskip.default.events``; CTE names and ordinary Spark
+tables are left alone, using the same scope analysis as the temp-view path). Spark then
+plans it like any other catalog query, and the catalog's callbacks file their pruning
+reports under a Spark local property set for this thread.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from pyspark.sql import DataFrame, SparkSession
+from sqlglot import exp
+
+from lakeskip.errors import LakeskipError
+from lakeskip.planner.report import PruningReport
+from lakeskip.spark.catalog_service import TAG_PROPERTY, CatalogService
+from lakeskip.sql.query import analyze_query
+from lakeskip.sql.statements import DIALECT, Query, TableIdent
+from lakeskip.types import RowType
+
+if TYPE_CHECKING:
+    from lakeskip.catalog.catalog import Catalog
+
+__all__ = ["qualify_query", "run_native_query", "tagged"]
+
+
+@contextmanager
+def tagged(spark: SparkSession) -> Iterator[str]:
+    """Set a fresh query tag on this thread's Spark local properties for the block."""
+    sc = spark.sparkContext
+    previous = sc.getLocalProperty(TAG_PROPERTY)
+    tag = uuid.uuid4().hex
+    sc.setLocalProperty(TAG_PROPERTY, tag)
+    try:
+        yield tag
+    finally:
+        sc.setLocalProperty(TAG_PROPERTY, previous)  # type: ignore[arg-type]
+
+
+def qualify_query(query: Query, catalog: Catalog, catalog_name: str, default_db: str) -> str:
+    """The query's Spark SQL with every lakeskip table reference catalog-qualified."""
+    tree = query.tree.copy()
+
+    def lookup(ident: TableIdent) -> RowType | None:
+        try:
+            return catalog.get_table(ident.qualified(default_db)).schema.row_type
+        except LakeskipError:
+            return None
+
+    scans = analyze_query(tree, tables=lookup, default_db=default_db)
+    for scan in scans:
+        node: exp.Table = scan.node
+        db, _, _ = scan.ident.qualified(default_db).partition(".")
+        if not node.alias:
+            node.set("alias", exp.TableAlias(this=exp.to_identifier(node.name)))
+        node.set("db", exp.to_identifier(db))
+        node.set("catalog", exp.to_identifier(catalog_name))
+    return str(tree.sql(DIALECT))
+
+
+def run_native_query(
+    spark: SparkSession,
+    service: CatalogService,
+    sql: str,
+) -> tuple[DataFrame, list[PruningReport]]:
+    """Run ``sql`` through the catalog; returns the DataFrame and its pruning reports.
+
+    The optimizer runs here (that is when the catalog plans its scans), so the reports are
+    complete when this returns; the DataFrame keeps that plan for its actions.
+    """
+    with tagged(spark) as tag:
+        df = spark.sql(sql)
+        df._jdf.queryExecution().optimizedPlan()
+    return df, service.reports.pop(tag)

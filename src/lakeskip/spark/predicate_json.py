@@ -1,0 +1,210 @@
+"""Spark's pushed predicates (JSON from the catalog's Java side) -> lakeskip expressions.
+
+The Java side transcribes Spark's V2 predicate tree without interpreting it (see
+``jvm/java/lakeskip/jvm/PredicateJson.java`` for the shape). Here it becomes a
+:class:`~lakeskip.expressions.BooleanExpression` under one rule: the result must hold for
+every row the Spark predicate selects (a file is never skipped that Spark would read a row
+from). Anything not understood is "might match":
+
+* each translation is either *exact* (selects exactly the same rows) or a *superset*;
+* ``AND`` with one untranslatable side keeps the other side, as a superset;
+* ``OR`` needs both sides; ``NOT`` needs an exact child (NOT of a superset is not safe);
+* ``a <=> 5`` is ``a IS NOT NULL AND a = 5`` (never NULL, so exact also under NOT).
+
+>>> from lakeskip.types import BIGINT, STRING, RowType
+>>> rt = RowType.of(("id", BIGINT), ("s", STRING))
+>>> ref = {"ref": ["id"]}
+>>> lit = {"lit": 5, "type": "integer"}
+>>> predicate_from_json([{"op": "=", "args": [ref, lit]}, None], rt)
+EqualTo(Reference('id'), 5)
+>>> upper = {"op": "=", "args": [{"other": "UPPER(s)"}, {"lit": "X", "type": "string"}]}
+>>> predicate_from_json([{"op": "NOT", "args": [{"op": "AND", "args": [
+...     {"op": "=", "args": [ref, lit]}, upper]}]}], rt) is None
+True
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import decimal
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from lakeskip.expressions import (
+    AlwaysFalse,
+    AlwaysTrue,
+    And,
+    BooleanExpression,
+    EqualTo,
+    GreaterThan,
+    GreaterThanOrEqual,
+    In,
+    IsNotNull,
+    IsNull,
+    LessThan,
+    LessThanOrEqual,
+    Not,
+    NotEqualTo,
+    Or,
+    Reference,
+    StartsWith,
+)
+from lakeskip.types import EPOCH_DATE, EPOCH_NAIVE, EPOCH_UTC, RowType, TypeRoot
+
+__all__ = ["literal_from_json", "predicate_from_json", "translate"]
+
+_NO_LITERAL = object()
+#: separates column and key of a map-key reference (``attrs['device']``), as the Java side writes it
+MAP_KEY_SEPARATOR = "\x00"
+
+_COMPARISONS: dict[str, Callable[[Reference, Any], BooleanExpression]] = {
+    "=": EqualTo,
+    "<>": NotEqualTo,
+    "<": LessThan,
+    "<=": LessThanOrEqual,
+    ">": GreaterThan,
+    ">=": GreaterThanOrEqual,
+}
+# the comparison seen from the other side: 5 < a is a > 5
+_FLIPPED = {"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+
+Translated = tuple[BooleanExpression, bool]  # (expression, exact)
+
+
+def literal_from_json(node: Any) -> Any:
+    """A JSON literal node as a Python value lakeskip's binder understands.
+
+    >>> literal_from_json({"lit": 19723, "type": "date"})
+    datetime.date(2024, 1, 1)
+    >>> literal_from_json({"lit": "NaN", "type": "double"})
+    nan
+    """
+    if not isinstance(node, dict) or "lit" not in node:
+        return _NO_LITERAL
+    value, kind = node["lit"], node.get("type")
+    if value is None:
+        return None
+    if kind == "integer":
+        return int(value)
+    if kind == "boolean":
+        return bool(value)
+    if kind in ("float", "double"):
+        return float(value)
+    if kind == "decimal":
+        return decimal.Decimal(value)
+    if kind == "string":
+        return str(value)
+    if kind == "date":
+        return EPOCH_DATE + datetime.timedelta(days=int(value))
+    if kind == "timestamp_ltz":
+        return EPOCH_UTC + datetime.timedelta(microseconds=int(value))
+    if kind == "timestamp_ntz":
+        return EPOCH_NAIVE + datetime.timedelta(microseconds=int(value))
+    if kind == "binary":
+        return base64.b64decode(value)
+    return _NO_LITERAL
+
+
+def _column(node: Any, row_type: RowType) -> Reference | None:
+    if not isinstance(node, dict) or "ref" not in node:
+        return None
+    names = node["ref"]
+    if len(names) != 1:
+        return None
+    name, sep, key = str(names[0]).partition(MAP_KEY_SEPARATOR)
+    if not row_type.has(name):
+        return None
+    field = row_type.field(name)
+    if sep:
+        if field.type.root is not TypeRoot.MAP:
+            return None
+        return Reference(field.name, key=key)
+    return Reference(field.name)
+
+
+def translate(node: Any, row_type: RowType) -> Translated | None:
+    """One predicate node -> ``(expression, exact)``, or ``None`` when it does not translate."""
+    if not isinstance(node, dict) or "op" not in node:
+        return None
+    op, args = node["op"], node.get("args", [])
+    if op == "ALWAYS_TRUE":
+        return AlwaysTrue(), True
+    if op == "ALWAYS_FALSE":
+        return AlwaysFalse(), True
+    if op == "AND" and len(args) == 2:
+        left, right = translate(args[0], row_type), translate(args[1], row_type)
+        if left is None and right is None:
+            return None
+        if left is None or right is None:
+            return (left or right)[0], False  # type: ignore[index]
+        return And(left[0], right[0]), left[1] and right[1]
+    if op == "OR" and len(args) == 2:
+        left, right = translate(args[0], row_type), translate(args[1], row_type)
+        if left is None or right is None:
+            return None
+        return Or(left[0], right[0]), left[1] and right[1]
+    if op == "NOT" and len(args) == 1:
+        child = translate(args[0], row_type)
+        if child is None or not child[1]:
+            return None
+        return Not(child[0]), True
+    if op in ("IS_NULL", "IS_NOT_NULL") and len(args) == 1:
+        col = _column(args[0], row_type)
+        if col is None:
+            return None
+        return (IsNull(col) if op == "IS_NULL" else IsNotNull(col)), True
+    if op in _COMPARISONS and len(args) == 2:
+        col, value = _column(args[0], row_type), literal_from_json(args[1])
+        if col is None:
+            col, value, op = _column(args[1], row_type), literal_from_json(args[0]), _FLIPPED[op]
+        if col is None or value is _NO_LITERAL or value is None:
+            return None
+        return _COMPARISONS[op](col, value), True
+    if op == "<=>" and len(args) == 2:
+        col, value = _column(args[0], row_type), literal_from_json(args[1])
+        if col is None:
+            col, value = _column(args[1], row_type), literal_from_json(args[0])
+        if col is None or value is _NO_LITERAL:
+            return None
+        if value is None:
+            return IsNull(col), True
+        # never NULL itself: false where the column is NULL, also under NOT
+        return And(IsNotNull(col), EqualTo(col, value)), True
+    if op == "IN" and len(args) >= 2:
+        col = _column(args[0], row_type)
+        values = [literal_from_json(a) for a in args[1:]]
+        if col is None or any(v is _NO_LITERAL for v in values):
+            return None
+        non_null = [v for v in values if v is not None]
+        if not non_null:
+            return None
+        return In(col, non_null), len(non_null) == len(values)
+    if op == "STARTS_WITH" and len(args) == 2:
+        col, value = _column(args[0], row_type), literal_from_json(args[1])
+        if col is None or not isinstance(value, str):
+            return None
+        return StartsWith(col, value), True
+    return None
+
+
+def predicate_from_json(
+    filters: Sequence[Any], row_type: RowType, check: Callable[[BooleanExpression], bool] | None = None
+) -> BooleanExpression | None:
+    """The conjunction of every filter that translates (``None``: nothing does).
+
+    Args:
+        filters: Spark's conjuncts as JSON (``None`` for one Spark could not express).
+        row_type: the table's columns.
+        check: optional test a conjunct must pass (e.g. that it binds); failures are dropped,
+            which only widens the result.
+    """
+    out: BooleanExpression | None = None
+    for f in filters:
+        t = translate(f, row_type)
+        if t is None:
+            continue
+        if check is not None and not check(t[0]):
+            continue
+        out = t[0] if out is None else And(out, t[0])
+    return out
