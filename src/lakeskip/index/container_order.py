@@ -18,6 +18,9 @@ only breaks ties between keys of the same bin. ``Column.hashCode`` is
 UTF-16 code units. A map column ``m`` with keys ``k1, k2`` serialises ``m[k1]``, ``m[k2]``
 from one maintainer whose keys sit in a ``HashMap<String, writer>``.
 
+Not reproduced: Java's tree bins for ``Column`` keys (not ``Comparable``, so Java breaks ties
+by identity hash); they need 8 index columns in one bin of a table of 64 or more.
+
 Paimon before 1.2 keys maintainers by column only, so a column listed under two index types
 gets just the first; lakeskip writes every configured index and orders the extra types of
 such a column after the first, as Paimon >= 1.2 would order them within the column.
