@@ -18,6 +18,9 @@ only breaks ties between keys of the same bin. ``Column.hashCode`` is
 UTF-16 code units. A map column ``m`` with keys ``k1, k2`` serialises ``m[k1]``, ``m[k2]``
 from one maintainer whose keys sit in a ``HashMap<String, writer>``.
 
+Not reproduced: Java's tree bins for ``Column`` keys (not ``Comparable``, so Java breaks ties
+by identity hash); they need 8 index columns in one bin of a table of 64 or more.
+
 Paimon before 1.2 keys maintainers by column only, so a column listed under two index types
 gets just the first; lakeskip writes every configured index and orders the extra types of
 such a column after the first, as Paimon >= 1.2 would order them within the column.
@@ -32,12 +35,19 @@ such a column after the first, as Paimon >= 1.2 would order them within the colu
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
 import numpy as np
 
-from lakeskip.index._java import DEFAULT_CAPACITY, LOAD_FACTOR, hashmap_order
+from lakeskip.index._java import (
+    DEFAULT_CAPACITY,
+    LOAD_FACTOR,
+    TREEIFY_THRESHOLD,
+    _final_capacity,
+    hashmap_order,
+)
 
 __all__ = ["LAYOUT_LEGACY", "LAYOUT_TYPE_FIRST", "container_order", "java_string_hash"]
 
@@ -48,8 +58,10 @@ _PREFIX = "file-index."
 _COLUMNS_SUFFIX = ".columns"
 
 K = TypeVar("K", bound=Hashable)
+_M32 = 0xFFFFFFFF
 
 
+@functools.lru_cache(maxsize=4096)
 def java_string_hash(text: str) -> int:
     """``String.hashCode()``: ``h = 31 * h + c`` over UTF-16 code units, as a Java int."""
     units = text.encode("utf-16-be")
@@ -114,7 +126,13 @@ class _JavaMap(Generic[K, V]):
 
     def items(self) -> list[tuple[K, V]]:
         hashes = [self._hash_of(k) for k in self._keys]
-        if self._cia:
+        n = len(hashes)
+        if n < TREEIFY_THRESHOLD:  # no bin can treeify: order by bin, then by insertion
+            cap = _final_capacity(n, self._pending if self._cia else True)
+            step = -1 if self._cia else 1  # computeIfAbsent prepends, put appends
+            bins = [((h & _M32) ^ ((h & _M32) >> 16)) & (cap - 1) for h in hashes]
+            order = sorted(range(n), key=lambda i: (bins[i], step * i))
+        elif self._cia:
             order = hashmap_order(hashes, [str(k) for k in self._keys], self._pending)
         else:
             order = _put_order(hashes)
