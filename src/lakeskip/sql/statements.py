@@ -366,6 +366,14 @@ _STATEMENT_HEADS = frozenset(
         "HELP",
         "MAP",
         "REDUCE",
+        # statements of Spark extensions (e.g. Delta), passed to Spark as they are
+        "OPTIMIZE",
+        "VACUUM",
+        "RESTORE",
+        "GENERATE",
+        "CONVERT",
+        "FSCK",
+        "SYNC",
     ]
 )
 
