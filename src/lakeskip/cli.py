@@ -17,6 +17,7 @@ import argparse
 import contextlib
 import logging
 import os
+import signal
 import sys
 import threading
 import time
@@ -30,6 +31,7 @@ from lakeskip.errors import LakeskipError
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
+    from lakeskip.planner.report import PruningReport
     from lakeskip.spark.session import Session
 
 __all__ = ["format_table", "main", "split_complete"]
@@ -194,32 +196,59 @@ class Shell:
             # fetch under the progress line, print after it is cleared (never glued together)
             if self.progress:
                 with _Progress(self.session, self.err):
-                    df, rows = self._fetch(statement)
+                    df, rows, reports = self._fetch_interruptibly(statement)
             else:
-                df, rows = self._fetch(statement)
+                df, rows, reports = self._fetch_interruptibly(statement)
             shown = self._print(df, rows)
         except KeyboardInterrupt:
-            self._cancel()
             self.err.write("Cancelled.\n")
             return False
         except Exception as e:
             self.err.write(f"Error: {self._message(e)}\n")
             if self.verbose:
-                traceback.print_exc(file=self.err)
+                traceback.print_exception(e, file=self.err)
             return False
         elapsed = time.perf_counter() - started
-        for r in self.session.last_reports:
+        for r in reports:
             self.err.write(f"Pruning: {r.summary()}\n")
         self.err.write(f"Time taken: {elapsed:.2f} s{shown}\n")
         return True
 
-    def _fetch(self, statement: str) -> tuple[DataFrame, list[Any]]:
+    def _fetch(self, statement: str) -> tuple[DataFrame, list[Any], list[PruningReport]]:
         df = self.session.sql(statement)
-        return df, df.limit(self.max_rows + 1).collect()
+        return df, df.limit(self.max_rows + 1).collect(), self.session.last_reports
 
-    def _cancel(self) -> None:
-        """Cancel running jobs without the py4j/Spark tracebacks the interrupt provokes."""
-        loggers = [logging.getLogger(n) for n in ("py4j", "py4j.clientserver", "py4j.java_gateway")]
+    def _fetch_interruptibly(
+        self, statement: str
+    ) -> tuple[DataFrame, list[Any], list[PruningReport]]:
+        """Run the statement in a worker thread so Ctrl-C lands here, between py4j calls,
+        not inside one (which leaves py4j's connection mid-reply and prints its tracebacks).
+        """
+        box: dict[str, Any] = {}
+
+        def target() -> None:
+            try:
+                box["value"] = self._fetch(statement)
+            except BaseException as e:
+                box["error"] = e
+
+        worker = threading.Thread(target=target, name="lakeskip-statement", daemon=True)
+        worker.start()
+        try:
+            while worker.is_alive():
+                worker.join(0.1)
+        except KeyboardInterrupt:
+            self._cancel(worker)
+            raise
+        if "error" in box:
+            raise box["error"]
+        result: tuple[DataFrame, list[Any], list[PruningReport]] = box["value"]
+        return result
+
+    def _cancel(self, worker: threading.Thread) -> None:
+        """Cancel the running Spark jobs and wait for the statement to give up, with
+        Spark's and py4j's logging off meanwhile (the cancellation is not an error)."""
+        loggers = [logging.getLogger(n) for n in ("", "py4j", "py4j.clientserver")]
         saved = [lg.level for lg in loggers]
         for lg in loggers:
             lg.setLevel(logging.CRITICAL + 1)
@@ -227,9 +256,9 @@ class Shell:
             sc = self.session.spark.sparkContext
             sc.setLogLevel("OFF")
             sc.cancelAllJobs()
-            time.sleep(0.5)  # let the cancelled tasks finish logging while it is off
+            worker.join(60)
             sc.setLogLevel("ERROR")
-        except Exception:  # the JVM may be busy or gone; the shell still returns to its prompt
+        except Exception:  # the JVM may be gone; the shell still returns to its prompt
             pass
         finally:
             for lg, level in zip(loggers, saved, strict=True):
@@ -360,6 +389,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as e:
         print(f"Error: cannot start Spark: {str(e).strip().splitlines()[0]}", file=sys.stderr)
         return 1
+    if threading.current_thread() is threading.main_thread():
+        # PySpark's SIGINT handler calls into the JVM from inside the signal handler, in the
+        # middle of the main thread's own py4j call; the shell cancels jobs itself
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     if args.command == "demo":
         from lakeskip.spark.demo import run_demo
 

@@ -366,6 +366,14 @@ _STATEMENT_HEADS = frozenset(
         "HELP",
         "MAP",
         "REDUCE",
+        # statements of Spark extensions (e.g. Delta), passed to Spark as they are
+        "OPTIMIZE",
+        "VACUUM",
+        "RESTORE",
+        "GENERATE",
+        "CONVERT",
+        "FSCK",
+        "SYNC",
     ]
 )
 
@@ -457,6 +465,13 @@ def _from_tree(tree: exp.Expression, text: str) -> Statement:
         if kind in ("DATABASE", "SCHEMA"):
             t = tree.this
             name = t.name or t.db
+            props = tree.args.get("properties")
+            for p in props.expressions if props is not None else []:
+                if not isinstance(p, exp.SchemaCommentProperty):  # LOCATION, WITH DBPROPERTIES
+                    raise UnsupportedStatementError(
+                        f"CREATE DATABASE {name}: {p.sql(DIALECT)} is not supported "
+                        "(databases live in the warehouse)"
+                    )
             return CreateDatabase(name, bool(tree.args.get("exists")), _comment(tree))
         if kind == "TABLE":
             return _create_table(tree, text)

@@ -194,6 +194,7 @@ def test_call_doubled_quote_escape() -> None:
         ("CREATE TABLE t (id BIGINT GENERATED ALWAYS AS (1))", "GENERATED"),
         ("CREATE TABLE t (ts TIMESTAMP) PARTITIONED BY (days(ts))", "PARTITIONED BY"),
         ("INSERT INTO t REPLACE WHERE a = 1 SELECT 1", "REPLACE WHERE"),
+        ("CREATE DATABASE d LOCATION '/elsewhere'", "LOCATION"),
     ],
 )
 def test_clauses_lakeskip_would_ignore_are_rejected(sql: str, message: str) -> None:
