@@ -22,7 +22,7 @@ demo: $(STAMP) check-java
 	$(VENV)/bin/lakeskip demo
 
 test: $(STAMP) check-java
-	$(PY) -m pytest -q -m "not slow and not interop"
+	$(PY) -m pytest -q -m "not slow and not interop" --cov --cov-report=term
 
 test-unit: $(STAMP)
 	$(PY) -m pytest -q -m "not slow and not interop and not spark"
