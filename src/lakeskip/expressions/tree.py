@@ -55,6 +55,7 @@ __all__ = [
     "UnboundPredicate",
     "and_",
     "in_",
+    "literal_predicate",
     "not_",
     "not_in",
     "or_",
@@ -447,6 +448,21 @@ class StartsWith(LiteralPredicate):
 class NotStartsWith(LiteralPredicate):
     __slots__ = ()
     op = Operator.NOT_STARTS_WITH
+
+
+def literal_predicate(op: Operator, term: str | Reference, value: Any) -> LiteralPredicate:
+    """The leaf comparing ``term`` with ``value`` by ``op`` (a comparison or prefix test).
+
+    >>> literal_predicate(Operator.GE, "a", 3)
+    GreaterThanOrEqual(Reference('a'), 3)
+
+    Raises:
+        InvalidArgumentError: ``op`` takes no single literal (IN, IS NULL, ...).
+    """
+    cls = _LITERAL.get(op)
+    if cls is None:
+        raise InvalidArgumentError(f"{op} does not compare with one literal")
+    return cls(term, value)
 
 
 # each leaf class by its operator, for the generic negate() of the leaf bases
