@@ -29,7 +29,7 @@ demo: $(RUN_STAMP) check-java
 	$(VENV)/bin/lakeskip demo
 
 test: $(STAMP) check-java
-	$(PY) -m pytest -q -m "not slow and not interop"
+	$(PY) -m pytest -q -m "not slow and not interop" --cov --cov-report=term
 
 test-unit: $(STAMP)
 	$(PY) -m pytest -q -m "not slow and not interop and not spark"

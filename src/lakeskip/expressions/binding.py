@@ -204,6 +204,9 @@ class _Binder:
                 raise InvalidArgumentError(f"cannot bind {p!r}: {op} takes no single literal")
 
     def set_leaf(self, op: Operator, term: BoundReference, p: SetPredicate) -> BooleanExpression:
+        is_in = op is Operator.IN
+        if not p.values:  # a node built without in_/not_in: IN () is false, NOT IN () true
+            return AlwaysFalse() if is_in else AlwaysTrue()
         # a list value the type cannot hold never equals a row value: drop it (for NOT IN
         # too: ``a <> 1.5`` holds for every non-null ``a``, the AND's identity)
         kept = set()
@@ -211,7 +214,6 @@ class _Binder:
             c = coerce_literal(term.type, v, term.name, self.time_zone)
             if c.kind == "exact":
                 kept.add(c.value)
-        is_in = op is Operator.IN
         if not kept:
             return AlwaysFalse() if is_in else BoundIsNotNull(term)
         if len(kept) == 1:

@@ -4,8 +4,8 @@ A bound leaf holds its literal(s) in the column type's internal form (see
 :mod:`lakeskip.types`). Every leaf class names its
 :class:`~lakeskip.expressions.operators.Operator` in the class constant ``op``, calls its own
 method of a :class:`~lakeskip.expressions.visitors.BoundPredicateVisitor` in
-:meth:`~BoundPredicate.accept` (per-class dispatch: no table, no ``getattr``), and has an
-exact :meth:`negate`.
+:meth:`~BoundPredicate.accept` (per-class dispatch: no table, no ``getattr``), and negates
+exactly through :attr:`Operator.negated <lakeskip.expressions.operators.Operator.negated>`.
 
 >>> from lakeskip import types as T
 >>> a = BoundReference(T.Field(0, "a", T.INT), T.INT)
@@ -118,6 +118,9 @@ class BoundUnaryPredicate(BoundPredicate):
         object.__setattr__(self, "value", None)
         object.__setattr__(self, "values", frozenset())
 
+    def negate(self) -> BooleanExpression:
+        return bound_predicate(self.op.negated, self.term)
+
 
 class BoundLiteralPredicate(BoundPredicate):
     """A leaf comparing with one internal-form literal."""
@@ -130,6 +133,9 @@ class BoundLiteralPredicate(BoundPredicate):
         object.__setattr__(self, "term", term)
         object.__setattr__(self, "value", value)
         object.__setattr__(self, "values", frozenset())
+
+    def negate(self) -> BooleanExpression:
+        return bound_predicate(self.op.negated, self.term, self.value)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.term!r}, {self.value!r})"
@@ -148,6 +154,9 @@ class BoundSetPredicate(BoundPredicate):
         object.__setattr__(self, "value", None)
         object.__setattr__(self, "values", vs)
 
+    def negate(self) -> BooleanExpression:
+        return bound_predicate(self.op.negated, self.term, values=self.values)
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.term!r}, {sorted_values(self.values)!r})"
 
@@ -159,9 +168,6 @@ class BoundIsNull(BoundUnaryPredicate):
     def accept(self, visitor: BoundPredicateVisitor[T]) -> T:
         return visitor.visit_is_null(self.term)
 
-    def negate(self) -> BooleanExpression:
-        return BoundIsNotNull(self.term)
-
 
 class BoundIsNotNull(BoundUnaryPredicate):
     __slots__ = ()
@@ -169,9 +175,6 @@ class BoundIsNotNull(BoundUnaryPredicate):
 
     def accept(self, visitor: BoundPredicateVisitor[T]) -> T:
         return visitor.visit_not_null(self.term)
-
-    def negate(self) -> BooleanExpression:
-        return BoundIsNull(self.term)
 
 
 class BoundEqualTo(BoundLiteralPredicate):
@@ -181,9 +184,6 @@ class BoundEqualTo(BoundLiteralPredicate):
     def accept(self, visitor: BoundPredicateVisitor[T]) -> T:
         return visitor.visit_equal(self.term, self.value)
 
-    def negate(self) -> BooleanExpression:
-        return BoundNotEqualTo(self.term, self.value)
-
 
 class BoundNotEqualTo(BoundLiteralPredicate):
     __slots__ = ()
@@ -191,9 +191,6 @@ class BoundNotEqualTo(BoundLiteralPredicate):
 
     def accept(self, visitor: BoundPredicateVisitor[T]) -> T:
         return visitor.visit_not_equal(self.term, self.value)
-
-    def negate(self) -> BooleanExpression:
-        return BoundEqualTo(self.term, self.value)
 
 
 class BoundLessThan(BoundLiteralPredicate):
@@ -203,9 +200,6 @@ class BoundLessThan(BoundLiteralPredicate):
     def accept(self, visitor: BoundPredicateVisitor[T]) -> T:
         return visitor.visit_less_than(self.term, self.value)
 
-    def negate(self) -> BooleanExpression:
-        return BoundGreaterThanOrEqual(self.term, self.value)
-
 
 class BoundLessThanOrEqual(BoundLiteralPredicate):
     __slots__ = ()
@@ -213,9 +207,6 @@ class BoundLessThanOrEqual(BoundLiteralPredicate):
 
     def accept(self, visitor: BoundPredicateVisitor[T]) -> T:
         return visitor.visit_less_than_or_equal(self.term, self.value)
-
-    def negate(self) -> BooleanExpression:
-        return BoundGreaterThan(self.term, self.value)
 
 
 class BoundGreaterThan(BoundLiteralPredicate):
@@ -225,9 +216,6 @@ class BoundGreaterThan(BoundLiteralPredicate):
     def accept(self, visitor: BoundPredicateVisitor[T]) -> T:
         return visitor.visit_greater_than(self.term, self.value)
 
-    def negate(self) -> BooleanExpression:
-        return BoundLessThanOrEqual(self.term, self.value)
-
 
 class BoundGreaterThanOrEqual(BoundLiteralPredicate):
     __slots__ = ()
@@ -235,9 +223,6 @@ class BoundGreaterThanOrEqual(BoundLiteralPredicate):
 
     def accept(self, visitor: BoundPredicateVisitor[T]) -> T:
         return visitor.visit_greater_than_or_equal(self.term, self.value)
-
-    def negate(self) -> BooleanExpression:
-        return BoundLessThan(self.term, self.value)
 
 
 class BoundStartsWith(BoundLiteralPredicate):
@@ -247,9 +232,6 @@ class BoundStartsWith(BoundLiteralPredicate):
     def accept(self, visitor: BoundPredicateVisitor[T]) -> T:
         return visitor.visit_starts_with(self.term, self.value)
 
-    def negate(self) -> BooleanExpression:
-        return BoundNotStartsWith(self.term, self.value)
-
 
 class BoundNotStartsWith(BoundLiteralPredicate):
     __slots__ = ()
@@ -257,9 +239,6 @@ class BoundNotStartsWith(BoundLiteralPredicate):
 
     def accept(self, visitor: BoundPredicateVisitor[T]) -> T:
         return visitor.visit_not_starts_with(self.term, self.value)
-
-    def negate(self) -> BooleanExpression:
-        return BoundStartsWith(self.term, self.value)
 
 
 class BoundIn(BoundSetPredicate):
@@ -269,9 +248,6 @@ class BoundIn(BoundSetPredicate):
     def accept(self, visitor: BoundPredicateVisitor[T]) -> T:
         return visitor.visit_in(self.term, self.values)
 
-    def negate(self) -> BooleanExpression:
-        return BoundNotIn(self.term, self.values)
-
 
 class BoundNotIn(BoundSetPredicate):
     __slots__ = ()
@@ -279,9 +255,6 @@ class BoundNotIn(BoundSetPredicate):
 
     def accept(self, visitor: BoundPredicateVisitor[T]) -> T:
         return visitor.visit_not_in(self.term, self.values)
-
-    def negate(self) -> BooleanExpression:
-        return BoundIn(self.term, self.values)
 
 
 def bound_predicate(

@@ -7,8 +7,8 @@ bit-sliced comparisons of the BSI and range-bitmap readers) takes an :class:`Ope
 member is not handled. Walking a tree dispatches per class instead (each bound leaf calls its
 own method of :class:`~lakeskip.expressions.visitors.BoundPredicateVisitor`).
 
->>> Operator.LT.mirrored, str(Operator.NOT_IN)
-(<Operator.GT: '>'>, 'NOT IN')
+>>> Operator.LT.mirrored, Operator.LT.negated, str(Operator.NOT_IN)
+(<Operator.GT: '>'>, <Operator.GE: '>='>, 'NOT IN')
 """
 
 from __future__ import annotations
@@ -43,6 +43,37 @@ class Operator(enum.Enum):
 
     def __str__(self) -> str:
         return self.value
+
+    @property
+    def negated(self) -> Operator:
+        """The operator selecting exactly the other non-null rows (``<`` -> ``>=``)."""
+        match self:
+            case Operator.EQ:
+                return Operator.NE
+            case Operator.NE:
+                return Operator.EQ
+            case Operator.LT:
+                return Operator.GE
+            case Operator.GE:
+                return Operator.LT
+            case Operator.LE:
+                return Operator.GT
+            case Operator.GT:
+                return Operator.LE
+            case Operator.IN:
+                return Operator.NOT_IN
+            case Operator.NOT_IN:
+                return Operator.IN
+            case Operator.IS_NULL:
+                return Operator.NOT_NULL
+            case Operator.NOT_NULL:
+                return Operator.IS_NULL
+            case Operator.STARTS_WITH:
+                return Operator.NOT_STARTS_WITH
+            case Operator.NOT_STARTS_WITH:
+                return Operator.STARTS_WITH
+            case _:
+                unreachable(self)
 
     @property
     def mirrored(self) -> Operator:

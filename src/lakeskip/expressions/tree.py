@@ -55,6 +55,7 @@ __all__ = [
     "UnboundPredicate",
     "and_",
     "in_",
+    "literal_predicate",
     "not_",
     "not_in",
     "or_",
@@ -259,6 +260,9 @@ class UnaryPredicate(UnboundPredicate):
     def __init__(self, term: str | Reference) -> None:
         object.__setattr__(self, "term", _ref(term))
 
+    def negate(self) -> BooleanExpression:
+        return _UNARY[self.op.negated](self.term)
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.term!r})"
 
@@ -276,6 +280,9 @@ class LiteralPredicate(UnboundPredicate):
         _check_hashable(value, type(self).__name__)
         object.__setattr__(self, "term", _ref(term))
         object.__setattr__(self, "value", value)
+
+    def negate(self) -> BooleanExpression:
+        return _LITERAL[self.op.negated](self.term, self.value)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.term!r}, {self.value!r})"
@@ -397,77 +404,79 @@ class IsNull(UnaryPredicate):
     __slots__ = ()
     op = Operator.IS_NULL
 
-    def negate(self) -> BooleanExpression:
-        return IsNotNull(self.term)
-
 
 class IsNotNull(UnaryPredicate):
     __slots__ = ()
     op = Operator.NOT_NULL
-
-    def negate(self) -> BooleanExpression:
-        return IsNull(self.term)
 
 
 class EqualTo(LiteralPredicate):
     __slots__ = ()
     op = Operator.EQ
 
-    def negate(self) -> BooleanExpression:
-        return NotEqualTo(self.term, self.value)
-
 
 class NotEqualTo(LiteralPredicate):
     __slots__ = ()
     op = Operator.NE
-
-    def negate(self) -> BooleanExpression:
-        return EqualTo(self.term, self.value)
 
 
 class LessThan(LiteralPredicate):
     __slots__ = ()
     op = Operator.LT
 
-    def negate(self) -> BooleanExpression:
-        return GreaterThanOrEqual(self.term, self.value)
-
 
 class LessThanOrEqual(LiteralPredicate):
     __slots__ = ()
     op = Operator.LE
-
-    def negate(self) -> BooleanExpression:
-        return GreaterThan(self.term, self.value)
 
 
 class GreaterThan(LiteralPredicate):
     __slots__ = ()
     op = Operator.GT
 
-    def negate(self) -> BooleanExpression:
-        return LessThanOrEqual(self.term, self.value)
-
 
 class GreaterThanOrEqual(LiteralPredicate):
     __slots__ = ()
     op = Operator.GE
-
-    def negate(self) -> BooleanExpression:
-        return LessThan(self.term, self.value)
 
 
 class StartsWith(LiteralPredicate):
     __slots__ = ()
     op = Operator.STARTS_WITH
 
-    def negate(self) -> BooleanExpression:
-        return NotStartsWith(self.term, self.value)
-
 
 class NotStartsWith(LiteralPredicate):
     __slots__ = ()
     op = Operator.NOT_STARTS_WITH
 
-    def negate(self) -> BooleanExpression:
-        return StartsWith(self.term, self.value)
+
+def literal_predicate(op: Operator, term: str | Reference, value: Any) -> LiteralPredicate:
+    """The leaf comparing ``term`` with ``value`` by ``op`` (a comparison or prefix test).
+
+    >>> literal_predicate(Operator.GE, "a", 3)
+    GreaterThanOrEqual(Reference('a'), 3)
+
+    Raises:
+        InvalidArgumentError: ``op`` takes no single literal (IN, IS NULL, ...).
+    """
+    cls = _LITERAL.get(op)
+    if cls is None:
+        raise InvalidArgumentError(f"{op} does not compare with one literal")
+    return cls(term, value)
+
+
+# each leaf class by its operator, for the generic negate() of the leaf bases
+_UNARY: dict[Operator, type[UnaryPredicate]] = {c.op: c for c in (IsNull, IsNotNull)}
+_LITERAL: dict[Operator, type[LiteralPredicate]] = {
+    c.op: c
+    for c in (
+        EqualTo,
+        NotEqualTo,
+        LessThan,
+        LessThanOrEqual,
+        GreaterThan,
+        GreaterThanOrEqual,
+        StartsWith,
+        NotStartsWith,
+    )
+}

@@ -78,7 +78,7 @@ def build_file_index(
         f = schema.field(spec.column)
         dtype = spec.data_type
         if dtype is None:
-            dtype = f.type if spec.map_key is None else f.type.value  # type: ignore[assignment]
+            dtype = f.type if spec.map_key is None else f.type.value
         assert dtype is not None
         writer = get_indexer(spec.index_type).create_writer(dtype, spec.options)
         writer.write(_values(table, f.name, spec.map_key, dtype))

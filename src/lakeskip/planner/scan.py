@@ -52,12 +52,12 @@ __all__ = ["ScanPlanner"]
 _INDEX_BYTES = "planner.index-file-bytes"
 _STATS = "planner.file-stats"
 _INDEX_FILES = "planner.index-containers"
-_STATS_ENTRY_BYTES = 200  # a ColumnStats and its dict slot, besides the values themselves
-_INDEX_DECODED_FACTOR = 3  # opened readers keep decoded bitmaps beside the bytes
+_STATS_ENTRY_BYTES = 800  # a ColumnStats, its dict slot and boxed values (tracemalloc: ~850)
+_INDEX_DECODED_FACTOR = 3  # decoded readers (pyroaring C memory) beside the bytes
 
 
 def _stats_nbytes(stats: dict[str, ColumnStats]) -> int:
-    n = 100
+    n = 300  # the dict, its cache key and LRU node
     for name, cs in stats.items():
         n += _STATS_ENTRY_BYTES + len(name)
         for v in (cs.min, cs.max):

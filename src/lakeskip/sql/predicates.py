@@ -37,19 +37,17 @@ from lakeskip.expressions import (
     AlwaysTrue,
     BooleanExpression,
     EqualTo,
-    GreaterThan,
-    GreaterThanOrEqual,
     IsNotNull,
     IsNull,
-    LessThan,
-    LessThanOrEqual,
     NotEqualTo,
     NotStartsWith,
+    Operator,
     Reference,
     StartsWith,
     and_,
     bind,
     in_,
+    literal_predicate,
     not_in,
     or_,
 )
@@ -60,43 +58,17 @@ __all__ = ["ColumnResolver", "to_expression"]
 
 ColumnResolver = Callable[[exp.Expression], Reference | None]
 
-_CMP = {
-    exp.EQ: "=",
-    exp.NEQ: "<>",
-    exp.LT: "<",
-    exp.LTE: "<=",
-    exp.GT: ">",
-    exp.GTE: ">=",
-    exp.NullSafeEQ: "<=>",
-    exp.NullSafeNEQ: "!<=>",
-}
-_FLIP = {
-    "=": "=",
-    "<>": "<>",
-    "<": ">",
-    "<=": ">=",
-    ">": "<",
-    ">=": "<=",
-    "<=>": "<=>",
-    "!<=>": "!<=>",
-}
-_NEGATE = {
-    "=": "<>",
-    "<>": "=",
-    "<": ">=",
-    ">=": "<",
-    "<=": ">",
-    ">": "<=",
-    "<=>": "!<=>",
-    "!<=>": "<=>",
-}
-_LEAF = {
-    "=": EqualTo,
-    "<>": NotEqualTo,
-    "<": LessThan,
-    "<=": LessThanOrEqual,
-    ">": GreaterThan,
-    ">=": GreaterThanOrEqual,
+# sqlglot comparison node -> (operator, null-safe); ``a <=> b`` is EQ made null-safe and
+# ``a IS DISTINCT FROM b`` NE made null-safe
+_CMP: dict[type[exp.Expression], tuple[Operator, bool]] = {
+    exp.EQ: (Operator.EQ, False),
+    exp.NEQ: (Operator.NE, False),
+    exp.LT: (Operator.LT, False),
+    exp.LTE: (Operator.LE, False),
+    exp.GT: (Operator.GT, False),
+    exp.GTE: (Operator.GE, False),
+    exp.NullSafeEQ: (Operator.EQ, True),
+    exp.NullSafeNEQ: (Operator.NE, True),
 }
 
 
@@ -138,9 +110,9 @@ class _Translator:
             return AlwaysTrue() if bool(node.this) != neg else AlwaysFalse()
         if isinstance(node, exp.Null):
             return AlwaysFalse()  # WHERE NULL and WHERE NOT NULL select nothing
-        op = _CMP.get(type(node))  # type: ignore[arg-type]
-        if op is not None:
-            return self.comparison(node.this, op, node.expression, neg)
+        cmp = _CMP.get(type(node))
+        if cmp is not None:
+            return self.comparison(node.this, cmp[0], node.expression, neg, null_safe=cmp[1])
         if isinstance(node, exp.In):
             return self.in_list(node, neg)
         if isinstance(node, exp.Between):
@@ -165,31 +137,36 @@ class _Translator:
         return AlwaysTrue()
 
     def comparison(
-        self, left: exp.Expression, op: str, right: exp.Expression, neg: bool
+        self,
+        left: exp.Expression,
+        op: Operator,
+        right: exp.Expression,
+        neg: bool,
+        null_safe: bool = False,
     ) -> BooleanExpression:
         ref = self.column_of(left)
         other = right
         if ref is None:
             ref = self.column_of(right)
             other = left
-            op = _FLIP[op]
+            op = op.mirrored
         if ref is None:
             return AlwaysTrue()
         ok, value = try_literal(other)
         if not ok:
             return AlwaysTrue()
         if neg:
-            op = _NEGATE[op]
-        if op == "<=>":
+            op = op.negated  # null-safe ones too: NOT (a <=> b) is a IS DISTINCT FROM b
+        if null_safe and op is Operator.EQ:
             return self.checked(IsNull(ref) if value is NULL else EqualTo(ref, value))
-        if op == "!<=>":
+        if null_safe:  # IS DISTINCT FROM: also true when exactly one side is NULL
             if value is NULL:
                 return self.checked(IsNotNull(ref))
             leaf = self.checked(NotEqualTo(ref, value))
             return AlwaysTrue() if isinstance(leaf, AlwaysTrue) else or_(IsNull(ref), leaf)
         if value is NULL:
             return AlwaysFalse()  # any comparison with NULL is NULL, negated or not
-        return self.checked(_LEAF[op](ref, value))
+        return self.checked(literal_predicate(op, ref, value))
 
     def in_list(self, node: exp.In, neg: bool) -> BooleanExpression:
         if node.args.get("query") is not None or node.args.get("unnest") is not None:

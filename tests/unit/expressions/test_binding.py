@@ -247,3 +247,21 @@ def test_bound_nodes_are_hashable_frozen_and_negate_exactly() -> None:
         p = E.bound_predicate(op, A, 1, values=[1, 2])
         assert p.op is op and p.negate().negate() == p, f"{op}: operator and involution"
         assert p.negate().op is not op, f"{op}: negation changes the operator"
+
+
+def test_unfolded_nodes_bind_like_their_folded_forms() -> None:
+    """The node classes do not fold; binding must still give the folded meaning (NOT IN ()
+    is true for every row, NULL included -- not IS NOT NULL)."""
+    cases = [
+        (E.In("a", []), E.in_("a", [])),
+        (E.NotIn("a", []), E.not_in("a", [])),
+        (E.Not(E.In("a", [])), E.AlwaysTrue()),
+        (E.In("a", [7]), E.in_("a", [7])),
+        (E.NotIn("a", [7]), E.not_in("a", [7])),
+        (E.And(E.EqualTo("a", 1), E.AlwaysTrue()), E.EqualTo("a", 1)),
+        (E.Or(E.EqualTo("a", 1), E.AlwaysTrue()), E.AlwaysTrue()),
+        (E.Not(E.Not(E.IsNull("a"))), E.IsNull("a")),
+    ]
+    for node, folded in cases:
+        got, want = E.bind(SCHEMA, node), E.bind(SCHEMA, folded)
+        assert got == want, f"bind({node!r}) = {got!r}, but its folded form binds to {want!r}"

@@ -187,3 +187,27 @@ def test_repr_of_a_list_with_a_decimal_and_a_nan() -> None:
     for _ in range(20):  # set iteration order varies; every order must work
         p = E.NotIn("i64", [-7, decimal.Decimal("14.75"), 1000, float("nan")])
         assert "Decimal('14.75')" in repr(p)
+
+
+def test_every_operator_has_one_leaf_class_and_negates_exactly() -> None:
+    unbound = [E.IsNull("a"), E.IsNotNull("a"), E.In("a", [1, 2]), E.NotIn("a", [1, 2])]
+    unbound += [
+        c("a", 1)
+        for c in (
+            E.EqualTo,
+            E.NotEqualTo,
+            E.LessThan,
+            E.LessThanOrEqual,
+            E.GreaterThan,
+            E.GreaterThanOrEqual,
+            E.StartsWith,
+            E.NotStartsWith,
+        )
+    ]
+    assert sorted(p.op.name for p in unbound) == sorted(o.name for o in E.Operator), (
+        "one unbound leaf class per Operator"
+    )
+    for p in unbound:
+        n = p.negate()
+        assert n.op is p.op.negated and n.term == p.term, f"{p!r} negates to {n!r}"
+        assert n.negate() == p, f"{p!r}: negation is an involution"
