@@ -20,7 +20,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from lakeskip.errors import InvalidOptionError
 from lakeskip.index.result import REMAIN, SKIP, FileIndexResult
@@ -32,6 +34,7 @@ __all__ = [
     "FileIndexWriter",
     "FileIndexer",
     "parse_memory_size",
+    "valid_rows",
 ]
 
 
@@ -130,6 +133,14 @@ class BufferedWriter(FileIndexWriter):
         if len(self.parts) > 1:
             self.parts = [pa.concat_arrays(self.parts)]
         return self.parts[0]
+
+
+def valid_rows(arr: pa.Array) -> tuple[Any, pa.Array]:
+    """(bool numpy mask of the non-null rows, the non-null values), without copying a column
+    that has no nulls."""
+    if arr.null_count == 0:
+        return np.ones(len(arr), dtype=np.bool_), arr
+    return pc.is_valid(arr).to_numpy(zero_copy_only=False), pc.drop_null(arr)
 
 
 class FileIndexer:

@@ -38,14 +38,19 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 from pyroaring import BitMap
 
 from lakeskip.errors import CorruptIndexError
 from lakeskip.index._binary import ByteReader, ByteWriter
 from lakeskip.index._bitslice import compare, serialize_slices
 from lakeskip.index._roaring import read_bitmap, roaring_size, serialize_mask
-from lakeskip.index.base import BufferedWriter, FileIndexer, FileIndexReader, FileIndexWriter
+from lakeskip.index.base import (
+    BufferedWriter,
+    FileIndexer,
+    FileIndexReader,
+    FileIndexWriter,
+    valid_rows,
+)
 from lakeskip.index.hashing import long_values
 from lakeskip.index.result import BitmapResult, FileIndexResult
 from lakeskip.types import DataType, TypeRoot
@@ -96,11 +101,12 @@ class _Writer(BufferedWriter):
         arr = self.column()
         if arr is None:
             arr = pa.array([], self.t.to_arrow())
-        valid = pc.is_valid(arr).to_numpy(zero_copy_only=False)
-        values = np.zeros(len(arr), dtype=np.int64)
-        present = pc.drop_null(arr)
-        if len(present):
-            values[valid] = long_values(present, self.t)
+        valid, present = valid_rows(arr)
+        values = long_values(present, self.t)
+        if len(present) < len(arr):
+            present_values = values
+            values = np.zeros(len(arr), dtype=np.int64)
+            values[valid] = present_values
         self._cached = (self.rows, valid, values)
         return valid, values
 
