@@ -29,7 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lakeskip.errors import CorruptIndexError
-from lakeskip.index._binary import ByteReader
+from lakeskip.index._binary import ByteReader, length_prefixed
 from lakeskip.index._float import (
     compare_key,
     compare_keys,
@@ -129,8 +129,8 @@ def build_dictionary(t: DataType, present: pa.Array) -> Dictionary:
         uniq = pc.unique(binary)
         uniq = uniq.take(pc.sort_indices(uniq))
         codes = pc.index_in(binary, uniq).to_numpy(zero_copy_only=False).astype(np.int64)
-        data, starts = _length_prefixed(uniq)
-        return Dictionary(data, starts, codes)
+        data, at, _ = length_prefixed(uniq)
+        return Dictionary(data.tobytes(), np.append(at, len(data)), codes)
     if t.root in _FLOATS:
         width = float_width(t)
         raw, canonical = float_bits_array(present, width)
@@ -143,26 +143,6 @@ def build_dictionary(t: DataType, present: pa.Array) -> Dictionary:
     fmt = np.dtype(FIXED[t.root][1:]).newbyteorder(">")
     starts = np.arange(len(values) + 1, dtype=np.int64) * fmt.itemsize
     return Dictionary(values.astype(fmt).tobytes(), starts, g.codes)
-
-
-def _length_prefixed(binary: pa.Array) -> tuple[bytes, Any]:
-    """``i32 length | bytes`` of every value of a binary array, concatenated, and where each
-    one starts (plus the end)."""
-    n = len(binary)
-    offsets = np.frombuffer(
-        binary.buffers()[1], dtype=np.int32, count=n + 1, offset=4 * binary.offset
-    )
-    payload = np.frombuffer(binary.buffers()[2] or b"", dtype=np.uint8)[offsets[0] : offsets[-1]]
-    lengths = np.diff(offsets).astype(np.int64)
-    starts = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(lengths + 4, out=starts[1:])
-    out = np.empty(int(starts[-1]), dtype=np.uint8)
-    prefix = np.zeros(len(out), dtype=np.bool_)
-    at = (starts[:-1, None] + np.arange(4)).ravel()
-    prefix[at] = True
-    out[at] = lengths.astype(">i4").view(np.uint8)
-    out[~prefix] = payload
-    return out.tobytes(), starts
 
 
 # -- reading -------------------------------------------------------------------------------
