@@ -172,6 +172,13 @@ class ByteReader:
         p = self._need(n, what)
         return self.buf[p : p + n]
 
+    def sized_bytes(self, what: str = "bytes") -> bytes:
+        """``i32 length | bytes`` (how Paimon's indexes store a string key)."""
+        n = self.i32()
+        if n < 0:
+            raise CorruptIndexError(self.base + self.pos - 4, f"negative {what} length {n}")
+        return bytes(self.take(n, what))
+
     def utf(self) -> str:
         """Java ``readUTF``: u16 length + modified UTF-8."""
         n = self.u16()

@@ -17,8 +17,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
-__all__ = ["Grouping", "unique_codes"]
+from lakeskip.index._float import compare_keys, float_bits_array, float_width
+from lakeskip.index.hashing import long_values
+from lakeskip.types import DataType, TypeRoot
+
+__all__ = ["Grouping", "KeyGroups", "group_by_key", "unique_codes"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,3 +65,36 @@ def unique_codes(values: Any) -> Grouping:
     codes[order] = np.cumsum(starts) - 1
     at = np.flatnonzero(starts)
     return Grouping(ordered[at], order[at], codes, order, np.append(at, n))
+
+
+@dataclass(frozen=True, slots=True)
+class KeyGroups:
+    """A column's non-null values grouped by their key in Java's ``compareTo`` order.
+
+    ``groups.codes`` maps each value to its key's rank; STRING keys are ``strings`` (binary,
+    ascending by unsigned bytes); other keys are ``bits`` (int64: the long value, or a
+    float's canonical IEEE bits) with ``raw_bits`` the bits of each key's first occurrence
+    (a NaN keeps its payload there)."""
+
+    groups: Grouping
+    strings: pa.Array | None
+    bits: Any
+    raw_bits: Any
+
+
+def group_by_key(t: DataType, present: pa.Array) -> KeyGroups:
+    """Group non-null values by key (strings bytewise, floats by ``Float.compare``, other
+    types as longs, see :func:`~lakeskip.index.hashing.long_values`)."""
+    if t.root is TypeRoot.STRING:
+        binary = present.cast(pa.binary())
+        uniq = pc.unique(binary)
+        uniq = uniq.take(pc.sort_indices(uniq))
+        codes = pc.index_in(binary, uniq).to_numpy(zero_copy_only=False)
+        return KeyGroups(unique_codes(codes.astype(np.int64)), uniq, None, None)
+    if t.root in (TypeRoot.FLOAT, TypeRoot.DOUBLE):
+        width = float_width(t)
+        raw, canonical = float_bits_array(present, width)
+        g = unique_codes(compare_keys(canonical, width))
+        return KeyGroups(g, None, canonical[g.first], raw[g.first])
+    g = unique_codes(long_values(present, t))
+    return KeyGroups(g, None, g.keys, g.keys)

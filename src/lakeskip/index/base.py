@@ -134,6 +134,12 @@ class BufferedWriter(FileIndexWriter):
             self.parts = [pa.concat_arrays(self.parts)]
         return self.parts[0]
 
+    def split_nulls(self, t: DataType) -> tuple[Any, pa.Array]:
+        """(bool numpy mask of the non-null rows, the non-null values) of every written row;
+        see :func:`valid_rows`."""
+        arr = self.column()
+        return valid_rows(pa.array([], t.to_arrow()) if arr is None else arr)
+
 
 def valid_rows(arr: pa.Array) -> tuple[Any, pa.Array]:
     """(bool numpy mask of the non-null rows, the non-null values), without copying a column

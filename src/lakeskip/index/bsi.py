@@ -37,7 +37,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
 from pyroaring import BitMap
 
 from lakeskip.errors import CorruptIndexError
@@ -49,7 +48,6 @@ from lakeskip.index.base import (
     FileIndexer,
     FileIndexReader,
     FileIndexWriter,
-    valid_rows,
 )
 from lakeskip.index.hashing import long_values
 from lakeskip.index.result import BitmapResult, FileIndexResult
@@ -98,14 +96,11 @@ class _Writer(BufferedWriter):
         """(valid: bool per row, value: int64 per row, 0 where null)."""
         if self._cached is not None and self._cached[0] == self.rows:
             return self._cached[1], self._cached[2]
-        arr = self.column()
-        if arr is None:
-            arr = pa.array([], self.t.to_arrow())
-        valid, present = valid_rows(arr)
+        valid, present = self.split_nulls(self.t)
         values = long_values(present, self.t)
-        if len(present) < len(arr):
+        if len(present) < len(valid):
             present_values = values
-            values = np.zeros(len(arr), dtype=np.int64)
+            values = np.zeros(len(valid), dtype=np.int64)
             values[valid] = present_values
         self._cached = (self.rows, valid, values)
         return valid, values

@@ -17,22 +17,17 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from lakeskip.errors import CorruptIndexError
 from lakeskip.index._binary import ByteReader, Field, fixed_field, length_prefixed
 from lakeskip.index._float import (
     bits_to_float,
     canonical_bits,
     compare_key,
-    compare_keys,
-    float_bits_array,
     float_to_bits,
     float_width,
 )
-from lakeskip.index._grouping import Grouping, unique_codes
+from lakeskip.index._grouping import Grouping, group_by_key
 from lakeskip.index._java import hash_binary_strings, long_hash_code
-from lakeskip.index.hashing import long_values
 from lakeskip.types import DataType, TypeRoot
 
 __all__ = ["ColumnGroups", "KeyCodec", "group_column", "supported"]
@@ -94,10 +89,7 @@ class KeyCodec:
 
     def read(self, r: ByteReader) -> Any:
         if self.is_str:
-            n = r.i32()
-            if n < 0:
-                raise CorruptIndexError(r.base + r.pos - 4, f"negative string length {n}")
-            return bytes(r.take(n, "bitmap key"))
+            return r.sized_bytes("bitmap key")
         assert self.fmt is not None
         v = self.fmt.unpack(r.take(self.fmt.size, "bitmap key"))[0]
         if self.is_float:  # canonicalise NaN payloads
@@ -127,26 +119,15 @@ class ColumnGroups:
         return self.rows[g.order[g.bounds[i] : g.bounds[i + 1]]]
 
 
-def group_column(t: DataType, arr: pa.Array, valid: Any, present: pa.Array) -> ColumnGroups:
+def group_column(t: DataType, valid: Any, present: pa.Array) -> ColumnGroups:
     """Group the non-null values ``present`` (at rows ``valid``) of a column by key."""
     rows = np.flatnonzero(valid)
     root = t.root
-    if root is TypeRoot.STRING:
-        binary = present.cast(pa.binary())
-        uniq = pc.unique(binary)
-        uniq = uniq.take(pc.sort_indices(uniq))
-        codes = pc.index_in(binary, uniq).to_numpy(zero_copy_only=False).astype(np.int64)
-        groups = unique_codes(codes)
-        hashes = hash_binary_strings(uniq.to_pylist()).astype(np.int64)
-        return ColumnGroups(length_prefixed(uniq), hashes, rows, groups)
-    if root in (TypeRoot.FLOAT, TypeRoot.DOUBLE):
-        width = float_width(t)
-        _, canonical = float_bits_array(present, width)
-        groups = unique_codes(compare_keys(canonical, width))
-        keys = canonical[groups.first]
-    else:
-        groups = unique_codes(long_values(present, t))
-        keys = groups.keys
+    kg = group_by_key(t, present)
+    if kg.strings is not None:
+        hashes = hash_binary_strings(kg.strings.to_pylist()).astype(np.int64)
+        return ColumnGroups(length_prefixed(kg.strings), hashes, rows, kg.groups)
+    keys = kg.bits
     if root is TypeRoot.BOOLEAN:
         hashes = _BOOLEAN_HASH[keys]
     elif root in (TypeRoot.BIGINT, TypeRoot.DOUBLE) or t.is_timestamp:
@@ -155,4 +136,4 @@ def group_column(t: DataType, arr: pa.Array, valid: Any, present: pa.Array) -> C
         hashes = keys
     dtype = _CODECS[root][1:]
     field = fixed_field(keys, ">" + ("u1" if dtype == "?" else dtype))
-    return ColumnGroups(field, hashes, rows, groups)
+    return ColumnGroups(field, hashes, rows, kg.groups)

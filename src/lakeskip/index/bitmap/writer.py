@@ -11,12 +11,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
 
 from lakeskip.index._binary import ByteWriter, fixed_field, pack_records, take_field
 from lakeskip.index._java import hashmap_iteration
 from lakeskip.index._roaring import bitmap_of, serialize_bitmap
-from lakeskip.index.base import BufferedWriter, valid_rows
+from lakeskip.index.base import BufferedWriter
 from lakeskip.index.bitmap.keys import ColumnGroups, group_column
 from lakeskip.types import DataType
 
@@ -124,11 +123,8 @@ class BitmapWriter(BufferedWriter):
         self.block_size = block_size
 
     def serialize(self) -> bytes:
-        arr = self.column()
-        if arr is None:
-            arr = pa.array([], self.t.to_arrow())
-        valid, present = valid_rows(arr)
-        column = group_column(self.t, arr, valid, present)
+        valid, present = self.split_nulls(self.t)
+        column = group_column(self.t, valid, present)
         lay = _layout(column, np.flatnonzero(~valid))
         w = ByteWriter()
         w.u8(self.version)

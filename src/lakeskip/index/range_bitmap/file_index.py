@@ -41,7 +41,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
 from pyroaring import BitMap
 
 from lakeskip.errors import CorruptIndexError, InvalidOptionError
@@ -52,7 +51,6 @@ from lakeskip.index.base import (
     FileIndexReader,
     FileIndexWriter,
     parse_memory_size,
-    valid_rows,
 )
 from lakeskip.index.range_bitmap.bit_slice import BitSliceIndex, serialize_bit_slices
 from lakeskip.index.range_bitmap.dictionary import ChunkedDictionary, serialize_dictionary
@@ -92,14 +90,11 @@ class _Writer(BufferedWriter):
         self.chunk_size = chunk_size
 
     def serialize(self) -> bytes:
-        arr = self.column()
-        if arr is None:
-            arr = pa.array([], self.t.to_arrow())
-        valid, present = valid_rows(arr)
+        valid, present = self.split_nulls(self.t)
         d = build_dictionary(self.t, present)
         codes = d.codes
-        if len(present) < len(arr):
-            codes = np.zeros(len(arr), dtype=np.int64)
+        if len(present) < len(valid):
+            codes = np.zeros(len(valid), dtype=np.int64)
             codes[valid] = d.codes
         header = ByteWriter()
         header.u8(VERSION_1)

@@ -26,7 +26,6 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from lakeskip.errors import CorruptIndexError
 from lakeskip.index._binary import ByteReader, length_prefixed
@@ -37,8 +36,7 @@ from lakeskip.index._float import (
     float_to_bits,
     float_width,
 )
-from lakeskip.index._grouping import unique_codes
-from lakeskip.index.hashing import long_values
+from lakeskip.index._grouping import group_by_key
 from lakeskip.types import DataType, TypeRoot
 
 __all__ = ["FIXED", "UNCHUNKED", "Dictionary", "KeyCodec", "build_dictionary", "literal_range"]
@@ -124,25 +122,15 @@ class Dictionary:
 
 def build_dictionary(t: DataType, present: pa.Array) -> Dictionary:
     """The dictionary of the non-null values ``present``, vectorised."""
-    if t.root is TypeRoot.STRING:
-        binary = present.cast(pa.binary())
-        uniq = pc.unique(binary)
-        uniq = uniq.take(pc.sort_indices(uniq))
-        codes = pc.index_in(binary, uniq).to_numpy(zero_copy_only=False).astype(np.int64)
-        data, at, _ = length_prefixed(uniq)
-        return Dictionary(data.tobytes(), np.append(at, len(data)), codes)
-    if t.root in _FLOATS:
-        width = float_width(t)
-        raw, canonical = float_bits_array(present, width)
-        g = unique_codes(compare_keys(canonical, width))
-        # Java's TreeMap keeps the first-inserted key object (the first NaN's payload)
-        values = raw[g.first]
-    else:
-        g = unique_codes(long_values(present, t))
-        values = g.keys
+    kg = group_by_key(t, present)
+    if kg.strings is not None:
+        data, at, _ = length_prefixed(kg.strings)
+        return Dictionary(data.tobytes(), np.append(at, len(data)), kg.groups.codes)
+    # Java's TreeMap keeps the first-inserted key object (a NaN keeps its payload)
+    values = kg.raw_bits
     fmt = np.dtype(FIXED[t.root][1:]).newbyteorder(">")
     starts = np.arange(len(values) + 1, dtype=np.int64) * fmt.itemsize
-    return Dictionary(values.astype(fmt).tobytes(), starts, g.codes)
+    return Dictionary(values.astype(fmt).tobytes(), starts, kg.groups.codes)
 
 
 # -- reading -------------------------------------------------------------------------------
@@ -170,10 +158,7 @@ class KeyCodec:
 
     def read(self, r: ByteReader) -> Any:
         if self.is_str:
-            n = r.i32()
-            if n < 0:
-                raise CorruptIndexError(r.base + r.pos - 4, f"negative key length {n}")
-            return bytes(r.take(n, "range-bitmap key"))
+            return r.sized_bytes("range-bitmap key")
         assert self.fmt is not None
         return self._sort(int(self.fmt.unpack(r.take(self.fmt.size, "range-bitmap key"))[0]))
 
