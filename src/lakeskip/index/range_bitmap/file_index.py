@@ -144,12 +144,6 @@ class _Reader(FileIndexReader):
         )
         self.bsi = BitSliceIndex(self.buf, r.pos, self.rows, self.cardinality)
 
-    def _count_below(self, key: Any, inclusive: bool) -> int:
-        return self.dictionary.count_below(key, inclusive)
-
-    def _below(self, code: int) -> BitMap:
-        return self.bsi.below(code)
-
     def _not_null(self) -> BitMap:
         if not self.cardinality:
             return BitMap()
@@ -161,7 +155,7 @@ class _Reader(FileIndexReader):
             return BitMap()
         if lo <= 0 and hi >= self.cardinality:
             return self._not_null()
-        return self._below(hi) - self._below(lo)
+        return self.bsi.below(hi) - self.bsi.below(lo)
 
     def _range(self, value: Any) -> tuple[int, int] | None:
         """Codes ``[lo, hi)`` of the keys SQL-equal to ``value``; ``None``: cannot tell."""
@@ -170,7 +164,8 @@ class _Reader(FileIndexReader):
             return None
         if not self.cardinality:
             return 0, 0
-        return self._count_below(keys[0], False), self._count_below(keys[1], True)
+        below = self.dictionary.count_below
+        return below(keys[0], False), below(keys[1], True)
 
     def _answer(self, op: str, value: Any) -> FileIndexResult:
         if not self.cardinality:
@@ -231,9 +226,9 @@ class _Reader(FileIndexReader):
         if not self.cardinality:
             return BitmapResult(BitMap())
         p = prefix.encode("utf-8")
-        lo = self._count_below(p, False)
+        lo = self.dictionary.count_below(p, False)
         after = _successor(p)
-        hi = self.cardinality if after is None else self._count_below(after, False)
+        hi = self.cardinality if after is None else self.dictionary.count_below(after, False)
         return BitmapResult(self._codes(lo, hi))
 
 
