@@ -39,6 +39,7 @@ __all__ = [
     "binary_string_hash",
     "boolean_hash",
     "hash_binary_strings",
+    "hashmap_iteration",
     "hashmap_order",
     "long_hash_code",
 ]
@@ -171,6 +172,13 @@ def _final_capacity(size: int, pending_access: bool) -> int:
 def hashmap_order(
     hashes: Sequence[int] | Any, keys: Sequence[Any], pending_access: bool = False
 ) -> list[int]:
+    """:func:`hashmap_iteration` as a list."""
+    return [int(i) for i in hashmap_iteration(hashes, keys, pending_access)]
+
+
+def hashmap_iteration(
+    hashes: Sequence[int] | Any, keys: Sequence[Any] | Any, pending_access: bool = False
+) -> Any:
     """Iteration order of a ``java.util.HashMap`` filled by ``computeIfAbsent``.
 
     Args:
@@ -181,30 +189,36 @@ def hashmap_order(
             (which performs a resize left pending by that insertion).
 
     Returns:
-        Indices into the insertion order, in the order the map iterates.
+        Indices into the insertion order (int64 numpy), in the order the map iterates.
     """
     n = len(keys)
     if n == 0:
-        return []
+        return np.empty(0, dtype=np.int64)
     spread = _spread(hashes)
     final = _final_capacity(n, pending_access)
+    # Bins that never hold 8 keys are plain lists: newest first, and resizes split them in
+    # order. Only the keys sharing a bin that once held 8 ("tainted") need the node-by-node
+    # emulation; the rest is one lexsort. Capacity periods: the keys inserted by the end of
+    # each capacity, counted per bin.
+    tainted = np.zeros(n, dtype=np.bool_)
     cap = DEFAULT_CAPACITY
-    inserted = 0
-    fast = True
-    while True:  # each capacity period: keys inserted by its end, max bin occupancy < 8
-        limit = int(cap * LOAD_FACTOR) + 1 if cap < final else n
-        end = min(n, limit)
-        if end > inserted and int(np.bincount(spread[:end] & (cap - 1)).max()) >= TREEIFY_THRESHOLD:
-            fast = False
-            break
-        inserted = end
+    while True:
+        end = min(n, int(cap * LOAD_FACTOR) + 1 if cap < final else n)
+        full = np.bincount(spread[:end] & (cap - 1), minlength=cap) >= TREEIFY_THRESHOLD
+        if full.any():
+            if cap < MIN_TREEIFY_CAPACITY:  # treeifyBin resizes early: emulate everything
+                return np.array(_HashMap(keys, spread.tolist()).fill(pending_access))
+            tainted |= full[spread & (cap - 1)]
         if cap >= final:
             break
         cap *= 2
-    if fast:
-        bins = spread & (final - 1)
-        return [int(i) for i in np.lexsort((-np.arange(n), bins))]
-    return _HashMap(keys, [int(h) for h in spread]).fill(pending_access)
+    within = -np.arange(n)  # newest first
+    if tainted.any():
+        idx = np.flatnonzero(tainted)
+        sub = _HashMap([keys[i] for i in idx.tolist()], spread[idx].tolist(), idx.tolist())
+        order = np.array(sub.fill(pending_access, n), dtype=np.int64)
+        within[idx[order]] = np.arange(len(order))
+    return np.lexsort((within, spread & (final - 1)))
 
 
 class _Node:
@@ -225,61 +239,65 @@ class _Node:
 class _HashMap:
     """Node-by-node emulation of ``java.util.HashMap`` (insert-only), tree bins included."""
 
-    def __init__(self, keys: Sequence[Any], spread: list[int]) -> None:
+    def __init__(
+        self, keys: Sequence[Any], spread: list[int], inserted: list[int] | None = None
+    ) -> None:
+        """``inserted``: the global insertion number of each key when only some of a map's
+        keys are emulated (resizes follow the whole map's size); default: all of them."""
         self.keys = keys
         self.spread = spread
-        self.tab: list[_Node | None] = []
-        self.tree: list[bool] = []
-        self.size = 0
+        self.inserted = list(range(len(keys))) if inserted is None else inserted
+        # bins by index (only non-empty ones: resizing costs the keys, not the capacity)
+        self.tab: dict[int, _Node] = {}
+        self.tree: set[int] = set()
+        self.cap = 0
         self.threshold = 0
 
-    def fill(self, pending_access: bool) -> list[int]:
+    def fill(self, pending_access: bool, total: int | None = None) -> list[int]:
+        """Insert every key; returns their indices in iteration order."""
         for i, h in enumerate(self.spread):
-            self._compute_if_absent(_Node(h, i, self.keys[i]))
-        if pending_access and self.size > self.threshold:
+            self._compute_if_absent(_Node(h, i, self.keys[i]), self.inserted[i])
+        if pending_access and (len(self.keys) if total is None else total) > self.threshold:
             self._resize()
         out: list[int] = []
-        for head in self.tab:
-            e = head
+        for j in sorted(self.tab):
+            e: _Node | None = self.tab[j]
             while e is not None:
                 out.append(e.idx)
                 e = e.next
         return out
 
-    def _compute_if_absent(self, x: _Node) -> None:
-        if self.size > self.threshold or not self.tab:
+    def _compute_if_absent(self, x: _Node, size: int) -> None:
+        # one resize per call in Java; a loop here catches up on calls for keys not emulated
+        while size > self.threshold or not self.cap:
             self._resize()
-        n = len(self.tab)
-        i = x.hash & (n - 1)
-        if self.tree[i]:
+        i = x.hash & (self.cap - 1)
+        if i in self.tree:
             self._put_tree_val(i, x)
         else:
             count = 0
-            e = self.tab[i]
+            e = self.tab.get(i)
             while e is not None:
                 count += 1
                 e = e.next
-            x.next = self.tab[i]
+            x.next = self.tab.get(i)
             self.tab[i] = x
             if count >= TREEIFY_THRESHOLD - 1:
                 self._treeify_bin(i)
-        self.size += 1
 
     def _resize(self) -> None:
         old, old_tree = self.tab, self.tree
-        old_cap = len(old)
+        old_cap = self.cap
         new_cap = old_cap * 2 if old_cap else DEFAULT_CAPACITY
         self.threshold = int(new_cap * LOAD_FACTOR)
-        tab: list[_Node | None] = [None] * new_cap
-        tree = [False] * new_cap
-        self.tab, self.tree = tab, tree
-        for j, head in enumerate(old):
-            if head is None:
-                continue
+        tab: dict[int, _Node] = {}
+        tree: set[int] = set()
+        self.tab, self.tree, self.cap = tab, tree, new_cap
+        for j, head in old.items():
             if head.next is None:
                 tab[head.hash & (new_cap - 1)] = head
                 continue
-            was_tree = old_tree[j]
+            was_tree = j in old_tree
             lo: list[_Node] = []
             hi: list[_Node] = []
             e: _Node | None = head
@@ -296,21 +314,21 @@ class _HashMap:
                 part[0].prev = None
                 tab[at] = part[0]
                 if was_tree and len(part) > UNTREEIFY_THRESHOLD:
-                    tree[at] = True
+                    tree.add(at)
                     if other:
                         self._treeify(at)
 
     def _treeify_bin(self, i: int) -> None:
-        if len(self.tab) < MIN_TREEIFY_CAPACITY:
+        if self.cap < MIN_TREEIFY_CAPACITY:
             self._resize()
             return
-        e = self.tab[i]
+        e: _Node | None = self.tab[i]
         prev = None
         while e is not None:
             e.prev = prev
             prev = e
             e = e.next
-        self.tree[i] = True
+        self.tree.add(i)
         self._treeify(i)
 
     def _dir(self, x: _Node, p: _Node) -> int:
@@ -322,7 +340,7 @@ class _HashMap:
 
     def _treeify(self, i: int) -> None:
         root: _Node | None = None
-        x = self.tab[i]
+        x: _Node | None = self.tab[i]
         while x is not None:
             nxt = x.next
             x.left = x.right = None

@@ -1,34 +1,101 @@
-"""RoaringBitmap helpers shared by the bitmap and BSI formats.
+"""RoaringBitmap helpers shared by the bitmap, bsi and range-bitmap formats: build, serialise,
+and read-and-validate, each in one place.
 
 Paimon's ``RoaringBitmap32.serialize()`` runs ``runOptimize()`` first and writes the portable
-format (RoaringFormatSpec; cookies 12346/12347), which pyroaring reads and writes too.
+format (RoaringFormatSpec; cookies 12347 with run containers, 12346 without), which pyroaring
+reads and writes too::
+
+    12346: u32 cookie | u32 containerCount | (u16 key, u16 card-1)[n] | u32 offset[n]
+           | container[n]        (array: u16 values; bitmap: 1024 little-endian u64 words)
+    12347: u16 cookie | u16 n-1 | run flags[(n+7)/8] | (u16 key, u16 card-1)[n]
+           | [u32 offset[n] when n >= 4] | container[n]   (run: u16 count, (u16 start, u16 len-1))
+
+Builders take numpy arrays and never loop over values in Python: :func:`bitmap_of` hands
+sorted row numbers to CRoaring in one call, :func:`serialize_mask` assembles the 12346 form of
+a boolean row mask with numpy (a bitmap container is the mask's packed bits) and lets CRoaring
+run-optimise it, so the bytes are those of ``serialize_bitmap(BitMap(rows))``.
 
 >>> from pyroaring import BitMap
 >>> serialize_bitmap(BitMap([1, 2, 3, 4])).hex()
 '3b3000000100000300010001000300'
 >>> roaring_size(memoryview(serialize_bitmap(BitMap([7])) + b"trailing"), 0)
 18
+>>> import numpy as np
+>>> serialize_mask(np.array([False, True, True, True, True])) == serialize_bitmap(BitMap([1, 2, 3, 4]))
+True
 """
 
 from __future__ import annotations
 
+import array
 import struct
+from typing import Any
 
+import numpy as np
 from pyroaring import BitMap
 
 from lakeskip.errors import CorruptIndexError
 
-__all__ = ["roaring_size", "serialize_bitmap"]
+__all__ = ["bitmap_of", "read_bitmap", "roaring_size", "serialize_bitmap", "serialize_mask"]
 
-_SERIAL_COOKIE = 12347
-_SERIAL_COOKIE_NO_RUN = 12346
+SERIAL_COOKIE = 12347
+SERIAL_COOKIE_NO_RUN = 12346
+CONTAINER_BITS = 1 << 16
+ARRAY_MAX = 4096
+CHUNK_BYTES = CONTAINER_BITS // 8
+_POPCOUNT = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
 _U32 = struct.Struct("<I")
 _U16 = struct.Struct("<H")
+
+
+def bitmap_of(rows: Any) -> BitMap:
+    """A BitMap of non-negative row numbers (numpy), in one C call."""
+    values = array.array("I")
+    values.frombytes(np.ascontiguousarray(rows, dtype=np.uint32).tobytes())
+    return BitMap(values)
 
 
 def serialize_bitmap(bm: BitMap) -> bytes:
     """Portable bytes, run-optimised as Java's ``RoaringBitmap32.serialize()``."""
     bm = BitMap(bm)
+    bm.run_optimize()
+    return bytes(bm.serialize())
+
+
+def serialize_mask(mask: Any) -> bytes:
+    """Portable run-optimised bytes of ``{i : mask[i]}`` for a boolean numpy array."""
+    n = len(mask)
+    chunks = -(-n // CONTAINER_BITS)
+    packed = np.zeros(chunks * CHUNK_BYTES, dtype=np.uint8)
+    packed[: -(-n // 8)] = np.packbits(mask, bitorder="little")
+    by_chunk = packed.reshape(chunks, CHUNK_BYTES)
+    cards = _POPCOUNT[by_chunk].sum(axis=1, dtype=np.int64)
+    keys = np.flatnonzero(cards)
+    if not len(keys):
+        return serialize_bitmap(BitMap())
+    bodies: list[bytes] = []
+    for k in keys.tolist():
+        if cards[k] > ARRAY_MAX:  # a bitmap container is the packed mask itself
+            bodies.append(by_chunk[k].tobytes())
+        else:
+            within = np.flatnonzero(mask[k * CONTAINER_BITS : (k + 1) * CONTAINER_BITS])
+            bodies.append(within.astype("<u2").tobytes())
+    m = len(keys)
+    sizes = np.fromiter((len(b) for b in bodies), dtype=np.int64, count=m)
+    offsets = 8 + 8 * m + np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    descriptors = np.empty((m, 2), dtype="<u2")
+    descriptors[:, 0] = keys
+    descriptors[:, 1] = cards[keys] - 1
+    data = b"".join(
+        (
+            _U32.pack(SERIAL_COOKIE_NO_RUN),
+            _U32.pack(m),
+            descriptors.tobytes(),
+            offsets.astype("<u4").tobytes(),
+            *bodies,
+        )
+    )
+    bm = BitMap.deserialize(data)
     bm.run_optimize()
     return bytes(bm.serialize())
 
@@ -49,14 +116,14 @@ def roaring_size(buf: memoryview, pos: int) -> int:
 
     cookie = u32(pos)
     runs: bytes = b""
-    if cookie & 0xFFFF == _SERIAL_COOKIE:
+    if cookie & 0xFFFF == SERIAL_COOKIE:
         n = (cookie >> 16) + 1
         pos += 4
         flag_len = (n + 7) // 8
         runs = bytes(buf[pos : pos + flag_len])
         pos += flag_len
         has_offsets = n >= 4
-    elif cookie == _SERIAL_COOKIE_NO_RUN:
+    elif cookie == SERIAL_COOKIE_NO_RUN:
         n = u32(pos + 4)
         pos += 8
         has_offsets = True
@@ -71,10 +138,35 @@ def roaring_size(buf: memoryview, pos: int) -> int:
     for i, card in enumerate(cards):
         if runs and runs[i // 8] & (1 << (i % 8)):
             pos += 2 + 4 * u16(pos)
-        elif card > 4096:
+        elif card > ARRAY_MAX:
             pos += 8192
         else:
             pos += 2 * card
     if pos > len(buf):
         raise CorruptIndexError(start, "truncated roaring bitmap")
     return pos - start
+
+
+def read_bitmap(
+    buf: memoryview, pos: int, rows: int, length: int | None = None, *, empty_ok: bool = True
+) -> BitMap:
+    """Read and validate the bitmap at ``buf[pos]``: it must be well-formed portable Roaring,
+    ``length`` bytes long when given (else as long as its header says), hold only rows
+    ``< rows``, and (unless ``empty_ok``) at least one row. Anything else is
+    :class:`~lakeskip.errors.CorruptIndexError` at ``pos``."""
+    if pos < 0 or (length is not None and (length < 0 or pos + length > len(buf))):
+        raise CorruptIndexError(pos, f"bitmap of {length} bytes outside the index")
+    end = len(buf) if length is None else pos + length
+    size = roaring_size(buf[:end], pos)
+    if length is not None and size != length:
+        raise CorruptIndexError(pos, f"roaring bitmap is not {length} bytes long")
+    try:
+        bm = BitMap.deserialize(bytes(buf[pos : pos + size]))
+    except Exception as err:  # pyroaring raises ValueError or others on bad input
+        raise CorruptIndexError(pos, f"bad roaring bitmap: {err}") from err
+    if not len(bm):
+        if not empty_ok:
+            raise CorruptIndexError(pos, "empty bitmap where rows are expected")
+    elif bm.max() >= rows:
+        raise CorruptIndexError(pos, f"row {bm.max()} beyond {rows} rows")
+    return bm

@@ -20,7 +20,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from lakeskip.errors import InvalidOptionError
 from lakeskip.index.result import REMAIN, SKIP, FileIndexResult
@@ -32,6 +34,7 @@ __all__ = [
     "FileIndexWriter",
     "FileIndexer",
     "parse_memory_size",
+    "valid_rows",
 ]
 
 
@@ -133,6 +136,20 @@ class BufferedWriter(FileIndexWriter):
         if len(self.parts) > 1:
             self.parts = [pa.concat_arrays(self.parts)]
         return self.parts[0]
+
+    def split_nulls(self, t: DataType) -> tuple[Any, pa.Array]:
+        """(bool numpy mask of the non-null rows, the non-null values) of every written row;
+        see :func:`valid_rows`."""
+        arr = self.column()
+        return valid_rows(pa.array([], t.to_arrow()) if arr is None else arr)
+
+
+def valid_rows(arr: pa.Array) -> tuple[Any, pa.Array]:
+    """(bool numpy mask of the non-null rows, the non-null values), without copying a column
+    that has no nulls."""
+    if arr.null_count == 0:
+        return np.ones(len(arr), dtype=np.bool_), arr
+    return pc.is_valid(arr).to_numpy(zero_copy_only=False), pc.drop_null(arr)
 
 
 class FileIndexer:

@@ -37,15 +37,19 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 from pyroaring import BitMap
 
 from lakeskip.errors import CorruptIndexError
 from lakeskip.expressions.operators import Operator
 from lakeskip.index._binary import ByteReader, ByteWriter
-from lakeskip.index._roaring import roaring_size, serialize_bitmap
-from lakeskip.index.base import BufferedWriter, FileIndexer, FileIndexReader, FileIndexWriter
+from lakeskip.index._bitslice import compare, serialize_slices
+from lakeskip.index._roaring import read_bitmap, roaring_size, serialize_mask
+from lakeskip.index.base import (
+    BufferedWriter,
+    FileIndexer,
+    FileIndexReader,
+    FileIndexWriter,
+)
 from lakeskip.index.hashing import long_values
 from lakeskip.index.result import BitmapResult, FileIndexResult
 from lakeskip.types import DataType, TypeRoot
@@ -69,35 +73,38 @@ def _to_long(t: DataType, value: Any) -> int:
     return int(value)
 
 
-def _encode_half(w: ByteWriter, rows: np.ndarray, values: np.ndarray) -> None:
-    max_v = int(values.max()) if len(values) else 0
+def _encode_half(w: ByteWriter, rows: Any, magnitudes: Any) -> None:
+    """One half: ``rows`` (bool per row) hold a value in this half, ``magnitudes`` (int64 per
+    row, 0 outside the half) its absolute value."""
+    max_v = int(magnitudes.max())
     w.u8(VERSION_1)
     w.i64(0)
     w.i64(max_v)
-    w.raw(serialize_bitmap(BitMap(rows.astype(np.uint32))))
+    w.raw(serialize_mask(rows))
     n = max_v.bit_length()
     w.i32(n)
-    uv = values.astype(np.uint64)
-    for b in range(n):
-        w.raw(
-            serialize_bitmap(
-                BitMap(rows[((uv >> np.uint64(b)) & np.uint64(1)) == 1].astype(np.uint32))
-            )
-        )
+    for s in serialize_slices(magnitudes, n):
+        w.raw(s)
 
 
 class _Writer(BufferedWriter):
     def __init__(self, t: DataType) -> None:
         super().__init__()
         self.t = t
+        self._cached: tuple[int, Any, Any] | None = None
 
-    def _data(self) -> tuple[np.ndarray, np.ndarray]:
-        arr = self.column()
-        if arr is None:
-            arr = pa.array([], self.t.to_arrow())
-        valid = np.flatnonzero(pc.is_valid(arr).to_numpy(zero_copy_only=False))
-        present = arr.take(pa.array(valid)) if len(valid) else arr.slice(0, 0)
-        return valid, long_values(present, self.t) if len(valid) else np.empty(0, np.int64)
+    def _data(self) -> tuple[Any, Any]:
+        """(valid: bool per row, value: int64 per row, 0 where null)."""
+        if self._cached is not None and self._cached[0] == self.rows:
+            return self._cached[1], self._cached[2]
+        valid, present = self.split_nulls(self.t)
+        values = long_values(present, self.t)
+        if len(present) < len(valid):
+            present_values = values
+            values = np.zeros(len(valid), dtype=np.int64)
+            values[valid] = present_values
+        self._cached = (self.rows, valid, values)
+        return valid, values
 
     @property
     def usable(self) -> bool:
@@ -105,20 +112,21 @@ class _Writer(BufferedWriter):
         return not bool(np.any(values == np.int64(LONG_MIN)))
 
     def serialize(self) -> bytes:
-        rows, values = self._data()
+        valid, values = self._data()
         if np.any(values == np.int64(LONG_MIN)):
             raise ValueError("BSI cannot index Long.MIN_VALUE")
         w = ByteWriter()
         w.u8(VERSION_1)
         w.i32(self.rows)
-        pos = values >= 0
-        w.boolean(bool(pos.any()))
-        if pos.any():
-            _encode_half(w, rows[pos], values[pos])
-        neg = ~pos
-        w.boolean(bool(neg.any()))
-        if neg.any():
-            _encode_half(w, rows[neg], -values[neg])
+        negative = values < 0
+        zero = np.int64(0)
+        for half, magnitudes in (
+            (valid & ~negative, np.where(negative, zero, values)),
+            (negative, np.where(negative, -values, zero)),
+        ):
+            w.boolean(bool(half.any()))
+            if half.any():
+                _encode_half(w, half, magnitudes)
         return w.getvalue()
 
 
@@ -157,38 +165,27 @@ class _Half:
                 return BitMap(all_)
             if v <= lo:
                 return none
-        p = v - lo
-        gt, lt, eq = BitMap(), BitMap(), BitMap(self.ebm)
-        for i in range(len(self.slices) - 1, -1, -1):
-            s = self.slices[i]
-            if (p >> i) & 1:
-                lt |= eq - s
-                eq &= s
-            else:
-                gt |= eq & s
-                eq -= s
+        c = compare(self.ebm, self.slices, v - lo, above=op in (Operator.GT, Operator.GE))
         if op is Operator.EQ:
-            return eq
+            return c.eq
         if op is Operator.GT:
-            return gt & self.ebm
+            return c.gt
         if op is Operator.LT:
-            return lt & self.ebm
+            return c.lt
         if op is Operator.LE:
-            return (lt | eq) & self.ebm
-        return (gt | eq) & self.ebm
+            return c.lt | c.eq
+        return c.gt | c.eq
 
 
 _EMPTY = _Half(0, 0, BitMap(), ())
 
 
-def _read_bitmap(r: ByteReader) -> BitMap:
+def _read_bitmap(r: ByteReader, rows: int) -> BitMap:
     start = r.pos
-    n = roaring_size(r.buf, start)
-    data = bytes(r.take(n, "roaring bitmap"))
-    try:
-        return BitMap.deserialize(data)
-    except Exception as err:
-        raise CorruptIndexError(r.base + start, f"bad roaring bitmap: {err}") from err
+    length = roaring_size(r.buf, start)
+    bm = read_bitmap(r.buf, start, rows, length)
+    r.skip(length)
+    return bm
 
 
 def _read_half(r: ByteReader, rows: int) -> _Half:
@@ -198,14 +195,11 @@ def _read_half(r: ByteReader, rows: int) -> _Half:
     lo, hi = r.i64(), r.i64()
     if lo < 0 or lo > hi:
         raise CorruptIndexError(r.pos - 16, f"bad BSI min/max {lo}/{hi}")
-    ebm = _read_bitmap(r)
+    ebm = _read_bitmap(r, rows)
     n = r.i32()
     if not 0 <= n <= 64:
         raise CorruptIndexError(r.pos - 4, f"bad BSI slice count {n}")
-    slices = tuple(_read_bitmap(r) for _ in range(n))
-    for bm in (ebm, *slices):
-        if len(bm) and bm.max() >= rows:
-            raise CorruptIndexError(r.pos, f"row {bm.max()} beyond {rows} rows")
+    slices = tuple(_read_bitmap(r, rows) for _ in range(n))
     return _Half(lo, hi, ebm, slices)
 
 

@@ -17,7 +17,6 @@ numpy's ``>>`` on int64.
 
 from __future__ import annotations
 
-import struct
 from typing import Any
 
 import numpy as np
@@ -25,6 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import xxhash
 
+from lakeskip.index._float import float_bits_array, float_to_bits, float_width
 from lakeskip.types import DataType, TypeRoot
 
 __all__ = [
@@ -37,8 +37,6 @@ __all__ = [
 ]
 
 _U64 = np.uint64
-_CANONICAL_F32_NAN = np.int64(0x7FC00000)
-_CANONICAL_F64_NAN = np.int64(0x7FF8000000000000)
 
 _LONG_LIKE = {
     TypeRoot.TINYINT,
@@ -126,15 +124,8 @@ def long_values(arr: pa.Array, t: DataType) -> Any:
 
 def _long_keys(arr: pa.Array, t: DataType) -> Any:
     """Non-null values of ``arr`` as the int64 keys Java hashes."""
-    r = t.root
-    if r is TypeRoot.FLOAT:
-        v = arr.to_numpy(zero_copy_only=False).astype(np.float32)
-        bits = v.view(np.int32).astype(np.int64)
-        return np.where(np.isnan(v), _CANONICAL_F32_NAN, bits)
-    if r is TypeRoot.DOUBLE:
-        v = arr.to_numpy(zero_copy_only=False).astype(np.float64)
-        bits = v.view(np.int64)
-        return np.where(np.isnan(v), _CANONICAL_F64_NAN, bits)
+    if t.root in (TypeRoot.FLOAT, TypeRoot.DOUBLE):
+        return float_bits_array(arr, float_width(t))[1]
     return long_values(arr, t)
 
 
@@ -169,12 +160,8 @@ def hash_value(t: DataType, value: Any) -> int:
         return int(np.uint64(xxhash.xxh64_intdigest(value.encode("utf-8"))).view(np.int64))
     if r is TypeRoot.BINARY:
         return int(np.uint64(xxhash.xxh64_intdigest(bytes(value))).view(np.int64))
-    if r is TypeRoot.FLOAT:
-        f = float(value)
-        key = int(_CANONICAL_F32_NAN) if f != f else struct.unpack(">i", struct.pack(">f", f))[0]
-    elif r is TypeRoot.DOUBLE:
-        f = float(value)
-        key = int(_CANONICAL_F64_NAN) if f != f else struct.unpack(">q", struct.pack(">d", f))[0]
+    if r in (TypeRoot.FLOAT, TypeRoot.DOUBLE):
+        key = float_to_bits(float(value), float_width(t))
     else:
         key = int(value)
     return int(long_hash(np.array([key], dtype=np.int64))[0])

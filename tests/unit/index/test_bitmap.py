@@ -122,6 +122,28 @@ def test_hashmap_fast_path_matches_node_emulation(
     assert _java.hashmap_order(hashes, keys, pending) == slow, "fast path disagrees"
 
 
+@given(
+    n=st.integers(60, 3000),
+    colliding=st.integers(8, 40),
+    stride=st.sampled_from([64, 256, 1024]),
+    pending=st.booleans(),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_hashmap_partial_emulation_matches_full_emulation(
+    n: int, colliding: int, stride: int, pending: bool, seed: int
+) -> None:
+    """With some bins treeified and most not, only the keys of the treeified lineages are
+    emulated node by node: the result must equal emulating every key."""
+    rng = random.Random(seed)
+    # hashes below 2**16 are their own spread: these share one bin while capacity <= stride
+    hashes = [5 + stride * j for j in range(colliding)]
+    hashes += rng.sample(range(1 << 16, 1 << 31), n - colliding)
+    rng.shuffle(hashes)
+    keys = list(range(n))
+    full = _java._HashMap(keys, [int(h) for h in _java._spread(hashes)]).fill(pending)
+    assert _java.hashmap_order(hashes, keys, pending) == full, "partial emulation disagrees"
+
+
 def test_treeified_bin_is_a_permutation_with_root_first() -> None:
     keys = [k * 4096 for k in range(40)]  # spread hash low bits collide -> tree bins
     order = _java.hashmap_order(keys, keys)
@@ -311,3 +333,14 @@ def test_garbage_splice_only_raises_corrupt_index(data: st.DataObject) -> None:
         r.visit_not_null()
     except CorruptIndexError:
         pass
+
+
+def test_timestamp_millis_key_is_floored_like_paimon() -> None:
+    """TIMESTAMP(3) keys are Paimon's ``getMillisecond()`` (floored), as in bsi and
+    range-bitmap; sub-millisecond input used to fail the Arrow cast."""
+    t = T.DataType(T.TypeRoot.TIMESTAMP, precision=3)
+    w = IX.create_writer(t, {})
+    w.write(pa.array([-1001, 1001, None, 1999], pa.timestamp("us")))
+    r = IX.create_reader(t, {}, w.serialize())
+    got = {ms: list(r.visit_equal(ms).bitmap) for ms in (-2, -1, 1)}
+    assert got == {-2: [0], -1: [], 1: [1, 3]}, f"floored millis -2, 1, 1 expected, got {got}"

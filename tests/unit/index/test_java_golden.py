@@ -112,7 +112,7 @@ def _bitmap_layout(dtype: DataType, data: bytes) -> tuple[int, int, dict[Any, tu
     """(total size, row count, key -> rows) of a bitmap payload, independent of the order in
     which bitmaps are laid out (Java follows HashMap iteration; we write sorted order, which
     issue #2 allows: "readable both ways")."""
-    from lakeskip.index.bitmap import _Reader
+    from lakeskip.index.bitmap.file_index import _Reader
 
     r = _Reader(dtype, data)
     layout = {k: tuple(r._bitmap(e)) for k, e in r.entries.items()}

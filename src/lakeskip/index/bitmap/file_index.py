@@ -45,263 +45,29 @@ trust ``rowCount``, so the first one checks that the bitmaps partition ``[0, row
 from __future__ import annotations
 
 import bisect
-import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 from pyroaring import BitMap
 
 from lakeskip.errors import CorruptIndexError, InvalidOptionError
-from lakeskip.index._binary import ByteReader, ByteWriter
-from lakeskip.index._java import boolean_hash, hash_binary_strings, hashmap_order, long_hash_code
-from lakeskip.index._roaring import roaring_size, serialize_bitmap
+from lakeskip.index._binary import ByteReader
+from lakeskip.index._roaring import read_bitmap
 from lakeskip.index.base import (
-    BufferedWriter,
     FileIndexer,
     FileIndexReader,
     FileIndexWriter,
     parse_memory_size,
 )
+from lakeskip.index.bitmap.keys import KeyCodec, supported
+from lakeskip.index.bitmap.writer import VERSION_1, VERSION_2, BitmapWriter
 from lakeskip.index.result import BitmapResult, FileIndexResult
-from lakeskip.types import DataType, TypeRoot
+from lakeskip.types import DataType
 
 __all__ = ["VERSION_1", "VERSION_2", "BitmapIndexer"]
 
-VERSION_1 = 1
-VERSION_2 = 2
 DEFAULT_BLOCK_SIZE = 16 * 1024
-
-# value codec per type: (struct format or "str", size)
-_CODECS: dict[TypeRoot, str] = {
-    TypeRoot.TINYINT: ">b",
-    TypeRoot.SMALLINT: ">h",
-    TypeRoot.INT: ">i",
-    TypeRoot.DATE: ">i",
-    TypeRoot.BIGINT: ">q",
-    TypeRoot.TIMESTAMP: ">q",
-    TypeRoot.TIMESTAMP_LTZ: ">q",
-    TypeRoot.FLOAT: ">i",  # keys are IEEE bit patterns (Java Float.equals semantics)
-    TypeRoot.DOUBLE: ">q",
-    TypeRoot.BOOLEAN: ">?",
-}
-
-
-def _supported(t: DataType) -> bool:
-    return t.root in _CODECS or t.root is TypeRoot.STRING
-
-
-class _Codec:
-    """Encodes, decodes, sizes and orders keys of one type (Java semantics)."""
-
-    def __init__(self, t: DataType) -> None:
-        self.t = t
-        self.is_str = t.root is TypeRoot.STRING
-        self.is_float = t.root in (TypeRoot.FLOAT, TypeRoot.DOUBLE)
-        self.fmt = None if self.is_str else struct.Struct(_CODECS[t.root])
-
-    def key(self, value: Any) -> Any:
-        """A dict key: UTF-8 bytes for strings, IEEE bits for floats (NaN canonical, so
-        -0.0 and 0.0 stay apart as in Java's ``Float.equals``)."""
-        if self.is_str:
-            return value.encode("utf-8") if isinstance(value, str) else bytes(value)
-        if self.is_float:
-            return _float_bits(self.t, float(value))
-        if self.t.root is TypeRoot.BOOLEAN:
-            return bool(value)
-        return int(value)
-
-    def sort_key(self, key: Any) -> Any:
-        """Java compareTo order: unsigned bytes; Float.compare (-0.0 < 0.0 < ... < NaN)."""
-        if self.is_float:
-            f = _bits_float(self.t, key)
-            if f != f:
-                return (3, 0.0)
-            if f == 0:
-                return (1, 0.0) if key != 0 else (2, 0.0)  # -0.0 has non-zero bits
-            return (0 if f < 0 else 2, f)
-        return key
-
-    def write(self, w: ByteWriter, key: Any) -> None:
-        if self.is_str:
-            w.i32(len(key))
-            w.raw(key)
-        else:
-            assert self.fmt is not None
-            w.raw(self.fmt.pack(key))
-
-    def read(self, r: ByteReader) -> Any:
-        if self.is_str:
-            n = r.i32()
-            if n < 0:
-                raise CorruptIndexError(r.base + r.pos - 4, f"negative string length {n}")
-            return bytes(r.take(n, "bitmap key"))
-        assert self.fmt is not None
-        v = self.fmt.unpack(r.take(self.fmt.size, "bitmap key"))[0]
-        if self.is_float:  # canonicalise NaN payloads
-            return _float_bits(self.t, _bits_float(self.t, v))
-        return v
-
-    def size(self, key: Any) -> int:
-        return 4 + len(key) if self.is_str else (self.fmt.size if self.fmt else 0)
-
-
-def _float_bits(t: DataType, f: float) -> int:
-    if t.root is TypeRoot.FLOAT:
-        return 0x7FC00000 if f != f else int(struct.unpack(">i", struct.pack(">f", f))[0])
-    return 0x7FF8000000000000 if f != f else int(struct.unpack(">q", struct.pack(">d", f))[0])
-
-
-def _bits_float(t: DataType, bits: int) -> float:
-    if t.root is TypeRoot.FLOAT:
-        return float(struct.unpack(">f", struct.pack(">i", bits))[0])
-    return float(struct.unpack(">d", struct.pack(">q", bits))[0])
-
-
-# -- writer --------------------------------------------------------------------------------
-
-
-class _Writer(BufferedWriter):
-    def __init__(self, t: DataType, version: int, block_size: int) -> None:
-        super().__init__()
-        self.t = t
-        self.codec = _Codec(t)
-        self.version = version
-        self.block_size = block_size
-        self.java_order: list[Any] = []
-
-    def _groups(self) -> tuple[dict[Any, BitMap], BitMap]:
-        arr = self.column()
-        if arr is None:
-            return {}, BitMap()
-        nulls = BitMap(
-            np.flatnonzero(pc.is_null(arr).to_numpy(zero_copy_only=False)).astype(np.uint32)
-        )
-        valid = np.flatnonzero(pc.is_valid(arr).to_numpy(zero_copy_only=False))
-        groups: dict[Any, BitMap] = {}
-        if len(valid) == 0:
-            return groups, nulls
-        present = arr.take(pa.array(valid))
-        if self.t.is_timestamp:
-            present = present.cast(pa.timestamp(self.t.timestamp_unit, tz=present.type.tz)).cast(
-                pa.int64()
-            )
-        elif self.t.root is TypeRoot.DATE:
-            present = present.cast(pa.int32())
-        if self.codec.is_str:
-            enc = pc.dictionary_encode(present.cast(pa.binary()))
-            dictionary = enc.dictionary.to_pylist()
-            inverse = enc.indices.to_numpy(zero_copy_only=False)
-            keys = [bytes(d) for d in dictionary]
-        else:
-            np_vals = present.to_numpy(zero_copy_only=False)
-            if self.codec.is_float:
-                canon = np.float32 if self.t.root is TypeRoot.FLOAT else np.float64
-                np_vals = np_vals.astype(canon)
-                bits = np_vals.view(np.int32 if canon is np.float32 else np.int64).copy()
-                bits[np.isnan(np_vals)] = np.array([np.nan], dtype=canon).view(bits.dtype)[0]
-                uniq, inverse = np.unique(bits, return_inverse=True)
-                keys = [int(x) for x in uniq]  # type: ignore[misc]
-            else:
-                uniq, inverse = np.unique(np_vals, return_inverse=True)
-                keys = [self.codec.key(x.item()) for x in uniq]
-        order = np.argsort(inverse, kind="stable")
-        rows_sorted = valid[order].astype(np.uint32)
-        counts = np.bincount(inverse, minlength=len(keys))
-        bounds = np.concatenate(([0], np.cumsum(counts)))
-        firsts = rows_sorted[bounds[:-1]]
-        # Java inserts keys in first-occurrence order: that order drives the HashMap layout
-        by_first = np.argsort(firsts, kind="stable")
-        hashes = self._hash_codes(keys)[by_first]
-        inserted = [keys[i] for i in by_first]
-        pending = int(valid[-1]) > int(firsts[by_first[-1]])
-        for i in by_first:
-            groups[keys[i]] = BitMap(rows_sorted[bounds[i] : bounds[i + 1]])
-        self.java_order = [
-            inserted[i]
-            for i in hashmap_order(hashes, [self.codec.sort_key(k) for k in inserted], pending)
-        ]
-        return groups, nulls
-
-    def _hash_codes(self, keys: list[Any]) -> Any:
-        """Java ``hashCode()`` of each key's boxed form (int64 array of int32 values)."""
-        root = self.t.root
-        if self.codec.is_str:
-            return hash_binary_strings(keys).astype(np.int64)
-        if root is TypeRoot.BOOLEAN:
-            return np.array([boolean_hash(k) for k in keys], dtype=np.int64)
-        arr = np.array(keys, dtype=np.int64)
-        if root in (TypeRoot.BIGINT, TypeRoot.DOUBLE) or self.t.is_timestamp:
-            return long_hash_code(arr).astype(np.int64)
-        return arr  # Byte/Short/Integer/Float bits: the value itself
-
-    def serialize(self) -> bytes:
-        self.java_order = []
-        groups, nulls = self._groups()
-        codec = self.codec
-        ordered = sorted(groups, key=codec.sort_key)
-        null_bytes = serialize_bitmap(nulls)
-        null_card = len(nulls)
-        offset = null_len_in_body = len(null_bytes) if null_card > 1 else 0
-        offsets: dict[Any, int] = {}
-        lengths: dict[Any, int] = {}
-        body = bytearray(null_bytes if null_card > 1 else b"")
-        for k in self.java_order:
-            bm = groups[k]
-            if len(bm) == 1:
-                offsets[k] = -1 - bm.min()
-                lengths[k] = -1
-            else:
-                data = serialize_bitmap(bm)
-                offsets[k] = offset
-                lengths[k] = len(data)
-                body += data
-                offset += len(data)
-        del null_len_in_body
-        null_offset = -1 - nulls.min() if null_card == 1 else 0
-        w = ByteWriter()
-        w.u8(self.version)
-        w.i32(self.rows)
-        w.i32(len(groups))
-        w.boolean(null_card > 0)
-        if self.version == VERSION_1:
-            if null_card > 0:
-                w.i32(null_offset)
-            for k in self.java_order:
-                codec.write(w, k)
-                w.i32(offsets[k])
-        else:
-            if null_card > 0:
-                w.i32(null_offset)
-                w.i32(len(null_bytes))
-            blocks: list[tuple[Any, int, list[Any]]] = []  # first key, offset, keys
-            size = 4
-            for k in ordered:
-                entry = 8 + codec.size(k)
-                if not blocks or size + entry > self.block_size:
-                    start = blocks[-1][1] + size if blocks else 0
-                    blocks.append((k, start, []))
-                    size = 4
-                blocks[-1][2].append(k)
-                size += entry
-            w.i32(len(blocks))
-            total = 0
-            for first, start, keys in blocks:
-                codec.write(w, first)
-                w.i32(start)
-                total = start + 4 + sum(8 + codec.size(k) for k in keys)
-            w.i32(total)
-            for _, _, keys in blocks:
-                w.i32(len(keys))
-                for k in keys:
-                    codec.write(w, k)
-                    w.i32(offsets[k])
-                    w.i32(lengths[k])
-        w.raw(body)
-        return w.getvalue()
 
 
 # -- reader --------------------------------------------------------------------------------
@@ -318,7 +84,7 @@ class _Reader(FileIndexReader):
     first use, and a bitmap only when a query needs it (each at most once)."""
 
     def __init__(self, t: DataType, data: bytes | memoryview) -> None:
-        self.codec = _Codec(t)
+        self.codec = KeyCodec(t)
         self.t = t
         self.buf = memoryview(bytes(data))
         r = ByteReader(self.buf)
@@ -458,24 +224,14 @@ class _Reader(FileIndexReader):
         if e.offset < 0:
             return BitMap([-1 - e.offset])
         start = self.body + e.offset
-        end = start + e.length
-        if not self.body <= start < end <= len(self.buf):
+        if not self.body <= start < start + e.length <= len(self.buf):
             raise CorruptIndexError(start, "bitmap outside the index body")
-        if roaring_size(self.buf[:end], start) != e.length:
-            raise CorruptIndexError(start, f"roaring bitmap is not {e.length} bytes long")
-        try:
-            bm = BitMap.deserialize(bytes(self.buf[start:end]))
-        except Exception as err:  # pyroaring raises ValueError or others on bad input
-            raise CorruptIndexError(start, f"bad roaring bitmap: {err}") from err
-        if len(bm) == 0 or bm.max() >= self.rows:
-            raise CorruptIndexError(start, f"bitmap rows outside [0, {self.rows})")
-        return bm
+        return read_bitmap(self.buf, start, self.rows, e.length, empty_ok=False)
 
     def _keys_for(self, value: Any) -> list[Any]:
         k = self.codec.key(value)
-        if self.codec.is_float and _bits_float(self.t, k) == 0:
-            # SQL: 0.0 = -0.0, but Java keys them apart
-            return [_float_bits(self.t, 0.0), _float_bits(self.t, -0.0)]
+        if self.codec.is_zero(k):  # SQL: 0.0 = -0.0, but Java keys them apart
+            return self.codec.zeros()
         return [k]
 
     def _key_rows(self, k: Any) -> BitMap:
@@ -563,7 +319,7 @@ class BitmapIndexer(FileIndexer):
     option_keys = frozenset({"version", "index-block-size"})
 
     def supports(self, data_type: DataType) -> bool:
-        return _supported(data_type)
+        return supported(data_type)
 
     @staticmethod
     def _params(options: Mapping[str, str]) -> tuple[int, int]:
@@ -581,7 +337,7 @@ class BitmapIndexer(FileIndexer):
 
     def create_writer(self, data_type: DataType, options: Mapping[str, str]) -> FileIndexWriter:
         version, size = self._params(options)
-        return _Writer(data_type, version, size)
+        return BitmapWriter(data_type, version, size)
 
     def create_reader(
         self, data_type: DataType, options: Mapping[str, str], data: bytes | memoryview
