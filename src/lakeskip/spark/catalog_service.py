@@ -17,6 +17,7 @@ import json
 import math
 import threading
 import uuid
+import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -29,6 +30,7 @@ from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import (
     InvalidArgumentError,
     LakeskipError,
+    LakeskipWarning,
     TableNotFoundError,
     UnsupportedStatementError,
 )
@@ -354,7 +356,11 @@ class CatalogService:
             return True
 
         predicate = predicate_from_json(p.get("filters") or [], row_type, check=binds)
-        plan = ScanPlanner(table).plan(predicate, time_zone=tz, snapshot_id=snapshot_id)
+        with warnings.catch_warnings():
+            # this is a py4j callback thread: the warnings travel in the report instead
+            # (Session.sql re-issues them on the querying thread)
+            warnings.simplefilter("ignore", LakeskipWarning)
+            plan = ScanPlanner(table).plan(predicate, time_zone=tz, snapshot_id=snapshot_id)
         types = [row_type.field(k).type for k in schema.partition_keys]
         files = [
             {

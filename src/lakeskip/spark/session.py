@@ -14,6 +14,7 @@ Example:
 from __future__ import annotations
 
 import threading
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -22,7 +23,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.table import FileStoreTable
-from lakeskip.errors import InvalidArgumentError, LakeskipError, QueryFailedError
+from lakeskip.errors import InvalidArgumentError, LakeskipError, LakeskipWarning, QueryFailedError
 from lakeskip.planner.report import PruningReport
 from lakeskip.spark import statements as st_exec
 from lakeskip.spark.builder import build_spark_session, quiet_spark_logging
@@ -185,6 +186,8 @@ class Session:
             sql = qualify_query(query, self.catalog, self.catalog_name, self.current_database)
             df, reports = run_native_query(self.spark, self._service, sql)
             self._set_reports(reports)
+            for message in dict.fromkeys(w for r in reports for w in r.warnings):
+                warnings.warn(message, LakeskipWarning, stacklevel=4)
             return df
         planned = plan_query(self.spark, self.catalog, query, self.current_database, self.time_zone)
         self._set_reports(planned.reports)
