@@ -78,7 +78,9 @@ def test_spark_sql_prunes_and_matches_plain_spark(spark: SparkSession, lk: Any) 
         df = spark.sql(f"SELECT * FROM lakeskip.db.events WHERE {where}")
         want = _rows(spark.sql(f"SELECT id, cat, v, p FROM plain_events WHERE {where}"))
         assert _rows(df) == want, f"{where}: rows differ from plain Spark"
-        assert len(input_files(df)) == files, f"{where}: read {input_files(df)}, expected {files} files"
+        assert len(input_files(df)) == files, (
+            f"{where}: read {input_files(df)}, expected {files} files"
+        )
 
 
 def test_dataframe_api_join_and_explain(spark: SparkSession, lk: Any, tmp_path: Path) -> None:
@@ -92,7 +94,10 @@ def test_dataframe_api_join_and_explain(spark: SparkSession, lk: Any, tmp_path: 
         "SELECT e.id, d.k FROM lakeskip.db.events e JOIN dim d ON e.id = d.k WHERE e.cat = 'c107'"
     )
     assert _rows(joined) == [(107, 107)]
-    plan = "\n".join(r[0] for r in spark.sql("EXPLAIN SELECT id FROM lakeskip.db.events WHERE id = 105").collect())
+    plan = "\n".join(
+        r[0]
+        for r in spark.sql("EXPLAIN SELECT id FROM lakeskip.db.events WHERE id = 105").collect()
+    )
     assert "PushedFilters: [IsNotNull(id), EqualTo(id,105)]" in plan, plan
     assert "LakeFileIndex(1 files)" in plan or "LakeFileIndex" in plan, plan
     assert "ReadSchema: struct<id:bigint>" in plan, "column pruning as for plain Parquet"
@@ -119,17 +124,23 @@ def test_writers_reach_the_table_with_one_commit_each(spark: SparkSession, lk: A
     assert _rows(spark.table("lakeskip.db.w")) == [(7, "b"), (9, "a")]
     spark.sql("INSERT OVERWRITE lakeskip.db.w SELECT 1, 'z'")
     assert _rows(spark.table("lakeskip.db.w")) == [(1, "z")]
-    assert not any(Path(spark.conf.get("spark.sql.warehouse.dir").removeprefix("file:")).glob("**/w")), (
-        "nothing may be written to Spark's own warehouse"
-    )
+    assert not any(
+        Path(spark.conf.get("spark.sql.warehouse.dir").removeprefix("file:")).glob("**/w")
+    ), "nothing may be written to Spark's own warehouse"
 
 
 def test_create_ctas_rtas_and_time_travel(spark: SparkSession, lk: Any) -> None:
-    spark.createDataFrame([(1, "a"), (2, "b")], "id BIGINT, s STRING").writeTo("lakeskip.db.c").create()
-    spark.sql("CREATE TABLE lakeskip.db.c2 TBLPROPERTIES ('file-index.bloom-filter.columns'='s') AS SELECT * FROM lakeskip.db.c WHERE id = 2")
+    spark.createDataFrame([(1, "a"), (2, "b")], "id BIGINT, s STRING").writeTo(
+        "lakeskip.db.c"
+    ).create()
+    spark.sql(
+        "CREATE TABLE lakeskip.db.c2 TBLPROPERTIES ('file-index.bloom-filter.columns'='s') AS SELECT * FROM lakeskip.db.c WHERE id = 2"
+    )
     assert _rows(spark.table("lakeskip.db.c2")) == [(2, "b")]
     assert lk.catalog.get_table("db.c2").schema.options == {"file-index.bloom-filter.columns": "s"}
-    spark.createDataFrame([(5, "e")], "id BIGINT, s STRING").writeTo("lakeskip.db.c").createOrReplace()
+    spark.createDataFrame([(5, "e")], "id BIGINT, s STRING").writeTo(
+        "lakeskip.db.c"
+    ).createOrReplace()
     assert _rows(spark.table("lakeskip.db.c")) == [(5, "e")]
     spark.sql("INSERT INTO lakeskip.db.c VALUES (6, 'f')")
     assert _rows(spark.sql("SELECT * FROM lakeskip.db.c VERSION AS OF 1")) == [(5, "e")]
@@ -152,7 +163,9 @@ def test_ddl_and_procedures(spark: SparkSession, lk: Any) -> None:
     named = spark.sql("CALL lakeskip.sys.compact(table => 'db.events')").collect()
     assert (named[0].files_before, named[0].files_after) == (2, 1), "partition x: 2 files -> 1"
     assert len(lk.table("db.events").files()) == 3
-    assert _rows(spark.table("lakeskip.db.events").filter("id = 205")) == [(205, "c205", 307.5, "x")]
+    assert _rows(spark.table("lakeskip.db.events").filter("id = 205")) == [
+        (205, "c205", 307.5, "x")
+    ]
     spark.sql("DROP TABLE lakeskip.db.events")
     assert not lk.catalog.table_exists("db.events")
 
@@ -169,7 +182,7 @@ def test_errors_are_one_line_and_nothing_is_written(spark: SparkSession, lk: Any
     spark.sql("INSERT INTO lakeskip.db.d VALUES (1, 'a')")
     spark.conf.set("spark.sql.sources.partitionOverwriteMode", "dynamic")
     try:
-        with pytest.raises(AnalysisException, match="(?i)dynamic"):
+        with pytest.raises(AnalysisException, match=r"(?i)dynamic"):
             spark.sql("INSERT OVERWRITE lakeskip.db.d SELECT 2, 'a'")
     finally:
         spark.conf.unset("spark.sql.sources.partitionOverwriteMode")

@@ -20,7 +20,7 @@ import uuid
 import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from pyspark.sql import DataFrame, SparkSession
 
@@ -66,7 +66,9 @@ def snapshot_for(
     if version is not None:
         text = str(version).strip()
         if not text.lstrip("-").isdigit():
-            raise InvalidArgumentError(f"{table.identifier}: version must be a snapshot id, got {text!r}")
+            raise InvalidArgumentError(
+                f"{table.identifier}: version must be a snapshot id, got {text!r}"
+            )
         ids = table.snapshot_manager.list_ids()
         if int(text) not in ids:
             raise InvalidArgumentError(
@@ -217,7 +219,7 @@ class CatalogService:
             return _error("InternalError", f"{type(e).__name__}: {spark_error_message(e)}")
 
     class Java:
-        implements = ["lakeskip.jvm.PythonBridge"]
+        implements: ClassVar[list[str]] = ["lakeskip.jvm.PythonBridge"]
 
     # -- tables ---------------------------------------------------------------------------
 
@@ -236,7 +238,9 @@ class CatalogService:
         except InvalidArgumentError:
             return {"exists": False}
 
-    def _describe(self, table: FileStoreTable, snapshot: Snapshot | None, pinned: bool) -> dict[str, Any]:
+    def _describe(
+        self, table: FileStoreTable, snapshot: Snapshot | None, pinned: bool
+    ) -> dict[str, Any]:
         schema = table.schema
         if pinned and snapshot is not None:
             schema = table.schema_by_id(snapshot.schema_id)
@@ -267,8 +271,14 @@ class CatalogService:
         fields = []
         for i, f in enumerate(struct.fields):
             t = parse_sql_type(f.dataType.simpleString())
-            fields.append(Field(i, f.name, t if f.nullable else t.with_nullable(False),
-                                (f.metadata or {}).get("comment")))
+            fields.append(
+                Field(
+                    i,
+                    f.name,
+                    t if f.nullable else t.with_nullable(False),
+                    (f.metadata or {}).get("comment"),
+                )
+            )
         props = dict(p.get("properties") or {})
         if props.get("location"):
             raise InvalidArgumentError(
@@ -280,10 +290,13 @@ class CatalogService:
         for k, v in props.items():
             if k in _RESERVED:
                 continue
-            options[k[len("option."):] if k.startswith("option.") else k] = v
+            options[k[len("option.") :] if k.startswith("option.") else k] = v
         table = self.catalog(p).create_table(
-            name, RowType(tuple(fields)), partition_keys=list(p.get("partition_keys") or []),
-            options=options, comment=comment,
+            name,
+            RowType(tuple(fields)),
+            partition_keys=list(p.get("partition_keys") or []),
+            options=options,
+            comment=comment,
         )
         return self._describe(table, None, pinned=False)
 
@@ -344,7 +357,11 @@ class CatalogService:
     def _plan_scan(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
         table = self.catalog(p).get_table(self._ident(p))
         snapshot_id = p.get("snapshot_id")
-        schema = table.schema_by_id(table.snapshot(snapshot_id).schema_id) if snapshot_id else table.schema
+        schema = (
+            table.schema_by_id(table.snapshot(snapshot_id).schema_id)
+            if snapshot_id
+            else table.schema
+        )
         row_type = schema.row_type
         tz = self.time_zone
 
@@ -396,7 +413,11 @@ class CatalogService:
             snap = write_dataframe(table, aligned)
         else:
             snap = write_dataframe(
-                table, aligned, overwrite=True, overwrite_partitions=partitions, overwrite_all=partitions is None
+                table,
+                aligned,
+                overwrite=True,
+                overwrite_partitions=partitions,
+                overwrite_all=partitions is None,
             )
         return {"snapshot_id": snap.id if snap is not None else None}
 
@@ -430,7 +451,8 @@ class CatalogService:
         if not live:
             return []
         columns = {
-            k: [from_internal(part_type.field(k).type, v[i]) for v in live] for i, k in enumerate(keys)
+            k: [from_internal(part_type.field(k).type, v[i]) for v in live]
+            for i, k in enumerate(keys)
         }
         batch = pa.table(
             {k: pa.array(columns[k], type=part_type.field(k).type.to_arrow()) for k in keys}
@@ -483,4 +505,3 @@ class CatalogService:
 def _error(kind: str, message: str) -> str:
     first = message.strip().splitlines()[0] if message.strip() else kind
     return json.dumps({"error": {"kind": kind, "message": first}})
-

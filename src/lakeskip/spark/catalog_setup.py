@@ -117,7 +117,7 @@ def service_for(spark: SparkSession) -> CatalogService:
             _services[key] = service
         gateway = spark.sparkContext._gateway
         assert gateway is not None
-        ensure_callback_server_started(gateway)
+        ensure_callback_server_started(gateway)  # type: ignore[no-untyped-call]
         jvm = spark._jvm
         assert jvm is not None
         protocol = jvm.lakeskip.jvm.Bridge.register(service)

@@ -47,10 +47,19 @@ def leaves(draw: st.DrawFn) -> dict[str, Any]:
         values = draw(st.lists(INTS, min_size=1, max_size=4))
         return {"op": "IN", "args": [A, *[_lit_a(v) for v in values]]}
     if kind == "null":
-        return {"op": draw(st.sampled_from(["IS_NULL", "IS_NOT_NULL"])), "args": [draw(st.sampled_from([A, S]))]}
+        return {
+            "op": draw(st.sampled_from(["IS_NULL", "IS_NOT_NULL"])),
+            "args": [draw(st.sampled_from([A, S]))],
+        }
     if kind == "starts":
-        return {"op": "STARTS_WITH", "args": [S, {"lit": draw(st.sampled_from(["", "x", "X"])), "type": "string"}]}
-    return {"op": "=", "args": [UPPER_S, {"lit": draw(st.sampled_from(["X", "XY"])), "type": "string"}]}
+        return {
+            "op": "STARTS_WITH",
+            "args": [S, {"lit": draw(st.sampled_from(["", "x", "X"])), "type": "string"}],
+        }
+    return {
+        "op": "=",
+        "args": [UPPER_S, {"lit": draw(st.sampled_from(["X", "XY"])), "type": "string"}],
+    }
 
 
 def predicates() -> st.SearchStrategy[dict[str, Any]]:
@@ -139,7 +148,9 @@ def test_translation_keeps_every_row_spark_selects(rows: list[Any], node: dict[s
     got = evaluate_arrow_3vl(bind(ROW_TYPE, expr), _table(rows)).to_pylist()
     for row, want, have in zip(rows, expected, got, strict=True):
         if want is True:
-            assert have is True, f"row {row} matches {node} but the translation {expr!r} says {have}"
+            assert have is True, (
+                f"row {row} matches {node} but the translation {expr!r} says {have}"
+            )
         if exact and want is not None:
             # what NOT needs: TRUE and FALSE kept (NULL may come out FALSE: NOT of it then
             # selects more rows, never fewer)
@@ -162,7 +173,9 @@ def test_conjunction_of_filters_keeps_every_row(rows: list[Any], nodes: list[Any
 
 
 def test_map_key_reference_and_unknown_column() -> None:
-    rt = RowType.of(("attrs", __import__("lakeskip.types", fromlist=["map_of"]).map_of(STRING, STRING)))
+    rt = RowType.of(
+        ("attrs", __import__("lakeskip.types", fromlist=["map_of"]).map_of(STRING, STRING))
+    )
     node = {"op": "=", "args": [{"ref": ["attrs\x00device"]}, {"lit": "tv", "type": "string"}]}
     t = translate(node, rt)
     assert t is not None and repr(t[0]) == "EqualTo(Reference('attrs', key='device'), 'tv')"
