@@ -144,6 +144,9 @@ def test_create_ctas_rtas_and_time_travel(spark: SparkSession, lk: Any) -> None:
     assert _rows(spark.table("lakeskip.db.c")) == [(5, "e")]
     spark.sql("INSERT INTO lakeskip.db.c VALUES (6, 'f')")
     assert _rows(spark.sql("SELECT * FROM lakeskip.db.c VERSION AS OF 1")) == [(5, "e")]
+    first = lk.catalog.get_table("db.c").snapshot(1).time_millis
+    at_first = spark.sql(f"SELECT * FROM lakeskip.db.c TIMESTAMP AS OF timestamp_millis({first})")
+    assert _rows(at_first) == [(5, "e")], "TIMESTAMP AS OF the first commit's time"
     assert _rows(spark.sql("SELECT * FROM lakeskip.db.c")) == [(5, "e"), (6, "f")]
     with pytest.raises(AnalysisException, match="no snapshot 9"):
         spark.sql("SELECT * FROM lakeskip.db.c VERSION AS OF 9").collect()
@@ -203,3 +206,32 @@ def test_session_sql_reports_through_the_catalog(spark: SparkSession, lk: Any) -
     lk.sql("CREATE TABLE db.paimon_style (id BIGINT) WITH ('file-index.bloom-filter.columns'='id')")
     lk.sql("CALL sys.rewrite_file_index('db.paimon_style')")
     assert lk.catalog.table_exists("db.paimon_style")
+
+
+def test_as_spark_catalog_beside_parquet_tables(spark: SparkSession, tmp_path: Path) -> None:
+    from lakeskip.catalog import Catalog
+    from lakeskip.spark.catalog_setup import SESSION_CATALOG_CLASS, attach_catalog
+
+    wh = str(tmp_path / "wh")
+    service = attach_catalog(spark, wh)
+    assert service is not None
+    service.bind_catalog("spark_catalog", wh)
+    spark.conf.set("spark.sql.catalog.spark_catalog", SESSION_CATALOG_CLASS)
+    try:
+        spark.sql("CREATE TABLE lk_sc (id BIGINT, s STRING) USING lakeskip")
+        spark.sql("INSERT INTO lk_sc VALUES (1, 'a'), (2, 'b')")
+        spark.sql("CREATE TABLE pq_sc (id BIGINT, name STRING) USING parquet")
+        spark.sql("INSERT INTO pq_sc VALUES (2, 'two')")
+        joined = spark.sql("SELECT l.id, p.name FROM lk_sc l JOIN pq_sc p ON l.id = p.id")
+        assert _rows(joined) == [(2, "two")]
+        assert Catalog(wh).table_exists("default.lk_sc"), "USING lakeskip creates a lakeskip table"
+        assert not Catalog(wh).table_exists("default.pq_sc"), "USING parquet stays Spark's"
+        df = spark.table("lk_sc").filter("id = 2")
+        assert _rows(df) == [(2, "b")] and len(input_files(df)) == 1
+        spark.sql("CALL sys.rewrite_file_index('default.lk_sc')")
+        names = {r.tableName for r in spark.sql("SHOW TABLES").collect()}
+        assert {"lk_sc", "pq_sc"} <= names
+    finally:
+        spark.sql("DROP TABLE IF EXISTS pq_sc")
+        spark.sql("DROP TABLE IF EXISTS lk_sc")
+        spark.conf.unset("spark.sql.catalog.spark_catalog")
