@@ -18,6 +18,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 import lakeskip
+import lakeskip.spark
 from lakeskip.spark import input_files
 
 
@@ -85,8 +86,10 @@ def test_spark_sql_prunes_and_matches_plain_spark(spark: SparkSession, lk: Any) 
 
 def test_dataframe_api_join_and_explain(spark: SparkSession, lk: Any, tmp_path: Path) -> None:
     _events(spark)
-    df = spark.table("lakeskip.db.events").filter("id = 105")
-    assert [r.id for r in df.collect()] == [105]
+    with lakeskip.spark.pruning_reports(spark) as reports:
+        df = spark.table("lakeskip.db.events").filter("id = 105")
+        assert [r.id for r in df.collect()] == [105]
+    assert [(r.table, r.kept_files, r.total_files) for r in reports] == [("db.events", 1, 4)]
     assert len(input_files(df)) == 1, "spark.table(...).filter(...) should read one file"
     spark.range(100, 110).withColumnRenamed("id", "k").write.parquet(str(tmp_path / "dim"))
     spark.read.parquet(str(tmp_path / "dim")).createOrReplaceTempView("dim")
@@ -231,7 +234,12 @@ def test_as_spark_catalog_beside_parquet_tables(spark: SparkSession, tmp_path: P
         spark.sql("CALL sys.rewrite_file_index('default.lk_sc')")
         names = {r.tableName for r in spark.sql("SHOW TABLES").collect()}
         assert {"lk_sc", "pq_sc"} <= names
+        spark.sql("CREATE DATABASE sc_db")
+        spark.sql("CREATE TABLE sc_db.t (id BIGINT) USING lakeskip")
+        assert Catalog(wh).table_exists("sc_db.t"), "a Spark database gets its warehouse twin"
     finally:
         spark.sql("DROP TABLE IF EXISTS pq_sc")
         spark.sql("DROP TABLE IF EXISTS lk_sc")
+        spark.sql("DROP TABLE IF EXISTS sc_db.t")
+        spark.sql("DROP DATABASE IF EXISTS sc_db")
         spark.conf.unset("spark.sql.catalog.spark_catalog")

@@ -25,6 +25,7 @@ from typing import Any, ClassVar
 from pyspark.sql import DataFrame, SparkSession
 
 from lakeskip.catalog.catalog import Catalog
+from lakeskip.catalog.manifest import ManifestEntry
 from lakeskip.catalog.snapshot import Snapshot
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import (
@@ -159,6 +160,7 @@ class CatalogService:
         self.reports = ReportLog()
         self._catalogs: dict[str, Catalog] = {}
         self._warehouses: dict[str, str] = {}  # catalog name -> warehouse (set by attach)
+        self._manifests: OrderedDict[str, dict[str, list[ManifestEntry]]] = OrderedDict()
         self._lock = threading.Lock()
         self._ops: dict[str, Callable[[dict[str, Any], Any], dict[str, Any]]] = {
             "table_exists": self._table_exists,
@@ -232,6 +234,22 @@ class CatalogService:
             )
         return f"{ns[0]}.{payload['name']}"
 
+    def _table(self, p: Mapping[str, Any]) -> FileStoreTable:
+        """The table, read fresh (schema, snapshots) but sharing decoded manifests across
+        queries: manifest files are immutable and uniquely named, so a cache by table
+        directory and file name stays exact even across DROP and CREATE.
+        """
+        table = self.catalog(p).get_table(self._ident(p))
+        with self._lock:
+            cache = self._manifests.get(table.path)
+            if cache is None:
+                cache = self._manifests[table.path] = {}
+            self._manifests.move_to_end(table.path)
+            while len(self._manifests) > 64:
+                self._manifests.popitem(last=False)
+        table._manifests = cache
+        return table
+
     def _table_exists(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
         try:
             return {"exists": self.catalog(p).table_exists(self._ident(p))}
@@ -258,7 +276,7 @@ class CatalogService:
         }
 
     def _load_table(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
-        table = self.catalog(p).get_table(self._ident(p))
+        table = self._table(p)
         version, ts = p.get("version"), p.get("timestamp_micros")
         snap = snapshot_for(table, version, ts)
         return self._describe(table, snap, pinned=version is not None or ts is not None)
@@ -355,7 +373,7 @@ class CatalogService:
         return str(self.spark.conf.get("spark.sql.session.timeZone") or "UTC")
 
     def _plan_scan(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
-        table = self.catalog(p).get_table(self._ident(p))
+        table = self._table(p)
         snapshot_id = p.get("snapshot_id")
         schema = (
             table.schema_by_id(table.snapshot(snapshot_id).schema_id)
@@ -400,7 +418,7 @@ class CatalogService:
 
         from lakeskip.spark.writer import align_by_position, write_dataframe
 
-        table = self.catalog(p).get_table(self._ident(p))
+        table = self._table(p)
         row_type = table.schema.row_type
         mode = p.get("mode", "append")
         df: DataFrame = ClassicDataFrame(jdf, self.spark)
