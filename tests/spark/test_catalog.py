@@ -243,3 +243,13 @@ def test_as_spark_catalog_beside_parquet_tables(spark: SparkSession, tmp_path: P
         spark.sql("DROP TABLE IF EXISTS sc_db.t")
         spark.sql("DROP DATABASE IF EXISTS sc_db")
         spark.conf.unset("spark.sql.catalog.spark_catalog")
+
+
+def test_temp_view_fallback_still_prunes(spark: SparkSession, lk: Any) -> None:
+    """Without the catalog (no javac), Session.sql plans through temporary views."""
+    _events(spark)
+    fallback = lakeskip.Session(lk.catalog, spark)
+    assert fallback.catalog_name is None
+    df = fallback.sql("SELECT id FROM db.events WHERE id = 105")
+    assert [r.id for r in df.collect()] == [105]
+    assert len(input_files(df)) == 1 and fallback.last_reports[0].kept_files == 1
