@@ -253,3 +253,63 @@ def test_temp_view_fallback_still_prunes(spark: SparkSession, lk: Any) -> None:
     df = fallback.sql("SELECT id FROM db.events WHERE id = 105")
     assert [r.id for r in df.collect()] == [105]
     assert len(input_files(df)) == 1 and fallback.last_reports[0].kept_files == 1
+
+
+def test_parser_extension_accepts_paimon_with_and_call_sys(spark: SparkSession, lk: Any) -> None:
+    """The extension is installed at session start (conf); the shared test session has
+    none, so its parser is built over Spark's and driven directly."""
+    assert spark._jvm is not None
+    parser = spark._jvm.lakeskip.jvm.LakeParser(spark._jsparkSession.sessionState().sqlParser())
+
+    def run(sql: str) -> list[Any]:
+        plan = parser.parsePlan(sql)
+        jdf = spark._jvm.org.apache.spark.sql.classic.Dataset.ofRows(spark._jsparkSession, plan)
+        return list(jdf.collectAsList())
+
+    run("CREATE TABLE db.pw (id BIGINT, s STRING) WITH ('file-index.bloom-filter.columns'='s')")
+    table = lk.catalog.get_table("db.pw")
+    assert table.schema.options == {"file-index.bloom-filter.columns": "s"}
+    run("INSERT INTO lakeskip.db.pw VALUES (1, 'a')")
+    [row] = run("CALL sys.rewrite_file_index(table => 'db.pw')")
+    assert int(row.get(0)) + int(row.get(1)) == 1, "one file: rewritten or unchanged"
+    with pytest.raises(Exception, match="PARSE_SYNTAX_ERROR"):
+        parser.parsePlan("SELEC 1")
+
+
+_NEW_SESSION_SCRIPT = """
+import json, sys
+import lakeskip
+s = lakeskip.connect(sys.argv[1], master="local[1]", as_session_catalog=True, conf={
+    "spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "1",
+    "spark.driver.extraJavaOptions": "-XX:+UseSerialGC -XX:TieredStopAtLevel=1"})
+spark = s.spark
+spark.sql("CREATE TABLE t (id BIGINT, k STRING) WITH ('file-index.bloom-filter.columns'='k')")
+spark.sql("INSERT INTO t VALUES (1, 'a'), (2, 'b')")
+rows = [tuple(r) for r in spark.sql("SELECT * FROM t WHERE k = 'b'").collect()]
+spark.sql("CALL sys.rewrite_file_index(table => 'default.t')").collect()
+print(json.dumps({"rows": rows, "catalog": s.catalog_name,
+                  "options": s.catalog.get_table("default.t").schema.options}))
+"""
+
+
+def test_connect_builds_a_session_with_catalog_extension_and_spark_catalog(tmp_path: Path) -> None:
+    """The first way in, in its own JVM: lakeskip.connect() with the catalog in the conf,
+    installed as spark_catalog, and the parser extension for Paimon's WITH / CALL sys.x."""
+    import json
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-c", _NEW_SESSION_SCRIPT, str(tmp_path / "wh")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out == {
+        "rows": [[2, "b"]],
+        "catalog": "lakeskip",
+        "options": {"file-index.bloom-filter.columns": "k"},
+    }

@@ -178,6 +178,7 @@ class CatalogService:
             "procedure_info": self._procedure_info,
             "list_procedures": self._list_procedures,
             "call_procedure": self._call_procedure,
+            "rewrite_sql": self._rewrite_sql,
         }
 
     def bind_catalog(self, name: str, warehouse: str) -> None:
@@ -477,6 +478,17 @@ class CatalogService:
         )
         mask = evaluate_arrow(bind(part_type, pred, time_zone=self.time_zone), batch)
         return [part for part, keep in zip(live, mask.to_pylist(), strict=True) if keep]
+
+    # -- the parser extension -------------------------------------------------------------
+
+    def _rewrite_sql(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
+        """Spark SQL for what Spark's parser rejects or cannot route: Paimon's
+        ``CREATE TABLE ... WITH (...)`` and ``CALL sys.x(...)`` (``{"sql": null}``: no idea)."""
+        from lakeskip.spark.sql_rewrite import rewrite_for_spark
+
+        with self._lock:
+            bound = list(self._warehouses)
+        return {"sql": rewrite_for_spark(str(p["sql"]), bound)}
 
     # -- procedures -----------------------------------------------------------------------
 

@@ -38,6 +38,7 @@ __all__ = [
 
 DEFAULT_CATALOG = "lakeskip"
 CATALOG_CLASS = "lakeskip.jvm.LakeCatalog"
+EXTENSIONS_CLASS = "lakeskip.jvm.LakeExtensions"
 SESSION_CATALOG_CLASS = "lakeskip.jvm.LakeSessionCatalog"
 
 _services: dict[int, CatalogService] = {}
@@ -85,6 +86,8 @@ def catalog_conf(
     wh = _warehouse_uri(warehouse)
     conf = {
         "spark.jars": str(jar),
+        # Paimon's CREATE TABLE ... WITH (...) and CALL sys.x(...) in plain spark.sql
+        "spark.sql.extensions": EXTENSIONS_CLASS,
         f"spark.sql.catalog.{name}": CATALOG_CLASS,
         f"spark.sql.catalog.{name}.warehouse": wh,
     }
