@@ -181,12 +181,3 @@ def test_map_key_reference_and_unknown_column() -> None:
     assert t is not None and repr(t[0]) == "EqualTo(Reference('attrs', key='device'), 'tv')"
     unknown = {"op": "=", "args": [{"ref": ["nope"]}, {"lit": 1, "type": "integer"}]}
     assert translate(unknown, rt) is None, "a column the table lacks must not translate"
-
-
-def test_doctest_examples() -> None:
-    import doctest
-
-    from lakeskip.spark import predicate_json
-
-    result = doctest.testmod(predicate_json)
-    assert result.failed == 0 and result.attempted > 0, "predicate_json doctests"
