@@ -313,3 +313,28 @@ def test_connect_builds_a_session_with_catalog_extension_and_spark_catalog(tmp_p
         "catalog": "lakeskip",
         "options": {"file-index.bloom-filter.columns": "k"},
     }
+
+
+def test_queries_from_other_python_threads(spark: SparkSession, lk: Any) -> None:
+    """Each Python thread has its own JVM thread (and class loader) under PySpark's pinned
+    threads; the catalog attached on the main thread must serve them all."""
+    import threading
+
+    _events(spark)
+    results: dict[int, Any] = {}
+
+    def work(i: int) -> None:
+        try:
+            with lakeskip.spark.pruning_reports(spark) as reports:
+                df = spark.sql(f"SELECT id FROM lakeskip.db.events WHERE id = {i * 100 + 5}")
+                rows = [r.id for r in df.collect()]
+            results[i] = (rows, [r.kept_files for r in reports])
+        except Exception as e:  # reported below with the thread's index
+            results[i] = e
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == {i: ([i * 100 + 5], [1]) for i in range(3)}, results

@@ -108,13 +108,16 @@ def _jar_loaded(spark: SparkSession) -> bool:
     return True
 
 
-def service_for(spark: SparkSession) -> CatalogService:
-    """The session's handler, registered with the JVM (the jar must be loaded)."""
+def service_for(spark: SparkSession, register: bool = False) -> CatalogService:
+    """The session's handler; registered with the JVM when new or when ``register`` (the
+    jar must be loaded and visible to this thread's class loader)."""
     from pyspark.java_gateway import ensure_callback_server_started
 
     key = id(spark.sparkContext._jsc)
     with _lock:
         service = _services.get(key)
+        if service is not None and not register:
+            return service
         if service is None:
             service = CatalogService(spark)
             _services[key] = service
@@ -146,7 +149,7 @@ def attach_catalog(
         if jar is None:
             return None
         spark.sql(f"ADD JAR '{jar}'")
-    service = service_for(spark)
+    service = service_for(spark, register=True)
     wh = _warehouse_uri(warehouse)
     service.bind_catalog(name, wh)
     key = f"spark.sql.catalog.{name}"
@@ -154,6 +157,9 @@ def attach_catalog(
     if current not in (CATALOG_CLASS, SESSION_CATALOG_CLASS):
         spark.conf.set(key, CATALOG_CLASS)
     spark.conf.set(f"{key}.warehouse", wh)
+    # Instantiate the catalog now, on this thread: after a run-time ADD JAR only this thread's
+    # class loader sees the jar, and Spark caches the instance for every later thread.
+    spark._jsparkSession.sessionState().catalogManager().catalog(name)
     return service
 
 
