@@ -116,6 +116,55 @@ def _measure(session: Any, label: str, runs: int) -> list[dict[str, Any]]:
     return out
 
 
+def _catalog_vs_plain(session: Any, runs: int) -> list[dict[str, Any]]:
+    """Plain ``spark.sql`` on the lakeskip catalog vs ``spark.read.parquet`` over all the files
+    and over only the ideal files (those that truly hold matches), in the same session."""
+    if session.catalog_name is None:
+        print("catalog not installed (no javac): skipping the spark.sql comparison")
+        return []
+    spark = session.spark
+    name = f"{session.catalog_name}.{TABLE}"
+    table = session.catalog.get_table(TABLE)
+    row_type = table.schema.row_type
+    paths = table_file_paths(table, table.scan_files())
+    plain = view_over_files(spark, row_type, paths)
+    out = []
+    for label, where in [("full scan (nothing to skip)", "price >= 0"), *QUERIES]:
+        hits = plain.where(where).select(F.input_file_name().alias("f")).distinct().collect()
+        ideal = view_over_files(spark, row_type, [r.f for r in hits])
+        sql = f"SELECT count(*) FROM {name} WHERE {where}"
+        n = spark.sql(sql).collect()[0][0]  # warm all three
+        n_all, n_ideal = plain.where(where).count(), ideal.where(where).count()
+        assert n == n_all == n_ideal, f"WRONG ANSWER for {label}: {n} / {n_all} / {n_ideal}"
+        times: dict[str, list[float]] = {"catalog": [], "all": [], "ideal": []}
+        for _ in range(runs):
+            times["catalog"].append(_timed(lambda s=sql: spark.sql(s).collect())[1])
+            times["all"].append(_timed(lambda w=where: plain.where(w).count())[1])
+            times["ideal"].append(_timed(lambda w=where, d=ideal: d.where(w).count())[1])
+        t = {k: statistics.median(v) for k, v in times.items()}
+        out.append(
+            {
+                "query": label,
+                "files_ideal": len(hits),
+                "catalog_s": t["catalog"],
+                "plain_all_s": t["all"],
+                "plain_ideal_s": t["ideal"],
+                "speed_vs_all": t["all"] / t["catalog"],
+                "time_vs_ideal": t["catalog"] / t["ideal"],
+            }
+        )
+    print(f"\nspark.sql on the catalog ({name}) vs spark.read.parquet, median of {runs}:")
+    print(
+        f"{'query':30} {'catalog s':>10} {'all files s':>12} {'ideal s':>9} {'vs all':>7} {'vs ideal':>9}"
+    )
+    for r in out:
+        print(
+            f"{r['query']:30} {r['catalog_s']:10.3f} {r['plain_all_s']:12.3f} "
+            f"{r['plain_ideal_s']:9.3f} {r['speed_vs_all']:6.2f}x {r['time_vs_ideal']:8.2f}x"
+        )
+    return out
+
+
 def _predicate(session: Any, where: str) -> Any:
     """The lakeskip predicate for a WHERE clause (as the session derives it)."""
     import sqlglot
@@ -219,6 +268,7 @@ def main() -> None:
         f"{os.cpu_count()} cores"
     )
     rows = _measure(session, "random", args.runs)
+    catalog_rows = _catalog_vs_plain(session, args.runs)
     n_bytes = sum(e.file.file_size for e in table.scan_files())
     session.sql(
         f"ALTER TABLE {TABLE} SET ('target-file-size' = '{max(1, n_bytes // len(entries))} b')"
@@ -254,6 +304,7 @@ def main() -> None:
         "compact_s": t_compact,
         "bloom_measured_file_fpp": fpp,
         "queries": rows,
+        "catalog_vs_plain": catalog_rows,
     }
     (out_dir / f"{stamp}.json").write_text(json.dumps(summary, indent=2, default=str))
     if _chart(rows, out_dir / f"{stamp}.png"):

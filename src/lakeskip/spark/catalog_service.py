@@ -17,18 +17,21 @@ import json
 import math
 import threading
 import uuid
+import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from pyspark.sql import DataFrame, SparkSession
 
 from lakeskip.catalog.catalog import Catalog
+from lakeskip.catalog.manifest import ManifestEntry
 from lakeskip.catalog.snapshot import Snapshot
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import (
     InvalidArgumentError,
     LakeskipError,
+    LakeskipWarning,
     TableNotFoundError,
     UnsupportedStatementError,
 )
@@ -64,7 +67,9 @@ def snapshot_for(
     if version is not None:
         text = str(version).strip()
         if not text.lstrip("-").isdigit():
-            raise InvalidArgumentError(f"{table.identifier}: version must be a snapshot id, got {text!r}")
+            raise InvalidArgumentError(
+                f"{table.identifier}: version must be a snapshot id, got {text!r}"
+            )
         ids = table.snapshot_manager.list_ids()
         if int(text) not in ids:
             raise InvalidArgumentError(
@@ -155,6 +160,7 @@ class CatalogService:
         self.reports = ReportLog()
         self._catalogs: dict[str, Catalog] = {}
         self._warehouses: dict[str, str] = {}  # catalog name -> warehouse (set by attach)
+        self._manifests: OrderedDict[str, dict[str, list[ManifestEntry]]] = OrderedDict()
         self._lock = threading.Lock()
         self._ops: dict[str, Callable[[dict[str, Any], Any], dict[str, Any]]] = {
             "table_exists": self._table_exists,
@@ -172,6 +178,7 @@ class CatalogService:
             "procedure_info": self._procedure_info,
             "list_procedures": self._list_procedures,
             "call_procedure": self._call_procedure,
+            "rewrite_sql": self._rewrite_sql,
         }
 
     def bind_catalog(self, name: str, warehouse: str) -> None:
@@ -215,7 +222,7 @@ class CatalogService:
             return _error("InternalError", f"{type(e).__name__}: {spark_error_message(e)}")
 
     class Java:
-        implements = ["lakeskip.jvm.PythonBridge"]
+        implements: ClassVar[list[str]] = ["lakeskip.jvm.PythonBridge"]
 
     # -- tables ---------------------------------------------------------------------------
 
@@ -228,13 +235,31 @@ class CatalogService:
             )
         return f"{ns[0]}.{payload['name']}"
 
+    def _table(self, p: Mapping[str, Any]) -> FileStoreTable:
+        """The table, read fresh (schema, snapshots) but sharing decoded manifests across
+        queries: manifest files are immutable and uniquely named, so a cache by table
+        directory and file name stays exact even across DROP and CREATE.
+        """
+        table = self.catalog(p).get_table(self._ident(p))
+        with self._lock:
+            cache = self._manifests.get(table.path)
+            if cache is None:
+                cache = self._manifests[table.path] = {}
+            self._manifests.move_to_end(table.path)
+            while len(self._manifests) > 64:
+                self._manifests.popitem(last=False)
+        table._manifests = cache
+        return table
+
     def _table_exists(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
         try:
             return {"exists": self.catalog(p).table_exists(self._ident(p))}
         except InvalidArgumentError:
             return {"exists": False}
 
-    def _describe(self, table: FileStoreTable, snapshot: Snapshot | None, pinned: bool) -> dict[str, Any]:
+    def _describe(
+        self, table: FileStoreTable, snapshot: Snapshot | None, pinned: bool
+    ) -> dict[str, Any]:
         schema = table.schema
         if pinned and snapshot is not None:
             schema = table.schema_by_id(snapshot.schema_id)
@@ -252,7 +277,7 @@ class CatalogService:
         }
 
     def _load_table(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
-        table = self.catalog(p).get_table(self._ident(p))
+        table = self._table(p)
         version, ts = p.get("version"), p.get("timestamp_micros")
         snap = snapshot_for(table, version, ts)
         return self._describe(table, snap, pinned=version is not None or ts is not None)
@@ -265,8 +290,14 @@ class CatalogService:
         fields = []
         for i, f in enumerate(struct.fields):
             t = parse_sql_type(f.dataType.simpleString())
-            fields.append(Field(i, f.name, t if f.nullable else t.with_nullable(False),
-                                (f.metadata or {}).get("comment")))
+            fields.append(
+                Field(
+                    i,
+                    f.name,
+                    t if f.nullable else t.with_nullable(False),
+                    (f.metadata or {}).get("comment"),
+                )
+            )
         props = dict(p.get("properties") or {})
         if props.get("location"):
             raise InvalidArgumentError(
@@ -278,10 +309,13 @@ class CatalogService:
         for k, v in props.items():
             if k in _RESERVED:
                 continue
-            options[k[len("option."):] if k.startswith("option.") else k] = v
+            options[k[len("option.") :] if k.startswith("option.") else k] = v
         table = self.catalog(p).create_table(
-            name, RowType(tuple(fields)), partition_keys=list(p.get("partition_keys") or []),
-            options=options, comment=comment,
+            name,
+            RowType(tuple(fields)),
+            partition_keys=list(p.get("partition_keys") or []),
+            options=options,
+            comment=comment,
         )
         return self._describe(table, None, pinned=False)
 
@@ -340,9 +374,13 @@ class CatalogService:
         return str(self.spark.conf.get("spark.sql.session.timeZone") or "UTC")
 
     def _plan_scan(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
-        table = self.catalog(p).get_table(self._ident(p))
+        table = self._table(p)
         snapshot_id = p.get("snapshot_id")
-        schema = table.schema_by_id(table.snapshot(snapshot_id).schema_id) if snapshot_id else table.schema
+        schema = (
+            table.schema_by_id(table.snapshot(snapshot_id).schema_id)
+            if snapshot_id
+            else table.schema
+        )
         row_type = schema.row_type
         tz = self.time_zone
 
@@ -354,7 +392,11 @@ class CatalogService:
             return True
 
         predicate = predicate_from_json(p.get("filters") or [], row_type, check=binds)
-        plan = ScanPlanner(table).plan(predicate, time_zone=tz, snapshot_id=snapshot_id)
+        with warnings.catch_warnings():
+            # this is a py4j callback thread: the warnings travel in the report instead
+            # (Session.sql re-issues them on the querying thread)
+            warnings.simplefilter("ignore", LakeskipWarning)
+            plan = ScanPlanner(table).plan(predicate, time_zone=tz, snapshot_id=snapshot_id)
         types = [row_type.field(k).type for k in schema.partition_keys]
         files = [
             {
@@ -377,7 +419,7 @@ class CatalogService:
 
         from lakeskip.spark.writer import align_by_position, write_dataframe
 
-        table = self.catalog(p).get_table(self._ident(p))
+        table = self._table(p)
         row_type = table.schema.row_type
         mode = p.get("mode", "append")
         df: DataFrame = ClassicDataFrame(jdf, self.spark)
@@ -390,7 +432,11 @@ class CatalogService:
             snap = write_dataframe(table, aligned)
         else:
             snap = write_dataframe(
-                table, aligned, overwrite=True, overwrite_partitions=partitions, overwrite_all=partitions is None
+                table,
+                aligned,
+                overwrite=True,
+                overwrite_partitions=partitions,
+                overwrite_all=partitions is None,
             )
         return {"snapshot_id": snap.id if snap is not None else None}
 
@@ -424,13 +470,25 @@ class CatalogService:
         if not live:
             return []
         columns = {
-            k: [from_internal(part_type.field(k).type, v[i]) for v in live] for i, k in enumerate(keys)
+            k: [from_internal(part_type.field(k).type, v[i]) for v in live]
+            for i, k in enumerate(keys)
         }
         batch = pa.table(
             {k: pa.array(columns[k], type=part_type.field(k).type.to_arrow()) for k in keys}
         )
         mask = evaluate_arrow(bind(part_type, pred, time_zone=self.time_zone), batch)
         return [part for part, keep in zip(live, mask.to_pylist(), strict=True) if keep]
+
+    # -- the parser extension -------------------------------------------------------------
+
+    def _rewrite_sql(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
+        """Spark SQL for what Spark's parser rejects or cannot route: Paimon's
+        ``CREATE TABLE ... WITH (...)`` and ``CALL sys.x(...)`` (``{"sql": null}``: no idea)."""
+        from lakeskip.spark.sql_rewrite import rewrite_for_spark
+
+        with self._lock:
+            bound = list(self._warehouses)
+        return {"sql": rewrite_for_spark(str(p["sql"]), bound)}
 
     # -- procedures -----------------------------------------------------------------------
 
@@ -477,4 +535,3 @@ class CatalogService:
 def _error(kind: str, message: str) -> str:
     first = message.strip().splitlines()[0] if message.strip() else kind
     return json.dumps({"error": {"kind": kind, "message": first}})
-

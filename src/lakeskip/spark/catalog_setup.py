@@ -38,6 +38,7 @@ __all__ = [
 
 DEFAULT_CATALOG = "lakeskip"
 CATALOG_CLASS = "lakeskip.jvm.LakeCatalog"
+EXTENSIONS_CLASS = "lakeskip.jvm.LakeExtensions"
 SESSION_CATALOG_CLASS = "lakeskip.jvm.LakeSessionCatalog"
 
 _services: dict[int, CatalogService] = {}
@@ -85,6 +86,8 @@ def catalog_conf(
     wh = _warehouse_uri(warehouse)
     conf = {
         "spark.jars": str(jar),
+        # Paimon's CREATE TABLE ... WITH (...) and CALL sys.x(...) in plain spark.sql
+        "spark.sql.extensions": EXTENSIONS_CLASS,
         f"spark.sql.catalog.{name}": CATALOG_CLASS,
         f"spark.sql.catalog.{name}.warehouse": wh,
     }
@@ -105,19 +108,22 @@ def _jar_loaded(spark: SparkSession) -> bool:
     return True
 
 
-def service_for(spark: SparkSession) -> CatalogService:
-    """The session's handler, registered with the JVM (the jar must be loaded)."""
+def service_for(spark: SparkSession, register: bool = False) -> CatalogService:
+    """The session's handler; registered with the JVM when new or when ``register`` (the
+    jar must be loaded and visible to this thread's class loader)."""
     from pyspark.java_gateway import ensure_callback_server_started
 
     key = id(spark.sparkContext._jsc)
     with _lock:
         service = _services.get(key)
+        if service is not None and not register:
+            return service
         if service is None:
             service = CatalogService(spark)
             _services[key] = service
         gateway = spark.sparkContext._gateway
         assert gateway is not None
-        ensure_callback_server_started(gateway)
+        ensure_callback_server_started(gateway)  # type: ignore[no-untyped-call]
         jvm = spark._jvm
         assert jvm is not None
         protocol = jvm.lakeskip.jvm.Bridge.register(service)
@@ -143,7 +149,7 @@ def attach_catalog(
         if jar is None:
             return None
         spark.sql(f"ADD JAR '{jar}'")
-    service = service_for(spark)
+    service = service_for(spark, register=True)
     wh = _warehouse_uri(warehouse)
     service.bind_catalog(name, wh)
     key = f"spark.sql.catalog.{name}"
@@ -151,6 +157,9 @@ def attach_catalog(
     if current not in (CATALOG_CLASS, SESSION_CATALOG_CLASS):
         spark.conf.set(key, CATALOG_CLASS)
     spark.conf.set(f"{key}.warehouse", wh)
+    # Instantiate the catalog now, on this thread: after a run-time ADD JAR only this thread's
+    # class loader sees the jar, and Spark caches the instance for every later thread.
+    spark._jsparkSession.sessionState().catalogManager().catalog(name)
     return service
 
 

@@ -27,7 +27,7 @@ from lakeskip.types import RowType
 if TYPE_CHECKING:
     from lakeskip.catalog.catalog import Catalog
 
-__all__ = ["qualify_query", "run_native_query", "tagged"]
+__all__ = ["pruning_reports", "qualify_query", "run_native_query", "tagged"]
 
 
 @contextmanager
@@ -41,6 +41,27 @@ def tagged(spark: SparkSession) -> Iterator[str]:
         yield tag
     finally:
         sc.setLocalProperty(TAG_PROPERTY, previous)  # type: ignore[arg-type]
+
+
+@contextmanager
+def pruning_reports(spark: SparkSession) -> Iterator[list[PruningReport]]:
+    """Collect the pruning reports of every lakeskip scan planned inside the block.
+
+    Example:
+        >>> with pruning_reports(spark) as reports:                      # doctest: +SKIP
+        ...     spark.sql("SELECT * FROM lakeskip.db.t WHERE id = 5").collect()
+        >>> reports[0].summary()                                         # doctest: +SKIP
+        'db.t: files 1/32 kept; skipped by stats 31; planned in 2.1 ms'
+    """
+    from lakeskip.spark.catalog_setup import service_for
+
+    service = service_for(spark)
+    out: list[PruningReport] = []
+    with tagged(spark) as tag:
+        try:
+            yield out
+        finally:
+            out.extend(service.reports.pop(tag))
 
 
 def qualify_query(query: Query, catalog: Catalog, catalog_name: str, default_db: str) -> str:

@@ -189,7 +189,9 @@ def translate(node: Any, row_type: RowType) -> Translated | None:
 
 
 def predicate_from_json(
-    filters: Sequence[Any], row_type: RowType, check: Callable[[BooleanExpression], bool] | None = None
+    filters: Sequence[Any],
+    row_type: RowType,
+    check: Callable[[BooleanExpression], bool] | None = None,
 ) -> BooleanExpression | None:
     """The conjunction of every filter that translates (``None``: nothing does).
 

@@ -211,6 +211,8 @@ class Session:
             sql = qualify_query(query, self.catalog, self.catalog_name, self.current_database)
             df, reports = run_native_query(self.spark, self._service, sql)
             self._set_reports(reports)
+            for message in dict.fromkeys(w for r in reports for w in r.warnings):
+                warnings.warn(message, LakeskipWarning, stacklevel=4)
             return df
         planned = plan_query(self.spark, self.catalog, query, self.current_database, self.time_zone)
         self._set_reports(planned.reports)

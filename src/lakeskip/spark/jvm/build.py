@@ -65,7 +65,9 @@ def source_files() -> list[tuple[str, Path]]:
     out = []
     for sub in ("java", "resources"):
         base = root / sub
-        out += [(f"{sub}/{p.relative_to(base).as_posix()}", p) for p in base.rglob("*") if p.is_file()]
+        out += [
+            (f"{sub}/{p.relative_to(base).as_posix()}", p) for p in base.rglob("*") if p.is_file()
+        ]
     return sorted(out)
 
 

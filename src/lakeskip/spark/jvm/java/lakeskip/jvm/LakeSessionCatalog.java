@@ -87,6 +87,7 @@ public class LakeSessionCatalog extends DelegatingCatalogExtension implements Pr
       Identifier ident, Column[] columns, Transform[] partitions, Map<String, String> properties)
       throws TableAlreadyExistsException, NoSuchNamespaceException {
     if (isLakeProvider(properties)) {
+      ensureWarehouseNamespace(ident);
       return ops.createTable(
           ident, CatalogV2Util.v2ColumnsToStructType(columns), partitions, properties);
     }
@@ -99,9 +100,17 @@ public class LakeSessionCatalog extends DelegatingCatalogExtension implements Pr
       Identifier ident, StructType schema, Transform[] partitions, Map<String, String> properties)
       throws TableAlreadyExistsException, NoSuchNamespaceException {
     if (isLakeProvider(properties)) {
+      ensureWarehouseNamespace(ident);
       return ops.createTable(ident, schema, partitions, properties);
     }
     return super.createTable(ident, schema, partitions, properties);
+  }
+
+  /** Databases live in Spark's session catalog here; the warehouse follows on first use. */
+  private void ensureWarehouseNamespace(Identifier ident) {
+    if (ident.namespace().length == 1 && !ops.namespaceExists(ident.namespace())) {
+      ops.createNamespace(ident.namespace());
+    }
   }
 
   @Override

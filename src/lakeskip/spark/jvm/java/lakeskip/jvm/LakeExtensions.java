@@ -1,0 +1,18 @@
+package lakeskip.jvm;
+
+import org.apache.spark.sql.SparkSessionExtensions;
+import scala.runtime.AbstractFunction1;
+import scala.runtime.BoxedUnit;
+
+/**
+ * {@code spark.sql.extensions = lakeskip.jvm.LakeExtensions}: plain {@code spark.sql} also
+ * accepts Paimon's {@code CREATE TABLE ... WITH (...)} and {@code CALL sys.x(...)} without a
+ * catalog prefix (see {@link LakeParser}).
+ */
+public class LakeExtensions extends AbstractFunction1<SparkSessionExtensions, BoxedUnit> {
+  @Override
+  public BoxedUnit apply(SparkSessionExtensions extensions) {
+    extensions.injectParser((session, parser) -> new LakeParser(parser));
+    return BoxedUnit.UNIT;
+  }
+}
