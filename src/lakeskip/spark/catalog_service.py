@@ -25,9 +25,9 @@ from typing import Any, ClassVar
 from pyspark.sql import DataFrame, SparkSession
 
 from lakeskip.catalog.catalog import Catalog
-from lakeskip.catalog.manifest import ManifestEntry
 from lakeskip.catalog.snapshot import Snapshot
 from lakeskip.catalog.table import FileStoreTable
+from lakeskip.catalog.time_travel import TimeTravel, resolve_snapshot
 from lakeskip.errors import (
     InvalidArgumentError,
     LakeskipError,
@@ -35,11 +35,11 @@ from lakeskip.errors import (
     TableNotFoundError,
     UnsupportedStatementError,
 )
-from lakeskip.expressions import And, BooleanExpression, bind, evaluate_arrow
+from lakeskip.expressions import BooleanExpression, and_, bind, evaluate_arrow
 from lakeskip.planner.report import PruningReport
 from lakeskip.planner.scan import ScanPlanner
 from lakeskip.spark.predicate_json import predicate_from_json, translate
-from lakeskip.spark.query import spark_path
+from lakeskip.spark.query import configured_time_travel, spark_path
 from lakeskip.types import DataType, Field, RowType, TypeRoot, from_internal, parse_sql_type
 
 __all__ = ["PROTOCOL", "TAG_PROPERTY", "CatalogService", "snapshot_for"]
@@ -58,37 +58,16 @@ def snapshot_for(
 ) -> Snapshot | None:
     """The snapshot ``VERSION AS OF`` / ``TIMESTAMP AS OF`` names (``None``: the latest).
 
-    A version is a snapshot id. A timestamp selects the newest snapshot committed at or
-    before it.
+    A version is a tag name or a snapshot id (a tag first, as Paimon); a timestamp selects
+    the newest snapshot committed at or before it (:mod:`lakeskip.catalog.time_travel`).
 
     Raises:
-        InvalidArgumentError: no such snapshot.
+        SnapshotNotFoundError: no such snapshot or tag.
     """
     if version is not None:
-        text = str(version).strip()
-        if not text.lstrip("-").isdigit():
-            raise InvalidArgumentError(
-                f"{table.identifier}: version must be a snapshot id, got {text!r}"
-            )
-        ids = table.snapshot_manager.list_ids()
-        if int(text) not in ids:
-            raise InvalidArgumentError(
-                f"{table.identifier} has no snapshot {text} (snapshots: "
-                f"{ids[0] if ids else '-'}..{ids[-1] if ids else '-'})"
-            )
-        return table.snapshot(int(text))
+        return resolve_snapshot(table, TimeTravel(version=str(version).strip()))
     if timestamp_micros is not None:
-        millis = timestamp_micros // 1000
-        best: Snapshot | None = None
-        for sid in table.snapshot_manager.list_ids():
-            snap = table.snapshot(sid)
-            if snap.time_millis <= millis and (best is None or snap.id > best.id):
-                best = snap
-        if best is None:
-            raise InvalidArgumentError(
-                f"{table.identifier} has no snapshot at or before that timestamp"
-            )
-        return best
+        return resolve_snapshot(table, TimeTravel(timestamp_millis=timestamp_micros // 1000))
     return None
 
 
@@ -160,7 +139,6 @@ class CatalogService:
         self.reports = ReportLog()
         self._catalogs: dict[str, Catalog] = {}
         self._warehouses: dict[str, str] = {}  # catalog name -> warehouse (set by attach)
-        self._manifests: OrderedDict[str, dict[str, list[ManifestEntry]]] = OrderedDict()
         self._lock = threading.Lock()
         self._ops: dict[str, Callable[[dict[str, Any], Any], dict[str, Any]]] = {
             "table_exists": self._table_exists,
@@ -236,20 +214,10 @@ class CatalogService:
         return f"{ns[0]}.{payload['name']}"
 
     def _table(self, p: Mapping[str, Any]) -> FileStoreTable:
-        """The table, read fresh (schema, snapshots) but sharing decoded manifests across
-        queries: manifest files are immutable and uniquely named, so a cache by table
-        directory and file name stays exact even across DROP and CREATE.
-        """
-        table = self.catalog(p).get_table(self._ident(p))
-        with self._lock:
-            cache = self._manifests.get(table.path)
-            if cache is None:
-                cache = self._manifests[table.path] = {}
-            self._manifests.move_to_end(table.path)
-            while len(self._manifests) > 64:
-                self._manifests.popitem(last=False)
-        table._manifests = cache
-        return table
+        """The table, read fresh (schema, snapshots); decoded manifests come from the
+        process-wide metadata cache (:mod:`lakeskip.catalog.cache`), keyed by table directory
+        and the immutable, uniquely named manifest file."""
+        return self.catalog(p).get_table(self._ident(p))
 
     def _table_exists(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
         try:
@@ -376,6 +344,10 @@ class CatalogService:
     def _plan_scan(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
         table = self._table(p)
         snapshot_id = p.get("snapshot_id")
+        if snapshot_id is None:
+            travel = configured_time_travel(self.spark, table)
+            if travel is not None:
+                snapshot_id = resolve_snapshot(table, travel).id
         schema = (
             table.schema_by_id(table.snapshot(snapshot_id).schema_id)
             if snapshot_id
@@ -465,7 +437,7 @@ class CatalogService:
             return None
         pred = exprs[0]
         for e in exprs[1:]:
-            pred = And(pred, e)
+            pred = and_(pred, e)
         live = sorted({e.partition for e in table.scan_files()}, key=repr)
         if not live:
             return []

@@ -15,13 +15,12 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from pyspark.sql import DataFrame, SparkSession
-from sqlglot import exp
 
 from lakeskip.errors import LakeskipError
 from lakeskip.planner.report import PruningReport
 from lakeskip.spark.catalog_service import TAG_PROPERTY, CatalogService
-from lakeskip.sql.query import analyze_query
-from lakeskip.sql.statements import DIALECT, Query, TableIdent
+from lakeskip.sql.query import qualify_tables
+from lakeskip.sql.statements import Query, TableIdent
 from lakeskip.types import RowType
 
 if TYPE_CHECKING:
@@ -66,7 +65,6 @@ def pruning_reports(spark: SparkSession) -> Iterator[list[PruningReport]]:
 
 def qualify_query(query: Query, catalog: Catalog, catalog_name: str, default_db: str) -> str:
     """The query's Spark SQL with every lakeskip table reference catalog-qualified."""
-    tree = query.tree.copy()
 
     def lookup(ident: TableIdent) -> RowType | None:
         try:
@@ -74,15 +72,7 @@ def qualify_query(query: Query, catalog: Catalog, catalog_name: str, default_db:
         except LakeskipError:
             return None
 
-    scans = analyze_query(tree, tables=lookup, default_db=default_db)
-    for scan in scans:
-        node: exp.Table = scan.node
-        db, _, _ = scan.ident.qualified(default_db).partition(".")
-        if not node.alias:
-            node.set("alias", exp.TableAlias(this=exp.to_identifier(node.name)))
-        node.set("db", exp.to_identifier(db))
-        node.set("catalog", exp.to_identifier(catalog_name))
-    return str(tree.sql(DIALECT))
+    return qualify_tables(query, lookup, catalog_name, default_db)
 
 
 def run_native_query(

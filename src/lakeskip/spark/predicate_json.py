@@ -34,21 +34,21 @@ from typing import Any
 from lakeskip.expressions import (
     AlwaysFalse,
     AlwaysTrue,
-    And,
     BooleanExpression,
     EqualTo,
     GreaterThan,
     GreaterThanOrEqual,
-    In,
     IsNotNull,
     IsNull,
     LessThan,
     LessThanOrEqual,
-    Not,
     NotEqualTo,
-    Or,
     Reference,
     StartsWith,
+    and_,
+    in_,
+    not_,
+    or_,
 )
 from lakeskip.types import EPOCH_DATE, EPOCH_NAIVE, EPOCH_UTC, RowType, TypeRoot
 
@@ -138,17 +138,17 @@ def translate(node: Any, row_type: RowType) -> Translated | None:
             return None
         if left is None or right is None:
             return (left or right)[0], False  # type: ignore[index]
-        return And(left[0], right[0]), left[1] and right[1]
+        return and_(left[0], right[0]), left[1] and right[1]
     if op == "OR" and len(args) == 2:
         left, right = translate(args[0], row_type), translate(args[1], row_type)
         if left is None or right is None:
             return None
-        return Or(left[0], right[0]), left[1] and right[1]
+        return or_(left[0], right[0]), left[1] and right[1]
     if op == "NOT" and len(args) == 1:
         child = translate(args[0], row_type)
         if child is None or not child[1]:
             return None
-        return Not(child[0]), True
+        return not_(child[0]), True
     if op in ("IS_NULL", "IS_NOT_NULL") and len(args) == 1:
         col = _column(args[0], row_type)
         if col is None:
@@ -170,7 +170,7 @@ def translate(node: Any, row_type: RowType) -> Translated | None:
         if value is None:
             return IsNull(col), True
         # never NULL itself: false where the column is NULL, also under NOT
-        return And(IsNotNull(col), EqualTo(col, value)), True
+        return and_(IsNotNull(col), EqualTo(col, value)), True
     if op == "IN" and len(args) >= 2:
         col = _column(args[0], row_type)
         values = [literal_from_json(a) for a in args[1:]]
@@ -179,7 +179,7 @@ def translate(node: Any, row_type: RowType) -> Translated | None:
         non_null = [v for v in values if v is not None]
         if not non_null:
             return None
-        return In(col, non_null), len(non_null) == len(values)
+        return in_(col, non_null), len(non_null) == len(values)
     if op == "STARTS_WITH" and len(args) == 2:
         col, value = _column(args[0], row_type), literal_from_json(args[1])
         if col is None or not isinstance(value, str):
@@ -208,5 +208,5 @@ def predicate_from_json(
             continue
         if check is not None and not check(t[0]):
             continue
-        out = t[0] if out is None else And(out, t[0])
+        out = t[0] if out is None else and_(out, t[0])
     return out

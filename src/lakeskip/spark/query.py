@@ -169,11 +169,17 @@ def _time_travel_snapshot(
     elif as_of is not None and as_of.version is not None:
         travel = TimeTravel.version_of(as_of.version)
     else:
-        conf = {k: str(spark.conf.get(SPARK_CONF_PREFIX + k, "") or "") for k in SCAN_OPTIONS}
-        travel = time_travel_from_options(conf) or time_travel_from_options(table.schema.options)
+        travel = configured_time_travel(spark, table)
     if travel is None:
         return None
     return resolve_snapshot(table, travel)
+
+
+def configured_time_travel(spark: SparkSession, table: FileStoreTable) -> TimeTravel | None:
+    """The time travel a read without an AS OF clause does: the session's
+    ``spark.paimon.scan.*`` settings, else the table's ``scan.*`` options (``None``: latest)."""
+    conf = {k: str(spark.conf.get(SPARK_CONF_PREFIX + k, "") or "") for k in SCAN_OPTIONS}
+    return time_travel_from_options(conf) or time_travel_from_options(table.schema.options)
 
 
 def _columns_exist(predicate: BooleanExpression, row_type: RowType) -> bool:

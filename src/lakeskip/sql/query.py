@@ -34,10 +34,17 @@ from sqlglot.optimizer.scope import Scope, traverse_scope
 from lakeskip.errors import UnsupportedStatementError
 from lakeskip.expressions import AlwaysTrue, BooleanExpression, Reference, and_
 from lakeskip.sql.predicates import to_expression
-from lakeskip.sql.statements import DIALECT, TableIdent
+from lakeskip.sql.statements import DIALECT, Query, TableIdent
 from lakeskip.types import RowType
 
-__all__ = ["AsOf", "TableScan", "analyze_query", "rewrite_tables", "time_travel_of"]
+__all__ = [
+    "AsOf",
+    "TableScan",
+    "analyze_query",
+    "qualify_tables",
+    "rewrite_tables",
+    "time_travel_of",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,3 +278,23 @@ def rewrite_tables(tree: exp.Expression, mapping: Mapping[int, str]) -> str:
         return node
 
     return tree.transform(swap, copy=False).sql(DIALECT)
+
+
+def qualify_tables(
+    query: Query,
+    tables: Callable[[TableIdent], RowType | None],
+    catalog_name: str,
+    default_db: str,
+) -> str:
+    """``query``'s SQL with every lakeskip table reference qualified as
+    ``<catalog_name>.<db>.<table>`` (keeping its name as the alias, so column references
+    like ``t.id`` still resolve); ``tables`` says which names are lakeskip tables."""
+    tree = query.tree.copy()
+    for scan in analyze_query(tree, tables=tables, default_db=default_db):
+        node: exp.Table = scan.node
+        db, _, _ = scan.ident.qualified(default_db).partition(".")
+        if not node.alias:
+            node.set("alias", exp.TableAlias(this=exp.to_identifier(node.name)))
+        node.set("db", exp.to_identifier(db))
+        node.set("catalog", exp.to_identifier(catalog_name))
+    return str(tree.sql(DIALECT))
