@@ -359,7 +359,9 @@ def _validate_bucket(
             raise InvalidOptionError(f"option {BUCKET_KEY!r}: {c} is a partition column")
         t = row_type.field(c).type
         if t.is_nested:
-            raise InvalidOptionError(f"option {BUCKET_KEY!r}: column {c} of type {t} cannot be hashed")
+            raise InvalidOptionError(
+                f"option {BUCKET_KEY!r}: column {c} of type {t} cannot be hashed"
+            )
         seen.append(c)
 
 

@@ -47,7 +47,9 @@ def _arrow(t: DataType, values: list[Any]) -> pa.Array:
 def _case(case: dict[str, Any]) -> tuple[list[str], list[DataType], list[list[Any]]]:
     names = [c[0] for c in case["columns"]]
     types = [parse_sql_type(c[1]) for c in case["columns"]]
-    rows = [[_internal(t, v) for t, v in zip(types, r["values"], strict=True)] for r in case["rows"]]
+    rows = [
+        [_internal(t, v) for t, v in zip(types, r["values"], strict=True)] for r in case["rows"]
+    ]
     return names, types, rows
 
 
@@ -87,7 +89,10 @@ def test_vectorised_buckets_match_paimon(case: dict[str, Any]) -> None:
 @settings(max_examples=200, deadline=None)
 @given(
     st.lists(
-        st.tuples(st.one_of(st.none(), st.integers(-(2**31), 2**31 - 1)), st.one_of(st.none(), st.text(max_size=20))),
+        st.tuples(
+            st.one_of(st.none(), st.integers(-(2**31), 2**31 - 1)),
+            st.one_of(st.none(), st.text(max_size=20)),
+        ),
         max_size=40,
     ),
     st.integers(1, 64),

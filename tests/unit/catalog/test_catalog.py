@@ -181,5 +181,5 @@ def test_bucketed_table_options(catalog: Catalog) -> None:
     with pytest.raises(InvalidOptionError, match="'bucket' cannot be changed"):
         catalog.alter_table("b", unset_options=["bucket"])
     nested = RowType.of(("id", BIGINT), ("m", map_of(STRING, STRING)))
-    with pytest.raises(InvalidOptionError, match="column m of type .* cannot be hashed"):
+    with pytest.raises(InvalidOptionError, match=r"column m of type .* cannot be hashed"):
         catalog.create_table("n", nested, options={"bucket": "2", "bucket-key": "m"})
