@@ -72,3 +72,23 @@ def test_string_key_and_filters_that_keep_every_bucket(session: Any) -> None:
         df = session.sql(f"SELECT * FROM db.orders WHERE {where}")
         assert sorted(map(tuple, df.collect())) == sorted(map(tuple, plain.where(where).collect()))
         assert session.last_reports[0].skipped_by_bucket == 0, where
+
+
+def test_compaction_keeps_rows_in_their_buckets(session: Any) -> None:
+    session.sql("CREATE DATABASE db")
+    handle = _create(session, "id")
+    before = sorted(map(tuple, session.sql("SELECT * FROM db.orders").collect()))
+    r = session.sql("CALL sys.compact('db.orders')").collect()[0]
+    assert (r["files_before"], r["files_after"]) == (16, 8), "one file per bucket"
+    session.sql(
+        "CALL sys.compact(table => 'db.orders', order_strategy => 'zorder', "
+        "order_by => 'customer,amount')"
+    )
+    files = handle.files()
+    for f in files:
+        ids = session.spark.read.parquet(f).toArrow()["id"]
+        assert set(bucket_ids([ids], [BIGINT], 8).tolist()) == {_bucket_of_path(f)}
+    assert sorted(map(tuple, session.sql("SELECT * FROM db.orders").collect())) == before
+    df = session.sql("SELECT * FROM db.orders WHERE id = 77")
+    assert {_bucket_of_path(p) for p in df.inputFiles()} == {bucket_of((77,), (BIGINT,), 8)}
+    assert [r["id"] for r in df.collect()] == [77]
