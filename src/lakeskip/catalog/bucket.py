@@ -109,12 +109,12 @@ def bucket_spec(options: Mapping[str, str], row_type: RowType) -> BucketSpec | N
         raise InvalidOptionError(
             f"option 'bucket' = {raw!r} needs option 'bucket-key' on an append table"
         )
-    types = []
+    fields = []
     for k in key:
         if not row_type.has(k):
             raise InvalidOptionError(f"option 'bucket-key': unknown column {k!r}")
-        types.append(row_type.field(k).type)
-    return BucketSpec(n, key, tuple(types))
+        fields.append(row_type.field(k))
+    return BucketSpec(n, tuple(f.name for f in fields), tuple(f.type for f in fields))
 
 
 def _rotl(x: Any, r: int) -> Any:

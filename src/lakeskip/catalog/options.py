@@ -353,6 +353,11 @@ def _validate_bucket(
             raise InvalidOptionError(
                 f"option {BUCKET_KEY!r}: unknown column {c!r} (columns: {', '.join(row_type.names)})"
             )
+        actual = row_type.field(c).name
+        if actual != c:  # Paimon matches bucket-key names exactly
+            raise InvalidOptionError(
+                f"option {BUCKET_KEY!r}: column {c!r} is spelled {actual!r} in the table"
+            )
         if c in seen:
             raise InvalidOptionError(f"option {BUCKET_KEY!r}: column {c!r} listed twice")
         if c in partition_keys:

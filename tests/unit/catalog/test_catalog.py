@@ -76,6 +76,7 @@ BAD_CREATES: list[tuple[str, dict[str, Any], type[LakeskipError], str]] = [
     ("t", {"options": {"bucket-key": "id"}}, InvalidOptionError, "needs option 'bucket' > 0"),
     ("t", {"options": {"bucket": "2", "bucket-key": "nope"}}, InvalidOptionError, "unknown column"),
     ("t", {"options": {"bucket": "2", "bucket-key": "id,id"}}, InvalidOptionError, "twice"),
+    ("t", {"options": {"bucket": "2", "bucket-key": "ID"}}, InvalidOptionError, "spelled 'id'"),
     ("t", {"options": {"bucket": "2", "bucket-key": "id,"}}, InvalidOptionError, "empty name"),
     (
         "t",
