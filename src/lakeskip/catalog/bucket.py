@@ -7,9 +7,10 @@ Paimon (``FixedBucketRowKeyExtractor``) projects the ``bucket-key`` columns of a
     bucket = Math.abs(hash % numBuckets)                    # Java's truncating remainder
 
 The row bytes are the ``BinaryRow`` without the arity prefix a manifest adds; their length is
-a multiple of 8. Keys made only of fixed-width types (no long strings, DECIMAL(p > 18) or
-TIMESTAMP(p > 3)) have one length, so whole Arrow columns are hashed with numpy; other keys
-are serialised row by row and hashed with numpy per row length. Checked against Paimon
+a multiple of 8. Keys of fixed-width types, STRING and BINARY are laid out for whole Arrow
+columns at once with numpy (strings of more than 7 bytes go to the variable part, so rows
+differ in length: the hash walks the rows sorted by length); keys with DECIMAL(p > 18) or
+TIMESTAMP(p > 3) columns are serialised row by row. Checked against Paimon
 0.9.0's own extractor (``tests/golden/java/buckets.json``).
 
 Example:
@@ -31,7 +32,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from lakeskip.catalog.binary_row import null_bits_width, serialize_row
+from lakeskip.catalog.binary_row import MAX_INLINE, null_bits_width, serialize_row
 from lakeskip.errors import InvalidOptionError
 from lakeskip.types import DataType, RowType, TypeRoot
 
@@ -198,6 +199,97 @@ def _internal_values(arr: pa.Array, t: DataType) -> list[Any]:
     return list(arr.to_pylist())
 
 
+def murmur_rows(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """:func:`murmur_words` of rows of different lengths in one flat byte buffer.
+
+    Args:
+        buf: uint8 bytes, length a multiple of 4.
+        starts: byte offset of each row (a multiple of 4).
+        lengths: byte length of each row (a multiple of 4).
+    """
+    words = buf.view("<u4")
+    n_words = lengths // 4
+    order = np.argsort(-n_words, kind="stable")
+    ws = (starts // 4)[order]
+    nw = n_words[order]
+    h = np.full(len(order), SEED, dtype=np.uint32)
+    with np.errstate(over="ignore"):
+        for j in range(int(nw[0]) if len(nw) else 0):
+            active = int(np.searchsorted(-nw, -j, side="left"))  # rows with more than j words
+            k = words[ws[:active] + j] * _C1
+            k = _rotl(k, 15) * _C2
+            h[:active] = _rotl(h[:active] ^ k, 13) * _M5 + _N1
+        h ^= lengths[order].astype(np.uint32)
+        h ^= h >> np.uint32(16)
+        h *= _F1
+        h ^= h >> np.uint32(13)
+        h *= _F2
+        h ^= h >> np.uint32(16)
+    out = np.empty(len(order), dtype=np.int32)
+    out[order] = h.view(np.int32)
+    return out
+
+
+def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Concatenated ``arange(s, s + l)`` for every (s, l)."""
+    total = int(lengths.sum())
+    if total == 0:
+        return np.empty(0, dtype=np.int64)
+    before = np.cumsum(lengths) - lengths
+    out: np.ndarray = np.arange(total, dtype=np.int64) + np.repeat(starts - before, lengths)
+    return out
+
+
+def _hash_var_rows(columns: Sequence[pa.Array], types: Sequence[DataType]) -> np.ndarray:
+    """Rows of fixed-width and STRING/BINARY fields, laid out with numpy."""
+    n = len(columns[0])
+    arity = len(types)
+    head = null_bits_width(arity)
+    fixed_size = head + 8 * arity
+    # per string column: null mask, source byte offsets, lengths, variable-part sizes, bytes
+    strings: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
+    row_len = np.full(n, fixed_size, dtype=np.int64)
+    for i, (arr, t) in enumerate(zip(columns, types, strict=True)):
+        if t.root not in (TypeRoot.STRING, TypeRoot.BINARY):
+            continue
+        big = arr.cast(pa.large_binary())
+        nulls = big.is_null().to_numpy(zero_copy_only=False).astype(bool)
+        offs = np.frombuffer(big.buffers()[1], dtype=np.int64)[big.offset : big.offset + n + 1]
+        raw = big.buffers()[2]
+        data = np.frombuffer(raw, np.uint8) if raw is not None else np.empty(0, np.uint8)
+        lens = np.where(nulls, 0, offs[1:] - offs[:-1])
+        var = np.where(lens > MAX_INLINE, (lens + 7) & ~7, 0)
+        strings[i] = (nulls, offs[:-1], lens, var, data)
+        row_len += var
+    starts = np.zeros(n, dtype=np.int64)
+    if n:
+        starts[1:] = np.cumsum(row_len)[:-1]
+    buf = np.zeros(int(row_len.sum()), dtype=np.uint8)
+    var_cursor = starts + fixed_size
+    eight = np.arange(8, dtype=np.int64)
+    for i, (arr, t) in enumerate(zip(columns, types, strict=True)):
+        slot = starts + head + 8 * i
+        bit = i + 8
+        if i in strings:
+            nulls, src, lens, var, data = strings[i]
+            long = var > 0
+            dest = np.where(long, var_cursor, slot)
+            buf[_ranges(dest, lens)] = data[_ranges(src, lens)]
+            inline = ~long & ~nulls
+            buf[slot[inline] + 7] = (0x80 | lens[inline]).astype(np.uint8)
+            # offset << 32 | length, the offset relative to the row's start
+            rel = (var_cursor[long] - starts[long]).astype(np.uint64)
+            word = (rel << np.uint64(32)) | lens[long].astype(np.uint64)
+            word_bytes = word.astype("<u8").view(np.uint8).reshape(-1, 8)
+            buf[slot[long][:, None] + eight] = word_bytes
+            var_cursor = var_cursor + var
+        else:
+            slots, nulls = _fixed_slots(arr, t)
+            buf[slot[:, None] + eight] = slots
+        buf[starts[nulls] + bit // 8] |= np.uint8(1 << (bit % 8))
+    return murmur_rows(buf, starts, row_len)
+
+
 def _hash_rows(columns: Sequence[pa.Array], types: Sequence[DataType]) -> np.ndarray:
     n = len(columns[0]) if columns else 0
     arity = len(types)
@@ -210,7 +302,9 @@ def _hash_rows(columns: Sequence[pa.Array], types: Sequence[DataType]) -> np.nda
             bit = i + 8
             data[nulls, bit // 8] |= np.uint8(1 << (bit % 8))
         return murmur_words(data.view("<u4"))
-    # variable-length keys: serialise each row, hash rows of equal length together
+    if all(_is_fixed(t) or t.root in (TypeRoot.STRING, TypeRoot.BINARY) for t in types):
+        return _hash_var_rows(columns, types)
+    # wide decimals / timestamps: serialise each row, hash rows of equal length together
     rows = zip(*(_internal_values(a, t) for a, t in zip(columns, types, strict=True)), strict=True)
     encoded = [serialize_row(r, types)[4:] for r in rows]
     out = np.empty(n, dtype=np.int32)

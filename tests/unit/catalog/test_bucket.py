@@ -105,6 +105,31 @@ def test_vectorised_equals_row_by_row(rows: list[tuple[int | None, str | None]],
     assert bucket_ids([ints], [INT], n).tolist() == [bucket_of((r[0],), (INT,), n) for r in rows]
 
 
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.one_of(st.none(), st.binary(max_size=19)),
+            st.one_of(st.none(), st.dates()),
+            st.one_of(st.none(), st.text(max_size=12)),
+        ),
+        max_size=30,
+    ),
+    st.integers(0, 5),
+)
+def test_vectorised_binary_date_string_keys(rows: list[tuple[Any, ...]], cut: int) -> None:
+    from lakeskip.types import BINARY, DATE, to_internal
+
+    types = (BINARY, DATE, STRING)
+    cols = [pa.array([r[i] for r in rows], t.to_arrow()) for i, t in enumerate(types)]
+    cols = [c.slice(min(cut, len(rows))) for c in cols]  # non-zero Arrow offsets
+    want = [
+        bucket_of(tuple(to_internal(t, v) for t, v in zip(types, r, strict=True)), types, 7)
+        for r in rows[min(cut, len(rows)) :]
+    ]
+    assert bucket_ids(cols, types, 7).tolist() == want
+
+
 def test_murmur_of_no_words_is_the_seeded_finaliser() -> None:
     # fmix32(42 ^ 0), worked out by hand in plain Python integers
     assert murmur_words(np.zeros((2, 0), np.uint32)).tolist() == [142593372, 142593372]
