@@ -68,6 +68,8 @@ def test_string_key_and_filters_that_keep_every_bucket(session: Any) -> None:
     assert sorted(map(tuple, df.collect())) == sorted(
         map(tuple, plain.where("customer = 'c5'").collect())
     )
+    ddl = session.sql("SHOW CREATE TABLE db.orders").collect()[0][0]
+    assert "'bucket' = '8'" in ddl and "'bucket-key' = 'customer'" in ddl, ddl
     for where in ("customer > 'c5'", "amount = 3", "customer = 'c5' OR amount = 3"):
         df = session.sql(f"SELECT * FROM db.orders WHERE {where}")
         assert sorted(map(tuple, df.collect())) == sorted(map(tuple, plain.where(where).collect()))

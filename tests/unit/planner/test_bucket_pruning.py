@@ -113,6 +113,8 @@ def test_point_lookup_keeps_one_bucket(tmp_path: Path) -> None:
     assert sorted(e.bucket for e in entries) == list(range(8))
     assert {e.total_buckets for e in entries} == {8}
     assert all(f"/bucket-{e.bucket}/" in table.data_file_path(e) for e in entries)
+    metas = table.manifest_metas(table.latest_snapshot())
+    assert [(m.min_bucket, m.max_bucket) for m in metas if m.num_added_files] == [(0, 7)]
     plan = ScanPlanner(table).plan(E.EqualTo("k", 123))
     want = bucket_of((123,), (T.BIGINT,), 8)
     assert [e.bucket for e in plan.files] == [want]
