@@ -43,7 +43,7 @@ test-interop: $(STAMP) check-java
 # Apache Paimon 0.9.0's Java classes only (needs javac; downloads pypaimon==0.2.0's sdist from
 # PyPI once into .interop-cache/ or $$LAKESKIP_INTEROP_CACHE); about 40 s with a warm cache
 test-interop-java: $(STAMP) check-java
-	$(PY) -m pytest -q -m interop tests/interop/test_paimon_java.py
+	$(PY) -m pytest -q -m interop tests/interop/test_paimon_java.py tests/interop/test_paimon_java_buckets.py
 
 bench: $(STAMP) check-java
 	$(PY) -c 'import matplotlib' 2>/dev/null || $(PY) -m pip install --quiet 'matplotlib>=3.8'
