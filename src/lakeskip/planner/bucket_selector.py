@@ -6,7 +6,8 @@ buckets are those of every combination of the values, computed by the writer's o
 (:func:`lakeskip.catalog.bucket.bucket_of`) from the bound literals, which are already in the
 column type's internal form, so they encode to the same ``BinaryRow`` bytes as the rows.
 Anything else -- a key column left free, a type whose literal encoding is not certain to match
-the writer's (floating point, timestamps, binary), too many combinations -- selects all buckets.
+the writer's (floating point, timestamps, binary, CHAR(n)), too many combinations -- selects
+all buckets.
 
 >>> from lakeskip import types as T
 >>> from lakeskip.catalog.bucket import BucketSpec
@@ -94,7 +95,8 @@ def select_buckets(bound: BooleanExpression, spec: BucketSpec) -> set[int] | Non
         bound: the query's bound predicate.
         spec: the table's bucket spec.
     """
-    if any(t.root not in PRUNABLE_ROOTS for t in spec.types):
+    # CHAR(n): Spark pads stored values and literals differently from the bytes hashed
+    if any(t.root not in PRUNABLE_ROOTS or t.fixed for t in spec.types):
         return None
     dnf = _dnf(rewrite_not(bound), frozenset(spec.key))
     selected: set[int] = set()

@@ -150,6 +150,13 @@ def test_double_keys_are_written_by_bucket_but_never_pruned(tmp_path: Path) -> N
     assert ScanPlanner(table).plan(E.EqualTo("k", 1.25)).report.skipped_by_bucket == 0
 
 
+def test_char_keys_are_never_pruned(tmp_path: Path) -> None:
+    char5 = T.parse_sql_type("CHAR(5)")
+    table = _point_table(tmp_path, char5, [f"k{i}" for i in range(100)])
+    assert len(table.scan_files()) == 8
+    assert ScanPlanner(table).plan(E.EqualTo("k", "k7")).report.skipped_by_bucket == 0
+
+
 def test_entries_of_another_bucket_count_are_kept(tmp_path: Path) -> None:
     import dataclasses
 
