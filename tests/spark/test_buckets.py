@@ -94,3 +94,18 @@ def test_compaction_keeps_rows_in_their_buckets(session: Any) -> None:
     df = session.sql("SELECT * FROM db.orders WHERE id = 77")
     assert {_bucket_of_path(p) for p in df.inputFiles()} == {bucket_of((77,), (BIGINT,), 8)}
     assert [r["id"] for r in df.collect()] == [77]
+    # indexes added later go beside the files in their bucket directories
+    session.sql(
+        "ALTER TABLE db.orders SET TBLPROPERTIES ('file-index.bloom-filter.columns' = 'customer',"
+        " 'file-index.in-manifest-threshold' = '1 b')"
+    )
+    session.sql("CALL sys.rewrite_file_index('db.orders')")
+    entries = handle.table.refresh().scan_files()
+    assert all(e.file.index_file_name for e in entries)
+    for e in entries:
+        assert handle.table.file_io.exists(
+            f"{handle.table.data_file_dir(e)}/{e.file.index_file_name}"
+        )
+        assert handle.table.data_file_dir(e).endswith(f"/bucket-{e.bucket}")
+    df = session.sql("SELECT * FROM db.orders WHERE id = 77 AND customer = 'c3'")
+    assert [r["id"] for r in df.collect()] == [77]
