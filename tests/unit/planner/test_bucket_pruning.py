@@ -58,8 +58,15 @@ def test_bucket_pruning_never_skips_a_matching_file(
     row_type = T.RowType.of(*[(c, SCALARS[c][0]) for c in COLUMNS])
     key = data.draw(st.lists(st.sampled_from(COLUMNS), min_size=1, max_size=2, unique=True))
     n_buckets = data.draw(st.integers(1, 6), label="buckets")
+    free = [c for c in ("b", "i8") if c not in key]
+    parts: list[str] = (
+        data.draw(st.lists(st.sampled_from(free), max_size=1), label="partition") if free else []
+    )
     table = cat.create_table(
-        "t", row_type, options={"bucket": str(n_buckets), "bucket-key": ",".join(key)}
+        "t",
+        row_type,
+        partition_keys=parts,
+        options={"bucket": str(n_buckets), "bucket-key": ",".join(key)},
     )
     n = data.draw(st.integers(1, 30), label="rows")
     cols = {c: data.draw(column_values(c, n), label=c) for c in COLUMNS}
