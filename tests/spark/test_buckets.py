@@ -109,3 +109,32 @@ def test_compaction_keeps_rows_in_their_buckets(session: Any) -> None:
         assert handle.table.data_file_dir(e).endswith(f"/bucket-{e.bucket}")
     df = session.sql("SELECT * FROM db.orders WHERE id = 77 AND customer = 'c3'")
     assert [r["id"] for r in df.collect()] == [77]
+
+
+def test_date_decimal_string_key_through_sql_literals(session: Any) -> None:
+    session.sql("CREATE DATABASE db")
+    session.sql(
+        "CREATE TABLE db.k (d DATE, m DECIMAL(10,2), s STRING, v INT) "
+        "WITH ('bucket' = '5', 'bucket-key' = 'd,m,s')"
+    )
+    session.sql(
+        "INSERT INTO db.k SELECT /*+ REPARTITION(2) */ date_add(DATE '2024-01-01', CAST(id % 9 AS INT)), "
+        "CAST(id % 7 AS DECIMAL(10,2)) / 4, concat('s', CAST(id % 4 AS STRING)), CAST(id AS INT) "
+        "FROM range(0, 600)"
+    )
+    plain = session.spark.read.parquet(*session.table("db.k").files())
+    wheres = [
+        "d = DATE '2024-01-03' AND m = 0.25 AND s = 's1'",
+        "d = '2024-01-03' AND m = 0.250 AND s = 's1'",
+        "d = DATE '2024-01-05' AND m IN (0.5, 1.25, 7) AND s IN ('s0', 's2')",
+        "d = DATE '2024-01-05' AND m = 1 AND s = 's2'",
+        "(d = DATE '2024-01-02' AND m = 0.75 AND s = 's3') OR (d = DATE '2024-01-04' AND m = 0 AND s = 's0')",
+        "d = DATE '2024-01-03' AND m = 0.251 AND s = 's1'",
+    ]
+    pruned = 0
+    for where in wheres:
+        df = session.sql(f"SELECT * FROM db.k WHERE {where}")
+        got = sorted(map(tuple, df.collect()))
+        assert got == sorted(map(tuple, plain.where(where).collect())), where
+        pruned += session.last_reports[0].skipped_by_bucket > 0
+    assert pruned >= 4
