@@ -42,7 +42,8 @@ lint: $(STAMP)
 
 fuzz: $(STAMP)
 	LAKESKIP_HYPOTHESIS_PROFILE=fuzz LAKESKIP_NEVER_WRONG_EXAMPLES=$${LAKESKIP_FUZZ_EXAMPLES:-2000} \
-	  $(PY) -m pytest -q tests/unit/planner/test_never_wrong.py tests/unit/index/test_index_oracle.py
+	  $(PY) -m pytest -q tests/unit/planner/test_never_wrong.py tests/unit/planner/test_bucket_pruning.py \
+	  tests/unit/index/test_index_oracle.py
 
 test-interop: $(STAMP) check-java
 	$(PY) -m pytest -q -m interop
@@ -50,7 +51,7 @@ test-interop: $(STAMP) check-java
 # Apache Paimon 0.9.0's Java classes only (needs javac; downloads pypaimon==0.2.0's sdist from
 # PyPI once into .interop-cache/ or $$LAKESKIP_INTEROP_CACHE); about 40 s with a warm cache
 test-interop-java: $(STAMP) check-java
-	$(PY) -m pytest -q -m interop tests/interop/test_paimon_java.py
+	$(PY) -m pytest -q -m interop tests/interop/test_paimon_java.py tests/interop/test_paimon_java_buckets.py
 
 bench: $(STAMP) check-java
 	$(PY) -c 'import matplotlib' 2>/dev/null || $(PY) -m pip install --quiet 'matplotlib>=3.8'

@@ -42,6 +42,7 @@ from lakeskip.errors import (
     DatabaseNotEmptyError,
     DatabaseNotFoundError,
     InvalidArgumentError,
+    InvalidOptionError,
     TableAlreadyExistsError,
     TableNotFoundError,
 )
@@ -175,7 +176,8 @@ class Catalog:
         comment: str | None = None,
         ignore_if_exists: bool = False,
     ) -> FileStoreTable:
-        """Create an append-only table (``bucket = -1``); field ids become 0..n-1.
+        """Create an append-only table (``bucket = -1``, or ``bucket = N`` with a
+        ``bucket-key``); field ids become 0..n-1.
 
         Raises:
             DatabaseNotFoundError: the database does not exist (``default`` is created).
@@ -277,6 +279,12 @@ class Catalog:
                 merged.pop(k, None)
             if merged == dict(current.options):
                 return current
+            for k in ("bucket", "bucket-key"):
+                if merged.get(k) != current.options.get(k):
+                    raise InvalidOptionError(
+                        f"option {k!r} cannot be changed by ALTER TABLE (rows are already "
+                        "placed by bucket); create a new table"
+                    )
             to_check = dict(sets)
             if any(k.startswith(FILE_INDEX_PREFIX) for k in merged):
                 to_check.update(

@@ -6,8 +6,10 @@ returned :class:`~lakeskip.catalog.manifest.ManifestEntry` objects.
 
 For each data file it:
 
-1. writes ``<table>/<partition dirs>/bucket-0/data-<uuid>-<n>.parquet`` through the table's
-   :class:`~lakeskip.catalog.file_io.FileIO` (so any pyarrow filesystem works);
+1. writes ``<table>/<partition dirs>/bucket-<b>/data-<uuid>-<n>.parquet`` through the table's
+   :class:`~lakeskip.catalog.file_io.FileIO` (so any pyarrow filesystem works); ``b`` is 0 on
+   unaware-bucket tables, else Paimon's bucket of the row's ``bucket-key``
+   (:mod:`lakeskip.catalog.bucket`), and the entry records it with ``total_buckets``;
 2. collects min/max/null-count stats (``metadata.stats-mode``);
 3. builds every configured file index (``file-index.*``) and embeds the container in the
    manifest when it is at most ``file-index.in-manifest-threshold`` bytes, else writes it to
@@ -24,10 +26,12 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from lakeskip.catalog.bucket import BucketSpec, bucket_ids, bucket_spec
 from lakeskip.catalog.data_file import DataFileMeta, make_data_file_meta
 from lakeskip.catalog.file_io import FileIO
 from lakeskip.catalog.manifest import FileKind, ManifestEntry
@@ -64,11 +68,15 @@ class WriteSpec:
     def index_options(self) -> FileIndexOptions:
         return parse_file_index_options(self.schema.options, self.schema.row_type)
 
+    def bucket_spec(self) -> BucketSpec | None:
+        """``None`` for unaware-bucket tables."""
+        return bucket_spec(self.schema.options, self.schema.row_type)
 
-def _partition_dir(spec: WriteSpec, partition: tuple[Any, ...]) -> str:
+
+def _partition_dir(spec: WriteSpec, partition: tuple[Any, ...], bucket: int = 0) -> str:
     from lakeskip.catalog.table import partition_path
 
-    rel = partition_path(spec.schema, partition)
+    rel = partition_path(spec.schema, partition, bucket)
     return f"{spec.table_path.rstrip('/')}/{rel}"
 
 
@@ -78,11 +86,16 @@ def write_data_file(
     partition: tuple[Any, ...],
     file_name: str,
     index_options: FileIndexOptions | None = None,
+    bucket: int = 0,
+    total_buckets: int = -1,
 ) -> ManifestEntry:
-    """Write one Parquet data file with its stats and index; return its ADD entry."""
+    """Write one Parquet data file with its stats and index; return its ADD entry.
+
+    ``bucket``/``total_buckets``: 0/-1 on unaware-bucket tables; on fixed-bucket tables the
+    caller has already placed every row of ``table`` in ``bucket``."""
     row_type = spec.schema.row_type
     table = table.cast(row_type.to_arrow())
-    directory = _partition_dir(spec, partition)
+    directory = _partition_dir(spec, partition, bucket)
     spec.file_io.mkdirs(directory)
     path = f"{directory}/{file_name}"
     with spec.file_io.open_output(path) as out:
@@ -113,8 +126,8 @@ def write_data_file(
     return ManifestEntry(
         kind=FileKind.ADD,
         partition=tuple(partition),
-        bucket=0,
-        total_buckets=-1,
+        bucket=bucket,
+        total_buckets=total_buckets,
         file=meta,
     )
 
@@ -140,7 +153,9 @@ class DataWriter:
         self.counter = 0
         self.target = spec.target_file_size
         self.memory_ratio = _INITIAL_MEMORY_RATIO
-        self.buffers: dict[tuple[Any, ...], _Buffer] = {}
+        # keyed by (partition values, bucket)
+        self.buffers: dict[tuple[tuple[Any, ...], int], _Buffer] = {}
+        self.bucket_spec = spec.bucket_spec()
         self.index_options = spec.index_options()
         self.written: list[ManifestEntry] = []
         self.partition_keys = list(spec.schema.partition_keys)
@@ -158,31 +173,55 @@ class DataWriter:
             return []
         table = _conform(table, self.arrow_schema)
         done: list[ManifestEntry] = []
-        for partition, part in self._split(table):
-            buf = self.buffers.setdefault(partition, _Buffer())
+        for key, part in self._split_buckets(self._split(table)):
+            buf = self.buffers.setdefault(key, _Buffer())
             buf.tables.append(part)
             buf.nbytes += part.nbytes
             buf.rows += part.num_rows
             if buf.nbytes >= self.target * self.memory_ratio:
-                done.append(self._flush(partition))
+                done.append(self._flush(key))
         return done
 
     def close(self) -> list[ManifestEntry]:
-        """Write every buffered partition; returns all entries of this writer."""
-        for partition in list(self.buffers):
-            self._flush(partition)
+        """Write every buffered (partition, bucket); returns all entries of this writer."""
+        for key in list(self.buffers):
+            self._flush(key)
         return list(self.written)
 
-    def _flush(self, partition: tuple[Any, ...]) -> ManifestEntry:
-        buf = self.buffers.pop(partition)
+    def _flush(self, key: tuple[tuple[Any, ...], int]) -> ManifestEntry:
+        buf = self.buffers.pop(key)
         table = pa.concat_tables(buf.tables)
+        partition, bucket = key
         entry = write_data_file(
-            self.spec, table, partition, self._next_name(), index_options=self.index_options
+            self.spec,
+            table,
+            partition,
+            self._next_name(),
+            index_options=self.index_options,
+            bucket=bucket,
+            total_buckets=-1 if self.bucket_spec is None else self.bucket_spec.num_buckets,
         )
         if entry.file.file_size > 0:
             self.memory_ratio = max(1.0, buf.nbytes / entry.file.file_size)
         self.written.append(entry)
         return entry
+
+    def _split_buckets(
+        self, parts: Iterator[tuple[tuple[Any, ...], pa.Table]]
+    ) -> Iterator[tuple[tuple[tuple[Any, ...], int], pa.Table]]:
+        spec = self.bucket_spec
+        for partition, part in parts:
+            if spec is None:
+                yield (partition, 0), part
+                continue
+            ids = bucket_ids([part[k] for k in spec.key], spec.types, spec.num_buckets)
+            order = np.argsort(ids, kind="stable")
+            sorted_ids = ids[order]
+            starts = np.flatnonzero(np.r_[True, sorted_ids[1:] != sorted_ids[:-1]])
+            ends = np.r_[starts[1:], len(order)]
+            for s, e in zip(starts.tolist(), ends.tolist(), strict=True):
+                rows = part if e - s == len(order) else part.take(pa.array(order[s:e]))
+                yield (partition, int(sorted_ids[s])), rows
 
     def _split(self, table: pa.Table) -> Iterator[tuple[tuple[Any, ...], pa.Table]]:
         if not self.partition_keys:

@@ -14,7 +14,7 @@ Example:
     >>> validate_options({"bucket": "4"}, None)
     Traceback (most recent call last):
     ...
-    lakeskip.errors.InvalidOptionError: option 'bucket' = '4': only -1 (unaware-bucket append tables) is supported
+    lakeskip.errors.InvalidOptionError: option 'bucket' = '4' needs option 'bucket-key' on an append table
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ __all__ = [
 ]
 
 BUCKET = "bucket"
+BUCKET_KEY = "bucket-key"
 FILE_FORMAT = "file.format"
 TARGET_FILE_SIZE = "target-file-size"
 STATS_MODE = "metadata.stats-mode"
@@ -139,9 +140,13 @@ def _one_of(*choices: str) -> Callable[[str, str], None]:
 
 
 def _bucket(value: str, key: str) -> None:
-    if str(value).strip() != "-1":
+    try:
+        n = int(str(value).strip())
+    except ValueError:
+        raise InvalidOptionError(f"option {key!r} = {value!r}: not an integer") from None
+    if n != -1 and n <= 0:
         raise InvalidOptionError(
-            f"option {key!r} = {value!r}: only -1 (unaware-bucket append tables) is supported"
+            f"option {key!r} = {value!r}: -1 (unaware-bucket) or a bucket count > 0"
         )
 
 
@@ -173,7 +178,10 @@ class OptionSpec:
 KNOWN_OPTIONS: Mapping[str, OptionSpec] = {
     s.key: s
     for s in (
-        OptionSpec(BUCKET, "-1", _bucket, "only -1: unaware-bucket append table"),
+        OptionSpec(
+            BUCKET, "-1", _bucket, "-1 (unaware-bucket) or N > 0 fixed buckets (needs bucket-key)"
+        ),
+        OptionSpec(BUCKET_KEY, None, _any, "columns hashed to pick a row's bucket (bucket > 0)"),
         # time travel of batch reads (lakeskip.catalog.time_travel)
         OptionSpec("scan.snapshot-id", None, _int_at_least(1), "read this snapshot"),
         OptionSpec("scan.timestamp-millis", None, _int_at_least(0), "read as of this time"),
@@ -309,6 +317,7 @@ def validate_options(
         UnsupportedIndexTypeError / UnknownIndexTypeError: bad ``file-index.*`` options.
     """
     has_index = False
+    _validate_bucket(options, row_type, partition_keys)
     for key, value in options.items():
         if not isinstance(value, str):
             raise InvalidOptionError(f"option {key!r}: value must be a string, got {value!r}")
@@ -340,6 +349,50 @@ def validate_options(
         clustering_from_options(options, row_type, partition_keys)  # sortable, known strategy
     if has_index:
         _validate_index_options(options, row_type)
+
+
+def _validate_bucket(
+    options: Mapping[str, str], row_type: RowType | None, partition_keys: Sequence[str]
+) -> None:
+    """``bucket`` > 0 needs ``bucket-key`` (append tables have no primary key to default
+    to): known, distinct, non-partition columns of hashable types, as Paimon requires."""
+    raw = options.get(BUCKET)
+    keys = options.get(BUCKET_KEY)
+    if raw is None and keys is None:
+        return
+    _bucket(raw if raw is not None else "-1", BUCKET)
+    fixed = raw is not None and int(str(raw).strip()) > 0
+    if keys is not None and not fixed:
+        raise InvalidOptionError(f"option {BUCKET_KEY!r} needs option 'bucket' > 0")
+    if fixed and not (keys or "").strip():
+        raise InvalidOptionError(
+            f"option 'bucket' = {raw!r} needs option {BUCKET_KEY!r} on an append table"
+        )
+    if row_type is None or keys is None:
+        return
+    seen: list[str] = []
+    for c in (c.strip() for c in keys.split(",")):
+        if not c:
+            raise InvalidOptionError(f"option {BUCKET_KEY!r} = {keys!r}: empty name")
+        if not row_type.has(c):
+            raise InvalidOptionError(
+                f"option {BUCKET_KEY!r}: unknown column {c!r} (columns: {', '.join(row_type.names)})"
+            )
+        actual = row_type.field(c).name
+        if actual != c:  # Paimon matches bucket-key names exactly
+            raise InvalidOptionError(
+                f"option {BUCKET_KEY!r}: column {c!r} is spelled {actual!r} in the table"
+            )
+        if c in seen:
+            raise InvalidOptionError(f"option {BUCKET_KEY!r}: column {c!r} listed twice")
+        if c in partition_keys:
+            raise InvalidOptionError(f"option {BUCKET_KEY!r}: {c} is a partition column")
+        t = row_type.field(c).type
+        if t.is_nested:
+            raise InvalidOptionError(
+                f"option {BUCKET_KEY!r}: column {c} of type {t} cannot be hashed"
+            )
+        seen.append(c)
 
 
 def _validate_index_options(options: Mapping[str, str], row_type: RowType) -> None:

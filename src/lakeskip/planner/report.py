@@ -2,7 +2,7 @@
 
 A :class:`ScanPlan` lists the data files Spark must read. Every other file carries the
 reason it was skipped, and :class:`PruningReport` sums those reasons up the way ``EXPLAIN
-PRUNING`` prints them: skipped by partition, by stats, by each index type and column.
+PRUNING`` prints them: skipped by partition, by bucket, by stats, by each index type and column.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ class SkipTier(enum.Enum):
 
     PREDICATE = "predicate"  # the predicate is always false: no file can match
     PARTITION = "partition"
+    BUCKET = "bucket"  # fixed-bucket table: the bucket-key filter selects other buckets
     STATS = "stats"
     EMBEDDED_INDEX = "embedded-index"
     INDEX_FILE = "index-file"
@@ -73,6 +74,7 @@ class PruningReport:
     rows_narrowed_files: int  # files kept with a row bitmap (not all rows)
     planning_ms: float
     warnings: tuple[str, ...] = ()
+    skipped_by_bucket: int = 0
 
     @property
     def skipped_files(self) -> int:
@@ -84,6 +86,8 @@ class PruningReport:
         reasons = []
         if self.skipped_by_partition:
             reasons.append(f"partition {self.skipped_by_partition}")
+        if self.skipped_by_bucket:
+            reasons.append(f"bucket {self.skipped_by_bucket}")
         if self.skipped_by_stats:
             reasons.append(f"stats {self.skipped_by_stats}")
         reasons += [f"{k} {v}" for k, v in sorted(self.skipped_by_column.items())]
@@ -101,6 +105,7 @@ class PruningReport:
             ("files total", str(self.total_files)),
             ("files kept", str(self.kept_files)),
             ("files skipped by partition", str(self.skipped_by_partition)),
+            ("files skipped by bucket", str(self.skipped_by_bucket)),
             ("files skipped by stats", str(self.skipped_by_stats)),
         ]
         rows += [
@@ -145,7 +150,7 @@ class ScanPlan:
     ) -> ScanPlan:
         by_index: Counter[str] = Counter()
         by_column: Counter[str] = Counter()
-        partition = stats = narrowed = 0
+        partition = bucket = stats = narrowed = 0
         kept_rows = 0
         for d in decisions:
             if d.keep:
@@ -153,6 +158,8 @@ class ScanPlan:
                 narrowed += d.rows is not None
             elif d.tier is SkipTier.PARTITION:
                 partition += 1
+            elif d.tier is SkipTier.BUCKET:
+                bucket += 1
             elif d.tier in (SkipTier.STATS, SkipTier.PREDICATE):
                 stats += 1
             elif d.index_type:
@@ -177,5 +184,6 @@ class ScanPlan:
             rows_narrowed_files=narrowed,
             planning_ms=planning_ms,
             warnings=tuple(warnings),
+            skipped_by_bucket=bucket,
         )
         return ScanPlan(decisions=tuple(decisions), report=report)

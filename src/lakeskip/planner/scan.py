@@ -3,6 +3,8 @@
 Tiers, cheapest first, each only for files the previous tiers kept:
 
 1. **Partition values** (exact, from the manifest entry).
+   **Buckets** of fixed-bucket tables: a filter pinning every bucket-key column to values
+   keeps only the entries of those values' buckets (:mod:`lakeskip.planner.bucket_selector`).
 2. **Stats**: min/max/null counts from the manifest (:class:`StatsEvaluator`).
 3. **Embedded file indexes** (``_EMBEDDED_FILE_INDEX``; no extra I/O).
 4. **``.index`` files**, read in parallel for the files still alive, cached by path (index
@@ -24,6 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from lakeskip.catalog.bucket import bucket_spec
 from lakeskip.catalog.cache import CacheSection, MetadataCache, shared_cache
 from lakeskip.catalog.manifest import ManifestEntry
 from lakeskip.catalog.stats import file_column_stats
@@ -32,6 +35,7 @@ from lakeskip.errors import LakeskipWarning
 from lakeskip.expressions import AlwaysFalse, AlwaysTrue, BooleanExpression, bind
 from lakeskip.index.file_index import FileIndexFile
 from lakeskip.index.options import parse_file_index_options
+from lakeskip.planner.bucket_selector import select_buckets
 from lakeskip.planner.index_evaluator import IndexVerdict, evaluate_file_index
 from lakeskip.planner.report import FileDecision, ScanPlan, SkipTier
 from lakeskip.planner.stats import ColumnStats, FileStats
@@ -155,6 +159,13 @@ class ScanPlanner:
         part_keys = list(schema.partition_keys)
         decisions: dict[int, FileDecision] = {}
         alive: list[int] = []
+        buckets: set[int] | None = None
+        try:
+            spec = bucket_spec(schema.options, row_type)
+        except Exception:  # options of a table written elsewhere we cannot read: no pruning
+            spec = None
+        if spec is not None:
+            buckets = select_buckets(bound, spec)
         for i, e in enumerate(entries):
             part_stats = {
                 k: ColumnStats(v, v, e.file.row_count if v is None else 0)
@@ -162,6 +173,14 @@ class ScanPlanner:
             }
             if part_keys and not evaluator.evaluate(FileStats(e.file.row_count, part_stats)):
                 decisions[i] = FileDecision(e, keep=False, tier=SkipTier.PARTITION)
+                continue
+            if (
+                buckets is not None
+                and spec is not None
+                and e.total_buckets == spec.num_buckets
+                and e.bucket not in buckets
+            ):
+                decisions[i] = FileDecision(e, keep=False, tier=SkipTier.BUCKET)
                 continue
             stats = self._file_stats(e, notes)
             stats.update(part_stats)

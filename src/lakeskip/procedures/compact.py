@@ -50,7 +50,8 @@ SMALL_FILE_RATIO = 0.7
 
 
 def plan_bins(entries: Sequence[ManifestEntry], target: int) -> list[list[ManifestEntry]]:
-    """Group small files per partition into bins of about ``target`` bytes (>= 2 files each).
+    """Group small files per partition (and bucket, on fixed-bucket tables) into bins of
+    about ``target`` bytes (>= 2 files each).
 
     >>> plan_bins([], 100)
     []
@@ -58,7 +59,7 @@ def plan_bins(entries: Sequence[ManifestEntry], target: int) -> list[list[Manife
     by_partition: dict[tuple[Any, ...], list[ManifestEntry]] = defaultdict(list)
     for e in entries:
         if e.file.file_size < target * SMALL_FILE_RATIO:
-            by_partition[tuple(e.partition)].append(e)
+            by_partition[(*e.partition, e.bucket)].append(e)
     bins: list[list[ManifestEntry]] = []
     for files in by_partition.values():
         files.sort(key=lambda e: e.file.file_name)

@@ -17,6 +17,7 @@ import pyarrow as pa
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from lakeskip.catalog.bucket import bucket_ids, bucket_spec
 from lakeskip.catalog.data_writer import DataWriter, WriteSpec
 from lakeskip.catalog.manifest import ManifestEntry
 from lakeskip.catalog.snapshot import CommitKind, Snapshot
@@ -89,6 +90,34 @@ def align_by_name(df: DataFrame, row_type: RowType, what: str) -> DataFrame:
 
 
 SORT_KEY = "__lakeskip_sort_key"
+BUCKET_COLUMN = "__lakeskip_bucket"
+
+
+def _bucket_task(columns: list[str], types: list[DataType], num_buckets: int):  # type: ignore[no-untyped-def]
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            arrays = [batch.column(batch.schema.get_field_index(c)) for c in columns]
+            ids = pa.array(bucket_ids(arrays, types, num_buckets), pa.int32())
+            yield pa.RecordBatch.from_arrays(
+                [*batch.columns, ids], names=[*batch.schema.names, BUCKET_COLUMN]
+            )
+
+    return run
+
+
+def repartition_by_bucket(df: DataFrame, table: FileStoreTable) -> DataFrame:
+    """On a fixed-bucket table, shuffle rows by (partition, Paimon bucket) so each bucket of
+    a partition is written by one task (fewer, larger files); other tables unchanged."""
+    schema = table.schema
+    spec = bucket_spec(schema.options, schema.row_type)
+    if spec is None:
+        return df
+    keyed = df.mapInArrow(
+        _bucket_task(list(spec.key), list(spec.types), spec.num_buckets),
+        schema.row_type.spark_ddl() + f", `{BUCKET_COLUMN}` INT",
+    )
+    parts = [F.col(f"`{k}`") for k in schema.partition_keys]
+    return keyed.repartition(*parts, F.col(BUCKET_COLUMN)).drop(BUCKET_COLUMN)
 
 
 def _key_task(columns: list[str], strategy: str, types: list[DataType], var_len: int):  # type: ignore[no-untyped-def]
@@ -180,6 +209,8 @@ def write_dataframe(
             cluster.var_length_contribution,
             n_out,
         )
+    else:
+        df = repartition_by_bucket(df, table)
     entries = collect_entries(table, df)
     if not overwrite:
         if not entries:

@@ -263,6 +263,7 @@ public class PaimonProbe {
                 ObjectNode n = out.addObject();
                 n.put("file", f.fileName());
                 n.put("bucket_path", ds.bucketPath());
+                n.put("bucket", ds.bucket());
                 n.set("extra", JSON.valueToTree(f.extraFiles()));
                 byte[] e = f.embeddedIndex();
                 StringBuilder hex = new StringBuilder();

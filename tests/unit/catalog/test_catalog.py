@@ -70,7 +70,20 @@ BAD_CREATES: list[tuple[str, dict[str, Any], type[LakeskipError], str]] = [
     ("a.b.c", {}, InvalidArgumentError, "invalid table identifier"),
     ("t", {"partition_keys": ["nope"]}, ColumnNotFoundError, "partition column not found: nope"),
     ("t", {"partition_keys": ["id", "name", "dt"]}, InvalidArgumentError, "all of its columns"),
-    ("t", {"options": {"bucket": "2"}}, InvalidOptionError, "only -1"),
+    ("t", {"options": {"bucket": "2"}}, InvalidOptionError, "needs option 'bucket-key'"),
+    ("t", {"options": {"bucket": "0", "bucket-key": "id"}}, InvalidOptionError, "'bucket'"),
+    ("t", {"options": {"bucket": "x", "bucket-key": "id"}}, InvalidOptionError, "not an integer"),
+    ("t", {"options": {"bucket-key": "id"}}, InvalidOptionError, "needs option 'bucket' > 0"),
+    ("t", {"options": {"bucket": "2", "bucket-key": "nope"}}, InvalidOptionError, "unknown column"),
+    ("t", {"options": {"bucket": "2", "bucket-key": "id,id"}}, InvalidOptionError, "twice"),
+    ("t", {"options": {"bucket": "2", "bucket-key": "ID"}}, InvalidOptionError, "spelled 'id'"),
+    ("t", {"options": {"bucket": "2", "bucket-key": "id,"}}, InvalidOptionError, "empty name"),
+    (
+        "t",
+        {"partition_keys": ["dt"], "options": {"bucket": "2", "bucket-key": "dt"}},
+        InvalidOptionError,
+        "bucket-key': dt is a partition column",
+    ),
     ("t", {"options": {"file.format": "orc"}}, InvalidOptionError, "file.format"),
     ("t", {"options": {"target-file-size": "big"}}, InvalidOptionError, "invalid size"),
     ("t", {"options": {"metadata.stats-mode": "truncate(0)"}}, InvalidOptionError, "stats mode"),
@@ -138,6 +151,8 @@ def test_alter_options_creates_schema_and_validates(catalog: Catalog, tmp_path: 
         catalog.alter_table("t", set_options={"nonsense.key": "1"})
     with pytest.raises(InvalidOptionError):
         catalog.alter_table("t", set_options={"bucket": "8"})
+    with pytest.raises(InvalidOptionError, match="cannot be changed by ALTER TABLE"):
+        catalog.alter_table("t", set_options={"bucket": "8", "bucket-key": "id"})
     assert _files(tmp_path) == before, "a rejected ALTER writes nothing"
     assert t.refresh().schema.id == 2 and t.schema_by_id(0).options == {"write-only": "true"}
 
@@ -156,3 +171,16 @@ def test_file_index_options_are_validated_when_available(catalog: Catalog) -> No
     with pytest.raises((ColumnNotFoundError, InvalidOptionError)):
         catalog.create_table("t", ROW, options={"file-index.bloom-filter.columns": "nope"})
     assert not catalog.table_exists("t")
+
+
+def test_bucketed_table_options(catalog: Catalog) -> None:
+    opts = {"bucket": "4", "bucket-key": "name, id"}
+    t = catalog.create_table("b", ROW, partition_keys=["dt"], options=opts)
+    assert t.schema.options == opts
+    with pytest.raises(InvalidOptionError, match="'bucket-key' cannot be changed"):
+        catalog.alter_table("b", set_options={"bucket-key": "id"})
+    with pytest.raises(InvalidOptionError, match="'bucket' cannot be changed"):
+        catalog.alter_table("b", unset_options=["bucket"])
+    nested = RowType.of(("id", BIGINT), ("m", map_of(STRING, STRING)))
+    with pytest.raises(InvalidOptionError, match=r"column m of type .* cannot be hashed"):
+        catalog.create_table("n", nested, options={"bucket": "2", "bucket-key": "m"})
