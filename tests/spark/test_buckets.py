@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 from lakeskip.catalog.bucket import bucket_ids, bucket_of
+from lakeskip.spark import input_files
 from lakeskip.types import BIGINT, STRING
 
 ROWS = (
@@ -47,9 +48,9 @@ def test_point_lookup_on_bucket_key_reads_one_bucket(session: Any) -> None:
         assert set(bucket_ids([ids], [BIGINT], 8).tolist()) == {_bucket_of_path(f)}
     for where, keys in (("id = 1234", [1234]), ("id IN (7, 3999, 5000)", [7, 3999, 5000])):
         df = session.sql(f"SELECT * FROM db.orders WHERE {where}")
-        got = {os.path.basename(p) for p in df.inputFiles()}
+        got = {os.path.basename(p) for p in input_files(df)}
         want = {bucket_of((k,), (BIGINT,), 8) for k in keys}
-        assert {_bucket_of_path(p) for p in df.inputFiles()} <= want
+        assert {_bucket_of_path(p) for p in input_files(df)} <= want
         assert got, where
         assert session.last_reports[0].skipped_by_bucket == 16 - 2 * len(want)
         assert sorted(map(tuple, df.collect())) == sorted(map(tuple, plain.where(where).collect()))
@@ -64,7 +65,7 @@ def test_string_key_and_filters_that_keep_every_bucket(session: Any) -> None:
     handle = _create(session, "customer")
     plain = session.spark.read.parquet(*handle.files())
     df = session.sql("SELECT * FROM db.orders WHERE customer = 'c5'")
-    assert {_bucket_of_path(p) for p in df.inputFiles()} == {bucket_of(("c5",), (STRING,), 8)}
+    assert {_bucket_of_path(p) for p in input_files(df)} == {bucket_of(("c5",), (STRING,), 8)}
     assert sorted(map(tuple, df.collect())) == sorted(
         map(tuple, plain.where("customer = 'c5'").collect())
     )
@@ -92,7 +93,7 @@ def test_compaction_keeps_rows_in_their_buckets(session: Any) -> None:
         assert set(bucket_ids([ids], [BIGINT], 8).tolist()) == {_bucket_of_path(f)}
     assert sorted(map(tuple, session.sql("SELECT * FROM db.orders").collect())) == before
     df = session.sql("SELECT * FROM db.orders WHERE id = 77")
-    assert {_bucket_of_path(p) for p in df.inputFiles()} == {bucket_of((77,), (BIGINT,), 8)}
+    assert {_bucket_of_path(p) for p in input_files(df)} == {bucket_of((77,), (BIGINT,), 8)}
     assert [r["id"] for r in df.collect()] == [77]
     # indexes added later go beside the files in their bucket directories
     session.sql(
@@ -136,5 +137,7 @@ def test_date_decimal_string_key_through_sql_literals(session: Any) -> None:
         df = session.sql(f"SELECT * FROM db.k WHERE {where}")
         got = sorted(map(tuple, df.collect()))
         assert got == sorted(map(tuple, plain.where(where).collect())), where
-        pruned += session.last_reports[0].skipped_by_bucket > 0
+        # a predicate Spark folds to false (m = 0.251 on DECIMAL(10,2)) plans no scan at all
+        reports = session.last_reports
+        pruned += bool(reports) and reports[0].skipped_by_bucket > 0
     assert pruned >= 4
