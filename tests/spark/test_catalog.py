@@ -151,7 +151,7 @@ def test_create_ctas_rtas_and_time_travel(spark: SparkSession, lk: Any) -> None:
     at_first = spark.sql(f"SELECT * FROM lakeskip.db.c TIMESTAMP AS OF timestamp_millis({first})")
     assert _rows(at_first) == [(5, "e")], "TIMESTAMP AS OF the first commit's time"
     assert _rows(spark.sql("SELECT * FROM lakeskip.db.c")) == [(5, "e"), (6, "f")]
-    with pytest.raises(AnalysisException, match="no snapshot 9"):
+    with pytest.raises(AnalysisException, match="snapshot 9 does not exist"):
         spark.sql("SELECT * FROM lakeskip.db.c VERSION AS OF 9").collect()
 
 

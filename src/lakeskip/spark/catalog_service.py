@@ -131,12 +131,34 @@ class ReportLog:
             return self._ids.get(report_id)
 
 
+class ErrorLog:
+    """The first lakeskip error a callback raised, by query tag (bounded), so the querying
+    thread can raise the typed error instead of Spark's AnalysisException wrapping it."""
+
+    def __init__(self) -> None:
+        self._by_tag: OrderedDict[str, LakeskipError] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def add(self, tag: str, error: LakeskipError) -> None:
+        if not tag:
+            return
+        with self._lock:
+            self._by_tag.setdefault(tag, error)
+            while len(self._by_tag) > _MAX_TAGS:
+                self._by_tag.popitem(last=False)
+
+    def pop(self, tag: str) -> LakeskipError | None:
+        with self._lock:
+            return self._by_tag.pop(tag, None)
+
+
 class CatalogService:
     """Serves the JVM catalog's callbacks for one SparkSession (any number of catalogs)."""
 
     def __init__(self, spark: SparkSession) -> None:
         self.spark = spark
         self.reports = ReportLog()
+        self.errors = ErrorLog()
         self._catalogs: dict[str, Catalog] = {}
         self._warehouses: dict[str, str] = {}  # catalog name -> warehouse (set by attach)
         self._lock = threading.Lock()
@@ -181,6 +203,7 @@ class CatalogService:
 
     def call(self, op: str, payload_json: str, arg: Any) -> str:
         """py4j entry point: never raises (an exception would reach Spark as a py4j stack)."""
+        payload: dict[str, Any] = {}
         try:
             payload = json.loads(payload_json)
             if payload.get("protocol") != PROTOCOL:
@@ -193,6 +216,8 @@ class CatalogService:
                 raise UnsupportedStatementError(f"unknown catalog operation {op!r}")
             return json.dumps(handler(payload, arg))
         except LakeskipError as e:
+            # the querying thread re-raises this typed error (native_query.run_native_query)
+            self.errors.add(str(payload.get("tag") or ""), e)
             return _error(type(e).__name__, str(e))
         except Exception as e:
             from lakeskip.spark.session import spark_error_message

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 
 from lakeskip.errors import LakeskipError
@@ -86,6 +87,14 @@ def run_native_query(
     complete when this returns; the DataFrame keeps that plan for its actions.
     """
     with tagged(spark) as tag:
-        df = spark.sql(sql)
-        df._jdf.queryExecution().optimizedPlan()
+        try:
+            df = spark.sql(sql)
+            df._jdf.queryExecution().optimizedPlan()
+        except PySparkException as e:
+            typed = service.errors.pop(tag)
+            if typed is not None:
+                raise typed from e
+            raise
+        finally:
+            service.errors.pop(tag)
     return df, service.reports.pop(tag)
