@@ -28,16 +28,25 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+import sqlglot
 from sqlglot import exp
+from sqlglot.errors import ParseError, TokenError
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
-from lakeskip.errors import UnsupportedStatementError
+from lakeskip.errors import SqlParseError, UnsupportedStatementError
 from lakeskip.expressions import AlwaysTrue, And, BooleanExpression, Reference
 from lakeskip.sql.predicates import to_expression
 from lakeskip.sql.statements import DIALECT, TableIdent
 from lakeskip.types import RowType
 
-__all__ = ["AsOf", "TableScan", "analyze_query", "rewrite_tables", "time_travel_of"]
+__all__ = [
+    "AsOf",
+    "TableScan",
+    "analyze_query",
+    "condition_predicate",
+    "rewrite_tables",
+    "time_travel_of",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,3 +280,38 @@ def rewrite_tables(tree: exp.Expression, mapping: Mapping[int, str]) -> str:
         return node
 
     return tree.transform(swap, copy=False).sql(DIALECT)
+
+
+_TARGET = "__lakeskip_dml_target"
+
+
+def condition_predicate(
+    condition: str | None, row_type: RowType, alias: str, time_zone: str = "UTC"
+) -> BooleanExpression:
+    """The pruning predicate of a DELETE/UPDATE ``WHERE`` condition over one table, read as
+    ``SELECT * FROM <table> AS <alias> WHERE <condition>`` (so subqueries and qualified columns
+    are scoped exactly as in a query). ``None`` (no WHERE) is ``AlwaysTrue``.
+
+    >>> from lakeskip import types as T
+    >>> rt = T.RowType.of(("id", T.BIGINT), ("k", T.STRING))
+    >>> condition_predicate("t.id = 3 AND k IN (SELECT k FROM u)", rt, "t")
+    EqualTo(Reference('id'), 3)
+    """
+    if condition is None:
+        return AlwaysTrue()
+    target = exp.to_identifier(_TARGET).sql(DIALECT)
+    text = f"SELECT * FROM {target} AS {exp.to_identifier(alias).sql(DIALECT)} WHERE {condition}"
+    try:
+        tree = sqlglot.parse_one(text, read=DIALECT)
+    except (ParseError, TokenError) as e:
+        raise SqlParseError(f"cannot parse the condition {condition!r}: {e}") from e
+    from_ = tree.args.get("from") or tree.args.get("from_")
+    main = from_.this if from_ is not None else None
+
+    def tables(ident: TableIdent) -> RowType | None:
+        return row_type if ident == TableIdent(None, _TARGET) else None
+
+    for scan in analyze_query(tree, tables=tables, time_zone=time_zone):
+        if scan.node is main:
+            return scan.predicate
+    return AlwaysTrue()
