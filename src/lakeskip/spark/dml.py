@@ -28,6 +28,7 @@ names in subqueries must be Spark tables (a lakeskip table in a subquery is not 
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -166,8 +167,10 @@ def _copy_on_write(
     counts = _sql_over(
         spark,
         _files_frame(spark, table, candidates),
-        lambda view: f"SELECT {FILE_COLUMN}, count(*) AS n FROM {view} {as_alias} "
-        f"WHERE {cond} GROUP BY {FILE_COLUMN}",
+        lambda view: (
+            f"SELECT {FILE_COLUMN}, count(*) AS n FROM {view} {as_alias} "
+            f"WHERE {cond} GROUP BY {FILE_COLUMN}"
+        ),
     ).collect()
     matched = {str(r[FILE_COLUMN]): int(r["n"]) for r in counts}
     affected = [e for e in candidates if e.file.file_name in matched]
@@ -254,7 +257,5 @@ def _remove_files(table: FileStoreTable, entries: Sequence[ManifestEntry]) -> No
     for e in entries:
         directory = table.data_file_dir(e)
         for path in (table.data_file_path(e), *(f"{directory}/{x}" for x in e.file.extra_files)):
-            try:
+            with contextlib.suppress(OSError):  # else an orphan for sys.remove_orphan_files
                 table.file_io.delete(path)
-            except OSError:
-                pass  # an orphan; sys.remove_orphan_files removes it later

@@ -305,6 +305,8 @@ def condition_predicate(
         tree = sqlglot.parse_one(text, read=DIALECT)
     except (ParseError, TokenError) as e:
         raise SqlParseError(f"cannot parse the condition {condition!r}: {e}") from e
+    if not isinstance(tree, exp.Select):  # e.g. a condition that ends the statement early
+        raise SqlParseError(f"cannot parse the condition {condition!r}")
     from_ = tree.args.get("from") or tree.args.get("from_")
     main = from_.this if from_ is not None else None
 
