@@ -14,6 +14,7 @@ from lakeskip.catalog.snapshot import CommitKind
 from lakeskip.errors import (
     ColumnNotFoundError,
     CommitConflictError,
+    InvalidArgumentError,
     QueryFailedError,
     UnsupportedStatementError,
 )
@@ -138,6 +139,12 @@ def test_null_condition_keeps_rows(session) -> None:  # type: ignore[no-untyped-
     assert out["rows_updated"] == 0 and out["snapshot_id"] is None, "NULL <> 1 is NULL"
     assert session.sql("UPDATE n SET v = -1 WHERE NOT (v > 5)").collect()[0]["rows_updated"] == 1
     assert _rows(session.sql("SELECT * FROM n")) == [(1, -1), (2, None), (4, None)]
+    # a column added later reads NULL in the old file, also in the condition
+    session.sql("ALTER TABLE n ADD COLUMNS (w STRING)")
+    session.sql("INSERT INTO n VALUES (5, 5, 'x')")
+    assert session.sql("DELETE FROM n WHERE w IS NULL AND id = 1").collect()[0][1] == 1
+    assert session.sql("UPDATE n SET w = 'y' WHERE v IS NULL").collect()[0][1] == 2
+    assert _rows(session.sql("SELECT * FROM n")) == [(2, None, "y"), (4, None, "y"), (5, 5, "x")]
     session.sql("DELETE FROM n")  # no WHERE: every row
     assert _rows(session.sql("SELECT * FROM n")) == []
 
@@ -147,6 +154,8 @@ def test_update_errors(session) -> None:  # type: ignore[no-untyped-def]
     session.sql("INSERT INTO e VALUES (1, 'a'), (2, 'b')")
     with pytest.raises(ColumnNotFoundError, match="no column nope"):
         session.sql("UPDATE e SET nope = 1")
+    with pytest.raises(InvalidArgumentError, match=r"deterministic \(rand\(\) is not\)"):
+        session.sql("DELETE FROM e WHERE rand() < 0.5")
     with pytest.raises(QueryFailedError, match="NULL in NOT NULL column id"):
         session.sql("UPDATE e SET id = NULL WHERE s = 'a'")
     assert _rows(session.sql("SELECT * FROM e")) == [(1, "a"), (2, "b")], "nothing committed"

@@ -44,7 +44,7 @@ from lakeskip.planner.scan import ScanPlanner
 from lakeskip.sort.clustering import clustering_from_options
 from lakeskip.spark.query import table_file_paths, view_over_files
 from lakeskip.spark.writer import align_by_position, collect_entries, sort_dataframe
-from lakeskip.sql.query import condition_predicate
+from lakeskip.sql.query import condition_predicate, nondeterministic_function
 
 __all__ = ["DmlResult", "delete_where", "update_where"]
 
@@ -150,6 +150,10 @@ def _copy_on_write(
     time_zone: str | None,
 ) -> DmlResult:
     verb = "DELETE FROM" if assignments is None else "UPDATE"
+    if condition is not None and (fn := nondeterministic_function(condition)) is not None:
+        raise InvalidArgumentError(
+            f"{verb} {table.identifier}: the condition must be deterministic ({fn}() is not)"
+        )
     table.refresh()
     snapshot = table.latest_snapshot()
     if snapshot is None:

@@ -44,6 +44,7 @@ __all__ = [
     "TableScan",
     "analyze_query",
     "condition_predicate",
+    "nondeterministic_function",
     "rewrite_tables",
     "time_travel_of",
 ]
@@ -317,3 +318,38 @@ def condition_predicate(
         if scan.node is main:
             return scan.predicate
     return AlwaysTrue()
+
+
+_NONDETERMINISTIC = frozenset(
+    {
+        "rand",
+        "random",
+        "randn",
+        "uuid",
+        "shuffle",
+        "monotonically_increasing_id",
+        "spark_partition_id",
+        "input_file_name",
+        "input_file_block_start",
+        "input_file_block_length",
+    }
+)
+
+
+def nondeterministic_function(condition: str) -> str | None:
+    """The first function in ``condition`` whose value changes from one evaluation to the next
+    (``rand()``, ``uuid()``, ...), or ``None``. A DELETE/UPDATE condition is evaluated twice
+    (to find the files, then to rewrite them), so it must give the same answer both times.
+
+    >>> nondeterministic_function("a > 1 AND rand() < 0.5"), nondeterministic_function("a > 1")
+    ('rand', None)
+    """
+    try:
+        tree = sqlglot.parse_one(condition, read=DIALECT)
+    except (ParseError, TokenError):
+        return None  # condition_predicate reports it
+    for f in tree.find_all(exp.Func):
+        name = (f.name if isinstance(f, exp.Anonymous) else f.sql_name()).lower()
+        if name in _NONDETERMINISTIC:
+            return name
+    return None
