@@ -72,6 +72,8 @@ def test_delete_equals_spark_and_touches_only_matching_files(session) -> None:  
     expected = _rows(_plain(session).where(f"NOT ({cond}) OR ({cond}) IS NULL"))
     deleted = len(before) - len(expected)
     result = session.sql(f"DELETE FROM t WHERE {cond}").collect()[0]
+    report = session.last_reports[0]
+    assert report.total_files == 4 and report.kept_files == 2, report.summary()
     assert result["rows_deleted"] == deleted == 7
     assert result["files_rewritten"] == 2 and result["files_added"] == 2
     assert _rows(session.sql("SELECT * FROM t")) == expected

@@ -40,6 +40,7 @@ from lakeskip.catalog.manifest import ManifestEntry
 from lakeskip.catalog.snapshot import CommitKind
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import ColumnNotFoundError, CommitConflictError, InvalidArgumentError
+from lakeskip.planner.report import PruningReport
 from lakeskip.planner.scan import ScanPlanner
 from lakeskip.sort.clustering import clustering_from_options
 from lakeskip.spark.query import table_file_paths, view_over_files
@@ -61,6 +62,7 @@ class DmlResult:
         files_removed: files rewritten, i.e. deleted by the snapshot.
         files_added: files the snapshot added.
         snapshot_id: the committed snapshot, ``None`` when nothing matched.
+        report: the planner's pruning report for the condition (``None``: empty table).
     """
 
     rows: int
@@ -68,6 +70,7 @@ class DmlResult:
     files_removed: int
     files_added: int
     snapshot_id: int | None
+    report: PruningReport | None = None
 
 
 def delete_where(
@@ -165,7 +168,7 @@ def _copy_on_write(
     plan = ScanPlanner(table).plan(predicate, time_zone=tz, snapshot_id=snapshot.id)
     candidates = list(plan.files)
     if not candidates:
-        return DmlResult(0, 0, 0, 0, None)
+        return DmlResult(0, 0, 0, 0, None, plan.report)
     cond = f"({condition})" if condition is not None else "TRUE"
     as_alias = f"AS {_quote(alias)}"
     counts = _sql_over(
@@ -179,7 +182,7 @@ def _copy_on_write(
     matched = {str(r[FILE_COLUMN]): int(r["n"]) for r in counts}
     affected = [e for e in candidates if e.file.file_name in matched]
     if not affected:
-        return DmlResult(0, len(candidates), 0, 0, None)
+        return DmlResult(0, len(candidates), 0, 0, None, plan.report)
     hit = f"coalesce({cond}, false)"
     if assignments is None:
         columns = ", ".join(_quote(f.name) for f in row_type)
@@ -217,6 +220,7 @@ def _copy_on_write(
         files_removed=len(affected),
         files_added=len(new_entries),
         snapshot_id=snap.id if snap is not None else None,
+        report=plan.report,
     )
 
 

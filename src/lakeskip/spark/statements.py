@@ -348,6 +348,7 @@ def _dml(session: Session, s: Delete | Update) -> DataFrame:
             time_zone=session.time_zone,
         )
         counted = "rows_updated"
+    session._set_reports([result.report] if result.report is not None else [])
     return _rows(
         session,
         f"snapshot_id BIGINT, {counted} BIGINT, files_rewritten INT, files_added INT",
