@@ -188,7 +188,8 @@ def _table_statement(
     if isinstance(s, OtherTableStatement):
         raise UnsupportedStatementError(
             f"{s.what} is not supported for append tables (yet): {name} is a lakeskip "
-            "append-only table (INSERT, INSERT OVERWRITE and TRUNCATE TABLE are supported)"
+            "append-only table (INSERT, INSERT OVERWRITE, DELETE, UPDATE and TRUNCATE TABLE "
+            "are supported)"
         )
     if isinstance(s, AlterTableAddColumns):
         fields = [
