@@ -550,6 +550,19 @@ def _dml_extra(tree: exp.Expression, verb: str, allowed: set[str]) -> str | None
     return None
 
 
+def _check_target(table: exp.Table, verb: str) -> None:
+    """A DELETE/UPDATE target is a plain table name (with an alias): a clause on it (time
+    travel, TABLESAMPLE, ...) would be silently ignored, so it is an error."""
+    names = {"version": "time travel (AS OF)", "sample": "TABLESAMPLE", "pivots": "PIVOT"}
+    for key, value in table.args.items():
+        if key in ("this", "db", "catalog", "alias") or value is None or value == []:
+            continue
+        raise UnsupportedStatementError(
+            f"{verb} {table.sql(DIALECT)}: {names.get(key, key.upper())} on the target table "
+            "is not supported"
+        )
+
+
 def _where_sql(tree: exp.Expression) -> str | None:
     where = tree.args.get("where")
     return where.this.sql(DIALECT) if where is not None else None
@@ -557,6 +570,7 @@ def _where_sql(tree: exp.Expression) -> str | None:
 
 def _delete(tree: exp.Delete, text: str) -> Statement:
     ident = _ident(tree.this)
+    _check_target(tree.this, "DELETE FROM")
     extra = _dml_extra(tree, "DELETE", {"this", "where"})
     if extra is not None:
         return OtherTableStatement(ident, extra, text)
@@ -565,6 +579,7 @@ def _delete(tree: exp.Delete, text: str) -> Statement:
 
 def _update(tree: exp.Update, text: str) -> Statement:
     ident = _ident(tree.this)
+    _check_target(tree.this, "UPDATE")
     extra = _dml_extra(tree, "UPDATE", {"this", "where", "expressions"})
     if extra is not None:
         return OtherTableStatement(ident, extra, text)

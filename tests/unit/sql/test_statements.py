@@ -244,6 +244,13 @@ def test_delete_and_update_forms() -> None:
         parse_statement("UPDATE t SET (a, b) = (1, 2)")
     with pytest.raises(SqlParseError, match="names column"):
         parse_statement("UPDATE t AS x SET y.a = 1")
+    for sql in (
+        "DELETE FROM t VERSION AS OF 1 WHERE a = 1",
+        "UPDATE t TIMESTAMP AS OF '2024-01-01' SET a = 1",
+        "DELETE FROM t TABLESAMPLE (10 PERCENT) WHERE a = 1",
+    ):
+        with pytest.raises(UnsupportedStatementError, match="on the target table"):
+            parse_statement(sql)
 
 
 def test_condition_predicate_scopes_like_a_query() -> None:
