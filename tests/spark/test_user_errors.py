@@ -24,8 +24,8 @@ def _rows(df) -> list[tuple[object, ...]]:  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize(
     ("sql", "what"),
     [
-        ("DELETE FROM t WHERE id = 1", "DELETE"),
-        ("UPDATE t SET s = 'x' WHERE id = 1", "UPDATE"),
+        ("DELETE FROM t USING t AS o WHERE t.id = o.id", "DELETE ... USING"),
+        ("UPDATE t SET s = 'x' FROM t AS o WHERE t.id = o.id", "UPDATE ... FROM"),
         ("MERGE INTO t USING t AS o ON t.id = o.id WHEN MATCHED THEN DELETE", "MERGE INTO"),
         ("ALTER TABLE t DROP COLUMN s", "ALTER TABLE DROP COLUMN"),
     ],

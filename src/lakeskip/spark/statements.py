@@ -26,6 +26,7 @@ from lakeskip.sql.statements import (
     Call,
     CreateDatabase,
     CreateTable,
+    Delete,
     DescribeTable,
     DropDatabase,
     DropTable,
@@ -41,6 +42,7 @@ from lakeskip.sql.statements import (
     Statement,
     TableIdent,
     TruncateTable,
+    Update,
     UseDatabase,
 )
 from lakeskip.types import DataType, Field, RowType, parse_sql_type
@@ -129,6 +131,8 @@ def execute(session: Session, s: Statement) -> DataFrame:
         return _rows(session, "createtab_stmt STRING", [(_show_create(session, s.ident),)])
     if isinstance(s, Insert):
         return _insert(session, s)
+    if isinstance(s, (Delete, Update)):
+        return _dml(session, s)
     if isinstance(s, Call):
         return call_procedure(session, s.procedure, s.args, s.kwargs)
     if isinstance(s, Explain):
@@ -161,7 +165,9 @@ HELP: tuple[tuple[str, str], ...] = (
         "cluster files",
     ),
     ("CALL sys.expire_snapshots(...) | sys.remove_orphan_files(...)", "maintenance"),
-    ("DELETE / UPDATE / MERGE INTO", "not supported for append tables (yet)"),
+    ("DELETE FROM t [WHERE cond]", "copy-on-write: rewrites only files holding matching rows"),
+    ("UPDATE t SET c = expr, ... [WHERE cond]", "copy-on-write, like DELETE"),
+    ("MERGE INTO", "not supported for append tables (yet)"),
     ("anything else", "runs in Spark unchanged"),
 )
 
@@ -182,7 +188,8 @@ def _table_statement(
     if isinstance(s, OtherTableStatement):
         raise UnsupportedStatementError(
             f"{s.what} is not supported for append tables (yet): {name} is a lakeskip "
-            "append-only table (INSERT, INSERT OVERWRITE and TRUNCATE TABLE are supported)"
+            "append-only table (INSERT, INSERT OVERWRITE, DELETE, UPDATE and TRUNCATE TABLE "
+            "are supported)"
         )
     if isinstance(s, AlterTableAddColumns):
         fields = [
@@ -312,6 +319,42 @@ def _write_result(session: Session, table: FileStoreTable, snap: Snapshot | None
         entries = read_manifest(table.file_io, table.path, meta.file_name, table.partition_types)
         written += sum(e.file.row_count for e in entries if e.kind is FileKind.ADD)
     return _rows(session, "snapshot_id BIGINT, rows_written BIGINT", [(snap.id, written)])
+
+
+# -- DELETE / UPDATE ------------------------------------------------------------------------
+
+
+def _dml(session: Session, s: Delete | Update) -> DataFrame:
+    from lakeskip.spark.dml import delete_where, update_where
+
+    name = _ident(session, s.ident)
+    try:
+        table = session.catalog.get_table(name)
+    except TableNotFoundError:
+        if s.sql and session.spark.catalog.tableExists(name):  # an ordinary Spark table
+            return session.spark.sql(s.sql)
+        raise
+    if isinstance(s, Delete):
+        result = delete_where(
+            session.spark, table, s.condition, alias=s.alias, time_zone=session.time_zone
+        )
+        counted = "rows_deleted"
+    else:
+        result = update_where(
+            session.spark,
+            table,
+            s.assignments,
+            s.condition,
+            alias=s.alias,
+            time_zone=session.time_zone,
+        )
+        counted = "rows_updated"
+    session._set_reports([result.report] if result.report is not None else [])
+    return _rows(
+        session,
+        f"snapshot_id BIGINT, {counted} BIGINT, files_rewritten INT, files_added INT",
+        [(result.snapshot_id, result.rows, result.files_removed, result.files_added)],
+    )
 
 
 # -- DESCRIBE / SHOW CREATE -----------------------------------------------------------------

@@ -28,10 +28,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+import sqlglot
 from sqlglot import exp
+from sqlglot.errors import ParseError, TokenError
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
-from lakeskip.errors import UnsupportedStatementError
+from lakeskip.errors import SqlParseError, UnsupportedStatementError
 from lakeskip.expressions import AlwaysTrue, BooleanExpression, Reference, and_
 from lakeskip.sql.predicates import to_expression
 from lakeskip.sql.statements import DIALECT, Query, TableIdent
@@ -41,6 +43,8 @@ __all__ = [
     "AsOf",
     "TableScan",
     "analyze_query",
+    "condition_predicate",
+    "nondeterministic_function",
     "qualify_tables",
     "rewrite_tables",
     "time_travel_of",
@@ -298,3 +302,75 @@ def qualify_tables(
         node.set("db", exp.to_identifier(db))
         node.set("catalog", exp.to_identifier(catalog_name))
     return str(tree.sql(DIALECT))
+
+
+_TARGET = "__lakeskip_dml_target"
+
+
+def condition_predicate(
+    condition: str | None, row_type: RowType, alias: str, time_zone: str = "UTC"
+) -> BooleanExpression:
+    """The pruning predicate of a DELETE/UPDATE ``WHERE`` condition over one table, read as
+    ``SELECT * FROM <table> AS <alias> WHERE <condition>`` (so subqueries and qualified columns
+    are scoped exactly as in a query). ``None`` (no WHERE) is ``AlwaysTrue``.
+
+    >>> from lakeskip import types as T
+    >>> rt = T.RowType.of(("id", T.BIGINT), ("k", T.STRING))
+    >>> condition_predicate("t.id = 3 AND k IN (SELECT k FROM u)", rt, "t")
+    EqualTo(Reference('id'), 3)
+    """
+    if condition is None:
+        return AlwaysTrue()
+    target = exp.to_identifier(_TARGET).sql(DIALECT)
+    text = f"SELECT * FROM {target} AS {exp.to_identifier(alias).sql(DIALECT)} WHERE {condition}"
+    try:
+        tree = sqlglot.parse_one(text, read=DIALECT)
+    except (ParseError, TokenError) as e:
+        raise SqlParseError(f"cannot parse the condition {condition!r}: {e}") from e
+    if not isinstance(tree, exp.Select):  # e.g. a condition that ends the statement early
+        raise SqlParseError(f"cannot parse the condition {condition!r}")
+    from_ = tree.args.get("from") or tree.args.get("from_")
+    main = from_.this if from_ is not None else None
+
+    def tables(ident: TableIdent) -> RowType | None:
+        return row_type if ident == TableIdent(None, _TARGET) else None
+
+    for scan in analyze_query(tree, tables=tables, time_zone=time_zone):
+        if scan.node is main:
+            return scan.predicate
+    return AlwaysTrue()
+
+
+_NONDETERMINISTIC = frozenset(
+    {
+        "rand",
+        "random",
+        "randn",
+        "uuid",
+        "shuffle",
+        "monotonically_increasing_id",
+        "spark_partition_id",
+        "input_file_name",
+        "input_file_block_start",
+        "input_file_block_length",
+    }
+)
+
+
+def nondeterministic_function(condition: str) -> str | None:
+    """The first function in ``condition`` whose value changes from one evaluation to the next
+    (``rand()``, ``uuid()``, ...), or ``None``. A DELETE/UPDATE condition is evaluated twice
+    (to find the files, then to rewrite them), so it must give the same answer both times.
+
+    >>> nondeterministic_function("a > 1 AND rand() < 0.5"), nondeterministic_function("a > 1")
+    ('rand', None)
+    """
+    try:
+        tree = sqlglot.parse_one(condition, read=DIALECT)
+    except (ParseError, TokenError):
+        return None  # condition_predicate reports it
+    for f in tree.find_all(exp.Func):
+        name = (f.name if isinstance(f, exp.Anonymous) else f.sql_name()).lower()
+        if name in _NONDETERMINISTIC:
+            return name
+    return None

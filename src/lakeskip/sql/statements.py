@@ -42,6 +42,7 @@ __all__ = [
     "ColumnDef",
     "CreateDatabase",
     "CreateTable",
+    "Delete",
     "DescribeTable",
     "DropDatabase",
     "DropTable",
@@ -58,6 +59,7 @@ __all__ = [
     "Statement",
     "TableIdent",
     "TruncateTable",
+    "Update",
     "UseDatabase",
     "parse_statement",
     "parse_statements",
@@ -171,6 +173,29 @@ class OtherTableStatement(Statement):
 
     ident: TableIdent
     what: str
+    sql: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Delete(Statement):
+    """``DELETE FROM t [[AS] alias] [WHERE condition]``: ``condition`` is Spark SQL (``None``:
+    every row)."""
+
+    ident: TableIdent
+    alias: str | None
+    condition: str | None
+    sql: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Update(Statement):
+    """``UPDATE t [[AS] alias] SET c = expr, ... [WHERE condition]``: the assignments are
+    ``(column, Spark SQL expression)`` pairs; ``condition`` ``None`` means every row."""
+
+    ident: TableIdent
+    alias: str | None
+    assignments: tuple[tuple[str, str], ...]
+    condition: str | None
     sql: str = ""
 
 
@@ -504,11 +529,72 @@ def _from_tree(tree: exp.Expression, text: str) -> Statement:
         if len(targets) == 1:
             return OtherTableStatement(_ident(targets[0]), "TRUNCATE TABLE ... PARTITION", text)
         return Passthrough(text)
+    if isinstance(tree, exp.Delete) and isinstance(tree.this, exp.Table):
+        return _delete(tree, text)
+    if isinstance(tree, exp.Update) and isinstance(tree.this, exp.Table):
+        return _update(tree, text)
     dml = {exp.Update: "UPDATE", exp.Delete: "DELETE", exp.Merge: "MERGE INTO"}
     for kind, what in dml.items():
         if isinstance(tree, kind) and isinstance(tree.this, exp.Table):
             return OtherTableStatement(_ident(tree.this), what, text)
     return Passthrough(text)
+
+
+def _dml_extra(tree: exp.Expression, verb: str, allowed: set[str]) -> str | None:
+    """The first clause of a DELETE/UPDATE that lakeskip does not implement, if any."""
+    names = {"using": "USING", "from_": "FROM", "from": "FROM", "returning": "RETURNING"}
+    for key, value in tree.args.items():
+        if key in allowed or value is None or value is False or value == []:
+            continue
+        return f"{verb} ... {names.get(key, key.upper())}"
+    return None
+
+
+def _check_target(table: exp.Table, verb: str) -> None:
+    """A DELETE/UPDATE target is a plain table name (with an alias): a clause on it (time
+    travel, TABLESAMPLE, ...) would be silently ignored, so it is an error."""
+    names = {"version": "time travel (AS OF)", "sample": "TABLESAMPLE", "pivots": "PIVOT"}
+    for key, value in table.args.items():
+        if key in ("this", "db", "catalog", "alias") or value is None or value == []:
+            continue
+        raise UnsupportedStatementError(
+            f"{verb} {table.sql(DIALECT)}: {names.get(key, key.upper())} on the target table "
+            "is not supported"
+        )
+
+
+def _where_sql(tree: exp.Expression) -> str | None:
+    where = tree.args.get("where")
+    return where.this.sql(DIALECT) if where is not None else None
+
+
+def _delete(tree: exp.Delete, text: str) -> Statement:
+    ident = _ident(tree.this)
+    _check_target(tree.this, "DELETE FROM")
+    extra = _dml_extra(tree, "DELETE", {"this", "where"})
+    if extra is not None:
+        return OtherTableStatement(ident, extra, text)
+    return Delete(ident, tree.this.alias or None, _where_sql(tree), text)
+
+
+def _update(tree: exp.Update, text: str) -> Statement:
+    ident = _ident(tree.this)
+    _check_target(tree.this, "UPDATE")
+    extra = _dml_extra(tree, "UPDATE", {"this", "where", "expressions"})
+    if extra is not None:
+        return OtherTableStatement(ident, extra, text)
+    alias = tree.this.alias or None
+    assignments: list[tuple[str, str]] = []
+    for a in tree.expressions:
+        target = a.this if isinstance(a, exp.EQ) else None
+        if not isinstance(target, exp.Column) or target.args.get("db"):
+            raise UnsupportedStatementError(
+                f"UPDATE {ident}: SET {a.sql(DIALECT)} is not supported (use SET column = expr)"
+            )
+        if target.table and target.table not in (alias or ident.name, ident.name):
+            raise SqlParseError(f"UPDATE {ident}: SET names column {target.sql(DIALECT)}")
+        assignments.append((target.name, a.expression.sql(DIALECT)))
+    return Update(ident, alias, tuple(assignments), _where_sql(tree), text)
 
 
 def _comment(tree: exp.Expression) -> str | None:

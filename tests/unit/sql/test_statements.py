@@ -213,3 +213,57 @@ def test_clauses_that_are_kept() -> None:
     assert isinstance(s, Insert) and s.by_name
     s = parse_statement("WITH x AS (SELECT 1 AS a) INSERT INTO t SELECT a FROM x")
     assert isinstance(s, Insert) and s.query_sql.startswith("WITH x AS"), s.query_sql
+
+
+def test_delete_and_update_forms() -> None:
+    from lakeskip.sql.statements import Delete, OtherTableStatement, Update
+
+    s = parse_statement("DELETE FROM db.t AS x WHERE x.a = 1 AND b IN (SELECT b FROM u)")
+    assert s == Delete(
+        TableIdent("db", "t"),
+        "x",
+        "x.a = 1 AND b IN (SELECT b FROM u)",
+        "DELETE FROM db.t AS x WHERE x.a = 1 AND b IN (SELECT b FROM u)",
+    )
+    s = parse_statement("DELETE FROM t")
+    assert isinstance(s, Delete) and s.condition is None and s.alias is None
+    s = parse_statement("UPDATE t x SET a = a + 1, x.b = 'q' WHERE a > 2 OR b IS NULL")
+    assert isinstance(s, Update) and s.alias == "x"
+    assert s.assignments == (("a", "a + 1"), ("b", "'q'"))
+    assert s.condition == "a > 2 OR b IS NULL"
+    s = parse_statement("UPDATE t SET a = 1")
+    assert isinstance(s, Update) and s.condition is None
+    for sql, what in (
+        ("DELETE FROM t USING u WHERE t.a = u.a", "DELETE ... USING"),
+        ("UPDATE t SET a = 1 FROM u WHERE t.a = u.a", "UPDATE ... FROM"),
+        ("MERGE INTO t USING u ON t.a = u.a WHEN MATCHED THEN DELETE", "MERGE INTO"),
+    ):
+        other = parse_statement(sql)
+        assert isinstance(other, OtherTableStatement) and other.what == what, sql
+    with pytest.raises(UnsupportedStatementError, match="SET column = expr"):
+        parse_statement("UPDATE t SET (a, b) = (1, 2)")
+    with pytest.raises(SqlParseError, match="names column"):
+        parse_statement("UPDATE t AS x SET y.a = 1")
+    for sql in (
+        "DELETE FROM t VERSION AS OF 1 WHERE a = 1",
+        "UPDATE t TIMESTAMP AS OF '2024-01-01' SET a = 1",
+        "DELETE FROM t TABLESAMPLE (10 PERCENT) WHERE a = 1",
+    ):
+        with pytest.raises(UnsupportedStatementError, match="on the target table"):
+            parse_statement(sql)
+
+
+def test_condition_predicate_scopes_like_a_query() -> None:
+    from lakeskip.expressions import AlwaysTrue, EqualTo, Reference
+    from lakeskip.sql.query import condition_predicate
+
+    rt = T.RowType.of(("id", T.BIGINT), ("k", T.STRING))
+    assert condition_predicate(None, rt, "t") == AlwaysTrue()
+    assert condition_predicate("x.id = 3", rt, "x") == EqualTo(Reference("id"), 3)
+    # a column of a subquery's own table is not the target's
+    sub = "EXISTS (SELECT 1 FROM u WHERE u.k = 'a' AND id = 2)"
+    assert condition_predicate(sub, rt, "t") == AlwaysTrue()
+    # NOT of something untranslatable stays "might match"
+    assert condition_predicate("NOT (upper(k) = 'A' AND id = 1)", rt, "t") == AlwaysTrue()
+    with pytest.raises(SqlParseError, match="cannot parse the condition"):
+        condition_predicate("id = ", rt, "t")
