@@ -14,7 +14,7 @@ from lakeskip.errors import (
     UnsupportedStatementError,
 )
 from lakeskip.spark.builder import worker_python_problem
-from lakeskip.spark.session import spark_error_message
+from lakeskip.spark.error_text import spark_error_message
 
 
 def _rows(df) -> list[tuple[object, ...]]:  # type: ignore[no-untyped-def]

@@ -38,6 +38,7 @@ from lakeskip.errors import (
 from lakeskip.expressions import BooleanExpression, and_, bind, evaluate_arrow
 from lakeskip.planner.report import PruningReport
 from lakeskip.planner.scan import ScanPlanner
+from lakeskip.spark.error_text import spark_error_message
 from lakeskip.spark.predicate_json import predicate_from_json, translate
 from lakeskip.spark.query import configured_time_travel, spark_path
 from lakeskip.types import DataType, Field, RowType, TypeRoot, from_internal, parse_sql_type
@@ -220,8 +221,6 @@ class CatalogService:
             self.errors.add(str(payload.get("tag") or ""), e)
             return _error(type(e).__name__, str(e))
         except Exception as e:
-            from lakeskip.spark.session import spark_error_message
-
             return _error("InternalError", f"{type(e).__name__}: {spark_error_message(e)}")
 
     class Java:
@@ -512,14 +511,13 @@ class CatalogService:
     def _call_procedure(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
         from lakeskip.procedures.registry import get_procedure
         from lakeskip.spark.executor import SparkExecutor
-        from lakeskip.spark.session import Session
 
         proc = get_procedure(str(p["procedure"]))
         bound = proc.bind_arguments([], dict(p.get("arguments") or {}))
         catalog = self.catalog(p)
         result = proc.run(
             catalog=catalog,
-            executor=SparkExecutor(Session(catalog, self.spark)),
+            executor=SparkExecutor(self.spark),
             arguments=bound,
             default_database="default",
         )

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
+
+from pyspark.sql import SparkSession
 
 from lakeskip.catalog.manifest import ManifestEntry
 from lakeskip.catalog.options import target_file_size
@@ -20,9 +22,6 @@ from lakeskip.procedures.base import SortSpec
 from lakeskip.spark.query import table_file_paths, view_over_files
 from lakeskip.spark.writer import collect_entries, sort_dataframe
 
-if TYPE_CHECKING:
-    from lakeskip.spark.session import Session
-
 __all__ = ["SparkExecutor"]
 
 T = TypeVar("T")
@@ -30,15 +29,15 @@ R = TypeVar("R")
 
 
 class SparkExecutor:
-    """Runs procedure work as Spark tasks of the session's SparkSession."""
+    """Runs procedure work as Spark tasks of a SparkSession."""
 
-    def __init__(self, session: Session) -> None:
-        self.session = session
+    def __init__(self, spark: SparkSession) -> None:
+        self.spark = spark
 
     def map(self, fn: Callable[[T], R], items: Sequence[T], description: str) -> list[R]:
         if not items:
             return []
-        sc = self.session.spark.sparkContext
+        sc = self.spark.sparkContext
         sc.setJobDescription(description)
         try:
             return sc.parallelize(list(items), len(items)).map(fn).collect()
@@ -50,7 +49,7 @@ class SparkExecutor:
     ) -> list[ManifestEntry]:
         if not files:
             return []
-        spark = self.session.spark
+        spark = self.spark
         schema = table.schema
         row_type = schema.row_type
         df = view_over_files(spark, row_type, table_file_paths(table, files))

@@ -13,7 +13,6 @@ Example:
 
 from __future__ import annotations
 
-import re
 import threading
 import warnings
 from collections.abc import Mapping
@@ -40,6 +39,7 @@ from lakeskip.spark.catalog_setup import (
     catalog_conf,
     catalog_jar,
 )
+from lakeskip.spark.error_text import spark_error_message
 from lakeskip.spark.native_query import qualify_query, run_native_query
 from lakeskip.spark.query import plan_query, run_planned
 from lakeskip.spark.writer import align_by_name, write_dataframe
@@ -113,30 +113,6 @@ def connect(
     return Session(Catalog(warehouse), spark, catalog_name=catalog_name, service=service)
 
 
-_PY_ERROR_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)): (.+)$")
-_SQLSTATE = re.compile(r"\s*SQLSTATE: \w+\s*$")
-
-
-def spark_error_message(e: BaseException) -> str:
-    """Spark's message in one line, without the JVM stack trace.
-
-    A failure inside a Python worker (whose first line only says that one happened) is
-    reported by its root cause: the last ``SomeError: message`` line of the worker's
-    traceback (e.g. ``ModuleNotFoundError: No module named 'lakeskip'``).
-    """
-    text = str(e).strip()
-    lines = text.splitlines()
-    first = _SQLSTATE.sub("", lines[0]).strip() if lines else type(e).__name__
-    if "Traceback (most recent call last)" in text:
-        tail = text[text.rindex("Traceback (most recent call last)") :].splitlines()
-        causes = [m for ln in tail if (m := _PY_ERROR_LINE.match(ln.strip()))]
-        if causes:
-            cause = _SQLSTATE.sub("", causes[-1].group(0))
-            first = f"Python worker failed: {cause}"
-    first = first.replace("[USER_RAISED_EXCEPTION] ", "")
-    return first[:500]
-
-
 class Session:
     """A SQL and Python entry point bound to one catalog and one SparkSession.
 
@@ -200,7 +176,12 @@ class Session:
         try:
             if isinstance(statement, Query):
                 return self._query(statement)
-            return st_exec.execute(self, statement)
+            ctx = self._context()
+            result = st_exec.execute(ctx, statement)
+            self.current_database = ctx.current_database
+            if ctx.reports is not None:
+                self._set_reports(ctx.reports)
+            return result
         except LakeskipError:
             raise
         except PySparkException as e:
@@ -253,7 +234,15 @@ class Session:
 
     def call(self, procedure: str, *args: Any, **kwargs: Any) -> DataFrame:
         """Run a procedure, as ``CALL sys.<procedure>(...)`` does."""
-        return st_exec.call_procedure(self, procedure, args, kwargs)
+        return st_exec.call_procedure(self._context(), procedure, args, kwargs)
+
+    def _context(self) -> st_exec.StatementContext:
+        return st_exec.StatementContext(
+            catalog=self.catalog,
+            spark=self.spark,
+            current_database=self.current_database,
+            run_query=self.sql,
+        )
 
 
 class TableHandle:

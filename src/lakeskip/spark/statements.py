@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from lakeskip.catalog.catalog import DEFAULT_DATABASE
+from lakeskip.catalog.catalog import DEFAULT_DATABASE, Catalog
 from lakeskip.catalog.manifest import FileKind, read_manifest, read_manifest_list
 from lakeskip.catalog.snapshot import CommitKind, Snapshot
 from lakeskip.catalog.table import FileStoreTable
@@ -18,6 +19,7 @@ from lakeskip.errors import (
     TableNotFoundError,
     UnsupportedStatementError,
 )
+from lakeskip.planner.report import PruningReport
 from lakeskip.spark.writer import align_by_position, write_dataframe
 from lakeskip.sql.statements import (
     AlterTableAddColumns,
@@ -47,53 +49,68 @@ from lakeskip.sql.statements import (
 )
 from lakeskip.types import DataType, Field, RowType, parse_sql_type
 
-if TYPE_CHECKING:
-    from lakeskip.spark.session import Session
-
-__all__ = ["call_procedure", "execute"]
+__all__ = ["StatementContext", "call_procedure", "execute"]
 
 
-def _rows(session: Session, schema: str, rows: Sequence[Sequence[Any]]) -> DataFrame:
-    return session.spark.createDataFrame([tuple(r) for r in rows], schema)
+@dataclass(slots=True)
+class StatementContext:
+    """What running a statement needs from its caller (a :class:`~lakeskip.spark.session.Session`
+    builds one per statement): the catalog, the SparkSession, the current database (``USE``
+    changes it here), a way to run a query through lakeskip (CTAS, INSERT ... SELECT), and the
+    pruning reports the statement produced (``None``: leave the caller's as they are)."""
+
+    catalog: Catalog
+    spark: SparkSession
+    current_database: str
+    run_query: Callable[[str], DataFrame]
+    reports: list[PruningReport] | None = None
+
+    @property
+    def time_zone(self) -> str:
+        return str(self.spark.conf.get("spark.sql.session.timeZone") or "UTC")
 
 
-def _ok(session: Session, message: str) -> DataFrame:
-    return _rows(session, "result STRING", [(message,)])
+def _rows(ctx: StatementContext, schema: str, rows: Sequence[Sequence[Any]]) -> DataFrame:
+    return ctx.spark.createDataFrame([tuple(r) for r in rows], schema)
 
 
-def _ident(session: Session, ident: TableIdent) -> str:
-    return ident.qualified(session.current_database)
+def _ok(ctx: StatementContext, message: str) -> DataFrame:
+    return _rows(ctx, "result STRING", [(message,)])
 
 
-def execute(session: Session, s: Statement) -> DataFrame:
+def _ident(ctx: StatementContext, ident: TableIdent) -> str:
+    return ident.qualified(ctx.current_database)
+
+
+def execute(ctx: StatementContext, s: Statement) -> DataFrame:
     """Run one non-query statement; returns a small result DataFrame."""
-    cat = session.catalog
+    cat = ctx.catalog
     if isinstance(s, CreateDatabase):
         existed = s.if_not_exists and cat.database_exists(s.name)
         cat.create_database(s.name, ignore_if_exists=s.if_not_exists)
-        return _ok(session, f"database {s.name} " + ("already exists" if existed else "created"))
+        return _ok(ctx, f"database {s.name} " + ("already exists" if existed else "created"))
     if isinstance(s, DropDatabase):
         cat.drop_database(s.name, ignore_if_not_exists=s.if_exists, cascade=s.cascade)
-        if session.current_database == s.name:
-            session.current_database = "default"
-        return _ok(session, f"database {s.name} dropped")
+        if ctx.current_database == s.name:
+            ctx.current_database = "default"
+        return _ok(ctx, f"database {s.name} dropped")
     if isinstance(s, ShowDatabases):
         names = sorted({DEFAULT_DATABASE, *cat.list_databases()})  # default always exists
-        return _rows(session, "namespace STRING", [(d,) for d in names])
+        return _rows(ctx, "namespace STRING", [(d,) for d in names])
     if isinstance(s, UseDatabase):
         if not cat.database_exists(s.name):
             from lakeskip.errors import DatabaseNotFoundError
 
             raise DatabaseNotFoundError(f"database not found: {s.name}")
-        session.current_database = s.name
-        return _ok(session, f"using database {s.name}")
+        ctx.current_database = s.name
+        return _ok(ctx, f"using database {s.name}")
     if isinstance(s, CreateTable):
-        return _create_table(session, s)
+        return _create_table(ctx, s)
     if isinstance(s, AlterTableSetOptions):
-        schema = cat.alter_table(_ident(session, s.ident), set_options=dict(s.options))
-        return _ok(session, f"table {_ident(session, s.ident)} altered (schema {schema.id})")
+        schema = cat.alter_table(_ident(ctx, s.ident), set_options=dict(s.options))
+        return _ok(ctx, f"table {_ident(ctx, s.ident)} altered (schema {schema.id})")
     if isinstance(s, AlterTableUnsetOptions):
-        name = _ident(session, s.ident)
+        name = _ident(ctx, s.ident)
         if not s.if_exists:
             current = cat.get_table(name).schema.options
             missing = [k for k in s.keys if k not in current]
@@ -102,10 +119,10 @@ def execute(session: Session, s: Statement) -> DataFrame:
                     f"cannot unset option(s) not set on {name}: {', '.join(missing)}"
                 )
         schema = cat.alter_table(name, unset_options=list(s.keys))
-        return _ok(session, f"table {name} altered (schema {schema.id})")
+        return _ok(ctx, f"table {name} altered (schema {schema.id})")
     if isinstance(s, (DropTable, DescribeTable, ShowCreateTable)):
-        name = _ident(session, s.ident)
-        if not cat.table_exists(name) and session.spark.catalog.tableExists(name):
+        name = _ident(ctx, s.ident)
+        if not cat.table_exists(name) and ctx.spark.catalog.tableExists(name):
             # an ordinary Spark table: Spark's own statement
             verb = {
                 DropTable: "DROP TABLE",
@@ -114,35 +131,35 @@ def execute(session: Session, s: Statement) -> DataFrame:
                 else "DESCRIBE TABLE",
                 ShowCreateTable: "SHOW CREATE TABLE",
             }[type(s)]
-            return session.spark.sql(f"{verb} {name}")
+            return ctx.spark.sql(f"{verb} {name}")
     if isinstance(s, DropTable):
-        cat.drop_table(_ident(session, s.ident), ignore_if_not_exists=s.if_exists)
-        return _ok(session, f"table {_ident(session, s.ident)} dropped")
+        cat.drop_table(_ident(ctx, s.ident), ignore_if_not_exists=s.if_exists)
+        return _ok(ctx, f"table {_ident(ctx, s.ident)} dropped")
     if isinstance(s, ShowTables):
-        db = s.database or session.current_database
+        db = s.database or ctx.current_database
         return _rows(
-            session,
+            ctx,
             "namespace STRING, tableName STRING, isTemporary BOOLEAN",
             [(db, t, False) for t in cat.list_tables(db)],
         )
     if isinstance(s, DescribeTable):
-        return _describe(session, s)
+        return _describe(ctx, s)
     if isinstance(s, ShowCreateTable):
-        return _rows(session, "createtab_stmt STRING", [(_show_create(session, s.ident),)])
+        return _rows(ctx, "createtab_stmt STRING", [(_show_create(ctx, s.ident),)])
     if isinstance(s, Insert):
-        return _insert(session, s)
+        return _insert(ctx, s)
     if isinstance(s, (Delete, Update)):
-        return _dml(session, s)
+        return _dml(ctx, s)
     if isinstance(s, Call):
-        return call_procedure(session, s.procedure, s.args, s.kwargs)
+        return call_procedure(ctx, s.procedure, s.args, s.kwargs)
     if isinstance(s, Explain):
-        return _explain(session, s)
+        return _explain(ctx, s)
     if isinstance(s, (AlterTableAddColumns, RenameTable, TruncateTable, OtherTableStatement)):
-        return _table_statement(session, s)
+        return _table_statement(ctx, s)
     if isinstance(s, Help):
-        return _rows(session, "statement STRING, description STRING", HELP)
+        return _rows(ctx, "statement STRING, description STRING", HELP)
     if isinstance(s, Passthrough):
-        return session.spark.sql(s.sql)
+        return ctx.spark.sql(s.sql)
     raise UnsupportedStatementError(f"unsupported statement: {type(s).__name__}")
 
 
@@ -176,14 +193,14 @@ HELP: tuple[tuple[str, str], ...] = (
 
 
 def _table_statement(
-    session: Session,
+    ctx: StatementContext,
     s: AlterTableAddColumns | RenameTable | TruncateTable | OtherTableStatement,
 ) -> DataFrame:
-    cat = session.catalog
-    name = _ident(session, s.ident)
+    cat = ctx.catalog
+    name = _ident(ctx, s.ident)
     if not cat.table_exists(name):
-        if s.sql and session.spark.catalog.tableExists(name):  # an ordinary Spark table
-            return session.spark.sql(s.sql)
+        if s.sql and ctx.spark.catalog.tableExists(name):  # an ordinary Spark table
+            return ctx.spark.sql(s.sql)
         raise TableNotFoundError(f"table not found: {name}")
     if isinstance(s, OtherTableStatement):
         raise UnsupportedStatementError(
@@ -197,15 +214,15 @@ def _table_statement(
             for c in s.columns
         ]
         schema = cat.add_columns(name, fields)
-        return _ok(session, f"table {name} altered (schema {schema.id})")
+        return _ok(ctx, f"table {name} altered (schema {schema.id})")
     if isinstance(s, RenameTable):
-        new_name = _ident(session, s.new_ident)
+        new_name = _ident(ctx, s.new_ident)
         cat.rename_table(name, new_name)
-        return _ok(session, f"table {name} renamed to {new_name}")
+        return _ok(ctx, f"table {name} renamed to {new_name}")
     table = cat.get_table(name)
     snap = table.commit([], kind=CommitKind.OVERWRITE)
     return _ok(
-        session,
+        ctx,
         f"table {name} truncated" + (f" (snapshot {snap.id})" if snap else " (it was empty)"),
     )
 
@@ -213,9 +230,9 @@ def _table_statement(
 # -- CREATE TABLE ---------------------------------------------------------------------------
 
 
-def _create_table(session: Session, s: CreateTable) -> DataFrame:
-    cat = session.catalog
-    name = _ident(session, s.ident)
+def _create_table(ctx: StatementContext, s: CreateTable) -> DataFrame:
+    cat = ctx.catalog
+    name = _ident(ctx, s.ident)
     if s.as_select is None:
         row_type = RowType(
             tuple(
@@ -231,13 +248,13 @@ def _create_table(session: Session, s: CreateTable) -> DataFrame:
             comment=s.comment,
             ignore_if_exists=s.if_not_exists,
         )
-        return _ok(session, f"table {name} created")
+        return _ok(ctx, f"table {name} created")
     # CTAS: the query runs through lakeskip (so its own sources are pruned too)
     if cat.table_exists(name):
         if s.if_not_exists:
-            return _ok(session, f"table {name} already exists")
+            return _ok(ctx, f"table {name} already exists")
         cat.create_table(name, RowType(()))  # raises TableAlreadyExistsError
-    df = session.sql(s.as_select)
+    df = ctx.run_query(s.as_select)
     row_type = RowType(
         tuple(
             Field(i, f.name, parse_sql_type(f.dataType.simpleString()))
@@ -252,22 +269,22 @@ def _create_table(session: Session, s: CreateTable) -> DataFrame:
     except BaseException:
         cat.drop_table(name, ignore_if_not_exists=True)  # the table must not half-exist
         raise
-    return _ok(session, f"table {name} created")
+    return _ok(ctx, f"table {name} created")
 
 
 # -- INSERT ---------------------------------------------------------------------------------
 
 
-def _insert(session: Session, s: Insert) -> DataFrame:
-    name = _ident(session, s.ident)
+def _insert(ctx: StatementContext, s: Insert) -> DataFrame:
+    name = _ident(ctx, s.ident)
     try:
-        table = session.catalog.get_table(name)
+        table = ctx.catalog.get_table(name)
     except TableNotFoundError:
-        if s.sql and session.spark.catalog.tableExists(name):  # an ordinary Spark table
-            return session.spark.sql(s.sql)
+        if s.sql and ctx.spark.catalog.tableExists(name):  # an ordinary Spark table
+            return ctx.spark.sql(s.sql)
         raise
     row_type = table.schema.row_type
-    df = session.sql(s.query_sql)
+    df = ctx.run_query(s.query_sql)
     names = list(df.columns)
     # INSERT is positional: unnamed, duplicate or NULL select items get distinct names first
     df = df.toDF(*[f"_col{i}" for i in range(len(df.columns))])
@@ -306,52 +323,50 @@ def _insert(session: Session, s: Insert) -> DataFrame:
             cols.append(F.lit(None).cast(f.type.spark_ddl()).alias(f.name))
     aligned = align_by_position(df.select(*cols), row_type, f"INSERT INTO {name}")
     snap = write_dataframe(table, aligned, overwrite=s.overwrite, static_partition=static or None)
-    return _write_result(session, table, snap)
+    return _write_result(ctx, table, snap)
 
 
-def _write_result(session: Session, table: FileStoreTable, snap: Snapshot | None) -> DataFrame:
+def _write_result(ctx: StatementContext, table: FileStoreTable, snap: Snapshot | None) -> DataFrame:
     """``rows_written``: the rows of the files the snapshot added (an OVERWRITE's snapshot
     also deletes files, so its ``deltaRecordCount`` -- added minus deleted -- is not it)."""
     if snap is None:
-        return _rows(session, "snapshot_id BIGINT, rows_written BIGINT", [(None, 0)])
+        return _rows(ctx, "snapshot_id BIGINT, rows_written BIGINT", [(None, 0)])
     written = 0
     for meta in read_manifest_list(table.file_io, table.path, snap.delta_manifest_list):
         entries = read_manifest(table.file_io, table.path, meta.file_name, table.partition_types)
         written += sum(e.file.row_count for e in entries if e.kind is FileKind.ADD)
-    return _rows(session, "snapshot_id BIGINT, rows_written BIGINT", [(snap.id, written)])
+    return _rows(ctx, "snapshot_id BIGINT, rows_written BIGINT", [(snap.id, written)])
 
 
 # -- DELETE / UPDATE ------------------------------------------------------------------------
 
 
-def _dml(session: Session, s: Delete | Update) -> DataFrame:
+def _dml(ctx: StatementContext, s: Delete | Update) -> DataFrame:
     from lakeskip.spark.dml import delete_where, update_where
 
-    name = _ident(session, s.ident)
+    name = _ident(ctx, s.ident)
     try:
-        table = session.catalog.get_table(name)
+        table = ctx.catalog.get_table(name)
     except TableNotFoundError:
-        if s.sql and session.spark.catalog.tableExists(name):  # an ordinary Spark table
-            return session.spark.sql(s.sql)
+        if s.sql and ctx.spark.catalog.tableExists(name):  # an ordinary Spark table
+            return ctx.spark.sql(s.sql)
         raise
     if isinstance(s, Delete):
-        result = delete_where(
-            session.spark, table, s.condition, alias=s.alias, time_zone=session.time_zone
-        )
+        result = delete_where(ctx.spark, table, s.condition, alias=s.alias, time_zone=ctx.time_zone)
         counted = "rows_deleted"
     else:
         result = update_where(
-            session.spark,
+            ctx.spark,
             table,
             s.assignments,
             s.condition,
             alias=s.alias,
-            time_zone=session.time_zone,
+            time_zone=ctx.time_zone,
         )
         counted = "rows_updated"
-    session._set_reports([result.report] if result.report is not None else [])
+    ctx.reports = [result.report] if result.report is not None else []
     return _rows(
-        session,
+        ctx,
         f"snapshot_id BIGINT, {counted} BIGINT, files_rewritten INT, files_added INT",
         [(result.snapshot_id, result.rows, result.files_removed, result.files_added)],
     )
@@ -360,9 +375,9 @@ def _dml(session: Session, s: Delete | Update) -> DataFrame:
 # -- DESCRIBE / SHOW CREATE -----------------------------------------------------------------
 
 
-def _describe(session: Session, s: DescribeTable) -> DataFrame:
-    name = _ident(session, s.ident)
-    table = session.catalog.get_table(name)
+def _describe(ctx: StatementContext, s: DescribeTable) -> DataFrame:
+    name = _ident(ctx, s.ident)
+    table = ctx.catalog.get_table(name)
     schema = table.schema
     rows: list[tuple[str, str, str | None]] = [
         (f.name, _type_text(f.type), f.description) for f in schema.row_type
@@ -393,7 +408,7 @@ def _describe(session: Session, s: DescribeTable) -> DataFrame:
             opts = ", ".join(f"{k}={v}" for k, v in sorted(spec.options.items()))
             rows.append(("Index", f"{spec.index_type}({spec.name})", opts or None))
         rows += [(f"Option {k}", v, None) for k, v in sorted(schema.options.items())]
-    return _rows(session, "col_name STRING, data_type STRING, comment STRING", rows)
+    return _rows(ctx, "col_name STRING, data_type STRING, comment STRING", rows)
 
 
 def _type_text(t: DataType) -> str:
@@ -404,9 +419,9 @@ def _quote(v: str) -> str:
     return "'" + v.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
-def _show_create(session: Session, ident: TableIdent) -> str:
-    name = _ident(session, ident)
-    schema = session.catalog.get_table(name).schema
+def _show_create(ctx: StatementContext, ident: TableIdent) -> str:
+    name = _ident(ctx, ident)
+    schema = ctx.catalog.get_table(name).schema
     cols = []
     for f in schema.row_type:
         col = f"  `{f.name}` {f.type.spark_ddl()}"
@@ -429,29 +444,27 @@ def _show_create(session: Session, ident: TableIdent) -> str:
 # -- EXPLAIN --------------------------------------------------------------------------------
 
 
-def _explain(session: Session, s: Explain) -> DataFrame:
+def _explain(ctx: StatementContext, s: Explain) -> DataFrame:
     from lakeskip.spark.query import plan_query, run_planned
 
-    planned = plan_query(
-        session.spark, session.catalog, s.query, session.current_database, session.time_zone
-    )
-    session._set_reports(planned.reports)
+    planned = plan_query(ctx.spark, ctx.catalog, s.query, ctx.current_database, ctx.time_zone)
+    ctx.reports = planned.reports
     rows: list[tuple[str, str, str]] = []
     for r in planned.reports:
         rows += [(r.table, k, v) for k, v in r.lines()]
     if s.pruning:
-        return _rows(session, "table STRING, metric STRING, value STRING", rows)
-    df = run_planned(session.spark, planned)
+        return _rows(ctx, "table STRING, metric STRING, value STRING", rows)
+    df = run_planned(ctx.spark, planned)
     spark_plan = df._jdf.queryExecution().toString()
     text = "\n".join(f"{t}: {k} = {v}" for t, k, v in rows)
-    return _rows(session, "plan STRING", [(text + ("\n\n" if text else "") + spark_plan,)])
+    return _rows(ctx, "plan STRING", [(text + ("\n\n" if text else "") + spark_plan,)])
 
 
 # -- CALL -----------------------------------------------------------------------------------
 
 
 def call_procedure(
-    session: Session, name: str, args: Sequence[Any], kwargs: Mapping[str, Any]
+    ctx: StatementContext, name: str, args: Sequence[Any], kwargs: Mapping[str, Any]
 ) -> DataFrame:
     """Run ``CALL <name>(args, kwargs)`` and return its result row(s)."""
     from lakeskip.procedures.registry import get_procedure
@@ -460,9 +473,9 @@ def call_procedure(
     procedure = get_procedure(name)
     bound = procedure.bind_arguments(args, kwargs)
     result = procedure.run(
-        catalog=session.catalog,
-        executor=SparkExecutor(session),
+        catalog=ctx.catalog,
+        executor=SparkExecutor(ctx.spark),
         arguments=bound,
-        default_database=session.current_database,
+        default_database=ctx.current_database,
     )
-    return _rows(session, result.spark_schema(), result.rows())
+    return _rows(ctx, result.spark_schema(), result.rows())
