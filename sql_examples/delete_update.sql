@@ -26,5 +26,5 @@ DELETE FROM tickets WHERE status = 'SPAM';
 UPDATE tickets SET status = 'CLOSED' WHERE customer = 'c5' OR customer = 'nobody';
 SELECT * FROM tickets ORDER BY id;
 -- the snapshot before the DELETE still has the deleted row
-SELECT * FROM tickets VERSION AS OF 3 WHERE status = 'SPAM';
+SELECT id, status FROM tickets VERSION AS OF 3 WHERE status = 'SPAM';
 EXPLAIN PRUNING SELECT * FROM tickets WHERE customer = 'c5';

@@ -109,6 +109,16 @@ _EXAMPLE_RESULTS = {
         ("id", "price"): [["1", "120"]],
     },
     "map_index.sql": {("id",): [["3"], ["4"]]},
+    "delete_update.sql": {
+        ("id", "customer", "status", "dt"): [
+            ["1", "c1", "OPEN", "2024-01-01"],
+            ["2", "c2", "CLOSED", "2024-01-01"],
+            ["3", "c3", "OPEN", "2024-01-02"],
+            ["5", "c5", "CLOSED", "2024-01-03"],
+            ["6", "NULL", "OPEN", "2024-01-03"],
+        ],
+        ("id", "status"): [["4", "SPAM"]],
+    },
     "rewrite_file_index.sql": {("id", "host", "level"): [["3", "db-1", "ERROR"]]},
     "zorder.sql": {("count(1)",): [[str(sum(1 for i in range(4000) if (i * 7919) % 1000 < 50))]]},
 }

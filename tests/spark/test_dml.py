@@ -18,6 +18,7 @@ from lakeskip.errors import (
     QueryFailedError,
     UnsupportedStatementError,
 )
+from lakeskip.spark import input_files
 
 TABLE = """CREATE TABLE t (id BIGINT, k STRING, v INT, p INT) PARTITIONED BY (p) WITH (
     'file-index.bloom-filter.columns' = 'k',
@@ -100,7 +101,7 @@ def test_indexes_still_prune_after_a_rewrite(session) -> None:  # type: ignore[n
     session.sql("UPDATE t SET k = concat(k, '!') WHERE id = 21")  # rewrites file 1
     for where, files in (("k = 'k3_2'", 1), ("k = 'k1_1!'", 1), ("v = 33", 1), ("v = 31", 0)):
         df = session.sql(f"SELECT * FROM t WHERE {where}")
-        assert len(df.inputFiles()) == files, where
+        assert len(input_files(df)) == files, where
         report = session.last_reports[0]
         assert report.kept_files == files and report.total_files == 4, report.summary()
         assert _rows(df) == _rows(_plain(session).where(where)), where
