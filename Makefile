@@ -41,7 +41,7 @@ test-interop: $(STAMP) check-java
 	$(PY) -m pytest -q -m interop
 
 bench: $(STAMP) check-java
-	$(PY) -c 'import matplotlib' 2>/dev/null || $(PY) -m pip install --quiet 'matplotlib>=3.8'
+	$(PY) -c 'import matplotlib, deltalake' 2>/dev/null || $(PY) -m pip install --quiet -e '.[bench]'
 	$(PY) bench/run.py $(BENCH_ARGS)
 
 bench-range: $(STAMP) check-java
