@@ -6,14 +6,15 @@ bytes that numpy sorts directly, so the same range-partitioned sort is done in A
 a shuffle works, with :meth:`Executor.map` only:
 
 ```
- map      one task per group of files (about target-file-size): read, compute keys, sort,
+ map      one task per group of files (up to 64 MiB, two tasks per core at least): read, compute keys, sort,
           write ONE Arrow IPC spill file of 4096-row batches (key as last column); return
           each batch's first key and every k-th key as a sample
  driver   per partition: n_out = ceil(bytes / target-file-size) key ranges cut at the
           quantiles of the samples; for each range, the batches of each spill file whose
           key span meets it
- reduce   one task per range: read those batches, keep the range's keys, sort, write data
-          files (stats, indexes) through DataWriter at level 1
+ reduce   one task per run of consecutive ranges (same size rule): per range, read those
+          batches, keep the range's keys, sort, write data files (stats, indexes) through
+          DataWriter at level 1
 ```
 
 Every row is read from Parquet once and keyed once; a reducer reads at most two batches per
@@ -102,6 +103,7 @@ def _keys(spec: WriteSpec, sort: SortSpec, data: pa.Table) -> KeyArray:
 
 
 BATCH_ROWS = 4096  # rows per record batch in a spill file: a reducer reads whole batches
+TASK_BYTES = 64 * 2**20  # largest default data-file bytes per task (rewrite_sorted_in_tasks)
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,36 +151,47 @@ def sort_to_spill(task: MapTask) -> MapResult:
 
 
 @dataclass(frozen=True, slots=True)
-class ReduceTask:
-    spec: WriteSpec
-    width: int
+class KeyRange:
     low: bytes | None  # keys > low (None: no lower bound)
     high: bytes | None  # keys <= high (None: no upper bound)
     pieces: tuple[tuple[str, tuple[int, ...]], ...]  # (spill file, batch indexes), map order
 
 
-def write_range(task: ReduceTask) -> list[ManifestEntry]:
-    """Gather one key range from the spill files, sort it and write it as data files (runs in
-    a task)."""
+@dataclass(frozen=True, slots=True)
+class ReduceTask:
+    spec: WriteSpec
+    width: int
+    ranges: tuple[KeyRange, ...]  # consecutive ranges; each becomes its own data file(s)
+
+
+def _gather(spec: WriteSpec, width: int, r: KeyRange) -> pa.Table:
     batches = []
-    for path, indexes in task.pieces:
-        with task.spec.file_io.open_input(path) as src:
+    for path, indexes in r.pieces:
+        with spec.file_io.open_input(path) as src:
             reader = pa.ipc.open_file(src)
             batches += [reader.get_batch(i) for i in indexes]
     data = pa.Table.from_batches(batches)
     keys = key_bytes(data.column(KEY))
     keep = np.ones(len(keys), dtype=bool)
-    dtype = f"S{task.width}"
-    if task.low is not None:
-        keep &= keys > np.frombuffer(task.low, dtype=dtype)[0]
-    if task.high is not None:
-        keep &= keys <= np.frombuffer(task.high, dtype=dtype)[0]
+    dtype = f"S{width}"
+    if r.low is not None:
+        keep &= keys > np.frombuffer(r.low, dtype=dtype)[0]
+    if r.high is not None:
+        keep &= keys <= np.frombuffer(r.high, dtype=dtype)[0]
     rows = np.flatnonzero(keep)
     order = rows[np.argsort(keys[rows], kind="stable")]
-    data = data.drop_columns([KEY]).take(pa.array(order))
-    writer = DataWriter(task.spec)
-    writer.write(data)
-    return writer.close()
+    return data.drop_columns([KEY]).take(pa.array(order))
+
+
+def write_ranges(task: ReduceTask) -> list[ManifestEntry]:
+    """Gather each key range from the spill files, sort it and write it as data files (runs
+    in a task)."""
+    out: list[ManifestEntry] = []
+    for r in task.ranges:
+        writer = DataWriter(task.spec)
+        writer.write(_gather(task.spec, task.width, r))
+        out += writer.close()
+    return out
 
 
 def _ranges(results: Sequence[MapResult], n_out: int) -> list[tuple[bytes | None, bytes | None]]:
@@ -231,11 +244,18 @@ def rewrite_sorted_in_tasks(
     files: Sequence[ManifestEntry],
     sort: SortSpec,
     executor: Executor,
+    task_bytes: int | None = None,
 ) -> list[ManifestEntry]:
     """Rewrite ``files`` range-partitioned and sorted on a z-order or Hilbert key.
 
     Each partition of the table is cut into ``ceil(bytes / target-file-size)`` key ranges;
     every range becomes one new data file (level 1) with stats and indexes.
+
+    Args:
+        task_bytes: data-file bytes one task reads (map) or writes (reduce), at least one
+            file or range; by default ``max(target-file-size, 64 MiB)``, made smaller to
+            give every core of ``executor.parallelism`` two tasks. Fewer, larger tasks cost
+            less scheduling than one task per small file.
 
     Returns:
         The new ADD entries (the caller commits them, deleting ``files``).
@@ -246,6 +266,11 @@ def rewrite_sorted_in_tasks(
         return []
     schema = table.schema
     target = target_file_size(schema.options)
+    if task_bytes is not None:
+        per_task = task_bytes
+    else:  # at most 64 MiB (or one target file), and at least two tasks per core
+        total = sum(e.file.file_size for e in files)
+        per_task = min(max(target, TASK_BYTES), math.ceil(total / (2 * executor.parallelism)))
     spec = WriteSpec(file_io=table.file_io, table_path=table.path, schema=schema, level=1)
     magnification = option_int(schema.options, _MAGNIFICATION)
     by_partition: dict[tuple[Any, ...], list[ManifestEntry]] = defaultdict(list)
@@ -256,12 +281,13 @@ def rewrite_sorted_in_tasks(
     table.file_io.mkdirs(tmp)
     try:
         map_tasks: list[MapTask] = []
-        plans: list[tuple[int, int, int]] = []  # (first map task, map tasks, n_out)
+        plans: list[tuple[int, int, int, int]] = []  # (first map task, count, n_out, bytes)
         for entries in by_partition.values():
-            n_out = max(1, math.ceil(sum(e.file.file_size for e in entries) / target))
+            size = sum(e.file.file_size for e in entries)
+            n_out = max(1, math.ceil(size / target))
             stride = max(1, sum(e.file.row_count for e in entries) // (n_out * magnification))
-            groups = _groups(entries, target)
-            plans.append((len(map_tasks), len(groups), n_out))
+            groups = _groups(entries, per_task)
+            plans.append((len(map_tasks), len(groups), n_out, size))
             map_tasks += [
                 MapTask(
                     spec,
@@ -274,13 +300,17 @@ def rewrite_sorted_in_tasks(
             ]
         results = executor.map(sort_to_spill, map_tasks, f"{name}: sort")
         reduce_tasks: list[ReduceTask] = []
-        for first, count, n_out in plans:
+        for first, count, n_out, size in plans:
             part = results[first : first + count]
-            for low, high in _ranges(part, n_out):
-                pieces = _pieces(part, low, high)
-                if pieces:
-                    reduce_tasks.append(ReduceTask(spec, part[0].width, low, high, pieces))
-        written = executor.map(write_range, reduce_tasks, f"{name}: write")
+            ranges = [KeyRange(lo, hi, _pieces(part, lo, hi)) for lo, hi in _ranges(part, n_out)]
+            ranges = [r for r in ranges if r.pieces]
+            per_range = max(1, size // max(1, len(ranges)))
+            step = max(1, per_task // per_range)
+            reduce_tasks += [
+                ReduceTask(spec, part[0].width, tuple(ranges[i : i + step]))
+                for i in range(0, len(ranges), step)
+            ]
+        written = executor.map(write_ranges, reduce_tasks, f"{name}: write")
     finally:
         table.file_io.delete_dir(tmp)
     return [e for entries in written for e in entries]

@@ -35,6 +35,10 @@ class SparkExecutor:
     def __init__(self, session: Session) -> None:
         self.session = session
 
+    @property
+    def parallelism(self) -> int:
+        return max(1, int(self.session.spark.sparkContext.defaultParallelism))
+
     def map(self, fn: Callable[[T], R], items: Sequence[T], description: str) -> list[R]:
         if not items:
             return []

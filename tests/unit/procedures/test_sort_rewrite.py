@@ -34,8 +34,9 @@ R = TypeVar("R")
 class LocalExecutor:
     """Runs every task in this process, in order (the Spark executor runs them as tasks)."""
 
-    def __init__(self) -> None:
+    def __init__(self, parallelism: int = 1) -> None:
         self.calls: list[tuple[str, int]] = []
+        self.parallelism = parallelism
 
     def map(self, fn: Callable[[T], R], items: Sequence[T], description: str) -> list[R]:
         self.calls.append((description, len(items)))
@@ -69,10 +70,16 @@ def _canonical(t: pa.Table) -> Counter[str]:
     return Counter(repr(r) for r in t.to_pylist())
 
 
-def _check(table: FileStoreTable, old: list[ManifestEntry], sort: SortSpec) -> list[ManifestEntry]:
+def _check(
+    table: FileStoreTable,
+    old: list[ManifestEntry],
+    sort: SortSpec,
+    task_bytes: int | None = 1,
+    executor: LocalExecutor | None = None,
+) -> list[ManifestEntry]:
     before = pa.concat_tables(_rows(table, old))
-    executor = LocalExecutor()
-    new = rewrite_sorted_in_tasks(table, old, sort, executor)
+    executor = executor if executor is not None else LocalExecutor()
+    new = rewrite_sorted_in_tasks(table, old, sort, executor, task_bytes=task_bytes)
     assert [d for d, _ in executor.calls] == [
         f"compact {table.identifier} ({sort.strategy}): sort",
         f"compact {table.identifier} ({sort.strategy}): write",
@@ -140,11 +147,23 @@ def _data(n: int, seed: int, countries: int = 30) -> pa.Table:
 
 
 @pytest.mark.parametrize("strategy", ["zorder", "hilbert"])
-def test_many_ranges_from_many_files(tmp_path: Path, strategy: str) -> None:
+@pytest.mark.parametrize("grouping", ["one per task", "grouped", "default"])
+def test_many_ranges_from_many_files(tmp_path: Path, strategy: str, grouping: str) -> None:
     table = _table(Catalog(str(tmp_path / "wh")), "8 kb")
     old = _write(table, _data(20_000, 1), pieces=7)
-    new = _check(table, old, SortSpec(strategy, ("country", "price"), 8))
+    largest = max(e.file.file_size for e in old)
+    task_bytes = {"one per task": 1, "grouped": 2 * largest + 1, "default": None}[grouping]
+    executor = LocalExecutor()
+    new = _check(table, old, SortSpec(strategy, ("country", "price"), 8), task_bytes, executor)
     assert len(new) > 4, "a small target file size should give several ranges"
+    (_, maps), (_, reduces) = executor.calls
+    if task_bytes == 1:
+        assert (maps, reduces) == (len(old), len(new)), "one task per file and per range"
+    elif task_bytes is None:
+        # a small table on one core: about two tasks per round (greedy grouping may give 3)
+        assert 2 <= maps <= 3 and 2 <= reduces <= 3, f"{maps} map, {reduces} reduce tasks"
+    else:
+        assert 1 < maps < len(old) and 1 < reduces < len(new), "files and ranges grouped"
 
 
 def test_partitions_are_sorted_separately(tmp_path: Path) -> None:
@@ -187,16 +206,24 @@ def _key_array(t: pa.Table, sort: SortSpec) -> pa.Array:
     countries=st.integers(1, 40),
     seed=st.integers(0, 2**16),
     target_kb=st.integers(1, 64),
+    task_bytes=st.sampled_from([1, 5_000, 50_000, None]),
 )
 def test_random_tables(
-    tmp_path: Path, n: int, pieces: int, countries: int, seed: int, target_kb: int
+    tmp_path: Path,
+    n: int,
+    pieces: int,
+    countries: int,
+    seed: int,
+    target_kb: int,
+    task_bytes: int | None,
 ) -> None:
-    wh = tmp_path / f"wh-{seed}-{n}-{pieces}-{countries}-{target_kb}"
+    wh = tmp_path / f"wh-{seed}-{n}-{pieces}-{countries}-{target_kb}-{task_bytes}"
     table = _table(Catalog(str(wh)), f"{target_kb} kb")
     _check(
         table,
         _write(table, _data(n, seed, countries), pieces),
         SortSpec("zorder", ("country", "price"), 8),
+        task_bytes,
     )
 
 
