@@ -194,10 +194,15 @@ def write_ranges(task: ReduceTask) -> list[ManifestEntry]:
     return out
 
 
+def _width(results: Sequence[MapResult]) -> int:
+    """The key width of a partition (a map task that read no rows reports a stand-in 1)."""
+    return max(r.width for r in results)
+
+
 def _ranges(results: Sequence[MapResult], n_out: int) -> list[tuple[bytes | None, bytes | None]]:
     """``n_out`` key ranges ``(low, high]`` cut at the quantiles of the samples (ties merged,
     so no range is empty by construction)."""
-    width = results[0].width
+    width = _width(results)
     dtype = f"S{width}"
     samples = np.sort(np.concatenate([np.frombuffer(r.samples, dtype=dtype) for r in results]))
     if n_out <= 1 or len(samples) == 0:
@@ -307,7 +312,7 @@ def rewrite_sorted_in_tasks(
             per_range = max(1, size // max(1, len(ranges)))
             step = max(1, per_task // per_range)
             reduce_tasks += [
-                ReduceTask(spec, part[0].width, tuple(ranges[i : i + step]))
+                ReduceTask(spec, _width(part), tuple(ranges[i : i + step]))
                 for i in range(0, len(ranges), step)
             ]
         written = executor.map(write_ranges, reduce_tasks, f"{name}: write")
