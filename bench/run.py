@@ -133,6 +133,26 @@ def _predicate(session: Any, where: str) -> Any:
     return scans[0].predicate
 
 
+# -- write time with and without indexes ----------------------------------------------------
+
+
+def _write_pair(
+    session: Any, df: Any, runs: int
+) -> tuple[tuple[float, Any], tuple[float, Any], list[dict[str, float]]]:
+    """Write the rows into both tables ``runs`` times each, alternating (with, without, with,
+    ...) so that a load change on a shared machine hits both; keep each table's fastest write
+    and its stage timings."""
+    best: dict[str, tuple[float, Any]] = {}
+    log = []
+    for _ in range(max(1, runs)):
+        for name in (TABLE, "bench.noindex"):
+            _, seconds = _timed(lambda n=name: session.write(df, n, mode="overwrite"))
+            log.append({"table": name, "seconds": seconds})
+            if name not in best or seconds < best[name][0]:
+                best[name] = (seconds, last_write_timings())
+    return best[TABLE], best["bench.noindex"], log
+
+
 # -- baseline: plain Spark over the same rows written with Parquet row-group bloom filters ------
 
 
@@ -281,6 +301,12 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--warehouse", default="/tmp/lakeskip-bench")
     ap.add_argument(
+        "--write-runs",
+        type=int,
+        default=2,
+        help="timed writes per table, alternating with and without indexes (fastest kept)",
+    )
+    ap.add_argument(
         "--delta",
         action=argparse.BooleanOptionalAction,
         default=True,
@@ -308,10 +334,9 @@ def main() -> None:
     session.sql(f"CREATE TABLE bench.noindex ({cols}) WITH ('target-file-size' = '1 gb')")
     df = generate_events(session, args.rows, args.files)
     session.write(df, "bench.noindex")  # warm-up: JIT, Python workers
-    _, t_index = _timed(lambda: session.write(df, TABLE))
-    timings_index = last_write_timings()
-    _, t_noindex = _timed(lambda: session.write(df, "bench.noindex", mode="overwrite"))
-    timings_noindex = last_write_timings()
+    (t_index, timings_index), (t_noindex, timings_noindex), write_runs = _write_pair(
+        session, df, args.write_runs
+    )
     bloom_path = f"{args.warehouse.rstrip('/')}/parquet-bloom"
     t_bloom_write = _write_parquet_bloom(df, bloom_path, items)
     table = session.catalog.get_table(TABLE)
@@ -390,6 +415,7 @@ def main() -> None:
         "cores": os.cpu_count(),
         "write_s_with_indexes": t_index,
         "write_s_without_indexes": t_noindex,
+        "write_runs": write_runs,
         "data_bytes": data_bytes,
         "index_bytes": index_bytes,
         "compact_s": t_compact,
