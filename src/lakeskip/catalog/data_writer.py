@@ -154,7 +154,7 @@ def _write_parquet(
 ) -> int:
     t = time.perf_counter()
     with spec.file_io.open_output(path) as out:
-        pq.write_table(table, out, **parquet.writer_kwargs(table.num_rows, table.nbytes))  # type: ignore[arg-type]
+        pq.write_table(table, out, **parquet.writer_kwargs(table))  # type: ignore[arg-type]
     size = spec.file_io.file_size(path)
     clock.add("parquet", t)
     return size

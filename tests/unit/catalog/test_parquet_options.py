@@ -54,7 +54,7 @@ def test_no_option_means_no_bloom_and_a_page_index() -> None:
     assert opts.bloom_filters == {}
     assert opts.page_index is True
     assert opts.compression == "zstd"
-    assert "bloom_filter_options" not in opts.writer_kwargs(10, 100)
+    assert "bloom_filter_options" not in opts.writer_kwargs(_data(10))
 
 
 @pytest.mark.parametrize(
@@ -169,3 +169,48 @@ def test_writer_reports_stage_timings(tmp_path: Path) -> None:
     assert total.files == t.files + 1
     assert total.parquet == pytest.approx(t.parquet + 1.0)
     assert set(t.as_dict()) == {*WriteTimings.STAGES, "files", "rows"}
+
+
+def _encodings(f: pq.ParquetFile) -> dict[str, tuple[str, ...]]:
+    rg = f.metadata.row_group(0)
+    return {rg.column(i).path_in_schema: rg.column(i).encodings for i in range(rg.num_columns)}
+
+
+def test_dictionary_only_where_values_repeat(catalog: Catalog) -> None:
+    """Distinct ids get plain encoding (a dictionary would not pay and slows Spark's reader);
+    repeating user ids get a dictionary, as parquet-mr would decide."""
+    data = pa.table(
+        {
+            "id": pa.array(range(5000), pa.int64()),
+            "user_id": pa.array([f"u{i % 7}" for i in range(5000)]),
+        }
+    )
+    (f,) = _write(catalog, {}, data)
+    enc = _encodings(f)
+    assert "RLE_DICTIONARY" not in enc["id"], enc
+    assert "RLE_DICTIONARY" in enc["user_id"], enc
+    assert f.read().equals(data.cast(SMALL.to_arrow()))
+
+
+def test_dictionary_can_be_forced_per_column(catalog: Catalog) -> None:
+    data = pa.table({"id": pa.array(range(500), pa.int64()), "user_id": pa.array(["same"] * 500)})
+    (f,) = _write(
+        catalog,
+        {"parquet.enable.dictionary#id": "true", "parquet.enable.dictionary#user_id": "false"},
+        data,
+    )
+    enc = _encodings(f)
+    assert "RLE_DICTIONARY" in enc["id"] and "RLE_DICTIONARY" not in enc["user_id"], enc
+
+
+def test_nested_columns_keep_their_dictionary() -> None:
+    opts = parquet_write_options({}, ROW)
+    t = pa.table(
+        {
+            "id": pa.array(range(100), pa.int64()),
+            "tags": pa.array([[("k", "v")]] * 100, pa.map_(pa.string(), pa.string())),
+        }
+    )
+    assert opts.use_dictionary(t) == ["tags.key_value.key", "tags.key_value.value"]
+    off = parquet_write_options({"parquet.enable.dictionary": "false"}, ROW)
+    assert off.use_dictionary(t) == []
