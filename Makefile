@@ -54,7 +54,7 @@ test-interop-java: $(STAMP) check-java
 	$(PY) -m pytest -q -m interop tests/interop/test_paimon_java.py tests/interop/test_paimon_java_buckets.py
 
 bench: $(STAMP) check-java
-	$(PY) -c 'import matplotlib' 2>/dev/null || $(PY) -m pip install --quiet 'matplotlib>=3.8'
+	$(PY) -c 'import matplotlib, deltalake' 2>/dev/null || $(PY) -m pip install --quiet -e '.[bench]'
 	$(PY) bench/run.py $(BENCH_ARGS)
 
 bench-range: $(STAMP) check-java

@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from lakeskip.catalog.paimon_options import PAIMON_CORE_OPTIONS
+from lakeskip.catalog.parquet_options import is_parquet_option, parquet_write_options
 from lakeskip.errors import ColumnNotFoundError, InvalidOptionError
 from lakeskip.types import RowType
 
@@ -277,7 +278,12 @@ KNOWN_OPTIONS: Mapping[str, OptionSpec] = {
 
 
 def _suggest(key: str) -> str:
-    candidates = [*KNOWN_OPTIONS, "file-index.<type>.columns", "fields.<column>.stats-mode"]
+    candidates = [
+        *KNOWN_OPTIONS,
+        "file-index.<type>.columns",
+        "fields.<column>.stats-mode",
+        "parquet.bloom.filter.enabled",
+    ]
     close = difflib.get_close_matches(key, candidates, n=1, cutoff=0.6)
     if close:
         return f" (did you mean {close[0]!r}?)"
@@ -324,6 +330,8 @@ def validate_options(
         if key.startswith(FILE_INDEX_PREFIX):
             has_index = True
             continue
+        if is_parquet_option(key):
+            continue  # checked together below: per-column keys need the whole map
         if key.startswith(FIELDS_PREFIX) and key.endswith(STATS_MODE_SUFFIX):
             column = key[len(FIELDS_PREFIX) : -len(STATS_MODE_SUFFIX)]
             if row_type is not None:
@@ -334,6 +342,7 @@ def validate_options(
         if spec is None:
             raise _unknown_option(key)
         spec.check(value, key)
+    parquet_write_options(options, row_type)
     if row_type is None:
         return
     columns = options.get("clustering.columns")

@@ -70,6 +70,12 @@ class SortSpec:
 class Executor(Protocol):
     """Where the per-file work runs. The Spark implementation runs one task per item."""
 
+    @property
+    def parallelism(self) -> int:
+        """How many tasks run at once (Spark's default parallelism); work is split into at
+        least this many tasks where it can be."""
+        ...
+
     def map(self, fn: Callable[[T], R], items: Sequence[T], description: str) -> list[R]:
         """Apply ``fn`` to every item (in tasks); results in item order."""
         ...

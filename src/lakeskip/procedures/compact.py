@@ -6,7 +6,8 @@ order_by => 'a,b'] [, where => '<partition predicate>'])``.
 * With an order: all files of the selected partitions are read, keyed (z-order / Hilbert keys
   from :mod:`lakeskip.sort`, or the columns themselves for ``order``), range-partitioned
   across tasks on the key, sorted within tasks, and written as new files with stats and
-  indexes. Clustered files get tight min/max ranges, so predicates on any sort column keep
+  indexes. Z-order and Hilbert run as plain tasks that exchange Arrow files
+  (:mod:`lakeskip.procedures.sort_rewrite`); ``order`` uses Spark's range shuffle. Clustered files get tight min/max ranges, so predicates on any sort column keep
   fewer files.
 
 Either way the old files are replaced in one COMPACT snapshot: the rows are exactly the same
@@ -40,6 +41,7 @@ from lakeskip.procedures.base import (
     qualify,
 )
 from lakeskip.procedures.partition_filter import filter_partitions
+from lakeskip.procedures.sort_rewrite import CURVE_STRATEGIES, rewrite_sorted_in_tasks
 from lakeskip.sort import validate_sort_columns
 from lakeskip.sort.clustering import ClusteringSpec, clustering_from_options
 
@@ -96,6 +98,16 @@ def rewrite_bin(task: BinTask) -> list[ManifestEntry]:
             data = data.append_column(n, pa.nulls(data.num_rows, t))
         writer.write(data.select(names))
     return writer.close()
+
+
+def _rewrite_sorted(
+    table: FileStoreTable, files: Sequence[ManifestEntry], sort: SortSpec, executor: Executor
+) -> list[ManifestEntry]:
+    """Curve keys are sorted in plain tasks (:mod:`lakeskip.procedures.sort_rewrite`, no
+    shuffle of Spark rows); ``order`` sorts on the columns with Spark's ordering, in Spark."""
+    if sort.strategy in CURVE_STRATEGIES:
+        return rewrite_sorted_in_tasks(table, files, sort, executor)
+    return executor.rewrite_sorted(table, files, sort)
 
 
 def _boxes(
@@ -173,7 +185,7 @@ def _incremental(
     after = before
     if old:
         sort = SortSpec(cluster.strategy, cluster.columns, cluster.var_length_contribution)
-        new_entries = executor.rewrite_sorted(table, old, sort)
+        new_entries = _rewrite_sorted(table, old, sort, executor)
         snap = table.commit(new_entries, deleted=old, kind=CommitKind.COMPACT)
         snapshot_id = snap.id if snap is not None else None
         after = overlap_depth(table, table.scan_files(), columns)
@@ -257,7 +269,7 @@ class Compact(Procedure):
             return _incremental(table, entries, cluster, executor)
         if sort is not None:
             old = list(entries)
-            new = executor.rewrite_sorted(table, old, sort) if old else []
+            new = _rewrite_sorted(table, old, sort, executor) if old else []
         else:
             bins = plan_bins(entries, target_file_size(table.schema.options))
             spec = WriteSpec(file_io=table.file_io, table_path=table.path, schema=table.schema)

@@ -47,6 +47,7 @@ import itertools
 from collections.abc import Sequence
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 
 from lakeskip.errors import InvalidArgumentError
@@ -180,6 +181,43 @@ def _segments(widths: Sequence[int]) -> list[tuple[int, int, list[int]]]:
     ]
 
 
+_MAX_SPREAD_COLUMNS = 8  # k spread bytes fill k * 8 <= 64 bits
+
+
+def _spread_table(k: int) -> npt.NDArray[np.uint64]:
+    """``table[b]`` has bit ``i`` of byte ``b`` at bit ``i * k``: k-1 zero bits between."""
+    b = np.arange(256, dtype=np.uint64)
+    out = np.zeros(256, dtype=np.uint64)
+    for i in range(8):
+        out |= ((b >> np.uint64(i)) & np.uint64(1)) << np.uint64(i * k)
+    return out
+
+
+_SPREAD = {k: _spread_table(k) for k in range(1, _MAX_SPREAD_COLUMNS + 1)}
+
+
+def _interleave_spread(blocks: Sequence[U8]) -> U8:
+    """Interleave k <= 8 ``(rows, nbytes)`` blocks: for each byte position the k bytes
+    become k output bytes whose bits run MSB first, column by column (spread each byte with
+    a 256-entry table, shift by the column's place, OR, write big-endian)."""
+    k = len(blocks)
+    rows, nbytes = blocks[0].shape
+    table = _SPREAD[k]
+    acc = np.zeros((rows, nbytes), dtype=np.uint64)
+    for c, block in enumerate(blocks):
+        acc |= table[block] << np.uint64(k - 1 - c)
+    be = acc.astype(">u8").view(np.uint8).reshape(rows, nbytes, 8)[:, :, 8 - k :]
+    return be.reshape(rows, nbytes * k)
+
+
+def _interleave_unpacked(blocks: Sequence[U8], rows: int, nbytes: int) -> U8:
+    """The general case through an explicit bit matrix (more than 8 columns)."""
+    # (rows, |live|, bytes, 8 bits) -> byte-major, then bit, then column: Java's order
+    block = np.stack(blocks, axis=1)
+    bits = np.unpackbits(block, axis=2).reshape(rows, len(blocks), nbytes, 8)
+    return np.packbits(bits.transpose(0, 2, 3, 1).reshape(rows, -1), axis=1)
+
+
 def interleave_bits(matrices: Sequence[U8]) -> U8:
     """Interleave column byte matrices like ``ZOrderByteUtils.interleaveBits``.
 
@@ -209,10 +247,11 @@ def interleave_bits(matrices: Sequence[U8]) -> U8:
         rows = hi_row - lo_row
         col = 0
         for lo, hi, live in segments:
-            # (rows, |live|, bytes, 8 bits) -> byte-major, then bit, then column: Java's order
-            block = np.stack([matrices[c][lo_row:hi_row, lo:hi] for c in live], axis=1)
-            bits = np.unpackbits(block, axis=2).reshape(rows, len(live), hi - lo, 8)
-            packed = np.packbits(bits.transpose(0, 2, 3, 1).reshape(rows, -1), axis=1)
+            blocks = [matrices[c][lo_row:hi_row, lo:hi] for c in live]
+            if len(live) <= _MAX_SPREAD_COLUMNS:
+                packed = _interleave_spread(blocks)
+            else:
+                packed = _interleave_unpacked(blocks, rows, hi - lo)
             out[lo_row:hi_row, col : col + packed.shape[1]] = packed
             col += packed.shape[1]
     return out

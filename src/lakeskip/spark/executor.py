@@ -34,6 +34,10 @@ class SparkExecutor:
     def __init__(self, spark: SparkSession) -> None:
         self.spark = spark
 
+    @property
+    def parallelism(self) -> int:
+        return max(1, int(self.spark.sparkContext.defaultParallelism))
+
     def map(self, fn: Callable[[T], R], items: Sequence[T], description: str) -> list[R]:
         if not items:
             return []

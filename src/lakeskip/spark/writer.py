@@ -9,6 +9,7 @@ commits one snapshot per statement. No data passes through the driver.
 from __future__ import annotations
 
 import pickle
+import threading
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -18,7 +19,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from lakeskip.catalog.bucket import bucket_ids, bucket_spec
-from lakeskip.catalog.data_writer import DataWriter, WriteSpec
+from lakeskip.catalog.data_writer import DataWriter, WriteSpec, WriteTimings
 from lakeskip.catalog.manifest import ManifestEntry
 from lakeskip.catalog.snapshot import CommitKind, Snapshot
 from lakeskip.catalog.table import FileStoreTable
@@ -26,26 +27,42 @@ from lakeskip.errors import ColumnNotFoundError, InvalidArgumentError
 from lakeskip.sort.clustering import clustering_from_options
 from lakeskip.types import DataType, Field, RowType
 
-__all__ = ["align_by_name", "align_by_position", "write_dataframe"]
+__all__ = ["align_by_name", "align_by_position", "last_write_timings", "write_dataframe"]
 
-_RESULT_SCHEMA = "entry binary"
+_RESULT_SCHEMA = "entry binary, timings binary"
+_RESULT_ARROW = pa.schema([("entry", pa.binary()), ("timings", pa.binary())])
+_local = threading.local()
 
 
 def _task(spec: WriteSpec):  # type: ignore[no-untyped-def]
-    """The function shipped to tasks (a closure over the picklable spec)."""
+    """The function shipped to tasks (a closure over the picklable spec). Each task yields
+    one row per file written (its pickled manifest entry) and one row with its stage
+    timings."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         writer = DataWriter(spec, file_prefix=str(uuid.uuid4()))
-        for batch in batches:
-            writer.write(batch)
-        entries = writer.close()
-        if entries:
-            yield pa.RecordBatch.from_pydict(
-                {"entry": [pickle.dumps(e, protocol=pickle.HIGHEST_PROTOCOL) for e in entries]},
-                schema=pa.schema([("entry", pa.binary())]),
-            )
+        entries = writer.write_batches(batches)
+        dump = pickle.HIGHEST_PROTOCOL
+        yield pa.RecordBatch.from_pydict(
+            {
+                "entry": [pickle.dumps(e, protocol=dump) for e in entries] + [None],
+                "timings": [None] * len(entries) + [pickle.dumps(writer.timings(), protocol=dump)],
+            },
+            schema=_RESULT_ARROW,
+        )
 
     return run
+
+
+def last_write_timings() -> WriteTimings | None:
+    """Stage timings of the most recent write (INSERT, CTAS, ``Session.write``, sort
+    compaction) run from this thread, summed over its tasks; ``None`` before any write.
+
+    >>> last_write_timings() is None or isinstance(last_write_timings(), WriteTimings)
+    True
+    """
+    timings: WriteTimings | None = getattr(_local, "timings", None)
+    return timings
 
 
 def align_by_position(df: DataFrame, row_type: RowType, what: str) -> DataFrame:
@@ -170,7 +187,15 @@ def collect_entries(table: FileStoreTable, df: DataFrame, level: int = 0) -> lis
     """Run the write tasks and bring back their manifest entries (metadata only)."""
     spec = WriteSpec(file_io=table.file_io, table_path=table.path, schema=table.schema, level=level)
     rows = df.mapInArrow(_task(spec), _RESULT_SCHEMA).collect()
-    return [pickle.loads(bytes(r["entry"])) for r in rows]
+    entries: list[ManifestEntry] = []
+    timings = WriteTimings()
+    for r in rows:
+        if r["entry"] is not None:
+            entries.append(pickle.loads(bytes(r["entry"])))
+        else:
+            timings = timings + pickle.loads(bytes(r["timings"]))
+    _local.timings = timings
+    return entries
 
 
 def write_dataframe(

@@ -1,0 +1,321 @@
+"""Curve-sort compaction (z-order, Hilbert) as three rounds of plain tasks, no Spark shuffle.
+
+Sorting through Spark costs two JVM <-> Arrow conversions of every row, a sampling job that
+re-reads and re-keys the input, and a shuffle of Spark rows. The keys here are fixed-width
+bytes that numpy sorts directly, so the same range-partitioned sort is done in Arrow, the way
+a shuffle works, with :meth:`Executor.map` only:
+
+```
+ map      one task per group of files (up to 64 MiB, two tasks per core at least): read, compute keys, sort,
+          write ONE Arrow IPC spill file of 4096-row batches (key as last column); return
+          each batch's first key and every k-th key as a sample
+ driver   per partition: n_out = ceil(bytes / target-file-size) key ranges cut at the
+          quantiles of the samples; for each range, the batches of each spill file whose
+          key span meets it
+ reduce   one task per run of consecutive ranges (same size rule): per range, read those
+          batches, keep the range's keys, sort, write data files (stats, indexes) through
+          DataWriter at level 1
+```
+
+Every row is read from Parquet once and keyed once; a reducer reads at most two batches per
+spill file beyond its own rows.
+
+The spill files live in ``<table>/.sort-tmp-<uuid>/`` (the warehouse every task already writes
+to) and are deleted when the rewrite ends, failed or not. Rows with equal keys keep their
+input order (stable sorts throughout), so the result is deterministic.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import uuid
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from lakeskip.catalog.data_writer import DataWriter, WriteSpec
+from lakeskip.catalog.manifest import ManifestEntry
+from lakeskip.catalog.options import option_int, target_file_size
+from lakeskip.catalog.table import FileStoreTable
+from lakeskip.procedures.base import Executor, SortSpec
+from lakeskip.sort import sort_keys
+
+__all__ = ["CURVE_STRATEGIES", "key_bytes", "rewrite_sorted_in_tasks"]
+
+CURVE_STRATEGIES = ("zorder", "hilbert")
+KEY = "__lakeskip_sort_key"
+_MAGNIFICATION = "sort-compaction.local-sample.magnification"
+KeyArray = npt.NDArray[np.bytes_]
+
+
+def key_bytes(key: pa.Array | pa.ChunkedArray) -> KeyArray:
+    """Fixed-width binary keys as a numpy ``S<width>`` array (compares as unsigned bytes).
+
+    >>> key_bytes(pa.array([b"\\x01\\x00", b"\\x00\\xff"])).argsort().tolist()
+    [1, 0]
+    """
+    if isinstance(key, pa.ChunkedArray):
+        key = key.combine_chunks() if key.num_chunks != 1 else key.chunk(0)
+    n = len(key)
+    if n == 0:
+        return np.empty(0, dtype="S1")
+    if pa.types.is_fixed_size_binary(key.type):
+        width = key.type.byte_width
+        start = key.offset * width
+        data = np.frombuffer(key.buffers()[1], dtype=np.uint8)[start : start + n * width]
+        return data.view(f"S{width}")
+    offsets = np.frombuffer(key.buffers()[1], dtype=np.int32)[key.offset : key.offset + n + 1]
+    width = int(offsets[1] - offsets[0])
+    if width <= 0 or int(offsets[-1] - offsets[0]) != width * n:
+        raise ValueError("sort keys must all have the same non-zero width")
+    data = np.frombuffer(key.buffers()[2], dtype=np.uint8)[offsets[0] : offsets[-1]]
+    # numpy pads 'S' strings with NULs only when their widths differ: equal-width keys compare
+    # byte by byte as unsigned, which is how Spark orders BinaryType
+    return data.view(f"S{width}")
+
+
+def _read(spec: WriteSpec, path: str, columns: Sequence[str] | None = None) -> pa.Table:
+    """A data file's rows in the table's current schema (columns added later are null)."""
+    row_type = spec.schema.row_type
+    names = list(columns) if columns is not None else row_type.names
+    with spec.file_io.open_input(path) as src:
+        parquet = pq.ParquetFile(src)
+        present = set(parquet.schema_arrow.names)
+        data = parquet.read(columns=[n for n in names if n in present])
+    for n in names:
+        if n not in present:
+            data = data.append_column(n, pa.nulls(data.num_rows, row_type.field(n).type.to_arrow()))
+    schema = pa.schema([row_type.to_arrow().field(n) for n in names])
+    return data.select(names).cast(schema)
+
+
+def _keys(spec: WriteSpec, sort: SortSpec, data: pa.Table) -> KeyArray:
+    types = [spec.schema.row_type.field(c).type for c in sort.columns]
+    arrays = [data.column(c) for c in sort.columns]
+    return key_bytes(sort_keys(arrays, types, sort.strategy, sort.var_length_contribution))
+
+
+BATCH_ROWS = 4096  # rows per record batch in a spill file: a reducer reads whole batches
+TASK_BYTES = 64 * 2**20  # largest default data-file bytes per task (rewrite_sorted_in_tasks)
+
+
+@dataclass(frozen=True, slots=True)
+class MapTask:
+    spec: WriteSpec
+    sort: SortSpec
+    paths: tuple[str, ...]
+    out_path: str
+    stride: int  # every stride-th key goes back to the driver as a sample
+
+
+@dataclass(frozen=True, slots=True)
+class MapResult:
+    """What the driver learns from one map task (keys as concatenated fixed-width bytes)."""
+
+    path: str
+    width: int
+    first_keys: bytes  # first key of every record batch, in batch order
+    samples: bytes
+
+
+def sort_to_spill(task: MapTask) -> MapResult:
+    """Read, key and sort the task's files and write them as one Arrow IPC file of
+    :data:`BATCH_ROWS`-row batches with the key as the last column (runs in a task)."""
+    data = pa.concat_tables([_read(task.spec, p) for p in task.paths])
+    keys = _keys(task.spec, task.sort, data)
+    order = np.argsort(keys, kind="stable")
+    keys = keys[order]
+    width = keys.dtype.itemsize
+    key_column = pa.FixedSizeBinaryArray.from_buffers(
+        pa.binary(width), len(keys), [None, pa.py_buffer(keys.tobytes())]
+    )
+    data = data.take(pa.array(order)).append_column(KEY, key_column)
+    with (
+        task.spec.file_io.open_output(task.out_path) as sink,
+        pa.ipc.new_file(sink, data.schema) as writer,
+    ):
+        writer.write_table(data, max_chunksize=BATCH_ROWS)
+    return MapResult(
+        path=task.out_path,
+        width=width,
+        first_keys=keys[::BATCH_ROWS].tobytes(),
+        samples=keys[task.stride // 2 :: task.stride].tobytes(),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class KeyRange:
+    low: bytes | None  # keys > low (None: no lower bound)
+    high: bytes | None  # keys <= high (None: no upper bound)
+    pieces: tuple[tuple[str, tuple[int, ...]], ...]  # (spill file, batch indexes), map order
+
+
+@dataclass(frozen=True, slots=True)
+class ReduceTask:
+    spec: WriteSpec
+    width: int
+    ranges: tuple[KeyRange, ...]  # consecutive ranges; each becomes its own data file(s)
+
+
+def _gather(spec: WriteSpec, width: int, r: KeyRange) -> pa.Table:
+    batches = []
+    for path, indexes in r.pieces:
+        with spec.file_io.open_input(path) as src:
+            reader = pa.ipc.open_file(src)
+            batches += [reader.get_batch(i) for i in indexes]
+    data = pa.Table.from_batches(batches)
+    keys = key_bytes(data.column(KEY))
+    keep = np.ones(len(keys), dtype=bool)
+    dtype = f"S{width}"
+    if r.low is not None:
+        keep &= keys > np.frombuffer(r.low, dtype=dtype)[0]
+    if r.high is not None:
+        keep &= keys <= np.frombuffer(r.high, dtype=dtype)[0]
+    rows = np.flatnonzero(keep)
+    order = rows[np.argsort(keys[rows], kind="stable")]
+    return data.drop_columns([KEY]).take(pa.array(order))
+
+
+def write_ranges(task: ReduceTask) -> list[ManifestEntry]:
+    """Gather each key range from the spill files, sort it and write it as data files (runs
+    in a task)."""
+    out: list[ManifestEntry] = []
+    for r in task.ranges:
+        writer = DataWriter(task.spec)
+        writer.write(_gather(task.spec, task.width, r))
+        out += writer.close()
+    return out
+
+
+def _width(results: Sequence[MapResult]) -> int:
+    """The key width of a partition (a map task that read no rows reports a stand-in 1)."""
+    return max(r.width for r in results)
+
+
+def _ranges(results: Sequence[MapResult], n_out: int) -> list[tuple[bytes | None, bytes | None]]:
+    """``n_out`` key ranges ``(low, high]`` cut at the quantiles of the samples (ties merged,
+    so no range is empty by construction)."""
+    width = _width(results)
+    dtype = f"S{width}"
+    samples = np.sort(np.concatenate([np.frombuffer(r.samples, dtype=dtype) for r in results]))
+    if n_out <= 1 or len(samples) == 0:
+        return [(None, None)]
+    picks = np.unique(samples[[(len(samples) * k) // n_out for k in range(1, n_out)]])
+    edges: list[bytes | None] = [None, *(p.tobytes().ljust(width, b"\0") for p in picks), None]
+    return list(itertools.pairwise(edges))
+
+
+def _pieces(
+    results: Sequence[MapResult], low: bytes | None, high: bytes | None
+) -> tuple[tuple[str, tuple[int, ...]], ...]:
+    """Per spill file, the batches that can hold keys in ``(low, high]``: batch i spans
+    ``[first[i], first[i + 1]]``."""
+    out = []
+    for r in results:
+        first = np.frombuffer(r.first_keys, dtype=f"S{r.width}")
+        if len(first) == 0:
+            continue
+        # batches starting at or below high...
+        stop = len(first) if high is None else int(np.searchsorted(first, high, side="right"))
+        # ...whose successor starts above low (else every key of the batch is <= low)
+        start = 0 if low is None else max(0, int(np.searchsorted(first, low, side="right")) - 1)
+        if stop > start:
+            out.append((r.path, tuple(range(start, stop))))
+    return tuple(out)
+
+
+def _groups(entries: Sequence[ManifestEntry], target: int) -> list[list[ManifestEntry]]:
+    """Consecutive files in groups of about ``target`` bytes (one map task each)."""
+    groups: list[list[ManifestEntry]] = []
+    size = 0
+    for e in entries:
+        if not groups or size + e.file.file_size > target:
+            groups.append([])
+            size = 0
+        groups[-1].append(e)
+        size += e.file.file_size
+    return groups
+
+
+def rewrite_sorted_in_tasks(
+    table: FileStoreTable,
+    files: Sequence[ManifestEntry],
+    sort: SortSpec,
+    executor: Executor,
+    task_bytes: int | None = None,
+) -> list[ManifestEntry]:
+    """Rewrite ``files`` range-partitioned and sorted on a z-order or Hilbert key.
+
+    Each partition of the table is cut into ``ceil(bytes / target-file-size)`` key ranges;
+    every range becomes one new data file (level 1) with stats and indexes.
+
+    Args:
+        task_bytes: data-file bytes one task reads (map) or writes (reduce), at least one
+            file or range; by default ``max(target-file-size, 64 MiB)``, made smaller to
+            give every core of ``executor.parallelism`` two tasks. Fewer, larger tasks cost
+            less scheduling than one task per small file.
+
+    Returns:
+        The new ADD entries (the caller commits them, deleting ``files``).
+    """
+    if sort.strategy not in CURVE_STRATEGIES:
+        raise ValueError(f"rewrite_sorted_in_tasks sorts by curve keys, not {sort.strategy!r}")
+    if not files:
+        return []
+    schema = table.schema
+    target = target_file_size(schema.options)
+    if task_bytes is not None:
+        per_task = task_bytes
+    else:  # at most 64 MiB (or one target file), and at least two tasks per core
+        total = sum(e.file.file_size for e in files)
+        per_task = min(max(target, TASK_BYTES), math.ceil(total / (2 * executor.parallelism)))
+    spec = WriteSpec(file_io=table.file_io, table_path=table.path, schema=schema, level=1)
+    magnification = option_int(schema.options, _MAGNIFICATION)
+    by_partition: dict[tuple[Any, ...], list[ManifestEntry]] = defaultdict(list)
+    for e in files:
+        by_partition[tuple(e.partition)].append(e)
+    name = f"compact {table.identifier} ({sort.strategy})"
+    tmp = f"{table.path.rstrip('/')}/.sort-tmp-{uuid.uuid4()}"
+    table.file_io.mkdirs(tmp)
+    try:
+        map_tasks: list[MapTask] = []
+        plans: list[tuple[int, int, int, int]] = []  # (first map task, count, n_out, bytes)
+        for entries in by_partition.values():
+            size = sum(e.file.file_size for e in entries)
+            n_out = max(1, math.ceil(size / target))
+            stride = max(1, sum(e.file.row_count for e in entries) // (n_out * magnification))
+            groups = _groups(entries, per_task)
+            plans.append((len(map_tasks), len(groups), n_out, size))
+            map_tasks += [
+                MapTask(
+                    spec,
+                    sort,
+                    tuple(table.data_file_path(e) for e in g),
+                    f"{tmp}/map-{len(map_tasks) + i}.arrow",
+                    stride,
+                )
+                for i, g in enumerate(groups)
+            ]
+        results = executor.map(sort_to_spill, map_tasks, f"{name}: sort")
+        reduce_tasks: list[ReduceTask] = []
+        for first, count, n_out, size in plans:
+            part = results[first : first + count]
+            ranges = [KeyRange(lo, hi, _pieces(part, lo, hi)) for lo, hi in _ranges(part, n_out)]
+            ranges = [r for r in ranges if r.pieces]
+            per_range = max(1, size // max(1, len(ranges)))
+            step = max(1, per_task // per_range)
+            reduce_tasks += [
+                ReduceTask(spec, _width(part), tuple(ranges[i : i + step]))
+                for i in range(0, len(ranges), step)
+            ]
+        written = executor.map(write_ranges, reduce_tasks, f"{name}: write")
+    finally:
+        table.file_io.delete_dir(tmp)
+    return [e for entries in written for e in entries]

@@ -1,0 +1,216 @@
+"""``parquet.*`` table options: validation, and what the data writer puts in the files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from lakeskip.catalog import Catalog
+from lakeskip.catalog.data_writer import DataWriter, WriteSpec, WriteTimings, write_all
+from lakeskip.catalog.parquet_options import BloomFilterSpec, parquet_write_options
+from lakeskip.errors import ColumnNotFoundError, InvalidOptionError
+from lakeskip.types import RowType, parse_sql_type
+
+ROW = RowType.of(
+    ("id", parse_sql_type("BIGINT")),
+    ("user_id", parse_sql_type("STRING")),
+    ("ok", parse_sql_type("BOOLEAN")),
+    ("tags", parse_sql_type("MAP<STRING, STRING>")),
+    ("price", parse_sql_type("DECIMAL(10, 2)")),
+)
+
+
+def test_per_column_bloom_with_ndv_and_fpp() -> None:
+    opts = parquet_write_options(
+        {
+            "parquet.bloom.filter.enabled#user_id": "true",
+            "parquet.bloom.filter.expected.ndv#user_id": "5000",
+            "parquet.bloom.filter.fpp#user_id": "0.02",
+        },
+        ROW,
+    )
+    assert opts.bloom_filters == {"user_id": BloomFilterSpec(ndv=5000, fpp=0.02)}
+    assert opts.bloom_filter_options(10) == {"user_id": {"ndv": 5000, "fpp": 0.02}}
+
+
+def test_ndv_defaults_to_the_file_row_count() -> None:
+    opts = parquet_write_options({"parquet.bloom.filter.enabled#id": "true"}, ROW)
+    assert opts.bloom_filter_options(777) == {"id": {"ndv": 777, "fpp": 0.01}}
+
+
+def test_global_switch_takes_every_eligible_column_and_a_column_can_opt_out() -> None:
+    opts = parquet_write_options(
+        {"parquet.bloom.filter.enabled": "true", "parquet.bloom.filter.enabled#id": "false"}, ROW
+    )
+    # BOOLEAN and MAP cannot have a Parquet bloom filter; id opted out
+    assert sorted(opts.bloom_filters) == ["price", "user_id"]
+
+
+def test_no_option_means_no_bloom_and_a_page_index() -> None:
+    opts = parquet_write_options({}, ROW)
+    assert opts.bloom_filters == {}
+    assert opts.page_index is True
+    assert opts.compression == "zstd"
+    assert "bloom_filter_options" not in opts.writer_kwargs(_data(10))
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"parquet.bloom.filter.enabeld#id": "true"}, "did you mean"),
+        ({"parquet.bloom.filter.enabled#id": "yes"}, "expected true or false"),
+        ({"parquet.bloom.filter.fpp#id": "1.5"}, "must be in (0, 1)"),
+        ({"parquet.bloom.filter.fpp#id": "nan"}, "must be in (0, 1)"),
+        ({"parquet.bloom.filter.expected.ndv#id": "0"}, "must be > 0"),
+        ({"parquet.bloom.filter.expected.ndv#id": "many"}, "not an integer"),
+        ({"parquet.bloom.filter.enabled#ok": "true"}, "is BOOLEAN"),
+        ({"parquet.bloom.filter.enabled#tags": "true"}, "is MAP"),
+        ({"parquet.bloom.filter.enabled#": "true"}, "no column after '#'"),
+        ({"parquet.page-index.enabled": "1"}, "expected true or false"),
+        ({"parquet.block.size": "-5"}, "must be > 0"),
+        ({"parquet.writer.version": "v2"}, "unknown table option"),
+    ],
+)
+def test_bad_options_are_rejected(options: dict[str, str], message: str) -> None:
+    with pytest.raises(InvalidOptionError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        parquet_write_options(options, ROW)
+
+
+def test_a_missing_column_is_named() -> None:
+    with pytest.raises(ColumnNotFoundError, match="nope"):
+        parquet_write_options({"parquet.bloom.filter.enabled#nope": "true"}, ROW)
+
+
+def test_writers_ignore_parquet_mr_keys_lakeskip_does_not_use() -> None:
+    """A table made by Paimon may carry any parquet-mr key; writing must not fail on it."""
+    opts = parquet_write_options(
+        {"parquet.enable.dictionary": "false", "parquet.bloom.filter.enabled#id": "true"},
+        ROW,
+        strict=False,
+    )
+    assert list(opts.bloom_filters) == ["id"]
+
+
+def test_create_table_validates_parquet_options(catalog: Catalog) -> None:
+    with pytest.raises(InvalidOptionError, match="is BOOLEAN"):
+        catalog.create_table("t", ROW, options={"parquet.bloom.filter.enabled#ok": "true"})
+    with pytest.raises(ColumnNotFoundError):
+        catalog.create_table("t", ROW, options={"parquet.bloom.filter.fpp#missing": "0.1"})
+    catalog.create_table("t", ROW, options={"parquet.bloom.filter.enabled#user_id": "true"})
+
+
+SMALL = RowType.of(("id", parse_sql_type("BIGINT")), ("user_id", parse_sql_type("STRING")))
+
+
+def _data(n: int) -> pa.Table:
+    return pa.table(
+        {
+            "id": pa.array(range(n), pa.int64()),
+            "user_id": pa.array([f"u{i * 7 % n}" if i % 10 else None for i in range(n)]),
+        }
+    )
+
+
+def _write(catalog: Catalog, options: dict[str, str], data: pa.Table) -> list[pq.ParquetFile]:
+    table = catalog.create_table("t", SMALL, options=options)
+    spec = WriteSpec(file_io=table.file_io, table_path=table.path, schema=table.schema)
+    entries = write_all(spec, [data])
+    return [
+        pq.ParquetFile(f"{table.path}/{table.partition_path(e.partition)}/{e.file.file_name}")
+        for e in entries
+    ]
+
+
+def test_written_file_has_the_bloom_filter_and_page_index_and_same_rows(
+    catalog: Catalog,
+) -> None:
+    data = _data(3000)
+    (f,) = _write(
+        catalog,
+        {
+            "parquet.bloom.filter.enabled#user_id": "true",
+            "parquet.block.size": str(data.nbytes // 3),
+            "file.compression": "snappy",
+        },
+        data,
+    )
+    meta = f.metadata
+    assert meta.num_row_groups >= 3, "block size of a third of the data gives >= 3 row groups"
+    for g in range(meta.num_row_groups):
+        rg = meta.row_group(g)
+        by_name = {rg.column(i).path_in_schema: rg.column(i) for i in range(rg.num_columns)}
+        assert by_name["user_id"].bloom_filter_offset is not None, "user_id should have a bloom"
+        assert by_name["id"].bloom_filter_offset is None, "id was not asked for a bloom filter"
+        assert by_name["user_id"].has_column_index, "page index is written by default"
+        assert by_name["user_id"].compression == "SNAPPY"
+    assert f.read().equals(data.cast(SMALL.to_arrow())), "bloom/page index must not change rows"
+
+
+def test_page_index_can_be_turned_off(catalog: Catalog) -> None:
+    (f,) = _write(catalog, {"parquet.page-index.enabled": "false"}, _data(100))
+    col = f.metadata.row_group(0).column(1)
+    assert not col.has_column_index
+    assert col.bloom_filter_offset is None
+
+
+def test_writer_reports_stage_timings(tmp_path: Path) -> None:
+    catalog = Catalog(str(tmp_path / "wh"))
+    table = catalog.create_table("t", SMALL, options={"file-index.bloom-filter.columns": "user_id"})
+    spec = WriteSpec(file_io=table.file_io, table_path=table.path, schema=table.schema)
+    writer = DataWriter(spec)
+    entries = writer.write_batches(iter([_data(500), _data(300)]))
+    t = writer.timings()
+    assert (t.files, t.rows) == (len(entries), 800)
+    assert t.parquet > 0 and t.index > 0, f"stages measured: {t.summary()}"
+    total = t + WriteTimings(parquet=1.0, files=1)
+    assert total.files == t.files + 1
+    assert total.parquet == pytest.approx(t.parquet + 1.0)
+    assert set(t.as_dict()) == {*WriteTimings.STAGES, "files", "rows"}
+
+
+def _encodings(f: pq.ParquetFile) -> dict[str, tuple[str, ...]]:
+    rg = f.metadata.row_group(0)
+    return {rg.column(i).path_in_schema: rg.column(i).encodings for i in range(rg.num_columns)}
+
+
+def test_dictionary_only_where_values_repeat(catalog: Catalog) -> None:
+    """Distinct ids get plain encoding (a dictionary would not pay and slows Spark's reader);
+    repeating user ids get a dictionary, as parquet-mr would decide."""
+    data = pa.table(
+        {
+            "id": pa.array(range(5000), pa.int64()),
+            "user_id": pa.array([f"u{i % 7}" for i in range(5000)]),
+        }
+    )
+    (f,) = _write(catalog, {}, data)
+    enc = _encodings(f)
+    assert "RLE_DICTIONARY" not in enc["id"], enc
+    assert "RLE_DICTIONARY" in enc["user_id"], enc
+    assert f.read().equals(data.cast(SMALL.to_arrow()))
+
+
+def test_dictionary_can_be_forced_per_column(catalog: Catalog) -> None:
+    data = pa.table({"id": pa.array(range(500), pa.int64()), "user_id": pa.array(["same"] * 500)})
+    (f,) = _write(
+        catalog,
+        {"parquet.enable.dictionary#id": "true", "parquet.enable.dictionary#user_id": "false"},
+        data,
+    )
+    enc = _encodings(f)
+    assert "RLE_DICTIONARY" in enc["id"] and "RLE_DICTIONARY" not in enc["user_id"], enc
+
+
+def test_nested_columns_keep_their_dictionary() -> None:
+    opts = parquet_write_options({}, ROW)
+    t = pa.table(
+        {
+            "id": pa.array(range(100), pa.int64()),
+            "tags": pa.array([[("k", "v")]] * 100, pa.map_(pa.string(), pa.string())),
+        }
+    )
+    assert opts.use_dictionary(t) == ["tags.key_value.key", "tags.key_value.value"]
+    off = parquet_write_options({"parquet.enable.dictionary": "false"}, ROW)
+    assert off.use_dictionary(t) == []
