@@ -1,9 +1,14 @@
-"""Shared test configuration: hypothesis profiles and the one Spark session."""
+"""Shared test configuration: hypothesis profiles and the one Spark session (used by
+``tests/spark`` and ``tests/interop``; created only when a test asks for it)."""
 
 from __future__ import annotations
 
 import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -21,3 +26,32 @@ settings.register_profile(
     print_blob=True,
 )
 settings.load_profile(os.environ.get("LAKESKIP_HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    from lakeskip.spark.builder import build_spark_session  # only when a test needs Spark
+
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    spark_tmp = tmp_path_factory.mktemp("spark")
+    s = build_spark_session(
+        master="local[2]",
+        conf={
+            "spark.sql.shuffle.partitions": "2",
+            "spark.default.parallelism": "2",
+            "spark.driver.memory": "1g",
+            "spark.driver.extraJavaOptions": "-XX:+UseSerialGC -XX:TieredStopAtLevel=1",
+            "spark.sql.warehouse.dir": str(spark_tmp / "spark-warehouse"),
+            "spark.local.dir": str(spark_tmp / "local"),
+            "spark.python.worker.reuse": "true",
+        },
+    )
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def session(spark: object, tmp_path: Path):  # type: ignore[no-untyped-def]
+    import lakeskip
+
+    return lakeskip.connect(str(tmp_path / "warehouse"), spark=spark)  # type: ignore[arg-type]

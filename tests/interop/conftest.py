@@ -18,7 +18,6 @@ import shutil
 import subprocess
 import sys
 import tarfile
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -118,32 +117,3 @@ def paimon_java() -> PaimonJava:
         shutil.rmtree(classes, ignore_errors=True)
         tmp.replace(classes)
     return PaimonJava(os.pathsep.join([str(classes), classpath]))
-
-
-@pytest.fixture(scope="session")
-def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
-    from lakeskip.spark.builder import build_spark_session
-
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    spark_tmp = tmp_path_factory.mktemp("spark")
-    s = build_spark_session(
-        master="local[2]",
-        conf={
-            "spark.sql.shuffle.partitions": "2",
-            "spark.default.parallelism": "2",
-            "spark.driver.memory": "1g",
-            "spark.driver.extraJavaOptions": "-XX:+UseSerialGC -XX:TieredStopAtLevel=1",
-            "spark.sql.warehouse.dir": str(spark_tmp / "spark-warehouse"),
-            "spark.local.dir": str(spark_tmp / "local"),
-            "spark.python.worker.reuse": "true",
-        },
-    )
-    yield s
-    s.stop()
-
-
-@pytest.fixture
-def session(spark: object, tmp_path: Path):  # type: ignore[no-untyped-def]
-    import lakeskip
-
-    return lakeskip.connect(str(tmp_path / "warehouse"), spark=spark)  # type: ignore[arg-type]
