@@ -173,7 +173,7 @@ def test_delete_conflicts_with_a_concurrent_rewrite(session, monkeypatch) -> Non
     the commit) makes the DELETE fail; its new files are removed; no row comes back."""
     _fill(session, n_files=2)
     table = session.catalog.get_table("default.t")
-    write = dml._write
+    write = dml.write_entries
     written: list[str] = []
 
     def racing_write(t, df):  # type: ignore[no-untyped-def]
@@ -182,7 +182,7 @@ def test_delete_conflicts_with_a_concurrent_rewrite(session, monkeypatch) -> Non
         session.sql("TRUNCATE TABLE t")
         return entries
 
-    monkeypatch.setattr(dml, "_write", racing_write)
+    monkeypatch.setattr(dml, "write_entries", racing_write)
     with pytest.raises(CommitConflictError, match="nothing was changed"):
         dml.delete_where(session.spark, table, "v = 1")
     assert written and not any(os.path.exists(p) for p in written)
@@ -192,14 +192,14 @@ def test_delete_conflicts_with_a_concurrent_rewrite(session, monkeypatch) -> Non
 def test_delete_keeps_rows_appended_concurrently(session, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     _fill(session, n_files=2)
     table = session.catalog.get_table("default.t")
-    write = dml._write
+    write = dml.write_entries
 
     def racing_write(t, df):  # type: ignore[no-untyped-def]
         entries = write(t, df)
         session.sql("INSERT INTO t VALUES (999, 'late', 1, 0)")  # matches, but came later
         return entries
 
-    monkeypatch.setattr(dml, "_write", racing_write)
+    monkeypatch.setattr(dml, "write_entries", racing_write)
     result = dml.delete_where(session.spark, table, "v = 1")
     assert result.rows == 3 and result.files_removed == 1
     rows = _rows(session.sql("SELECT id FROM t WHERE v = 1"))

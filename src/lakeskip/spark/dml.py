@@ -42,9 +42,8 @@ from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import ColumnNotFoundError, CommitConflictError, InvalidArgumentError
 from lakeskip.planner.report import PruningReport
 from lakeskip.planner.scan import ScanPlanner
-from lakeskip.sort.clustering import clustering_from_options
 from lakeskip.spark.query import table_file_paths, view_over_files
-from lakeskip.spark.writer import align_by_position, collect_entries, sort_dataframe
+from lakeskip.spark.writer import align_by_position, write_entries
 from lakeskip.sql.query import condition_predicate, nondeterministic_function
 
 __all__ = ["DmlResult", "delete_where", "update_where"]
@@ -203,7 +202,7 @@ def _copy_on_write(
         lambda view: f"{select} FROM {view} {as_alias} {where}",
     )
     what = f"{verb} {table.identifier}"
-    new_entries = _write(table, align_by_position(rewritten, row_type, what))
+    new_entries = write_entries(table, align_by_position(rewritten, row_type, what))
     try:
         snap = table.commit(
             new_entries, deleted=affected, kind=CommitKind.OVERWRITE, overwrite_partitions=[]
@@ -241,23 +240,6 @@ def _sql_over(spark: SparkSession, df: DataFrame, query: Callable[[str], str]) -
         return spark.sql(query(view))
     finally:
         spark.catalog.dropTempView(view)
-
-
-def _write(table: FileStoreTable, df: DataFrame) -> list[ManifestEntry]:
-    """The write path of INSERT (write-time clustering included), without the commit."""
-    schema = table.schema
-    cluster = clustering_from_options(schema.options, schema.row_type, schema.partition_keys)
-    if cluster is not None:
-        df = sort_dataframe(
-            df,
-            schema.row_type,
-            schema.partition_keys,
-            cluster.strategy,
-            cluster.columns,
-            cluster.var_length_contribution,
-            max(1, df.rdd.getNumPartitions()),
-        )
-    return collect_entries(table, df)
 
 
 def _remove_files(table: FileStoreTable, entries: Sequence[ManifestEntry]) -> None:

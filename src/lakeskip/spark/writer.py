@@ -27,7 +27,13 @@ from lakeskip.errors import ColumnNotFoundError, InvalidArgumentError
 from lakeskip.sort.clustering import clustering_from_options
 from lakeskip.types import DataType, Field, RowType
 
-__all__ = ["align_by_name", "align_by_position", "last_write_timings", "write_dataframe"]
+__all__ = [
+    "align_by_name",
+    "align_by_position",
+    "last_write_timings",
+    "write_dataframe",
+    "write_entries",
+]
 
 _RESULT_SCHEMA = "entry binary, timings binary"
 _RESULT_ARROW = pa.schema([("entry", pa.binary()), ("timings", pa.binary())])
@@ -198,6 +204,27 @@ def collect_entries(table: FileStoreTable, df: DataFrame, level: int = 0) -> lis
     return entries
 
 
+def write_entries(table: FileStoreTable, df: DataFrame) -> list[ManifestEntry]:
+    """Write ``df`` (already aligned to the table) as data files in Spark tasks, without the
+    commit: sorted on the clustering key when the table has write-time clustering, else
+    grouped by bucket on fixed-bucket tables. Shared by INSERT and DELETE/UPDATE."""
+    schema = table.schema
+    cluster = clustering_from_options(schema.options, schema.row_type, schema.partition_keys)
+    if cluster is not None:  # write-time clustering: new files come out sorted
+        df = sort_dataframe(
+            df,
+            schema.row_type,
+            schema.partition_keys,
+            cluster.strategy,
+            cluster.columns,
+            cluster.var_length_contribution,
+            max(1, df.rdd.getNumPartitions()),
+        )
+    else:
+        df = repartition_by_bucket(df, table)
+    return collect_entries(table, df)
+
+
 def write_dataframe(
     table: FileStoreTable,
     df: DataFrame,
@@ -221,22 +248,7 @@ def write_dataframe(
     Returns:
         The committed snapshot, or ``None`` when nothing changed.
     """
-    schema = table.schema
-    cluster = clustering_from_options(schema.options, schema.row_type, schema.partition_keys)
-    if cluster is not None:  # write-time clustering: new files come out sorted
-        n_out = max(1, df.rdd.getNumPartitions())
-        df = sort_dataframe(
-            df,
-            schema.row_type,
-            schema.partition_keys,
-            cluster.strategy,
-            cluster.columns,
-            cluster.var_length_contribution,
-            n_out,
-        )
-    else:
-        df = repartition_by_bucket(df, table)
-    entries = collect_entries(table, df)
+    entries = write_entries(table, df)
     if not overwrite:
         if not entries:
             return None
