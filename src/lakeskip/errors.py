@@ -18,6 +18,7 @@ __all__ = [
     "CatalogError",
     "ColumnNotFoundError",
     "CommitConflictError",
+    "CorruptDeletionVectorError",
     "CorruptIndexError",
     "CorruptMetadataError",
     "DatabaseAlreadyExistsError",
@@ -103,6 +104,14 @@ class SnapshotNotFoundError(CatalogError, InvalidArgumentError):
 
 class CorruptMetadataError(CatalogError):
     """A snapshot, manifest or schema file cannot be decoded."""
+
+
+class CorruptDeletionVectorError(CorruptMetadataError):
+    """A deletion vector (or its index file) that cannot be read or does not fit its data file.
+
+    Unlike a file index, a deletion vector is data: reading the file without it would return
+    deleted rows, so the read fails, naming the index file.
+    """
 
 
 # --- index -----------------------------------------------------------------------------

@@ -32,7 +32,14 @@ from collections.abc import Mapping, Sequence
 import pyarrow.fs as pafs
 
 from lakeskip.catalog.file_io import FileIO
-from lakeskip.catalog.options import FILE_INDEX_PREFIX, validate_options
+from lakeskip.catalog.options import (
+    DELETION_VECTORS,
+    FILE_INDEX_PREFIX,
+    check_deletion_vectors,
+    normalize_option_aliases,
+    option_bool,
+    validate_options,
+)
 from lakeskip.catalog.schema import SchemaManager, TableSchema
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import (
@@ -187,7 +194,7 @@ class Catalog:
             InvalidArgumentError: bad names or partition keys.
         """
         db, name = parse_identifier(identifier)
-        opts = dict(options or {})
+        opts = normalize_option_aliases(options or {})
         if self.table_exists(identifier):
             if ignore_if_exists:
                 return self.get_table(identifier)
@@ -266,9 +273,12 @@ class Catalog:
         db, name = parse_identifier(identifier)
         path = self._table_path(db, name)
         manager = SchemaManager(self.file_io, path)
-        sets = dict(set_options or {})
+        sets = normalize_option_aliases(set_options or {})
         if isinstance(unset_options, str):
             unset_options = [unset_options]
+        unset_options = [
+            normalize_option_aliases({k: ""}).popitem()[0] for k in unset_options
+        ]
         for _ in range(_ALTER_RETRIES):
             current = manager.latest()
             if current is None:
@@ -279,6 +289,14 @@ class Catalog:
                 merged.pop(k, None)
             if merged == dict(current.options):
                 return current
+            if option_bool(current.options, DELETION_VECTORS) and not option_bool(
+                merged, DELETION_VECTORS
+            ):
+                raise InvalidOptionError(
+                    f"option {DELETION_VECTORS!r} cannot be turned off by ALTER TABLE (deleted "
+                    "rows live in deletion vectors that Paimon readers would then ignore)"
+                )
+            check_deletion_vectors(merged)
             for k in ("bucket", "bucket-key"):
                 if merged.get(k) != current.options.get(k):
                     raise InvalidOptionError(

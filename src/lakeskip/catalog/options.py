@@ -38,6 +38,9 @@ __all__ = [
     "parse_stats_mode",
     "stats_mode",
     "target_file_size",
+    "check_deletion_vectors",
+    "deletion_vectors_enabled",
+    "normalize_option_aliases",
     "validate_options",
 ]
 
@@ -51,6 +54,8 @@ FIELDS_PREFIX = "fields."
 STATS_MODE_SUFFIX = ".stats-mode"
 DEFAULT_STATS_MODE = "truncate(16)"
 DEFAULT_PARTITION_NAME = "__DEFAULT_PARTITION__"
+DELETION_VECTORS = "deletion-vectors.enabled"
+OPTION_ALIASES = {"deletion-vectors": DELETION_VECTORS}
 
 _STATS_MODE_RE = re.compile(r"^(none|counts|full|truncate\((\d+)\))$", re.IGNORECASE)
 _DURATION_UNITS = {
@@ -273,8 +278,55 @@ KNOWN_OPTIONS: Mapping[str, OptionSpec] = {
         ),
         OptionSpec("snapshot.time-retained", "1 h", _duration, "age after which snapshots expire"),
         OptionSpec("write-only", "false", _boolean, "skip compaction and expiry on write"),
+        OptionSpec(
+            DELETION_VECTORS,
+            "false",
+            _boolean,
+            "DELETE/UPDATE mark rows in deletion vectors instead of rewriting files "
+            "(alias: 'deletion-vectors')",
+        ),
+        OptionSpec(
+            "deletion-vectors.bitmap64",
+            "false",
+            _one_of("false"),
+            "64-bit deletion vectors (not supported: Paimon 0.9 and pypaimon read 32-bit ones)",
+        ),
+        OptionSpec(
+            "deletion-vector.index-file.target-size",
+            "2 mb",
+            _memory_size,
+            "accepted for Paimon compatibility (lakeskip writes one index file per bucket "
+            "and commit)",
+        ),
     )
 }
+
+
+def normalize_option_aliases(options: Mapping[str, str]) -> dict[str, str]:
+    """Options with shorthand keys stored under Paimon's key (``deletion-vectors`` ->
+    ``deletion-vectors.enabled``), so Paimon readers see them.
+
+    >>> normalize_option_aliases({"deletion-vectors": "true"})
+    {'deletion-vectors.enabled': 'true'}
+
+    Raises:
+        InvalidOptionError: both spellings given with different values.
+    """
+    out = dict(options)
+    for alias, key in OPTION_ALIASES.items():
+        if alias in out:
+            value = out.pop(alias)
+            if key in out and str(out[key]).strip().lower() != str(value).strip().lower():
+                raise InvalidOptionError(
+                    f"options {alias!r} = {value!r} and {key!r} = {out[key]!r} disagree"
+                )
+            out[key] = value
+    return out
+
+
+def deletion_vectors_enabled(options: Mapping[str, str]) -> bool:
+    """``deletion-vectors.enabled`` (or its alias) is true."""
+    return option_bool(normalize_option_aliases(options), DELETION_VECTORS)
 
 
 def _suggest(key: str) -> str:
@@ -324,6 +376,7 @@ def validate_options(
     """
     has_index = False
     _validate_bucket(options, row_type, partition_keys)
+    check_deletion_vectors(options)
     for key, value in options.items():
         if not isinstance(value, str):
             raise InvalidOptionError(f"option {key!r}: value must be a string, got {value!r}")
@@ -358,6 +411,21 @@ def validate_options(
         clustering_from_options(options, row_type, partition_keys)  # sortable, known strategy
     if has_index:
         _validate_index_options(options, row_type)
+
+
+def check_deletion_vectors(options: Mapping[str, str]) -> None:
+    """Deletion vectors are supported on unaware-bucket tables (``bucket`` = -1) only.
+
+    Raises:
+        InvalidOptionError: deletion vectors on a fixed-bucket table.
+    """
+    enabled = str(options.get(DELETION_VECTORS, "false")).strip().lower() == "true"
+    bucket = str(options.get(BUCKET, "-1")).strip()
+    if enabled and bucket not in ("-1", ""):
+        raise InvalidOptionError(
+            f"option {DELETION_VECTORS!r} is supported on unaware-bucket tables only "
+            f"('bucket' = -1), not with 'bucket' = {bucket!r}"
+        )
 
 
 def _validate_bucket(

@@ -34,8 +34,13 @@ import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from pyroaring import BitMap
+
 from lakeskip.catalog.cache import CacheSection, shared_cache
+from lakeskip.catalog.deletion_vectors import DeletionFile, DeletionVectorUpdate, read_vector
+from lakeskip.catalog.dv_commit import deletion_files, plan_index_change
 from lakeskip.catalog.file_io import FileIO
+from lakeskip.catalog.index_manifest import IndexManifestEntry, read_index_manifest
 from lakeskip.catalog.manifest import (
     FileKind,
     ManifestEntry,
@@ -216,6 +221,9 @@ class FileStoreTable:
         self._manifests: CacheSection[list[ManifestEntry]] = shared_cache().section(
             "catalog.manifests"
         )
+        self._index_manifests: CacheSection[list[IndexManifestEntry]] = shared_cache().section(
+            "catalog.index_manifests"
+        )
         self._file_prefix = str(uuid.uuid4())
         self._file_counter = itertools.count()
 
@@ -283,6 +291,29 @@ class FileStoreTable:
         )
         return merge_entries(entries)
 
+    def index_entries(self, snapshot: Snapshot | None) -> list[IndexManifestEntry]:
+        """The index files a snapshot lists (its ``indexManifest``; none without one)."""
+        if snapshot is None or not snapshot.index_manifest:
+            return []
+        key = (self.path, snapshot.index_manifest, self.partition_types)
+        entries = self._index_manifests.get(key)
+        if entries is None:
+            entries = read_index_manifest(
+                self.file_io, self.path, snapshot.index_manifest, self.partition_types
+            )
+            self._index_manifests.put(key, entries, 400 * (1 + len(entries)))
+        return entries
+
+    def deletion_files(self, snapshot: Snapshot | None = None) -> dict[str, DeletionFile]:
+        """Data file name -> where its deletion vector is, in a snapshot (default: latest)."""
+        if snapshot is None:
+            snapshot = self.latest_snapshot()
+        return deletion_files(self.path, self.index_entries(snapshot))
+
+    def read_deletion_vector(self, ref: DeletionFile, rows: int | None = None) -> BitMap:
+        """The deleted positions of one data file (raises CorruptDeletionVectorError)."""
+        return read_vector(self.file_io, ref.path, ref.meta, rows)
+
     def partition_path(self, partition_values: Sequence[Any], bucket: int = 0) -> str:
         """Relative directory of a partition's bucket, e.g. ``dt=2024-01-01/bucket-0``."""
         return partition_path(self.schema, partition_values, bucket)
@@ -311,6 +342,7 @@ class FileStoreTable:
         deleted: Sequence[ManifestEntry] = (),
         kind: CommitKind = CommitKind.APPEND,
         overwrite_partitions: Sequence[tuple[Any, ...]] | None = None,
+        deletion_vectors: DeletionVectorUpdate | None = None,
     ) -> Snapshot | None:
         """Publish one snapshot adding and deleting files.
 
@@ -320,19 +352,24 @@ class FileStoreTable:
             kind: APPEND, COMPACT or OVERWRITE.
             overwrite_partitions: OVERWRITE only: the partitions (full value tuples) whose
                 files are replaced; ``None`` replaces the whole table.
+            deletion_vectors: DVs to set in the same snapshot (DELETE/UPDATE on a
+                deletion-vector table) and the DVs the writer read. Deleted data files lose
+                their DVs in any case (see :mod:`lakeskip.catalog.dv_commit`).
 
         Returns:
             The new snapshot, or ``None`` when nothing was added or deleted.
 
         Raises:
-            CommitConflictError: a file to delete is no longer live, or the race for the
-                next snapshot was lost ``commit.max-retries`` times.
+            CommitConflictError: a file to delete is no longer live, a DV the writer read was
+                changed, or the race for the next snapshot was lost ``commit.max-retries``
+                times.
         """
         if kind is CommitKind.ANALYZE:
             raise InvalidArgumentError("ANALYZE commits are not supported")
         adds = [self._entry(e, FileKind.ADD) for e in added]
         explicit_deletes = [self._entry(e, FileKind.DELETE) for e in deleted]
-        if kind is not CommitKind.OVERWRITE and not adds and not explicit_deletes:
+        dv = deletion_vectors
+        if kind is not CommitKind.OVERWRITE and not adds and not explicit_deletes and dv is None:
             return None
         match = (
             self._overwrite_matcher(overwrite_partitions) if kind is CommitKind.OVERWRITE else None
@@ -366,8 +403,25 @@ class FileStoreTable:
                     ]
                     self._discard_manifest(delta_meta)  # deletions depend on the base
                     delta_meta = None
-            if not adds and not deletes:
+            if not adds and not deletes and (dv is None or not dv.vectors):
                 return None
+            try:
+                index = plan_index_change(
+                    self.file_io,
+                    self.path,
+                    self.identifier,
+                    latest.index_manifest if latest is not None else None,
+                    self.index_entries(latest),
+                    lambda: self.scan_files(latest) if latest is not None else [],
+                    adds,
+                    deletes,
+                    dv,
+                    self.partition_types,
+                    codec,
+                )
+            except CommitConflictError:
+                self._discard_manifest(delta_meta)
+                raise
             if delta_meta is None:
                 # DELETE entries first, as Paimon's commit writes them: Paimon < 1.0 identifies
                 # a file by (partition, bucket, level, name) only, so a rewritten index (same
@@ -384,10 +438,13 @@ class FileStoreTable:
             snapshot, written = self._prepare(
                 latest, base_metas, delta_meta, adds, deletes, kind, commit_user, codec
             )
+            snapshot = dataclasses.replace(snapshot, index_manifest=index.index_manifest)
             if self.snapshot_manager.try_publish(snapshot):
                 return snapshot
             for name in written:
                 self.file_io.delete(f"{self.path}/manifest/{name}")
+            for path in index.written:
+                self.file_io.delete(path)
             last_error = f"snapshot {snapshot.id} was taken by another commit"
             self._back_off(attempt, options)
         self._discard_manifest(delta_meta)
