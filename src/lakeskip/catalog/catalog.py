@@ -276,9 +276,7 @@ class Catalog:
         sets = normalize_option_aliases(set_options or {})
         if isinstance(unset_options, str):
             unset_options = [unset_options]
-        unset_options = [
-            normalize_option_aliases({k: ""}).popitem()[0] for k in unset_options
-        ]
+        unset_options = [normalize_option_aliases({k: ""}).popitem()[0] for k in unset_options]
         for _ in range(_ALTER_RETRIES):
             current = manager.latest()
             if current is None:

@@ -46,10 +46,10 @@ from lakeskip.index._roaring import read_bitmap, serialize_bitmap
 
 __all__ = [
     "DELETION_VECTORS_INDEX",
-    "DeletionFile",
-    "DeletionVectorUpdate",
     "INDEX_DIR",
+    "DeletionFile",
     "DeletionVectorMeta",
+    "DeletionVectorUpdate",
     "IndexFileMeta",
     "decode_vector",
     "encode_index_file",

@@ -32,15 +32,15 @@ from lakeskip.types import RowType
 __all__ = [
     "KNOWN_OPTIONS",
     "OptionSpec",
+    "check_deletion_vectors",
     "commit_max_retries",
+    "deletion_vectors_enabled",
     "manifest_compression",
+    "normalize_option_aliases",
     "parse_duration_millis",
     "parse_stats_mode",
     "stats_mode",
     "target_file_size",
-    "check_deletion_vectors",
-    "deletion_vectors_enabled",
-    "normalize_option_aliases",
     "validate_options",
 ]
 

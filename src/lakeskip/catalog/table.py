@@ -27,6 +27,7 @@ visibility; ``LATEST`` is a hint.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import random
 import time
@@ -412,7 +413,7 @@ class FileStoreTable:
                     self.identifier,
                     latest.index_manifest if latest is not None else None,
                     self.index_entries(latest),
-                    lambda: self.scan_files(latest) if latest is not None else [],
+                    functools.partial(self._live_files, latest),
                     adds,
                     deletes,
                     dv,
@@ -451,6 +452,9 @@ class FileStoreTable:
         raise CommitConflictError(
             f"commit to {self.identifier} failed after {retries + 1} attempts: {last_error}"
         )
+
+    def _live_files(self, snapshot: Snapshot | None) -> list[ManifestEntry]:
+        return self.scan_files(snapshot) if snapshot is not None else []
 
     def _entry(self, e: ManifestEntry, kind: FileKind) -> ManifestEntry:
         partition = normalize_partition(self.schema, e.partition)

@@ -147,9 +147,7 @@ def _rows(ids: range, dt: str) -> dict[str, list[Any]]:
 
 
 def _dvs(t: FileStoreTable) -> dict[str, list[int]]:
-    return {
-        name: sorted(t.read_deletion_vector(ref)) for name, ref in t.deletion_files().items()
-    }
+    return {name: sorted(t.read_deletion_vector(ref)) for name, ref in t.deletion_files().items()}
 
 
 def test_dvs_commit_carry_over_and_drop(catalog: Catalog, write_file: Any) -> None:
