@@ -83,11 +83,11 @@ def test_table_at_uses_the_snapshots_schema(catalog: Catalog, table: FileStoreTa
 @pytest.mark.parametrize(
     ("key", "message"),
     [
-        ("deletion-vectors.enabled", "Paimon option lakeskip does not support yet"),
+        ("deletion-vectors.modifiable", "Paimon option lakeskip does not support yet"),
         ("merge-engine", "Paimon option lakeskip does not support yet"),
         ("primary-key", "Paimon option lakeskip does not support yet"),
         ("changelog-producer", "Paimon option lakeskip does not support yet"),
-        ("deletion-vectors", "unknown table option .*did you mean 'deletion-vectors.enabled'"),
+        ("deletion-vector", "unknown table option .*did you mean 'deletion-vectors.enabled'"),
         ("target-file-sise", "unknown table option .*did you mean 'target-file-size'"),
         ("xyzzy", r"^unknown table option 'xyzzy'$"),
     ],
