@@ -19,12 +19,13 @@ import threading
 import uuid
 import warnings
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from pyspark.sql import DataFrame, SparkSession
 
 from lakeskip.catalog.catalog import Catalog
+from lakeskip.catalog.manifest import ManifestEntry
 from lakeskip.catalog.snapshot import Snapshot
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.catalog.time_travel import TimeTravel, resolve_snapshot
@@ -36,6 +37,7 @@ from lakeskip.errors import (
     UnsupportedStatementError,
 )
 from lakeskip.expressions import BooleanExpression, and_, bind, evaluate_arrow
+from lakeskip.index._roaring import serialize_bitmap
 from lakeskip.planner.report import PruningReport
 from lakeskip.planner.scan import ScanPlanner
 from lakeskip.spark.error_text import spark_error_message
@@ -70,6 +72,24 @@ def snapshot_for(
     if timestamp_micros is not None:
         return resolve_snapshot(table, TimeTravel(timestamp_millis=timestamp_micros // 1000))
     return None
+
+
+def _deletion_vectors(
+    table: FileStoreTable, snapshot_id: int | None, entries: Sequence[ManifestEntry]
+) -> dict[str, str]:
+    """Data file name -> its DV (portable RoaringBitmap, base64) for the Java reader; read and
+    checked here, in the plan's snapshot (a corrupt DV fails the query)."""
+    if snapshot_id is None:
+        return {}
+    refs = table.deletion_files(table.snapshot(snapshot_id))
+    out: dict[str, str] = {}
+    for e in entries:
+        ref = refs.get(e.file.file_name)
+        if ref is not None:
+            bm = table.read_deletion_vector(ref, e.file.row_count)
+            if len(bm):
+                out[e.file.file_name] = base64.b64encode(serialize_bitmap(bm)).decode("ascii")
+    return out
 
 
 def _partition_json(t: DataType, value: Any) -> Any:
@@ -394,6 +414,7 @@ class CatalogService:
             warnings.simplefilter("ignore", LakeskipWarning)
             plan = ScanPlanner(table).plan(predicate, time_zone=tz, snapshot_id=snapshot_id)
         types = [row_type.field(k).type for k in schema.partition_keys]
+        vectors = _deletion_vectors(table, plan.report.snapshot_id, plan.files)
         files = [
             {
                 "path": spark_path(table.file_io.uri(table.data_file_path(e))),
@@ -402,6 +423,7 @@ class CatalogService:
                 "partition": [
                     _partition_json(t, v) for t, v in zip(types, e.partition, strict=True)
                 ],
+                "dv": vectors.get(e.file.file_name),
             }
             for e in plan.files
         ]

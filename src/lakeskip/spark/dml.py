@@ -37,11 +37,13 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from lakeskip.catalog.manifest import ManifestEntry
-from lakeskip.catalog.snapshot import CommitKind
+from lakeskip.catalog.options import deletion_vectors_enabled
+from lakeskip.catalog.snapshot import CommitKind, Snapshot
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import ColumnNotFoundError, CommitConflictError, InvalidArgumentError
 from lakeskip.planner.report import PruningReport
 from lakeskip.planner.scan import ScanPlanner
+from lakeskip.spark.dv_dml import dv_delete_update
 from lakeskip.spark.query import table_file_paths, view_over_files
 from lakeskip.spark.writer import align_by_position, write_entries
 from lakeskip.sql.query import condition_predicate, nondeterministic_function
@@ -170,6 +172,10 @@ def _copy_on_write(
         return DmlResult(0, 0, 0, 0, None, plan.report)
     cond = f"({condition})" if condition is not None else "TRUE"
     as_alias = f"AS {_quote(alias)}"
+    if deletion_vectors_enabled(table.schema.options):
+        return _merge_on_read(
+            spark, table, snapshot, candidates, cond, as_alias, assignments, plan.report, verb
+        )
     counts = _sql_over(
         spark,
         _files_frame(spark, table, candidates),
@@ -220,6 +226,54 @@ def _copy_on_write(
         files_added=len(new_entries),
         snapshot_id=snap.id if snap is not None else None,
         report=plan.report,
+    )
+
+
+def _merge_on_read(
+    spark: SparkSession,
+    table: FileStoreTable,
+    snapshot: Snapshot,
+    candidates: Sequence[ManifestEntry],
+    cond: str,
+    as_alias: str,
+    assignments: Mapping[str, str] | None,
+    report: PruningReport,
+    verb: str,
+) -> DmlResult:
+    """DELETE/UPDATE on a deletion-vector table (:mod:`lakeskip.spark.dv_dml`)."""
+    updated_select = None
+    if assignments is not None:
+        items = []
+        for f in table.schema.row_type:
+            q = _quote(f.name)
+            if f.name in assignments:
+                items.append(f"CAST(({assignments[f.name]}) AS {f.type.spark_ddl()}) AS {q}")
+            else:
+                items.append(q)
+        updated_select = f"SELECT {', '.join(items)}"
+    what = f"{verb} {table.identifier}"
+    try:
+        out = dv_delete_update(
+            spark,
+            table,
+            snapshot,
+            candidates,
+            cond,
+            as_alias,
+            updated_select,
+            _sql_over,
+            _remove_files,
+            what,
+        )
+    except CommitConflictError as e:
+        raise CommitConflictError(f"{what}: nothing was changed, run it again ({e})") from e
+    return DmlResult(
+        rows=out.rows,
+        files_scanned=len(candidates),
+        files_removed=out.files_removed,
+        files_added=len(out.added),
+        snapshot_id=out.snapshot_id,
+        report=report,
     )
 
 

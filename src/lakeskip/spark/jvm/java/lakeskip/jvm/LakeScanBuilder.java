@@ -2,6 +2,9 @@ package lakeskip.jvm;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.Base64;
+import java.util.HashMap;
+import java.util.Map;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.connector.expressions.filter.Predicate;
@@ -9,6 +12,9 @@ import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.SupportsPushDownRequiredColumns;
 import org.apache.spark.sql.execution.datasources.v2.parquet.ParquetScanBuilder;
 import org.apache.spark.sql.internal.connector.SupportsPushDownCatalystFilters;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.Metadata;
+import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
@@ -69,12 +75,32 @@ final class LakeScanBuilder implements SupportsPushDownCatalystFilters, Supports
     LakeFileIndex index =
         new LakeFileIndex(session, table.partitionSchema(), reply.path("files"),
             reply.path("report_id").asText(""));
-    ParquetScanBuilder parquet =
-        new ParquetScanBuilder(session, index, table.schema, table.dataSchema(), options);
-    parquet.pushFilters(filters);
-    if (required != null) {
-      parquet.pruneColumns(required);
+    Map<String, byte[]> vectors = new HashMap<>();
+    for (JsonNode f : reply.path("files")) {
+      if (f.hasNonNull("dv")) {
+        String path = f.get("path").asText();
+        vectors.put(path.substring(path.lastIndexOf('/') + 1),
+            Base64.getDecoder().decode(f.get("dv").asText()));
+      }
     }
-    return parquet.build();
+    StructType schema = table.schema;
+    StructType dataSchema = table.dataSchema();
+    StructType want = required;
+    if (!vectors.isEmpty()) {
+      // Spark's Parquet reader fills this column with each row's position in its file
+      StructField rowIndex = new StructField(LakeDvScan.ROW_INDEX, DataTypes.LongType, true,
+          Metadata.empty());
+      schema = schema.add(rowIndex);
+      dataSchema = dataSchema.add(rowIndex);
+      want = (required != null ? required : table.schema).add(rowIndex);
+    }
+    ParquetScanBuilder parquet =
+        new ParquetScanBuilder(session, index, schema, dataSchema, options);
+    parquet.pushFilters(filters);
+    if (want != null) {
+      parquet.pruneColumns(want);
+    }
+    Scan scan = parquet.build();
+    return vectors.isEmpty() ? scan : new LakeDvScan(scan, vectors);
   }
 }

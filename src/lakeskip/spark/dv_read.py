@@ -1,0 +1,111 @@
+"""Reading data files through their deletion vectors, as DataFrames (Spark tasks).
+
+Every lakeskip read that goes through a DataFrame over data files (DELETE/UPDATE's condition
+scan, sort compaction) uses :func:`live_rows_frame`: Spark's Parquet source with each row's
+data file name and position (``_metadata.file_name``, ``_metadata.row_index``), minus the
+positions the files' DVs hold (a broadcast anti-join on ``(file, position)``). The DVs are read
+and checked on the driver (they are metadata: one bitmap per file); a corrupt one fails the
+statement (:class:`~lakeskip.errors.CorruptDeletionVectorError`), it is never ignored.
+
+The Spark catalog scan applies DVs in Java instead (``jvm/LakeDvScan``), with the same
+positions (Spark's Parquet row index).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+from pyroaring import BitMap
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from lakeskip.catalog.manifest import ManifestEntry
+from lakeskip.catalog.snapshot import Snapshot
+from lakeskip.catalog.table import FileStoreTable
+from lakeskip.spark.query import table_file_paths, view_over_files
+
+__all__ = ["FILE_COLUMN", "POS_COLUMN", "DeletionVectors", "live_rows_frame", "read_vectors"]
+
+FILE_COLUMN = "__lakeskip_file"
+POS_COLUMN = "__lakeskip_pos"
+
+
+@dataclass(frozen=True, slots=True)
+class DeletionVectors:
+    """The DVs of some data files in one snapshot.
+
+    Attributes:
+        vectors: data file name -> deleted positions.
+        base: data file name -> index file holding its DV (the commit's conflict check).
+    """
+
+    vectors: Mapping[str, BitMap]
+    base: Mapping[str, str]
+
+    def live_rows(self, entry: ManifestEntry) -> int:
+        bm = self.vectors.get(entry.file.file_name)
+        return entry.file.row_count - (len(bm) if bm is not None else 0)
+
+
+def read_vectors(
+    table: FileStoreTable, entries: Sequence[ManifestEntry], snapshot: Snapshot | None
+) -> DeletionVectors:
+    """Read and check the DVs of ``entries`` (raises CorruptDeletionVectorError)."""
+    refs = table.deletion_files(snapshot) if snapshot is not None else {}
+    vectors: dict[str, BitMap] = {}
+    base: dict[str, str] = {}
+    for e in entries:
+        ref = refs.get(e.file.file_name)
+        if ref is not None:
+            vectors[e.file.file_name] = table.read_deletion_vector(ref, e.file.row_count)
+            base[e.file.file_name] = ref.index_file
+    return DeletionVectors(vectors, base)
+
+
+def _deleted_frame(spark: SparkSession, vectors: Mapping[str, BitMap]) -> DataFrame:
+    names: list[np.ndarray] = []
+    positions: list[np.ndarray] = []
+    for name, bm in vectors.items():
+        pos = np.frombuffer(bm.to_array(), dtype=np.uint32).astype(np.int64)
+        positions.append(pos)
+        names.append(np.full(len(pos), name, dtype=object))
+    table = pa.table(
+        {
+            FILE_COLUMN: pa.array(np.concatenate(names) if names else [], type=pa.string()),
+            POS_COLUMN: pa.array(
+                np.concatenate(positions) if positions else np.zeros(0, np.int64), pa.int64()
+            ),
+        }
+    )
+    return spark.createDataFrame(table)
+
+
+def live_rows_frame(
+    spark: SparkSession,
+    table: FileStoreTable,
+    entries: Sequence[ManifestEntry],
+    dvs: DeletionVectors,
+    *,
+    with_position: bool = False,
+) -> DataFrame:
+    """The live rows of exactly these files with the table's schema; ``with_position`` adds
+    each row's data file name (``FILE_COLUMN``) and position (``POS_COLUMN``)."""
+    df = view_over_files(spark, table.schema.row_type, table_file_paths(table, entries))
+    wanted = {e.file.file_name for e in entries}
+    vectors = {n: bm for n, bm in dvs.vectors.items() if n in wanted and len(bm)}
+    if not with_position and not vectors:
+        return df
+    columns = df.columns
+    df = df.select(
+        "*",
+        F.col("_metadata.file_name").alias(FILE_COLUMN),
+        F.col("_metadata.row_index").alias(POS_COLUMN),
+    )
+    if vectors:
+        df = df.join(
+            F.broadcast(_deleted_frame(spark, vectors)), [FILE_COLUMN, POS_COLUMN], "left_anti"
+        )
+    return df if with_position else df.select(*[F.col(f"`{c}`") for c in columns])
