@@ -169,3 +169,34 @@ def test_random_deletes_and_updates_match_recomputation(session, steps) -> None:
         assert _rows(session.sql("SELECT * FROM t")) == _rows(df), (cond, update)
     # through the filter path too
     assert _rows(session.sql("SELECT * FROM t WHERE v > 20")) == _rows(df.where("v > 20"))
+
+
+@pytest.mark.parametrize("strategy", ["none", "order", "zorder"])
+def test_compaction_drops_deleted_rows_and_their_dvs(session, strategy) -> None:  # type: ignore[no-untyped-def]
+    rows = _fill(session)
+    session.sql("DELETE FROM t WHERE id % 3 = 0 OR v = 11")
+    expected = sorted((r for r in rows if not (r[0] % 3 == 0 or r[2] == 11)), key=repr)
+    # rewrite_file_index keeps the data files, so their DVs stay valid
+    session.sql("CALL sys.rewrite_file_index(table => 't')")
+    t, _ = _files(session)
+    assert len(t.deletion_files()) == 4
+    assert _rows(session.sql("SELECT * FROM t")) == expected
+    if strategy == "none":
+        session.sql("CALL sys.compact(table => 't')")
+    else:
+        session.sql(
+            f"CALL sys.compact(table => 't', order_strategy => '{strategy}', order_by => 'id,v')"
+        )
+    t, files = _files(session)
+    assert not t.deletion_files(), "compaction removes the DVs of the files it rewrote"
+    assert t.latest_snapshot().index_manifest is None
+    assert sum(e.file.row_count for e in t.scan_files()) == len(expected)
+    assert _rows(session.sql("SELECT * FROM t")) == expected
+    # data files hold exactly the live rows now (read without lakeskip)
+    plain = [
+        tuple(r.values())
+        for e in t.scan_files()
+        for r in pq.read_table(t.data_file_path(e)).to_pylist()
+    ]
+    assert sorted(((a, b, c, p) for a, b, c, p in plain), key=repr) == expected
+    assert os.path.isdir(f"{t.path}/index")

@@ -38,6 +38,8 @@ import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+import pyarrow as pa
 from pyroaring import BitMap
 
 from lakeskip.catalog.file_io import FileIO
@@ -52,6 +54,7 @@ __all__ = [
     "DeletionVectorUpdate",
     "IndexFileMeta",
     "decode_vector",
+    "drop_deleted",
     "encode_index_file",
     "encode_vector",
     "new_index_file_name",
@@ -215,3 +218,21 @@ class DeletionVectorUpdate:
 
     vectors: Mapping[str, BitMap]
     base: Mapping[str, str | None]
+
+
+def drop_deleted(data: pa.Table, deleted: bytes | None, where: str) -> pa.Table:
+    """The rows of a whole data file that its DV (portable RoaringBitmap bytes) keeps.
+
+    Raises:
+        CorruptDeletionVectorError: a position beyond the file's rows.
+    """
+    if deleted is None:
+        return data
+    positions = np.frombuffer(BitMap.deserialize(deleted).to_array(), dtype=np.uint32)
+    if len(positions) and int(positions.max()) >= data.num_rows:
+        raise CorruptDeletionVectorError(
+            f"deletion vector of {where} deletes row {int(positions.max())} of {data.num_rows}"
+        )
+    mask = np.ones(data.num_rows, dtype=bool)
+    mask[positions] = False
+    return data.filter(pa.array(mask))

@@ -81,10 +81,16 @@ class Executor(Protocol):
         ...
 
     def rewrite_sorted(
-        self, table: FileStoreTable, files: Sequence[ManifestEntry], sort: SortSpec
+        self,
+        table: FileStoreTable,
+        files: Sequence[ManifestEntry],
+        sort: SortSpec,
+        deleted: Mapping[str, bytes] | None = None,
     ) -> list[ManifestEntry]:
         """Read ``files``, range-partition and sort their rows by ``sort``, and write new
-        data files (with stats and indexes); returns the new ADD entries."""
+        data files (with stats and indexes); returns the new ADD entries. ``deleted``: data
+        file name -> its deletion vector (portable RoaringBitmap bytes); those rows are
+        dropped."""
         ...
 
 

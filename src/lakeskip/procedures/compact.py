@@ -26,12 +26,14 @@ import pyarrow.parquet as pq
 
 from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.data_writer import DataWriter, WriteSpec
+from lakeskip.catalog.deletion_vectors import DeletionVectorUpdate, drop_deleted
 from lakeskip.catalog.manifest import ManifestEntry
-from lakeskip.catalog.options import target_file_size
-from lakeskip.catalog.snapshot import CommitKind
+from lakeskip.catalog.options import deletion_vectors_enabled, target_file_size
+from lakeskip.catalog.snapshot import CommitKind, Snapshot
 from lakeskip.catalog.stats import file_column_stats
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import InvalidArgumentError
+from lakeskip.index._roaring import serialize_bitmap
 from lakeskip.procedures.base import (
     Executor,
     Procedure,
@@ -51,16 +53,20 @@ STRATEGIES = ("order", "zorder", "hilbert")
 SMALL_FILE_RATIO = 0.7
 
 
-def plan_bins(entries: Sequence[ManifestEntry], target: int) -> list[list[ManifestEntry]]:
+def plan_bins(
+    entries: Sequence[ManifestEntry], target: int, with_deletes: frozenset[str] = frozenset()
+) -> list[list[ManifestEntry]]:
     """Group small files per partition (and bucket, on fixed-bucket tables) into bins of
-    about ``target`` bytes (>= 2 files each).
+    about ``target`` bytes (>= 2 files each). Files named in ``with_deletes`` (they have
+    deletion vectors) are rewritten whatever their size, alone if need be, to drop the
+    deleted rows.
 
     >>> plan_bins([], 100)
     []
     """
     by_partition: dict[tuple[Any, ...], list[ManifestEntry]] = defaultdict(list)
     for e in entries:
-        if e.file.file_size < target * SMALL_FILE_RATIO:
+        if e.file.file_size < target * SMALL_FILE_RATIO or e.file.file_name in with_deletes:
             by_partition[(*e.partition, e.bucket)].append(e)
     bins: list[list[ManifestEntry]] = []
     for files in by_partition.values():
@@ -74,22 +80,51 @@ def plan_bins(entries: Sequence[ManifestEntry], target: int) -> list[list[Manife
             current.append(e)
             size += e.file.file_size
         bins.append(current)
-    return [b for b in bins if len(b) >= 2]
+    return [b for b in bins if len(b) >= 2 or any(e.file.file_name in with_deletes for e in b)]
 
 
 @dataclass(frozen=True, slots=True)
 class BinTask:
     spec: WriteSpec
     files: tuple[tuple[str, ManifestEntry], ...]  # (path, entry)
+    deleted: tuple[bytes | None, ...] = ()  # per file: its deletion vector (portable bitmap)
+
+
+@dataclass(frozen=True, slots=True)
+class _Vectors:
+    """The DVs of the files being compacted: applied while reading, and the commit's base."""
+
+    deleted: dict[str, bytes]
+    update: DeletionVectorUpdate | None
+
+
+def _vectors(
+    table: FileStoreTable, snapshot: Snapshot | None, entries: Sequence[ManifestEntry]
+) -> _Vectors:
+    """Read (and check) the DVs of ``entries``; the commit then drops them and fails if
+    another commit changed any of them (or gave one of the files a DV) meanwhile."""
+    refs = table.deletion_files(snapshot) if snapshot is not None else {}
+    if not refs and not deletion_vectors_enabled(table.schema.options):
+        return _Vectors({}, None)
+    deleted: dict[str, bytes] = {}
+    base: dict[str, str | None] = {}
+    for e in entries:
+        ref = refs.get(e.file.file_name)
+        base[e.file.file_name] = ref.index_file if ref is not None else None
+        if ref is not None:
+            bm = table.read_deletion_vector(ref, e.file.row_count)
+            deleted[e.file.file_name] = serialize_bitmap(bm)
+    return _Vectors(deleted, DeletionVectorUpdate({}, base))
 
 
 def rewrite_bin(task: BinTask) -> list[ManifestEntry]:
     """Concatenate one bin's files into new rolling files (runs in a task)."""
     writer = DataWriter(task.spec)
     names = task.spec.schema.row_type.names
-    for path, _entry in task.files:
+    for i, (path, _entry) in enumerate(task.files):
         with task.spec.file_io.open_input(path) as src:
             data = pq.read_table(src)
+        data = drop_deleted(data, task.deleted[i] if task.deleted else None, path)
         missing = [n for n in names if n not in data.column_names]
         for n in missing:  # a column added after this file was written
             import pyarrow as pa
@@ -101,12 +136,19 @@ def rewrite_bin(task: BinTask) -> list[ManifestEntry]:
 
 
 def _rewrite_sorted(
-    table: FileStoreTable, files: Sequence[ManifestEntry], sort: SortSpec, executor: Executor
+    table: FileStoreTable,
+    files: Sequence[ManifestEntry],
+    sort: SortSpec,
+    executor: Executor,
+    deleted: Mapping[str, bytes],
 ) -> list[ManifestEntry]:
     """Curve keys are sorted in plain tasks (:mod:`lakeskip.procedures.sort_rewrite`, no
-    shuffle of Spark rows); ``order`` sorts on the columns with Spark's ordering, in Spark."""
+    shuffle of Spark rows); ``order`` sorts on the columns with Spark's ordering, in Spark.
+    Rows deleted by a deletion vector are dropped either way."""
     if sort.strategy in CURVE_STRATEGIES:
-        return rewrite_sorted_in_tasks(table, files, sort, executor)
+        return rewrite_sorted_in_tasks(table, files, sort, executor, deleted=deleted)
+    if deleted:
+        return executor.rewrite_sorted(table, files, sort, deleted)
     return executor.rewrite_sorted(table, files, sort)
 
 
@@ -160,6 +202,7 @@ def overlap_depth(
 
 def _incremental(
     table: FileStoreTable,
+    snapshot: Snapshot | None,
     entries: Sequence[ManifestEntry],
     cluster: ClusteringSpec,
     executor: Executor,
@@ -185,8 +228,11 @@ def _incremental(
     after = before
     if old:
         sort = SortSpec(cluster.strategy, cluster.columns, cluster.var_length_contribution)
-        new_entries = _rewrite_sorted(table, old, sort, executor)
-        snap = table.commit(new_entries, deleted=old, kind=CommitKind.COMPACT)
+        vectors = _vectors(table, snapshot, old)
+        new_entries = _rewrite_sorted(table, old, sort, executor, vectors.deleted)
+        snap = table.commit(
+            new_entries, deleted=old, kind=CommitKind.COMPACT, deletion_vectors=vectors.update
+        )
         snapshot_id = snap.id if snap is not None else None
         after = overlap_depth(table, table.scan_files(), columns)
     return ProcedureResult(
@@ -266,20 +312,32 @@ class Compact(Procedure):
             entries = filter_partitions(table, entries, arguments["where"])
         if incremental:
             assert cluster is not None
-            return _incremental(table, entries, cluster, executor)
+            return _incremental(table, snapshot, entries, cluster, executor)
         if sort is not None:
             old = list(entries)
-            new = _rewrite_sorted(table, old, sort, executor) if old else []
+            vectors = _vectors(table, snapshot, old)
+            new = _rewrite_sorted(table, old, sort, executor, vectors.deleted) if old else []
         else:
-            bins = plan_bins(entries, target_file_size(table.schema.options))
-            spec = WriteSpec(file_io=table.file_io, table_path=table.path, schema=table.schema)
-            tasks = [BinTask(spec, tuple((table.data_file_path(e), e) for e in b)) for b in bins]
-            results = executor.map(rewrite_bin, tasks, f"compact {table.identifier}")
+            refs = table.deletion_files(snapshot) if snapshot is not None else {}
+            bins = plan_bins(entries, target_file_size(table.schema.options), frozenset(refs))
             old = [e for b in bins for e in b]
+            vectors = _vectors(table, snapshot, old)
+            spec = WriteSpec(file_io=table.file_io, table_path=table.path, schema=table.schema)
+            tasks = [
+                BinTask(
+                    spec,
+                    tuple((table.data_file_path(e), e) for e in b),
+                    tuple(vectors.deleted.get(e.file.file_name) for e in b),
+                )
+                for b in bins
+            ]
+            results = executor.map(rewrite_bin, tasks, f"compact {table.identifier}")
             new = [e for r in results for e in r]
         snapshot_id = None
         if old:
-            snap = table.commit(new, deleted=old, kind=CommitKind.COMPACT)
+            snap = table.commit(
+                new, deleted=old, kind=CommitKind.COMPACT, deletion_vectors=vectors.update
+            )
             snapshot_id = snap.id if snap is not None else None
         return ProcedureResult(
             columns=(

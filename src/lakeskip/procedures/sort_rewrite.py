@@ -31,7 +31,7 @@ import itertools
 import math
 import uuid
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +41,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from lakeskip.catalog.data_writer import DataWriter, WriteSpec
+from lakeskip.catalog.deletion_vectors import drop_deleted
 from lakeskip.catalog.manifest import ManifestEntry
 from lakeskip.catalog.options import option_int, target_file_size
 from lakeskip.catalog.table import FileStoreTable
@@ -113,6 +114,7 @@ class MapTask:
     paths: tuple[str, ...]
     out_path: str
     stride: int  # every stride-th key goes back to the driver as a sample
+    deleted: tuple[bytes | None, ...] = ()  # per path: its deletion vector (portable bitmap)
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +130,12 @@ class MapResult:
 def sort_to_spill(task: MapTask) -> MapResult:
     """Read, key and sort the task's files and write them as one Arrow IPC file of
     :data:`BATCH_ROWS`-row batches with the key as the last column (runs in a task)."""
-    data = pa.concat_tables([_read(task.spec, p) for p in task.paths])
+    data = pa.concat_tables(
+        [
+            drop_deleted(_read(task.spec, p), task.deleted[i] if task.deleted else None, p)
+            for i, p in enumerate(task.paths)
+        ]
+    )
     keys = _keys(task.spec, task.sort, data)
     order = np.argsort(keys, kind="stable")
     keys = keys[order]
@@ -250,6 +257,7 @@ def rewrite_sorted_in_tasks(
     sort: SortSpec,
     executor: Executor,
     task_bytes: int | None = None,
+    deleted: Mapping[str, bytes] | None = None,
 ) -> list[ManifestEntry]:
     """Rewrite ``files`` range-partitioned and sorted on a z-order or Hilbert key.
 
@@ -261,6 +269,8 @@ def rewrite_sorted_in_tasks(
             file or range; by default ``max(target-file-size, 64 MiB)``, made smaller to
             give every core of ``executor.parallelism`` two tasks. Fewer, larger tasks cost
             less scheduling than one task per small file.
+        deleted: data file name -> its deletion vector (portable bitmap): those rows are
+            dropped.
 
     Returns:
         The new ADD entries (the caller commits them, deleting ``files``).
@@ -300,6 +310,7 @@ def rewrite_sorted_in_tasks(
                     tuple(table.data_file_path(e) for e in g),
                     f"{tmp}/map-{len(map_tasks) + i}.arrow",
                     stride,
+                    tuple((deleted or {}).get(e.file.file_name) for e in g),
                 )
                 for i, g in enumerate(groups)
             ]

@@ -10,16 +10,17 @@ range shuffle does), sorts within partitions and writes through the normal write
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TypeVar
 
+from pyroaring import BitMap
 from pyspark.sql import SparkSession
 
 from lakeskip.catalog.manifest import ManifestEntry
 from lakeskip.catalog.options import target_file_size
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.procedures.base import SortSpec
-from lakeskip.spark.query import table_file_paths, view_over_files
+from lakeskip.spark.dv_read import DeletionVectors, live_rows_frame
 from lakeskip.spark.writer import collect_entries, sort_dataframe
 
 __all__ = ["SparkExecutor"]
@@ -49,14 +50,19 @@ class SparkExecutor:
             sc.setJobDescription(None)  # type: ignore[arg-type]
 
     def rewrite_sorted(
-        self, table: FileStoreTable, files: Sequence[ManifestEntry], sort: SortSpec
+        self,
+        table: FileStoreTable,
+        files: Sequence[ManifestEntry],
+        sort: SortSpec,
+        deleted: Mapping[str, bytes] | None = None,
     ) -> list[ManifestEntry]:
         if not files:
             return []
         spark = self.spark
         schema = table.schema
         row_type = schema.row_type
-        df = view_over_files(spark, row_type, table_file_paths(table, files))
+        vectors = {n: BitMap.deserialize(b) for n, b in (deleted or {}).items()}
+        df = live_rows_frame(spark, table, files, DeletionVectors(vectors, {}))
         total = sum(e.file.file_size for e in files)
         n_out = max(1, math.ceil(total / target_file_size(schema.options)))
         ordered = sort_dataframe(
