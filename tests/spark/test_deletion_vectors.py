@@ -200,3 +200,18 @@ def test_compaction_drops_deleted_rows_and_their_dvs(session, strategy) -> None:
     ]
     assert sorted(((a, b, c, p) for a, b, c, p in plain), key=repr) == expected
     assert os.path.isdir(f"{t.path}/index")
+
+
+def test_temp_view_path_applies_dvs(session) -> None:  # type: ignore[no-untyped-def]
+    """The view-based read (EXPLAIN, and Session.sql without javac) skips deleted rows too."""
+    from lakeskip.spark.query import plan_query, run_planned
+    from lakeskip.sql.statements import parse_statement
+
+    rows = _fill(session, n_files=2, rows=10)
+    session.sql("DELETE FROM t WHERE id % 4 = 1")
+    query = parse_statement("SELECT * FROM t WHERE v >= 0")
+    planned = plan_query(session.spark, session.catalog, query, "default", session.time_zone)
+    got = _rows(run_planned(session.spark, planned))
+    assert got == sorted(
+        (r for r in rows if r[0] % 4 != 1 and r[2] is not None and r[2] >= 0), key=repr
+    )

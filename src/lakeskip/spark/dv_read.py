@@ -25,9 +25,18 @@ from pyspark.sql import functions as F
 from lakeskip.catalog.manifest import ManifestEntry
 from lakeskip.catalog.snapshot import Snapshot
 from lakeskip.catalog.table import FileStoreTable
-from lakeskip.spark.query import table_file_paths, view_over_files
+from lakeskip.types import RowType
 
-__all__ = ["FILE_COLUMN", "POS_COLUMN", "DeletionVectors", "live_rows_frame", "read_vectors"]
+__all__ = [
+    "FILE_COLUMN",
+    "POS_COLUMN",
+    "DeletionVectors",
+    "live_rows_frame",
+    "read_vectors",
+    "spark_path",
+    "table_file_paths",
+    "view_over_files",
+]
 
 FILE_COLUMN = "__lakeskip_file"
 POS_COLUMN = "__lakeskip_pos"
@@ -48,6 +57,24 @@ class DeletionVectors:
     def live_rows(self, entry: ManifestEntry) -> int:
         bm = self.vectors.get(entry.file.file_name)
         return entry.file.row_count - (len(bm) if bm is not None else 0)
+
+
+def spark_path(path: str) -> str:
+    """A path Spark's Hadoop filesystem understands (local paths become ``file://``)."""
+    if "://" in path:
+        return path
+    return "file://" + path if path.startswith("/") else path
+
+
+def table_file_paths(table: FileStoreTable, entries: Sequence[ManifestEntry]) -> list[str]:
+    """Spark-readable URIs of the entries' data files."""
+    return [spark_path(table.file_io.uri(table.data_file_path(e))) for e in entries]
+
+
+def view_over_files(spark: SparkSession, row_type: RowType, paths: Sequence[str]) -> DataFrame:
+    """A DataFrame over exactly these Parquet files with the table's schema."""
+    reader = spark.read.schema(row_type.spark_ddl())
+    return reader.parquet(*[spark_path(p) for p in paths])
 
 
 def read_vectors(

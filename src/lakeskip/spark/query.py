@@ -14,13 +14,12 @@ from __future__ import annotations
 import itertools
 import threading
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from pyspark.sql import DataFrame, SparkSession
 
 from lakeskip.catalog.catalog import Catalog
-from lakeskip.catalog.manifest import ManifestEntry
 from lakeskip.catalog.snapshot import Snapshot
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.catalog.time_travel import (
@@ -39,6 +38,13 @@ from lakeskip.errors import (
 from lakeskip.expressions import AlwaysTrue, BooleanExpression, bind
 from lakeskip.planner.report import PruningReport, ScanPlan
 from lakeskip.planner.scan import ScanPlanner
+from lakeskip.spark.dv_read import (
+    live_rows_frame,
+    read_vectors,
+    spark_path,
+    table_file_paths,
+    view_over_files,
+)
 from lakeskip.sql.query import AsOf, TableScan, analyze_query, rewrite_tables
 from lakeskip.sql.statements import Query, TableIdent
 from lakeskip.types import RowType
@@ -54,24 +60,6 @@ __all__ = [
 
 _view_counter = itertools.count()
 _view_lock = threading.Lock()
-
-
-def spark_path(path: str) -> str:
-    """A path Spark's Hadoop filesystem understands (local paths become ``file://``)."""
-    if "://" in path:
-        return path
-    return "file://" + path if path.startswith("/") else path
-
-
-def table_file_paths(table: FileStoreTable, entries: Sequence[ManifestEntry]) -> list[str]:
-    """Spark-readable URIs of the entries' data files."""
-    return [spark_path(table.file_io.uri(table.data_file_path(e))) for e in entries]
-
-
-def view_over_files(spark: SparkSession, row_type: RowType, paths: Sequence[str]) -> DataFrame:
-    """A DataFrame over exactly these Parquet files with the table's schema."""
-    reader = spark.read.schema(row_type.spark_ddl())
-    return reader.parquet(*[spark_path(p) for p in paths])
 
 
 def _new_view_name(ident: str) -> str:
@@ -139,8 +127,9 @@ def plan_query(
             snapshot_id=snapshot.id if snapshot is not None else None,
         )
         view = _new_view_name(name)
-        paths = table_file_paths(table, plan.files)
-        views.append((view, view_over_files(spark, table.schema.row_type, paths)))
+        plan_snapshot = table.snapshot(plan.report.snapshot_id) if plan.report.snapshot_id else None
+        dvs = read_vectors(table, plan.files, plan_snapshot)
+        views.append((view, live_rows_frame(spark, table, plan.files, dvs)))
         mapping[id(scan.node)] = view
         plans.append(plan)
     return PlannedQuery(
