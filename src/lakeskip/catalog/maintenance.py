@@ -22,13 +22,16 @@ before ``older_than``, so the snapshot that was current at ``older_than`` stays 
 travel to that instant keeps working.
 
 **Orphan removal** follows Paimon's ``LocalOrphanFilesClean``: it lists the files where
-Paimon writes them -- ``manifest/``, the bucket directories (``k=v/.../bucket-N/``) and
-hidden temp files in ``snapshot/`` -- keeps those modified at or after ``older_than`` (a
-commit may still be writing them), *then* reads every snapshot, tag and branch and
-deletes the listed files none of them references. Files are matched by name (names hold a
-UUID), never by a path recomputed from the current options. ``schema/``, snapshot files,
-hints, ``tag/``, ``branch/``, ``index/``, ``statistics/`` and ``changelog/`` are never
-touched.
+Paimon writes them -- ``manifest/``, ``index/`` (deletion vectors), the bucket directories
+(``k=v/.../bucket-N/``) and hidden temp files in ``snapshot/`` -- keeps those modified at or
+after ``older_than`` (a commit may still be writing them), *then* reads every snapshot, tag
+and branch (with their index manifests) and deletes the listed files none of them
+references. Files are matched by name (names hold a UUID), never by a path recomputed from
+the current options. ``schema/``, snapshot files, hints, ``tag/``, ``branch/``,
+``statistics/`` and ``changelog/`` are never touched.
+
+Deletion vectors: an expired snapshot's index manifest and the index files it lists go
+unless a kept snapshot, tag or branch lists them too.
 
 Example:
     >>> ExpireResult(2, 3, 1, 6).files_deleted
@@ -45,6 +48,8 @@ from dataclasses import dataclass, field
 
 import pyarrow.fs as pafs
 
+from lakeskip.catalog.deletion_vectors import INDEX_DIR
+from lakeskip.catalog.dv_commit import index_file_path
 from lakeskip.catalog.file_io import FileIO
 from lakeskip.catalog.manifest import FileKind, ManifestEntry, read_manifest_list
 from lakeskip.catalog.snapshot import EARLIEST, LATEST, SNAPSHOT_PREFIX, Snapshot, SnapshotManager
@@ -72,11 +77,17 @@ class ExpireResult:
     snapshots_deleted: int
     data_files_deleted: int
     index_files_deleted: int  # extra files of data files (their ``.index`` files)
-    manifest_files_deleted: int  # manifests and manifest lists
+    manifest_files_deleted: int  # manifests, manifest lists and index manifests
+    dv_files_deleted: int = 0  # deletion-vector index files under index/
 
     @property
     def files_deleted(self) -> int:
-        return self.data_files_deleted + self.index_files_deleted + self.manifest_files_deleted
+        return (
+            self.data_files_deleted
+            + self.index_files_deleted
+            + self.manifest_files_deleted
+            + self.dv_files_deleted
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,6 +202,7 @@ def _add_chain(table: FileStoreTable, chain: Sequence[_Held], refs: _Refs) -> No
     for holder, s in chain:
         lists = [x for x in (s.changelog_manifest_list,) if x]
         try:
+            index_files = [e.index_file.file_name for e in table.index_entries(s)]
             base = [m.file_name for m in read_manifest_list(io, table.path, s.base_manifest_list)]
             delta = [m.file_name for m in read_manifest_list(io, table.path, s.delta_manifest_list)]
             incremental = prev is not None and prev[0] == s.id - 1 and prev[1] == base
@@ -208,9 +220,10 @@ def _add_chain(table: FileStoreTable, chain: Sequence[_Held], refs: _Refs) -> No
         refs.metadata.update(
             [s.base_manifest_list, s.delta_manifest_list, *lists, *base, *delta, *changelog]
         )
-        # Paimon's index manifest (deletion vectors, hash indexes) and statistics: never
-        # deleted here, but named so that no cleanup mistakes them for orphans
+        # the index manifest and the index files it lists (deletion vectors; Paimon's hash
+        # indexes), and statistics (never deleted here, only named)
         refs.metadata.update(x for x in (s.index_manifest, s.statistics) if x)
+        refs.metadata.update(index_files)
         for entry in live:
             f = entry.file
             refs.files.add(_basename(f.external_path) if f.external_path else f.file_name)
@@ -308,7 +321,21 @@ def expire_snapshots(
             )
 
     manifests: dict[str, None] = {}
+    dv_files: dict[str, None] = {}
     for s in expired:
+        if s.index_manifest and s.index_manifest not in keep.metadata:
+            try:
+                entries = table.index_entries(s)
+            except CorruptMetadataError as e:
+                if not _missing(e):
+                    raise
+                entries = []  # removed by an earlier, interrupted expiry
+            dv_files.update(
+                (index_file_path(table.path, e.index_file), None)
+                for e in entries
+                if e.index_file.file_name not in keep.metadata
+            )
+            manifests[f"{table.path}/{MANIFEST_DIR}/{s.index_manifest}"] = None
         for name in (s.base_manifest_list, s.delta_manifest_list, s.changelog_manifest_list):
             if not name:
                 continue
@@ -319,13 +346,14 @@ def expire_snapshots(
     io = table.file_io
     data_deleted = sum(io.delete(p) for p in data)
     index_deleted = sum(io.delete(p) for p in index)
+    dv_deleted = sum(io.delete(p) for p in dv_files)  # before the manifests naming them
     manifests_deleted = sum(io.delete(p) for p in manifests)
     sm = table.snapshot_manager
     for s in expired:  # oldest first: what remains is always a contiguous range
         io.delete(sm.path(s.id))
     with contextlib.suppress(OSError):  # the hint is advisory; readers probe around it
         io.write_bytes(f"{sm.dir}/{EARLIEST}", str(retained[0].id).encode())
-    return ExpireResult(len(expired), data_deleted, index_deleted, manifests_deleted)
+    return ExpireResult(len(expired), data_deleted, index_deleted, manifests_deleted, dv_deleted)
 
 
 # -- orphans -------------------------------------------------------------------------------
@@ -357,6 +385,7 @@ def _old_enough(info: pafs.FileInfo, older_than: int) -> bool:
 def _orphan_candidates(table: FileStoreTable, older_than: int) -> list[pafs.FileInfo]:
     io = table.file_io
     infos = _files(io, f"{table.path}/{MANIFEST_DIR}")
+    infos += _files(io, f"{table.path}/{INDEX_DIR}")  # deletion-vector index files
     for d in _bucket_dirs(io, table.path, len(table.schema.partition_keys)):
         infos += _files(io, d)
     # snapshot/: only hidden temp files a crashed publish left (never snapshot-N or hints)

@@ -237,3 +237,55 @@ def test_missing_index_file_is_an_error_naming_it(catalog: Catalog, write_file: 
     t.file_io.delete(ref.path)
     with pytest.raises(CorruptDeletionVectorError, match=ref.index_file):
         t.read_deletion_vector(ref)
+
+
+# -- maintenance ---------------------------------------------------------------------------
+
+
+def _set_dv(t: FileStoreTable, name: str, positions: list[int]) -> None:
+    ref = t.deletion_files().get(name)
+    t.commit(
+        [],
+        kind=CommitKind.OVERWRITE,
+        overwrite_partitions=[],
+        deletion_vectors=DeletionVectorUpdate(
+            {name: BitMap(positions)}, {name: ref.index_file if ref else None}
+        ),
+    )
+
+
+def test_expiry_and_orphans_know_index_files(catalog: Catalog, write_file: Any) -> None:
+    import os
+    import time
+
+    from lakeskip.catalog.maintenance import expire_snapshots, remove_orphan_files
+
+    t = _table(catalog)
+    a = write_file(t, _rows(range(10), "x"), ("x",))
+    b = write_file(t, _rows(range(10, 20), "y"), ("y",))
+    t.commit([a, b])
+    _set_dv(t, a.file.file_name, [1])
+    _set_dv(t, b.file.file_name, [2])
+    first = t.deletion_files()
+    _set_dv(t, a.file.file_name, [1, 3])  # a's index file is replaced; b's stays
+    live = t.deletion_files()
+    assert live[b.file.file_name] == first[b.file.file_name]
+    old_a = first[a.file.file_name]
+    index_dir = f"{t.path}/index"
+    manifests_before = {n for n in os.listdir(f"{t.path}/manifest") if n.startswith("index-")}
+    result = expire_snapshots(t, retain_last=1)
+    assert result.dv_files_deleted == 1 and not os.path.exists(old_a.path)
+    assert {os.path.basename(r.path) for r in live.values()} == set(os.listdir(index_dir))
+    latest_manifest = t.latest_snapshot().index_manifest
+    left = {n for n in os.listdir(f"{t.path}/manifest") if n.startswith("index-")}
+    assert left == {latest_manifest} and latest_manifest in manifests_before
+    assert _dvs(t) == {a.file.file_name: [1, 3], b.file.file_name: [2]}
+    # an unreferenced index file is an orphan; live ones are not
+    stray = f"{index_dir}/index-stray-0"
+    t.file_io.write_bytes(stray, b"\x01")
+    old = time.time() - 3600
+    for n in os.listdir(index_dir):
+        os.utime(f"{index_dir}/{n}", (old, old))
+    orphans = remove_orphan_files(t, int(time.time() * 1000) - 1000)
+    assert orphans.paths == (stray,)
+    assert _dvs(t) == {a.file.file_name: [1, 3], b.file.file_name: [2]}

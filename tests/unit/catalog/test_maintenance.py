@@ -359,8 +359,10 @@ def test_remove_orphan_files(table: FileStoreTable) -> None:
         "schema/.schema-1.y.tmp",
     ):
         io.write_bytes(f"{table.path}/{rel}", b"junk")
+    # an index file no index manifest lists (a crashed DV commit): an orphan as in Paimon
+    io.write_bytes(f"{table.path}/index/index-1", b"junk")
     # files Paimon-only features own: never candidates
-    for rel in ("index/index-1", "statistics/stat-1", "x=1/other.parquet"):
+    for rel in ("statistics/stat-1", "x=1/other.parquet"):
         io.write_bytes(f"{table.path}/{rel}", b"not ours")
     _age_all(table, 3 * 86_400)
     # a write in flight: newer than the threshold
@@ -371,6 +373,7 @@ def test_remove_orphan_files(table: FileStoreTable) -> None:
         f"{table.path}/manifest/{list_name}",
         f"{table.path}/snapshot/.snapshot-9.abc.tmp",
         f"{table.path}/manifest/.manifest-x.tmp",
+        f"{table.path}/index/index-1",
     }
     threshold = _now_ms() - DAY_MS
 
@@ -387,7 +390,6 @@ def test_remove_orphan_files(table: FileStoreTable) -> None:
     assert os.path.exists(table.data_file_path(fresh)), "newer than the threshold: kept"
     for rel in (
         "schema/.schema-1.y.tmp",
-        "index/index-1",
         "statistics/stat-1",
         "x=1/other.parquet",
     ):
