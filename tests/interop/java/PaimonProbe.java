@@ -15,6 +15,8 @@
  *                 {"op": "eq|ne|lt|le|gt|ge|in|notin|isnull|isnotnull", "col": c, "values": [...]}
  *   {"op": "files", "table": "db.t"} -> [{"file", "partition", "extra", "embedded" (hex)}]
  *   {"op": "expire", "table": "db.t", "retain": n} -> number of expired snapshots
+ *   {"op": "dv", "positions": [n, ...]} -> hex of Paimon's BitmapDeletionVector bytes
+ *      (magic + RoaringBitmap32, as inside a deletion-vector index file block)
  *
  * Values are JSON numbers/strings in Paimon's internal form (DATE = epoch day). Read rows come
  * back as text: numbers as Java's toString, strings as is, null as null.
@@ -79,6 +81,19 @@ public class PaimonProbe {
     }
 
     static JsonNode run(Catalog catalog, JsonNode op) throws Exception {
+        if (op.get("op").asText().equals("dv")) {
+            // Paimon's own bytes of a 32-bit deletion vector (magic + RoaringBitmap32)
+            org.apache.paimon.deletionvectors.BitmapDeletionVector dv =
+                    new org.apache.paimon.deletionvectors.BitmapDeletionVector();
+            for (JsonNode p : op.get("positions")) {
+                dv.delete(p.asLong());
+            }
+            StringBuilder hex = new StringBuilder();
+            for (byte b : dv.serializeToBytes()) {
+                hex.append(String.format("%02x", b));
+            }
+            return JSON.valueToTree(hex.toString());
+        }
         String name = op.get("table").asText();
         Identifier id = Identifier.fromString(name);
         switch (op.get("op").asText()) {
