@@ -17,14 +17,20 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from pyroaring import BitMap
+from tests.interop.test_pypaimon import pypaimon_python, run_pypaimon  # noqa: F401
 
-from lakeskip.catalog import Catalog, CommitKind, FileKind, FileStoreTable, ManifestEntry
-from lakeskip.catalog import collect_stats, make_data_file_meta
+from lakeskip.catalog import (
+    Catalog,
+    CommitKind,
+    FileKind,
+    FileStoreTable,
+    ManifestEntry,
+    collect_stats,
+    make_data_file_meta,
+)
 from lakeskip.catalog.deletion_vectors import DeletionVectorUpdate, encode_vector
 from lakeskip.catalog.options import stats_mode
 from lakeskip.types import BIGINT, INT, STRING, RowType
-
-from tests.interop.test_pypaimon import pypaimon_python, run_pypaimon  # noqa: F401
 
 pytestmark = pytest.mark.interop
 
@@ -70,10 +76,12 @@ def _dv_table(wh: Path) -> tuple[FileStoreTable, list[tuple[int, str, int, str]]
     replaced and carried over), an append and a compaction in between."""
     cat = Catalog(str(wh))
     cat.create_database("db")
-    t = cat.create_table(
-        "db.t", ROW, partition_keys=["dt"], options={"deletion-vectors": "true"}
+    t = cat.create_table("db.t", ROW, partition_keys=["dt"], options={"deletion-vectors": "true"})
+    a, b, c = (
+        _write(t, range(0, 10), "p1"),
+        _write(t, range(10, 20), "p1"),
+        _write(t, range(20, 30), "p2"),
     )
-    a, b, c = _write(t, range(0, 10), "p1"), _write(t, range(10, 20), "p1"), _write(t, range(20, 30), "p2")
     t.commit([a, b, c])
     _delete(t, a, [0, 5])
     _delete(t, c, [9])
@@ -98,7 +106,7 @@ def test_paimon_java_dv_bytes_are_ours(paimon_java: Any, tmp_path: Path) -> None
 
 
 def test_paimon_java_reads_lakeskip_dvs(paimon_java: Any, tmp_path: Path) -> None:
-    t, rows = _dv_table(tmp_path / "wh")
+    _t, rows = _dv_table(tmp_path / "wh")
     (res,) = paimon_java(tmp_path / "wh", {"op": "read", "table": "db.t", "queries": []})
     got = sorted(tuple(r) for r in res["rows"])
     want = sorted((str(i), s, str(v), dt) for i, s, v, dt in rows)
@@ -115,7 +123,7 @@ PYPAIMON_READ = """
 """
 
 
-def test_pypaimon_reads_lakeskip_dvs(pypaimon_python: str, tmp_path: Path) -> None:
-    t, rows = _dv_table(tmp_path / "wh")
+def test_pypaimon_reads_lakeskip_dvs(pypaimon_python: str, tmp_path: Path) -> None:  # noqa: F811
+    _t, rows = _dv_table(tmp_path / "wh")
     got = run_pypaimon(pypaimon_python, PYPAIMON_READ, str(tmp_path / "wh"))["rows"]
     assert sorted((r["id"], r["s"], r["v"], r["dt"]) for r in got) == sorted(rows)

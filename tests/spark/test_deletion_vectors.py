@@ -27,7 +27,12 @@ def _fill(session, n_files: int = 4, rows: int = 20) -> list[tuple[object, ...]]
     out = []
     for f in range(n_files):
         vals = [
-            (f * rows + i, None if i % 7 == 3 else f"k{f}_{i}", None if i % 6 == 5 else f * 10 + i % 5, f % 2)
+            (
+                f * rows + i,
+                None if i % 7 == 3 else f"k{f}_{i}",
+                None if i % 6 == 5 else f * 10 + i % 5,
+                f % 2,
+            )
             for i in range(rows)
         ]
         out += vals
@@ -77,11 +82,13 @@ def test_delete_marks_rows_without_rewriting_files(session) -> None:  # type: ig
 def test_update_is_dv_plus_append(session) -> None:  # type: ignore[no-untyped-def]
     rows = _fill(session)
     _, before = _files(session)
-    result = session.sql("UPDATE t SET v = v + 100, p = p + 5 WHERE v >= 20 AND v < 23").collect()[0]
+    result = session.sql("UPDATE t SET v = v + 100, p = p + 5 WHERE v >= 20 AND v < 23").collect()[
+        0
+    ]
     hit = [r for r in rows if r[2] is not None and 20 <= r[2] < 23]
     expected = [r for r in rows if r not in hit] + [(a, b, c + 100, d + 5) for a, b, c, d in hit]
     assert result["rows_updated"] == len(hit) > 0 and result["files_rewritten"] == 0
-    t, after = _files(session)
+    _t, after = _files(session)
     assert before < after
     assert _rows(session.sql("SELECT * FROM t")) == sorted(expected, key=repr)
     # updating the updated rows again: the old versions stay deleted
@@ -160,7 +167,12 @@ def test_random_deletes_and_updates_match_recomputation(session, steps) -> None:
             df = df.selectExpr(
                 *(
                     f"CASE WHEN coalesce({cond}, false) THEN {e} ELSE {c} END AS {c}"
-                    for c, e in (("id", "id"), ("k", "concat(k, '!')"), ("v", "v + 1000"), ("p", "p"))
+                    for c, e in (
+                        ("id", "id"),
+                        ("k", "concat(k, '!')"),
+                        ("v", "v + 1000"),
+                        ("p", "p"),
+                    )
                 )
             )
         else:
@@ -187,7 +199,7 @@ def test_compaction_drops_deleted_rows_and_their_dvs(session, strategy) -> None:
         session.sql(
             f"CALL sys.compact(table => 't', order_strategy => '{strategy}', order_by => 'id,v')"
         )
-    t, files = _files(session)
+    t, _ = _files(session)
     assert not t.deletion_files(), "compaction removes the DVs of the files it rewrote"
     assert t.latest_snapshot().index_manifest is None
     assert sum(e.file.row_count for e in t.scan_files()) == len(expected)

@@ -28,6 +28,7 @@ class SkipTier(enum.Enum):
     STATS = "stats"
     EMBEDDED_INDEX = "embedded-index"
     INDEX_FILE = "index-file"
+    DELETED = "deletion-vector"  # its deletion vector deletes every row of the file
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,6 +28,7 @@ from typing import Any
 
 from lakeskip.catalog.bucket import bucket_spec
 from lakeskip.catalog.cache import CacheSection, MetadataCache, shared_cache
+from lakeskip.catalog.deletion_vectors import DeletionFile
 from lakeskip.catalog.manifest import ManifestEntry
 from lakeskip.catalog.stats import file_column_stats
 from lakeskip.catalog.table import FileStoreTable
@@ -79,6 +80,11 @@ class _Warnings:
             warnings.warn(message, LakeskipWarning, stacklevel=4)
 
 
+def _all_deleted(entry: ManifestEntry, ref: DeletionFile | None) -> bool:
+    card = ref.meta.cardinality if ref is not None else None
+    return card is not None and card >= entry.file.row_count > 0
+
+
 class ScanPlanner:
     """Plans scans of one table. Stateless between calls; safe to share across threads.
 
@@ -120,6 +126,12 @@ class ScanPlanner:
             table.snapshot(snapshot_id) if snapshot_id is not None else table.latest_snapshot()
         )
         entries = table.scan_files(snapshot) if snapshot is not None else []
+        # a file whose deletion vector deletes every row holds nothing to read
+        refs = table.deletion_files(snapshot) if snapshot is not None else {}
+        dead = [e for e in entries if _all_deleted(e, refs.get(e.file.file_name))]
+        if dead:
+            gone = {e.file.file_name for e in dead}
+            entries = [e for e in entries if e.file.file_name not in gone]
         schema = table.schema
         row_type = schema.row_type
         pred = predicate if predicate is not None else AlwaysTrue()
@@ -132,6 +144,10 @@ class ScanPlanner:
             decisions = [FileDecision(e, keep=True) for e in entries]
         else:
             decisions, index_files_read = self._decide(entries, bound, row_type, use_indexes, notes)
+        decisions = [
+            *decisions,
+            *(FileDecision(e, keep=False, tier=SkipTier.DELETED) for e in dead),
+        ]
         planning_ms = (time.perf_counter() - started) * 1000
         return ScanPlan.build(
             table=table.identifier,

@@ -289,3 +289,19 @@ def test_expiry_and_orphans_know_index_files(catalog: Catalog, write_file: Any) 
     orphans = remove_orphan_files(t, int(time.time() * 1000) - 1000)
     assert orphans.paths == (stray,)
     assert _dvs(t) == {a.file.file_name: [1, 3], b.file.file_name: [2]}
+
+
+def test_planner_skips_files_whose_rows_are_all_deleted(catalog: Catalog, write_file: Any) -> None:
+    from lakeskip.planner.report import SkipTier
+    from lakeskip.planner.scan import ScanPlanner
+
+    t = _table(catalog)
+    a = write_file(t, _rows(range(3), "x"), ("x",))
+    b = write_file(t, _rows(range(3, 6), "x"), ("x",))
+    t.commit([a, b])
+    _set_dv(t, a.file.file_name, [0, 1, 2])  # every row of a (written by another engine)
+    _set_dv(t, b.file.file_name, [0, 1])
+    plan = ScanPlanner(t).plan(None)
+    assert [e.file.file_name for e in plan.files] == [b.file.file_name]
+    (dead,) = [d for d in plan.decisions if not d.keep]
+    assert dead.entry.file.file_name == a.file.file_name and dead.tier is SkipTier.DELETED
