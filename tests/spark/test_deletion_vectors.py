@@ -63,6 +63,8 @@ def test_delete_marks_rows_without_rewriting_files(session) -> None:  # type: ig
     assert len(t.deletion_files()) == 2
     assert _rows(session.sql("SELECT * FROM t")) == sorted(expected, key=repr)
     assert _rows(session.spark.table("lakeskip.default.t")) == sorted(expected, key=repr)
+    desc = {r[0]: r[1] for r in session.sql("DESCRIBE EXTENDED t").collect()}
+    assert desc["Rows"] == str(len(expected)) and desc["Rows deleted by deletion vectors"] == "7"
     # a filtered read (pushed-down Parquet filter + index pruning) also skips deleted rows
     assert _rows(session.sql("SELECT id FROM t WHERE v = 11")) == []
     assert _rows(session.sql("SELECT id FROM t WHERE p = 1 AND v >= 10 AND v < 20")) == sorted(
@@ -227,3 +229,15 @@ def test_temp_view_path_applies_dvs(session) -> None:  # type: ignore[no-untyped
     assert got == sorted(
         (r for r in rows if r[0] % 4 != 1 and r[2] is not None and r[2] >= 0), key=repr
     )
+
+
+def test_insert_overwrite_drops_the_partitions_dvs(session) -> None:  # type: ignore[no-untyped-def]
+    rows = _fill(session)
+    session.sql("DELETE FROM t WHERE id % 5 = 0")  # DVs on all four files (p = 0 and 1)
+    session.sql("INSERT OVERWRITE t PARTITION (p = 0) VALUES (500, 'n', 1)")
+    t, _ = _files(session)
+    live = {e.file.file_name: e for e in t.scan_files()}
+    assert set(t.deletion_files()) <= set(live)
+    assert {live[n].partition for n in t.deletion_files()} == {(1,)}
+    expected = [r for r in rows if r[3] == 1 and r[0] % 5 != 0] + [(500, "n", 1, 0)]
+    assert _rows(session.sql("SELECT * FROM t")) == sorted(expected, key=repr)

@@ -401,7 +401,12 @@ def _describe(ctx: StatementContext, s: DescribeTable) -> DataFrame:
         rows.append(("Schema id", str(schema.id), None))
         rows.append(("Snapshot", str(snap.id) if snap else "(none)", None))
         rows.append(("Data files", str(len(files)), None))
-        rows.append(("Rows", str(sum(e.file.row_count for e in files)), None))
+        refs = table.deletion_files(snap) if snap else {}
+        live = {e.file.file_name for e in files}
+        dv_rows = sum(r.meta.cardinality or 0 for n, r in refs.items() if n in live)
+        rows.append(("Rows", str(sum(e.file.row_count for e in files) - dv_rows), None))
+        if refs:
+            rows.append(("Rows deleted by deletion vectors", str(dv_rows), None))
         rows.append(("Bytes", str(sum(e.file.file_size for e in files)), None))
         idx = parse_file_index_options(schema.options, schema.row_type)
         for spec in idx.specs:
