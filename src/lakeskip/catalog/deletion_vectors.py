@@ -36,7 +36,7 @@ import struct
 import uuid
 import zlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
@@ -214,10 +214,14 @@ class DeletionVectorUpdate:
             (``None``: it had none). Every file of ``vectors``, and every deleted file whose
             rows were read through its DV (compaction), belongs here: the commit fails with
             CommitConflictError if another commit changed that DV in between.
+        read: data file name -> the DV the writer read (optional): when another commit only
+            moved it to a new index file (it rewrote a neighbour's DV), the same positions
+            there are no conflict.
     """
 
     vectors: Mapping[str, BitMap]
     base: Mapping[str, str | None]
+    read: Mapping[str, BitMap] = field(default_factory=dict)
 
 
 def drop_deleted(data: pa.Table, deleted: bytes | None, where: str) -> pa.Table:

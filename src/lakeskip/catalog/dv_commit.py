@@ -62,6 +62,17 @@ def deletion_files(
     return out
 
 
+def _same_vector(file_io: FileIO, now: DeletionFile | None, read: BitMap | None) -> bool:
+    """Whether a DV that moved to another index file still holds what the writer read."""
+    if now is None or read is None or now.meta.cardinality not in (None, len(read)):
+        return False
+    try:
+        data = file_io.read_bytes(now.path)
+    except FileNotFoundError:
+        return False
+    return bool(decode_vector(data, now.meta, None, now.path) == read)
+
+
 @dataclass(frozen=True, slots=True)
 class IndexChange:
     """The index manifest a snapshot gets, and what this attempt wrote (to clean up)."""
@@ -100,7 +111,7 @@ def plan_index_change(
     if update is not None:
         for name, base in update.base.items():
             now = current[name].index_file if name in current else None
-            if now != base:
+            if now != base and not _same_vector(file_io, current.get(name), update.read.get(name)):
                 raise CommitConflictError(
                     f"commit to {identifier} conflicts: the deletion vector of {name} was "
                     "changed by another commit"

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pyarrow.parquet as pq
+from pyroaring import BitMap
 
 from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.data_writer import DataWriter, WriteSpec
@@ -108,13 +109,15 @@ def _vectors(
         return _Vectors({}, None)
     deleted: dict[str, bytes] = {}
     base: dict[str, str | None] = {}
+    read: dict[str, BitMap] = {}
     for e in entries:
         ref = refs.get(e.file.file_name)
         base[e.file.file_name] = ref.index_file if ref is not None else None
         if ref is not None:
             bm = table.read_deletion_vector(ref, e.file.row_count)
+            read[e.file.file_name] = bm
             deleted[e.file.file_name] = serialize_bitmap(bm)
-    return _Vectors(deleted, DeletionVectorUpdate({}, base))
+    return _Vectors(deleted, DeletionVectorUpdate({}, base, read))
 
 
 def rewrite_bin(task: BinTask) -> list[ManifestEntry]:

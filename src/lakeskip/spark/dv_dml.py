@@ -136,7 +136,7 @@ def dv_delete_update(
             deleted=removed,
             kind=CommitKind.OVERWRITE,
             overwrite_partitions=[],
-            deletion_vectors=DeletionVectorUpdate(vectors, base),
+            deletion_vectors=DeletionVectorUpdate(vectors, base, dvs.vectors),
         )
     except BaseException:
         remove_files(table, added)

@@ -305,3 +305,48 @@ def test_planner_skips_files_whose_rows_are_all_deleted(catalog: Catalog, write_
     assert [e.file.file_name for e in plan.files] == [b.file.file_name]
     (dead,) = [d for d in plan.decisions if not d.keep]
     assert dead.entry.file.file_name == a.file.file_name and dead.tier is SkipTier.DELETED
+
+
+def test_a_dv_moved_by_a_neighbours_commit_is_no_conflict(
+    catalog: Catalog, write_file: Any
+) -> None:
+    t = _table(catalog)
+    a = write_file(t, _rows(range(10), "x"), ("x",))
+    b = write_file(t, _rows(range(10, 20), "x"), ("x",))
+    t.commit([a, b])
+    both = DeletionVectorUpdate(
+        {a.file.file_name: BitMap([1]), b.file.file_name: BitMap([2])},
+        {a.file.file_name: None, b.file.file_name: None},
+    )
+    t.commit([], kind=CommitKind.OVERWRITE, overwrite_partitions=[], deletion_vectors=both)
+    refs = t.deletion_files()
+    assert refs[a.file.file_name].index_file == refs[b.file.file_name].index_file
+    read_b = t.read_deletion_vector(refs[b.file.file_name])
+    # writer 1 changes a's DV; b's DV is carried into a new index file
+    _set_dv(t, a.file.file_name, [1, 4])
+    # writer 2 read b's DV before that: it only moved, same positions -> commits
+    t.commit(
+        [],
+        kind=CommitKind.OVERWRITE,
+        overwrite_partitions=[],
+        deletion_vectors=DeletionVectorUpdate(
+            {b.file.file_name: BitMap([2, 3])},
+            {b.file.file_name: refs[b.file.file_name].index_file},
+            {b.file.file_name: read_b},
+        ),
+    )
+    assert _dvs(t) == {a.file.file_name: [1, 4], b.file.file_name: [2, 3]}
+    # but a writer whose read DV differs from the current one conflicts
+    stale = t.deletion_files()[a.file.file_name]
+    _set_dv(t, a.file.file_name, [1, 4, 5])
+    with pytest.raises(CommitConflictError, match="deletion vector"):
+        t.commit(
+            [],
+            kind=CommitKind.OVERWRITE,
+            overwrite_partitions=[],
+            deletion_vectors=DeletionVectorUpdate(
+                {a.file.file_name: BitMap([1, 4, 9])},
+                {a.file.file_name: stale.index_file},
+                {a.file.file_name: BitMap([1, 4])},
+            ),
+        )

@@ -241,3 +241,34 @@ def test_insert_overwrite_drops_the_partitions_dvs(session) -> None:  # type: ig
     assert {live[n].partition for n in t.deletion_files()} == {(1,)}
     expected = [r for r in rows if r[3] == 1 and r[0] % 5 != 0] + [(500, "n", 1, 0)]
     assert _rows(session.sql("SELECT * FROM t")) == sorted(expected, key=repr)
+
+
+def test_row_positions_survive_row_group_skipping_and_file_splits(session) -> None:  # type: ignore[no-untyped-def]
+    """Many row groups in one file, Spark splitting it across tasks and skipping row groups
+    on a pushed filter: the Parquet row index still names each row's position."""
+    session.sql(
+        "CREATE TABLE big (id BIGINT, v BIGINT) WITH ('deletion-vectors' = 'true', "
+        "'parquet.block.size' = '2048')"
+    )
+    n = 6000
+    session.sql(f"INSERT INTO big SELECT /*+ REPARTITION(1) */ id, id * 3 FROM range({n})")
+    t = session.catalog.get_table("default.big")
+    (entry,) = t.scan_files()
+    md = pq.ParquetFile(t.data_file_path(entry)).metadata
+    assert md.num_row_groups > 4, "the test needs several row groups"
+    session.sql("DELETE FROM big WHERE id % 7 = 3 OR (id > 4000 AND id < 4100)")
+    live = [i for i in range(n) if not (i % 7 == 3 or 4000 < i < 4100)]
+    conf = session.spark.conf
+    old = conf.get("spark.sql.files.maxPartitionBytes")
+    conf.set("spark.sql.files.maxPartitionBytes", str(max(1024, entry.file.file_size // 5)))
+    try:
+        df = session.sql("SELECT id, v FROM big")
+        assert df.rdd.getNumPartitions() > 1, "the file must be split across tasks"
+        assert sorted(tuple(r) for r in df.collect()) == [(i, i * 3) for i in live]
+        q = session.sql("SELECT id FROM big WHERE id >= 3990 AND id < 4200")
+        assert sorted(tuple(r) for r in q.collect()) == [(i,) for i in live if 3990 <= i < 4200]
+        assert _rows(session.sql("SELECT count(*) FROM big WHERE v % 2 = 0")) == [
+            (sum(1 for i in live if (i * 3) % 2 == 0),)
+        ]
+    finally:
+        conf.set("spark.sql.files.maxPartitionBytes", old)
