@@ -26,7 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from lakeskip.catalog.bucket import bucket_spec
+
 from lakeskip.catalog.cache import CacheSection, MetadataCache, shared_cache
 from lakeskip.catalog.manifest import ManifestEntry
 from lakeskip.catalog.stats import file_column_stats
@@ -161,7 +161,7 @@ class ScanPlanner:
         alive: list[int] = []
         buckets: set[int] | None = None
         try:
-            spec = bucket_spec(schema.options, row_type)
+            spec = schema.bucket_spec()
         except Exception:  # options of a table written elsewhere we cannot read: no pruning
             spec = None
         if spec is not None:

@@ -247,6 +247,7 @@ def _create_table(ctx: StatementContext, s: CreateTable) -> DataFrame:
             options=dict(s.options),
             comment=s.comment,
             ignore_if_exists=s.if_not_exists,
+            primary_keys=s.primary_keys,
         )
         return _ok(ctx, f"table {name} created")
     # CTAS: the query runs through lakeskip (so its own sources are pruned too)
@@ -262,7 +263,12 @@ def _create_table(ctx: StatementContext, s: CreateTable) -> DataFrame:
         )
     )
     table = cat.create_table(
-        name, row_type, partition_keys=s.partition_keys, options=dict(s.options), comment=s.comment
+        name,
+        row_type,
+        partition_keys=s.partition_keys,
+        options=dict(s.options),
+        comment=s.comment,
+        primary_keys=s.primary_keys,
     )
     try:
         write_dataframe(table, align_by_position(df, row_type, f"CREATE TABLE {name} AS SELECT"))
