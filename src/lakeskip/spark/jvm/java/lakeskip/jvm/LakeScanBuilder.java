@@ -65,6 +65,9 @@ final class LakeScanBuilder implements SupportsPushDownCatalystFilters, Supports
     } catch (Bridge.PythonError e) {
       throw e.analysis();
     }
+    if (!table.trimmedKeys.isEmpty()) {
+      return LakePkScan.create(table, reply, required, options);
+    }
     SparkSession session = SparkSession.active();
     LakeFileIndex index =
         new LakeFileIndex(session, table.partitionSchema(), reply.path("files"),
