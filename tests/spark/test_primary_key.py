@@ -78,7 +78,9 @@ def test_primary_key_ddl_errors(session: Any) -> None:
             "WITH ('merge-engine' = 'partial-update')"
         )
     with pytest.raises(InvalidOptionError, match="dynamic bucket"):
-        session.sql("CREATE TABLE e3 (id INT PRIMARY KEY NOT ENFORCED, v INT) WITH ('bucket' = '-1')")
+        session.sql(
+            "CREATE TABLE e3 (id INT PRIMARY KEY NOT ENFORCED, v INT) WITH ('bucket' = '-1')"
+        )
     with pytest.raises(InvalidArgumentError, match="not supported yet"):
         session.sql("CREATE TABLE e4 (id DOUBLE PRIMARY KEY NOT ENFORCED, v INT)")
     assert not session.catalog.table_exists("default.e1")

@@ -55,7 +55,14 @@ from lakeskip.index.file_index import build_file_index
 from lakeskip.index.options import FileIndexOptions, parse_file_index_options
 from lakeskip.types import RowType, to_internal
 
-__all__ = ["DataWriter", "WriteSpec", "WriteTimings", "write_data_file"]
+__all__ = [
+    "DataWriter",
+    "WriteSpec",
+    "WriteTimings",
+    "next_sequences",
+    "write_data_file",
+    "write_kv_data_file",
+]
 
 INDEX_SUFFIX = ".index"
 _INITIAL_MEMORY_RATIO = 3.0
@@ -516,6 +523,20 @@ def _conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
 def write_all(spec: WriteSpec, tables: Iterable[pa.Table | pa.RecordBatch]) -> list[ManifestEntry]:
     """Convenience for tests and single-process tools: write everything, return entries."""
     return DataWriter(spec).write_batches(tables)
+
+
+def next_sequences(
+    schema: TableSchema, live: Iterable[ManifestEntry]
+) -> dict[tuple[tuple[Any, ...], int], int]:
+    """Per (partition, bucket) of a primary-key table, one more than the largest sequence
+    number of its live files: a new write's versions sort after every existing one."""
+    from lakeskip.catalog.table import normalize_partition
+
+    out: dict[tuple[tuple[Any, ...], int], int] = {}
+    for e in live:
+        key = (normalize_partition(schema, e.partition), e.bucket)
+        out[key] = max(out.get(key, 0), e.file.max_sequence_number + 1)
+    return out
 
 
 def entries_files(entries: Sequence[ManifestEntry]) -> list[DataFileMeta]:

@@ -113,11 +113,11 @@ class KeyLayout:
         return tuple(KEY_PREFIX + k for k in self.trimmed)
 
 
-def key_layout(primary_keys: Sequence[str], partition_keys: Sequence[str], row_type: RowType) -> KeyLayout:
+def key_layout(
+    primary_keys: Sequence[str], partition_keys: Sequence[str], row_type: RowType
+) -> KeyLayout:
     trimmed = tuple(k for k in primary_keys if k not in partition_keys)
-    return KeyLayout(
-        tuple(primary_keys), trimmed, tuple(row_type.field(k).type for k in trimmed)
-    )
+    return KeyLayout(tuple(primary_keys), trimmed, tuple(row_type.field(k).type for k in trimmed))
 
 
 def schema_key_layout(schema: TableSchema) -> KeyLayout:
@@ -214,7 +214,9 @@ def check_primary_key(
     return tuple(keys), RowType(fields), opts
 
 
-def default_bucket_key(primary_keys: Sequence[str], partition_keys: Sequence[str]) -> tuple[str, ...]:
+def default_bucket_key(
+    primary_keys: Sequence[str], partition_keys: Sequence[str]
+) -> tuple[str, ...]:
     """Paimon's bucket key when ``bucket-key`` is not set: the trimmed primary key."""
     return tuple(k for k in primary_keys if k not in partition_keys)
 

@@ -19,11 +19,11 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from lakeskip.catalog.bucket import bucket_ids
-from lakeskip.catalog.data_writer import DataWriter, WriteSpec, WriteTimings
+from lakeskip.catalog.data_writer import DataWriter, WriteSpec, WriteTimings, next_sequences
 from lakeskip.catalog.manifest import ManifestEntry
 from lakeskip.catalog.primary_key import RowKind
 from lakeskip.catalog.snapshot import CommitKind, Snapshot
-from lakeskip.catalog.table import FileStoreTable, normalize_partition
+from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import ColumnNotFoundError, InvalidArgumentError
 from lakeskip.sort.clustering import clustering_from_options
 from lakeskip.types import DataType, Field, RowType
@@ -190,19 +190,6 @@ def sort_dataframe(
     )
 
 
-def next_sequences(table: FileStoreTable) -> dict[tuple[tuple[Any, ...], int], int]:
-    """Per (partition, bucket) of a primary-key table, one more than the largest sequence
-    number of its live files: a new write's versions sort after every existing one."""
-    out: dict[tuple[tuple[Any, ...], int], int] = {}
-    snapshot = table.latest_snapshot()
-    if snapshot is None:
-        return out
-    for e in table.scan_files(snapshot):
-        key = (normalize_partition(table.schema, e.partition), e.bucket)
-        out[key] = max(out.get(key, 0), e.file.max_sequence_number + 1)
-    return out
-
-
 def collect_entries(
     table: FileStoreTable,
     df: DataFrame,
@@ -220,7 +207,9 @@ def collect_entries(
             schema=table.schema,
             level=0,
             value_kind=value_kind,
-            next_sequence=next_sequences(table),
+            next_sequence=next_sequences(
+                table.schema, table.scan_files() if table.latest_snapshot() else []
+            ),
         )
     else:
         spec = WriteSpec(
