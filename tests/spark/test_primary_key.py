@@ -84,3 +84,59 @@ def test_primary_key_ddl_errors(session: Any) -> None:
     with pytest.raises(InvalidArgumentError, match="not supported yet"):
         session.sql("CREATE TABLE e4 (id DOUBLE PRIMARY KEY NOT ENFORCED, v INT)")
     assert not session.catalog.table_exists("default.e1")
+
+
+def test_delete_and_update_write_new_versions(session: Any) -> None:
+    session.sql(
+        "CREATE TABLE t (id BIGINT, dt STRING, v STRING, n INT) PARTITIONED BY (dt) "
+        "WITH ('primary-key' = 'id,dt', 'bucket' = '2', 'file-index.bloom-filter.columns' = 'v')"
+    )
+    session.sql(
+        "INSERT INTO t VALUES (1, 'x', 'a', 1), (2, 'x', 'b', 2), (3, 'y', 'c', 3), (4, 'y', 'd', 4)"
+    )
+    session.sql("INSERT INTO t VALUES (2, 'x', 'bb', 20)")
+    session.sql("DELETE FROM t WHERE v = 'bb' OR id = 3")
+    assert _rows(session.sql("SELECT id, dt, v, n FROM t")) == [(1, "x", "a", 1), (4, "y", "d", 4)]
+    # the older version of id 2 ('b') must not come back, neither through a filter
+    assert _rows(session.sql("SELECT id FROM t WHERE v = 'b'")) == []
+    session.sql("UPDATE t SET n = n * 100, v = upper(v) WHERE dt = 'y' OR id = 1")
+    name = f"{session.catalog_name}.default.t"
+    assert _rows(session.spark.sql(f"SELECT * FROM {name}")) == [
+        (1, "x", "A", 100),
+        (4, "y", "D", 400),
+    ]
+    session.sql("INSERT INTO t VALUES (3, 'y', 'again', 5)")
+    assert _rows(session.spark.sql(f"SELECT id, v FROM {name} WHERE dt = 'y'")) == [
+        (3, "again"),
+        (4, "D"),
+    ]
+    with pytest.raises(InvalidArgumentError, match="cannot assign primary key"):
+        session.sql("UPDATE t SET id = 9 WHERE id = 1")
+    with pytest.raises(InvalidArgumentError, match="not supported yet for primary-key"):
+        session.sql("CALL sys.compact(table => 't')")
+    table = session.catalog.get_table("default.t")
+    kinds = set()
+    for e in table.scan_files():
+        kinds |= set(pq.read_table(table.data_file_path(e))["_VALUE_KIND"].to_pylist())
+    assert kinds == {0, 2, 3}
+    # value-column indexes are rebuilt per file on a primary-key table too
+    session.sql("ALTER TABLE t SET TBLPROPERTIES ('file-index.bitmap.columns' = 'n')")
+    session.sql("CALL sys.rewrite_file_index(table => 't')")
+    assert _rows(session.sql("SELECT id, n FROM t WHERE n = 400")) == [(4, 400)]
+    assert _rows(session.spark.sql(f"SELECT id FROM {name} WHERE n = 1")) == []
+
+
+def test_describe_and_show_create_table(session: Any) -> None:
+    session.sql(
+        "CREATE TABLE t (id BIGINT, dt STRING, v STRING, PRIMARY KEY (dt, id) NOT ENFORCED) "
+        "PARTITIONED BY (dt) WITH ('bucket' = '4')"
+    )
+    text = session.sql("SHOW CREATE TABLE t").collect()[0][0]
+    assert "PRIMARY KEY (`dt`, `id`)" in text and "'bucket' = '4'" in text
+    name = f"{session.catalog_name}.default.t"
+    props = {r[0]: r[1] for r in session.spark.sql(f"SHOW TBLPROPERTIES {name}").collect()}
+    assert props["primary-key"] == "dt,id" and props["bucket"] == "4"
+    session.sql("INSERT INTO t VALUES (1, 'x', 'a'), (1, 'x', 'b')")
+    rows = session.sql("EXPLAIN PRUNING SELECT * FROM t WHERE id = 1 AND dt = 'x'").collect()
+    metrics = {r["metric"]: r["value"] for r in rows}
+    assert metrics["files kept"] == "1"

@@ -232,6 +232,12 @@ class Compact(Procedure):
         default_database: str,
     ) -> ProcedureResult:
         table: FileStoreTable = catalog.get_table(qualify(arguments["table"], default_database))
+        if table.schema.is_primary_key_table:
+            # its files are versions of keys: bin-packing or sorting them as rows would
+            # merge versions wrongly; a merge compaction per bucket is not built yet
+            raise InvalidArgumentError(
+                f"sys.compact is not supported yet for primary-key tables ({table.identifier})"
+            )
         strategy = str(arguments.get("order_strategy") or "none").lower()
         order_by = arguments.get("order_by")
         sort: SortSpec | None = None

@@ -394,6 +394,8 @@ def _describe(ctx: StatementContext, s: DescribeTable) -> DataFrame:
             (k, schema.row_type.field(k).type.spark_ddl().lower(), None)
             for k in schema.partition_keys
         ]
+    if schema.primary_keys:
+        rows.append(("# Primary Key", ", ".join(schema.primary_keys), None))
     if s.extended:
         from lakeskip.index.options import parse_file_index_options
 
@@ -436,6 +438,9 @@ def _show_create(ctx: StatementContext, ident: TableIdent) -> str:
         if f.description:
             col += f" COMMENT {_quote(f.description)}"
         cols.append(col)
+    if schema.primary_keys:
+        keys = ", ".join(f"`{k}`" for k in schema.primary_keys)
+        cols.append(f"  PRIMARY KEY ({keys}) NOT ENFORCED")
     text = f"CREATE TABLE {name} (\n" + ",\n".join(cols) + "\n)"
     if schema.comment:
         text += f"\nCOMMENT {_quote(schema.comment)}"
