@@ -97,7 +97,7 @@ def delete_where(
     """
     if table.refresh().schema.is_primary_key_table:
         r = pk_delete_where(spark, table, condition, alias=alias, time_zone=time_zone)
-        return DmlResult(*astuple_shallow(r))
+        return _from_pk(r)
     return _copy_on_write(spark, table, condition, None, alias, time_zone)
 
 
@@ -143,13 +143,19 @@ def update_where(
         resolved[name] = value
     if table.refresh().schema.is_primary_key_table:
         r = pk_update_where(spark, table, resolved, condition, alias=alias, time_zone=time_zone)
-        return DmlResult(*astuple_shallow(r))
+        return _from_pk(r)
     return _copy_on_write(spark, table, condition, resolved, alias, time_zone)
 
 
-def astuple_shallow(r: PkDmlResult) -> tuple[object, ...]:
-    """The fields of a primary-key DML result, in ``DmlResult`` order."""
-    return (r.rows, r.files_scanned, r.files_removed, r.files_added, r.snapshot_id, r.report)
+def _from_pk(r: PkDmlResult) -> DmlResult:
+    return DmlResult(
+        rows=r.rows,
+        files_scanned=r.files_scanned,
+        files_removed=r.files_removed,
+        files_added=r.files_added,
+        snapshot_id=r.snapshot_id,
+        report=r.report,
+    )
 
 
 def _quote(name: str) -> str:
