@@ -201,3 +201,17 @@ def test_spark_reads_equal_latest_row_per_key(
             tuple(r) for r in spark.sql(f"SELECT k, p, n FROM {name} WHERE {where}").collect()
         )
         assert got == [r for r in all_rows if keep(r)], where
+
+
+def test_spark_primary_key_constraint_reaches_the_catalog(session: Any) -> None:
+    n = session.catalog_name
+    session.spark.sql(
+        f"CREATE TABLE {n}.default.c (id INT, v STRING, CONSTRAINT pk PRIMARY KEY (id))"
+    )
+    session.spark.sql(f"INSERT INTO {n}.default.c VALUES (1, 'a'), (2, 'b')")
+    session.spark.sql(f"INSERT INTO {n}.default.c VALUES (1, 'z')")
+    assert _rows(session.spark.sql(f"SELECT * FROM {n}.default.c")) == [(1, "z"), (2, "b")]
+    assert session.catalog.get_table("default.c").schema.primary_keys == ("id",)
+    with pytest.raises(Exception, match="only PRIMARY KEY constraints"):
+        session.spark.sql(f"CREATE TABLE {n}.default.c3 (id INT, CONSTRAINT ch CHECK (id > 0))")
+    assert not session.catalog.table_exists("default.c3")
