@@ -14,7 +14,9 @@ import org.apache.hadoop.fs.Path;
 import org.apache.spark.paths.SparkPath;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.BaseOrdering;
+import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
 import org.apache.spark.sql.catalyst.expressions.RowOrdering$;
 import org.apache.spark.sql.connector.read.Batch;
@@ -42,9 +44,10 @@ import scala.jdk.javaapi.CollectionConverters;
  * files Python kept; each file is read by Spark's own Parquet reader (files are sorted by key
  * with unique keys), the files are k-way merged by key (Spark's natural ordering of the key
  * types), the version with the largest {@code _SEQUENCE_NUMBER} wins and {@code -U}/{@code -D}
- * versions are dropped. No filter is pushed into the files being merged (an older version of a
- * key must never come back because its newer version was filtered out); Spark applies every
- * filter after the merge. Python planned which files and buckets to read; this class only reads.
+ * versions are dropped. No value filter is pushed into the files being merged (an older
+ * version of a key must never come back because its newer version was filtered out); filters
+ * on key columns only may skip row groups. Spark applies every filter after the merge. Python
+ * planned which files and buckets to read; this class only reads.
  *
  * <p>Internal Spark API, because the public one cannot do the job: {@code ParquetScanBuilder},
  * {@code PartitionedFile}, {@code FilePartition} (Spark's Parquet reader for one file) and
@@ -69,7 +72,8 @@ final class LakePkScan implements Scan, Batch {
   }
 
   static LakePkScan create(
-      LakeTable table, JsonNode reply, StructType required, CaseInsensitiveStringMap options) {
+      LakeTable table, JsonNode reply, StructType required, CaseInsensitiveStringMap options,
+      scala.collection.immutable.Seq<Expression> filters) {
     SparkSession session = SparkSession.active();
     StructType out = required != null ? required : table.schema;
     List<String> keys = table.trimmedKeys;
@@ -95,6 +99,24 @@ final class LakePkScan implements Scan, Batch {
             reply.path("report_id").asText(""));
     ParquetScanBuilder parquet =
         new ParquetScanBuilder(session, index, fileSchema, fileSchema, options);
+    // filters on key columns only (primary key incl. partition columns, whose value columns
+    // equal the key in every version) may skip row groups: they drop every version of a key
+    // alike, so the merge of what remains is unchanged. Value filters never go in.
+    java.util.Set<String> keyColumns = new java.util.HashSet<>(keys);
+    keyColumns.addAll(table.partitionKeys);
+    List<Expression> keyFilters = new ArrayList<>();
+    for (Expression e : CollectionConverters.asJava(filters)) {
+      boolean onKeys = e.deterministic() && !e.references().isEmpty();
+      for (Attribute a : CollectionConverters.asJava(e.references().toSeq())) {
+        onKeys &= keyColumns.contains(a.name());
+      }
+      if (onKeys) {
+        keyFilters.add(e);
+      }
+    }
+    if (!keyFilters.isEmpty()) {
+      parquet.pushFilters(CollectionConverters.asScala(keyFilters).toList());
+    }
     parquet.pruneColumns(new StructType(wanted.toArray(new StructField[0])));
     Scan scan = parquet.build();
     StructType got = scan.readSchema();

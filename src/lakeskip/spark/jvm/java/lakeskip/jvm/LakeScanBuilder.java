@@ -66,7 +66,7 @@ final class LakeScanBuilder implements SupportsPushDownCatalystFilters, Supports
       throw e.analysis();
     }
     if (!table.trimmedKeys.isEmpty()) {
-      return LakePkScan.create(table, reply, required, options);
+      return LakePkScan.create(table, reply, required, options, filters);
     }
     SparkSession session = SparkSession.active();
     LakeFileIndex index =
