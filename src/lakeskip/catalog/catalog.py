@@ -33,7 +33,7 @@ import pyarrow.fs as pafs
 
 from lakeskip.catalog.file_io import FileIO
 from lakeskip.catalog.options import FILE_INDEX_PREFIX, validate_options
-from lakeskip.catalog.primary_key import PRIMARY_KEY_OPTION, check_primary_key
+from lakeskip.catalog.primary_key import MERGE_ENGINE, PRIMARY_KEY_OPTION, check_primary_key
 from lakeskip.catalog.schema import SchemaManager, TableSchema
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import (
@@ -297,11 +297,11 @@ class Catalog:
                 merged.pop(k, None)
             if merged == dict(current.options):
                 return current
-            for k in ("bucket", "bucket-key"):
+            for k in ("bucket", "bucket-key", PRIMARY_KEY_OPTION, MERGE_ENGINE):
                 if merged.get(k) != current.options.get(k):
                     raise InvalidOptionError(
-                        f"option {k!r} cannot be changed by ALTER TABLE (rows are already "
-                        "placed by bucket); create a new table"
+                        f"option {k!r} cannot be changed by ALTER TABLE (the table's files "
+                        "depend on it); create a new table"
                     )
             to_check = dict(sets)
             if any(k.startswith(FILE_INDEX_PREFIX) for k in merged):
