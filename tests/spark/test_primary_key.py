@@ -115,13 +115,19 @@ def test_delete_and_update_write_new_versions(session: Any) -> None:
     ]
     with pytest.raises(InvalidArgumentError, match="cannot assign primary key"):
         session.sql("UPDATE t SET id = 9 WHERE id = 1")
-    with pytest.raises(InvalidArgumentError, match="not supported yet for primary-key"):
-        session.sql("CALL sys.compact(table => 't')")
     table = session.catalog.get_table("default.t")
     kinds = set()
     for e in table.scan_files():
         kinds |= set(pq.read_table(table.data_file_path(e))["_VALUE_KIND"].to_pylist())
     assert kinds == {0, 2, 3}
+    before = _rows(session.sql("SELECT * FROM t"))
+    with pytest.raises(InvalidArgumentError, match="order_strategy is not supported"):
+        session.sql("CALL sys.compact(table => 't', order_strategy => 'zorder', order_by => 'n')")
+    session.sql("CALL sys.compact(table => 't')")
+    assert _rows(session.sql("SELECT * FROM t")) == before
+    entries = session.catalog.get_table("default.t").scan_files()
+    assert {e.file.level for e in entries} == {4}
+    assert len({(e.partition, e.bucket) for e in entries}) == len(entries)
     # value-column indexes are rebuilt per file on a primary-key table too
     session.sql("ALTER TABLE t SET TBLPROPERTIES ('file-index.bitmap.columns' = 'n')")
     session.sql("CALL sys.rewrite_file_index(table => 't')")

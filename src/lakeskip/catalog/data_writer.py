@@ -38,12 +38,14 @@ import pyarrow.parquet as pq
 
 from lakeskip.catalog.binary_row import serialize_row
 from lakeskip.catalog.bucket import BucketSpec, bucket_ids
-from lakeskip.catalog.data_file import DataFileMeta, make_data_file_meta
+from lakeskip.catalog.data_file import DataFileMeta, FileSource, make_data_file_meta
 from lakeskip.catalog.file_io import FileIO
 from lakeskip.catalog.manifest import FileKind, ManifestEntry
 from lakeskip.catalog.options import stats_mode, target_file_size
 from lakeskip.catalog.parquet_options import ParquetWriteOptions, parquet_write_options
 from lakeskip.catalog.primary_key import (
+    SEQUENCE_NUMBER,
+    VALUE_KIND,
     RowKind,
     dedupe_latest,
     schema_key_layout,
@@ -201,10 +203,14 @@ def write_kv_data_file(
     index_options: FileIndexOptions | None = None,
     parquet_options: ParquetWriteOptions | None = None,
     clock: _Clock | None = None,
+    versions: tuple[pa.Array, pa.Array] | None = None,
+    level: int = 0,
 ) -> ManifestEntry:
     """Write one key-value data file of a primary-key table (layout in
     :mod:`lakeskip.catalog.primary_key`); ``values`` are the table's rows, sorted by key with
     unique keys. Sequence numbers run from ``first_sequence``; the file is at level 0.
+    ``versions`` (compaction): the rows' own (sequence numbers, value kinds), kept as they are,
+    and ``level`` the file's level.
 
     Key stats and ``min_key``/``max_key`` cover the trimmed key; value stats and file indexes
     cover the table's columns (row positions are the same as in the file).
@@ -217,7 +223,7 @@ def write_kv_data_file(
     if not values.schema.equals(arrow_schema):
         values = values.cast(arrow_schema)
     layout = schema_key_layout(schema)
-    kv = to_key_value(values, layout, first_sequence, spec.value_kind)
+    kv = to_key_value(values, layout, first_sequence, spec.value_kind, versions)
     directory = _partition_dir(spec, partition, bucket)
     spec.file_io.mkdirs(directory)
     path = f"{directory}/{file_name}"
@@ -253,11 +259,12 @@ def write_kv_data_file(
         schema_id=schema.id,
         embedded_index=embedded,
         extra_files=extra_files,
-        level=0,
-        min_sequence_number=first_sequence,
-        max_sequence_number=first_sequence + n - 1,
+        level=level,
+        file_source=FileSource.COMPACT if level > 0 else FileSource.APPEND,
+        min_sequence_number=int(pc.min(kv[SEQUENCE_NUMBER]).as_py()),
+        max_sequence_number=int(pc.max(kv[SEQUENCE_NUMBER]).as_py()),
     )
-    retract = n if spec.value_kind in (RowKind.DELETE, RowKind.UPDATE_BEFORE) else 0
+    retract = int(pc.sum(pc.is_in(kv[VALUE_KIND], pa.array([1, 3], pa.int8()))).as_py() or 0)
     meta = dataclasses.replace(
         meta,
         min_key=serialize_row(first, layout.types),

@@ -256,10 +256,15 @@ def dedupe_latest(table: pa.Table, key_columns: Sequence[str]) -> pa.Table:
 
 
 def to_key_value(
-    values: pa.Table, layout: KeyLayout, first_sequence: int, kind: RowKind
+    values: pa.Table,
+    layout: KeyLayout,
+    first_sequence: int,
+    kind: RowKind,
+    versions: tuple[pa.Array, pa.Array] | None = None,
 ) -> pa.Table:
     """The key-value file table of ``values`` (already sorted by key, unique keys): key
-    columns, sequence numbers ``first_sequence ...``, ``kind``, then the value columns."""
+    columns, sequence numbers ``first_sequence ...``, ``kind``, then the value columns.
+    ``versions``: the rows' own (sequence numbers, kinds) instead (compaction)."""
     n = values.num_rows
     arrays: list[pa.Array | pa.ChunkedArray] = []
     fields: list[pa.Field] = []
@@ -267,9 +272,15 @@ def to_key_value(
         col = values.column(k)
         arrays.append(col)
         fields.append(pa.field(kc, col.type, nullable=False))
-    arrays.append(pa.array(np.arange(first_sequence, first_sequence + n, dtype=np.int64)))
+    if versions is not None:
+        arrays.append(versions[0].cast(pa.int64()))
+    else:
+        arrays.append(pa.array(np.arange(first_sequence, first_sequence + n, dtype=np.int64)))
     fields.append(pa.field(SEQUENCE_NUMBER, pa.int64(), nullable=False))
-    arrays.append(pa.array(np.full(n, int(kind), dtype=np.int8)))
+    if versions is not None:
+        arrays.append(versions[1].cast(pa.int8()))
+    else:
+        arrays.append(pa.array(np.full(n, int(kind), dtype=np.int8)))
     fields.append(pa.field(VALUE_KIND, pa.int8(), nullable=False))
     for i, f in enumerate(values.schema):
         arrays.append(values.column(i))

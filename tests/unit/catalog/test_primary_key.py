@@ -162,3 +162,46 @@ def test_planner_prunes_buckets_and_key_ranges_but_not_by_value(tmp_path: Path) 
             assert d.keep, "a file of a live bucket was skipped by a value predicate"
         else:
             assert d.tier in (SkipTier.STATS, SkipTier.EMBEDDED_INDEX, SkipTier.INDEX_FILE)
+
+
+def test_full_compaction_keeps_the_merged_rows(tmp_path: Path) -> None:
+    from tests.unit.planner.test_never_wrong_primary_key import ROW_TYPE, merged
+    from tests.unit.procedures.test_sort_rewrite import LocalExecutor
+
+    from lakeskip.procedures.compact import Compact
+
+    cat = Catalog(str(tmp_path / "wh"))
+    t = cat.create_table("default.t", ROW_TYPE, ["p"], {"primary-key": "k,p", "bucket": "2"})
+
+    def write(rows: list[dict[str, object]], kind: RowKind, prefix: str) -> None:
+        live = t.scan_files() if t.latest_snapshot() else []
+        spec = WriteSpec(
+            file_io=t.file_io,
+            table_path=t.path,
+            schema=t.schema,
+            value_kind=kind,
+            next_sequence=next_sequences(t.schema, live),
+        )
+        data = pa.Table.from_pylist(rows, schema=ROW_TYPE.to_arrow())
+        t.commit(DataWriter(spec, file_prefix=prefix).write_batches([data]))
+
+    write([{"k": i, "p": "x", "i32": i, "s": "a"} for i in range(10)], RowKind.INSERT, "a")
+    write([{"k": i, "p": "x", "i32": -i, "s": "b"} for i in range(5, 15)], RowKind.INSERT, "b")
+    write([{"k": i, "p": "x", "i32": 0, "s": "c"} for i in (0, 7, 14)], RowKind.DELETE, "c")
+    want = sorted(merged(t, t.scan_files()).to_pylist(), key=repr)
+    files_before = len(t.scan_files())
+    result = Compact().run(
+        catalog=cat,
+        executor=LocalExecutor(),
+        arguments={"table": "default.t"},
+        default_database="default",
+    )
+    after = t.scan_files()
+    assert result.values[0][0] == files_before and result.values[0][1] == len(after)
+    assert {e.file.level for e in after} == {4}
+    assert sum(e.file.row_count for e in after) == len(want)  # deletes are gone
+    assert sorted(merged(t, after).to_pylist(), key=repr) == want
+    # a later write still wins over the compacted versions
+    write([{"k": 1, "p": "x", "i32": 99, "s": "z"}], RowKind.INSERT, "d")
+    rows = {r["k"]: r for r in merged(t, t.scan_files()).to_pylist()}
+    assert rows[1]["i32"] == 99 and 0 not in rows and 7 not in rows
