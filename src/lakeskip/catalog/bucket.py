@@ -89,8 +89,13 @@ class BucketSpec:
     types: tuple[DataType, ...]
 
 
-def bucket_spec(options: Mapping[str, str], row_type: RowType) -> BucketSpec | None:
+def bucket_spec(
+    options: Mapping[str, str], row_type: RowType, default_key: Sequence[str] = ()
+) -> BucketSpec | None:
     """The table's bucket spec, or ``None`` for an unaware-bucket (``bucket = -1``) table.
+
+    ``default_key``: the bucket key when ``bucket-key`` is not set (a primary-key table's
+    trimmed primary key, as in Paimon).
 
     Raises:
         InvalidOptionError: ``bucket`` is not -1 or a positive integer, or ``bucket-key``
@@ -106,6 +111,8 @@ def bucket_spec(options: Mapping[str, str], row_type: RowType) -> BucketSpec | N
     if n <= 0:
         raise InvalidOptionError(f"option 'bucket' = {raw!r}: must be -1 or > 0")
     key = tuple(k.strip() for k in str(options.get(BUCKET_KEY, "")).split(",") if k.strip())
+    if not key:
+        key = tuple(default_key)
     if not key:
         raise InvalidOptionError(
             f"option 'bucket' = {raw!r} needs option 'bucket-key' on an append table"

@@ -40,6 +40,7 @@ from lakeskip.catalog.options import (
     option_bool,
     validate_options,
 )
+from lakeskip.catalog.primary_key import MERGE_ENGINE, PRIMARY_KEY_OPTION, check_primary_key
 from lakeskip.catalog.schema import SchemaManager, TableSchema
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import (
@@ -182,9 +183,14 @@ class Catalog:
         options: Mapping[str, str] | None = None,
         comment: str | None = None,
         ignore_if_exists: bool = False,
+        primary_keys: Sequence[str] = (),
     ) -> FileStoreTable:
-        """Create an append-only table (``bucket = -1``, or ``bucket = N`` with a
-        ``bucket-key``); field ids become 0..n-1.
+        """Create a table; field ids become 0..n-1.
+
+        Without a primary key: an append-only table (``bucket = -1``, or ``bucket = N`` with
+        a ``bucket-key``). With ``primary_keys`` (or the ``primary-key`` option, as in
+        Paimon): a primary-key table with fixed buckets (``bucket`` defaults to 1, see
+        :mod:`lakeskip.catalog.primary_key`); key columns become NOT NULL.
 
         Raises:
             DatabaseNotFoundError: the database does not exist (``default`` is created).
@@ -201,10 +207,22 @@ class Catalog:
             raise TableAlreadyExistsError(f"table already exists: {db}.{name}")
         fields = self._check_columns(row_type)
         keys = self._check_partition_keys(fields, partition_keys)
-        validate_options(opts, fields, keys)
+        pk_option = opts.pop(PRIMARY_KEY_OPTION, None)
+        pks = [k.strip() for k in pk_option.split(",")] if pk_option is not None else []
+        if pks and primary_keys and [p.lower() for p in pks] != [p.lower() for p in primary_keys]:
+            raise InvalidArgumentError(
+                f"primary key given twice: ({', '.join(primary_keys)}) and option "
+                f"'primary-key' = {pk_option!r}"
+            )
+        pks = list(primary_keys) or pks
+        if pks:
+            pk_tuple, fields, opts = check_primary_key(pks, fields, keys, opts)
+        else:
+            pk_tuple = ()
+        validate_options(opts, fields, keys, primary_keys=pk_tuple)
         self._require_database(db)
         path = self._table_path(db, name)
-        schema = TableSchema.create(0, fields, keys, opts, comment)
+        schema = TableSchema.create(0, fields, keys, opts, comment, primary_keys=pk_tuple)
         if not SchemaManager(self.file_io, path).try_commit(schema):
             if ignore_if_exists:
                 return self.get_table(identifier)
@@ -294,19 +312,21 @@ class Catalog:
                     f"option {DELETION_VECTORS!r} cannot be turned off by ALTER TABLE (deleted "
                     "rows live in deletion vectors that Paimon readers would then ignore)"
                 )
-            check_deletion_vectors(merged)
-            for k in ("bucket", "bucket-key"):
+            check_deletion_vectors(merged, current.primary_keys)
+            for k in ("bucket", "bucket-key", PRIMARY_KEY_OPTION, MERGE_ENGINE):
                 if merged.get(k) != current.options.get(k):
                     raise InvalidOptionError(
-                        f"option {k!r} cannot be changed by ALTER TABLE (rows are already "
-                        "placed by bucket); create a new table"
+                        f"option {k!r} cannot be changed by ALTER TABLE (the table's files "
+                        "depend on it); create a new table"
                     )
             to_check = dict(sets)
             if any(k.startswith(FILE_INDEX_PREFIX) for k in merged):
                 to_check.update(
                     {k: v for k, v in merged.items() if k.startswith(FILE_INDEX_PREFIX)}
                 )
-            validate_options(to_check, current.row_type, current.partition_keys)
+            validate_options(
+                to_check, current.row_type, current.partition_keys, current.primary_keys
+            )
             new = current.with_options(current.id + 1, merged)
             if manager.try_commit(new):
                 return new

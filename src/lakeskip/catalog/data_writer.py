@@ -24,9 +24,10 @@ writer starts from a 3:1 guess of memory to file size and corrects it from each 
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -35,18 +36,35 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from lakeskip.catalog.bucket import BucketSpec, bucket_ids, bucket_spec
-from lakeskip.catalog.data_file import DataFileMeta, make_data_file_meta
+from lakeskip.catalog.binary_row import serialize_row
+from lakeskip.catalog.bucket import BucketSpec, bucket_ids
+from lakeskip.catalog.data_file import DataFileMeta, FileSource, make_data_file_meta
 from lakeskip.catalog.file_io import FileIO
 from lakeskip.catalog.manifest import FileKind, ManifestEntry
 from lakeskip.catalog.options import stats_mode, target_file_size
 from lakeskip.catalog.parquet_options import ParquetWriteOptions, parquet_write_options
+from lakeskip.catalog.primary_key import (
+    SEQUENCE_NUMBER,
+    VALUE_KIND,
+    RowKind,
+    dedupe_latest,
+    schema_key_layout,
+    to_key_value,
+)
 from lakeskip.catalog.schema import TableSchema
 from lakeskip.catalog.stats import collect_stats
 from lakeskip.index.file_index import build_file_index
 from lakeskip.index.options import FileIndexOptions, parse_file_index_options
+from lakeskip.types import RowType, to_internal
 
-__all__ = ["DataWriter", "WriteSpec", "WriteTimings", "write_data_file"]
+__all__ = [
+    "DataWriter",
+    "WriteSpec",
+    "WriteTimings",
+    "next_sequences",
+    "write_data_file",
+    "write_kv_data_file",
+]
 
 INDEX_SUFFIX = ".index"
 _INITIAL_MEMORY_RATIO = 3.0
@@ -60,6 +78,11 @@ class WriteSpec:
     table_path: str
     schema: TableSchema
     level: int = 0  # 0 for new data; clustered (compacted) output is written at level 1
+    # primary-key tables: the kind of every row written (+I for INSERT, -D for DELETE, +U
+    # for UPDATE), and per (internal partition, bucket) the first free sequence number
+    # (one more than the bucket's largest; 0 for a new bucket)
+    value_kind: RowKind = RowKind.INSERT
+    next_sequence: Mapping[tuple[tuple[Any, ...], int], int] = field(default_factory=dict)
 
     @property
     def target_file_size(self) -> int:
@@ -74,7 +97,7 @@ class WriteSpec:
 
     def bucket_spec(self) -> BucketSpec | None:
         """``None`` for unaware-bucket tables."""
-        return bucket_spec(self.schema.options, self.schema.row_type)
+        return self.schema.bucket_spec()
 
     def parquet_options(self) -> ParquetWriteOptions:
         return parquet_write_options(self.schema.options, self.schema.row_type, strict=False)
@@ -166,6 +189,100 @@ def _write_parquet(
     size = spec.file_io.file_size(path)
     clock.add("parquet", t)
     return size
+
+
+def write_kv_data_file(
+    spec: WriteSpec,
+    values: pa.Table,
+    partition: tuple[Any, ...],
+    file_name: str,
+    bucket: int,
+    total_buckets: int,
+    first_sequence: int,
+    *,
+    index_options: FileIndexOptions | None = None,
+    parquet_options: ParquetWriteOptions | None = None,
+    clock: _Clock | None = None,
+    versions: tuple[pa.Array, pa.Array] | None = None,
+    level: int = 0,
+) -> ManifestEntry:
+    """Write one key-value data file of a primary-key table (layout in
+    :mod:`lakeskip.catalog.primary_key`); ``values`` are the table's rows, sorted by key with
+    unique keys. Sequence numbers run from ``first_sequence``; the file is at level 0.
+    ``versions`` (compaction): the rows' own (sequence numbers, value kinds), kept as they are,
+    and ``level`` the file's level.
+
+    Key stats and ``min_key``/``max_key`` cover the trimmed key; value stats and file indexes
+    cover the table's columns (row positions are the same as in the file).
+    """
+    clock = clock if clock is not None else _Clock()
+    t = time.perf_counter()
+    schema = spec.schema
+    row_type = schema.row_type
+    arrow_schema = row_type.to_arrow()
+    if not values.schema.equals(arrow_schema):
+        values = values.cast(arrow_schema)
+    layout = schema_key_layout(schema)
+    kv = to_key_value(values, layout, first_sequence, spec.value_kind, versions)
+    directory = _partition_dir(spec, partition, bucket)
+    spec.file_io.mkdirs(directory)
+    path = f"{directory}/{file_name}"
+    parquet = parquet_options if parquet_options is not None else spec.parquet_options()
+    clock.add("prepare", t)
+    file_size = _write_parquet(spec, kv, path, parquet, clock)
+    t = time.perf_counter()
+    stats, stats_cols = collect_stats(values, row_type, spec.stats_mode)
+    key_type = RowType(tuple(row_type.field(k) for k in layout.trimmed))
+    key_stats, _ = collect_stats(values, key_type, "full")
+    n = values.num_rows
+    first = [to_internal(f.type, values.column(f.name)[0].as_py()) for f in key_type]
+    last = [to_internal(f.type, values.column(f.name)[n - 1].as_py()) for f in key_type]
+    t = clock.add("stats", t)
+    opts = index_options if index_options is not None else spec.index_options()
+    embedded: bytes | None = None
+    extra_files: list[str] = []
+    if opts.enabled:
+        built = build_file_index(values, row_type, opts)
+        t = clock.add("index", t)
+        embedded = built.embedded
+        if built.external is not None:
+            index_name = file_name + INDEX_SUFFIX
+            spec.file_io.write_bytes(f"{directory}/{index_name}", built.external)
+            extra_files.append(index_name)
+            t = clock.add("index_io", t)
+    meta = make_data_file_meta(
+        file_name=file_name,
+        file_size=file_size,
+        row_count=n,
+        stats=stats,
+        stats_cols=stats_cols,
+        schema_id=schema.id,
+        embedded_index=embedded,
+        extra_files=extra_files,
+        level=level,
+        file_source=FileSource.COMPACT if level > 0 else FileSource.APPEND,
+        min_sequence_number=int(pc.min(kv[SEQUENCE_NUMBER]).as_py()),
+        max_sequence_number=int(pc.max(kv[SEQUENCE_NUMBER]).as_py()),
+    )
+    retract = int(pc.sum(pc.is_in(kv[VALUE_KIND], pa.array([1, 3], pa.int8()))).as_py() or 0)
+    meta = dataclasses.replace(
+        meta,
+        min_key=serialize_row(first, layout.types),
+        max_key=serialize_row(last, layout.types),
+        key_stats=key_stats,
+        delete_row_count=retract,
+    )
+    entry = ManifestEntry(
+        kind=FileKind.ADD,
+        partition=tuple(partition),
+        bucket=bucket,
+        total_buckets=total_buckets,
+        file=meta,
+    )
+    clock.add("meta", t)
+    clock.files += 1
+    clock.rows += n
+    return entry
 
 
 def write_data_file(
@@ -270,6 +387,9 @@ class DataWriter:
         self.partition_keys = list(spec.schema.partition_keys)
         self.arrow_schema = spec.schema.row_type.to_arrow()
         self._clock = _Clock()
+        schema = spec.schema
+        self.key_layout = schema_key_layout(schema) if schema.is_primary_key_table else None
+        self.next_sequence = dict(spec.next_sequence)
 
     def timings(self) -> WriteTimings:
         """Seconds per stage so far (see :class:`WriteTimings`)."""
@@ -325,6 +445,29 @@ class DataWriter:
         buf = self.buffers.pop(key)
         table = pa.concat_tables(buf.tables)
         partition, bucket = key
+        if self.key_layout is not None:
+            from lakeskip.catalog.table import normalize_partition
+
+            table = dedupe_latest(table, self.key_layout.trimmed)
+            self._clock.add("prepare", t)
+            seq_key = (normalize_partition(self.spec.schema, partition), bucket)
+            first = self.next_sequence.get(seq_key, 0)
+            self.next_sequence[seq_key] = first + table.num_rows
+            assert self.bucket_spec is not None  # primary-key tables have fixed buckets
+            entry = write_kv_data_file(
+                self.spec,
+                table,
+                partition,
+                self._next_name(),
+                bucket,
+                self.bucket_spec.num_buckets,
+                first,
+                index_options=self.index_options,
+                parquet_options=self.parquet_options,
+                clock=self._clock,
+            )
+            self.written.append(entry)
+            return entry
         self._clock.add("prepare", t)
         entry = write_data_file(
             self.spec,
@@ -387,6 +530,20 @@ def _conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
 def write_all(spec: WriteSpec, tables: Iterable[pa.Table | pa.RecordBatch]) -> list[ManifestEntry]:
     """Convenience for tests and single-process tools: write everything, return entries."""
     return DataWriter(spec).write_batches(tables)
+
+
+def next_sequences(
+    schema: TableSchema, live: Iterable[ManifestEntry]
+) -> dict[tuple[tuple[Any, ...], int], int]:
+    """Per (partition, bucket) of a primary-key table, one more than the largest sequence
+    number of its live files: a new write's versions sort after every existing one."""
+    from lakeskip.catalog.table import normalize_partition
+
+    out: dict[tuple[tuple[Any, ...], int], int] = {}
+    for e in live:
+        key = (normalize_partition(schema, e.partition), e.bucket)
+        out[key] = max(out.get(key, 0), e.file.max_sequence_number + 1)
+    return out
 
 
 def entries_files(entries: Sequence[ManifestEntry]) -> list[DataFileMeta]:

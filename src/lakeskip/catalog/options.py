@@ -156,6 +156,13 @@ def _bucket(value: str, key: str) -> None:
         )
 
 
+def _merge_engine(value: str, key: str) -> None:
+    if str(value).strip().lower() != "deduplicate":
+        raise InvalidOptionError(
+            f"option {key!r} = {value!r} is not supported yet (only 'deduplicate')"
+        )
+
+
 def _stats_mode(value: str, key: str) -> None:
     try:
         parse_stats_mode(value)
@@ -188,6 +195,12 @@ KNOWN_OPTIONS: Mapping[str, OptionSpec] = {
             BUCKET, "-1", _bucket, "-1 (unaware-bucket) or N > 0 fixed buckets (needs bucket-key)"
         ),
         OptionSpec(BUCKET_KEY, None, _any, "columns hashed to pick a row's bucket (bucket > 0)"),
+        OptionSpec(
+            "merge-engine",
+            "deduplicate",
+            _merge_engine,
+            "primary-key tables: how versions of a key merge (deduplicate: the newest wins)",
+        ),
         # time travel of batch reads (lakeskip.catalog.time_travel)
         OptionSpec("scan.snapshot-id", None, _int_at_least(1), "read this snapshot"),
         OptionSpec("scan.timestamp-millis", None, _int_at_least(0), "read as of this time"),
@@ -354,13 +367,16 @@ def _unknown_option(key: str) -> InvalidOptionError:
     if key in PAIMON_CORE_OPTIONS:
         return InvalidOptionError(
             f"table option {key!r} is a Paimon option lakeskip does not support yet "
-            "(lakeskip tables are append-only, unaware-bucket, Parquet)"
+            "(lakeskip writes Parquet, fixed or unaware buckets, merge-engine deduplicate)"
         )
     return InvalidOptionError(f"unknown table option {key!r}{_suggest(key)}")
 
 
 def validate_options(
-    options: Mapping[str, str], row_type: RowType | None, partition_keys: Sequence[str] = ()
+    options: Mapping[str, str],
+    row_type: RowType | None,
+    partition_keys: Sequence[str] = (),
+    primary_keys: Sequence[str] = (),
 ) -> None:
     """Check every option of a CREATE/ALTER TABLE.
 
@@ -368,6 +384,7 @@ def validate_options(
         options: the table's full option map after the change.
         row_type: the table's columns (``None`` skips column checks, e.g. in doctests).
         partition_keys: the table's partition columns.
+        primary_keys: the table's primary key (its bucket key defaults to it).
 
     Raises:
         InvalidOptionError: unknown key or malformed value.
@@ -375,8 +392,8 @@ def validate_options(
         UnsupportedIndexTypeError / UnknownIndexTypeError: bad ``file-index.*`` options.
     """
     has_index = False
-    _validate_bucket(options, row_type, partition_keys)
-    check_deletion_vectors(options)
+    _validate_bucket(options, row_type, partition_keys, primary_keys)
+    check_deletion_vectors(options, primary_keys)
     for key, value in options.items():
         if not isinstance(value, str):
             raise InvalidOptionError(f"option {key!r}: value must be a string, got {value!r}")
@@ -413,13 +430,18 @@ def validate_options(
         _validate_index_options(options, row_type)
 
 
-def check_deletion_vectors(options: Mapping[str, str]) -> None:
-    """Deletion vectors are supported on unaware-bucket tables (``bucket`` = -1) only.
+def check_deletion_vectors(options: Mapping[str, str], primary_keys: Sequence[str] = ()) -> None:
+    """Deletion vectors are supported on unaware-bucket append tables (``bucket`` = -1) only.
 
     Raises:
-        InvalidOptionError: deletion vectors on a fixed-bucket table.
+        InvalidOptionError: deletion vectors on a primary-key or fixed-bucket table.
     """
     enabled = str(options.get(DELETION_VECTORS, "false")).strip().lower() == "true"
+    if enabled and primary_keys:
+        raise InvalidOptionError(
+            f"option {DELETION_VECTORS!r} is not supported on primary-key tables yet "
+            "(append tables only)"
+        )
     bucket = str(options.get(BUCKET, "-1")).strip()
     if enabled and bucket not in ("-1", ""):
         raise InvalidOptionError(
@@ -429,7 +451,10 @@ def check_deletion_vectors(options: Mapping[str, str]) -> None:
 
 
 def _validate_bucket(
-    options: Mapping[str, str], row_type: RowType | None, partition_keys: Sequence[str]
+    options: Mapping[str, str],
+    row_type: RowType | None,
+    partition_keys: Sequence[str],
+    primary_keys: Sequence[str] = (),
 ) -> None:
     """``bucket`` > 0 needs ``bucket-key`` (append tables have no primary key to default
     to): known, distinct, non-partition columns of hashable types, as Paimon requires."""
@@ -441,7 +466,7 @@ def _validate_bucket(
     fixed = raw is not None and int(str(raw).strip()) > 0
     if keys is not None and not fixed:
         raise InvalidOptionError(f"option {BUCKET_KEY!r} needs option 'bucket' > 0")
-    if fixed and not (keys or "").strip():
+    if fixed and not (keys or "").strip() and not primary_keys:
         raise InvalidOptionError(
             f"option 'bucket' = {raw!r} needs option {BUCKET_KEY!r} on an append table"
         )

@@ -33,6 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from lakeskip.catalog.bucket import BucketSpec, bucket_spec
 from lakeskip.catalog.file_io import FileIO
 from lakeskip.errors import CorruptMetadataError, LakeskipError
 from lakeskip.types import DataType, Field, RowType, parse_paimon_json
@@ -66,6 +67,7 @@ class TableSchema:
         partition_keys: Sequence[str],
         options: Mapping[str, str],
         comment: str | None,
+        primary_keys: Sequence[str] = (),
     ) -> TableSchema:
         """A new schema; field ids are taken from ``row_type`` as given."""
         highest = max((f.id for f in row_type), default=-1)
@@ -73,7 +75,7 @@ class TableSchema:
             id=schema_id,
             fields=row_type,
             partition_keys=tuple(partition_keys),
-            primary_keys=(),
+            primary_keys=tuple(primary_keys),
             options=dict(options),
             comment=comment,
             highest_field_id=highest,
@@ -88,6 +90,16 @@ class TableSchema:
     def partition_type(self) -> RowType:
         """The partition columns, in partition-key order."""
         return self.fields.project(self.partition_keys)
+
+    @property
+    def is_primary_key_table(self) -> bool:
+        return bool(self.primary_keys)
+
+    def bucket_spec(self) -> BucketSpec | None:
+        """The fixed-bucket spec (``None``: unaware-bucket); a primary-key table's bucket key
+        defaults to its primary key minus the partition columns, as in Paimon."""
+        default = [k for k in self.primary_keys if k not in self.partition_keys]
+        return bucket_spec(self.options, self.fields, default)
 
     def partition_types(self) -> tuple[DataType, ...]:
         return tuple(f.type for f in self.partition_type)

@@ -26,14 +26,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from lakeskip.catalog.bucket import bucket_spec
 from lakeskip.catalog.cache import CacheSection, MetadataCache, shared_cache
 from lakeskip.catalog.deletion_vectors import DeletionFile
 from lakeskip.catalog.manifest import ManifestEntry
 from lakeskip.catalog.stats import file_column_stats
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import LakeskipWarning
-from lakeskip.expressions import AlwaysFalse, AlwaysTrue, BooleanExpression, bind
+from lakeskip.expressions import AlwaysFalse, AlwaysTrue, BooleanExpression, and_, bind
+from lakeskip.expressions.tree import And, Not, Or, UnboundPredicate
 from lakeskip.index.file_index import FileIndexFile
 from lakeskip.index.options import parse_file_index_options
 from lakeskip.planner.bucket_selector import select_buckets
@@ -142,6 +142,10 @@ class ScanPlanner:
             decisions = [FileDecision(e, keep=False, tier=SkipTier.PREDICATE) for e in entries]
         elif isinstance(bound, AlwaysTrue):
             decisions = [FileDecision(e, keep=True) for e in entries]
+        elif schema.is_primary_key_table:
+            decisions, index_files_read = self._decide_primary_key(
+                entries, pred, bound, row_type, use_indexes, notes, time_zone
+            )
         else:
             decisions, index_files_read = self._decide(entries, bound, row_type, use_indexes, notes)
         decisions = [
@@ -177,7 +181,7 @@ class ScanPlanner:
         alive: list[int] = []
         buckets: set[int] | None = None
         try:
-            spec = bucket_spec(schema.options, row_type)
+            spec = schema.bucket_spec()
         except Exception:  # options of a table written elsewhere we cannot read: no pruning
             spec = None
         if spec is not None:
@@ -234,6 +238,57 @@ class ScanPlanner:
             else:
                 decisions[i] = self._index_decision(e, data, bound, SkipTier.INDEX_FILE, notes)
         return [decisions[i] for i in range(len(entries))], n_read
+
+    def _decide_primary_key(
+        self,
+        entries: Sequence[ManifestEntry],
+        pred: BooleanExpression,
+        bound: Any,
+        row_type: RowType,
+        use_indexes: bool,
+        notes: _Warnings,
+        time_zone: str,
+    ) -> tuple[list[FileDecision], int]:
+        """A primary-key table's files hold *versions* of keys, merged at read time: a file
+        may be skipped only where that cannot bring back an older version (Paimon's
+        ``KeyValueFileStoreScan``).
+
+        * Conjuncts on key columns (primary key, partition columns) prune per file: a file
+          they rule out holds no version of a matching key.
+        * The whole predicate prunes only whole buckets: when no file of a (partition,
+          bucket) may hold a matching version, no merged row of it can match. If any file
+          may, every file of the bucket that the key conjuncts keep is read.
+
+        Row-level index results are dropped (rows of a file are versions, not rows).
+        """
+        schema = self.table.schema
+        key_names = {k.lower() for k in (*schema.primary_keys, *schema.partition_keys)}
+        key_part: BooleanExpression = AlwaysTrue()
+        for c in _conjuncts(pred):
+            if _columns(c) <= key_names:
+                key_part = and_(key_part, c)
+        full, n_full = self._decide(entries, bound, row_type, use_indexes, notes)
+        key_bound = bind(row_type, key_part, time_zone=time_zone)
+        if isinstance(key_bound, AlwaysTrue):
+            by_key = [FileDecision(e, keep=True) for e in entries]
+            n_key = 0
+        elif isinstance(key_bound, AlwaysFalse):
+            by_key = [FileDecision(e, keep=False, tier=SkipTier.PREDICATE) for e in entries]
+            n_key = 0
+        else:
+            by_key, n_key = self._decide(entries, key_bound, row_type, use_indexes, notes)
+        live: set[tuple[Any, ...]] = {
+            (e.partition, e.bucket) for e, d in zip(entries, full, strict=True) if d.keep
+        }
+        out: list[FileDecision] = []
+        for e, f, k in zip(entries, full, by_key, strict=True):
+            if (e.partition, e.bucket) not in live:
+                out.append(f)
+            elif k.keep:
+                out.append(FileDecision(e, keep=True))
+            else:
+                out.append(k)
+        return out, n_full + n_key
 
     def _file_stats(self, e: ManifestEntry, notes: _Warnings) -> dict[str, ColumnStats]:
         table = self.table
@@ -322,3 +377,20 @@ class ScanPlanner:
             return [load(entries[0])]
         with ThreadPoolExecutor(max_workers=min(self.max_workers, len(entries))) as pool:
             return list(pool.map(load, entries))
+
+
+def _conjuncts(expr: BooleanExpression) -> list[BooleanExpression]:
+    if isinstance(expr, And):
+        return [*_conjuncts(expr.left), *_conjuncts(expr.right)]
+    return [expr]
+
+
+def _columns(expr: BooleanExpression) -> set[str]:
+    """Lower-cased top-level column names the expression reads."""
+    if isinstance(expr, (And, Or)):
+        return _columns(expr.left) | _columns(expr.right)
+    if isinstance(expr, Not):
+        return _columns(expr.child)
+    if isinstance(expr, UnboundPredicate):
+        return {expr.term.name.lower()}
+    return set()

@@ -281,6 +281,16 @@ class Compact(Procedure):
         default_database: str,
     ) -> ProcedureResult:
         table: FileStoreTable = catalog.get_table(qualify(arguments["table"], default_database))
+        if table.schema.is_primary_key_table:
+            # its files are versions of keys: bin-packing or sorting them as rows would merge
+            # versions wrongly; each bucket is merged into one sorted run instead
+            asked = str(arguments.get("order_strategy") or "none").lower()
+            if asked != "none" or arguments.get("order_by"):
+                raise InvalidArgumentError(
+                    f"order_strategy is not supported for primary-key tables "
+                    f"({table.identifier}: files are sorted by the primary key)"
+                )
+            return _compact_primary_key(table, arguments, executor)
         strategy = str(arguments.get("order_strategy") or "none").lower()
         order_by = arguments.get("order_by")
         sort: SortSpec | None = None
@@ -360,3 +370,43 @@ class Compact(Procedure):
                 ),
             ),
         )
+
+
+def _compact_primary_key(
+    table: FileStoreTable, arguments: Mapping[str, Any], executor: Executor
+) -> ProcedureResult:
+    """Full compaction of a primary-key table (:mod:`lakeskip.procedures.pk_compact`)."""
+    import uuid
+
+    from lakeskip.procedures.pk_compact import compact_bucket, plan_bucket_tasks
+
+    snapshot = table.latest_snapshot()
+    entries = table.scan_files(snapshot) if snapshot is not None else []
+    if arguments.get("where"):
+        entries = filter_partitions(table, entries, arguments["where"])
+    tasks = plan_bucket_tasks(table, entries, str(uuid.uuid4()))
+    results = executor.map(compact_bucket, tasks, f"compact {table.identifier}")
+    old = [e for t in tasks for _, e in t.files]
+    new = [e for r in results for e in r]
+    snapshot_id = None
+    if old:
+        snap = table.commit(new, deleted=old, kind=CommitKind.COMPACT)
+        snapshot_id = snap.id if snap is not None else None
+    return ProcedureResult(
+        columns=(
+            ("files_before", "INT"),
+            ("files_after", "INT"),
+            ("rows", "BIGINT"),
+            ("strategy", "STRING"),
+            ("snapshot_id", "BIGINT"),
+        ),
+        values=(
+            (
+                len(old),
+                len(new),
+                sum(e.file.row_count for e in new),
+                "merge",
+                snapshot_id,
+            ),
+        ),
+    )

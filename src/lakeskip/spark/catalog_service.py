@@ -26,6 +26,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.manifest import ManifestEntry
+from lakeskip.catalog.primary_key import PRIMARY_KEY_OPTION
 from lakeskip.catalog.snapshot import Snapshot
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.catalog.time_travel import TimeTravel, resolve_snapshot
@@ -279,9 +280,12 @@ class CatalogService:
         if schema.comment:
             props["comment"] = schema.comment
         props["provider"] = "lakeskip"
+        if schema.primary_keys:
+            props[PRIMARY_KEY_OPTION] = ",".join(schema.primary_keys)
         return {
             "schema": schema.row_type.spark_ddl(),
             "partition_keys": list(schema.partition_keys),
+            "trimmed_keys": [k for k in schema.primary_keys if k not in schema.partition_keys],
             "properties": props,
             "snapshot_id": snapshot.id if pinned and snapshot is not None else None,
             "pinned": pinned,
@@ -424,6 +428,8 @@ class CatalogService:
                     _partition_json(t, v) for t, v in zip(types, e.partition, strict=True)
                 ],
                 "dv": vectors.get(e.file.file_name),
+                # merge-on-read unit of a primary-key table: its (partition, bucket)
+                "group": repr((e.partition, e.bucket)),
             }
             for e in plan.files
         ]

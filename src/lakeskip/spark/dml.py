@@ -1,4 +1,5 @@
-"""Copy-on-write ``DELETE`` and ``UPDATE`` on append tables.
+"""Copy-on-write ``DELETE`` and ``UPDATE`` on append tables (primary-key tables go to
+:mod:`lakeskip.spark.pk_dml`, which appends new versions instead).
 
 One statement, four steps, one snapshot::
 
@@ -44,6 +45,7 @@ from lakeskip.errors import ColumnNotFoundError, CommitConflictError, InvalidArg
 from lakeskip.planner.report import PruningReport
 from lakeskip.planner.scan import ScanPlanner
 from lakeskip.spark.dv_dml import dv_delete_update
+from lakeskip.spark.pk_dml import PkDmlResult, pk_delete_where, pk_update_where
 from lakeskip.spark.query import table_file_paths, view_over_files
 from lakeskip.spark.writer import align_by_position, write_entries
 from lakeskip.sql.query import condition_predicate, nondeterministic_function
@@ -95,6 +97,9 @@ def delete_where(
         CommitConflictError: a concurrent commit removed one of the files being rewritten
             (nothing was changed; run the statement again).
     """
+    if table.refresh().schema.is_primary_key_table:
+        r = pk_delete_where(spark, table, condition, alias=alias, time_zone=time_zone)
+        return _from_pk(r)
     return _copy_on_write(spark, table, condition, None, alias, time_zone)
 
 
@@ -138,7 +143,21 @@ def update_where(
         if name in resolved:
             raise InvalidArgumentError(f"UPDATE {table.identifier}: column {name} assigned twice")
         resolved[name] = value
+    if table.refresh().schema.is_primary_key_table:
+        r = pk_update_where(spark, table, resolved, condition, alias=alias, time_zone=time_zone)
+        return _from_pk(r)
     return _copy_on_write(spark, table, condition, resolved, alias, time_zone)
+
+
+def _from_pk(r: PkDmlResult) -> DmlResult:
+    return DmlResult(
+        rows=r.rows,
+        files_scanned=r.files_scanned,
+        files_removed=r.files_removed,
+        files_added=r.files_added,
+        snapshot_id=r.snapshot_id,
+        report=r.report,
+    )
 
 
 def _quote(name: str) -> str:

@@ -20,6 +20,9 @@ from dataclasses import dataclass
 from pyspark.sql import DataFrame, SparkSession
 
 from lakeskip.catalog.catalog import Catalog
+from lakeskip.catalog.manifest import ManifestEntry
+from lakeskip.catalog.primary_key import SEQUENCE_NUMBER, VALUE_KIND, RowKind, schema_key_layout
+from lakeskip.catalog.schema import TableSchema
 from lakeskip.catalog.snapshot import Snapshot
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.catalog.time_travel import (
@@ -47,7 +50,7 @@ from lakeskip.spark.dv_read import (
 )
 from lakeskip.sql.query import AsOf, TableScan, analyze_query, rewrite_tables
 from lakeskip.sql.statements import Query, TableIdent
-from lakeskip.types import RowType
+from lakeskip.types import BIGINT, TINYINT, Field, RowType
 
 __all__ = [
     "PlannedQuery",
@@ -60,6 +63,51 @@ __all__ = [
 
 _view_counter = itertools.count()
 _view_lock = threading.Lock()
+
+
+def table_view(
+    spark: SparkSession, table: FileStoreTable, entries: Sequence[ManifestEntry]
+) -> DataFrame:
+    """The table's rows in exactly these files: the files themselves on an append table, the
+    merged rows (newest version per key, deletes dropped) on a primary-key table."""
+    paths = table_file_paths(table, entries)
+    if not table.schema.is_primary_key_table:
+        return view_over_files(spark, table.schema.row_type, paths)
+    return merged_view(spark, table.schema, paths)
+
+
+def merged_view(spark: SparkSession, schema: TableSchema, paths: Sequence[str]) -> DataFrame:
+    """Merge-on-read of a primary-key table's files as a Spark plan (a window per key): the
+    path of reads that do not go through the Spark catalog (the catalog's scan merges the
+    sorted files of each bucket without a shuffle)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    layout = schema_key_layout(schema)
+    row_type = schema.row_type
+    kv_fields = [
+        *(
+            Field(-1, kc, row_type.field(k).type)
+            for k, kc in zip(layout.trimmed, layout.key_columns, strict=True)
+        ),
+        Field(-1, SEQUENCE_NUMBER, BIGINT),
+        Field(-1, VALUE_KIND, TINYINT),
+        *row_type.fields,
+    ]
+    df = spark.read.schema(RowType(tuple(kv_fields)).spark_ddl()).parquet(
+        *[spark_path(p) for p in paths]
+    )
+    keys = [F.col(f"`{k}`") for k in (*schema.partition_keys, *layout.key_columns)]
+    rank = "__lakeskip_version"
+    newest = Window.partitionBy(*keys).orderBy(F.col(SEQUENCE_NUMBER).desc())
+    return (
+        df.withColumn(rank, F.row_number().over(newest))
+        .where(
+            (F.col(rank) == 1)
+            & F.col(VALUE_KIND).isin(int(RowKind.INSERT), int(RowKind.UPDATE_AFTER))
+        )
+        .select(*[F.col(f"`{n}`") for n in row_type.names])
+    )
 
 
 def _new_view_name(ident: str) -> str:
@@ -127,9 +175,12 @@ def plan_query(
             snapshot_id=snapshot.id if snapshot is not None else None,
         )
         view = _new_view_name(name)
-        plan_snapshot = table.snapshot(plan.report.snapshot_id) if plan.report.snapshot_id else None
-        dvs = read_vectors(table, plan.files, plan_snapshot)
-        views.append((view, live_rows_frame(spark, table, plan.files, dvs)))
+        if table.schema.is_primary_key_table:
+            views.append((view, table_view(spark, table, plan.files)))
+        else:
+            plan_snapshot = table.snapshot(plan.report.snapshot_id) if plan.report.snapshot_id else None
+            dvs = read_vectors(table, plan.files, plan_snapshot)
+            views.append((view, live_rows_frame(spark, table, plan.files, dvs)))
         mapping[id(scan.node)] = view
         plans.append(plan)
     return PlannedQuery(

@@ -247,6 +247,7 @@ def _create_table(ctx: StatementContext, s: CreateTable) -> DataFrame:
             options=dict(s.options),
             comment=s.comment,
             ignore_if_exists=s.if_not_exists,
+            primary_keys=s.primary_keys,
         )
         return _ok(ctx, f"table {name} created")
     # CTAS: the query runs through lakeskip (so its own sources are pruned too)
@@ -262,7 +263,12 @@ def _create_table(ctx: StatementContext, s: CreateTable) -> DataFrame:
         )
     )
     table = cat.create_table(
-        name, row_type, partition_keys=s.partition_keys, options=dict(s.options), comment=s.comment
+        name,
+        row_type,
+        partition_keys=s.partition_keys,
+        options=dict(s.options),
+        comment=s.comment,
+        primary_keys=s.primary_keys,
     )
     try:
         write_dataframe(table, align_by_position(df, row_type, f"CREATE TABLE {name} AS SELECT"))
@@ -388,6 +394,8 @@ def _describe(ctx: StatementContext, s: DescribeTable) -> DataFrame:
             (k, schema.row_type.field(k).type.spark_ddl().lower(), None)
             for k in schema.partition_keys
         ]
+    if schema.primary_keys:
+        rows.append(("# Primary Key", ", ".join(schema.primary_keys), None))
     if s.extended:
         from lakeskip.index.options import parse_file_index_options
 
@@ -435,6 +443,9 @@ def _show_create(ctx: StatementContext, ident: TableIdent) -> str:
         if f.description:
             col += f" COMMENT {_quote(f.description)}"
         cols.append(col)
+    if schema.primary_keys:
+        keys = ", ".join(f"`{k}`" for k in schema.primary_keys)
+        cols.append(f"  PRIMARY KEY ({keys}) NOT ENFORCED")
     text = f"CREATE TABLE {name} (\n" + ",\n".join(cols) + "\n)"
     if schema.comment:
         text += f"\nCOMMENT {_quote(schema.comment)}"

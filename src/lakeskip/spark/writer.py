@@ -18,9 +18,10 @@ import pyarrow as pa
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from lakeskip.catalog.bucket import bucket_ids, bucket_spec
-from lakeskip.catalog.data_writer import DataWriter, WriteSpec, WriteTimings
+from lakeskip.catalog.bucket import bucket_ids
+from lakeskip.catalog.data_writer import DataWriter, WriteSpec, WriteTimings, next_sequences
 from lakeskip.catalog.manifest import ManifestEntry
+from lakeskip.catalog.primary_key import RowKind
 from lakeskip.catalog.snapshot import CommitKind, Snapshot
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import ColumnNotFoundError, InvalidArgumentError
@@ -132,7 +133,7 @@ def repartition_by_bucket(df: DataFrame, table: FileStoreTable) -> DataFrame:
     """On a fixed-bucket table, shuffle rows by (partition, Paimon bucket) so each bucket of
     a partition is written by one task (fewer, larger files); other tables unchanged."""
     schema = table.schema
-    spec = bucket_spec(schema.options, schema.row_type)
+    spec = schema.bucket_spec()
     if spec is None:
         return df
     keyed = df.mapInArrow(
@@ -189,9 +190,31 @@ def sort_dataframe(
     )
 
 
-def collect_entries(table: FileStoreTable, df: DataFrame, level: int = 0) -> list[ManifestEntry]:
-    """Run the write tasks and bring back their manifest entries (metadata only)."""
-    spec = WriteSpec(file_io=table.file_io, table_path=table.path, schema=table.schema, level=level)
+def collect_entries(
+    table: FileStoreTable,
+    df: DataFrame,
+    level: int = 0,
+    value_kind: RowKind = RowKind.INSERT,
+) -> list[ManifestEntry]:
+    """Run the write tasks and bring back their manifest entries (metadata only).
+
+    On a primary-key table every row is written as a version of kind ``value_kind`` with
+    sequence numbers after the bucket's existing ones."""
+    if table.schema.is_primary_key_table:
+        spec = WriteSpec(
+            file_io=table.file_io,
+            table_path=table.path,
+            schema=table.schema,
+            level=0,
+            value_kind=value_kind,
+            next_sequence=next_sequences(
+                table.schema, table.scan_files() if table.latest_snapshot() else []
+            ),
+        )
+    else:
+        spec = WriteSpec(
+            file_io=table.file_io, table_path=table.path, schema=table.schema, level=level
+        )
     rows = df.mapInArrow(_task(spec), _RESULT_SCHEMA).collect()
     entries: list[ManifestEntry] = []
     timings = WriteTimings()
@@ -204,12 +227,18 @@ def collect_entries(table: FileStoreTable, df: DataFrame, level: int = 0) -> lis
     return entries
 
 
-def write_entries(table: FileStoreTable, df: DataFrame) -> list[ManifestEntry]:
+def write_entries(
+    table: FileStoreTable, df: DataFrame, value_kind: RowKind = RowKind.INSERT
+) -> list[ManifestEntry]:
     """Write ``df`` (already aligned to the table) as data files in Spark tasks, without the
     commit: sorted on the clustering key when the table has write-time clustering, else
     grouped by bucket on fixed-bucket tables. Shared by INSERT and DELETE/UPDATE."""
     schema = table.schema
-    cluster = clustering_from_options(schema.options, schema.row_type, schema.partition_keys)
+    cluster = (
+        None  # a primary-key table's bucket must be written by one task (sequence numbers)
+        if schema.is_primary_key_table
+        else clustering_from_options(schema.options, schema.row_type, schema.partition_keys)
+    )
     if cluster is not None:  # write-time clustering: new files come out sorted
         df = sort_dataframe(
             df,
@@ -222,7 +251,7 @@ def write_entries(table: FileStoreTable, df: DataFrame) -> list[ManifestEntry]:
         )
     else:
         df = repartition_by_bucket(df, table)
-    return collect_entries(table, df)
+    return collect_entries(table, df, value_kind=value_kind)
 
 
 def write_dataframe(

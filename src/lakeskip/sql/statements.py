@@ -131,6 +131,7 @@ class CreateTable(Statement):
     if_not_exists: bool = False
     comment: str | None = None
     as_select: str | None = None
+    primary_keys: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -676,14 +677,18 @@ def _create_table(tree: exp.Create, text: str) -> Statement:
             f"CREATE OR REPLACE TABLE {ident} is not supported (DROP TABLE, then CREATE TABLE)"
         )
     columns: list[ColumnDef] = []
+    primary_keys: list[str] = []
     if isinstance(schema, exp.Schema):
         for c in schema.expressions:
             if isinstance(c, exp.ColumnDef):
-                columns.append(_column_def(c))
+                columns.append(_column_def(c, allow_primary_key=True))
+                if _is_primary_key_column(c):
+                    primary_keys.append(c.name)
             elif isinstance(c, (exp.PrimaryKey, exp.Constraint)):
-                raise UnsupportedStatementError(
-                    "PRIMARY KEY tables are not supported (lakeskip tables are append-only)"
-                )
+                keys = _primary_key_columns(c)
+                if primary_keys:
+                    raise SqlParseError(f"CREATE TABLE {ident}: more than one PRIMARY KEY")
+                primary_keys.extend(keys)
     columns += extra_cols
     as_select = tree.expression.sql(DIALECT) if tree.expression is not None else None
     if as_select is None and not columns:
@@ -696,10 +701,38 @@ def _create_table(tree: exp.Create, text: str) -> Statement:
         if_not_exists=bool(tree.args.get("exists")),
         comment=comment,
         as_select=as_select,
+        primary_keys=tuple(primary_keys),
     )
 
 
-def _column_def(c: exp.ColumnDef) -> ColumnDef:
+def _is_primary_key_column(c: exp.ColumnDef) -> bool:
+    return any(
+        isinstance(cons.args.get("kind"), exp.PrimaryKeyColumnConstraint)
+        for cons in c.args.get("constraints") or []
+    )
+
+
+def _primary_key_columns(c: exp.Expression) -> list[str]:
+    """``PRIMARY KEY (a, b) [NOT ENFORCED]`` or ``CONSTRAINT name PRIMARY KEY (a, b)``."""
+    pk = c if isinstance(c, exp.PrimaryKey) else None
+    if pk is None:
+        found = [e for e in c.expressions if isinstance(e, exp.PrimaryKey)]
+        if len(found) != 1 or len(c.expressions) != 1:
+            raise UnsupportedStatementError(
+                f"{c.sql(DIALECT)} is not supported (only PRIMARY KEY constraints)"
+            )
+        pk = found[0]
+    for o in pk.args.get("options") or []:
+        text = (o.sql(DIALECT) if isinstance(o, exp.Expression) else str(o)).upper()
+        if text != "NOT ENFORCED":
+            raise UnsupportedStatementError(f"PRIMARY KEY option {text} is not supported")
+    cols = [e.name for e in pk.expressions]
+    if not cols or any(not n for n in cols):
+        raise SqlParseError(f"{pk.sql(DIALECT)}: expected PRIMARY KEY (column, ...)")
+    return cols
+
+
+def _column_def(c: exp.ColumnDef, allow_primary_key: bool = False) -> ColumnDef:
     kind = c.args.get("kind")
     if kind is None:
         raise SqlParseError(f"column {c.name} has no type")
@@ -715,9 +748,14 @@ def _column_def(c: exp.ColumnDef) -> ColumnDef:
         elif isinstance(k, exp.CommentColumnConstraint):
             comment = str(k.this.name)
         elif isinstance(k, exp.PrimaryKeyColumnConstraint):
-            raise UnsupportedStatementError(
-                "PRIMARY KEY tables are not supported (lakeskip tables are append-only)"
-            )
+            if not allow_primary_key:
+                raise UnsupportedStatementError(
+                    f"column {c.name}: PRIMARY KEY is only allowed in CREATE TABLE"
+                )
+            for o in k.args.get("options") or []:
+                text = (o.sql(DIALECT) if isinstance(o, exp.Expression) else str(o)).upper()
+                if text != "NOT ENFORCED":
+                    raise UnsupportedStatementError(f"PRIMARY KEY option {text} is not supported")
         elif not (isinstance(k, exp.NotNullColumnConstraint) and k.args.get("allow_null")):
             raise UnsupportedStatementError(
                 f"column {c.name}: {cons.sql(DIALECT)} is not supported (only NOT NULL, COMMENT)"

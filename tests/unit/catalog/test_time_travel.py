@@ -84,7 +84,7 @@ def test_table_at_uses_the_snapshots_schema(catalog: Catalog, table: FileStoreTa
     ("key", "message"),
     [
         ("deletion-vectors.modifiable", "Paimon option lakeskip does not support yet"),
-        ("merge-engine", "Paimon option lakeskip does not support yet"),
+        ("merge-engine", "'merge-engine' = 'true' is not supported yet"),
         ("primary-key", "Paimon option lakeskip does not support yet"),
         ("changelog-producer", "Paimon option lakeskip does not support yet"),
         ("deletion-vector", "unknown table option .*did you mean 'deletion-vectors.enabled'"),

@@ -154,8 +154,10 @@ def test_other_bad_input() -> None:
         parse_statement("CALL sys.x(a => )")
     with pytest.raises(SqlParseError, match="positional argument after named"):
         parse_statement("CALL sys.x(a => 1, 2)")
-    with pytest.raises(UnsupportedStatementError, match="PRIMARY KEY"):
-        parse_statement("CREATE TABLE t (id BIGINT PRIMARY KEY)")
+    with pytest.raises(UnsupportedStatementError, match="PRIMARY KEY is only allowed in CREATE"):
+        parse_statement("ALTER TABLE t ADD COLUMNS (id BIGINT PRIMARY KEY)")
+    with pytest.raises(UnsupportedStatementError, match="only PRIMARY KEY constraints"):
+        parse_statement("CREATE TABLE t (id BIGINT, CONSTRAINT c CHECK (id > 0))")
     with pytest.raises((TypeMismatchError, SqlParseError)):
         parse_statement("CREATE TABLE t (a STRNG, b INT)")
 

@@ -13,6 +13,8 @@ import org.apache.spark.sql.connector.catalog.SupportsNamespaces;
 import org.apache.spark.sql.connector.catalog.Table;
 import org.apache.spark.sql.connector.catalog.TableCatalog;
 import org.apache.spark.sql.connector.catalog.TableChange;
+import org.apache.spark.sql.connector.catalog.TableCatalogCapability;
+import org.apache.spark.sql.connector.catalog.TableInfo;
 import org.apache.spark.sql.connector.catalog.procedures.UnboundProcedure;
 import org.apache.spark.sql.connector.expressions.Transform;
 import org.apache.spark.sql.types.StructType;
@@ -74,6 +76,21 @@ public class LakeCatalog implements TableCatalog, SupportsNamespaces, ProcedureC
       throws TableAlreadyExistsException, NoSuchNamespaceException {
     return ops.createTable(
         ident, CatalogV2Util.v2ColumnsToStructType(columns), partitions, properties);
+  }
+
+  /** PRIMARY KEY constraints in CREATE TABLE reach {@link #createTable(Identifier, TableInfo)}. */
+  @Override
+  public java.util.Set<TableCatalogCapability> capabilities() {
+    return java.util.EnumSet.of(TableCatalogCapability.SUPPORT_TABLE_CONSTRAINT);
+  }
+
+  /** Spark 4.x passes table constraints here: a PRIMARY KEY becomes a primary-key table. */
+  @Override
+  public Table createTable(Identifier ident, TableInfo info)
+      throws TableAlreadyExistsException, NoSuchNamespaceException {
+    return ops.createTable(
+        ident, CatalogV2Util.v2ColumnsToStructType(info.columns()), info.partitions(),
+        LakeOps.withPrimaryKey(info.properties(), info.constraints()));
   }
 
   @Override

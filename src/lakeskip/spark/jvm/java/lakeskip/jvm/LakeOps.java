@@ -95,6 +95,39 @@ final class LakeOps {
     }
   }
 
+  /**
+   * The table properties with a PRIMARY KEY constraint written as Paimon's {@code primary-key}
+   * option; any other constraint (CHECK, UNIQUE, FOREIGN KEY) is an error, never dropped.
+   */
+  static Map<String, String> withPrimaryKey(
+      Map<String, String> properties,
+      org.apache.spark.sql.connector.catalog.constraints.Constraint[] constraints) {
+    if (constraints == null || constraints.length == 0) {
+      return properties;
+    }
+    Map<String, String> out = new java.util.HashMap<>(properties);
+    for (org.apache.spark.sql.connector.catalog.constraints.Constraint c : constraints) {
+      if (!(c instanceof org.apache.spark.sql.connector.catalog.constraints.PrimaryKey)) {
+        throw Bridge.error(
+            "lakeskip tables support only PRIMARY KEY constraints, not " + c.toDDL(), null);
+      }
+      List<String> cols = new java.util.ArrayList<>();
+      for (NamedReference r :
+          ((org.apache.spark.sql.connector.catalog.constraints.PrimaryKey) c).columns()) {
+        cols.add(String.join(".", r.fieldNames()));
+      }
+      String keys = String.join(",", cols);
+      String given = out.get("primary-key");
+      if (given != null && !given.replace(" ", "").equalsIgnoreCase(keys)) {
+        throw Bridge.error(
+            "primary key given twice: PRIMARY KEY (" + keys + ") and 'primary-key' = '"
+                + given + "'", null);
+      }
+      out.put("primary-key", keys);
+    }
+    return out;
+  }
+
   LakeTable createTable(
       Identifier ident, StructType schema, Transform[] partitions, Map<String, String> properties)
       throws TableAlreadyExistsException, NoSuchNamespaceException {

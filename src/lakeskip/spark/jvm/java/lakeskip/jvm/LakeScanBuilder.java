@@ -71,6 +71,9 @@ final class LakeScanBuilder implements SupportsPushDownCatalystFilters, Supports
     } catch (Bridge.PythonError e) {
       throw e.analysis();
     }
+    if (!table.trimmedKeys.isEmpty()) {
+      return LakePkScan.create(table, reply, required, options, filters);
+    }
     SparkSession session = SparkSession.active();
     LakeFileIndex index =
         new LakeFileIndex(session, table.partitionSchema(), reply.path("files"),

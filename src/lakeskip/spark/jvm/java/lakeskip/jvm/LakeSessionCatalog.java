@@ -10,6 +10,7 @@ import org.apache.spark.sql.connector.catalog.DelegatingCatalogExtension;
 import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.catalog.ProcedureCatalog;
 import org.apache.spark.sql.connector.catalog.Table;
+import org.apache.spark.sql.connector.catalog.TableInfo;
 import org.apache.spark.sql.connector.catalog.TableChange;
 import org.apache.spark.sql.connector.catalog.procedures.UnboundProcedure;
 import org.apache.spark.sql.connector.expressions.Transform;
@@ -92,6 +93,18 @@ public class LakeSessionCatalog extends DelegatingCatalogExtension implements Pr
           ident, CatalogV2Util.v2ColumnsToStructType(columns), partitions, properties);
     }
     return super.createTable(ident, columns, partitions, properties);
+  }
+
+  @Override
+  public Table createTable(Identifier ident, TableInfo info)
+      throws TableAlreadyExistsException, NoSuchNamespaceException {
+    if (isLakeProvider(info.properties())) {
+      ensureWarehouseNamespace(ident);
+      return ops.createTable(
+          ident, CatalogV2Util.v2ColumnsToStructType(info.columns()), info.partitions(),
+          LakeOps.withPrimaryKey(info.properties(), info.constraints()));
+    }
+    return super.createTable(ident, info);
   }
 
   @Override

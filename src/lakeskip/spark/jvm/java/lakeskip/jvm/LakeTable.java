@@ -27,6 +27,8 @@ public class LakeTable implements SupportsRead, SupportsWrite {
   final Identifier ident;
   final StructType schema;
   final List<String> partitionKeys = new ArrayList<>();
+  /** A primary-key table's key minus its partition columns (empty: an append table). */
+  final List<String> trimmedKeys = new ArrayList<>();
   final Map<String, String> properties = new HashMap<>();
   final Long snapshotId;
   final boolean pinned;
@@ -38,6 +40,9 @@ public class LakeTable implements SupportsRead, SupportsWrite {
     this.schema = StructType.fromDDL(desc.get("schema").asText());
     for (JsonNode k : desc.path("partition_keys")) {
       partitionKeys.add(k.asText());
+    }
+    for (JsonNode k : desc.path("trimmed_keys")) {
+      trimmedKeys.add(k.asText());
     }
     Iterator<Map.Entry<String, JsonNode>> it = desc.path("properties").fields();
     while (it.hasNext()) {

@@ -1,0 +1,133 @@
+"""Full compaction of a primary-key table: each bucket becomes one sorted run at the top level.
+
+One task per (partition, bucket) reads every live file of the bucket, keeps the newest version
+of each key (largest ``_SEQUENCE_NUMBER``) and drops keys whose newest version is ``-U``/``-D``
+(nothing older lies below the top level, so a delete has nothing left to hide), and writes the
+survivors sorted by key -- rolled at ``target-file-size`` into non-overlapping files -- at level
+``num-levels - 1`` with their own sequence numbers and kinds (a version written concurrently
+at level 0 still sorts after them). The driver commits one COMPACT snapshot that deletes the
+bucket's old files; the commit fails with ``CommitConflictError`` if one was removed meanwhile.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from lakeskip.catalog.data_writer import WriteSpec, write_kv_data_file
+from lakeskip.catalog.manifest import ManifestEntry
+from lakeskip.catalog.options import target_file_size
+from lakeskip.catalog.primary_key import (
+    SEQUENCE_NUMBER,
+    VALUE_KIND,
+    RowKind,
+    dedupe_latest,
+    schema_key_layout,
+)
+from lakeskip.catalog.table import FileStoreTable
+
+__all__ = ["TOP_LEVEL", "BucketTask", "compact_bucket", "plan_bucket_tasks"]
+
+# Paimon's default ``num-levels`` is 5: full compaction writes to level 4.
+TOP_LEVEL = 4
+_MEMORY_RATIO = 3.0  # Arrow bytes per Parquet byte, the writer's first guess
+
+
+@dataclass(frozen=True, slots=True)
+class BucketTask:
+    """Every live file of one (partition, bucket) of a primary-key table."""
+
+    spec: WriteSpec
+    partition: tuple[Any, ...]
+    bucket: int
+    total_buckets: int
+    files: tuple[tuple[str, ManifestEntry], ...]  # (path, entry)
+    name_prefix: str
+
+
+def plan_bucket_tasks(
+    table: FileStoreTable, entries: Sequence[ManifestEntry], name_prefix: str
+) -> list[BucketTask]:
+    """One task per (partition, bucket) of ``entries`` that has more than one file or a file
+    below the top level (a single top-level file is already compacted)."""
+    spec = WriteSpec(file_io=table.file_io, table_path=table.path, schema=table.schema)
+    groups: dict[tuple[Any, ...], list[ManifestEntry]] = {}
+    for e in entries:
+        groups.setdefault((e.partition, e.bucket), []).append(e)
+    tasks = []
+    for i, ((partition, bucket), group) in enumerate(sorted(groups.items(), key=repr)):
+        if len(group) == 1 and group[0].file.level == TOP_LEVEL:
+            continue
+        tasks.append(
+            BucketTask(
+                spec,
+                tuple(partition),
+                bucket,
+                group[0].total_buckets,
+                tuple((table.data_file_path(e), e) for e in group),
+                f"{name_prefix}-{i}",
+            )
+        )
+    return tasks
+
+
+def compact_bucket(task: BucketTask) -> list[ManifestEntry]:
+    """Merge one bucket's files into one sorted run (runs in a task); returns ADD entries."""
+    schema = task.spec.schema
+    layout = schema_key_layout(schema)
+    row_type = schema.row_type
+    arrow = row_type.to_arrow()
+    parts = []
+    for path, _ in task.files:
+        with task.spec.file_io.open_input(path) as src:
+            data = pq.read_table(src)
+        n = data.num_rows
+        columns = {
+            f.name: (
+                data[f.name].cast(f.type) if f.name in data.column_names else pa.nulls(n, f.type)
+            )
+            for f in arrow
+        }
+        columns[SEQUENCE_NUMBER] = data[SEQUENCE_NUMBER].cast(pa.int64())
+        columns[VALUE_KIND] = data[VALUE_KIND].cast(pa.int8())
+        parts.append(pa.table(columns))
+    merged = pa.concat_tables(parts)
+    # newest version last within a key, then keep the last per key
+    merged = merged.take(pc.sort_indices(merged, sort_keys=[(SEQUENCE_NUMBER, "ascending")]))
+    latest = dedupe_latest(merged, layout.trimmed)
+    alive = pc.is_in(
+        latest[VALUE_KIND],
+        pa.array([int(RowKind.INSERT), int(RowKind.UPDATE_AFTER)], pa.int8()),
+    )
+    latest = latest.filter(alive)
+    if latest.num_rows == 0:
+        return []
+    target = target_file_size(schema.options)
+    pieces = max(1, math.ceil(latest.nbytes / (target * _MEMORY_RATIO)))
+    step = math.ceil(latest.num_rows / pieces)
+    out = []
+    for k, start in enumerate(range(0, latest.num_rows, step)):
+        chunk = latest.slice(start, step)
+        out.append(
+            write_kv_data_file(
+                task.spec,
+                chunk.select(row_type.names),
+                task.partition,
+                f"data-{task.name_prefix}-{k}.parquet",
+                task.bucket,
+                task.total_buckets,
+                0,
+                versions=(
+                    chunk[SEQUENCE_NUMBER].combine_chunks(),
+                    chunk[VALUE_KIND].combine_chunks(),
+                ),
+                level=TOP_LEVEL,
+            )
+        )
+    return out
