@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from pyspark.sql import DataFrame, SparkSession
@@ -178,7 +178,9 @@ def plan_query(
         if table.schema.is_primary_key_table:
             views.append((view, table_view(spark, table, plan.files)))
         else:
-            plan_snapshot = table.snapshot(plan.report.snapshot_id) if plan.report.snapshot_id else None
+            plan_snapshot = (
+                table.snapshot(plan.report.snapshot_id) if plan.report.snapshot_id else None
+            )
             dvs = read_vectors(table, plan.files, plan_snapshot)
             views.append((view, live_rows_frame(spark, table, plan.files, dvs)))
         mapping[id(scan.node)] = view
