@@ -62,14 +62,16 @@ def bloom_size(items: int, fpp: float) -> tuple[int, int]:
 
 def bloom_positions(hashes: np.ndarray, k: int, num_bits: int) -> np.ndarray:
     """Bit positions (k per hash, int64) with Java's int32 wrap-around."""
-    h = hashes.astype(np.int64)
+    h = hashes.astype(np.int64, copy=False)
     h1 = h.astype(np.int32)  # low 32 bits
-    h2 = (h.view(np.uint64) >> np.uint64(32)).astype(np.uint32).view(np.int32)
+    h2 = (h >> np.int64(32)).astype(np.int32)
     i = np.arange(1, k + 1, dtype=np.int32)
     with np.errstate(over="ignore"):
         c = h1[:, None] + i[None, :] * h2[:, None]  # int32 arithmetic wraps like Java
-    c = np.where(c < 0, ~c, c)
-    return (c.astype(np.int64) % num_bits).ravel()
+    c ^= c >> np.int32(31)  # ~c where negative (the sign smear is all ones), c elsewhere
+    # num_bits <= Java's Integer.MAX_VALUE, so the remainder stays in int32 (faster than int64)
+    c %= np.int32(num_bits)
+    return c.ravel().astype(np.int64)
 
 
 class _Writer(FileIndexWriter):
