@@ -169,6 +169,67 @@ def _catalog_vs_plain(session: Any, runs: int) -> list[dict[str, Any]]:
     return out
 
 
+def _lookup_ceiling(session: Any, bloom_path: str, runs: int) -> list[dict[str, Any]]:
+    """For the user_id lookups (only a bloom filter can skip): the catalog, plain Spark over
+    the Parquet-bloom files, and plain Spark over only the ideal files (the floor any file
+    skipper on Spark can reach), timed interleaved; ``ceiling`` = Parquet-bloom / ideal is the
+    best speed-up vs Parquet-bloom that skipping files alone can give on this layout."""
+    import pyarrow.parquet as pq
+
+    spark = session.spark
+    table = session.catalog.get_table(TABLE)
+    row_type = table.schema.row_type
+    plain = view_over_files(spark, row_type, table_file_paths(table, table.scan_files()))
+    bloom = spark.read.parquet(bloom_path)
+    bloom_files = sorted(str(p) for p in Path(bloom_path).glob("*.parquet"))
+    row_groups = sum(pq.ParquetFile(p).metadata.num_row_groups for p in bloom_files)
+    name = f"{session.catalog_name}.{TABLE}" if session.catalog_name else TABLE
+    run_catalog = session.catalog_name is not None
+    out = []
+    for label, where in QUERIES:
+        if "user_id" not in where:
+            continue
+        hits = plain.where(where).select(F.input_file_name().alias("f")).distinct().collect()
+        ideal = view_over_files(spark, row_type, [r.f for r in hits])
+        sql = f"SELECT count(*) FROM {name} WHERE {where}"
+        fns = {
+            "parquet_bloom": lambda w=where: bloom.where(w).count(),
+            "ideal": lambda w=where, d=ideal: d.where(w).count(),
+        }
+        if run_catalog:
+            fns["catalog"] = lambda s=sql: spark.sql(s).collect()[0][0]
+        counts = {k: fn() for k, fn in fns.items()}  # warm
+        assert len(set(counts.values())) == 1, f"WRONG ANSWER for {label}: {counts}"
+        times: dict[str, list[float]] = {k: [] for k in fns}
+        for _ in range(runs):
+            for k, fn in fns.items():
+                times[k].append(_timed(fn)[1])
+        t = {k: statistics.median(v) for k, v in times.items()}
+        row = {
+            "query": label,
+            "files_ideal": len(hits),
+            "files_total": len(bloom_files),
+            "parquet_bloom_row_groups": row_groups,
+            **{f"{k}_s": v for k, v in t.items()},
+            "ceiling": t["parquet_bloom"] / t["ideal"],
+        }
+        if run_catalog:
+            row["catalog_vs_parquet_bloom"] = t["parquet_bloom"] / t["catalog"]
+        out.append(row)
+    print(f"\nuser_id lookups: catalog vs Parquet-bloom vs only the ideal files, median of {runs}:")
+    print(
+        f"{'query':16} {'ideal/files':>11} {'pq-bloom s':>10} {'ideal s':>8} {'catalog s':>9} {'ceiling':>8}"
+    )
+    for r in out:
+        print(
+            f"{r['query']:16} {r['files_ideal']:>5}/{r['files_total']:<5} "
+            f"{r['parquet_bloom_s']:10.3f} {r['ideal_s']:8.3f} "
+            f"{r.get('catalog_s', float('nan')):9.3f} {r['ceiling']:7.2f}x"
+        )
+    print(f"(Parquet-bloom Spark opens all {len(bloom_files)} files, {row_groups} row groups)")
+    return out
+
+
 def _predicate(session: Any, where: str) -> Any:
     """The lakeskip predicate for a WHERE clause (as the session derives it)."""
     import sqlglot
@@ -415,6 +476,7 @@ def main() -> None:
     if args.delta:
         _delta_copy(table, delta_path, delta_target)
     catalog_rows = _catalog_vs_plain(session, args.runs)
+    ceiling_rows = _lookup_ceiling(session, bloom_path, args.runs)
     n_bytes = sum(e.file.file_size for e in table.scan_files())
     session.sql(
         f"ALTER TABLE {TABLE} SET ('target-file-size' = '{max(1, n_bytes // len(entries))} b')"
@@ -476,6 +538,7 @@ def main() -> None:
         "bloom_measured_file_fpp": fpp,
         "queries": rows,
         "catalog_vs_plain": catalog_rows,
+        "lookup_ceiling": ceiling_rows,
     }
     (out_dir / f"{stamp}.json").write_text(json.dumps(summary, indent=2, default=str))
     if _chart(rows, out_dir / f"{stamp}.png"):

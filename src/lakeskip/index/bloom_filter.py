@@ -61,15 +61,23 @@ def bloom_size(items: int, fpp: float) -> tuple[int, int]:
 
 
 def bloom_positions(hashes: np.ndarray, k: int, num_bits: int) -> np.ndarray:
-    """Bit positions (k per hash, int64) with Java's int32 wrap-around."""
-    h = hashes.astype(np.int64)
+    """Bit positions (int64, ``k`` blocks of ``len(hashes)``: block ``i`` holds probe
+    ``i + 1`` of every hash) with Java's int32 wrap-around."""
+    h = hashes.astype(np.int64, copy=False)
     h1 = h.astype(np.int32)  # low 32 bits
-    h2 = (h.view(np.uint64) >> np.uint64(32)).astype(np.uint32).view(np.int32)
-    i = np.arange(1, k + 1, dtype=np.int32)
+    h2 = (h >> np.int64(32)).astype(np.int32)
+    c = np.empty((k, len(h)), dtype=np.int32)
+    acc = h1.copy()
     with np.errstate(over="ignore"):
-        c = h1[:, None] + i[None, :] * h2[:, None]  # int32 arithmetic wraps like Java
-    c = np.where(c < 0, ~c, c)
-    return (c.astype(np.int64) % num_bits).ravel()
+        for i in range(k):  # c_i = h1 + (i + 1) * h2, int32 arithmetic wraps like Java
+            acc += h2
+            c[i] = acc
+    c ^= c >> np.int32(31)  # ~c where negative (the sign smear is all ones), c elsewhere
+    # c % num_bits as c - (c // num_bits) * num_bits: numpy divides int32 arrays by a scalar
+    # with a multiply (libdivide), ~6x faster than its remainder (measured)
+    nb = np.int32(num_bits)  # num_bits <= Integer.MAX_VALUE
+    c -= (c // nb) * nb
+    return c.ravel().astype(np.int64)
 
 
 class _Writer(FileIndexWriter):

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from lakeskip import types as T
 from lakeskip.errors import CorruptIndexError, InvalidOptionError
-from lakeskip.index.bloom_filter import MAX_HASH_FUNCTIONS, bloom_size
+from lakeskip.index.bloom_filter import MAX_HASH_FUNCTIONS, bloom_positions, bloom_size
 from lakeskip.index.registry import get_indexer
 from lakeskip.index.result import REMAIN, SKIP
 
@@ -233,3 +233,32 @@ def test_invalid_options(opts: dict[str, str], key: str) -> None:
 def test_corrupt_payload(data: bytes) -> None:
     with pytest.raises(CorruptIndexError):
         BLOOM.create_reader(T.INT, {}, data)
+
+
+def _java_positions(hash_: int, k: int, num_bits: int) -> list[int]:
+    """BloomFilter64's probes in plain Python ints with Java int semantics (oracle)."""
+
+    def to_int(x: int) -> int:
+        x &= 0xFFFFFFFF
+        return x - (1 << 32) if x >> 31 else x
+
+    h1 = to_int(hash_)
+    h2 = to_int(hash_ >> 32)
+    out = []
+    for i in range(1, k + 1):
+        c = to_int(h1 + i * h2)
+        if c < 0:
+            c = ~c
+        out.append(c % num_bits)
+    return out
+
+
+@given(
+    st.lists(st.integers(-(2**63), 2**63 - 1), min_size=1, max_size=30),
+    st.integers(1, 40),
+    st.integers(1, 2**31 - 1),
+)
+def test_positions_match_java_oracle(hashes: list[int], k: int, num_bits: int) -> None:
+    got = bloom_positions(np.array(hashes, dtype=np.int64), k, num_bits).reshape(k, -1)
+    for j, h in enumerate(hashes):
+        assert got[:, j].tolist() == _java_positions(h, k, num_bits)

@@ -84,6 +84,10 @@ def test_bit_slices_and_compare_against_per_row_values(
 
 @given(st.lists(st.one_of(st.integers(-5, 5), st.integers(-(2**63), 2**63 - 1)), max_size=200))
 def test_unique_codes_matches_np_unique(values: list[int]) -> None:
+    _check_unique_codes(values)
+
+
+def _check_unique_codes(values: list[int]) -> None:
     v = np.array(values, dtype=np.int64)
     g = unique_codes(v)
     keys, first, codes = np.unique(v, return_index=True, return_inverse=True)
@@ -93,6 +97,17 @@ def test_unique_codes_matches_np_unique(values: list[int]) -> None:
     for i in range(len(keys)):
         members = g.order[g.bounds[i] : g.bounds[i + 1]].tolist()
         assert members == np.flatnonzero(v == keys[i]).tolist(), f"group {i} rows differ"
+
+
+@given(
+    st.sampled_from([0, -(2**63), 2**63 - 70_000, 12_345]),
+    st.lists(st.integers(0, 300), max_size=200),
+    st.lists(st.integers(0, 65_535), max_size=200),
+)
+def test_unique_codes_small_spans(base: int, bytes_: list[int], shorts: list[int]) -> None:
+    """Spans below 2**8 and 2**16 take the uint8 / uint16 radix path, at any base."""
+    for offsets in (bytes_, shorts):
+        _check_unique_codes([base + o for o in offsets])
 
 
 @given(st.lists(st.tuples(st.binary(max_size=12), st.integers(-(2**31), 2**31 - 1)), max_size=50))

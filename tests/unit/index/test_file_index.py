@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from lakeskip import types as T
 from lakeskip.errors import CorruptIndexError
-from lakeskip.index.file_index import FileIndexFile, build_file_index
+from lakeskip.index.file_index import FileIndexFile, build_file_index, map_lookup_first
 from lakeskip.index.format import write_container
 from lakeskip.index.options import parse_file_index_options
 from lakeskip.index.result import REMAIN, SKIP
@@ -244,3 +245,27 @@ def test_nanosecond_timestamps_floor_for_every_index() -> None:
             assert got is not SKIP, f"{index_type}: floor({nanos[row]} ns) = {micros} us"
             rows = _rows_of(got)
             assert rows is None or row in rows, f"{index_type}: row {row} lost"
+
+
+_MAPS = st.lists(
+    st.one_of(
+        st.none(),
+        st.lists(
+            st.tuples(st.sampled_from(["a", "b", "dev", ""]), st.one_of(st.none(), st.text())),
+            max_size=4,
+        ),
+    ),
+    max_size=30,
+)
+
+
+@given(_MAPS, st.integers(0, 30), st.integers(0, 30), st.sampled_from(["a", "dev", "zz", ""]))
+def test_map_lookup_first_equals_arrow(
+    maps: list[list[tuple[str, str | None]] | None], start: int, length: int, key: str
+) -> None:
+    """Oracle: Arrow's own map_lookup(..., "first"), on sliced arrays too (the keys of a
+    sliced MapArray are not sliced)."""
+    col = pa.array(maps, pa.map_(pa.string(), pa.string()))
+    col = col.slice(min(start, len(col)), length)
+    want = pc.map_lookup(col, pa.scalar(key, pa.string()), "first")
+    assert map_lookup_first(col, key).to_pylist() == want.to_pylist()
