@@ -180,7 +180,14 @@ class CatalogService:
             "list_procedures": self._list_procedures,
             "call_procedure": self._call_procedure,
             "rewrite_sql": self._rewrite_sql,
+            "dml": self._dml,
         }
+        #: runs a DELETE / UPDATE / MERGE INTO planned by ``LakeDmlStrategy``: (catalog, spark,
+        #: sql, database, table) -> pruning reports. Set by ``lakeskip.connect`` (the
+        #: statement executor lives above this module).
+        self.dml_runner: (
+            Callable[[Catalog, SparkSession, str, str, str], list[PruningReport]] | None
+        ) = None
 
     def bind_catalog(self, name: str, warehouse: str) -> None:
         """Serve catalog ``name`` from ``warehouse`` (overrides the JVM's conf value)."""
@@ -474,6 +481,22 @@ class CatalogService:
         )
         mask = evaluate_arrow(bind(part_type, pred, time_zone=self.time_zone), batch)
         return [part for part, keep in zip(live, mask.to_pylist(), strict=True) if keep]
+
+    # -- DML ------------------------------------------------------------------------------
+
+    def _dml(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
+        runner = self.dml_runner
+        if runner is None:
+            raise UnsupportedStatementError(
+                f"{p.get('verb', 'DML')} on a lakeskip table needs lakeskip.connect() in this "
+                "Python process"
+            )
+        db, name = self._ident(p).split(".", 1)
+        reports = runner(self.catalog(p), self.spark, str(p["sql"]), db, name)
+        tag = str(p.get("tag") or "")
+        for r in reports:
+            self.reports.add(tag, r)
+        return {}
 
     # -- the parser extension -------------------------------------------------------------
 

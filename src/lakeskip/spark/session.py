@@ -110,6 +110,8 @@ def connect(
     if int(spark.conf.get(key) or "32") < 4096 and not (conf and key in conf):
         spark.conf.set(key, "4096")  # see DEFAULT_CONF: avoid a listing job per query
     service = attach_catalog(spark, warehouse, catalog_name)
+    if service is not None:
+        service.dml_runner = st_exec.run_catalog_dml
     return Session(Catalog(warehouse), spark, catalog_name=catalog_name, service=service)
 
 
