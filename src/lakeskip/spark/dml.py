@@ -476,12 +476,13 @@ def merge_into(
         items = []
         for f in row_type:
             ddl = f.type.spark_ddl()
+            # one branch per clause, in order: the first clause that applies decides
             whens = [
-                f"WHEN {c} THEN CAST(({assigned[f.name]}) AS {ddl})"
+                f"WHEN {c} THEN "
+                + (f"CAST(({assigned[f.name]}) AS {ddl})" if f.name in assigned else "NULL")
                 for c, assigned in zip(firsts, inserts, strict=True)
-                if f.name in assigned
             ]
-            value = f"CASE {' '.join(whens)} END" if whens else f"CAST(NULL AS {ddl})"
+            value = f"CAST(CASE {' '.join(whens)} END AS {ddl})"
             items.append(f"{value} AS {_quote(f.name)}")
 
         def insert_sql(v: Mapping[str, str]) -> str:
