@@ -26,12 +26,14 @@ from pyspark.sql import DataFrame, SparkSession
 
 from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.snapshot import Snapshot
+from lakeskip.catalog.staging import can_stage, publish, staging_identifier
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.catalog.time_travel import TimeTravel, resolve_snapshot
 from lakeskip.errors import (
     InvalidArgumentError,
     LakeskipError,
     LakeskipWarning,
+    TableAlreadyExistsError,
     TableNotFoundError,
     UnsupportedStatementError,
 )
@@ -181,6 +183,9 @@ class CatalogService:
             "call_procedure": self._call_procedure,
             "rewrite_sql": self._rewrite_sql,
             "dml": self._dml,
+            "stage_table": self._stage_table,
+            "commit_staged": self._commit_staged,
+            "abort_staged": self._abort_staged,
         }
         #: runs a DELETE / UPDATE / MERGE INTO planned by ``LakeDmlStrategy``: (catalog, spark,
         #: sql, database, table) -> pruning reports. Set by ``lakeskip.connect`` (the
@@ -282,9 +287,12 @@ class CatalogService:
         return self._describe(table, snap, pinned=version is not None or ts is not None)
 
     def _create_table(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
+        return self._describe(self._create(p, self._ident(p)), None, pinned=False)
+
+    def _create(self, p: dict[str, Any], name: str) -> FileStoreTable:
+        """Create table ``name`` from a create_table payload (schema, partitions, properties)."""
         from pyspark.sql.types import StructType
 
-        name = self._ident(p)
         struct = StructType.fromJson(json.loads(p["schema"]))
         fields = []
         for i, f in enumerate(struct.fields):
@@ -309,14 +317,53 @@ class CatalogService:
             if k in _RESERVED:
                 continue
             options[k[len("option.") :] if k.startswith("option.") else k] = v
-        table = self.catalog(p).create_table(
+        return self.catalog(p).create_table(
             name,
             RowType(tuple(fields)),
             partition_keys=list(p.get("partition_keys") or []),
             options=options,
             comment=comment,
         )
-        return self._describe(table, None, pinned=False)
+
+    # -- CREATE / REPLACE TABLE ... AS SELECT (Spark's StagingTableCatalog) ----------------
+
+    def _stage_table(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
+        """Stage a CTAS / RTAS target (mode create | replace | create_or_replace): a hidden
+        table the query's rows are written to, published by ``commit_staged``
+        (:mod:`lakeskip.catalog.staging`). ``staged`` names it (``null``: no staging on this
+        filesystem, the table was created or replaced up front)."""
+        cat = self.catalog(p)
+        name = self._ident(p)
+        mode = str(p.get("mode", "create"))
+        exists = cat.table_exists(name)
+        if mode == "create" and exists:
+            raise TableAlreadyExistsError(f"table already exists: {name}")
+        if mode == "replace" and not exists:
+            raise TableNotFoundError(f"table not found: {name}")
+        if not can_stage(cat):
+            if exists:
+                cat.drop_table(name)
+            return {**self._describe(self._create(p, name), None, pinned=False), "staged": None}
+        staged = staging_identifier(name)
+        table = self._create(p, staged)
+        return {**self._describe(table, None, pinned=False), "staged": staged.split(".", 1)[1]}
+
+    def _commit_staged(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
+        cat = self.catalog(p)
+        name = self._ident(p)
+        staged = f"{name.split('.', 1)[0]}.{p['staged']}"
+        publish(cat, staged, name, replace=str(p.get("mode")) != "create")
+        return {}
+
+    def _abort_staged(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
+        cat = self.catalog(p)
+        name = self._ident(p)
+        staged = p.get("staged")
+        if staged:
+            cat.drop_table(f"{name.split('.', 1)[0]}.{staged}", ignore_if_not_exists=True)
+        else:  # created up front (no staging here): a failed write leaves no table
+            cat.drop_table(name, ignore_if_not_exists=True)
+        return {}
 
     def _alter_table(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
         cat = self.catalog(p)

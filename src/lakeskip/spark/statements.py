@@ -12,6 +12,7 @@ from pyspark.sql import functions as F
 from lakeskip.catalog.catalog import DEFAULT_DATABASE, Catalog
 from lakeskip.catalog.manifest import FileKind, read_manifest, read_manifest_list
 from lakeskip.catalog.snapshot import CommitKind, Snapshot
+from lakeskip.catalog.staging import can_stage, publish, staging_identifier
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import (
     InvalidArgumentError,
@@ -269,13 +270,22 @@ def _create_table(ctx: StatementContext, s: CreateTable) -> DataFrame:
             for i, f in enumerate(df.schema.fields)
         )
     )
+    # built under a hidden name and published by one rename (lakeskip.catalog.staging): the
+    # table never half-exists, and no reader sees it empty
+    target = staging_identifier(name) if can_stage(cat) else name
     table = cat.create_table(
-        name, row_type, partition_keys=s.partition_keys, options=dict(s.options), comment=s.comment
+        target,
+        row_type,
+        partition_keys=s.partition_keys,
+        options=dict(s.options),
+        comment=s.comment,
     )
     try:
         write_dataframe(table, align_by_position(df, row_type, f"CREATE TABLE {name} AS SELECT"))
+        if target != name:
+            publish(cat, target, name, replace=False)
     except BaseException:
-        cat.drop_table(name, ignore_if_not_exists=True)  # the table must not half-exist
+        cat.drop_table(target, ignore_if_not_exists=True)  # the table must not half-exist
         raise
     return _ok(ctx, f"table {name} created")
 
