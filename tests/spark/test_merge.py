@@ -319,3 +319,26 @@ def test_plain_spark_sql_dml_on_an_attached_session(session) -> None:  # type: i
         assert words in message.splitlines()[0], message
     assert _rows(spark.table("lakeskip.default.u")) == [(1, "A"), (2, "B"), (4, "z"), (5, "y")]
     assert spark.sql("SELECT 1").collect()[0][0] == 1, "the session survives"
+
+
+def test_explain_uses_the_catalog_planning(session) -> None:  # type: ignore[no-untyped-def]
+    """EXPLAIN PRUNING, Session.explain and the query itself: one planning (the catalog's),
+    so their reports agree."""
+    session.sql("CREATE TABLE x (id BIGINT, k STRING) WITH ('file-index.bloom-filter.columns'='k')")
+    for f in range(3):
+        session.sql(
+            f"INSERT INTO x SELECT /*+ REPARTITION(1) */ id, concat('k', id) FROM range({f * 10}, {f * 10 + 10})"
+        )
+    query = "SELECT * FROM x WHERE id = 25 OR id = 3"
+    rows = session.sql(f"EXPLAIN PRUNING {query}").collect()
+    metrics = {r["metric"]: r["value"] for r in rows}
+    explained = session.explain(query)
+    session.sql(query).collect()
+    ran = session.last_reports
+    assert metrics["files kept"] == "2" and metrics["files total"] == "3"  # stats prune one
+    assert len(ran) == 1 and ran[0].kept_files == 2
+    assert [(r.kept_files, r.predicate) for r in explained] == [
+        (r.kept_files, r.predicate) for r in ran
+    ]
+    plan = session.sql(f"EXPLAIN {query}").collect()[0][0]
+    assert "files kept" in plan and "LakeFileIndex" in plan or "ParquetScan" in plan, plan

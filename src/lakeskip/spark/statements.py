@@ -40,6 +40,7 @@ from lakeskip.sql.statements import (
     Insert,
     OtherTableStatement,
     Passthrough,
+    Query,
     RenameTable,
     ShowCreateTable,
     ShowDatabases,
@@ -68,6 +69,9 @@ class StatementContext:
     current_database: str
     run_query: Callable[[str], DataFrame]
     reports: list[PruningReport] | None = None
+    #: a query through the Spark catalog, planned (its DataFrame and pruning reports);
+    #: ``None``: no catalog (temp-view fallback)
+    plan_native: Callable[[Query], tuple[DataFrame, list[PruningReport]]] | None = None
 
     @property
     def time_zone(self) -> str:
@@ -525,14 +529,17 @@ def _show_create(ctx: StatementContext, ident: TableIdent) -> str:
 def _explain(ctx: StatementContext, s: Explain) -> DataFrame:
     from lakeskip.spark.query import plan_query, run_planned
 
-    planned = plan_query(ctx.spark, ctx.catalog, s.query, ctx.current_database, ctx.time_zone)
-    ctx.reports = planned.reports
+    if ctx.plan_native is not None:  # the catalog's own planning, as the query would run
+        df, reports = ctx.plan_native(s.query)
+    else:
+        planned = plan_query(ctx.spark, ctx.catalog, s.query, ctx.current_database, ctx.time_zone)
+        df, reports = run_planned(ctx.spark, planned), planned.reports
+    ctx.reports = reports
     rows: list[tuple[str, str, str]] = []
-    for r in planned.reports:
+    for r in reports:
         rows += [(r.table, k, v) for k, v in r.lines()]
     if s.pruning:
         return _rows(ctx, "table STRING, metric STRING, value STRING", rows)
-    df = run_planned(ctx.spark, planned)
     spark_plan = df._jdf.queryExecution().toString()
     text = "\n".join(f"{t}: {k} = {v}" for t, k, v in rows)
     return _rows(ctx, "plan STRING", [(text + ("\n\n" if text else "") + spark_plan,)])
