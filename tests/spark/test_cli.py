@@ -139,3 +139,22 @@ def test_sql_examples_return_the_right_rows(spark, tmp_path: Path, capsys, scrip
             f"{script.name}: query with columns {header} returned {got.get(header)}, "
             f"expected {rows}"
         )
+
+
+def test_merge_into_in_the_shell(spark, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    code = main(
+        [
+            "sql",
+            "--warehouse",
+            str(tmp_path / "wh"),
+            "-e",
+            "CREATE TABLE t (id BIGINT, s STRING); INSERT INTO t VALUES (1, 'a'), (2, 'b'); "
+            "MERGE INTO t USING (SELECT * FROM VALUES (2, 'B'), (3, 'c') AS v(id, s)) AS u "
+            "ON t.id = u.id WHEN MATCHED THEN UPDATE SET s = u.s WHEN NOT MATCHED THEN INSERT *; "
+            "SELECT * FROM t ORDER BY id",
+        ]
+    )
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "rows_inserted" in out
+    assert "| 1  | a |" in out and "| 2  | B |" in out and "| 3  | c |" in out, out

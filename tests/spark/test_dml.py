@@ -162,8 +162,6 @@ def test_update_errors(session) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(QueryFailedError, match="NULL in NOT NULL column id"):
         session.sql("UPDATE e SET id = NULL WHERE s = 'a'")
     assert _rows(session.sql("SELECT * FROM e")) == [(1, "a"), (2, "b")], "nothing committed"
-    with pytest.raises(UnsupportedStatementError, match=r"^MERGE INTO is not supported for append"):
-        session.sql("MERGE INTO e USING e AS o ON e.id = o.id WHEN MATCHED THEN DELETE")
     with pytest.raises(UnsupportedStatementError, match=r"^DELETE \.\.\. USING is not supported"):
         session.sql("DELETE FROM e USING e AS o WHERE e.id = o.id")
 

@@ -26,7 +26,6 @@ def _rows(df) -> list[tuple[object, ...]]:  # type: ignore[no-untyped-def]
     [
         ("DELETE FROM t USING t AS o WHERE t.id = o.id", "DELETE ... USING"),
         ("UPDATE t SET s = 'x' FROM t AS o WHERE t.id = o.id", "UPDATE ... FROM"),
-        ("MERGE INTO t USING t AS o ON t.id = o.id WHEN MATCHED THEN DELETE", "MERGE INTO"),
         ("ALTER TABLE t DROP COLUMN s", "ALTER TABLE DROP COLUMN"),
     ],
 )

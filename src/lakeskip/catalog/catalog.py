@@ -163,7 +163,10 @@ class Catalog:
         return sorted(
             st.name
             for st in self.file_io.list_dir(self._db_path(database))
-            if st.is_dir and SchemaManager(self.file_io, st.path).list_ids()
+            if st.is_dir
+            # a CREATE/REPLACE ... AS SELECT in progress (lakeskip.catalog.staging)
+            and not st.name.startswith(("__lakeskip_staging_", "__lakeskip_replaced_"))
+            and SchemaManager(self.file_io, st.path).list_ids()
         )
 
     def get_table(self, identifier: str) -> FileStoreTable:

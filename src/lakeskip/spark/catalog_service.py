@@ -28,12 +28,14 @@ from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.manifest import ManifestEntry
 from lakeskip.catalog.primary_key import PRIMARY_KEY_OPTION
 from lakeskip.catalog.snapshot import Snapshot
+from lakeskip.catalog.staging import can_stage, publish, staging_identifier
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.catalog.time_travel import TimeTravel, resolve_snapshot
 from lakeskip.errors import (
     InvalidArgumentError,
     LakeskipError,
     LakeskipWarning,
+    TableAlreadyExistsError,
     TableNotFoundError,
     UnsupportedStatementError,
 )
@@ -201,7 +203,17 @@ class CatalogService:
             "list_procedures": self._list_procedures,
             "call_procedure": self._call_procedure,
             "rewrite_sql": self._rewrite_sql,
+            "dml": self._dml,
+            "stage_table": self._stage_table,
+            "commit_staged": self._commit_staged,
+            "abort_staged": self._abort_staged,
         }
+        #: runs a DELETE / UPDATE / MERGE INTO planned by ``LakeDmlStrategy``: (catalog, spark,
+        #: sql, database, table) -> pruning reports. Set by ``lakeskip.connect`` (the
+        #: statement executor lives above this module).
+        self.dml_runner: (
+            Callable[[Catalog, SparkSession, str, str, str], list[PruningReport]] | None
+        ) = None
 
     def bind_catalog(self, name: str, warehouse: str) -> None:
         """Serve catalog ``name`` from ``warehouse`` (overrides the JVM's conf value)."""
@@ -299,9 +311,12 @@ class CatalogService:
         return self._describe(table, snap, pinned=version is not None or ts is not None)
 
     def _create_table(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
+        return self._describe(self._create(p, self._ident(p)), None, pinned=False)
+
+    def _create(self, p: dict[str, Any], name: str) -> FileStoreTable:
+        """Create table ``name`` from a create_table payload (schema, partitions, properties)."""
         from pyspark.sql.types import StructType
 
-        name = self._ident(p)
         struct = StructType.fromJson(json.loads(p["schema"]))
         fields = []
         for i, f in enumerate(struct.fields):
@@ -326,14 +341,53 @@ class CatalogService:
             if k in _RESERVED:
                 continue
             options[k[len("option.") :] if k.startswith("option.") else k] = v
-        table = self.catalog(p).create_table(
+        return self.catalog(p).create_table(
             name,
             RowType(tuple(fields)),
             partition_keys=list(p.get("partition_keys") or []),
             options=options,
             comment=comment,
         )
-        return self._describe(table, None, pinned=False)
+
+    # -- CREATE / REPLACE TABLE ... AS SELECT (Spark's StagingTableCatalog) ----------------
+
+    def _stage_table(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
+        """Stage a CTAS / RTAS target (mode create | replace | create_or_replace): a hidden
+        table the query's rows are written to, published by ``commit_staged``
+        (:mod:`lakeskip.catalog.staging`). ``staged`` names it (``null``: no staging on this
+        filesystem, the table was created or replaced up front)."""
+        cat = self.catalog(p)
+        name = self._ident(p)
+        mode = str(p.get("mode", "create"))
+        exists = cat.table_exists(name)
+        if mode == "create" and exists:
+            raise TableAlreadyExistsError(f"table already exists: {name}")
+        if mode == "replace" and not exists:
+            raise TableNotFoundError(f"table not found: {name}")
+        if not can_stage(cat):
+            if exists:
+                cat.drop_table(name)
+            return {**self._describe(self._create(p, name), None, pinned=False), "staged": None}
+        staged = staging_identifier(name)
+        table = self._create(p, staged)
+        return {**self._describe(table, None, pinned=False), "staged": staged.split(".", 1)[1]}
+
+    def _commit_staged(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
+        cat = self.catalog(p)
+        name = self._ident(p)
+        staged = f"{name.split('.', 1)[0]}.{p['staged']}"
+        publish(cat, staged, name, replace=str(p.get("mode")) != "create")
+        return {}
+
+    def _abort_staged(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
+        cat = self.catalog(p)
+        name = self._ident(p)
+        staged = p.get("staged")
+        if staged:
+            cat.drop_table(f"{name.split('.', 1)[0]}.{staged}", ignore_if_not_exists=True)
+        else:  # created up front (no staging here): a failed write leaves no table
+            cat.drop_table(name, ignore_if_not_exists=True)
+        return {}
 
     def _alter_table(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
         cat = self.catalog(p)
@@ -502,6 +556,22 @@ class CatalogService:
         )
         mask = evaluate_arrow(bind(part_type, pred, time_zone=self.time_zone), batch)
         return [part for part, keep in zip(live, mask.to_pylist(), strict=True) if keep]
+
+    # -- DML ------------------------------------------------------------------------------
+
+    def _dml(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
+        runner = self.dml_runner
+        if runner is None:
+            raise UnsupportedStatementError(
+                f"{p.get('verb', 'DML')} on a lakeskip table needs lakeskip.connect() in this "
+                "Python process"
+            )
+        db, name = self._ident(p).split(".", 1)
+        reports = runner(self.catalog(p), self.spark, str(p["sql"]), db, name)
+        tag = str(p.get("tag") or "")
+        for r in reports:
+            self.reports.add(tag, r)
+        return {}
 
     # -- the parser extension -------------------------------------------------------------
 

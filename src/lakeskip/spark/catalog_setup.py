@@ -160,6 +160,12 @@ def attach_catalog(
     # Instantiate the catalog now, on this thread: after a run-time ADD JAR only this thread's
     # class loader sees the jar, and Spark caches the instance for every later thread.
     spark._jsparkSession.sessionState().catalogManager().catalog(name)
+    # DELETE / UPDATE / MERGE INTO from plain spark.sql: the extension injects the planner
+    # strategy; a session attached at run time gets it through experimental.extraStrategies
+    if EXTENSIONS_CLASS not in str(spark.conf.get("spark.sql.extensions", "") or ""):
+        jvm = spark._jvm
+        assert jvm is not None
+        jvm.lakeskip.jvm.LakeDmlStrategy.install(spark._jsparkSession)
     return service
 
 

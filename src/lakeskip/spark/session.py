@@ -110,6 +110,8 @@ def connect(
     if int(spark.conf.get(key) or "32") < 4096 and not (conf and key in conf):
         spark.conf.set(key, "4096")  # see DEFAULT_CONF: avoid a listing job per query
     service = attach_catalog(spark, warehouse, catalog_name)
+    if service is not None:
+        service.dml_runner = st_exec.run_catalog_dml
     return Session(Catalog(warehouse), spark, catalog_name=catalog_name, service=service)
 
 
@@ -187,10 +189,15 @@ class Session:
         except PySparkException as e:
             raise QueryFailedError(spark_error_message(e)) from e
 
+    def _plan_native(self, query: Query) -> tuple[DataFrame, list[PruningReport]]:
+        """The query through the Spark catalog, optimised (so every scan is planned)."""
+        assert self._service is not None and self.catalog_name is not None
+        sql = qualify_query(query, self.catalog, self.catalog_name, self.current_database)
+        return run_native_query(self.spark, self._service, sql)
+
     def _query(self, query: Query) -> DataFrame:
         if self._service is not None and self.catalog_name is not None:
-            sql = qualify_query(query, self.catalog, self.catalog_name, self.current_database)
-            df, reports = run_native_query(self.spark, self._service, sql)
+            df, reports = self._plan_native(query)
             self._set_reports(reports)
             for message in dict.fromkeys(w for r in reports for w in r.warnings):
                 warnings.warn(message, LakeskipWarning, stacklevel=4)
@@ -204,6 +211,11 @@ class Session:
         statements = parse_statements(query)
         if len(statements) != 1 or not isinstance(statements[0], Query):
             raise InvalidArgumentError("explain() takes exactly one query")
+        if self._service is not None and self.catalog_name is not None:
+            try:
+                return self._plan_native(statements[0])[1]
+            except PySparkException as e:
+                raise QueryFailedError(spark_error_message(e)) from e
         planned = plan_query(
             self.spark, self.catalog, statements[0], self.current_database, self.time_zone
         )
@@ -242,6 +254,7 @@ class Session:
             spark=self.spark,
             current_database=self.current_database,
             run_query=self.sql,
+            plan_native=self._plan_native if self._service is not None else None,
         )
 
 

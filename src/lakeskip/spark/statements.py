@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
@@ -12,6 +12,7 @@ from pyspark.sql import functions as F
 from lakeskip.catalog.catalog import DEFAULT_DATABASE, Catalog
 from lakeskip.catalog.manifest import FileKind, read_manifest, read_manifest_list
 from lakeskip.catalog.snapshot import CommitKind, Snapshot
+from lakeskip.catalog.staging import can_stage, publish, staging_identifier
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import (
     InvalidArgumentError,
@@ -20,7 +21,9 @@ from lakeskip.errors import (
     UnsupportedStatementError,
 )
 from lakeskip.planner.report import PruningReport
+from lakeskip.spark.dml_engines import engine_for
 from lakeskip.spark.writer import align_by_position, write_dataframe
+from lakeskip.sql.merge import Merge
 from lakeskip.sql.statements import (
     AlterTableAddColumns,
     AlterTableSetOptions,
@@ -37,6 +40,7 @@ from lakeskip.sql.statements import (
     Insert,
     OtherTableStatement,
     Passthrough,
+    Query,
     RenameTable,
     ShowCreateTable,
     ShowDatabases,
@@ -46,10 +50,11 @@ from lakeskip.sql.statements import (
     TruncateTable,
     Update,
     UseDatabase,
+    parse_dml,
 )
 from lakeskip.types import DataType, Field, RowType, parse_sql_type
 
-__all__ = ["StatementContext", "call_procedure", "execute"]
+__all__ = ["StatementContext", "call_procedure", "execute", "run_catalog_dml"]
 
 
 @dataclass(slots=True)
@@ -64,6 +69,9 @@ class StatementContext:
     current_database: str
     run_query: Callable[[str], DataFrame]
     reports: list[PruningReport] | None = None
+    #: a query through the Spark catalog, planned (its DataFrame and pruning reports);
+    #: ``None``: no catalog (temp-view fallback)
+    plan_native: Callable[[Query], tuple[DataFrame, list[PruningReport]]] | None = None
 
     @property
     def time_zone(self) -> str:
@@ -150,6 +158,8 @@ def execute(ctx: StatementContext, s: Statement) -> DataFrame:
         return _insert(ctx, s)
     if isinstance(s, (Delete, Update)):
         return _dml(ctx, s)
+    if isinstance(s, Merge):
+        return _merge(ctx, s)
     if isinstance(s, Call):
         return call_procedure(ctx, s.procedure, s.args, s.kwargs)
     if isinstance(s, Explain):
@@ -184,7 +194,10 @@ HELP: tuple[tuple[str, str], ...] = (
     ("CALL sys.expire_snapshots(...) | sys.remove_orphan_files(...)", "maintenance"),
     ("DELETE FROM t [WHERE cond]", "copy-on-write: rewrites only files holding matching rows"),
     ("UPDATE t SET c = expr, ... [WHERE cond]", "copy-on-write, like DELETE"),
-    ("MERGE INTO", "not supported for append tables (yet)"),
+    (
+        "MERGE INTO t USING s ON ... WHEN [NOT] MATCHED [AND c] THEN UPDATE|DELETE|INSERT",
+        "copy-on-write: rewrites only files holding matched rows",
+    ),
     ("anything else", "runs in Spark unchanged"),
 )
 
@@ -262,8 +275,11 @@ def _create_table(ctx: StatementContext, s: CreateTable) -> DataFrame:
             for i, f in enumerate(df.schema.fields)
         )
     )
+    # built under a hidden name and published by one rename (lakeskip.catalog.staging): the
+    # table never half-exists, and no reader sees it empty
+    target = staging_identifier(name) if can_stage(cat) else name
     table = cat.create_table(
-        name,
+        target,
         row_type,
         partition_keys=s.partition_keys,
         options=dict(s.options),
@@ -272,8 +288,10 @@ def _create_table(ctx: StatementContext, s: CreateTable) -> DataFrame:
     )
     try:
         write_dataframe(table, align_by_position(df, row_type, f"CREATE TABLE {name} AS SELECT"))
+        if target != name:
+            publish(cat, target, name, replace=False)
     except BaseException:
-        cat.drop_table(name, ignore_if_not_exists=True)  # the table must not half-exist
+        cat.drop_table(target, ignore_if_not_exists=True)  # the table must not half-exist
         raise
     return _ok(ctx, f"table {name} created")
 
@@ -347,27 +365,30 @@ def _write_result(ctx: StatementContext, table: FileStoreTable, snap: Snapshot |
 # -- DELETE / UPDATE ------------------------------------------------------------------------
 
 
-def _dml(ctx: StatementContext, s: Delete | Update) -> DataFrame:
-    from lakeskip.spark.dml import delete_where, update_where
-
+def _dml_target(ctx: StatementContext, s: Delete | Update | Merge) -> FileStoreTable | None:
+    """The lakeskip target, or ``None`` for an ordinary Spark table (Spark runs the statement)."""
     name = _ident(ctx, s.ident)
     try:
-        table = ctx.catalog.get_table(name)
+        return ctx.catalog.get_table(name)
     except TableNotFoundError:
         if s.sql and ctx.spark.catalog.tableExists(name):  # an ordinary Spark table
-            return ctx.spark.sql(s.sql)
+            return None
         raise
+
+
+def _dml(ctx: StatementContext, s: Delete | Update) -> DataFrame:
+    table = _dml_target(ctx, s)
+    if table is None:
+        return ctx.spark.sql(s.sql)
+    engine = engine_for(table)
     if isinstance(s, Delete):
-        result = delete_where(ctx.spark, table, s.condition, alias=s.alias, time_zone=ctx.time_zone)
+        result = engine.delete(
+            ctx.spark, table, s.condition, alias=s.alias, time_zone=ctx.time_zone
+        )
         counted = "rows_deleted"
     else:
-        result = update_where(
-            ctx.spark,
-            table,
-            s.assignments,
-            s.condition,
-            alias=s.alias,
-            time_zone=ctx.time_zone,
+        result = engine.update(
+            ctx.spark, table, s.assignments, s.condition, alias=s.alias, time_zone=ctx.time_zone
         )
         counted = "rows_updated"
     ctx.reports = [result.report] if result.report is not None else []
@@ -376,6 +397,63 @@ def _dml(ctx: StatementContext, s: Delete | Update) -> DataFrame:
         f"snapshot_id BIGINT, {counted} BIGINT, files_rewritten INT, files_added INT",
         [(result.snapshot_id, result.rows, result.files_removed, result.files_added)],
     )
+
+
+def _merge(ctx: StatementContext, s: Merge) -> DataFrame:
+    table = _dml_target(ctx, s)
+    if table is None:
+        return ctx.spark.sql(s.sql)
+    source = ctx.run_query(s.source_sql)  # through lakeskip: its own tables are pruned too
+    result = engine_for(table).merge(
+        ctx.spark,
+        table,
+        source,
+        on=s.on,
+        source_alias=s.source_alias,
+        alias=s.alias,
+        matched=s.matched,
+        not_matched=s.not_matched,
+        not_matched_by_source=s.not_matched_by_source,
+        time_zone=ctx.time_zone,
+    )
+    ctx.reports = [result.report] if result.report is not None else []
+    return _rows(
+        ctx,
+        "snapshot_id BIGINT, rows_updated BIGINT, rows_deleted BIGINT, rows_inserted BIGINT, "
+        "files_rewritten INT, files_added INT",
+        [
+            (
+                result.snapshot_id,
+                result.updated,
+                result.deleted,
+                result.inserted,
+                result.files_removed,
+                result.files_added,
+            )
+        ],
+    )
+
+
+def run_catalog_dml(
+    catalog: Catalog, spark: SparkSession, sql: str, database: str, name: str
+) -> list[PruningReport]:
+    """A DELETE / UPDATE / MERGE INTO that plain ``spark.sql`` planned on the lakeskip table
+    ``database.name`` (the catalog's ``LakeDmlStrategy``): the statement text is parsed here
+    and runs exactly as through ``Session.sql``; other table names in it (a MERGE source, a
+    subquery) resolve in Spark as the user wrote them."""
+    statement = parse_dml(sql)
+    if not isinstance(statement, (Delete, Update, Merge)):
+        assert isinstance(statement, OtherTableStatement)
+        raise UnsupportedStatementError(
+            f"{statement.what} is not supported on lakeskip table {database}.{name}"
+        )
+    target = replace(statement, ident=TableIdent(database, name), sql="")
+    ctx = StatementContext(catalog, spark, database, run_query=spark.sql)
+    if isinstance(target, Merge):
+        _merge(ctx, target)
+    else:
+        _dml(ctx, target)
+    return ctx.reports or []
 
 
 # -- DESCRIBE / SHOW CREATE -----------------------------------------------------------------
@@ -463,14 +541,17 @@ def _show_create(ctx: StatementContext, ident: TableIdent) -> str:
 def _explain(ctx: StatementContext, s: Explain) -> DataFrame:
     from lakeskip.spark.query import plan_query, run_planned
 
-    planned = plan_query(ctx.spark, ctx.catalog, s.query, ctx.current_database, ctx.time_zone)
-    ctx.reports = planned.reports
+    if ctx.plan_native is not None:  # the catalog's own planning, as the query would run
+        df, reports = ctx.plan_native(s.query)
+    else:
+        planned = plan_query(ctx.spark, ctx.catalog, s.query, ctx.current_database, ctx.time_zone)
+        df, reports = run_planned(ctx.spark, planned), planned.reports
+    ctx.reports = reports
     rows: list[tuple[str, str, str]] = []
-    for r in planned.reports:
+    for r in reports:
         rows += [(r.table, k, v) for k, v in r.lines()]
     if s.pruning:
         return _rows(ctx, "table STRING, metric STRING, value STRING", rows)
-    df = run_planned(ctx.spark, planned)
     spark_plan = df._jdf.queryExecution().toString()
     text = "\n".join(f"{t}: {k} = {v}" for t, k, v in rows)
     return _rows(ctx, "plan STRING", [(text + ("\n\n" if text else "") + spark_plan,)])

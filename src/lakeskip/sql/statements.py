@@ -61,6 +61,7 @@ __all__ = [
     "TruncateTable",
     "Update",
     "UseDatabase",
+    "parse_dml",
     "parse_statement",
     "parse_statements",
     "split_statements",
@@ -442,6 +443,20 @@ def parse_statement(sql: str) -> Statement:
     return _from_tree(tree, text)  # type: ignore[arg-type]
 
 
+def parse_dml(sql: str) -> Statement:
+    """Parse a DELETE / UPDATE / MERGE INTO whose target a Spark catalog has already resolved:
+    the target may be catalog-qualified (``lakeskip.db.t``); the caller replaces ``ident``."""
+    text = _LEADING_COMMENTS.sub("", sql).strip().rstrip(";").strip()
+    try:
+        tree = sqlglot.parse_one(text, read=DIALECT)
+    except (ParseError, TokenError) as e:
+        raise _parse_error(e, text) from e
+    if isinstance(tree, (exp.Delete, exp.Update, exp.Merge)) and isinstance(tree.this, exp.Table):
+        tree.this.set("catalog", None)
+        return _from_tree(tree, text)
+    raise SqlParseError(f"not a DELETE, UPDATE or MERGE INTO statement: {text[:60]!r}")
+
+
 _TRAVEL_WORDS = {"SYSTEM_VERSION": "VERSION", "SYSTEM_TIME": "TIMESTAMP"}
 
 
@@ -534,6 +549,11 @@ def _from_tree(tree: exp.Expression, text: str) -> Statement:
         return _delete(tree, text)
     if isinstance(tree, exp.Update) and isinstance(tree.this, exp.Table):
         return _update(tree, text)
+    if isinstance(tree, exp.Merge) and isinstance(tree.this, exp.Table):
+        from lakeskip.sql.merge import merge_from_tree  # merge imports this module
+
+        _check_target(tree.this, "MERGE INTO")
+        return merge_from_tree(tree, _ident(tree.this), text)
     dml = {exp.Update: "UPDATE", exp.Delete: "DELETE", exp.Merge: "MERGE INTO"}
     for kind, what in dml.items():
         if isinstance(tree, kind) and isinstance(tree.this, exp.Table):

@@ -238,7 +238,6 @@ def test_delete_and_update_forms() -> None:
     for sql, what in (
         ("DELETE FROM t USING u WHERE t.a = u.a", "DELETE ... USING"),
         ("UPDATE t SET a = 1 FROM u WHERE t.a = u.a", "UPDATE ... FROM"),
-        ("MERGE INTO t USING u ON t.a = u.a WHEN MATCHED THEN DELETE", "MERGE INTO"),
     ):
         other = parse_statement(sql)
         assert isinstance(other, OtherTableStatement) and other.what == what, sql

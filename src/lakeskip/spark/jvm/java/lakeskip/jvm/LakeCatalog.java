@@ -9,7 +9,10 @@ import org.apache.spark.sql.connector.catalog.Column;
 import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.catalog.NamespaceChange;
 import org.apache.spark.sql.connector.catalog.ProcedureCatalog;
+import org.apache.spark.sql.connector.catalog.StagedTable;
+import org.apache.spark.sql.connector.catalog.StagingTableCatalog;
 import org.apache.spark.sql.connector.catalog.SupportsNamespaces;
+import org.apache.spark.sql.connector.catalog.TableInfo;
 import org.apache.spark.sql.connector.catalog.Table;
 import org.apache.spark.sql.connector.catalog.TableCatalog;
 import org.apache.spark.sql.connector.catalog.TableChange;
@@ -24,8 +27,11 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * {@code spark.sql.catalog.lakeskip = lakeskip.jvm.LakeCatalog} with
  * {@code spark.sql.catalog.lakeskip.warehouse = <path>}: every database of the warehouse is a
  * namespace, every table a {@link LakeTable}, {@code CALL lakeskip.sys.x(...)} a procedure.
+ * CREATE / REPLACE TABLE ... AS SELECT are atomic ({@link StagingTableCatalog}, see
+ * {@link LakeStagedTable}).
  */
-public class LakeCatalog implements TableCatalog, SupportsNamespaces, ProcedureCatalog {
+public class LakeCatalog
+    implements StagingTableCatalog, SupportsNamespaces, ProcedureCatalog {
   private LakeOps ops;
   private String name;
 
@@ -99,6 +105,90 @@ public class LakeCatalog implements TableCatalog, SupportsNamespaces, ProcedureC
       Identifier ident, StructType schema, Transform[] partitions, Map<String, String> properties)
       throws TableAlreadyExistsException, NoSuchNamespaceException {
     return ops.createTable(ident, schema, partitions, properties);
+  }
+
+  // -- CTAS / RTAS: staged, published on commit ------------------------------------------
+
+  @Override
+  public StagedTable stageCreate(Identifier ident, TableInfo info)
+      throws TableAlreadyExistsException, NoSuchNamespaceException {
+    return stageCreate(ident, info.columns(), info.partitions(), info.properties());
+  }
+
+  @Override
+  public StagedTable stageCreate(
+      Identifier ident, Column[] columns, Transform[] partitions, Map<String, String> properties)
+      throws TableAlreadyExistsException, NoSuchNamespaceException {
+    try {
+      return ops.stageTable(
+          ident, CatalogV2Util.v2ColumnsToStructType(columns), partitions, properties, "create");
+    } catch (NoSuchTableException e) {
+      throw Bridge.error(e.getMessage(), e);
+    }
+  }
+
+  @Override
+  @SuppressWarnings("deprecation")
+  public StagedTable stageCreate(
+      Identifier ident, StructType schema, Transform[] partitions, Map<String, String> properties)
+      throws TableAlreadyExistsException, NoSuchNamespaceException {
+    try {
+      return ops.stageTable(ident, schema, partitions, properties, "create");
+    } catch (NoSuchTableException e) {
+      throw Bridge.error(e.getMessage(), e);
+    }
+  }
+
+  @Override
+  public StagedTable stageReplace(Identifier ident, TableInfo info)
+      throws NoSuchNamespaceException, NoSuchTableException {
+    return stageReplace(ident, info.columns(), info.partitions(), info.properties());
+  }
+
+  @Override
+  public StagedTable stageReplace(
+      Identifier ident, Column[] columns, Transform[] partitions, Map<String, String> properties)
+      throws NoSuchNamespaceException, NoSuchTableException {
+    return stageReplace(
+        ident, CatalogV2Util.v2ColumnsToStructType(columns), partitions, properties);
+  }
+
+  @Override
+  @SuppressWarnings("deprecation")
+  public StagedTable stageReplace(
+      Identifier ident, StructType schema, Transform[] partitions, Map<String, String> properties)
+      throws NoSuchNamespaceException, NoSuchTableException {
+    try {
+      return ops.stageTable(ident, schema, partitions, properties, "replace");
+    } catch (TableAlreadyExistsException e) {
+      throw Bridge.error(e.getMessage(), e);
+    }
+  }
+
+  @Override
+  public StagedTable stageCreateOrReplace(Identifier ident, TableInfo info)
+      throws NoSuchNamespaceException {
+    return stageCreateOrReplace(ident, info.columns(), info.partitions(), info.properties());
+  }
+
+  @Override
+  public StagedTable stageCreateOrReplace(
+      Identifier ident, Column[] columns, Transform[] partitions, Map<String, String> properties)
+      throws NoSuchNamespaceException {
+    return stageCreateOrReplace(
+        ident, CatalogV2Util.v2ColumnsToStructType(columns), partitions, properties);
+  }
+
+  @Override
+  @SuppressWarnings("deprecation")
+  public StagedTable stageCreateOrReplace(
+      Identifier ident, StructType schema, Transform[] partitions, Map<String, String> properties)
+      throws NoSuchNamespaceException {
+    try {
+      return ops.stageTable(ident, schema, partitions, properties, "create_or_replace");
+    } catch (TableAlreadyExistsException | NoSuchTableException e) {
+      throw Bridge.error(e.getMessage(), e);
+    }
   }
 
   @Override

@@ -7,12 +7,14 @@ import scala.runtime.BoxedUnit;
 /**
  * {@code spark.sql.extensions = lakeskip.jvm.LakeExtensions}: plain {@code spark.sql} also
  * accepts Paimon's {@code CREATE TABLE ... WITH (...)} and {@code CALL sys.x(...)} without a
- * catalog prefix (see {@link LakeParser}).
+ * catalog prefix (see {@link LakeParser}); DELETE / UPDATE / MERGE INTO on lakeskip tables
+ * are planned by {@link LakeDmlStrategy}.
  */
 public class LakeExtensions extends AbstractFunction1<SparkSessionExtensions, BoxedUnit> {
   @Override
   public BoxedUnit apply(SparkSessionExtensions extensions) {
     extensions.injectParser((session, parser) -> new LakeParser(parser));
+    extensions.injectPlannerStrategy(session -> new LakeDmlStrategy());
     return BoxedUnit.UNIT;
   }
 }

@@ -132,6 +132,49 @@ final class LakeOps {
       Identifier ident, StructType schema, Transform[] partitions, Map<String, String> properties)
       throws TableAlreadyExistsException, NoSuchNamespaceException {
     ObjectNode p = payload(ident);
+    fillCreate(p, schema, partitions, properties);
+    try {
+      return new LakeTable(this, ident, Bridge.call("create_table", p, null));
+    } catch (Bridge.PythonError e) {
+      if (e.kind.equals("TableAlreadyExistsError")) {
+        throw new TableAlreadyExistsException(ident);
+      }
+      if (e.kind.equals("DatabaseNotFoundError")) {
+        throw Bridge.noSuchNamespace(ident.namespace());
+      }
+      throw e.analysis();
+    }
+  }
+
+  /** CTAS / RTAS: mode is create, replace or create_or_replace. */
+  LakeStagedTable stageTable(
+      Identifier ident,
+      StructType schema,
+      Transform[] partitions,
+      Map<String, String> properties,
+      String mode)
+      throws TableAlreadyExistsException, NoSuchNamespaceException, NoSuchTableException {
+    ObjectNode p = payload(ident);
+    fillCreate(p, schema, partitions, properties);
+    p.put("mode", mode);
+    try {
+      return LakeStagedTable.of(this, ident, Bridge.call("stage_table", p, null), mode);
+    } catch (Bridge.PythonError e) {
+      if (e.kind.equals("TableAlreadyExistsError")) {
+        throw new TableAlreadyExistsException(ident);
+      }
+      if (e.kind.equals("TableNotFoundError")) {
+        throw Bridge.noSuchTable(ident);
+      }
+      if (e.kind.equals("DatabaseNotFoundError")) {
+        throw Bridge.noSuchNamespace(ident.namespace());
+      }
+      throw e.analysis();
+    }
+  }
+
+  private static void fillCreate(
+      ObjectNode p, StructType schema, Transform[] partitions, Map<String, String> properties) {
     p.put("schema", schema.json());
     ArrayNode keys = p.putArray("partition_keys");
     for (Transform t : partitions) {
@@ -145,17 +188,6 @@ final class LakeOps {
     ObjectNode props = p.putObject("properties");
     for (Map.Entry<String, String> e : properties.entrySet()) {
       props.put(e.getKey(), e.getValue());
-    }
-    try {
-      return new LakeTable(this, ident, Bridge.call("create_table", p, null));
-    } catch (Bridge.PythonError e) {
-      if (e.kind.equals("TableAlreadyExistsError")) {
-        throw new TableAlreadyExistsException(ident);
-      }
-      if (e.kind.equals("DatabaseNotFoundError")) {
-        throw Bridge.noSuchNamespace(ident.namespace());
-      }
-      throw e.analysis();
     }
   }
 
