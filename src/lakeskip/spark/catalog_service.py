@@ -40,7 +40,7 @@ from lakeskip.planner.report import PruningReport
 from lakeskip.planner.scan import ScanPlanner
 from lakeskip.spark.error_text import spark_error_message
 from lakeskip.spark.predicate_json import predicate_from_json, translate
-from lakeskip.spark.query import configured_time_travel, spark_path
+from lakeskip.spark.query import configured_time_travel, settings_time_travel, spark_path
 from lakeskip.types import DataType, Field, RowType, TypeRoot, from_internal, parse_sql_type
 
 __all__ = ["PROTOCOL", "TAG_PROPERTY", "CatalogService", "snapshot_for"]
@@ -368,8 +368,15 @@ class CatalogService:
     def _plan_scan(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
         table = self._table(p)
         snapshot_id = p.get("snapshot_id")
+        # the querying session's settings travel with the callback (LakeScanBuilder): each
+        # spark.conf.get from here would be one more round trip into the JVM per query
+        session = p.get("session")
         if snapshot_id is None:
-            travel = configured_time_travel(self.spark, table)
+            travel = (
+                settings_time_travel(dict(session.get("settings") or {}), table)
+                if isinstance(session, dict)
+                else configured_time_travel(self.spark, table)
+            )
             if travel is not None:
                 snapshot_id = resolve_snapshot(table, travel).id
         schema = (
@@ -378,7 +385,7 @@ class CatalogService:
             else table.schema
         )
         row_type = schema.row_type
-        tz = self.time_zone
+        tz = str(session.get("time_zone") or "UTC") if isinstance(session, dict) else self.time_zone
 
         def binds(e: BooleanExpression) -> bool:
             try:
