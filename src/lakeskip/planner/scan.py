@@ -316,6 +316,8 @@ class ScanPlanner:
             out[missing[0]] = load(entries[missing[0]])
         elif missing:
             with ThreadPoolExecutor(max_workers=min(self.max_workers, len(missing))) as pool:
-                for i, data in zip(missing, pool.map(load, [entries[i] for i in missing]), strict=True):
+                for i, data in zip(
+                    missing, pool.map(load, [entries[i] for i in missing]), strict=True
+                ):
                     out[i] = data
         return out

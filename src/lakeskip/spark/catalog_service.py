@@ -16,10 +16,12 @@ import base64
 import json
 import math
 import threading
+import time
 import uuid
 import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from pyspark.sql import DataFrame, SparkSession
@@ -43,7 +45,7 @@ from lakeskip.spark.predicate_json import predicate_from_json, translate
 from lakeskip.spark.query import configured_time_travel, settings_time_travel, spark_path
 from lakeskip.types import DataType, Field, RowType, TypeRoot, from_internal, parse_sql_type
 
-__all__ = ["PROTOCOL", "TAG_PROPERTY", "CatalogService", "snapshot_for"]
+__all__ = ["PROTOCOL", "TAG_PROPERTY", "CallbackStats", "CatalogService", "snapshot_for"]
 
 #: must equal ``lakeskip.jvm.Bridge.PROTOCOL``
 PROTOCOL = 1
@@ -153,6 +155,22 @@ class ErrorLog:
             return self._by_tag.pop(tag, None)
 
 
+@dataclass(frozen=True, slots=True)
+class CallbackStats:
+    """Callbacks served per operation and the seconds Python spent on them (from the
+    payload's arrival to the reply's encoding; py4j's transport is not included)."""
+
+    calls: Mapping[str, int]
+    seconds: Mapping[str, float]
+
+    def since(self, earlier: CallbackStats) -> CallbackStats:
+        """What happened between ``earlier`` and this one."""
+        return CallbackStats(
+            {k: v - earlier.calls.get(k, 0) for k, v in self.calls.items()},
+            {k: v - earlier.seconds.get(k, 0.0) for k, v in self.seconds.items()},
+        )
+
+
 class CatalogService:
     """Serves the JVM catalog's callbacks for one SparkSession (any number of catalogs)."""
 
@@ -160,6 +178,9 @@ class CatalogService:
         self.spark = spark
         self.reports = ReportLog()
         self.errors = ErrorLog()
+        self._calls: dict[str, int] = {}
+        self._seconds: dict[str, float] = {}
+        self._stats_lock = threading.Lock()
         self._catalogs: dict[str, Catalog] = {}
         self._warehouses: dict[str, str] = {}  # catalog name -> warehouse (set by attach)
         self._lock = threading.Lock()
@@ -202,8 +223,23 @@ class CatalogService:
 
     # -- the callback ---------------------------------------------------------------------
 
+    def callback_stats(self) -> CallbackStats:
+        """Callbacks served so far (``make bench`` reports them per query)."""
+        with self._stats_lock:
+            return CallbackStats(dict(self._calls), dict(self._seconds))
+
     def call(self, op: str, payload_json: str, arg: Any) -> str:
         """py4j entry point: never raises (an exception would reach Spark as a py4j stack)."""
+        started = time.perf_counter()
+        try:
+            return self._call(op, payload_json, arg)
+        finally:
+            elapsed = time.perf_counter() - started
+            with self._stats_lock:
+                self._calls[op] = self._calls.get(op, 0) + 1
+                self._seconds[op] = self._seconds.get(op, 0.0) + elapsed
+
+    def _call(self, op: str, payload_json: str, arg: Any) -> str:
         payload: dict[str, Any] = {}
         try:
             payload = json.loads(payload_json)

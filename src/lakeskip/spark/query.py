@@ -182,9 +182,7 @@ def configured_time_travel(spark: SparkSession, table: FileStoreTable) -> TimeTr
     return time_travel_from_options(conf) or time_travel_from_options(table.schema.options)
 
 
-def settings_time_travel(
-    settings: Mapping[str, str], table: FileStoreTable
-) -> TimeTravel | None:
+def settings_time_travel(settings: Mapping[str, str], table: FileStoreTable) -> TimeTravel | None:
     """:func:`configured_time_travel` from the session's ``spark.paimon.*`` settings as the
     JVM sent them with a callback (no round trip back into the JVM per key)."""
     conf = {k: str(settings.get(SPARK_CONF_PREFIX + k, "") or "") for k in SCAN_OPTIONS}
