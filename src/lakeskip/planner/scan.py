@@ -373,10 +373,25 @@ class ScanPlanner:
             self._index_bytes.put(path, data, len(data))
             return data
 
-        if len(entries) == 1:
-            return [load(entries[0])]
-        with ThreadPoolExecutor(max_workers=min(self.max_workers, len(entries))) as pool:
-            return list(pool.map(load, entries))
+        # Warm queries find every index in the cache: answer those here, and start threads
+        # only for the misses (a pool per query cost more than the planning it served).
+        out: list[bytes | None] = []
+        missing: list[int] = []
+        for i, e in enumerate(entries):
+            assert e.file.index_file_name is not None
+            cached = self._index_bytes.get(f"{table.data_file_dir(e)}/{e.file.index_file_name}")
+            out.append(cached)
+            if cached is None:
+                missing.append(i)
+        if len(missing) == 1:
+            out[missing[0]] = load(entries[missing[0]])
+        elif missing:
+            with ThreadPoolExecutor(max_workers=min(self.max_workers, len(missing))) as pool:
+                for i, data in zip(
+                    missing, pool.map(load, [entries[i] for i in missing]), strict=True
+                ):
+                    out[i] = data
+        return out
 
 
 def _conjuncts(expr: BooleanExpression) -> list[BooleanExpression]:

@@ -16,10 +16,12 @@ import base64
 import json
 import math
 import threading
+import time
 import uuid
 import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from pyspark.sql import DataFrame, SparkSession
@@ -45,10 +47,10 @@ from lakeskip.planner.report import PruningReport
 from lakeskip.planner.scan import ScanPlanner
 from lakeskip.spark.error_text import spark_error_message
 from lakeskip.spark.predicate_json import predicate_from_json, translate
-from lakeskip.spark.query import configured_time_travel, spark_path
+from lakeskip.spark.query import configured_time_travel, settings_time_travel, spark_path
 from lakeskip.types import DataType, Field, RowType, TypeRoot, from_internal, parse_sql_type
 
-__all__ = ["PROTOCOL", "TAG_PROPERTY", "CatalogService", "snapshot_for"]
+__all__ = ["PROTOCOL", "TAG_PROPERTY", "CallbackStats", "CatalogService", "snapshot_for"]
 
 #: must equal ``lakeskip.jvm.Bridge.PROTOCOL``
 PROTOCOL = 1
@@ -176,6 +178,22 @@ class ErrorLog:
             return self._by_tag.pop(tag, None)
 
 
+@dataclass(frozen=True, slots=True)
+class CallbackStats:
+    """Callbacks served per operation and the seconds Python spent on them (from the
+    payload's arrival to the reply's encoding; py4j's transport is not included)."""
+
+    calls: Mapping[str, int]
+    seconds: Mapping[str, float]
+
+    def since(self, earlier: CallbackStats) -> CallbackStats:
+        """What happened between ``earlier`` and this one."""
+        return CallbackStats(
+            {k: v - earlier.calls.get(k, 0) for k, v in self.calls.items()},
+            {k: v - earlier.seconds.get(k, 0.0) for k, v in self.seconds.items()},
+        )
+
+
 class CatalogService:
     """Serves the JVM catalog's callbacks for one SparkSession (any number of catalogs)."""
 
@@ -183,6 +201,9 @@ class CatalogService:
         self.spark = spark
         self.reports = ReportLog()
         self.errors = ErrorLog()
+        self._calls: dict[str, int] = {}
+        self._seconds: dict[str, float] = {}
+        self._stats_lock = threading.Lock()
         self._catalogs: dict[str, Catalog] = {}
         self._warehouses: dict[str, str] = {}  # catalog name -> warehouse (set by attach)
         self._lock = threading.Lock()
@@ -235,8 +256,23 @@ class CatalogService:
 
     # -- the callback ---------------------------------------------------------------------
 
+    def callback_stats(self) -> CallbackStats:
+        """Callbacks served so far (``make bench`` reports them per query)."""
+        with self._stats_lock:
+            return CallbackStats(dict(self._calls), dict(self._seconds))
+
     def call(self, op: str, payload_json: str, arg: Any) -> str:
         """py4j entry point: never raises (an exception would reach Spark as a py4j stack)."""
+        started = time.perf_counter()
+        try:
+            return self._call(op, payload_json, arg)
+        finally:
+            elapsed = time.perf_counter() - started
+            with self._stats_lock:
+                self._calls[op] = self._calls.get(op, 0) + 1
+                self._seconds[op] = self._seconds.get(op, 0.0) + elapsed
+
+    def _call(self, op: str, payload_json: str, arg: Any) -> str:
         payload: dict[str, Any] = {}
         try:
             payload = json.loads(payload_json)
@@ -446,8 +482,15 @@ class CatalogService:
     def _plan_scan(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
         table = self._table(p)
         snapshot_id = p.get("snapshot_id")
+        # the querying session's settings travel with the callback (LakeScanBuilder): each
+        # spark.conf.get from here would be one more round trip into the JVM per query
+        session = p.get("session")
         if snapshot_id is None:
-            travel = configured_time_travel(self.spark, table)
+            travel = (
+                settings_time_travel(dict(session.get("settings") or {}), table)
+                if isinstance(session, dict)
+                else configured_time_travel(self.spark, table)
+            )
             if travel is not None:
                 snapshot_id = resolve_snapshot(table, travel).id
         schema = (
@@ -456,7 +499,7 @@ class CatalogService:
             else table.schema
         )
         row_type = schema.row_type
-        tz = self.time_zone
+        tz = str(session.get("time_zone") or "UTC") if isinstance(session, dict) else self.time_zone
 
         def binds(e: BooleanExpression) -> bool:
             try:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import threading
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from pyspark.sql import DataFrame, SparkSession
@@ -221,6 +221,13 @@ def configured_time_travel(spark: SparkSession, table: FileStoreTable) -> TimeTr
     """The time travel a read without an AS OF clause does: the session's
     ``spark.paimon.scan.*`` settings, else the table's ``scan.*`` options (``None``: latest)."""
     conf = {k: str(spark.conf.get(SPARK_CONF_PREFIX + k, "") or "") for k in SCAN_OPTIONS}
+    return time_travel_from_options(conf) or time_travel_from_options(table.schema.options)
+
+
+def settings_time_travel(settings: Mapping[str, str], table: FileStoreTable) -> TimeTravel | None:
+    """:func:`configured_time_travel` from the session's ``spark.paimon.*`` settings as the
+    JVM sent them with a callback (no round trip back into the JVM per key)."""
+    conf = {k: str(settings.get(SPARK_CONF_PREFIX + k, "") or "") for k in SCAN_OPTIONS}
     return time_travel_from_options(conf) or time_travel_from_options(table.schema.options)
 
 

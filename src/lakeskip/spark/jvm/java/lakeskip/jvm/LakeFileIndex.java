@@ -52,6 +52,7 @@ final class LakeFileIndex extends PartitioningAwareFileIndex {
   private final scala.collection.immutable.Map<Path, FileStatus[]> leafDirs;
   private final scala.collection.immutable.Seq<Path> roots;
   private final String reportId;
+  private final scala.collection.immutable.Seq<FileStatus> all;
 
   LakeFileIndex(SparkSession session, StructType partitionSchema, JsonNode files, String reportId) {
     super(
@@ -65,6 +66,7 @@ final class LakeFileIndex extends PartitioningAwareFileIndex {
     Map<String, List<FileStatus>> groups = new LinkedHashMap<>();
     Map<String, GenericInternalRow> groupValues = new LinkedHashMap<>();
     FileSystem fs = null;
+    List<FileStatus> statuses = new ArrayList<>();
     for (JsonNode f : files) {
       Path path = new Path(f.get("path").asText());
       try {
@@ -80,6 +82,7 @@ final class LakeFileIndex extends PartitioningAwareFileIndex {
               f.get("size").asLong(), false, 1, 128L * 1024 * 1024, f.path("mtime").asLong(0),
               path);
       leafFiles.update(path, status);
+      statuses.add(status);
       if (partitioned) {
         String key = f.get("partition").toString();
         groups.computeIfAbsent(key, k -> new ArrayList<>()).add(status);
@@ -110,6 +113,7 @@ final class LakeFileIndex extends PartitioningAwareFileIndex {
         rootList.add(it.next());
       }
     }
+    this.all = CollectionConverters.asScala(new ArrayList<>(statuses)).toList();
     this.leafDirs = dirs;
     this.roots = CollectionConverters.asScala(rootList).toList();
     this.spec = new PartitionSpec(partitionSchema, CollectionConverters.asScala(partitions).toList());
@@ -168,6 +172,16 @@ final class LakeFileIndex extends PartitioningAwareFileIndex {
   @Override
   public scala.collection.immutable.Seq<Path> rootPaths() {
     return roots;
+  }
+
+  /**
+   * The kept files, computed once. Spark's version resolves a FileSystem and qualifies every
+   * root path on each call, and an unpartitioned table has one root per file; Spark calls it
+   * several times per query (statistics, split planning, inputFiles).
+   */
+  @Override
+  public scala.collection.immutable.Seq<FileStatus> allFiles() {
+    return all;
   }
 
   @Override

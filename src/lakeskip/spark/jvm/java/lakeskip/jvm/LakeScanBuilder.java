@@ -11,6 +11,7 @@ import org.apache.spark.sql.connector.expressions.filter.Predicate;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.SupportsPushDownRequiredColumns;
 import org.apache.spark.sql.execution.datasources.v2.parquet.ParquetScanBuilder;
+import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.internal.connector.SupportsPushDownCatalystFilters;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.Metadata;
@@ -65,6 +66,7 @@ final class LakeScanBuilder implements SupportsPushDownCatalystFilters, Supports
       p.put("snapshot_id", table.snapshotId);
     }
     p.set("filters", PredicateJson.catalyst(filters));
+    p.set("session", session());
     JsonNode reply;
     try {
       reply = Bridge.call("plan_scan", p, null);
@@ -105,5 +107,25 @@ final class LakeScanBuilder implements SupportsPushDownCatalystFilters, Supports
     }
     Scan scan = parquet.build();
     return vectors.isEmpty() ? scan : new LakeDvScan(scan, vectors);
+  }
+
+  /**
+   * The querying session's time zone and {@code spark.paimon.*} settings (time travel), sent
+   * with the callback: Python reading them back with {@code spark.conf.get} cost one more
+   * round trip into the JVM per key and query.
+   */
+  private static ObjectNode session() {
+    SQLConf conf = SQLConf.get();
+    ObjectNode n = Bridge.obj();
+    n.put("time_zone", conf.sessionLocalTimeZone());
+    ObjectNode settings = n.putObject("settings");
+    scala.collection.Iterator<scala.Tuple2<String, String>> it = conf.getAllConfs().iterator();
+    while (it.hasNext()) {
+      scala.Tuple2<String, String> kv = it.next();
+      if (kv._1().startsWith("spark.paimon.")) {
+        settings.put(kv._1(), kv._2());
+      }
+    }
+    return n;
   }
 }

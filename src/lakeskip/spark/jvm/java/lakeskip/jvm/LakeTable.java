@@ -8,6 +8,7 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
 import org.apache.spark.sql.connector.catalog.SupportsWrite;
@@ -37,7 +38,7 @@ public class LakeTable implements SupportsRead, SupportsWrite {
   LakeTable(LakeOps ops, Identifier ident, JsonNode desc) {
     this.ops = ops;
     this.ident = ident;
-    this.schema = StructType.fromDDL(desc.get("schema").asText());
+    this.schema = parseSchema(desc.get("schema").asText());
     for (JsonNode k : desc.path("partition_keys")) {
       partitionKeys.add(k.asText());
     }
@@ -53,6 +54,22 @@ public class LakeTable implements SupportsRead, SupportsWrite {
     this.snapshotId = snap.isNumber() ? snap.asLong() : null;
     this.pinned = desc.path("pinned").asBoolean(false);
     this.location = desc.path("location").asText("");
+  }
+
+  /** Parsed schemas by DDL: StructType is immutable, and Spark's SQL parser costs about a
+   * millisecond per table load, paid by every query. */
+  private static final Map<String, StructType> SCHEMAS = new ConcurrentHashMap<>();
+
+  private static StructType parseSchema(String ddl) {
+    StructType hit = SCHEMAS.get(ddl);
+    if (hit == null) {
+      hit = StructType.fromDDL(ddl);
+      if (SCHEMAS.size() >= 256) {
+        SCHEMAS.clear();
+      }
+      SCHEMAS.put(ddl, hit);
+    }
+    return hit;
   }
 
   @Override
