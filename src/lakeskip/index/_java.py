@@ -18,7 +18,11 @@ the map's iteration order. Reproducing the bytes therefore needs:
   the front.
 
 Without treeified bins the order is simply: by final bin, then newest first; the vectorised
-fast path uses that and the exact node-by-node emulation runs only when some bin grows to 8.
+fast path uses that and the exact node-by-node emulation runs only when some bin grows to 8,
+and then only for the keys of that bin's lineage -- but through every resize the whole map
+goes through, including those after its last emulated key (a split re-treeifies a tree bin
+and can reorder it). Both emulations are checked against real Java
+(``tests/golden/java/hashmap_order.json``).
 
 >>> hashmap_order([-1, 0, 1, 2, -2], [-1, 0, 1, 2, -2])
 [1, 0, 4, 2, 3]
@@ -257,7 +261,12 @@ class _HashMap:
         """Insert every key; returns their indices in iteration order."""
         for i, h in enumerate(self.spread):
             self._compute_if_absent(_Node(h, i, self.keys[i]), self.inserted[i])
-        if pending_access and (len(self.keys) if total is None else total) > self.threshold:
+        # The resizes triggered by calls after the last emulated key: for a partial emulation,
+        # by the map's later inserts (a resize splits, and may re-treeify, the emulated tree
+        # bins, which can reorder them); then by the pending call, if any.
+        total = len(self.keys) if total is None else total
+        last_size = total if pending_access else total - 1
+        while last_size > self.threshold:
             self._resize()
         out: list[int] = []
         for j in sorted(self.tab):

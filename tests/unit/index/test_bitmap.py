@@ -134,14 +134,51 @@ def test_hashmap_partial_emulation_matches_full_emulation(
 ) -> None:
     """With some bins treeified and most not, only the keys of the treeified lineages are
     emulated node by node: the result must equal emulating every key."""
-    rng = random.Random(seed)
-    # hashes below 2**16 are their own spread: these share one bin while capacity <= stride
-    hashes = [5 + stride * j for j in range(colliding)]
-    hashes += rng.sample(range(1 << 16, 1 << 31), n - colliding)
-    rng.shuffle(hashes)
+    # hashes below 2**16 are their own spread: `colliding` share one bin while capacity <= stride
+    hashes = _collision_hashes(n, colliding, stride, seed)
     keys = list(range(n))
     full = _java._HashMap(keys, [int(h) for h in _java._spread(hashes)]).fill(pending)
     assert _java.hashmap_order(hashes, keys, pending) == full, "partial emulation disagrees"
+
+
+def _collision_hashes(n: int, colliding: int, stride: int, seed: int) -> list[int]:
+    """The hashes of the partial-emulation test above (and of ``java/hashmap_order.json``)."""
+    rng = random.Random(seed)
+    hashes = [5 + stride * j for j in range(colliding)]
+    hashes += rng.sample(range(1 << 16, 1 << 31), n - colliding)
+    rng.shuffle(hashes)
+    return hashes
+
+
+_HASHMAP_GOLDEN: list[dict[str, Any]] = json.loads(
+    (GOLDEN / "java" / "hashmap_order.json").read_text()
+)["cases"]
+
+
+def test_partial_emulation_regression_resize_after_last_tainted_key() -> None:
+    """Found by hypothesis: bin 5 treeifies at capacity 64 and its keys end before the resize
+    to 128, which splits and re-treeifies that bin. The partial emulation used to stop at 64
+    and kept the old in-bin order. Expected order from real Java (HashMapOrder.java)."""
+    hashes = _collision_hashes(60, 8, 256, 134)
+    keys = list(range(60))
+    golden = _HASHMAP_GOLDEN[0]
+    assert golden["case"] == "regression_n60_c8_s256_seed134", "golden file reordered"
+    assert golden["hashes"] == hashes, "test generator and golden hashes diverged"
+    got = _java.hashmap_order(hashes, keys, False)
+    assert got[:6] == [57, 13, 38, 17, 28, 33], f"partial emulation order starts {got[:6]}"
+    assert got == golden["order"], "partial emulation differs from java.util.HashMap"
+
+
+@pytest.mark.parametrize("case", _HASHMAP_GOLDEN, ids=[c["case"] for c in _HASHMAP_GOLDEN])
+def test_hashmap_order_matches_java(case: dict[str, Any]) -> None:
+    """Both emulations against ``java.util.HashMap`` iteration order (OpenJDK 17), on maps
+    with no treeified bin, with one treeified below capacity 64 and with tree bins split by
+    later resizes."""
+    hashes, keys, pending = case["hashes"], list(range(case["n"])), case["pending"]
+    full = _java._HashMap(keys, [int(h) for h in _java._spread(hashes)]).fill(pending)
+    assert full == case["order"], f"{case['case']}: node emulation differs from Java"
+    got = _java.hashmap_order(hashes, keys, pending)
+    assert got == case["order"], f"{case['case']}: hashmap_order differs from Java"
 
 
 def test_treeified_bin_is_a_permutation_with_root_first() -> None:
