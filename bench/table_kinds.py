@@ -46,7 +46,8 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 import lakeskip
-from lakeskip.expressions import EqualTo
+from lakeskip.expressions import EqualTo, bind
+from lakeskip.planner.bucket_selector import select_buckets
 from lakeskip.planner.scan import ScanPlanner
 from lakeskip.spark import pruning_reports
 from lakeskip.spark.query import table_file_paths
@@ -91,7 +92,7 @@ def _expected(k: int, rows: int, commits: int, new: int) -> tuple[int, int, str]
 
 
 def _pk_batch(spark: Any, lo: int, hi: int, commit: int, where: Any = None) -> DataFrame:
-    df = spark.range(lo, hi, numPartitions=4)
+    df: DataFrame = spark.range(lo, hi, numPartitions=4)
     if where is not None:
         df = df.where(where)
     return df.select(
@@ -153,6 +154,8 @@ def bench_pk(session: Any, args: argparse.Namespace) -> dict[str, Any]:
     every = spark.read.parquet(*paths)
     bucket_dfs = {b: spark.read.parquet(*ps) for b, ps in by_bucket.items()}
     planner = ScanPlanner(table)
+    row_type, spec = table.schema.row_type, table.schema.bucket_spec()
+    assert spec is not None
     end = args.rows + (args.commits - 1) * new
     rng = random.Random(args.seed)
     keys = [rng.randrange(0, end) for _ in range(args.lookups - 4)]
@@ -179,11 +182,16 @@ def bench_pk(session: Any, args: argparse.Namespace) -> dict[str, Any]:
             .distinct()
             .collect()
         }
-        hand, t_all = _timed(lambda: [tuple(r) for r in _hand_merge(every, k).collect()])
-        holder_buckets = {e.bucket for e in entries if e.file.file_name in holders}
-        b = buckets[0] if len(buckets) == 1 else next(iter(holder_buckets), 0)
+        hand, t_all = _timed(lambda k=k: [tuple(r) for r in _hand_merge(every, k).collect()])
+        # the bucket Paimon's bucket function gives k: the holders must all be in it
+        hashed = select_buckets(bind(row_type, EqualTo("id", k)), spec)
+        if hashed is None or len(hashed) != 1:
+            raise AssertionError(f"id = {k}: bucket function gave {hashed}")
+        (b,) = hashed
+        if any(e.bucket != b for e in entries if e.file.file_name in holders):
+            raise AssertionError(f"id = {k}: versions outside its bucket {b}")
         hand_b, t_bucket = _timed(
-            lambda: [tuple(r) for r in _hand_merge(bucket_dfs[b], k).collect()]
+            lambda k=k, b=b: [tuple(r) for r in _hand_merge(bucket_dfs[b], k).collect()]
         )
         want = _expected(k, args.rows, args.commits, new)
         expected = [want] if want is not None else []
