@@ -191,6 +191,29 @@ def _write_parquet(
     return size
 
 
+def _write_file_index(
+    spec: WriteSpec,
+    data: pa.Table,
+    row_type: RowType,
+    opts: FileIndexOptions,
+    directory: str,
+    file_name: str,
+    clock: _Clock,
+    t: float,
+) -> tuple[bytes | None, list[str], float]:
+    """Build the data file's index: the bytes to embed in its manifest entry, or a
+    ``<file>.index`` written beside it (listed as an extra file); both data-file writers."""
+    if not opts.enabled:
+        return None, [], t
+    built = build_file_index(data, row_type, opts)
+    t = clock.add("index", t)
+    if built.external is None:
+        return built.embedded, [], t
+    index_name = file_name + INDEX_SUFFIX
+    spec.file_io.write_bytes(f"{directory}/{index_name}", built.external)
+    return built.embedded, [index_name], clock.add("index_io", t)
+
+
 def write_kv_data_file(
     spec: WriteSpec,
     values: pa.Table,
@@ -239,17 +262,9 @@ def write_kv_data_file(
     last = [to_internal(f.type, values.column(f.name)[n - 1].as_py()) for f in key_type]
     t = clock.add("stats", t)
     opts = index_options if index_options is not None else spec.index_options()
-    embedded: bytes | None = None
-    extra_files: list[str] = []
-    if opts.enabled:
-        built = build_file_index(values, row_type, opts)
-        t = clock.add("index", t)
-        embedded = built.embedded
-        if built.external is not None:
-            index_name = file_name + INDEX_SUFFIX
-            spec.file_io.write_bytes(f"{directory}/{index_name}", built.external)
-            extra_files.append(index_name)
-            t = clock.add("index_io", t)
+    embedded, extra_files, t = _write_file_index(
+        spec, values, row_type, opts, directory, file_name, clock, t
+    )
     meta = make_data_file_meta(
         file_name=file_name,
         file_size=file_size,
@@ -322,17 +337,9 @@ def write_data_file(
     stats, stats_cols = collect_stats(table, row_type, spec.stats_mode)
     t = clock.add("stats", t)
     opts = index_options if index_options is not None else spec.index_options()
-    embedded: bytes | None = None
-    extra_files: list[str] = []
-    if opts.enabled:
-        built = build_file_index(table, row_type, opts)
-        t = clock.add("index", t)
-        embedded = built.embedded
-        if built.external is not None:
-            index_name = file_name + INDEX_SUFFIX
-            spec.file_io.write_bytes(f"{directory}/{index_name}", built.external)
-            extra_files.append(index_name)
-            t = clock.add("index_io", t)
+    embedded, extra_files, t = _write_file_index(
+        spec, table, row_type, opts, directory, file_name, clock, t
+    )
     meta = make_data_file_meta(
         file_name=file_name,
         file_size=file_size,
