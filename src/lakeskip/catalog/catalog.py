@@ -32,6 +32,7 @@ from collections.abc import Mapping, Sequence
 import pyarrow.fs as pafs
 
 from lakeskip.catalog.file_io import FileIO
+from lakeskip.catalog.merge_engine import IGNORE_DELETE, REMOVE_RECORD_ON_DELETE
 from lakeskip.catalog.options import (
     DELETION_VECTORS,
     FILE_INDEX_PREFIX,
@@ -316,7 +317,14 @@ class Catalog:
                     "rows live in deletion vectors that Paimon readers would then ignore)"
                 )
             check_deletion_vectors(merged, current.primary_keys)
-            for k in ("bucket", "bucket-key", PRIMARY_KEY_OPTION, MERGE_ENGINE):
+            for k in (
+                "bucket",
+                "bucket-key",
+                PRIMARY_KEY_OPTION,
+                MERGE_ENGINE,
+                IGNORE_DELETE,
+                REMOVE_RECORD_ON_DELETE,
+            ):
                 if merged.get(k) != current.options.get(k):
                     raise InvalidOptionError(
                         f"option {k!r} cannot be changed by ALTER TABLE (the table's files "

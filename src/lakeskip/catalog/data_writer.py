@@ -41,13 +41,13 @@ from lakeskip.catalog.bucket import BucketSpec, bucket_ids
 from lakeskip.catalog.data_file import DataFileMeta, FileSource, make_data_file_meta
 from lakeskip.catalog.file_io import FileIO
 from lakeskip.catalog.manifest import FileKind, ManifestEntry
+from lakeskip.catalog.merge_engine import MergeEngine
 from lakeskip.catalog.options import stats_mode, target_file_size
 from lakeskip.catalog.parquet_options import ParquetWriteOptions, parquet_write_options
 from lakeskip.catalog.primary_key import (
     SEQUENCE_NUMBER,
     VALUE_KIND,
     RowKind,
-    dedupe_latest,
     schema_key_layout,
     to_key_value,
 )
@@ -455,7 +455,12 @@ class DataWriter:
         if self.key_layout is not None:
             from lakeskip.catalog.table import normalize_partition
 
-            table = dedupe_latest(table, self.key_layout.trimmed)
+            # rows of one write that share a key merge as the table's engine merges versions
+            table = MergeEngine.of(self.spec.schema.options).merge_write(
+                table,
+                self.key_layout.trimmed,
+                add=self.spec.value_kind in (RowKind.INSERT, RowKind.UPDATE_AFTER),
+            )
             self._clock.add("prepare", t)
             seq_key = (normalize_partition(self.spec.schema, partition), bucket)
             first = self.next_sequence.get(seq_key, 0)

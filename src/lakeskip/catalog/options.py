@@ -24,6 +24,11 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from lakeskip.catalog.merge_engine import (
+    IGNORE_DELETE,
+    REMOVE_RECORD_ON_DELETE,
+    check_merge_options,
+)
 from lakeskip.catalog.paimon_options import PAIMON_CORE_OPTIONS
 from lakeskip.catalog.parquet_options import is_parquet_option, parquet_write_options
 from lakeskip.errors import ColumnNotFoundError, InvalidOptionError
@@ -157,10 +162,8 @@ def _bucket(value: str, key: str) -> None:
 
 
 def _merge_engine(value: str, key: str) -> None:
-    if str(value).strip().lower() != "deduplicate":
-        raise InvalidOptionError(
-            f"option {key!r} = {value!r} is not supported yet (only 'deduplicate')"
-        )
+    """Checked with the whole option map by :func:`check_merge_options` (the engine's
+    options and the primary key decide together)."""
 
 
 def _stats_mode(value: str, key: str) -> None:
@@ -199,7 +202,20 @@ KNOWN_OPTIONS: Mapping[str, OptionSpec] = {
             "merge-engine",
             "deduplicate",
             _merge_engine,
-            "primary-key tables: how versions of a key merge (deduplicate: the newest wins)",
+            "primary-key tables: how versions of a key merge (deduplicate: the newest wins; "
+            "partial-update: each column's newest non-null value)",
+        ),
+        OptionSpec(
+            IGNORE_DELETE,
+            "false",
+            _boolean,
+            "partial-update tables: skip delete records (DELETE is refused)",
+        ),
+        OptionSpec(
+            REMOVE_RECORD_ON_DELETE,
+            "false",
+            _boolean,
+            "partial-update tables: a delete removes the whole row (DELETE is allowed)",
         ),
         # time travel of batch reads (lakeskip.catalog.time_travel)
         OptionSpec("scan.snapshot-id", None, _int_at_least(1), "read this snapshot"),
@@ -367,7 +383,8 @@ def _unknown_option(key: str) -> InvalidOptionError:
     if key in PAIMON_CORE_OPTIONS:
         return InvalidOptionError(
             f"table option {key!r} is a Paimon option lakeskip does not support yet "
-            "(lakeskip writes Parquet, fixed or unaware buckets, merge-engine deduplicate)"
+            "(lakeskip writes Parquet, fixed or unaware buckets, merge-engine deduplicate or "
+            "partial-update)"
         )
     return InvalidOptionError(f"unknown table option {key!r}{_suggest(key)}")
 
@@ -394,6 +411,7 @@ def validate_options(
     has_index = False
     _validate_bucket(options, row_type, partition_keys, primary_keys)
     check_deletion_vectors(options, primary_keys)
+    check_merge_options(options, primary_keys)
     for key, value in options.items():
         if not isinstance(value, str):
             raise InvalidOptionError(f"option {key!r}: value must be a string, got {value!r}")

@@ -15,7 +15,7 @@ The *trimmed* key is the primary key minus the partition columns (``KeyValueFile
 ``SpecialFields``, pypaimon's ``KeyValueDataWriter._add_system_fields``). Inside one file the
 rows are sorted by key and each key appears once; across the files of a bucket the newest
 sequence number of a key wins, and ``-U``/``-D`` versions mean "no row" (merge-on-read,
-``merge-engine = deduplicate``).
+``merge-engine = deduplicate``; other engines: :mod:`lakeskip.catalog.merge_engine`).
 
 Example:
     >>> from lakeskip.types import BIGINT, STRING, RowType
@@ -37,6 +37,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lakeskip.catalog.merge_engine import DEDUPLICATE, MERGE_ENGINE, check_merge_options
 from lakeskip.errors import InvalidArgumentError, InvalidOptionError
 from lakeskip.types import DataType, Field, RowType, TypeRoot
 
@@ -61,8 +62,7 @@ KEY_PREFIX = "_KEY_"
 SEQUENCE_NUMBER = "_SEQUENCE_NUMBER"
 VALUE_KIND = "_VALUE_KIND"
 PRIMARY_KEY_OPTION = "primary-key"
-MERGE_ENGINE = "merge-engine"
-DEFAULT_MERGE_ENGINE = "deduplicate"
+DEFAULT_MERGE_ENGINE = DEDUPLICATE
 # Paimon's default for a primary-key table without ``bucket`` is dynamic bucket (-1), which
 # needs a hash index mapping each key to its bucket. lakeskip writes an explicit fixed
 # ``bucket`` instead (Paimon's own default before dynamic bucket existed): every reader
@@ -146,7 +146,7 @@ def check_primary_key(
         InvalidArgumentError: unknown or repeated key column, a partition column missing from
             the key, a key equal to the partition columns, a key type that cannot be merged.
         InvalidOptionError: ``bucket = -1`` (dynamic bucket), a bad ``bucket-key``, a merge
-            engine other than ``deduplicate``.
+            engine or merge option lakeskip does not implement (:mod:`.merge_engine`).
     """
     keys: list[str] = []
     for k in primary_keys:
@@ -182,12 +182,7 @@ def check_primary_key(
         for f in row_type
     )
     opts = dict(options)
-    engine = opts.get(MERGE_ENGINE, DEFAULT_MERGE_ENGINE).strip().lower()
-    if engine != DEFAULT_MERGE_ENGINE:
-        raise InvalidOptionError(
-            f"option {MERGE_ENGINE!r} = {opts[MERGE_ENGINE]!r} is not supported yet "
-            f"(only {DEFAULT_MERGE_ENGINE!r})"
-        )
+    check_merge_options(opts, keys)
     bucket = opts.setdefault("bucket", DEFAULT_PK_BUCKETS).strip()
     try:
         n = int(bucket)

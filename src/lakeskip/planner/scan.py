@@ -29,6 +29,7 @@ from typing import Any
 from lakeskip.catalog.cache import CacheSection, MetadataCache, shared_cache
 from lakeskip.catalog.deletion_vectors import DeletionFile
 from lakeskip.catalog.manifest import ManifestEntry
+from lakeskip.catalog.merge_engine import MergeEngine
 from lakeskip.catalog.stats import file_column_stats
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import LakeskipWarning
@@ -259,6 +260,12 @@ class ScanPlanner:
           bucket) may hold a matching version, no merged row of it can match. If any file
           may, every file of the bucket that the key conjuncts keep is read.
 
+        * ``merge-engine = partial-update``: a merged row mixes columns of several versions,
+          and each of its values (NULL too) is one some version holds in that column, so
+          only conjuncts that read at most one non-key column may prune a bucket (a file
+          none of whose rows satisfies such a conjunct holds no version that makes the
+          merged row satisfy it); ``a = 1 AND b = 2`` is two such conjuncts, judged apart.
+
         Row-level index results are dropped (rows of a file are versions, not rows).
         """
         schema = self.table.schema
@@ -267,7 +274,16 @@ class ScanPlanner:
         for c in _conjuncts(pred):
             if _columns(c) <= key_names:
                 key_part = and_(key_part, c)
-        full, n_full = self._decide(entries, bound, row_type, use_indexes, notes)
+        if MergeEngine.of(schema.options).partial_update:
+            per_column: BooleanExpression = AlwaysTrue()
+            for c in _conjuncts(pred):
+                if len(_columns(c) - key_names) <= 1:
+                    per_column = and_(per_column, c)
+            bound = bind(row_type, per_column, time_zone=time_zone)
+        if isinstance(bound, AlwaysTrue):
+            full, n_full = [FileDecision(e, keep=True) for e in entries], 0
+        else:
+            full, n_full = self._decide(entries, bound, row_type, use_indexes, notes)
         key_bound = bind(row_type, key_part, time_zone=time_zone)
         if isinstance(key_bound, AlwaysTrue):
             by_key = [FileDecision(e, keep=True) for e in entries]

@@ -17,17 +17,15 @@ from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from lakeskip.catalog.data_writer import WriteSpec, write_kv_data_file
 from lakeskip.catalog.manifest import ManifestEntry
+from lakeskip.catalog.merge_engine import MergeEngine
 from lakeskip.catalog.options import target_file_size
 from lakeskip.catalog.primary_key import (
     SEQUENCE_NUMBER,
     VALUE_KIND,
-    RowKind,
-    dedupe_latest,
     schema_key_layout,
 )
 from lakeskip.catalog.table import FileStoreTable
@@ -98,14 +96,10 @@ def compact_bucket(task: BucketTask) -> list[ManifestEntry]:
         columns[VALUE_KIND] = data[VALUE_KIND].cast(pa.int8())
         parts.append(pa.table(columns))
     merged = pa.concat_tables(parts)
-    # newest version last within a key, then keep the last per key
-    merged = merged.take(pc.sort_indices(merged, sort_keys=[(SEQUENCE_NUMBER, "ascending")]))
-    latest = dedupe_latest(merged, layout.trimmed)
-    alive = pc.is_in(
-        latest[VALUE_KIND],
-        pa.array([int(RowKind.INSERT), int(RowKind.UPDATE_AFTER)], pa.int8()),
+    # every key's versions merged by the table's engine; keys that end deleted are dropped
+    latest = MergeEngine.of(schema.options).merge_versions(
+        merged, layout.trimmed, SEQUENCE_NUMBER, VALUE_KIND
     )
-    latest = latest.filter(alive)
     if latest.num_rows == 0:
         return []
     target = target_file_size(schema.options)

@@ -28,6 +28,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.manifest import ManifestEntry
+from lakeskip.catalog.merge_engine import MergeEngine
 from lakeskip.catalog.primary_key import PRIMARY_KEY_OPTION
 from lakeskip.catalog.snapshot import Snapshot
 from lakeskip.catalog.staging import can_stage, publish, staging_identifier
@@ -531,7 +532,9 @@ class CatalogService:
             for e in plan.files
         ]
         report_id = self.reports.add(str(p.get("tag") or ""), plan.report)
-        return {"files": files, "report_id": report_id}
+        # how LakePkScan merges the versions of a key (primary-key tables)
+        merge = MergeEngine.of(schema.options).to_json() if schema.primary_keys else None
+        return {"files": files, "report_id": report_id, "merge": merge}
 
     # -- writes ---------------------------------------------------------------------------
 

@@ -9,7 +9,9 @@ one set of key-value files, as Paimon's merge-on-read write does::
               the rows where the condition is TRUE
     write     DELETE writes each matched row as a ``-D`` version; UPDATE writes the row with
               the SET values applied as a ``+U`` version; sequence numbers continue after
-              the bucket's largest, so the new version wins at read time
+              the bucket's largest, so the new version wins at read time (partial-update
+              tables: DELETE needs ``partial-update.remove-record-on-delete``, and UPDATE
+              cannot set a non-null column to NULL, as the merge would keep the old value)
     commit    one APPEND snapshot (no file is removed)
 
 The primary key itself (which includes the partition columns) cannot be assigned by UPDATE:
@@ -28,15 +30,17 @@ from dataclasses import dataclass
 
 from pyspark.sql import SparkSession
 
+from lakeskip.catalog.merge_engine import MergeEngine
 from lakeskip.catalog.primary_key import RowKind
 from lakeskip.catalog.snapshot import CommitKind
 from lakeskip.catalog.table import FileStoreTable
-from lakeskip.errors import InvalidArgumentError
+from lakeskip.errors import InvalidArgumentError, UnsupportedStatementError
 from lakeskip.planner.report import PruningReport
 from lakeskip.planner.scan import ScanPlanner
 from lakeskip.spark.query import table_view
 from lakeskip.spark.writer import align_by_position, write_entries
 from lakeskip.sql.query import condition_predicate, nondeterministic_function
+from lakeskip.types import RowType
 
 __all__ = ["PkDmlResult", "pk_delete_where", "pk_update_where"]
 
@@ -97,6 +101,34 @@ def pk_update_where(
     return _write_versions(spark, table, condition, assignments, alias, time_zone)
 
 
+def _refuse_null_assignments(
+    spark: SparkSession,
+    view: str,
+    alias: str,
+    cond: str,
+    assignments: Mapping[str, str],
+    row_type: RowType,
+    what: str,
+) -> None:
+    """A partial-update table keeps a column's newest *non-null* value: an UPDATE that sets a
+    non-null column to NULL would silently keep the old value, so it is refused instead."""
+    nulled = [
+        f"({_quote(f.name)} IS NOT NULL AND CAST(({assignments[f.name]}) AS "
+        f"{f.type.spark_ddl()}) IS NULL)"
+        for f in row_type
+        if f.name in assignments
+    ]
+    found = spark.sql(
+        f"SELECT 1 FROM {view} AS {_quote(alias)} WHERE coalesce({cond}, false) "
+        f"AND ({' OR '.join(nulled)}) LIMIT 1"
+    ).collect()
+    if found:
+        raise UnsupportedStatementError(
+            f"{what}: cannot set a column to NULL on a partial-update table (the merge keeps "
+            "each column's newest non-null value)"
+        )
+
+
 def _write_versions(
     spark: SparkSession,
     table: FileStoreTable,
@@ -107,6 +139,9 @@ def _write_versions(
 ) -> PkDmlResult:
     verb = "DELETE FROM" if assignments is None else "UPDATE"
     what = f"{verb} {table.identifier}"
+    engine = MergeEngine.of(table.schema.options)
+    if assignments is None and (why := engine.delete_refusal(table.identifier)) is not None:
+        raise UnsupportedStatementError(why)
     if condition is not None and (fn := nondeterministic_function(condition)) is not None:
         raise InvalidArgumentError(f"{what}: the condition must be deterministic ({fn}() is not)")
     table = table.refresh()
@@ -135,6 +170,8 @@ def _write_versions(
         matched = spark.sql(
             f"SELECT {', '.join(items)} FROM {view} AS {_quote(alias)} WHERE coalesce({cond}, false)"
         )
+        if engine.partial_update and assignments:
+            _refuse_null_assignments(spark, view, alias, cond, assignments, row_type, what)
     finally:
         spark.catalog.dropTempView(view)
     kind = RowKind.DELETE if assignments is None else RowKind.UPDATE_AFTER

@@ -17,10 +17,11 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 
 from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.manifest import ManifestEntry
+from lakeskip.catalog.merge_engine import MergeEngine
 from lakeskip.catalog.primary_key import SEQUENCE_NUMBER, VALUE_KIND, RowKind, schema_key_layout
 from lakeskip.catalog.schema import TableSchema
 from lakeskip.catalog.snapshot import Snapshot
@@ -98,6 +99,9 @@ def merged_view(spark: SparkSession, schema: TableSchema, paths: Sequence[str]) 
         *[spark_path(p) for p in paths]
     )
     keys = [F.col(f"`{k}`") for k in (*schema.partition_keys, *layout.key_columns)]
+    engine = MergeEngine.of(schema.options)
+    if engine.partial_update:
+        return _partial_update_view(df, schema, keys, engine)
     rank = "__lakeskip_version"
     newest = Window.partitionBy(*keys).orderBy(F.col(SEQUENCE_NUMBER).desc())
     return (
@@ -107,6 +111,67 @@ def merged_view(spark: SparkSession, schema: TableSchema, paths: Sequence[str]) 
             & F.col(VALUE_KIND).isin(int(RowKind.INSERT), int(RowKind.UPDATE_AFTER))
         )
         .select(*[F.col(f"`{n}`") for n in row_type.names])
+    )
+
+
+def _partial_update_view(
+    df: DataFrame, schema: TableSchema, keys: Sequence[Column], engine: MergeEngine
+) -> DataFrame:
+    """``merge-engine = partial-update`` as a Spark plan, the rules of
+    :mod:`lakeskip.catalog.merge_engine`: per key, a *base* version (the newest -D with
+    remove-record-on-delete, else a retract version that comes first), then each column's
+    newest non-null value among the +I/+U versions after the base, else the base's value."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    seq, kind = F.col(SEQUENCE_NUMBER), F.col(VALUE_KIND)
+    is_add = kind.isin(int(RowKind.INSERT), int(RowKind.UPDATE_AFTER))
+    if not (engine.ignore_delete or engine.remove_record_on_delete):
+        df = df.withColumn(
+            VALUE_KIND,
+            F.when(
+                is_add | kind.isNull(),
+                kind,
+            ).otherwise(
+                F.raise_error(
+                    F.lit(
+                        "a partial-update table holds -U/-D versions but neither "
+                        "'ignore-delete' nor 'partial-update.remove-record-on-delete' is set"
+                    )
+                ).cast("tinyint")
+            ),
+        )
+    group = Window.partitionBy(*keys)
+    removes = engine.remove_record_on_delete and not engine.ignore_delete
+    base = "__lakeskip_base"
+    first_retract = F.when(~F.min_by(is_add, seq).over(group), F.min(seq).over(group))
+    if removes:
+        base_col = F.coalesce(
+            F.max(F.when(kind == int(RowKind.DELETE), seq)).over(group), first_retract
+        )
+    else:
+        base_col = first_retract
+    with_base = df.withColumn(base, base_col)
+    b = F.col(base)
+    after = b.isNull() | (seq > b)
+    values = []
+    for n in schema.row_type.names:
+        c = F.col(f"`{n}`")
+        if n in schema.partition_keys:
+            continue  # a grouping column already
+        if n in schema.primary_keys:
+            values.append(F.first(c).alias(n))
+            continue
+        newest = F.max_by(c, F.when(is_add & c.isNotNull() & after, seq))
+        values.append(F.coalesce(newest, F.max_by(c, F.when(seq == b, seq))).alias(n))
+    alive = F.max(is_add.cast("int")) == 1
+    if removes:
+        alive = alive & (F.max_by(kind, seq) != int(RowKind.DELETE))
+    return (
+        with_base.groupBy(*keys)
+        .agg(alive.alias("__lakeskip_alive"), *values)
+        .where(F.col("__lakeskip_alive"))
+        .select(*[F.col(f"`{n}`") for n in schema.row_type.names])
     )
 
 

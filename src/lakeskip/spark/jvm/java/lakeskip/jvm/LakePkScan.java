@@ -44,7 +44,8 @@ import scala.jdk.javaapi.CollectionConverters;
  * files Python kept; each file is read by Spark's own Parquet reader (files are sorted by key
  * with unique keys), the files are k-way merged by key (Spark's natural ordering of the key
  * types), the version with the largest {@code _SEQUENCE_NUMBER} wins and {@code -U}/{@code -D}
- * versions are dropped. No value filter is pushed into the files being merged (an older
+ * versions are dropped (merge-engine = partial-update: each column's newest non-null value,
+ * see {@code partialUpdate}). No value filter is pushed into the files being merged (an older
  * version of a key must never come back because its newer version was filtered out); filters
  * on key columns only may skip row groups. Spark applies every filter after the merge. Python
  * planned which files and buckets to read; this class only reads.
@@ -133,11 +134,15 @@ final class LakePkScan implements Scan, Batch {
       outOrdinals[i] = got.fieldIndex(out.fields()[i].name());
       outTypes[i] = out.fields()[i].dataType();
     }
+    JsonNode merge = reply.path("merge");
     Factory factory =
         new Factory(
             rowReaderFactory(scan.toBatch().createReaderFactory()), keyTypes,
             got.fieldIndex(SEQUENCE),
-            got.fieldIndex(KIND), outOrdinals, outTypes);
+            got.fieldIndex(KIND), outOrdinals, outTypes,
+            "partial-update".equals(merge.path("engine").asText("deduplicate")),
+            merge.path("ignore_delete").asBoolean(false),
+            merge.path("remove_record_on_delete").asBoolean(false));
     Configuration conf = session.sessionState().newHadoopConf();
     Map<String, List<PartitionedFile>> groups = new LinkedHashMap<>();
     for (JsonNode f : reply.path("files")) {
@@ -220,16 +225,24 @@ final class LakePkScan implements Scan, Batch {
     final int kind;
     final int[] out;
     final DataType[] outTypes;
+    /** merge-engine = partial-update (else deduplicate) and its delete handling. */
+    final boolean partialUpdate;
+    final boolean ignoreDelete;
+    final boolean removeRecordOnDelete;
 
     Factory(
         PartitionReaderFactory parquet, DataType[] keyTypes, int sequence, int kind, int[] out,
-        DataType[] outTypes) {
+        DataType[] outTypes, boolean partialUpdate, boolean ignoreDelete,
+        boolean removeRecordOnDelete) {
       this.parquet = parquet;
       this.keyTypes = keyTypes;
       this.sequence = sequence;
       this.kind = kind;
       this.out = out;
       this.outTypes = outTypes;
+      this.partialUpdate = partialUpdate;
+      this.ignoreDelete = ignoreDelete;
+      this.removeRecordOnDelete = removeRecordOnDelete;
     }
 
     @Override
@@ -301,6 +314,24 @@ final class LakePkScan implements Scan, Batch {
             best = d.row;
           }
         }
+        if (f.partialUpdate) {
+          // the versions' rows before the cursors move on (advance() replaces c.row)
+          List<InternalRow> versions = new ArrayList<>(same.size());
+          for (Cursor d : same) {
+            versions.add(d.row);
+          }
+          for (Cursor d : same) {
+            if (d.advance()) {
+              heap.add(d);
+            }
+          }
+          InternalRow merged = partialUpdate(versions);
+          if (merged != null) {
+            current = merged;
+            return true;
+          }
+          continue;
+        }
         for (Cursor d : same) {
           if (d.advance()) {
             heap.add(d);
@@ -317,6 +348,58 @@ final class LakePkScan implements Scan, Batch {
         }
       }
       return false;
+    }
+
+    /**
+     * Paimon's {@code PartialUpdateMergeFunction} without sequence groups or aggregation
+     * (lakeskip.catalog.merge_engine has the same rules in Python): versions oldest first;
+     * +I/+U set their non-null columns; a retract version first seeds the row with its values;
+     * a -D resets the row to its values when remove-record-on-delete (and, newest, means no
+     * row); retracts are skipped with ignore-delete and are an error otherwise. Null: no row.
+     */
+    private InternalRow partialUpdate(List<InternalRow> versions) throws IOException {
+      versions.sort((a, b) -> Long.compare(a.getLong(f.sequence), b.getLong(f.sequence)));
+      Object[] values = new Object[f.out.length];
+      boolean filled = false;
+      boolean meetInsert = false;
+      boolean deleted = false;
+      for (InternalRow v : versions) {
+        byte kind = v.getByte(f.kind);
+        deleted = false;
+        if (kind == 1 || kind == 3) {
+          if (!filled) {
+            copyAll(v, values);
+            filled = true;
+          }
+          if (f.ignoreDelete) {
+            continue;
+          }
+          if (f.removeRecordOnDelete) {
+            if (kind == 3) {
+              deleted = true;
+              copyAll(v, values);
+            }
+            continue;
+          }
+          throw new IOException(
+              "lakeskip: a partial-update table holds -U/-D versions but neither "
+                  + "'ignore-delete' nor 'partial-update.remove-record-on-delete' is set");
+        }
+        for (int i = 0; i < values.length; i++) {
+          if (!v.isNullAt(f.out[i])) {
+            values[i] = v.get(f.out[i], f.outTypes[i]);
+          }
+        }
+        meetInsert = true;
+        filled = true;
+      }
+      return deleted || !meetInsert ? null : new GenericInternalRow(values);
+    }
+
+    private void copyAll(InternalRow v, Object[] values) {
+      for (int i = 0; i < values.length; i++) {
+        values[i] = v.isNullAt(f.out[i]) ? null : v.get(f.out[i], f.outTypes[i]);
+      }
     }
 
     @Override
