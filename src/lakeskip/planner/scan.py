@@ -275,13 +275,9 @@ class ScanPlanner:
             if _columns(c) <= key_names:
                 key_part = and_(key_part, c)
         if MergeEngine.of(schema.options).partial_update:
-            per_column: BooleanExpression = AlwaysTrue()
-            for c in _conjuncts(pred):
-                if len(_columns(c) - key_names) <= 1:
-                    per_column = and_(per_column, c)
-            bound = bind(row_type, per_column, time_zone=time_zone)
-        if isinstance(bound, AlwaysTrue):
-            full, n_full = [FileDecision(e, keep=True) for e in entries], 0
+            full, n_full = self._decide_partial_update(
+                entries, pred, key_names, row_type, use_indexes, notes, time_zone
+            )
         else:
             full, n_full = self._decide(entries, bound, row_type, use_indexes, notes)
         key_bound = bind(row_type, key_part, time_zone=time_zone)
@@ -305,6 +301,40 @@ class ScanPlanner:
             else:
                 out.append(k)
         return out, n_full + n_key
+
+    def _decide_partial_update(
+        self,
+        entries: Sequence[ManifestEntry],
+        pred: BooleanExpression,
+        key_names: set[str],
+        row_type: RowType,
+        use_indexes: bool,
+        notes: _Warnings,
+        time_zone: str,
+    ) -> tuple[list[FileDecision], int]:
+        """Per file: kept unless its bucket has no file that may satisfy some conjunct
+        reading at most one non-key column (each conjunct judged on its own: the merged row
+        may take each column from a different version)."""
+        out = [FileDecision(e, keep=True) for e in entries]
+        n = 0
+        for c in _conjuncts(pred):
+            if len(_columns(c) - key_names) > 1:
+                continue
+            b = bind(row_type, c, time_zone=time_zone)
+            if isinstance(b, AlwaysTrue):
+                continue
+            if isinstance(b, AlwaysFalse):
+                decisions = [FileDecision(e, keep=False, tier=SkipTier.PREDICATE) for e in entries]
+            else:
+                decisions, k = self._decide(entries, b, row_type, use_indexes, notes)
+                n += k
+            alive = {
+                (e.partition, e.bucket) for e, d in zip(entries, decisions, strict=True) if d.keep
+            }
+            for i, (e, d) in enumerate(zip(entries, decisions, strict=True)):
+                if (e.partition, e.bucket) not in alive and out[i].keep:
+                    out[i] = d
+        return out, n
 
     def _file_stats(self, e: ManifestEntry, notes: _Warnings) -> dict[str, ColumnStats]:
         table = self.table
