@@ -93,7 +93,9 @@ def model_rows(
     return sorted(out, key=repr)
 
 
-def file_records(table: FileStoreTable, entries: list[Any]) -> list[tuple[int, int, dict[str, Any]]]:
+def file_records(
+    table: FileStoreTable, entries: list[Any]
+) -> list[tuple[int, int, dict[str, Any]]]:
     out = []
     for e in entries:
         data = pq.read_table(table.data_file_path(e)).to_pylist()
