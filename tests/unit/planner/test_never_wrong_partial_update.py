@@ -3,8 +3,8 @@
 An independent model of Paimon's ``PartialUpdateMergeFunction`` (a plain per-key loop over
 the versions, oldest first, written from the Java source, not from
 ``lakeskip.catalog.merge_engine``) is fed every *input* record in arrival order (arrival order
-is sequence order: sequence numbers rise per write and per row). Random writes (+I rows with
-NULLs, duplicate keys within one write, -D rows) go through the real writer; then
+is sequence order: sequence numbers rise per write and per row). Random writes (+I/+U rows with
+NULLs, duplicate keys within one write, -D and -U rows) go through the real writer; then
 
 * the library's vectorised merge of all files equals the model (the writer's in-write merge
   and ``MergeEngine.merge_versions`` are both checked), and
@@ -144,7 +144,7 @@ def test_partial_update_merge_and_pruning_match_the_model(
         }
         kinds = [RowKind.INSERT, RowKind.INSERT, RowKind.UPDATE_AFTER]
         if mode != "plain":
-            kinds.append(RowKind.DELETE)
+            kinds += [RowKind.DELETE, RowKind.UPDATE_BEFORE]
         kind = data.draw(st.sampled_from(kinds), label="kind")
         for i in range(n):
             records.append((arrival, int(kind), {c: rows[c][i] for c in NAMES}))
