@@ -1,0 +1,83 @@
+"""``lakeskip.catalog.merge_engine``: option checks and the corner cases of Paimon's
+``PartialUpdateMergeFunction`` (current Paimon, which pypaimon follows)."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+from lakeskip.catalog.merge_engine import MergeEngine, check_merge_options
+from lakeskip.errors import CorruptMetadataError, InvalidOptionError
+
+SEQ, KIND = "_SEQUENCE_NUMBER", "_VALUE_KIND"
+
+
+def _versions(rows: list[tuple[int, int, int, str | None, int | None]]) -> pa.Table:
+    k, seq, kind, a, n = zip(*rows, strict=True)
+    return pa.table(
+        {
+            "k": pa.array(k, pa.int32()),
+            "a": pa.array(a, pa.string()),
+            "n": pa.array(n, pa.int32()),
+            SEQ: pa.array(seq, pa.int64()),
+            KIND: pa.array(kind, pa.int8()),
+        }
+    )
+
+
+def _merge(engine: MergeEngine, rows: list[tuple[int, int, int, str | None, int | None]]) -> list:
+    out = engine.merge_versions(_versions(rows), ["k"], SEQ, KIND)
+    return [(r["k"], r["a"], r["n"], r[SEQ], r[KIND]) for r in out.to_pylist()]
+
+
+def test_partial_update_rules() -> None:
+    plain = MergeEngine("partial-update")
+    remove = MergeEngine("partial-update", remove_record_on_delete=True)
+    ignore = MergeEngine("partial-update", ignore_delete=True)
+    # versions arrive out of order; the newest non-null value of each column wins
+    assert _merge(plain, [(1, 5, 0, None, 3), (1, 2, 0, "a", 9), (1, 3, 2, "b", None)]) == [
+        (1, "b", 3, 5, 0)
+    ]
+    with pytest.raises(CorruptMetadataError, match="ignore-delete"):
+        _merge(plain, [(1, 1, 0, "a", 1), (1, 2, 3, "a", 1)])
+    # -D resets the row to its own values; newest -D: no row
+    assert _merge(remove, [(1, 1, 0, "a", 1), (1, 2, 3, "d", None), (1, 3, 0, None, 7)]) == [
+        (1, "d", 7, 3, 0)
+    ]
+    assert _merge(remove, [(1, 1, 0, "a", 1), (1, 2, 3, "a", 1)]) == []
+    # -U is skipped (after seeding the row when it comes first)
+    assert _merge(remove, [(1, 1, 1, "u", 4), (1, 2, 0, None, 5)]) == [(1, "u", 5, 2, 0)]
+    # ignore-delete: retracts skipped; a retract-only key is no row
+    assert _merge(ignore, [(1, 1, 0, "a", 1), (1, 2, 3, None, None), (2, 1, 3, "x", 1)]) == [
+        (1, "a", 1, 2, 0)
+    ]
+    # deduplicate: newest version, its own kind
+    assert _merge(MergeEngine(), [(1, 1, 0, "a", 1), (1, 2, 2, None, 5)]) == [(1, None, 5, 2, 2)]
+
+
+def test_merge_write_fills_in_arrival_order() -> None:
+    t = pa.table({"k": [2, 1, 2, 2], "a": ["x", None, None, "z"], "n": [1, 2, 3, None]})
+    pu = MergeEngine("partial-update")
+    assert pu.merge_write(t, ["k"], add=True).to_pylist() == [
+        {"k": 1, "a": None, "n": 2},
+        {"k": 2, "a": "z", "n": 3},
+    ]
+    # -D rows of one write: the last one of a key stands
+    assert pu.merge_write(t, ["k"], add=False).to_pylist()[1] == {"k": 2, "a": "z", "n": None}
+
+
+def test_option_checks() -> None:
+    check_merge_options({"merge-engine": "partial-update", "ignore-delete": "true"}, ["id"])
+    for options, match in (
+        ({"merge-engine": "first-row"}, "level-0"),
+        ({"merge-engine": "partial-update"}, "needs a primary key"),
+        ({"ignore-delete": "true"}, "partial-update' only"),
+        ({"merge-engine": "partial-update", "fields.a.sequence-group": "b"}, "sequence groups"),
+    ):
+        with pytest.raises(InvalidOptionError, match=match):
+            check_merge_options(options, ["id"] if "needs" not in match else [])
+    assert (
+        MergeEngine.of({"merge-engine": "Partial-Update"}).to_json()["engine"] == "partial-update"
+    )
+    assert MergeEngine().delete_refusal("t") is None
+    assert "remove-record-on-delete" in (MergeEngine("partial-update").delete_refusal("t") or "")
