@@ -7,35 +7,32 @@ survivors sorted by key -- rolled at ``target-file-size`` into non-overlapping f
 ``num-levels - 1`` with their own sequence numbers and kinds (a version written concurrently
 at level 0 still sorts after them). The driver commits one COMPACT snapshot that deletes the
 bucket's old files; the commit fails with ``CommitConflictError`` if one was removed meanwhile.
+
+With deletion vectors the files are read minus their DVs (a DELETE there is only a DV mark)
+and the commit drops the DVs, failing if one changed meanwhile.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-
-import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from lakeskip.catalog.data_writer import WriteSpec, write_kv_data_file
 from lakeskip.catalog.manifest import ManifestEntry
 from lakeskip.catalog.options import target_file_size
+from lakeskip.catalog.pk_dv_write import latest_alive, read_versions
 from lakeskip.catalog.primary_key import (
     SEQUENCE_NUMBER,
+    TOP_LEVEL,
     VALUE_KIND,
-    RowKind,
-    dedupe_latest,
     schema_key_layout,
 )
 from lakeskip.catalog.table import FileStoreTable
 
 __all__ = ["TOP_LEVEL", "BucketTask", "compact_bucket", "plan_bucket_tasks"]
 
-# Paimon's default ``num-levels`` is 5: full compaction writes to level 4.
-TOP_LEVEL = 4
 _MEMORY_RATIO = 3.0  # Arrow bytes per Parquet byte, the writer's first guess
 
 
@@ -49,20 +46,30 @@ class BucketTask:
     total_buckets: int
     files: tuple[tuple[str, ManifestEntry], ...]  # (path, entry)
     name_prefix: str
+    deleted: tuple[bytes | None, ...] = ()  # per file: its DV (portable bitmap bytes)
 
 
 def plan_bucket_tasks(
-    table: FileStoreTable, entries: Sequence[ManifestEntry], name_prefix: str
+    table: FileStoreTable,
+    entries: Sequence[ManifestEntry],
+    name_prefix: str,
+    deleted: Mapping[str, bytes] | None = None,
 ) -> list[BucketTask]:
-    """One task per (partition, bucket) of ``entries`` that has more than one file or a file
-    below the top level (a single top-level file is already compacted)."""
+    """One task per (partition, bucket) of ``entries`` that has more than one file, a file
+    below the top level or a file with a DV (``deleted``: data file name -> its DV as
+    portable bitmap bytes); a single clean top-level file is already compacted."""
     spec = WriteSpec(file_io=table.file_io, table_path=table.path, schema=table.schema)
+    deleted = deleted or {}
     groups: dict[tuple[Any, ...], list[ManifestEntry]] = {}
     for e in entries:
         groups.setdefault((e.partition, e.bucket), []).append(e)
     tasks = []
     for i, ((partition, bucket), group) in enumerate(sorted(groups.items(), key=repr)):
-        if len(group) == 1 and group[0].file.level == TOP_LEVEL:
+        if (
+            len(group) == 1
+            and group[0].file.level == TOP_LEVEL
+            and group[0].file.file_name not in deleted
+        ):
             continue
         tasks.append(
             BucketTask(
@@ -72,6 +79,7 @@ def plan_bucket_tasks(
                 group[0].total_buckets,
                 tuple((table.data_file_path(e), e) for e in group),
                 f"{name_prefix}-{i}",
+                tuple(deleted.get(e.file.file_name) for e in group),
             )
         )
     return tasks
@@ -82,30 +90,11 @@ def compact_bucket(task: BucketTask) -> list[ManifestEntry]:
     schema = task.spec.schema
     layout = schema_key_layout(schema)
     row_type = schema.row_type
-    arrow = row_type.to_arrow()
-    parts = []
-    for path, _ in task.files:
-        with task.spec.file_io.open_input(path) as src:
-            data = pq.read_table(src)
-        n = data.num_rows
-        columns = {
-            f.name: (
-                data[f.name].cast(f.type) if f.name in data.column_names else pa.nulls(n, f.type)
-            )
-            for f in arrow
-        }
-        columns[SEQUENCE_NUMBER] = data[SEQUENCE_NUMBER].cast(pa.int64())
-        columns[VALUE_KIND] = data[VALUE_KIND].cast(pa.int8())
-        parts.append(pa.table(columns))
-    merged = pa.concat_tables(parts)
-    # newest version last within a key, then keep the last per key
-    merged = merged.take(pc.sort_indices(merged, sort_keys=[(SEQUENCE_NUMBER, "ascending")]))
-    latest = dedupe_latest(merged, layout.trimmed)
-    alive = pc.is_in(
-        latest[VALUE_KIND],
-        pa.array([int(RowKind.INSERT), int(RowKind.UPDATE_AFTER)], pa.int8()),
-    )
-    latest = latest.filter(alive)
+    dvs = task.deleted or (None,) * len(task.files)
+    parts = [
+        read_versions(task.spec, path, dv) for (path, _), dv in zip(task.files, dvs, strict=True)
+    ]
+    latest = latest_alive(parts, layout.trimmed)
     if latest.num_rows == 0:
         return []
     target = target_file_size(schema.options)
