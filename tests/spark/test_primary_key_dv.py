@@ -46,7 +46,7 @@ def _check_layout(table: Any) -> None:
             (e.file.min_key, e.file.max_key)
         )
     for ranges in runs.values():
-        assert len(ranges) == 1 or len({r for r in ranges}) == len(ranges)
+        assert len(ranges) == 1 or len(set(ranges)) == len(ranges)
 
 
 def test_upserts_deletes_updates_and_compaction(session: Any) -> None:
@@ -65,7 +65,13 @@ def test_upserts_deletes_updates_and_compaction(session: Any) -> None:
     assert {e.file.level for e in table.refresh().scan_files()} <= {TOP_LEVEL, TOP_LEVEL - 1}
     assert table.refresh().deletion_files()  # the old version of id 2 is marked
     name = f"{session.catalog_name}.default.t"
-    want = [(1, "x", "a", 1), (2, "x", "bb", 20), (3, "y", "c", 3), (4, "y", "d", 4), (5, "x", "e", 5)]
+    want = [
+        (1, "x", "a", 1),
+        (2, "x", "bb", 20),
+        (3, "y", "c", 3),
+        (4, "y", "d", 4),
+        (5, "x", "e", 5),
+    ]
     assert _rows(session.sql("SELECT id, dt, v, n FROM t")) == want
     assert _rows(session.spark.sql(f"SELECT * FROM {name}")) == want
     # the older version of id 2 never comes back, neither through a value filter

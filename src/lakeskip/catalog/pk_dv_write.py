@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -41,7 +41,7 @@ import pyarrow.parquet as pq
 from pyroaring import BitMap
 
 from lakeskip.catalog.data_writer import DataWriter, WriteSpec, write_kv_data_file
-from lakeskip.catalog.deletion_vectors import drop_deleted
+from lakeskip.catalog.deletion_vectors import DeletionVectorUpdate, drop_deleted
 from lakeskip.catalog.manifest import ManifestEntry
 from lakeskip.catalog.primary_key import (
     SEQUENCE_NUMBER,
@@ -53,12 +53,17 @@ from lakeskip.catalog.primary_key import (
 )
 from lakeskip.index._roaring import bitmap_of, serialize_bitmap
 
+if TYPE_CHECKING:
+    from lakeskip.catalog.table import FileStoreTable
+
 __all__ = [
     "BucketFile",
     "BucketWrite",
     "PkDvSpec",
     "PkDvWriter",
+    "dv_update",
     "latest_alive",
+    "pk_dv_spec",
     "read_versions",
     "write_bucket",
 ]
@@ -136,7 +141,9 @@ def read_versions(spec: WriteSpec, path: str, deleted: bytes | None) -> pa.Table
 def latest_alive(parts: Sequence[pa.Table], key_columns: Sequence[str]) -> pa.Table:
     """Deduplicate merge of versions: per key the largest sequence number wins, and a key
     whose newest version is ``-U``/``-D`` has no row. Sorted by key."""
-    merged = pa.concat_tables(parts)
+    # the same columns, but nullability differs between files read and rows written
+    schema = pa.schema([f.with_nullable(True) for f in parts[0].schema])
+    merged = pa.concat_tables([p.cast(schema) for p in parts])
     merged = merged.take(pc.sort_indices(merged, sort_keys=[(SEQUENCE_NUMBER, "ascending")]))
     latest = dedupe_latest(merged, key_columns)
     return latest.filter(pc.is_in(latest[VALUE_KIND], _ALIVE_KINDS))
@@ -267,6 +274,52 @@ def _write_run(
             )
         )
     return out
+
+
+def pk_dv_spec(table: FileStoreTable, spec: WriteSpec, *, fresh: bool) -> PkDvSpec:
+    """The live files of every bucket with their DVs (read and checked here, on the
+    driver); ``fresh`` (INSERT OVERWRITE): no bucket state, the old files are replaced."""
+    from lakeskip.catalog.table import normalize_partition
+
+    snapshot = table.latest_snapshot()
+    if fresh or snapshot is None:
+        return PkDvSpec(spec, {}, delete=spec.value_kind is RowKind.DELETE)
+    refs = table.deletion_files(snapshot)
+    buckets: dict[tuple[tuple[Any, ...], int], list[BucketFile]] = {}
+    for e in table.scan_files(snapshot):
+        ref = refs.get(e.file.file_name)
+        deleted = (
+            serialize_bitmap(table.read_deletion_vector(ref, e.file.row_count))
+            if ref is not None
+            else None
+        )
+        key = (normalize_partition(table.schema, e.partition), e.bucket)
+        buckets.setdefault(key, []).append(
+            BucketFile(
+                table.data_file_path(e), e, deleted, ref.index_file if ref is not None else None
+            )
+        )
+    return PkDvSpec(
+        spec,
+        {k: tuple(v) for k, v in buckets.items()},
+        delete=spec.value_kind is RowKind.DELETE,
+    )
+
+
+def dv_update(spec: PkDvSpec, changes: Sequence[BucketWrite]) -> DeletionVectorUpdate | None:
+    """The commit's DV part: the new DVs, and as base the DV each changed or removed file
+    had when the write read it (another commit changing one meanwhile is a conflict, not a
+    lost delete or a resurrected row)."""
+    files = {f.entry.file.file_name: f for group in spec.buckets.values() for f in group}
+    names = {n for c in changes for n in c.vectors} | {
+        e.file.file_name for c in changes for e in c.removed
+    }
+    if not names:
+        return None
+    base = {n: files[n].index_file for n in names}
+    read = {n: BitMap.deserialize(d) for n in names if (d := files[n].deleted) is not None}
+    vectors = {n: BitMap.deserialize(b) for c in changes for n, b in c.vectors.items()}
+    return DeletionVectorUpdate(vectors, base, read)
 
 
 class PkDvWriter(DataWriter):

@@ -15,7 +15,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
-from pyroaring import BitMap
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
@@ -24,12 +23,17 @@ from lakeskip.catalog.data_writer import DataWriter, WriteSpec, WriteTimings, ne
 from lakeskip.catalog.deletion_vectors import DeletionVectorUpdate
 from lakeskip.catalog.manifest import ManifestEntry
 from lakeskip.catalog.options import deletion_vectors_enabled
-from lakeskip.catalog.pk_dv_write import BucketFile, BucketWrite, PkDvSpec, PkDvWriter
+from lakeskip.catalog.pk_dv_write import (
+    BucketWrite,
+    PkDvSpec,
+    PkDvWriter,
+    dv_update,
+    pk_dv_spec,
+)
 from lakeskip.catalog.primary_key import RowKind
 from lakeskip.catalog.snapshot import CommitKind, Snapshot
-from lakeskip.catalog.table import FileStoreTable, normalize_partition
+from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import ColumnNotFoundError, InvalidArgumentError
-from lakeskip.index._roaring import serialize_bitmap
 from lakeskip.sort.clustering import clustering_from_options
 from lakeskip.types import DataType, Field, RowType
 
@@ -122,50 +126,6 @@ def commit_written(
         overwrite_partitions=overwrite_partitions,
         deletion_vectors=vectors,
     )
-
-
-def _pk_dv_spec(table: FileStoreTable, spec: WriteSpec, *, fresh: bool) -> PkDvSpec:
-    """The live files of every bucket with their DVs (read and checked here, on the
-    driver); ``fresh`` (INSERT OVERWRITE): no bucket state, the old files are replaced."""
-    snapshot = table.latest_snapshot()
-    if fresh or snapshot is None:
-        return PkDvSpec(spec, {}, delete=spec.value_kind is RowKind.DELETE)
-    refs = table.deletion_files(snapshot)
-    buckets: dict[tuple[tuple[Any, ...], int], list[BucketFile]] = {}
-    for e in table.scan_files(snapshot):
-        ref = refs.get(e.file.file_name)
-        deleted = (
-            serialize_bitmap(table.read_deletion_vector(ref, e.file.row_count))
-            if ref is not None
-            else None
-        )
-        key = (normalize_partition(table.schema, e.partition), e.bucket)
-        buckets.setdefault(key, []).append(
-            BucketFile(
-                table.data_file_path(e), e, deleted, ref.index_file if ref is not None else None
-            )
-        )
-    return PkDvSpec(
-        spec,
-        {k: tuple(v) for k, v in buckets.items()},
-        delete=spec.value_kind is RowKind.DELETE,
-    )
-
-
-def _dv_update(spec: PkDvSpec, changes: Sequence[BucketWrite]) -> DeletionVectorUpdate | None:
-    """The commit's DV part: the new DVs, and as base the DV each changed or removed file
-    had when the write read it (another commit changing one meanwhile is a conflict, not a
-    lost delete or a resurrected row)."""
-    files = {f.entry.file.file_name: f for group in spec.buckets.values() for f in group}
-    names = {n for c in changes for n in c.vectors} | {
-        e.file.file_name for c in changes for e in c.removed
-    }
-    if not names:
-        return None
-    base = {n: files[n].index_file for n in names}
-    read = {n: BitMap.deserialize(d) for n in names if (d := files[n].deleted) is not None}
-    vectors = {n: BitMap.deserialize(b) for c in changes for n, b in c.vectors.items()}
-    return DeletionVectorUpdate(vectors, base, read)
 
 
 def last_write_timings() -> WriteTimings | None:
@@ -324,7 +284,7 @@ def collect_entries(
             ),
         )
         if deletion_vectors_enabled(table.schema.options):
-            spec = _pk_dv_spec(table, spec, fresh=fresh)
+            spec = pk_dv_spec(table, spec, fresh=fresh)
     else:
         spec = WriteSpec(
             file_io=table.file_io, table_path=table.path, schema=table.schema, level=level
@@ -348,7 +308,7 @@ def collect_entries(
     return WrittenEntries(
         entries,
         [e for c in changes for e in c.removed],
-        _dv_update(spec, changes),
+        dv_update(spec, changes),
         sum(c.marked for c in changes),
     )
 
