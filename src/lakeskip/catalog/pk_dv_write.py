@@ -307,19 +307,28 @@ def pk_dv_spec(table: FileStoreTable, spec: WriteSpec, *, fresh: bool) -> PkDvSp
 
 
 def dv_update(spec: PkDvSpec, changes: Sequence[BucketWrite]) -> DeletionVectorUpdate | None:
-    """The commit's DV part: the new DVs, and as base the DV each changed or removed file
-    had when the write read it (another commit changing one meanwhile is a conflict, not a
-    lost delete or a resurrected row)."""
+    """The commit's DV part: the new DVs; as base the DV each changed or removed file had
+    when the write read it (another commit changing one meanwhile is a conflict, not a lost
+    delete or a resurrected row); and as ``seen`` the files the lookup read in the buckets
+    it adds to (a file another commit added there meanwhile is a conflict, not a key live
+    twice)."""
+    from lakeskip.catalog.table import normalize_partition
+
     files = {f.entry.file.file_name: f for group in spec.buckets.values() for f in group}
     names = {n for c in changes for n in c.vectors} | {
         e.file.file_name for c in changes for e in c.removed
     }
-    if not names:
+    schema = spec.write.schema
+    written = {
+        (normalize_partition(schema, e.partition), e.bucket) for c in changes for e in c.added
+    }
+    if not names and not written:
         return None
+    seen = frozenset(f.entry.file.file_name for k in written for f in spec.buckets.get(k, ()))
     base = {n: files[n].index_file for n in names}
     read = {n: BitMap.deserialize(d) for n in names if (d := files[n].deleted) is not None}
     vectors = {n: BitMap.deserialize(b) for c in changes for n, b in c.vectors.items()}
-    return DeletionVectorUpdate(vectors, base, read)
+    return DeletionVectorUpdate(vectors, base, read, seen)
 
 
 class PkDvWriter(DataWriter):
