@@ -99,13 +99,18 @@ def test_upserts_deletes_updates_and_compaction(session: Any) -> None:
     want = [(1, "x", "w4", 4), (4, "y", "D", 400), (7, "y", "z", -1)]
     assert _rows(session.spark.sql(f"SELECT * FROM {name}")) == want
     # rewrite_file_index keeps the data files (and so their DVs): rows unchanged
+    values = ", ".join(f"({i}, 'z', 'q', {i})" for i in range(20, 30))
+    session.sql(f"INSERT INTO t VALUES {values}")
+    session.sql("UPDATE t SET n = 400 WHERE id IN (20, 21)")
+    want = sorted([*want, *((i, "z", "q", 400 if i < 22 else i) for i in range(20, 30))])
+    assert _rows(session.spark.sql(f"SELECT * FROM {name}")) == want
     dvs = table.refresh().deletion_files()
     assert dvs
     session.sql("ALTER TABLE t SET TBLPROPERTIES ('file-index.bitmap.columns' = 'n')")
     session.sql("CALL sys.rewrite_file_index(table => 't')")
     assert table.refresh().deletion_files().keys() == dvs.keys()
     assert _rows(session.spark.sql(f"SELECT * FROM {name}")) == want
-    assert _rows(session.spark.sql(f"SELECT id FROM {name} WHERE n = 400")) == [(4,)]
+    assert _rows(session.spark.sql(f"SELECT id FROM {name} WHERE n = 400")) == [(4,), (20,), (21,)]
     session.sql("CALL sys.compact(table => 't')")
     table = table.refresh()
     assert {e.file.level for e in table.scan_files()} == {TOP_LEVEL}
