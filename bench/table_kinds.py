@@ -27,6 +27,13 @@ filter is built at write time and cannot know about later deletes), vs the bound
 ``ideal + fpp * files``, per query and summed; rows checked against plain Spark over all the
 files with the deleted rows removed by the DELETE's own condition.
 
+**pkdv** -- a primary-key table with ``'deletion-vectors' = 'true'`` (``bucket`` =
+``--files`` / 2) and a bloom filter on the value column ``c1``: one INSERT of every key, then
+an INSERT upserting every fifth key with a new ``c1`` (the new run lands one level lower, the
+old versions are marked in deletion vectors). The same ``c1 = v`` lookups and bound as
+**dv**; rows checked against an independent recomputation of each key's latest ``c1``; ideal
+files = files holding a live match (read through their DVs).
+
 Medians over the lookups (each timed once, after warm-up queries). Writes
 ``bench/results/kinds-<timestamp>.json``.
 """
@@ -52,7 +59,7 @@ from lakeskip.planner.scan import ScanPlanner
 from lakeskip.spark import pruning_reports
 from lakeskip.spark.query import table_file_paths
 
-PK, DV = "bench.pk", "bench.dv"
+PK, DV, PKDV = "bench.pk", "bench.dv", "bench.pkdv"
 BUCKETS = 8
 DELETE_MOD, DELETE_REM = 50, 7  # pk: DELETE WHERE id % 50 = 7 ...
 REVIVE_MOD = 100  # ... then re-insert the keys with id % 100 = 7
@@ -351,6 +358,110 @@ def bench_dv(session: Any, args: argparse.Namespace) -> dict[str, Any]:
     return {"summary": summary, "queries": rows}
 
 
+# -- primary-key table with deletion vectors ---------------------------------------------
+
+
+def bench_pkdv(session: Any, args: argparse.Namespace) -> dict[str, Any]:
+    from lakeskip.spark.dv_read import FILE_COLUMN, live_rows_frame, read_vectors
+
+    spark = session.spark
+    name = f"{session.catalog_name}.{PKDV}"
+    buckets = max(1, args.files // 2)
+    per_file = max(1, args.rows // buckets)
+    domain = max(1, args.rows // 4)
+    spark.sql(
+        f"CREATE TABLE {name} (id BIGINT PRIMARY KEY NOT ENFORCED, c1 BIGINT, pad STRING) "
+        f"TBLPROPERTIES ('bucket' = '{buckets}', 'deletion-vectors' = 'true', "
+        "'target-file-size' = '1 gb', 'file-index.bloom-filter.columns' = 'c1', "
+        f"'file-index.bloom-filter.c1.items' = '{per_file}', "
+        f"'file-index.bloom-filter.c1.fpp' = '{args.fpp}')"
+    )
+
+    def c1(shift: int) -> Any:
+        return F.abs(F.xxhash64(F.col("id") + F.lit(shift))) % domain
+
+    base = spark.range(args.rows, numPartitions=max(1, args.files)).select(
+        F.col("id"), c1(0).alias("c1"), F.concat(F.lit("p"), (F.col("id") % 1000).cast("string"))
+    )
+    base.createOrReplaceTempView("pkdv_base")
+    _, t_write = _timed(lambda: spark.sql(f"INSERT INTO {name} SELECT * FROM pkdv_base"))
+    upsert = base.where("id % 5 = 0").select("id", c1(args.rows).alias("c1"), F.lit("u"))
+    upsert.createOrReplaceTempView("pkdv_upsert")
+    _, t_upsert = _timed(lambda: spark.sql(f"INSERT INTO {name} SELECT * FROM pkdv_upsert"))
+    # independent recomputation of every key's latest c1
+    live = spark.range(args.rows).select(
+        F.col("id"), F.when(F.col("id") % 5 == 0, c1(args.rows)).otherwise(c1(0)).alias("c1")
+    )
+    table = session.catalog.get_table(PKDV)
+    entries = table.scan_files()
+    files = len(entries)
+    with_file = live_rows_frame(
+        spark,
+        table,
+        entries,
+        read_vectors(table, entries, table.latest_snapshot()),
+        with_position=True,
+    )
+    plain = spark.read.parquet(*table_file_paths(table, entries))
+    print(
+        f"\npkdv: {args.rows:,} keys, {buckets} buckets, {files} files at levels "
+        f"{sorted({e.file.level for e in entries})} (write {t_write:.1f} s, upsert of every "
+        f"fifth key {t_upsert:.1f} s), {len(table.deletion_files())} files with DVs"
+    )
+    rng = random.Random(args.seed + 2)
+    values = [rng.randrange(0, domain) for _ in range(args.lookups - 2)] + [domain, domain + 7]
+    rows: list[dict[str, Any]] = []
+    for i, v in enumerate(values):
+        sql = f"SELECT count(*), sum(id) FROM {name} WHERE c1 = {v}"
+        if i == 0:
+            spark.sql(sql).collect()
+        with pruning_reports(spark) as reports:
+            got, t_cat = _timed(lambda s=sql: tuple(spark.sql(s).collect()[0]))
+        rep = reports[0]
+        want = tuple(live.where(F.col("c1") == v).agg(F.count("*"), F.sum("id")).first())
+        if got != want:
+            raise AssertionError(f"WRONG ANSWER c1 = {v}: catalog {got}, recomputed {want}")
+        ideal = with_file.where(F.col("c1") == v).select(FILE_COLUMN).distinct().count()
+        f = F.input_file_name().alias("f")
+        any_match = plain.where(F.col("c1") == v).select(f).distinct().count()
+        bound = ideal + args.fpp * files
+        rows.append(
+            {
+                "value": v,
+                "rows": got[0],
+                "files_total": rep.total_files,
+                "files_kept": rep.kept_files,
+                "files_ideal": ideal,
+                "files_any_match": any_match,
+                "bound": bound,
+                "within_bound": rep.kept_files <= bound,
+                "catalog_s": t_cat,
+            }
+        )
+    total = {k: sum(r[k] for r in rows) for k in ("files_kept", "files_ideal", "files_any_match")}
+    bound_sum = total["files_ideal"] + args.fpp * files * len(rows)
+    summary = {
+        "files": files,
+        "buckets": buckets,
+        "lookups": len(rows),
+        "fpp": args.fpp,
+        **{f"sum_{k}": v for k, v in total.items()},
+        "sum_bound": bound_sum,
+        "within_bound_summed": total["files_kept"] <= bound_sum,
+        "queries_over_bound": sum(not r["within_bound"] for r in rows),
+        "median_catalog_s": statistics.median(r["catalog_s"] for r in rows),
+    }
+    print(
+        f"pkdv bloom lookups ({len(rows)}, all answers correct): kept {total['files_kept']} vs "
+        f"ideal {total['files_ideal']} (any match incl. deleted {total['files_any_match']}) vs "
+        f"bound ideal + fpp*files = {bound_sum:.1f} summed -> "
+        f"{'within' if summary['within_bound_summed'] else 'OVER'}; "
+        f"{summary['queries_over_bound']} queries over their own bound; median catalog s "
+        f"{summary['median_catalog_s']:.3f}"
+    )
+    return {"summary": summary, "queries": rows}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=2_000_000, help="pk keys / dv rows")
@@ -359,7 +470,7 @@ def main() -> None:
     ap.add_argument("--lookups", type=int, default=40)
     ap.add_argument("--fpp", type=float, default=0.05, help="dv bloom filter fpp")
     ap.add_argument("--seed", type=int, default=15)
-    ap.add_argument("--only", choices=["pk", "dv"])
+    ap.add_argument("--only", choices=["pk", "dv", "pkdv"])
     ap.add_argument("--warehouse", default="/tmp/lakeskip-bench-kinds")
     args = ap.parse_args()
     if args.lookups < 5 or args.commits < 1:
@@ -373,13 +484,15 @@ def main() -> None:
             "the lakeskip Spark catalog is not installed (no javac): nothing to measure"
         )
     session.spark.sql(f"CREATE DATABASE IF NOT EXISTS {session.catalog_name}.bench")
-    for t in (PK, DV):
+    for t in (PK, DV, PKDV):
         session.spark.sql(f"DROP TABLE IF EXISTS {session.catalog_name}.{t}")
     out: dict[str, Any] = {"rows": args.rows, "cores": os.cpu_count(), "args": vars(args)}
     if args.only in (None, "pk"):
         out["pk"] = bench_pk(session, args)
     if args.only in (None, "dv"):
         out["dv"] = bench_dv(session, args)
+    if args.only in (None, "pkdv"):
+        out["pkdv"] = bench_pkdv(session, args)
     out_dir = Path(__file__).parent / "results"
     out_dir.mkdir(exist_ok=True)
     path = out_dir / f"kinds-{time.strftime('%Y%m%d-%H%M%S')}.json"

@@ -316,6 +316,15 @@ class Catalog:
                     f"option {DELETION_VECTORS!r} cannot be turned off by ALTER TABLE (deleted "
                     "rows live in deletion vectors that Paimon readers would then ignore)"
                 )
+            if current.primary_keys and option_bool(current.options, DELETION_VECTORS) != (
+                option_bool(merged, DELETION_VECTORS)
+            ):
+                # Paimon treats it as immutable here: level-0 files written without DVs
+                # would be invisible to DV readers, and DV'd rows visible to merging ones
+                raise InvalidOptionError(
+                    f"option {DELETION_VECTORS!r} cannot be changed by ALTER TABLE on a "
+                    "primary-key table (its files are laid out for one mode); create a new table"
+                )
             check_deletion_vectors(merged, current.primary_keys)
             for k in (
                 "bucket",

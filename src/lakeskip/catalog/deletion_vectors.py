@@ -217,11 +217,15 @@ class DeletionVectorUpdate:
         read: data file name -> the DV the writer read (optional): when another commit only
             moved it to a new index file (it rewrote a neighbour's DV), the same positions
             there are no conflict.
+        seen: a primary-key write's lookup (optional): the live files it read in the
+            buckets it adds files to. Another live file in such a bucket at commit time is
+            a conflict: it may hold a key this write also holds, and both would be live.
     """
 
     vectors: Mapping[str, BitMap]
     base: Mapping[str, str | None]
     read: Mapping[str, BitMap] = field(default_factory=dict)
+    seen: frozenset[str] | None = None
 
 
 def drop_deleted(data: pa.Table, deleted: bytes | None, where: str) -> pa.Table:

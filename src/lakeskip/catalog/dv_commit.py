@@ -103,8 +103,22 @@ def plan_index_change(
     """
     current = deletion_files(table_path, previous)
     added_names = {e.file.file_name for e in adds}
+    if update is not None and update.seen is not None and adds:
+        into = {(e.partition, e.bucket) for e in adds}
+        other = sorted(
+            e.file.file_name
+            for e in live()
+            if (e.partition, e.bucket) in into
+            and e.file.file_name not in update.seen
+            and e.file.file_name not in added_names
+        )
+        if other:
+            raise CommitConflictError(
+                f"commit to {identifier} conflicts: another commit wrote {len(other)} file(s) "
+                f"into a bucket this write looked up (e.g. {other[0]})"
+            )
     dropped = {e.file.file_name for e in deletes} - added_names
-    if update is None and not (dropped & current.keys()):
+    if (update is None or not (update.vectors or update.base)) and not (dropped & current.keys()):
         return IndexChange(previous_manifest, (), 0)
     vectors = dict(update.vectors) if update is not None else {}
     by_name: dict[str, ManifestEntry] = {}

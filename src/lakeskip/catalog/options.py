@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from lakeskip.catalog.merge_engine import (
     IGNORE_DELETE,
     REMOVE_RECORD_ON_DELETE,
+    MergeEngine,
     check_merge_options,
 )
 from lakeskip.catalog.paimon_options import PAIMON_CORE_OPTIONS
@@ -449,22 +450,30 @@ def validate_options(
 
 
 def check_deletion_vectors(options: Mapping[str, str], primary_keys: Sequence[str] = ()) -> None:
-    """Deletion vectors are supported on unaware-bucket append tables (``bucket`` = -1) only.
+    """Deletion vectors are supported on unaware-bucket append tables (``bucket`` = -1) and
+    on primary-key tables (fixed buckets; see :mod:`lakeskip.catalog.pk_dv_write`).
 
     Raises:
-        InvalidOptionError: deletion vectors on a primary-key or fixed-bucket table.
+        InvalidOptionError: deletion vectors on a fixed-bucket append table, or on a
+            partial-update primary-key table.
     """
     enabled = str(options.get(DELETION_VECTORS, "false")).strip().lower() == "true"
-    if enabled and primary_keys:
-        raise InvalidOptionError(
-            f"option {DELETION_VECTORS!r} is not supported on primary-key tables yet "
-            "(append tables only)"
-        )
+    if not enabled:
+        return
+    if primary_keys:
+        # the lookup write (catalog.pk_dv_write) keeps the newest version whole: deduplicate
+        engine = MergeEngine.of(options)
+        if engine.partial_update:
+            raise InvalidOptionError(
+                f"option {DELETION_VECTORS!r} is not supported with 'merge-engine' = "
+                "'partial-update' yet (primary-key tables with deletion vectors are deduplicate)"
+            )
+        return
     bucket = str(options.get(BUCKET, "-1")).strip()
-    if enabled and bucket not in ("-1", ""):
+    if bucket not in ("-1", ""):
         raise InvalidOptionError(
-            f"option {DELETION_VECTORS!r} is supported on unaware-bucket tables only "
-            f"('bucket' = -1), not with 'bucket' = {bucket!r}"
+            f"option {DELETION_VECTORS!r} is supported on unaware-bucket append tables and "
+            f"primary-key tables only ('bucket' = -1), not with 'bucket' = {bucket!r}"
         )
 
 

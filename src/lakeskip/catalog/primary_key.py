@@ -49,6 +49,7 @@ __all__ = [
     "MERGE_ENGINE",
     "PRIMARY_KEY_OPTION",
     "SEQUENCE_NUMBER",
+    "TOP_LEVEL",
     "VALUE_KIND",
     "KeyLayout",
     "RowKind",
@@ -68,6 +69,9 @@ DEFAULT_MERGE_ENGINE = DEDUPLICATE
 # ``bucket`` instead (Paimon's own default before dynamic bucket existed): every reader
 # (Paimon Java, pypaimon) reads a fixed-bucket table, and no index file is needed.
 DEFAULT_PK_BUCKETS = "1"
+# Paimon's default ``num-levels`` for these tables is 5 or more: full compaction (and a
+# deletion-vector write into an empty bucket) writes to level 4, which every reader accepts.
+TOP_LEVEL = 4
 
 # Key types whose order is the same in pyarrow's sort (the writer), Spark's ordering (the
 # merging reader) and Paimon's key comparator: integers, decimals, dates, timestamps,

@@ -29,6 +29,9 @@ class SkipTier(enum.Enum):
     EMBEDDED_INDEX = "embedded-index"
     INDEX_FILE = "index-file"
     DELETED = "deletion-vector"  # its deletion vector deletes every row of the file
+    # a primary-key table with deletion vectors: batch reads skip level-0 files (Paimon's
+    # batchScanSkipLevel0; lakeskip's own writes never leave any)
+    LEVEL0 = "level-0"
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,6 +30,7 @@ from lakeskip.catalog.cache import CacheSection, MetadataCache, shared_cache
 from lakeskip.catalog.deletion_vectors import DeletionFile
 from lakeskip.catalog.manifest import ManifestEntry
 from lakeskip.catalog.merge_engine import MergeEngine
+from lakeskip.catalog.options import deletion_vectors_enabled
 from lakeskip.catalog.stats import file_column_stats
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import LakeskipWarning
@@ -134,6 +135,15 @@ class ScanPlanner:
             gone = {e.file.file_name for e in dead}
             entries = [e for e in entries if e.file.file_name not in gone]
         schema = table.schema
+        raw_pk = schema.is_primary_key_table and deletion_vectors_enabled(schema.options)
+        if raw_pk:
+            # deletion vectors on a primary-key table: every key has one live version in
+            # the files at level > 0 (DVs hide the rest), read as they are without a merge
+            # -- so the files are pruned one by one like an append table's, as Paimon does
+            level0 = [e for e in entries if e.file.level == 0]
+            if level0:
+                dead = [*dead, *level0]
+                entries = [e for e in entries if e.file.level != 0]
         row_type = schema.row_type
         pred = predicate if predicate is not None else AlwaysTrue()
         bound = bind(row_type, pred, time_zone=time_zone)
@@ -143,7 +153,7 @@ class ScanPlanner:
             decisions = [FileDecision(e, keep=False, tier=SkipTier.PREDICATE) for e in entries]
         elif isinstance(bound, AlwaysTrue):
             decisions = [FileDecision(e, keep=True) for e in entries]
-        elif schema.is_primary_key_table:
+        elif schema.is_primary_key_table and not raw_pk:
             decisions, index_files_read = self._decide_primary_key(
                 entries, pred, bound, row_type, use_indexes, notes, time_zone
             )
@@ -151,7 +161,14 @@ class ScanPlanner:
             decisions, index_files_read = self._decide(entries, bound, row_type, use_indexes, notes)
         decisions = [
             *decisions,
-            *(FileDecision(e, keep=False, tier=SkipTier.DELETED) for e in dead),
+            *(
+                FileDecision(
+                    e,
+                    keep=False,
+                    tier=SkipTier.LEVEL0 if raw_pk and e.file.level == 0 else SkipTier.DELETED,
+                )
+                for e in dead
+            ),
         ]
         planning_ms = (time.perf_counter() - started) * 1000
         return ScanPlan.build(

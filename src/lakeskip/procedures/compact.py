@@ -384,13 +384,22 @@ def _compact_primary_key(
     entries = table.scan_files(snapshot) if snapshot is not None else []
     if arguments.get("where"):
         entries = filter_partitions(table, entries, arguments["where"])
-    tasks = plan_bucket_tasks(table, entries, str(uuid.uuid4()))
+    vectors = _vectors(table, snapshot, entries)
+    tasks = plan_bucket_tasks(table, entries, str(uuid.uuid4()), vectors.deleted)
     results = executor.map(compact_bucket, tasks, f"compact {table.identifier}")
     old = [e for t in tasks for _, e in t.files]
     new = [e for r in results for e in r]
     snapshot_id = None
     if old:
-        snap = table.commit(new, deleted=old, kind=CommitKind.COMPACT)
+        update = vectors.update
+        if update is not None:  # only the compacted files' DVs are the commit's base
+            names = {e.file.file_name for e in old}
+            update = DeletionVectorUpdate(
+                {},
+                {n: b for n, b in update.base.items() if n in names},
+                {n: v for n, v in update.read.items() if n in names},
+            )
+        snap = table.commit(new, deleted=old, kind=CommitKind.COMPACT, deletion_vectors=update)
         snapshot_id = snap.id if snap is not None else None
     return ProcedureResult(
         columns=(

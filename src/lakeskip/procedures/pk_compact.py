@@ -7,24 +7,28 @@ survivors sorted by key -- rolled at ``target-file-size`` into non-overlapping f
 ``num-levels - 1`` with their own sequence numbers and kinds (a version written concurrently
 at level 0 still sorts after them). The driver commits one COMPACT snapshot that deletes the
 bucket's old files; the commit fails with ``CommitConflictError`` if one was removed meanwhile.
+
+With deletion vectors the files are read minus their DVs (a DELETE there is only a DV mark)
+and the commit drops the DVs, failing if one changed meanwhile.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from lakeskip.catalog.data_writer import WriteSpec, write_kv_data_file
 from lakeskip.catalog.manifest import ManifestEntry
 from lakeskip.catalog.merge_engine import MergeEngine
 from lakeskip.catalog.options import target_file_size
+from lakeskip.catalog.pk_dv_write import read_versions
 from lakeskip.catalog.primary_key import (
     SEQUENCE_NUMBER,
+    TOP_LEVEL,
     VALUE_KIND,
     schema_key_layout,
 )
@@ -32,8 +36,6 @@ from lakeskip.catalog.table import FileStoreTable
 
 __all__ = ["TOP_LEVEL", "BucketTask", "compact_bucket", "plan_bucket_tasks"]
 
-# Paimon's default ``num-levels`` is 5: full compaction writes to level 4.
-TOP_LEVEL = 4
 _MEMORY_RATIO = 3.0  # Arrow bytes per Parquet byte, the writer's first guess
 
 
@@ -47,20 +49,30 @@ class BucketTask:
     total_buckets: int
     files: tuple[tuple[str, ManifestEntry], ...]  # (path, entry)
     name_prefix: str
+    deleted: tuple[bytes | None, ...] = ()  # per file: its DV (portable bitmap bytes)
 
 
 def plan_bucket_tasks(
-    table: FileStoreTable, entries: Sequence[ManifestEntry], name_prefix: str
+    table: FileStoreTable,
+    entries: Sequence[ManifestEntry],
+    name_prefix: str,
+    deleted: Mapping[str, bytes] | None = None,
 ) -> list[BucketTask]:
-    """One task per (partition, bucket) of ``entries`` that has more than one file or a file
-    below the top level (a single top-level file is already compacted)."""
+    """One task per (partition, bucket) of ``entries`` that has more than one file, a file
+    below the top level or a file with a DV (``deleted``: data file name -> its DV as
+    portable bitmap bytes); a single clean top-level file is already compacted."""
     spec = WriteSpec(file_io=table.file_io, table_path=table.path, schema=table.schema)
+    deleted = deleted or {}
     groups: dict[tuple[Any, ...], list[ManifestEntry]] = {}
     for e in entries:
         groups.setdefault((e.partition, e.bucket), []).append(e)
     tasks = []
     for i, ((partition, bucket), group) in enumerate(sorted(groups.items(), key=repr)):
-        if len(group) == 1 and group[0].file.level == TOP_LEVEL:
+        if (
+            len(group) == 1
+            and group[0].file.level == TOP_LEVEL
+            and group[0].file.file_name not in deleted
+        ):
             continue
         tasks.append(
             BucketTask(
@@ -70,6 +82,7 @@ def plan_bucket_tasks(
                 group[0].total_buckets,
                 tuple((table.data_file_path(e), e) for e in group),
                 f"{name_prefix}-{i}",
+                tuple(deleted.get(e.file.file_name) for e in group),
             )
         )
     return tasks
@@ -80,22 +93,13 @@ def compact_bucket(task: BucketTask) -> list[ManifestEntry]:
     schema = task.spec.schema
     layout = schema_key_layout(schema)
     row_type = schema.row_type
-    arrow = row_type.to_arrow()
-    parts = []
-    for path, _ in task.files:
-        with task.spec.file_io.open_input(path) as src:
-            data = pq.read_table(src)
-        n = data.num_rows
-        columns = {
-            f.name: (
-                data[f.name].cast(f.type) if f.name in data.column_names else pa.nulls(n, f.type)
-            )
-            for f in arrow
-        }
-        columns[SEQUENCE_NUMBER] = data[SEQUENCE_NUMBER].cast(pa.int64())
-        columns[VALUE_KIND] = data[VALUE_KIND].cast(pa.int8())
-        parts.append(pa.table(columns))
-    merged = pa.concat_tables(parts)
+    dvs = task.deleted or (None,) * len(task.files)
+    parts = [
+        read_versions(task.spec, path, dv) for (path, _), dv in zip(task.files, dvs, strict=True)
+    ]
+    # the same columns, but nullability differs between files read and rows written
+    nullable = pa.schema([f.with_nullable(True) for f in parts[0].schema])
+    merged = pa.concat_tables([p.cast(nullable) for p in parts])
     # every key's versions merged by the table's engine; keys that end deleted are dropped
     latest = MergeEngine.of(schema.options).merge_versions(
         merged, layout.trimmed, SEQUENCE_NUMBER, VALUE_KIND

@@ -29,6 +29,7 @@ from pyspark.sql import DataFrame, SparkSession
 from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.manifest import ManifestEntry
 from lakeskip.catalog.merge_engine import MergeEngine
+from lakeskip.catalog.options import deletion_vectors_enabled
 from lakeskip.catalog.primary_key import PRIMARY_KEY_OPTION
 from lakeskip.catalog.snapshot import Snapshot
 from lakeskip.catalog.staging import can_stage, publish, staging_identifier
@@ -334,7 +335,13 @@ class CatalogService:
         return {
             "schema": schema.row_type.spark_ddl(),
             "partition_keys": list(schema.partition_keys),
-            "trimmed_keys": [k for k in schema.primary_keys if k not in schema.partition_keys],
+            # the key Java merges by (LakePkScan); none with deletion vectors: those files
+            # are read as they are, minus their DVs (LakeDvScan), as Paimon reads them
+            "trimmed_keys": (
+                []
+                if deletion_vectors_enabled(schema.options)
+                else [k for k in schema.primary_keys if k not in schema.partition_keys]
+            ),
             "properties": props,
             "snapshot_id": snapshot.id if pinned and snapshot is not None else None,
             "pinned": pinned,

@@ -14,6 +14,11 @@ one set of key-value files, as Paimon's merge-on-read write does::
               cannot set a non-null column to NULL, as the merge would keep the old value)
     commit    one APPEND snapshot (no file is removed)
 
+With deletion vectors (:mod:`lakeskip.catalog.pk_dv_write`) the matched rows are read as
+they are (files at level > 0 minus their DVs); DELETE only marks each matched key's live
+position in its file's DV (no ``-D`` row: Paimon's raw readers must never meet one), UPDATE
+marks it and writes the new row one level lower; one snapshot carries files and DVs.
+
 The primary key itself (which includes the partition columns) cannot be assigned by UPDATE:
 changing a key is a DELETE of the old key plus an INSERT of the new one, as in Paimon.
 
@@ -38,7 +43,12 @@ from lakeskip.errors import InvalidArgumentError, UnsupportedStatementError
 from lakeskip.planner.report import PruningReport
 from lakeskip.planner.scan import ScanPlanner
 from lakeskip.spark.query import table_view
-from lakeskip.spark.writer import align_by_position, write_entries
+from lakeskip.spark.writer import (
+    WrittenEntries,
+    align_by_position,
+    commit_written,
+    write_entries,
+)
 from lakeskip.sql.query import condition_predicate, nondeterministic_function
 from lakeskip.types import RowType
 
@@ -165,7 +175,7 @@ def _write_versions(
         else:
             items.append(q)
     view = f"__lakeskip_pk_dml_{uuid.uuid4().hex}"
-    table_view(spark, table, candidates).createOrReplaceTempView(view)
+    table_view(spark, table, candidates, snapshot).createOrReplaceTempView(view)
     try:
         matched = spark.sql(
             f"SELECT {', '.join(items)} FROM {view} AS {_quote(alias)} WHERE coalesce({cond}, false)"
@@ -176,6 +186,18 @@ def _write_versions(
         spark.catalog.dropTempView(view)
     kind = RowKind.DELETE if assignments is None else RowKind.UPDATE_AFTER
     entries = write_entries(table, align_by_position(matched, row_type, what), value_kind=kind)
+    if isinstance(entries, WrittenEntries):  # deletion vectors: older versions marked
+        if not entries and not entries.removed and entries.vectors is None:
+            return PkDmlResult(0, len(candidates), 0, 0, None, plan.report)
+        snap = commit_written(table, entries)
+        return PkDmlResult(
+            rows=entries.marked,
+            files_scanned=len(candidates),
+            files_removed=len(entries.removed),
+            files_added=len(entries),
+            snapshot_id=snap.id if snap is not None else None,
+            report=plan.report,
+        )
     if not entries:
         return PkDmlResult(0, len(candidates), 0, 0, None, plan.report)
     snap = table.commit(entries, kind=CommitKind.APPEND)

@@ -22,6 +22,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.manifest import ManifestEntry
 from lakeskip.catalog.merge_engine import MergeEngine
+from lakeskip.catalog.options import deletion_vectors_enabled
 from lakeskip.catalog.primary_key import SEQUENCE_NUMBER, VALUE_KIND, RowKind, schema_key_layout
 from lakeskip.catalog.schema import TableSchema
 from lakeskip.catalog.snapshot import Snapshot
@@ -67,14 +68,29 @@ _view_lock = threading.Lock()
 
 
 def table_view(
-    spark: SparkSession, table: FileStoreTable, entries: Sequence[ManifestEntry]
+    spark: SparkSession,
+    table: FileStoreTable,
+    entries: Sequence[ManifestEntry],
+    snapshot: Snapshot | None = None,
 ) -> DataFrame:
     """The table's rows in exactly these files: the files themselves on an append table, the
-    merged rows (newest version per key, deletes dropped) on a primary-key table."""
+    merged rows (newest version per key, deletes dropped) on a primary-key table, the live
+    rows of files at level > 0 (DVs applied, no merge) on a primary-key table with deletion
+    vectors. ``snapshot``: where the DVs are read (default: the latest)."""
+    if reads_raw(table):
+        snapshot = snapshot if snapshot is not None else table.latest_snapshot()
+        raw = [e for e in entries if e.file.level > 0]
+        return live_rows_frame(spark, table, raw, read_vectors(table, raw, snapshot))
     paths = table_file_paths(table, entries)
     if not table.schema.is_primary_key_table:
         return view_over_files(spark, table.schema.row_type, paths)
     return merged_view(spark, table.schema, paths)
+
+
+def reads_raw(table: FileStoreTable) -> bool:
+    """A primary-key table with deletion vectors: read like an append table with DVs."""
+    schema = table.schema
+    return schema.is_primary_key_table and deletion_vectors_enabled(schema.options)
 
 
 def merged_view(spark: SparkSession, schema: TableSchema, paths: Sequence[str]) -> DataFrame:
@@ -240,7 +256,7 @@ def plan_query(
             snapshot_id=snapshot.id if snapshot is not None else None,
         )
         view = _new_view_name(name)
-        if table.schema.is_primary_key_table:
+        if table.schema.is_primary_key_table and not reads_raw(table):
             views.append((view, table_view(spark, table, plan.files)))
         else:
             plan_snapshot = (

@@ -20,7 +20,16 @@ from pyspark.sql import functions as F
 
 from lakeskip.catalog.bucket import bucket_ids
 from lakeskip.catalog.data_writer import DataWriter, WriteSpec, WriteTimings, next_sequences
+from lakeskip.catalog.deletion_vectors import DeletionVectorUpdate
 from lakeskip.catalog.manifest import ManifestEntry
+from lakeskip.catalog.options import deletion_vectors_enabled
+from lakeskip.catalog.pk_dv_write import (
+    BucketWrite,
+    PkDvSpec,
+    PkDvWriter,
+    dv_update,
+    pk_dv_spec,
+)
 from lakeskip.catalog.primary_key import RowKind
 from lakeskip.catalog.snapshot import CommitKind, Snapshot
 from lakeskip.catalog.table import FileStoreTable
@@ -29,8 +38,10 @@ from lakeskip.sort.clustering import clustering_from_options
 from lakeskip.types import DataType, Field, RowType
 
 __all__ = [
+    "WrittenEntries",
     "align_by_name",
     "align_by_position",
+    "commit_written",
     "last_write_timings",
     "write_dataframe",
     "write_entries",
@@ -41,14 +52,20 @@ _RESULT_ARROW = pa.schema([("entry", pa.binary()), ("timings", pa.binary())])
 _local = threading.local()
 
 
-def _task(spec: WriteSpec):  # type: ignore[no-untyped-def]
+def _task(spec: WriteSpec | PkDvSpec):  # type: ignore[no-untyped-def]
     """The function shipped to tasks (a closure over the picklable spec). Each task yields
     one row per file written (its pickled manifest entry) and one row with its stage
-    timings."""
+    timings; on a deletion-vector primary-key table also one row per bucket written (its
+    pickled :class:`BucketWrite`: DVs set, files removed)."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        writer = DataWriter(spec, file_prefix=str(uuid.uuid4()))
-        entries = writer.write_batches(batches)
+        prefix = str(uuid.uuid4())
+        writer = (
+            PkDvWriter(spec, prefix) if isinstance(spec, PkDvSpec) else DataWriter(spec, prefix)
+        )
+        entries: list[object] = list(writer.write_batches(batches))
+        if isinstance(writer, PkDvWriter):
+            entries.extend(writer.changes)
         dump = pickle.HIGHEST_PROTOCOL
         yield pa.RecordBatch.from_pydict(
             {
@@ -59,6 +76,56 @@ def _task(spec: WriteSpec):  # type: ignore[no-untyped-def]
         )
 
     return run
+
+
+class WrittenEntries(list[ManifestEntry]):
+    """The ADD entries of a write; on a deletion-vector primary-key table also what the
+    write's lookup changed in the bucket's older files (commit it with
+    :func:`commit_written`, which puts both in one snapshot).
+
+    Attributes:
+        removed: live files the write removes (every row deleted, or compacted away).
+        vectors: the DV part of the commit (``None``: none).
+        marked: live rows the write marked deleted (DELETE: the rows deleted).
+    """
+
+    removed: list[ManifestEntry]
+    vectors: DeletionVectorUpdate | None
+    marked: int
+
+    def __init__(
+        self,
+        added: Sequence[ManifestEntry] = (),
+        removed: Sequence[ManifestEntry] = (),
+        vectors: DeletionVectorUpdate | None = None,
+        marked: int = 0,
+    ) -> None:
+        super().__init__(added)
+        self.removed = list(removed)
+        self.vectors = vectors
+        self.marked = marked
+
+
+def commit_written(
+    table: FileStoreTable,
+    entries: Sequence[ManifestEntry],
+    kind: CommitKind = CommitKind.APPEND,
+    overwrite_partitions: Sequence[tuple[Any, ...]] | None = None,
+) -> Snapshot | None:
+    """Commit what :func:`write_entries` wrote: with the files it removes and the DVs it
+    set (deletion-vector primary-key tables) in the same snapshot."""
+    removed = entries.removed if isinstance(entries, WrittenEntries) else []
+    vectors = entries.vectors if isinstance(entries, WrittenEntries) else None
+    if kind is CommitKind.APPEND and (removed or vectors is not None):
+        # files leave the table: an OVERWRITE that replaces no partition
+        kind, overwrite_partitions = CommitKind.OVERWRITE, []
+    return table.commit(
+        entries,
+        deleted=removed,
+        kind=kind,
+        overwrite_partitions=overwrite_partitions,
+        deletion_vectors=vectors,
+    )
 
 
 def last_write_timings() -> WriteTimings | None:
@@ -195,11 +262,16 @@ def collect_entries(
     df: DataFrame,
     level: int = 0,
     value_kind: RowKind = RowKind.INSERT,
+    *,
+    fresh: bool = False,
 ) -> list[ManifestEntry]:
     """Run the write tasks and bring back their manifest entries (metadata only).
 
     On a primary-key table every row is written as a version of kind ``value_kind`` with
-    sequence numbers after the bucket's existing ones."""
+    sequence numbers after the bucket's existing ones; with deletion vectors the older
+    versions of the written keys are marked deleted (:mod:`lakeskip.catalog.pk_dv_write`)
+    and the result is a :class:`WrittenEntries`. ``fresh``: INSERT OVERWRITE (no lookup)."""
+    spec: WriteSpec | PkDvSpec
     if table.schema.is_primary_key_table:
         spec = WriteSpec(
             file_io=table.file_io,
@@ -211,24 +283,42 @@ def collect_entries(
                 table.schema, table.scan_files() if table.latest_snapshot() else []
             ),
         )
+        if deletion_vectors_enabled(table.schema.options):
+            spec = pk_dv_spec(table, spec, fresh=fresh)
     else:
         spec = WriteSpec(
             file_io=table.file_io, table_path=table.path, schema=table.schema, level=level
         )
     rows = df.mapInArrow(_task(spec), _RESULT_SCHEMA).collect()
     entries: list[ManifestEntry] = []
+    changes: list[BucketWrite] = []
     timings = WriteTimings()
     for r in rows:
         if r["entry"] is not None:
-            entries.append(pickle.loads(bytes(r["entry"])))
+            item = pickle.loads(bytes(r["entry"]))
+            if isinstance(item, BucketWrite):
+                changes.append(item)
+            else:
+                entries.append(item)
         else:
             timings = timings + pickle.loads(bytes(r["timings"]))
     _local.timings = timings
-    return entries
+    if not isinstance(spec, PkDvSpec):
+        return entries
+    return WrittenEntries(
+        entries,
+        [e for c in changes for e in c.removed],
+        dv_update(spec, changes),
+        sum(c.marked for c in changes),
+    )
 
 
 def write_entries(
-    table: FileStoreTable, df: DataFrame, value_kind: RowKind = RowKind.INSERT
+    table: FileStoreTable,
+    df: DataFrame,
+    value_kind: RowKind = RowKind.INSERT,
+    *,
+    fresh: bool = False,
 ) -> list[ManifestEntry]:
     """Write ``df`` (already aligned to the table) as data files in Spark tasks, without the
     commit: sorted on the clustering key when the table has write-time clustering, else
@@ -251,7 +341,7 @@ def write_entries(
         )
     else:
         df = repartition_by_bucket(df, table)
-    return collect_entries(table, df, value_kind=value_kind)
+    return collect_entries(table, df, value_kind=value_kind, fresh=fresh)
 
 
 def write_dataframe(
@@ -277,11 +367,11 @@ def write_dataframe(
     Returns:
         The committed snapshot, or ``None`` when nothing changed.
     """
-    entries = write_entries(table, df)
+    entries = write_entries(table, df, fresh=overwrite)
     if not overwrite:
-        if not entries:
+        if not entries and not getattr(entries, "removed", None):
             return None
-        return table.commit(entries, kind=CommitKind.APPEND)
+        return commit_written(table, entries)
     partitions: Sequence[tuple[Any, ...]] | None = None
     keys = list(table.schema.partition_keys)
     if overwrite_all:
