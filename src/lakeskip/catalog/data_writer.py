@@ -459,7 +459,7 @@ class DataWriter:
             table = MergeEngine.of(self.spec.schema.options).merge_write(
                 table,
                 self.key_layout.trimmed,
-                add=self.spec.value_kind in (RowKind.INSERT, RowKind.UPDATE_AFTER),
+                int(self.spec.value_kind),
             )
             self._clock.add("prepare", t)
             seq_key = (normalize_partition(self.spec.schema, partition), bucket)

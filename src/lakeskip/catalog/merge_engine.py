@@ -181,12 +181,20 @@ class MergeEngine:
             "table otherwise)"
         )
 
-    def merge_write(self, table: pa.Table, key_columns: Sequence[str], add: bool) -> pa.Table:
+    def merge_write(self, table: pa.Table, key_columns: Sequence[str], kind: int) -> pa.Table:
         """Merge the rows of one write that share a key (arrival order = sequence order), as
-        Paimon's write buffer does; returns unique keys sorted by key. ``add``: the rows are
-        +I/+U versions (else -D versions, where the last one of a key stands)."""
-        if not (self.partial_update and add):
+        Paimon's write buffer does; returns unique keys sorted by key. ``kind``: the value
+        kind of every row of the write (a :class:`~lakeskip.catalog.primary_key.RowKind`)."""
+        add = kind in (0, 2)  # +I, +U
+        if not self.partial_update:
             return _dedupe_latest(table, key_columns)
+        if not add:
+            if kind == 3 and self.remove_record_on_delete:
+                return _dedupe_latest(table, key_columns)  # the last -D resets the row
+            # any other retract only seeds the row when it comes first: the first one stands
+            return _dedupe_latest(
+                table.take(pa.array(np.arange(table.num_rows)[::-1])), key_columns
+            )
         n = table.num_rows
         if n <= 1:
             return table

@@ -58,12 +58,17 @@ def test_partial_update_rules() -> None:
 def test_merge_write_fills_in_arrival_order() -> None:
     t = pa.table({"k": [2, 1, 2, 2], "a": ["x", None, None, "z"], "n": [1, 2, 3, None]})
     pu = MergeEngine("partial-update")
-    assert pu.merge_write(t, ["k"], add=True).to_pylist() == [
+    assert pu.merge_write(t, ["k"], kind=0).to_pylist() == [
         {"k": 1, "a": None, "n": 2},
         {"k": 2, "a": "z", "n": 3},
     ]
-    # -D rows of one write: the last one of a key stands
-    assert pu.merge_write(t, ["k"], add=False).to_pylist()[1] == {"k": 2, "a": "z", "n": None}
+    # -D rows of one write with remove-record-on-delete: the last one of a key stands (it
+    # resets the row); other retracts only seed a row when they come first: the first stands
+    remove = MergeEngine("partial-update", remove_record_on_delete=True)
+    assert remove.merge_write(t, ["k"], kind=3).to_pylist()[1] == {"k": 2, "a": "z", "n": None}
+    ignore = MergeEngine("partial-update", ignore_delete=True)
+    assert ignore.merge_write(t, ["k"], kind=3).to_pylist()[1] == {"k": 2, "a": "x", "n": 1}
+    assert remove.merge_write(t, ["k"], kind=1).to_pylist()[1] == {"k": 2, "a": "x", "n": 1}
 
 
 def test_option_checks() -> None:
