@@ -399,15 +399,18 @@ def _expected_pk(
     return sorted(rows.values(), key=repr)
 
 
+_NEAR_ROW = st.tuples(st.integers(0, 6), st.one_of(st.none(), st.integers(-2, 14)))
+
+
 @pytest.mark.parametrize("kind", ["pk", "dv"])
 @settings(
-    max_examples=10,
+    max_examples=12,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
-@given(
-    chunks=st.lists(st.lists(_ROW, min_size=1, max_size=5), min_size=1, max_size=3),
-    source=st.lists(_ROW, max_size=6),
+@given(  # few keys: versions of one key in several files, sources hitting them
+    chunks=st.lists(st.lists(_NEAR_ROW, min_size=1, max_size=5), min_size=1, max_size=3),
+    source=st.lists(_NEAR_ROW, max_size=6),
     matched=_clauses(_MATCHED, _MATCHED_LAST, 2),
     not_matched=_clauses(_NOT_MATCHED[:2], _NOT_MATCHED[2:], 1),
     by_source=_clauses(_BY_SOURCE[:1], _BY_SOURCE[1:], 1),
