@@ -81,8 +81,8 @@ class DmlResult:
     Attributes:
         rows: rows deleted (DELETE) or updated (UPDATE).
         files_scanned: files the planner kept (Spark read them to find matching rows).
-        files_removed: files rewritten, i.e. deleted by the snapshot (deletion-vector
-            tables: files given a new DV or removed; primary-key tables: always 0).
+        files_removed: files deleted by the snapshot: rewritten (copy-on-write), or with
+            every row now deleted (deletion vectors); always 0 on primary-key tables.
         files_added: files the snapshot added.
         snapshot_id: the committed snapshot, ``None`` when nothing matched.
         report: the planner's pruning report for the condition (``None``: empty table).
@@ -103,8 +103,9 @@ class MergeResult:
     Attributes:
         updated / deleted / inserted: rows per action.
         files_scanned: target files read to find matches.
-        files_removed: files rewritten (copy-on-write), or given a DV / removed (deletion
-            vectors); 0 on primary-key tables (new versions are appended).
+        files_removed: files deleted by the snapshot: rewritten (copy-on-write), or with
+            every row now deleted (deletion vectors); 0 on primary-key tables (new versions
+            are appended).
         files_added: files the snapshot added.
         snapshot_id: the committed snapshot, ``None`` when nothing changed.
         report: the planner's report for the target scan.
