@@ -557,7 +557,9 @@ def test_merge_on_a_dv_table_marks_positions(session) -> None:  # type: ignore[n
     """Matched rows get DV marks (no data file rewritten), updated and inserted rows are
     appended, all in one snapshot."""
     session.sql("CREATE TABLE d (id BIGINT, v STRING) WITH ('deletion-vectors' = 'true')")
-    session.sql("INSERT INTO d SELECT /*+ REPARTITION(1) */ * FROM VALUES (1, 'a'), (2, 'b'), (3, 'c')")
+    session.sql(
+        "INSERT INTO d SELECT /*+ REPARTITION(1) */ * FROM VALUES (1, 'a'), (2, 'b'), (3, 'c')"
+    )
     table = session.catalog.get_table("default.d")
     files = {e.file.file_name for e in table.scan_files()}
     out = session.sql(
