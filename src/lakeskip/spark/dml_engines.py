@@ -1,27 +1,15 @@
-"""The one dispatch point for DELETE / UPDATE / MERGE INTO: which engine runs on a table.
+"""The engine choice for DELETE / UPDATE / MERGE INTO, as the statement layer sees it.
 
 ``Session.sql``, ``lakeskip sql`` and plain ``spark.sql`` (through the catalog's
 ``LakeDmlStrategy`` callback) all reach :func:`engine_for` via :mod:`lakeskip.spark.statements`.
-A new table kind plugs in by listing its engine in :data:`ENGINES` before copy-on-write (the
-first engine whose ``handles(table)`` is true runs the statement).
+The registry itself is :data:`lakeskip.spark.dml.ENGINES` (primary key, deletion vectors,
+copy-on-write; the first engine whose ``handles(table)`` is true runs the statement), so the
+public ``dml.delete_where`` / ``update_where`` / ``merge_into`` dispatch through the same place.
+A new table kind plugs in by adding its engine there, before copy-on-write.
 """
 
 from __future__ import annotations
 
-from lakeskip.catalog.table import FileStoreTable
-from lakeskip.spark.dml import COPY_ON_WRITE, DmlEngine
+from lakeskip.spark.dml import ENGINES, engine_for
 
 __all__ = ["ENGINES", "engine_for"]
-
-#: first match wins; copy-on-write handles every append table, so it stays last
-ENGINES: tuple[DmlEngine, ...] = (COPY_ON_WRITE,)
-# primary-key tables (spark.pk_dml) and deletion-vector tables (spark.dv_dml) are still
-# dispatched inside delete_where / update_where; MERGE INTO refuses both kinds
-
-
-def engine_for(table: FileStoreTable) -> DmlEngine:
-    """The engine for ``table``'s kind (primary key, deletion vectors, plain append)."""
-    for engine in ENGINES:
-        if engine.handles(table):
-            return engine
-    return COPY_ON_WRITE

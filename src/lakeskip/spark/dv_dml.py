@@ -1,4 +1,5 @@
-"""``DELETE`` and ``UPDATE`` on deletion-vector tables (``deletion-vectors.enabled``): merge-on-read.
+"""``DELETE``, ``UPDATE`` and ``MERGE INTO`` on deletion-vector tables (``deletion-vectors.enabled``):
+merge-on-read.
 
 No data file is rewritten::
 
@@ -12,6 +13,13 @@ No data file is rewritten::
              index files, and UPDATE's new files. A file whose rows are now all deleted is
              removed from the snapshot instead of getting a DV.
 
+MERGE INTO joins the live target rows (with their file and position) with the source
+(:func:`~lakeskip.spark.dml_base.merge_changes`); the rows an UPDATE or DELETE clause applies
+to are marked in the DVs as above, updated and inserted rows are appended through the INSERT
+write path, all in one commit. (Copy-on-write would also be correct if it read live rows only
+and dropped the rewritten files' DVs, but it rewrites whole files for a few changed rows; DVs
+keep a MERGE's cost proportional to the rows it changes, as DELETE / UPDATE here.)
+
 The commit names the index file each DV was read from; if another commit changed one of them
 in between (a concurrent DELETE, a compaction) it fails with
 :class:`~lakeskip.errors.CommitConflictError` and the statement removes what it wrote, so deletes
@@ -20,35 +28,60 @@ are never lost nor rows resurrected.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyroaring import BitMap
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 
 from lakeskip.catalog.deletion_vectors import DeletionVectorUpdate
 from lakeskip.catalog.manifest import ManifestEntry
-from lakeskip.catalog.snapshot import CommitKind, Snapshot
+from lakeskip.catalog.options import deletion_vectors_enabled
+from lakeskip.catalog.snapshot import CommitKind
 from lakeskip.catalog.table import FileStoreTable
+from lakeskip.errors import CommitConflictError
+from lakeskip.expressions import AlwaysTrue
 from lakeskip.index._roaring import bitmap_of, serialize_bitmap
-from lakeskip.spark.dv_read import FILE_COLUMN, POS_COLUMN, live_rows_frame, read_vectors
+from lakeskip.planner.report import PruningReport
+from lakeskip.planner.scan import ScanPlanner
+from lakeskip.spark.dml_base import (
+    ACTION_COLUMN,
+    INSERT_CODE,
+    MATCHES_COLUMN,
+    DmlResult,
+    MergeResult,
+    check_single_match,
+    merge_changes,
+    merge_spec,
+    plan_candidates,
+    quote,
+    remove_files,
+    sql_over,
+)
+from lakeskip.spark.dv_read import (
+    FILE_COLUMN,
+    POS_COLUMN,
+    DeletionVectors,
+    live_rows_frame,
+    read_vectors,
+)
 from lakeskip.spark.writer import align_by_position, write_entries
-from lakeskip.types import RowType
+from lakeskip.sql.merge import MergeAction
 
-__all__ = ["DvDmlOutcome", "dv_delete_update"]
+__all__ = ["DELETION_VECTORS", "DeletionVectorDml", "merge_bitmaps"]
 
 _BITMAPS_SCHEMA = "file STRING, bitmap BINARY, n BIGINT"
 
 
 @dataclass(frozen=True, slots=True)
-class DvDmlOutcome:
-    """What a merge-on-read DELETE/UPDATE did (``dml`` turns it into a ``DmlResult``)."""
+class _Marked:
+    """What marking positions did."""
 
     rows: int
     files_removed: int
-    added: tuple[ManifestEntry, ...]
     snapshot_id: int | None
 
 
@@ -78,46 +111,26 @@ def _bitmaps(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     )
 
 
-def dv_delete_update(
-    spark: SparkSession,
-    table: FileStoreTable,
-    snapshot: Snapshot,
-    candidates: Sequence[ManifestEntry],
-    cond: str,
-    alias_sql: str,
-    updated_select: str | None,
-    sql_over: Callable[[SparkSession, DataFrame, Callable[[str], str]], DataFrame],
-    remove_files: Callable[[FileStoreTable, Sequence[ManifestEntry]], None],
-    what: str,
-) -> DvDmlOutcome:
-    """Mark the rows of ``candidates`` where ``cond`` is TRUE as deleted; with
-    ``updated_select`` (UPDATE) also append them with their new values.
-
-    Raises:
-        CommitConflictError: a DV read here was changed, or a file removed, concurrently.
-        CorruptDeletionVectorError: a current DV cannot be read.
-    """
-    row_type: RowType = table.schema.row_type
-    dvs = read_vectors(table, candidates, snapshot)
-    frame = live_rows_frame(spark, table, candidates, dvs, with_position=True)
-    matched_rows = sql_over(
-        spark,
-        frame,
-        lambda view: f"SELECT {FILE_COLUMN}, {POS_COLUMN} FROM {view} {alias_sql} WHERE {cond}",
-    )
+def _positions(positions: DataFrame) -> dict[str, BitMap]:
+    """Per data file, the positions of ``positions`` (columns FILE_COLUMN, POS_COLUMN),
+    gathered into bitmaps inside the tasks (one small row per file comes back)."""
     parts: dict[str, list[bytes]] = {}
-    for r in matched_rows.mapInArrow(_bitmaps, _BITMAPS_SCHEMA).collect():
+    for r in positions.mapInArrow(_bitmaps, _BITMAPS_SCHEMA).collect():
         if r["n"]:  # several tasks may each report part of one file
             parts.setdefault(str(r["file"]), []).append(bytes(r["bitmap"]))
-    matched = merge_bitmaps(parts)
-    if not matched:
-        return DvDmlOutcome(0, 0, (), None)
-    added: list[ManifestEntry] = []
-    if updated_select is not None:
-        new_rows = sql_over(
-            spark, frame, lambda view: f"{updated_select} FROM {view} {alias_sql} WHERE {cond}"
-        )
-        added = write_entries(table, align_by_position(new_rows, row_type, what))
+    return merge_bitmaps(parts)
+
+
+def _commit(
+    table: FileStoreTable,
+    candidates: Sequence[ManifestEntry],
+    dvs: DeletionVectors,
+    matched: Mapping[str, BitMap],
+    added: Sequence[ManifestEntry],
+    what: str,
+) -> _Marked:
+    """One snapshot: ``matched`` positions added to the files' DVs (a file with no live row
+    left is removed instead) and ``added`` files. Removes ``added`` if the commit fails."""
     by_name = {e.file.file_name: e for e in candidates}
     vectors: dict[str, BitMap] = {}
     removed: list[ManifestEntry] = []
@@ -129,19 +142,229 @@ def dv_delete_update(
             removed.append(by_name[name])  # nothing left: drop the file, not a full DV
         else:
             vectors[name] = full
-    rows = sum(len(bm) for bm in matched.values())
     try:
-        snap = table.commit(
-            added,
-            deleted=removed,
-            kind=CommitKind.OVERWRITE,
-            overwrite_partitions=[],
-            deletion_vectors=DeletionVectorUpdate(vectors, base, dvs.vectors),
-        )
+        if matched:
+            snap = table.commit(
+                list(added),
+                deleted=removed,
+                kind=CommitKind.OVERWRITE,
+                overwrite_partitions=[],
+                deletion_vectors=DeletionVectorUpdate(vectors, base, dvs.vectors),
+            )
+        else:
+            snap = table.commit(list(added), kind=CommitKind.APPEND) if added else None
+    except CommitConflictError as e:
+        remove_files(table, added)
+        raise CommitConflictError(f"{what}: nothing was changed, run it again ({e})") from e
     except BaseException:
         remove_files(table, added)
         raise
-    return DvDmlOutcome(rows, len(removed), tuple(added), snap.id if snap is not None else None)
+    rows = sum(len(bm) for bm in matched.values())
+    return _Marked(rows, len(removed), snap.id if snap is not None else None)
+
+
+def _delete_update(
+    spark: SparkSession,
+    table: FileStoreTable,
+    condition: str | None,
+    assignments: Mapping[str, str] | None,
+    alias: str | None,
+    time_zone: str | None,
+) -> DmlResult:
+    """Mark the rows where the condition is TRUE as deleted; UPDATE also appends them with
+    their new values.
+
+    Raises:
+        CommitConflictError: a DV read here was changed, or a file removed, concurrently.
+        CorruptDeletionVectorError: a current DV cannot be read.
+    """
+    c = plan_candidates(
+        spark, table, condition, update=assignments is not None, alias=alias, time_zone=time_zone
+    )
+    if not c.files:
+        return c.nothing()
+    row_type = table.schema.row_type
+    as_alias = f"AS {quote(c.alias)}"
+    dvs = read_vectors(table, c.files, c.snapshot)
+    frame = live_rows_frame(spark, table, c.files, dvs, with_position=True)
+    matched = _positions(
+        sql_over(
+            spark,
+            frame,
+            lambda view: (
+                f"SELECT {FILE_COLUMN}, {POS_COLUMN} FROM {view} {as_alias} WHERE {c.cond}"
+            ),
+        )
+    )
+    if not matched:
+        return c.nothing()
+    added: list[ManifestEntry] = []
+    if assignments is not None:
+        items = []
+        for f in row_type:
+            q = quote(f.name)
+            if f.name in assignments:
+                items.append(f"CAST(({assignments[f.name]}) AS {f.type.spark_ddl()}) AS {q}")
+            else:
+                items.append(q)
+        new_rows = sql_over(
+            spark,
+            frame,
+            lambda view: f"SELECT {', '.join(items)} FROM {view} {as_alias} WHERE {c.cond}",
+        )
+        added = write_entries(table, align_by_position(new_rows, row_type, c.what))
+    out = _commit(table, c.files, dvs, matched, added, c.what)
+    return DmlResult(
+        rows=out.rows,
+        files_scanned=len(c.files),
+        files_removed=out.files_removed,
+        files_added=len(added),
+        snapshot_id=out.snapshot_id,
+        report=c.report,
+    )
+
+
+def _merge(
+    spark: SparkSession,
+    table: FileStoreTable,
+    source: DataFrame,
+    *,
+    on: str,
+    source_alias: str,
+    alias: str | None,
+    matched: Sequence[MergeAction],
+    not_matched: Sequence[MergeAction],
+    not_matched_by_source: Sequence[MergeAction],
+    time_zone: str | None,
+) -> MergeResult:
+    spec = merge_spec(
+        spark,
+        table,
+        on=on,
+        source_alias=source_alias,
+        alias=alias,
+        matched=matched,
+        not_matched=not_matched,
+        not_matched_by_source=not_matched_by_source,
+        time_zone=time_zone,
+    )
+    row_type = table.schema.row_type
+    snapshot = table.latest_snapshot()
+    entries: list[ManifestEntry] = []
+    report: PruningReport | None = None
+    dvs = DeletionVectors({}, {})
+    target: DataFrame | None = None
+    if snapshot is not None:
+        plan = ScanPlanner(table).plan(
+            AlwaysTrue(), time_zone=spec.time_zone, snapshot_id=snapshot.id
+        )
+        entries, report = list(plan.files), plan.report
+        dvs = read_vectors(table, entries, snapshot)
+        if entries:
+            target = live_rows_frame(spark, table, entries, dvs, with_position=True)
+    carry = [(FILE_COLUMN, FILE_COLUMN, "STRING"), (POS_COLUMN, POS_COLUMN, "BIGINT")]
+    changes = merge_changes(spark, spec, row_type, target, source, (FILE_COLUMN, POS_COLUMN), carry)
+    if changes is None:
+        return MergeResult(0, 0, 0, len(entries), 0, 0, None, report)
+    changes = changes.persist()  # the check, the positions and the write read it
+    updates, deletes = tuple(spec.updates), spec.deletes
+    marked: dict[str, BitMap] = {}
+    added: list[ManifestEntry] = []
+    try:
+        rows = (
+            changes.groupBy(ACTION_COLUMN)
+            .agg(F.count(F.lit(1)).alias("n"), F.max(MATCHES_COLUMN).alias("m"))
+            .collect()
+        )
+        counts = {int(r[ACTION_COLUMN]): int(r["n"]) for r in rows}
+        check_single_match(spec, max((int(r["m"]) for r in rows), default=0))
+        if any(counts.get(c) for c in (*updates, *deletes)):
+            marked = _positions(
+                changes.where(F.col(ACTION_COLUMN).isin(*updates, *deletes)).select(
+                    FILE_COLUMN, POS_COLUMN
+                )
+            )
+        if any(counts.get(c) for c in (*updates, INSERT_CODE)):
+            names = [quote(f.name) for f in row_type]
+            new_rows = changes.where(F.col(ACTION_COLUMN).isin(*updates, INSERT_CODE))
+            added = write_entries(
+                table, align_by_position(new_rows.select(*names), row_type, spec.what)
+            )
+    finally:
+        changes.unpersist()
+    out = _commit(table, entries, dvs, marked, added, spec.what)
+    return MergeResult(
+        updated=sum(counts.get(c, 0) for c in updates),
+        deleted=sum(counts.get(c, 0) for c in deletes),
+        inserted=counts.get(INSERT_CODE, 0),
+        files_scanned=len(entries),
+        files_removed=out.files_removed,
+        files_added=len(added),
+        snapshot_id=out.snapshot_id,
+        report=report,
+    )
+
+
+class DeletionVectorDml:
+    """Append tables with deletion vectors: mark deleted positions (this module)."""
+
+    name = "deletion-vectors"
+
+    def handles(self, table: FileStoreTable) -> bool:
+        return deletion_vectors_enabled(table.schema.options)
+
+    def delete(
+        self,
+        spark: SparkSession,
+        table: FileStoreTable,
+        condition: str | None,
+        *,
+        alias: str | None,
+        time_zone: str | None,
+    ) -> DmlResult:
+        return _delete_update(spark, table, condition, None, alias, time_zone)
+
+    def update(
+        self,
+        spark: SparkSession,
+        table: FileStoreTable,
+        assignments: Mapping[str, str],
+        condition: str | None,
+        *,
+        alias: str | None,
+        time_zone: str | None,
+    ) -> DmlResult:
+        return _delete_update(spark, table, condition, assignments, alias, time_zone)
+
+    def merge(
+        self,
+        spark: SparkSession,
+        table: FileStoreTable,
+        source: DataFrame,
+        *,
+        on: str,
+        source_alias: str,
+        alias: str | None,
+        matched: Sequence[MergeAction],
+        not_matched: Sequence[MergeAction],
+        not_matched_by_source: Sequence[MergeAction],
+        time_zone: str | None,
+    ) -> MergeResult:
+        return _merge(
+            spark,
+            table,
+            source,
+            on=on,
+            source_alias=source_alias,
+            alias=alias,
+            matched=matched,
+            not_matched=not_matched,
+            not_matched_by_source=not_matched_by_source,
+            time_zone=time_zone,
+        )
+
+
+DELETION_VECTORS = DeletionVectorDml()
 
 
 def merge_bitmaps(parts: Mapping[str, Sequence[bytes]]) -> dict[str, BitMap]:

@@ -1,4 +1,4 @@
-"""``DELETE`` and ``UPDATE`` on primary-key tables: new versions of the matched keys.
+"""``DELETE``, ``UPDATE`` and ``MERGE INTO`` on primary-key tables: new versions of the keys.
 
 A primary-key table is never rewritten by DML (that is compaction's job); a statement appends
 one set of key-value files, as Paimon's merge-on-read write does::
@@ -22,6 +22,16 @@ marks it and writes the new row one level lower; one snapshot carries files and 
 The primary key itself (which includes the partition columns) cannot be assigned by UPDATE:
 changing a key is a DELETE of the old key plus an INSERT of the new one, as in Paimon.
 
+MERGE INTO reads the merged (latest) rows of the target, joins them with the source with
+Spark's MERGE semantics (:func:`~lakeskip.spark.dml_base.merge_changes`) and writes, in one
+APPEND snapshot, updated rows as ``+U``, deleted rows as ``-D`` and inserted rows as ``+I``.
+As in Paimon, an inserted row whose key already exists (the ON condition did not match it)
+replaces that row: a primary-key table holds one row per key. Two rows of one MERGE with the
+same key (two source rows inserting one key, or an insert with the key of an updated row)
+are an error, since either could win; an UPDATE clause may assign a key column only to its
+current value (``UPDATE SET *`` with ``ON t.k = s.k``), checked per row before anything is
+written. Pruning: the target is read whole (the ON condition does not prune it yet).
+
 Every row of the merged result that the condition matches is found: a key whose newest
 version lies in a file the planner skipped cannot match (see the planner's primary-key rule),
 so filtering the merge of the kept files by the condition is exact.
@@ -30,18 +40,36 @@ so filtering the merge of the kept files by the condition is exact.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 
+from lakeskip.catalog.manifest import ManifestEntry
 from lakeskip.catalog.merge_engine import MergeEngine
+from lakeskip.catalog.options import deletion_vectors_enabled
 from lakeskip.catalog.primary_key import RowKind
 from lakeskip.catalog.snapshot import CommitKind
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import InvalidArgumentError, UnsupportedStatementError
+from lakeskip.expressions import AlwaysTrue
 from lakeskip.planner.report import PruningReport
 from lakeskip.planner.scan import ScanPlanner
+from lakeskip.spark.dml_base import (
+    ACTION_COLUMN,
+    INSERT_CODE,
+    MATCHES_COLUMN,
+    DmlResult,
+    MergeResult,
+    MergeSpec,
+    check_single_match,
+    merge_changes,
+    merge_spec,
+    plan_candidates,
+    quote,
+    remove_files,
+    sql_over,
+)
 from lakeskip.spark.query import table_view
 from lakeskip.spark.writer import (
     WrittenEntries,
@@ -49,66 +77,10 @@ from lakeskip.spark.writer import (
     commit_written,
     write_entries,
 )
-from lakeskip.sql.query import condition_predicate, nondeterministic_function
+from lakeskip.sql.merge import MergeAction
 from lakeskip.types import RowType
 
-__all__ = ["PkDmlResult", "pk_delete_where", "pk_update_where"]
-
-
-@dataclass(frozen=True, slots=True)
-class PkDmlResult:
-    """What a DELETE or UPDATE on a primary-key table did (same fields as ``DmlResult``;
-    ``files_removed`` is always 0: versions are appended, nothing is rewritten)."""
-
-    rows: int
-    files_scanned: int
-    files_removed: int
-    files_added: int
-    snapshot_id: int | None
-    report: PruningReport | None = None
-
-
-def _quote(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
-
-
-def pk_delete_where(
-    spark: SparkSession,
-    table: FileStoreTable,
-    condition: str | None,
-    *,
-    alias: str | None = None,
-    time_zone: str | None = None,
-) -> PkDmlResult:
-    """``DELETE FROM table WHERE condition`` on a primary-key table: ``-D`` versions of the
-    matched keys."""
-    return _write_versions(spark, table, condition, None, alias, time_zone)
-
-
-def pk_update_where(
-    spark: SparkSession,
-    table: FileStoreTable,
-    assignments: Mapping[str, str],
-    condition: str | None,
-    *,
-    alias: str | None = None,
-    time_zone: str | None = None,
-) -> PkDmlResult:
-    """``UPDATE table SET ... WHERE condition`` on a primary-key table: ``+U`` versions.
-
-    ``assignments``: resolved column name -> Spark SQL expression.
-
-    Raises:
-        InvalidArgumentError: a primary-key (or partition) column is assigned.
-    """
-    keys = set(table.schema.primary_keys) | set(table.schema.partition_keys)
-    assigned = sorted(k for k in assignments if k in keys)
-    if assigned:
-        raise InvalidArgumentError(
-            f"UPDATE {table.identifier}: cannot assign primary key column(s) "
-            f"{', '.join(assigned)} (DELETE the row and INSERT the new key)"
-        )
-    return _write_versions(spark, table, condition, assignments, alias, time_zone)
+__all__ = ["PRIMARY_KEY", "PrimaryKeyDml"]
 
 
 def _refuse_null_assignments(
@@ -123,13 +95,13 @@ def _refuse_null_assignments(
     """A partial-update table keeps a column's newest *non-null* value: an UPDATE that sets a
     non-null column to NULL would silently keep the old value, so it is refused instead."""
     nulled = [
-        f"({_quote(f.name)} IS NOT NULL AND CAST(({assignments[f.name]}) AS "
+        f"({quote(f.name)} IS NOT NULL AND CAST(({assignments[f.name]}) AS "
         f"{f.type.spark_ddl()}) IS NULL)"
         for f in row_type
         if f.name in assignments
     ]
     found = spark.sql(
-        f"SELECT 1 FROM {view} AS {_quote(alias)} WHERE coalesce({cond}, false) "
+        f"SELECT 1 FROM {view} AS {quote(alias)} WHERE coalesce({cond}, false) "
         f"AND ({' OR '.join(nulled)}) LIMIT 1"
     ).collect()
     if found:
@@ -146,66 +118,269 @@ def _write_versions(
     assignments: Mapping[str, str] | None,
     alias: str | None,
     time_zone: str | None,
-) -> PkDmlResult:
-    verb = "DELETE FROM" if assignments is None else "UPDATE"
-    what = f"{verb} {table.identifier}"
+) -> DmlResult:
     engine = MergeEngine.of(table.schema.options)
+    c = plan_candidates(
+        spark, table, condition, update=assignments is not None, alias=alias, time_zone=time_zone
+    )
     if assignments is None and (why := engine.delete_refusal(table.identifier)) is not None:
         raise UnsupportedStatementError(why)
-    if condition is not None and (fn := nondeterministic_function(condition)) is not None:
-        raise InvalidArgumentError(f"{what}: the condition must be deterministic ({fn}() is not)")
-    table = table.refresh()
-    snapshot = table.latest_snapshot()
-    if snapshot is None:
-        return PkDmlResult(0, 0, 0, 0, None)
-    alias = alias or table.identifier.rsplit(".", 1)[-1]
-    tz = time_zone or str(spark.conf.get("spark.sql.session.timeZone") or "UTC")
+    if not c.files:
+        return c.nothing()
     row_type = table.schema.row_type
-    predicate = condition_predicate(condition, row_type, alias, tz)
-    plan = ScanPlanner(table).plan(predicate, time_zone=tz, snapshot_id=snapshot.id)
-    candidates = list(plan.files)
-    if not candidates:
-        return PkDmlResult(0, 0, 0, 0, None, plan.report)
-    cond = f"({condition})" if condition is not None else "TRUE"
     items = []
     for f in row_type:
-        q = _quote(f.name)
+        q = quote(f.name)
         if assignments is not None and f.name in assignments:
             items.append(f"CAST(({assignments[f.name]}) AS {f.type.spark_ddl()}) AS {q}")
         else:
             items.append(q)
     view = f"__lakeskip_pk_dml_{uuid.uuid4().hex}"
-    table_view(spark, table, candidates, snapshot).createOrReplaceTempView(view)
+    table_view(spark, table, c.files, c.snapshot).createOrReplaceTempView(view)
     try:
         matched = spark.sql(
-            f"SELECT {', '.join(items)} FROM {view} AS {_quote(alias)} WHERE coalesce({cond}, false)"
+            f"SELECT {', '.join(items)} FROM {view} AS {quote(c.alias)} "
+            f"WHERE coalesce({c.cond}, false)"
         )
         if engine.partial_update and assignments:
-            _refuse_null_assignments(spark, view, alias, cond, assignments, row_type, what)
+            _refuse_null_assignments(spark, view, c.alias, c.cond, assignments, row_type, c.what)
     finally:
         spark.catalog.dropTempView(view)
     kind = RowKind.DELETE if assignments is None else RowKind.UPDATE_AFTER
-    entries = write_entries(table, align_by_position(matched, row_type, what), value_kind=kind)
+    entries = write_entries(table, align_by_position(matched, row_type, c.what), value_kind=kind)
     if isinstance(entries, WrittenEntries):  # deletion vectors: older versions marked
         if not entries and not entries.removed and entries.vectors is None:
-            return PkDmlResult(0, len(candidates), 0, 0, None, plan.report)
+            return c.nothing()
         snap = commit_written(table, entries)
-        return PkDmlResult(
+        return DmlResult(
             rows=entries.marked,
-            files_scanned=len(candidates),
+            files_scanned=len(c.files),
             files_removed=len(entries.removed),
             files_added=len(entries),
             snapshot_id=snap.id if snap is not None else None,
-            report=plan.report,
+            report=c.report,
         )
     if not entries:
-        return PkDmlResult(0, len(candidates), 0, 0, None, plan.report)
+        return c.nothing()
     snap = table.commit(entries, kind=CommitKind.APPEND)
-    return PkDmlResult(
+    return DmlResult(
         rows=sum(e.file.row_count for e in entries),
-        files_scanned=len(candidates),
+        files_scanned=len(c.files),
         files_removed=0,
         files_added=len(entries),
         snapshot_id=snap.id if snap is not None else None,
-        report=plan.report,
+        report=c.report,
     )
+
+
+def _merge(
+    spark: SparkSession,
+    table: FileStoreTable,
+    source: DataFrame,
+    *,
+    on: str,
+    source_alias: str,
+    alias: str | None,
+    matched: Sequence[MergeAction],
+    not_matched: Sequence[MergeAction],
+    not_matched_by_source: Sequence[MergeAction],
+    time_zone: str | None,
+) -> MergeResult:
+    spec = merge_spec(
+        spark,
+        table,
+        on=on,
+        source_alias=source_alias,
+        alias=alias,
+        matched=matched,
+        not_matched=not_matched,
+        not_matched_by_source=not_matched_by_source,
+        time_zone=time_zone,
+    )
+    what, schema = spec.what, table.schema
+    if deletion_vectors_enabled(schema.options):
+        # the DV-aware key-value write (marking older versions) is not wired to MERGE yet
+        raise UnsupportedStatementError(
+            f"{what}: MERGE INTO is not supported for primary-key tables with deletion vectors yet"
+        )
+    engine = schema.options.get("merge-engine", "deduplicate")
+    if engine != "deduplicate":  # +U / -D rows mean "replace" / "remove" only under deduplicate
+        raise UnsupportedStatementError(
+            f"{what}: MERGE INTO is supported for merge-engine = deduplicate only, not {engine}"
+        )
+    row_type = schema.row_type
+    keys = list(schema.primary_keys)
+    snapshot = table.latest_snapshot()
+    entries: list[ManifestEntry] = []
+    report: PruningReport | None = None
+    if snapshot is not None:
+        plan = ScanPlanner(table).plan(
+            AlwaysTrue(), time_zone=spec.time_zone, snapshot_id=snapshot.id
+        )
+        entries, report = list(plan.files), plan.report
+    target = table_view(spark, table, entries) if entries else None
+    old = [f"__lakeskip_old{i}" for i in range(len(keys))]
+    carry = [(k, o, row_type.field(k).type.spark_ddl()) for k, o in zip(keys, old, strict=True)]
+    changes = merge_changes(spark, spec, row_type, target, source, keys, carry)
+    if changes is None:
+        return MergeResult(0, 0, 0, len(entries), 0, 0, None, report)
+    changes = changes.persist()  # the checks and up to three writes read it
+    written: list[ManifestEntry] = []
+    try:
+        counts = _check(spark, spec, changes, keys, old)
+        names = [quote(f.name) for f in row_type]
+        # three writes, one commit: each write numbers its rows from the bucket's next
+        # sequence number, which is right because no key is written twice (checked above)
+        for kind, codes in (
+            (RowKind.UPDATE_AFTER, tuple(spec.updates)),
+            (RowKind.DELETE, spec.deletes),
+            (RowKind.INSERT, (INSERT_CODE,)),
+        ):
+            if any(counts.get(c, (0, 0))[0] for c in codes):
+                rows = changes.where(F.col(ACTION_COLUMN).isin(*codes)).select(*names)
+                data = align_by_position(rows, row_type, what)
+                written += write_entries(table, data, value_kind=kind)
+        snap = table.commit(written, kind=CommitKind.APPEND) if written else None
+    except BaseException:
+        remove_files(table, written)
+        raise
+    finally:
+        changes.unpersist()
+
+    def n(codes: Sequence[int]) -> int:
+        return sum(counts.get(c, (0, 0))[0] for c in codes)
+
+    return MergeResult(
+        updated=n(tuple(spec.updates)),
+        deleted=n(spec.deletes),
+        inserted=n((INSERT_CODE,)),
+        files_scanned=len(entries),
+        files_removed=0,
+        files_added=len(written),
+        snapshot_id=snap.id if snap is not None else None,
+        report=report,
+    )
+
+
+def _check(
+    spark: SparkSession,
+    spec: MergeSpec,
+    changes: DataFrame,
+    keys: Sequence[str],
+    old: Sequence[str],
+) -> dict[int, tuple[int, int]]:
+    """Per clause code (rows, most matches of a target row); raises, before anything is
+    written, if a target row matches several source rows, an UPDATE changes a key, or two
+    written rows share a key (in that order: the first is Spark's own rule)."""
+    what, updates = spec.what, spec.updates
+    same = " AND ".join(f"{quote(k)} <=> {o}" for k, o in zip(keys, old, strict=True))
+    codes = ", ".join(str(c) for c in updates) or "NULL"
+    moved = f"CASE WHEN {ACTION_COLUMN} IN ({codes}) AND NOT ({same}) THEN 1 ELSE 0 END"
+    rows = sql_over(
+        spark,
+        changes,
+        lambda v: (
+            f"SELECT {ACTION_COLUMN} AS a, count(*) AS n, max({MATCHES_COLUMN}) AS m, "
+            f"max({moved}) AS moved FROM {v} GROUP BY {ACTION_COLUMN}"
+        ),
+    ).collect()
+    check_single_match(spec, max((int(r["m"]) for r in rows), default=0))
+    if any(int(r["moved"]) for r in rows):
+        raise InvalidArgumentError(
+            f"{what}: an UPDATE clause changes the primary key ({', '.join(keys)}) of a row; "
+            "a key cannot be updated (DELETE the row and INSERT the new key)"
+        )
+    counts = {int(r["a"]): (int(r["n"]), int(r["m"])) for r in rows}
+    if sum(n for a, (n, _) in counts.items() if a != 0) > 1:
+        ks = ", ".join(quote(k) for k in keys)
+        twice = sql_over(
+            spark,
+            changes,
+            lambda v: (
+                f"SELECT {ks} FROM {v} WHERE {ACTION_COLUMN} <> 0 GROUP BY {ks} "
+                "HAVING count(*) > 1 LIMIT 1"
+            ),
+        ).collect()
+        if twice:
+            key = ", ".join(f"{k}={v!r}" for k, v in zip(keys, twice[0], strict=True))
+            raise InvalidArgumentError(
+                f"{what}: two rows written by the statement have the same primary key ({key}): "
+                "two source rows insert it, or a row is inserted with the key of an updated or "
+                "deleted row"
+            )
+    return counts
+
+
+class PrimaryKeyDml:
+    """Primary-key tables: append new versions (this module)."""
+
+    name = "primary-key"
+
+    def handles(self, table: FileStoreTable) -> bool:
+        return table.schema.is_primary_key_table
+
+    def delete(
+        self,
+        spark: SparkSession,
+        table: FileStoreTable,
+        condition: str | None,
+        *,
+        alias: str | None,
+        time_zone: str | None,
+    ) -> DmlResult:
+        """``-D`` versions of the matched keys."""
+        return _write_versions(spark, table, condition, None, alias, time_zone)
+
+    def update(
+        self,
+        spark: SparkSession,
+        table: FileStoreTable,
+        assignments: Mapping[str, str],
+        condition: str | None,
+        *,
+        alias: str | None,
+        time_zone: str | None,
+    ) -> DmlResult:
+        """``+U`` versions of the matched keys.
+
+        Raises:
+            InvalidArgumentError: a primary-key (or partition) column is assigned.
+        """
+        keys = set(table.schema.primary_keys) | set(table.schema.partition_keys)
+        assigned = sorted(k for k in assignments if k in keys)
+        if assigned:
+            raise InvalidArgumentError(
+                f"UPDATE {table.identifier}: cannot assign primary key column(s) "
+                f"{', '.join(assigned)} (DELETE the row and INSERT the new key)"
+            )
+        return _write_versions(spark, table, condition, assignments, alias, time_zone)
+
+    def merge(
+        self,
+        spark: SparkSession,
+        table: FileStoreTable,
+        source: DataFrame,
+        *,
+        on: str,
+        source_alias: str,
+        alias: str | None,
+        matched: Sequence[MergeAction],
+        not_matched: Sequence[MergeAction],
+        not_matched_by_source: Sequence[MergeAction],
+        time_zone: str | None,
+    ) -> MergeResult:
+        return _merge(
+            spark,
+            table,
+            source,
+            on=on,
+            source_alias=source_alias,
+            alias=alias,
+            matched=matched,
+            not_matched=not_matched,
+            not_matched_by_source=not_matched_by_source,
+            time_zone=time_zone,
+        )
+
+
+PRIMARY_KEY = PrimaryKeyDml()

@@ -21,6 +21,7 @@ from lakeskip.errors import (
     UnsupportedStatementError,
 )
 from lakeskip.planner.report import PruningReport
+from lakeskip.spark.dml_base import resolve_set
 from lakeskip.spark.dml_engines import engine_for
 from lakeskip.spark.writer import align_by_position, write_dataframe
 from lakeskip.sql.merge import Merge
@@ -387,8 +388,9 @@ def _dml(ctx: StatementContext, s: Delete | Update) -> DataFrame:
         )
         counted = "rows_deleted"
     else:
+        assigned = resolve_set(table, s.assignments)
         result = engine.update(
-            ctx.spark, table, s.assignments, s.condition, alias=s.alias, time_zone=ctx.time_zone
+            ctx.spark, table, assigned, s.condition, alias=s.alias, time_zone=ctx.time_zone
         )
         counted = "rows_updated"
     ctx.reports = [result.report] if result.report is not None else []
