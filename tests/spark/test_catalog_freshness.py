@@ -127,7 +127,7 @@ def _broadcasts_during(spark: SparkSession, fn: Any) -> int:
     before = sc.broadcast(0)
     fn()
     after = sc.broadcast(0)
-    n = after.id - before.id - 1
+    n = int(after._jbroadcast.id()) - int(before._jbroadcast.id()) - 1
     before.unpersist()
     after.unpersist()
     return n
