@@ -81,7 +81,7 @@ def _measure(session: Any, label: str, runs: int) -> list[dict[str, Any]]:
     for name, where in QUERIES:
         sql = f"SELECT count(*) FROM {TABLE} WHERE {where}"
         session.sql(sql).collect()  # warm
-        plain.where(where).count()
+        _count(plain, where)
         ls_times, pl_times = [], []
         b0 = _jvm_read_bytes(spark)
         for _ in range(runs):
@@ -90,7 +90,7 @@ def _measure(session: Any, label: str, runs: int) -> list[dict[str, Any]]:
         b1 = _jvm_read_bytes(spark)
         report = session.last_reports[0]
         for _ in range(runs):
-            n_plain, t = _timed(lambda w=where: plain.where(w).count())
+            n_plain, t = _timed(lambda w=where: _count(plain, w))
             pl_times.append(t)
         b2 = _jvm_read_bytes(spark)
         stats_only = session.table(TABLE).table  # min-max only: plan without indexes
@@ -144,6 +144,7 @@ def _catalog_vs_plain(session: Any, runs: int) -> list[dict[str, Any]]:
     listing at all: the kept files come from the manifest. Per catalog query it also records
     Spark's phase timings (parsing / analysis / optimization / planning; execution is the
     rest of the wall time) and the Python callbacks (count and seconds per operation).
+    Every side runs the same ``count(*)`` aggregate and collects its one row to Python.
     """
     if session.catalog_name is None:
         print("catalog not installed (no javac): skipping the spark.sql comparison")
@@ -163,8 +164,8 @@ def _catalog_vs_plain(session: Any, runs: int) -> list[dict[str, Any]]:
         ideal = view_over_files(spark, row_type, [r.f for r in hits])
         sql = f"SELECT count(*) FROM {name} WHERE {where}"
         n = spark.sql(sql).collect()[0][0]  # warm all of them
-        n_all, n_ideal = plain.where(where).count(), ideal.where(where).count()
-        n_fresh = view_over_files(spark, row_type, paths).where(where).count()
+        n_all, n_ideal = _count(plain, where), _count(ideal, where)
+        n_fresh = _count(view_over_files(spark, row_type, paths), where)
         assert n == n_all == n_ideal == n_fresh, (
             f"WRONG ANSWER for {label}: {n} / {n_all} / {n_ideal} / {n_fresh}"
         )
@@ -178,11 +179,11 @@ def _catalog_vs_plain(session: Any, runs: int) -> list[dict[str, Any]]:
             for k in _PHASES:
                 phases[k].append(ph.get(k, 0.0))
             phases["execution"].append(seconds * 1000 - sum(ph.get(k, 0.0) for k in _PHASES))
-            times["all"].append(_timed(lambda w=where: plain.where(w).count())[1])
+            times["all"].append(_timed(lambda w=where: _count(plain, w))[1])
             times["fresh"].append(
-                _timed(lambda w=where: view_over_files(spark, row_type, paths).where(w).count())[1]
+                _timed(lambda w=where: _count(view_over_files(spark, row_type, paths), w))[1]
             )
-            times["ideal"].append(_timed(lambda w=where, d=ideal: d.where(w).count())[1])
+            times["ideal"].append(_timed(lambda w=where, d=ideal: _count(d, w))[1])
         callbacks = service.callback_stats().since(before)
         t = {k: statistics.median(v) for k, v in times.items()}
         out.append(
@@ -250,8 +251,8 @@ def _lookup_ceiling(session: Any, bloom_path: str, runs: int) -> list[dict[str, 
         ideal = view_over_files(spark, row_type, [r.f for r in hits])
         sql = f"SELECT count(*) FROM {name} WHERE {where}"
         fns = {
-            "parquet_bloom": lambda w=where: bloom.where(w).count(),
-            "ideal": lambda w=where, d=ideal: d.where(w).count(),
+            "parquet_bloom": lambda w=where: _count(bloom, w),
+            "ideal": lambda w=where, d=ideal: _count(d, w),
         }
         if run_catalog:
             fns["catalog"] = lambda s=sql: spark.sql(s).collect()[0][0]
@@ -290,6 +291,13 @@ def _lookup_ceiling(session: Any, bloom_path: str, runs: int) -> list[dict[str, 
 def _collected(df: Any) -> Any:
     df.collect()
     return df
+
+
+def _count(df: Any, where: str) -> int:
+    """``SELECT count(*) ... WHERE`` on a DataFrame, collected to Python as the catalog's
+    ``spark.sql(...).collect()`` is: the same plan shape and the same way back (``count()``
+    returns through py4j instead, which would time the result path, not the scan)."""
+    return int(df.where(where).agg(F.count(F.lit(1))).collect()[0][0])
 
 
 def _predicate(session: Any, where: str) -> Any:
@@ -346,10 +354,10 @@ def _measure_parquet_bloom(spark: Any, path: str, runs: int) -> dict[str, tuple[
     df = spark.read.parquet(path)
     out = {}
     for name, where in QUERIES:
-        df.where(where).count()  # warm
+        _count(df, where)  # warm
         times = []
         for _ in range(runs):
-            n, t = _timed(lambda w=where: df.where(w).count())
+            n, t = _timed(lambda w=where: _count(df, w))
             times.append(t)
         out[name] = (statistics.median(times), n)
     return out

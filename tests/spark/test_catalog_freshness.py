@@ -119,3 +119,38 @@ def test_session_time_zone_reaches_planning(spark: SparkSession, tmp_path: Path)
             assert len(input_files(df)) == 1, f"{zone}: min/max keeps the one matching file"
     finally:
         spark.conf.unset("spark.sql.session.timeZone")
+
+
+def _broadcasts_during(spark: SparkSession, fn: Any) -> int:
+    """Broadcast variables created while ``fn`` runs (the ids come from one counter)."""
+    sc = spark.sparkContext
+    before = sc.broadcast(0)
+    fn()
+    after = sc.broadcast(0)
+    n = int(after._jbroadcast.id()) - int(before._jbroadcast.id()) - 1
+    before.unpersist()
+    after.unpersist()
+    return n
+
+
+def test_planning_a_query_broadcasts_the_hadoop_conf_once(spark: SparkSession, lk: Any) -> None:
+    """Spark's ParquetScan broadcasts the Hadoop configuration each time its reader factory
+    is built, and physical planning asks a copy of the scan node again: the catalog's scan
+    builds it once per query, as plain ``spark.read.parquet`` does."""
+    spark.sql("INSERT INTO lakeskip.db.f VALUES (1, 's1'), (2, 's2')")
+    query = "SELECT count(*) FROM lakeskip.db.f WHERE id >= 0"
+    assert spark.sql(query).collect()[0][0] == 2
+    n = _broadcasts_during(spark, lambda: spark.sql(query)._jdf.queryExecution().executedPlan())
+    assert n == 1
+
+
+def test_repeated_query_sees_the_next_commit(spark: SparkSession, lk: Any) -> None:
+    """The planner keeps plans per snapshot: the same query text after a commit must plan
+    the new snapshot (here committed by another writer)."""
+    spark.sql("INSERT INTO lakeskip.db.f VALUES (1, 's1'), (2, 's2')")
+    for _ in range(2):
+        assert _ids(spark, "s = 's9'") == []
+    _external_commit(str(lk.catalog.warehouse), [9])
+    assert _ids(spark, "s = 's9'") == [9]
+    df = spark.sql("SELECT id FROM lakeskip.db.f WHERE s = 's9'")
+    assert len(input_files(df)) == 1, "the new file kept, the others skipped by the bloom filter"

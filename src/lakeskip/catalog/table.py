@@ -227,6 +227,8 @@ class FileStoreTable:
         )
         self._file_prefix = str(uuid.uuid4())
         self._file_counter = itertools.count()
+        self._dirs: dict[tuple[str, int], str] = {}
+        self._dirs_schema: TableSchema | None = None
 
     def __repr__(self) -> str:
         return f"FileStoreTable({self.identifier!r}, {self.path!r})"
@@ -317,7 +319,19 @@ class FileStoreTable:
 
     def partition_path(self, partition_values: Sequence[Any], bucket: int = 0) -> str:
         """Relative directory of a partition's bucket, e.g. ``dt=2024-01-01/bucket-0``."""
-        return partition_path(self.schema, partition_values, bucket)
+        # memoised per schema: a scan asks for every file's directory, and files share few
+        # (partition, bucket) pairs; formatting each value was a tenth of planning a query
+        schema = self.schema
+        if self._dirs_schema is not schema:
+            self._dirs = {}
+            self._dirs_schema = schema
+        # by repr, not value: 0.0 == -0.0 and Decimal("1.0") == Decimal("1.00") name
+        # different directories
+        key = (repr(tuple(partition_values)), bucket)
+        hit = self._dirs.get(key)
+        if hit is None:
+            hit = self._dirs[key] = partition_path(schema, partition_values, bucket)
+        return hit
 
     def data_file_dir(self, entry: ManifestEntry) -> str:
         """Directory holding the entry's data file and its extra (index) files."""

@@ -19,9 +19,10 @@ never a skipped match.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +32,7 @@ from lakeskip.catalog.deletion_vectors import DeletionFile
 from lakeskip.catalog.manifest import ManifestEntry
 from lakeskip.catalog.merge_engine import MergeEngine
 from lakeskip.catalog.options import deletion_vectors_enabled
+from lakeskip.catalog.snapshot import Snapshot
 from lakeskip.catalog.stats import file_column_stats
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import LakeskipWarning
@@ -55,10 +57,19 @@ __all__ = ["ScanPlanner"]
 #   them), so they are decoded once per (table, file, file schema, table schema) and reused
 #   by every later query -- decoding BinaryRows was most of the planning time;
 # * opened index containers (readers decode lazily and keep what they decoded), keyed by the
-#   file and the exact index bytes: a rewrite gives new bytes, hence a new entry.
+#   file and the exact index bytes: a rewrite gives new bytes, hence a new entry;
+# * whole plans, keyed by what decides them: the table directory, the snapshot (its id and
+#   its uniquely named manifest lists and index manifest: a snapshot file never changes, and
+#   a table dropped and created again has new names), the table schema, the predicate, the
+#   time zone and whether indexes are used. The snapshot is still found afresh on every call
+#   (that read is what makes every commit visible to the next query); only the per-file work
+#   on an unchanged snapshot is skipped. Plans that warned are not kept: a warning may be
+#   a transient read failure, and the next query should try again.
 _INDEX_BYTES = "planner.index-file-bytes"
 _STATS = "planner.file-stats"
 _INDEX_FILES = "planner.index-containers"
+_PLANS = "planner.plans"
+_PLAN_BYTES = 400  # per decision: the FileDecision, its slot in the tuple, its share of a report
 _STATS_ENTRY_BYTES = 800  # a ColumnStats, its dict slot and boxed values (tracemalloc: ~850)
 _INDEX_DECODED_FACTOR = 3  # decoded readers (pyroaring C memory) beside the bytes
 
@@ -106,6 +117,7 @@ class ScanPlanner:
         self._index_bytes: CacheSection[bytes] = self.cache.section(_INDEX_BYTES)
         self._stats: CacheSection[dict[str, ColumnStats]] = self.cache.section(_STATS)
         self._index_files: CacheSection[FileIndexFile] = self.cache.section(_INDEX_FILES)
+        self._plans: CacheSection[ScanPlan] = self.cache.section(_PLANS)
 
     def plan(
         self,
@@ -127,6 +139,14 @@ class ScanPlanner:
         snapshot = (
             table.snapshot(snapshot_id) if snapshot_id is not None else table.latest_snapshot()
         )
+        pred = predicate if predicate is not None else AlwaysTrue()
+        key = _plan_key(table, snapshot, pred, time_zone, use_indexes)
+        cached = self._plans.get(key) if key is not None else None
+        if cached is not None:
+            planning_ms = (time.perf_counter() - started) * 1000
+            return dataclasses.replace(
+                cached, report=dataclasses.replace(cached.report, planning_ms=planning_ms)
+            )
         entries = table.scan_files(snapshot) if snapshot is not None else []
         # a file whose deletion vector deletes every row holds nothing to read
         refs = table.deletion_files(snapshot) if snapshot is not None else {}
@@ -145,7 +165,6 @@ class ScanPlanner:
                 dead = [*dead, *level0]
                 entries = [e for e in entries if e.file.level != 0]
         row_type = schema.row_type
-        pred = predicate if predicate is not None else AlwaysTrue()
         bound = bind(row_type, pred, time_zone=time_zone)
         notes = _Warnings([])
         index_files_read = 0
@@ -171,7 +190,7 @@ class ScanPlanner:
             ),
         ]
         planning_ms = (time.perf_counter() - started) * 1000
-        return ScanPlan.build(
+        plan = ScanPlan.build(
             table=table.identifier,
             predicate=repr(pred),
             snapshot_id=snapshot.id if snapshot is not None else None,
@@ -180,6 +199,9 @@ class ScanPlanner:
             planning_ms=planning_ms,
             warnings=notes.messages,
         )
+        if key is not None and not notes.messages:
+            self._plans.put(key, plan, _plan_nbytes(plan))
+        return plan
 
     # -- tiers ------------------------------------------------------------------------------
 
@@ -455,6 +477,49 @@ class ScanPlanner:
                 ):
                     out[i] = data
         return out
+
+
+def _plan_key(
+    table: FileStoreTable,
+    snapshot: Snapshot | None,
+    pred: BooleanExpression,
+    time_zone: str,
+    use_indexes: bool,
+) -> Hashable | None:
+    """The cache key of a plan, or None (nothing to plan, or a predicate that cannot be a
+    key). The predicate enters twice: equal trees with different literal types compare
+    equal in Python (``1 == 1.0 == True``) but print differently."""
+    if snapshot is None:
+        return None
+    schema = table.schema
+    key = (
+        table.path,
+        table.identifier,
+        snapshot.id,
+        snapshot.time_millis,
+        snapshot.base_manifest_list,
+        snapshot.delta_manifest_list,
+        snapshot.index_manifest,
+        schema.id,
+        schema.time_millis,
+        repr(pred),
+        pred,
+        time_zone,
+        use_indexes,
+    )
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def _plan_nbytes(plan: ScanPlan) -> int:
+    n = 1000 + _PLAN_BYTES * len(plan.decisions)
+    for d in plan.decisions:
+        if d.rows is not None:
+            n += 64 + 4 * len(d.rows)  # roaring: 2 bytes a position in array containers
+    return n
 
 
 def _conjuncts(expr: BooleanExpression) -> list[BooleanExpression]:

@@ -173,7 +173,8 @@ def input_files(df: DataFrame) -> list[str]:
     """The data files a DataFrame reads, lakeskip catalog scans included.
 
     ``DataFrame.inputFiles()`` only knows Spark's own file tables; a lakeskip scan is Spark's
-    ParquetScan over a ``LakeFileIndex`` holding exactly the files the planner kept.
+    ParquetScan (inside ``LakeScan``) over a ``LakeFileIndex`` holding exactly the files the
+    planner kept.
     """
     out = set(df.inputFiles())
     leaves = df._jdf.queryExecution().optimizedPlan().collectLeaves().iterator()
@@ -182,6 +183,8 @@ def input_files(df: DataFrame) -> list[str]:
         if leaf.getClass().getSimpleName() != "DataSourceV2ScanRelation":
             continue
         scan = leaf.scan()
+        if scan.getClass().getName() == "lakeskip.jvm.LakeScan":
+            scan = scan.inner()  # the append-table scan: Spark's ParquetScan, planned once
         if scan.getClass().getSimpleName() != "ParquetScan":
             continue
         index = scan.fileIndex()
