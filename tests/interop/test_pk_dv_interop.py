@@ -93,6 +93,13 @@ def test_lakeskip_dv_primary_key_tables_read_the_same_everywhere(
     t = t.refresh()
     assert {e.file.level for e in t.scan_files()} == {4} and not t.deletion_files()
     check("compaction")
+    session.sql(
+        "MERGE INTO t USING (SELECT * FROM VALUES (2L, 'm', 2, 'p0'), (3L, 'gone', 3, 'p1'), "
+        "(50L, 'ins', 50, 'p0') AS s(id, s, v, dt)) AS s ON t.id = s.id AND t.dt = s.dt "
+        "WHEN MATCHED AND s.s = 'gone' THEN DELETE WHEN MATCHED THEN UPDATE SET s = s.s "
+        "WHEN NOT MATCHED THEN INSERT *"
+    )
+    check("MERGE")
 
 
 def test_lakeskip_reads_pypaimon_dv_primary_key_table(

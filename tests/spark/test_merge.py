@@ -350,6 +350,10 @@ def test_explain_uses_the_catalog_planning(session) -> None:  # type: ignore[no-
 _KIND_DDL = {
     "pk": "CREATE TABLE t (id BIGINT, v INT, PRIMARY KEY (id) NOT ENFORCED)",
     "dv": "CREATE TABLE t (id BIGINT, v INT) WITH ('deletion-vectors' = 'true')",
+    "pkdv": (
+        "CREATE TABLE t (id BIGINT, v INT, PRIMARY KEY (id) NOT ENFORCED) "
+        "WITH ('deletion-vectors' = 'true')"
+    ),
 }
 
 
@@ -402,7 +406,7 @@ def _expected_pk(
 _NEAR_ROW = st.tuples(st.integers(0, 6), st.one_of(st.none(), st.integers(-2, 14)))
 
 
-@pytest.mark.parametrize("kind", ["pk", "dv"])
+@pytest.mark.parametrize("kind", ["pk", "dv", "pkdv"])
 @settings(
     max_examples=12,
     deadline=None,
@@ -430,11 +434,14 @@ def test_merge_on_primary_key_and_dv_tables_matches_a_python_model(  # type: ign
     session.sql(_KIND_DDL[kind])
     target: list[Row] = []
     for chunk in chunks:
-        if kind == "pk":  # one version per key per INSERT (which of two would win is open)
+        if kind in (
+            "pk",
+            "pkdv",
+        ):  # one version per key per INSERT (which of two would win is open)
             chunk = list({r[0]: r for r in chunk}.values())
         values = ", ".join(f"({i}, {'NULL' if v is None else v})" for i, v in chunk)
         session.sql(f"INSERT INTO t SELECT /*+ REPARTITION(1) */ * FROM VALUES {values}")
-        if kind == "pk":
+        if kind in ("pk", "pkdv"):
             keys = {r[0] for r in chunk}
             target = [r for r in target if r[0] not in keys] + chunk
         else:
@@ -442,7 +449,7 @@ def test_merge_on_primary_key_and_dv_tables_matches_a_python_model(  # type: ign
     session.sql("DELETE FROM t WHERE v = 0")
     target = [r for r in target if r[1] != 0]
     spark.createDataFrame(source or [], "id BIGINT, v INT").createOrReplaceTempView("src")
-    if kind == "pk":
+    if kind in ("pk", "pkdv"):
         expected: list[Row] | str = _expected_pk(target, source, matched, not_matched, by_source)
     else:
         model = _expected(target, source, matched, not_matched, by_source)

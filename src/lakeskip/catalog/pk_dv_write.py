@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from lakeskip.catalog.table import FileStoreTable
 
 __all__ = [
+    "DELETE_FLAG",
     "BucketFile",
     "BucketWrite",
     "PkDvSpec",
@@ -70,6 +71,8 @@ __all__ = [
 
 _MEMORY_RATIO = 3.0  # Arrow bytes per Parquet byte: how many rows one rolled file gets
 _POS = "__lakeskip_pos"
+#: MERGE on a DV primary-key table: a row whose key is deleted, not rewritten
+DELETE_FLAG = "__lakeskip_delete"
 _ALIVE_KINDS = pa.array([int(RowKind.INSERT), int(RowKind.UPDATE_AFTER)], pa.int8())
 
 BucketKey = tuple[tuple[Any, ...], int]
@@ -96,11 +99,14 @@ class PkDvSpec:
         buckets: (normalized partition, bucket) -> the bucket's live files; a bucket not
             listed is empty (INSERT OVERWRITE passes none: the old files are replaced).
         delete: DELETE: only mark the keys' live positions, write no rows.
+        mixed: MERGE: each row carries a trailing :data:`DELETE_FLAG` column; every row's
+            key marks its older versions, only the rows not flagged are written.
     """
 
     write: WriteSpec
     buckets: Mapping[BucketKey, tuple[BucketFile, ...]] = field(default_factory=dict)
     delete: bool = False
+    mixed: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,6 +182,9 @@ def write_bucket(
     rows = dedupe_latest(rows, layout.trimmed)
     files = spec.buckets.get((normalized, bucket), ())
     keys = rows.select(list(layout.trimmed))
+    if DELETE_FLAG in rows.column_names:  # MERGE: a deleted key is only marked
+        gone = pc.fill_null(rows[DELETE_FLAG], False)
+        rows = rows.filter(pc.invert(gone)).drop_columns([DELETE_FLAG])
     removed: list[ManifestEntry] = []
     vectors: dict[str, bytes] = {}
     dvs: dict[str, bytes | None] = {}
@@ -276,14 +285,16 @@ def _write_run(
     return out
 
 
-def pk_dv_spec(table: FileStoreTable, spec: WriteSpec, *, fresh: bool) -> PkDvSpec:
+def pk_dv_spec(
+    table: FileStoreTable, spec: WriteSpec, *, fresh: bool, mixed: bool = False
+) -> PkDvSpec:
     """The live files of every bucket with their DVs (read and checked here, on the
     driver); ``fresh`` (INSERT OVERWRITE): no bucket state, the old files are replaced."""
     from lakeskip.catalog.table import normalize_partition
 
     snapshot = table.latest_snapshot()
     if fresh or snapshot is None:
-        return PkDvSpec(spec, {}, delete=spec.value_kind is RowKind.DELETE)
+        return PkDvSpec(spec, {}, delete=spec.value_kind is RowKind.DELETE, mixed=mixed)
     refs = table.deletion_files(snapshot)
     buckets: dict[tuple[tuple[Any, ...], int], list[BucketFile]] = {}
     for e in table.scan_files(snapshot):
@@ -303,6 +314,7 @@ def pk_dv_spec(table: FileStoreTable, spec: WriteSpec, *, fresh: bool) -> PkDvSp
         spec,
         {k: tuple(v) for k, v in buckets.items()},
         delete=spec.value_kind is RowKind.DELETE,
+        mixed=mixed,
     )
 
 
@@ -347,7 +359,13 @@ class PkDvWriter(DataWriter):
         table = pa.Table.from_batches([data]) if isinstance(data, pa.RecordBatch) else data
         if table.num_rows == 0:
             return []
+        flag = None
+        if self.dv_spec.mixed:  # MERGE: the trailing delete flag rides along with each row
+            flag = table.column(table.num_columns - 1).cast(pa.bool_())
+            table = table.remove_column(table.num_columns - 1)
         table = _conform(table, self.arrow_schema)
+        if flag is not None:
+            table = table.append_column(DELETE_FLAG, flag)
         for key, part in self._split_buckets(self._split(table)):
             buf = self.buffers.setdefault(key, _Buffer())
             buf.tables.append(part)

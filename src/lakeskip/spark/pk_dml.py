@@ -30,7 +30,10 @@ replaces that row: a primary-key table holds one row per key. Two rows of one ME
 same key (two source rows inserting one key, or an insert with the key of an updated row)
 are an error, since either could win; an UPDATE clause may assign a key column only to its
 current value (``UPDATE SET *`` with ``ON t.k = s.k``), checked per row before anything is
-written. Pruning: the target is read whole (the ON condition does not prune it yet).
+written. Pruning: the target is read whole (the ON condition does not prune it yet). With
+deletion vectors the changes are one lookup write (:mod:`lakeskip.catalog.pk_dv_write`):
+every changed key marks its older version in a DV, deleted keys (a trailing delete flag) are
+only marked, updated and inserted rows are written; one snapshot carries files and DVs.
 
 Every row of the merged result that the condition matches is found: a key whose newest
 version lies in a file the planner skipped cannot match (see the planner's primary-key rule),
@@ -48,6 +51,7 @@ from pyspark.sql import functions as F
 from lakeskip.catalog.manifest import ManifestEntry
 from lakeskip.catalog.merge_engine import MergeEngine
 from lakeskip.catalog.options import deletion_vectors_enabled
+from lakeskip.catalog.pk_dv_write import DELETE_FLAG
 from lakeskip.catalog.primary_key import RowKind
 from lakeskip.catalog.snapshot import CommitKind
 from lakeskip.catalog.table import FileStoreTable
@@ -198,11 +202,7 @@ def _merge(
         time_zone=time_zone,
     )
     what, schema = spec.what, table.schema
-    if deletion_vectors_enabled(schema.options):
-        # the DV-aware key-value write (marking older versions) is not wired to MERGE yet
-        raise UnsupportedStatementError(
-            f"{what}: MERGE INTO is not supported for primary-key tables with deletion vectors yet"
-        )
+    dv = deletion_vectors_enabled(schema.options)
     engine = schema.options.get("merge-engine", "deduplicate")
     if engine != "deduplicate":  # +U / -D rows mean "replace" / "remove" only under deduplicate
         raise UnsupportedStatementError(
@@ -226,21 +226,37 @@ def _merge(
         return MergeResult(0, 0, 0, len(entries), 0, 0, None, report)
     changes = changes.persist()  # the checks and up to three writes read it
     written: list[ManifestEntry] = []
+    removed = 0  # deletion vectors: files whose every row ended deleted
+    snap = None
     try:
         counts = _check(spark, spec, changes, keys, old)
         names = [quote(f.name) for f in row_type]
-        # three writes, one commit: each write numbers its rows from the bucket's next
-        # sequence number, which is right because no key is written twice (checked above)
-        for kind, codes in (
-            (RowKind.UPDATE_AFTER, tuple(spec.updates)),
-            (RowKind.DELETE, spec.deletes),
-            (RowKind.INSERT, (INSERT_CODE,)),
-        ):
-            if any(counts.get(c, (0, 0))[0] for c in codes):
-                rows = changes.where(F.col(ACTION_COLUMN).isin(*codes)).select(*names)
-                data = align_by_position(rows, row_type, what)
-                written += write_entries(table, data, value_kind=kind)
-        snap = table.commit(written, kind=CommitKind.APPEND) if written else None
+        if dv:
+            # one lookup write: every changed key marks its older version in a DV; updated
+            # and inserted rows are written, deleted ones (flagged) only marked
+            codes = (*spec.updates, *spec.deletes, INSERT_CODE)
+            rows = changes.where(F.col(ACTION_COLUMN).isin(*codes)).select(
+                *names, F.col(ACTION_COLUMN).isin(*spec.deletes).alias(DELETE_FLAG)
+            )
+            data = align_by_position(rows, row_type, what, extra=(DELETE_FLAG,))
+            written = write_entries(table, data, value_kind=RowKind.INSERT, mixed=True)
+            if isinstance(written, WrittenEntries):
+                removed = len(written.removed)
+                changed = written or written.removed or written.vectors is not None
+                snap = commit_written(table, written) if changed else None
+        else:
+            # three writes, one commit: each write numbers its rows from the bucket's next
+            # sequence number, which is right because no key is written twice (checked above)
+            for kind, codes in (
+                (RowKind.UPDATE_AFTER, tuple(spec.updates)),
+                (RowKind.DELETE, spec.deletes),
+                (RowKind.INSERT, (INSERT_CODE,)),
+            ):
+                if any(counts.get(c, (0, 0))[0] for c in codes):
+                    rows = changes.where(F.col(ACTION_COLUMN).isin(*codes)).select(*names)
+                    data = align_by_position(rows, row_type, what)
+                    written += write_entries(table, data, value_kind=kind)
+            snap = table.commit(written, kind=CommitKind.APPEND) if written else None
     except BaseException:
         remove_files(table, written)
         raise
@@ -255,7 +271,7 @@ def _merge(
         deleted=n(spec.deletes),
         inserted=n((INSERT_CODE,)),
         files_scanned=len(entries),
-        files_removed=0,
+        files_removed=removed,
         files_added=len(written),
         snapshot_id=snap.id if snap is not None else None,
         report=report,

@@ -24,6 +24,7 @@ from lakeskip.catalog.deletion_vectors import DeletionVectorUpdate
 from lakeskip.catalog.manifest import ManifestEntry
 from lakeskip.catalog.options import deletion_vectors_enabled
 from lakeskip.catalog.pk_dv_write import (
+    DELETE_FLAG,
     BucketWrite,
     PkDvSpec,
     PkDvWriter,
@@ -139,18 +140,22 @@ def last_write_timings() -> WriteTimings | None:
     return timings
 
 
-def align_by_position(df: DataFrame, row_type: RowType, what: str) -> DataFrame:
-    """INSERT semantics: columns by position, cast to the table's types (ANSI store rules)."""
-    if len(df.columns) != len(row_type):
+def align_by_position(
+    df: DataFrame, row_type: RowType, what: str, *, extra: Sequence[str] = ()
+) -> DataFrame:
+    """INSERT semantics: columns by position, cast to the table's types (ANSI store rules).
+    ``extra``: trailing columns of ``df`` kept as they are, after the table's."""
+    columns = [c for c in df.columns if c not in extra]
+    if len(columns) != len(row_type):
         raise InvalidArgumentError(
-            f"{what}: the query produces {len(df.columns)} columns, the table has "
+            f"{what}: the query produces {len(columns)} columns, the table has "
             f"{len(row_type)} ({', '.join(row_type.names)})"
         )
     cols: list[Column] = [
         _not_null(F.col(f"`{src}`").cast(f.type.spark_ddl()), f, what).alias(f.name)
-        for src, f in zip(df.columns, row_type.fields, strict=True)
+        for src, f in zip(columns, row_type.fields, strict=True)
     ]
-    return df.select(*cols)
+    return df.select(*cols, *(F.col(f"`{e}`") for e in extra))
 
 
 def _not_null(col: Column, f: Field, what: str) -> Column:
@@ -196,16 +201,18 @@ def _bucket_task(columns: list[str], types: list[DataType], num_buckets: int):  
     return run
 
 
-def repartition_by_bucket(df: DataFrame, table: FileStoreTable) -> DataFrame:
+def repartition_by_bucket(df: DataFrame, table: FileStoreTable, mixed: bool = False) -> DataFrame:
     """On a fixed-bucket table, shuffle rows by (partition, Paimon bucket) so each bucket of
-    a partition is written by one task (fewer, larger files); other tables unchanged."""
+    a partition is written by one task (fewer, larger files); other tables unchanged.
+    ``mixed``: ``df`` ends with the MERGE delete flag (see :func:`write_entries`)."""
     schema = table.schema
     spec = schema.bucket_spec()
     if spec is None:
         return df
+    flag = f", `{DELETE_FLAG}` BOOLEAN" if mixed else ""
     keyed = df.mapInArrow(
         _bucket_task(list(spec.key), list(spec.types), spec.num_buckets),
-        schema.row_type.spark_ddl() + f", `{BUCKET_COLUMN}` INT",
+        schema.row_type.spark_ddl() + flag + f", `{BUCKET_COLUMN}` INT",
     )
     parts = [F.col(f"`{k}`") for k in schema.partition_keys]
     return keyed.repartition(*parts, F.col(BUCKET_COLUMN)).drop(BUCKET_COLUMN)
@@ -264,6 +271,7 @@ def collect_entries(
     value_kind: RowKind = RowKind.INSERT,
     *,
     fresh: bool = False,
+    mixed: bool = False,
 ) -> list[ManifestEntry]:
     """Run the write tasks and bring back their manifest entries (metadata only).
 
@@ -284,7 +292,7 @@ def collect_entries(
             ),
         )
         if deletion_vectors_enabled(table.schema.options):
-            spec = pk_dv_spec(table, spec, fresh=fresh)
+            spec = pk_dv_spec(table, spec, fresh=fresh, mixed=mixed)
     else:
         spec = WriteSpec(
             file_io=table.file_io, table_path=table.path, schema=table.schema, level=level
@@ -319,10 +327,13 @@ def write_entries(
     value_kind: RowKind = RowKind.INSERT,
     *,
     fresh: bool = False,
+    mixed: bool = False,
 ) -> list[ManifestEntry]:
     """Write ``df`` (already aligned to the table) as data files in Spark tasks, without the
     commit: sorted on the clustering key when the table has write-time clustering, else
-    grouped by bucket on fixed-bucket tables. Shared by INSERT and DELETE/UPDATE."""
+    grouped by bucket on fixed-bucket tables. Shared by INSERT and DELETE/UPDATE.
+    ``mixed`` (MERGE on a DV primary-key table): ``df`` has a trailing
+    :data:`~lakeskip.catalog.pk_dv_write.DELETE_FLAG` column; flagged keys are only marked."""
     schema = table.schema
     cluster = (
         None  # a primary-key table's bucket must be written by one task (sequence numbers)
@@ -340,8 +351,8 @@ def write_entries(
             max(1, df.rdd.getNumPartitions()),
         )
     else:
-        df = repartition_by_bucket(df, table)
-    return collect_entries(table, df, value_kind=value_kind, fresh=fresh)
+        df = repartition_by_bucket(df, table, mixed)
+    return collect_entries(table, df, value_kind=value_kind, fresh=fresh, mixed=mixed)
 
 
 def write_dataframe(
