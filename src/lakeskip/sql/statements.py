@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 import sqlglot
@@ -32,7 +30,35 @@ from sqlglot.tokenizer_core import TokenType
 
 from lakeskip.errors import SqlParseError, TypeMismatchError, UnsupportedStatementError
 from lakeskip.sql.literals import literal_value
-from lakeskip.types import DataType, parse_sql_type
+from lakeskip.sql.statement_types import (
+    AlterTableAddColumns,
+    AlterTableSetOptions,
+    AlterTableUnsetOptions,
+    Call,
+    ColumnDef,
+    CreateDatabase,
+    CreateTable,
+    Delete,
+    DescribeTable,
+    DropDatabase,
+    DropTable,
+    Explain,
+    Help,
+    Insert,
+    OtherTableStatement,
+    Passthrough,
+    Query,
+    RenameTable,
+    ShowCreateTable,
+    ShowDatabases,
+    ShowTables,
+    Statement,
+    TableIdent,
+    TruncateTable,
+    Update,
+    UseDatabase,
+)
+from lakeskip.types import parse_sql_type
 
 __all__ = [
     "AlterTableAddColumns",
@@ -71,196 +97,6 @@ logging.getLogger("sqlglot").setLevel(logging.ERROR)
 
 DIALECT = "spark"
 OUR_FORMATS = {"paimon", "lakeskip"}
-
-
-@dataclass(frozen=True, slots=True)
-class TableIdent:
-    database: str | None
-    name: str
-
-    def qualified(self, default_db: str) -> str:
-        return f"{self.database or default_db}.{self.name}"
-
-    def __str__(self) -> str:
-        return f"{self.database}.{self.name}" if self.database else self.name
-
-
-class Statement:
-    """Base of every parsed statement."""
-
-    __slots__ = ()
-
-
-@dataclass(frozen=True, slots=True)
-class ColumnDef:
-    name: str
-    type: DataType
-    comment: str | None = None
-    nullable: bool = True
-
-
-@dataclass(frozen=True, slots=True)
-class CreateDatabase(Statement):
-    name: str
-    if_not_exists: bool = False
-    comment: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class DropDatabase(Statement):
-    name: str
-    if_exists: bool = False
-    cascade: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class ShowDatabases(Statement):
-    pass
-
-
-@dataclass(frozen=True, slots=True)
-class UseDatabase(Statement):
-    name: str
-
-
-@dataclass(frozen=True, slots=True)
-class CreateTable(Statement):
-    ident: TableIdent
-    columns: tuple[ColumnDef, ...]
-    partition_keys: tuple[str, ...] = ()
-    options: Mapping[str, str] = field(default_factory=dict)
-    if_not_exists: bool = False
-    comment: str | None = None
-    as_select: str | None = None
-    primary_keys: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class AlterTableSetOptions(Statement):
-    ident: TableIdent
-    options: Mapping[str, str]
-
-
-@dataclass(frozen=True, slots=True)
-class AlterTableUnsetOptions(Statement):
-    ident: TableIdent
-    keys: tuple[str, ...]
-    if_exists: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class AlterTableAddColumns(Statement):
-    ident: TableIdent
-    columns: tuple[ColumnDef, ...]
-    sql: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class RenameTable(Statement):
-    ident: TableIdent
-    new_ident: TableIdent
-    sql: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class TruncateTable(Statement):
-    ident: TableIdent
-    sql: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class OtherTableStatement(Statement):
-    """A statement on one table that lakeskip does not implement (UPDATE, DELETE, MERGE,
-    ALTER TABLE DROP COLUMN, ...): an error on a lakeskip table, Spark's on any other."""
-
-    ident: TableIdent
-    what: str
-    sql: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class Delete(Statement):
-    """``DELETE FROM t [[AS] alias] [WHERE condition]``: ``condition`` is Spark SQL (``None``:
-    every row)."""
-
-    ident: TableIdent
-    alias: str | None
-    condition: str | None
-    sql: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class Update(Statement):
-    """``UPDATE t [[AS] alias] SET c = expr, ... [WHERE condition]``: the assignments are
-    ``(column, Spark SQL expression)`` pairs; ``condition`` ``None`` means every row."""
-
-    ident: TableIdent
-    alias: str | None
-    assignments: tuple[tuple[str, str], ...]
-    condition: str | None
-    sql: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class DropTable(Statement):
-    ident: TableIdent
-    if_exists: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class ShowTables(Statement):
-    database: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class DescribeTable(Statement):
-    ident: TableIdent
-    extended: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class ShowCreateTable(Statement):
-    ident: TableIdent
-
-
-@dataclass(frozen=True, slots=True)
-class Insert(Statement):
-    ident: TableIdent
-    overwrite: bool
-    partition: Mapping[str, Any] | None
-    columns: tuple[str, ...] | None
-    query_sql: str
-    sql: str = ""
-    by_name: bool = False  # INSERT ... BY NAME: the query's column names pick the columns
-
-
-@dataclass(frozen=True, slots=True)
-class Call(Statement):
-    procedure: str
-    args: tuple[Any, ...]
-    kwargs: Mapping[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class Query(Statement):
-    sql: str
-    tree: exp.Expression = field(compare=False, repr=False)
-
-
-@dataclass(frozen=True, slots=True)
-class Explain(Statement):
-    query: Query
-    pruning: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class Help(Statement):
-    """``HELP``: what the shell understands."""
-
-
-@dataclass(frozen=True, slots=True)
-class Passthrough(Statement):
-    sql: str
 
 
 # -- splitting ------------------------------------------------------------------------------
