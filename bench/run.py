@@ -227,7 +227,9 @@ def _catalog_vs_plain(session: Any, runs: int) -> list[dict[str, Any]]:
     return out
 
 
-def _lookup_ceiling(session: Any, bloom_path: str, runs: int) -> list[dict[str, Any]]:
+def _lookup_ceiling(
+    session: Any, bloom_path: str, runs: int, table_name: str = TABLE
+) -> list[dict[str, Any]]:
     """For the user_id lookups (only a bloom filter can skip): the catalog, plain Spark over
     the Parquet-bloom files, and plain Spark over only the ideal files (the floor any file
     skipper on Spark can reach), timed interleaved; ``ceiling`` = Parquet-bloom / ideal is the
@@ -235,13 +237,13 @@ def _lookup_ceiling(session: Any, bloom_path: str, runs: int) -> list[dict[str, 
     import pyarrow.parquet as pq
 
     spark = session.spark
-    table = session.catalog.get_table(TABLE)
+    table = session.catalog.get_table(table_name)
     row_type = table.schema.row_type
     plain = view_over_files(spark, row_type, table_file_paths(table, table.scan_files()))
     bloom = spark.read.parquet(bloom_path)
     bloom_files = sorted(str(p) for p in Path(bloom_path).glob("*.parquet"))
     row_groups = sum(pq.ParquetFile(p).metadata.num_row_groups for p in bloom_files)
-    name = f"{session.catalog_name}.{TABLE}" if session.catalog_name else TABLE
+    name = f"{session.catalog_name}.{table_name}" if session.catalog_name else table_name
     run_catalog = session.catalog_name is not None
     out = []
     for label, where in QUERIES:
