@@ -81,6 +81,8 @@ def test_partial_update_takes_each_columns_newest_non_null_value(session: Any) -
         session.sql("UPDATE t SET b = NULL WHERE id = 1")
     with pytest.raises(UnsupportedStatementError, match="remove-record-on-delete"):
         session.sql("DELETE FROM t WHERE id = 1")
+    with pytest.raises(UnsupportedStatementError, match="deduplicate only, not partial-update"):
+        session.sql("MERGE INTO t USING (SELECT 1 AS id) s ON t.id = s.id WHEN MATCHED THEN DELETE")
     assert _all_paths(session, "t")[0] == want
     text = session.sql("SHOW CREATE TABLE t").collect()[0][0]
     assert "'merge-engine' = 'partial-update'" in text

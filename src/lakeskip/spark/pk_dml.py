@@ -42,7 +42,6 @@ so filtering the merge of the kept files by the condition is exact.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Mapping, Sequence
 
 from pyspark.sql import DataFrame, SparkSession
@@ -89,7 +88,7 @@ __all__ = ["PRIMARY_KEY", "PrimaryKeyDml"]
 
 def _refuse_null_assignments(
     spark: SparkSession,
-    view: str,
+    target: DataFrame,
     alias: str,
     cond: str,
     assignments: Mapping[str, str],
@@ -104,9 +103,13 @@ def _refuse_null_assignments(
         for f in row_type
         if f.name in assignments
     ]
-    found = spark.sql(
-        f"SELECT 1 FROM {view} AS {quote(alias)} WHERE coalesce({cond}, false) "
-        f"AND ({' OR '.join(nulled)}) LIMIT 1"
+    found = sql_over(
+        spark,
+        target,
+        lambda view: (
+            f"SELECT 1 FROM {view} AS {quote(alias)} WHERE coalesce({cond}, false) "
+            f"AND ({' OR '.join(nulled)}) LIMIT 1"
+        ),
     ).collect()
     if found:
         raise UnsupportedStatementError(
@@ -139,17 +142,17 @@ def _write_versions(
             items.append(f"CAST(({assignments[f.name]}) AS {f.type.spark_ddl()}) AS {q}")
         else:
             items.append(q)
-    view = f"__lakeskip_pk_dml_{uuid.uuid4().hex}"
-    table_view(spark, table, c.files, c.snapshot).createOrReplaceTempView(view)
-    try:
-        matched = spark.sql(
+    target = table_view(spark, table, c.files, c.snapshot)
+    matched = sql_over(
+        spark,
+        target,
+        lambda view: (
             f"SELECT {', '.join(items)} FROM {view} AS {quote(c.alias)} "
             f"WHERE coalesce({c.cond}, false)"
-        )
-        if engine.partial_update and assignments:
-            _refuse_null_assignments(spark, view, c.alias, c.cond, assignments, row_type, c.what)
-    finally:
-        spark.catalog.dropTempView(view)
+        ),
+    )
+    if engine.partial_update and assignments:
+        _refuse_null_assignments(spark, target, c.alias, c.cond, assignments, row_type, c.what)
     kind = RowKind.DELETE if assignments is None else RowKind.UPDATE_AFTER
     entries = write_entries(table, align_by_position(matched, row_type, c.what), value_kind=kind)
     if isinstance(entries, WrittenEntries):  # deletion vectors: older versions marked
@@ -203,10 +206,11 @@ def _merge(
     )
     what, schema = spec.what, table.schema
     dv = deletion_vectors_enabled(schema.options)
-    engine = schema.options.get("merge-engine", "deduplicate")
-    if engine != "deduplicate":  # +U / -D rows mean "replace" / "remove" only under deduplicate
+    engine = MergeEngine.of(schema.options)
+    if engine.partial_update:  # +U / -D rows mean "replace" / "remove" only under deduplicate
         raise UnsupportedStatementError(
-            f"{what}: MERGE INTO is supported for merge-engine = deduplicate only, not {engine}"
+            f"{what}: MERGE INTO is supported for merge-engine = deduplicate only, "
+            f"not {engine.kind}"
         )
     row_type = schema.row_type
     keys = list(schema.primary_keys)
