@@ -252,14 +252,24 @@ def _lookup_ceiling(
         hits = plain.where(where).select(F.input_file_name().alias("f")).distinct().collect()
         ideal = view_over_files(spark, row_type, [r.f for r in hits])
         sql = f"SELECT count(*) FROM {name} WHERE {where}"
+        select = f"SELECT * FROM {name} WHERE {where}"
+        # Two shapes of the same lookup: count(*) (a two-stage job with a shuffle) and the
+        # matching rows themselves (one stage; what a key lookup returns).
         fns = {
             "parquet_bloom": lambda w=where: _count(bloom, w),
             "ideal": lambda w=where, d=ideal: _count(d, w),
+            "rows_parquet_bloom": lambda w=where: _ids(bloom.where(w)),
+            "rows_ideal": lambda w=where, d=ideal: _ids(d.where(w)),
         }
         if run_catalog:
             fns["catalog"] = lambda s=sql: spark.sql(s).collect()[0][0]
-        counts = {k: fn() for k, fn in fns.items()}  # warm
+            fns["rows_catalog"] = lambda s=select: _ids(spark.sql(s))
+        answers = {k: fn() for k, fn in fns.items()}  # warm
+        counts = {k: v for k, v in answers.items() if not k.startswith("rows_")}
+        ids = {k: v for k, v in answers.items() if k.startswith("rows_")}
         assert len(set(counts.values())) == 1, f"WRONG ANSWER for {label}: {counts}"
+        assert len(set(ids.values())) == 1, f"WRONG ROWS for {label}"
+        assert len(next(iter(ids.values()))) == next(iter(counts.values()))
         times: dict[str, list[float]] = {k: [] for k in fns}
         for _ in range(runs):
             for k, fn in fns.items():
@@ -272,9 +282,11 @@ def _lookup_ceiling(
             "parquet_bloom_row_groups": row_groups,
             **{f"{k}_s": v for k, v in t.items()},
             "ceiling": t["parquet_bloom"] / t["ideal"],
+            "rows_ceiling": t["rows_parquet_bloom"] / t["rows_ideal"],
         }
         if run_catalog:
             row["catalog_vs_parquet_bloom"] = t["parquet_bloom"] / t["catalog"]
+            row["rows_catalog_vs_parquet_bloom"] = t["rows_parquet_bloom"] / t["rows_catalog"]
         out.append(row)
     print(f"\nuser_id lookups: catalog vs Parquet-bloom vs only the ideal files, median of {runs}:")
     print(
@@ -286,6 +298,13 @@ def _lookup_ceiling(
             f"{r['parquet_bloom_s']:10.3f} {r['ideal_s']:8.3f} "
             f"{r.get('catalog_s', float('nan')):9.3f} {r['ceiling']:7.2f}x"
         )
+    print(f"the same lookups returning the matching rows (SELECT *), median of {runs}:")
+    for r in out:
+        print(
+            f"{r['query']:16} {r['files_ideal']:>5}/{r['files_total']:<5} "
+            f"{r['rows_parquet_bloom_s']:10.3f} {r['rows_ideal_s']:8.3f} "
+            f"{r.get('rows_catalog_s', float('nan')):9.3f} {r['rows_ceiling']:7.2f}x"
+        )
     print(f"(Parquet-bloom Spark opens all {len(bloom_files)} files, {row_groups} row groups)")
     return out
 
@@ -293,6 +312,12 @@ def _lookup_ceiling(
 def _collected(df: Any) -> Any:
     df.collect()
     return df
+
+
+def _ids(df: Any) -> tuple[int, ...]:
+    """Collect every column of the matching rows (as a lookup returns them) and answer with
+    their sorted ids, so the sides can be checked equal."""
+    return tuple(sorted(r["id"] for r in df.collect()))
 
 
 def _count(df: Any, where: str) -> int:
