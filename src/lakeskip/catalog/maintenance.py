@@ -241,15 +241,27 @@ def _references(table: FileStoreTable, chains: Iterable[Sequence[_Held]]) -> _Re
 # -- expiry --------------------------------------------------------------------------------
 
 
-def _expire_count(snaps: Sequence[Snapshot], retain_last: int, older_than: int | None) -> int:
-    """How many of the oldest snapshots expire (Paimon: a snapshot goes only once its
-    successor is older than ``older_than``)."""
-    n = 0
-    while n < len(snaps) - retain_last:
-        if older_than is not None and snaps[n + 1].time_millis >= older_than:
-            break
-        n += 1
-    return n
+def _expire_count(
+    snaps: Sequence[Snapshot],
+    retain_min: int,
+    older_than: int | None,
+    retain_max: int | None = None,
+    max_deletes: int | None = None,
+) -> int:
+    """How many of the oldest snapshots expire, by Paimon's ``ExpireSnapshotsImpl.expire``:
+    everything beyond the newest ``retain_max`` goes; of the rest, the newest
+    ``retain_min`` stay, and an older one goes only once its successor was committed
+    before ``older_than`` (``None``: every snapshot is old enough); at most
+    ``max_deletes`` go in one call."""
+    total = len(snaps)
+    first = 0 if retain_max is None else max(total - retain_max, 0)  # Paimon's `min`
+    stop = total - retain_min  # Paimon's `maxExclusive`, as a list index
+    if max_deletes is not None:
+        stop = min(stop, max_deletes)
+    for i in range(first, stop):
+        if older_than is not None and snaps[i + 1].time_millis >= older_than:
+            return i
+    return max(stop, 0)
 
 
 def _try_list(table: FileStoreTable, name: str | None) -> list[str]:
@@ -277,28 +289,43 @@ def _try_entries(table: FileStoreTable, manifest_names: Iterable[str]) -> list[M
 
 
 def expire_snapshots(
-    table: FileStoreTable, retain_last: int, older_than_millis: int | None = None
+    table: FileStoreTable,
+    retain_last: int,
+    older_than_millis: int | None = None,
+    *,
+    retain_max: int | None = None,
+    max_deletes: int | None = None,
 ) -> ExpireResult:
     """Expire the oldest snapshots and delete the files only they used.
 
     Args:
         table: the table.
-        retain_last: keep at least this many of the newest snapshots (>= 1).
+        retain_last: keep at least this many of the newest snapshots (>= 1; Paimon's
+            ``retain_min``).
         older_than_millis: epoch millis; if given, also keep every snapshot whose successor
             was committed at or after it (so the snapshot current at that instant stays).
+        retain_max: keep at most this many (older ones go whatever their age).
+        max_deletes: expire at most this many snapshots in this call.
 
     Returns:
         Counts of the snapshot, data, ``.index`` and manifest files deleted.
 
     Raises:
-        InvalidArgumentError: ``retain_last`` < 1.
+        InvalidArgumentError: ``retain_last`` < 1, ``retain_max`` < ``retain_last``, or
+            ``max_deletes`` < 1.
         CorruptMetadataError: a snapshot, tag or branch that is kept cannot be read (then
             nothing is deleted).
     """
     if retain_last < 1:
         raise InvalidArgumentError(f"retain_last must be at least 1, got {retain_last}")
+    if retain_max is not None and retain_max < retain_last:
+        raise InvalidArgumentError(
+            f"retain_max ({retain_max}) must not be less than retain_min ({retain_last})"
+        )
+    if max_deletes is not None and max_deletes < 1:
+        raise InvalidArgumentError(f"max_deletes must be at least 1, got {max_deletes}")
     snaps = table.list_snapshots()
-    n = _expire_count(snaps, retain_last, older_than_millis)
+    n = _expire_count(snaps, retain_last, older_than_millis, retain_max, max_deletes)
     if n == 0:
         return ExpireResult(0, 0, 0, 0)
     expired, retained = snaps[:n], snaps[n:]

@@ -307,6 +307,9 @@ KNOWN_OPTIONS: Mapping[str, OptionSpec] = {
             "snapshots kept at most by expiry",
         ),
         OptionSpec("snapshot.time-retained", "1 h", _duration, "age after which snapshots expire"),
+        OptionSpec(
+            "snapshot.expire.limit", "50", _int_at_least(1), "snapshots expired at most per call"
+        ),
         OptionSpec("write-only", "false", _boolean, "skip compaction and expiry on write"),
         OptionSpec(
             DELETION_VECTORS,

@@ -17,6 +17,7 @@ from typing import Any
 
 from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.maintenance import expire_snapshots, remove_orphan_files
+from lakeskip.catalog.options import option_int, option_millis, validate_options
 from lakeskip.errors import InvalidArgumentError
 from lakeskip.procedures.base import (
     Executor,
@@ -60,18 +61,26 @@ def _older_than(arguments: Mapping[str, Any]) -> int | None:
 
 
 class ExpireSnapshots(Procedure):
-    """``sys.expire_snapshots(table, retain_last => 1, older_than => 'yyyy-MM-dd HH:mm:ss')``.
+    """``sys.expire_snapshots(table, retain_max, retain_min, older_than, max_deletes, options)``,
+    Paimon's procedure: arguments not given come from the table's ``snapshot.num-retained.max``,
+    ``snapshot.num-retained.min``, ``snapshot.time-retained`` (``older_than`` = now minus it)
+    and ``snapshot.expire.limit`` (``options => 'k=v,...'`` overrides them for this call).
 
-    Keeps the newest ``retain_last`` snapshots and, with ``older_than``, every snapshot
-    still current at or after that instant; deletes the rest and the files only they used.
+    ``retain_last => n`` is lakeskip's shorthand for "keep the newest n, expire the rest"
+    (with ``older_than``: also keep every snapshot current at or after it); table options
+    are then not consulted.
     """
 
     name = "sys.expire_snapshots"
     doc = "Delete old snapshots and the data, index and manifest files only they used."
     parameters = (
         ProcedureParameter("table", str, required=True),
-        ProcedureParameter("retain_last", int, default=1, doc="newest snapshots to keep (>= 1)"),
+        ProcedureParameter("retain_max", int, doc="keep at most this many snapshots"),
+        ProcedureParameter("retain_min", int, doc="keep at least this many snapshots"),
         ProcedureParameter("older_than", str, doc="keep snapshots current at or after this"),
+        ProcedureParameter("max_deletes", int, doc="expire at most this many in this call"),
+        ProcedureParameter("options", str, doc="table options for this call: 'k=v,k2=v2'"),
+        ProcedureParameter("retain_last", int, doc="keep the newest n, expire the rest"),
     )
 
     def run(
@@ -82,12 +91,30 @@ class ExpireSnapshots(Procedure):
         arguments: Mapping[str, Any],
         default_database: str,
     ) -> ProcedureResult:
-        retain = int(arguments["retain_last"])
-        if retain < 1:
-            raise InvalidArgumentError(f"{self.name}: retain_last must be at least 1, got {retain}")
-        older = _older_than(arguments)
         table = catalog.get_table(qualify(arguments["table"], default_database))
-        r = expire_snapshots(table, retain, older)
+        older = _older_than(arguments)
+        retain_max = _optional_int(arguments, "retain_max")
+        max_deletes = _optional_int(arguments, "max_deletes")
+        if arguments.get("retain_last") is not None:
+            if arguments.get("retain_min") is not None:
+                raise InvalidArgumentError(f"{self.name}: give retain_last or retain_min, not both")
+            retain = int(arguments["retain_last"])
+        else:
+            options = {**table.schema.options, **_dynamic_options(arguments.get("options"))}
+            given = _optional_int(arguments, "retain_min")
+            retain = (
+                given if given is not None else option_int(options, "snapshot.num-retained.min")
+            )
+            if retain_max is None:
+                retain_max = option_int(options, "snapshot.num-retained.max")
+            if max_deletes is None:
+                max_deletes = option_int(options, "snapshot.expire.limit")
+            if older is None:
+                older = int(time.time() * 1000) - option_millis(options, "snapshot.time-retained")
+        if retain < 1:
+            which = "retain_last" if arguments.get("retain_last") is not None else "retain_min"
+            raise InvalidArgumentError(f"{self.name}: {which} must be at least 1, got {retain}")
+        r = expire_snapshots(table, retain, older, retain_max=retain_max, max_deletes=max_deletes)
         return ProcedureResult(
             columns=(
                 ("snapshots_deleted", "INT"),
@@ -104,6 +131,25 @@ class ExpireSnapshots(Procedure):
                 ),
             ),
         )
+
+
+def _optional_int(arguments: Mapping[str, Any], name: str) -> int | None:
+    value = arguments.get(name)
+    return None if value is None else int(value)
+
+
+def _dynamic_options(text: str | None) -> dict[str, str]:
+    """Paimon's procedure ``options`` argument: ``'k1=v1,k2=v2'``."""
+    out: dict[str, str] = {}
+    for item in (text or "").split(","):
+        if not item.strip():
+            continue
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise InvalidArgumentError(f"options => {text!r}: expected 'key=value,...'")
+        out[key.strip()] = value.strip()
+    validate_options(out, None)
+    return out
 
 
 class RemoveOrphanFiles(Procedure):
