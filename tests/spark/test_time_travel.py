@@ -51,6 +51,30 @@ def test_version_as_of_a_tag(session) -> None:  # type: ignore[no-untyped-def]
         session.sql("SELECT * FROM tt VERSION AS OF 'nope'")
 
 
+def test_tag_procedures_and_reading_an_expired_tagged_snapshot(session) -> None:  # type: ignore[no-untyped-def]
+    _two_inserts(session)
+    spark = session.spark
+    name = f"{session.catalog_name}.default.tt" if session.catalog_name else "tt"
+    cat = session.catalog_name or "spark_catalog"
+    row = spark.sql(f"CALL {cat}.sys.create_tag(table => 'default.tt', tag => 'v1', snapshot => 1)")
+    assert row.collect()[0]["snapshot_id"] == 1
+    session.sql("INSERT INTO tt VALUES (3, 'c')")
+    session.sql("CALL sys.expire_snapshots(table => 'tt', retain_max => 1, retain_min => 1)")
+    table = session.table("tt").table
+    assert [s.id for s in table.list_snapshots()] == [3]
+    assert _ids(spark.sql(f"SELECT id FROM {name} VERSION AS OF 'v1'")) == [1], (
+        "the tag holds snapshot 1 after it expired"
+    )
+    assert _ids(session.sql("SELECT id FROM tt VERSION AS OF 'v1'")) == [1]
+    with pytest.raises(Exception, match="tag 'v1' already exists"):
+        session.sql("CALL sys.create_tag('tt', 'v1')")
+    session.sql("CALL sys.rename_tag(table => 'tt', tag => 'v1', target_tag => 'first')")
+    assert _ids(session.sql("SELECT id FROM tt VERSION AS OF 'first'")) == [1]
+    session.sql("CALL sys.delete_tag('tt', 'first')")
+    with pytest.raises(SnapshotNotFoundError):
+        session.sql("SELECT * FROM tt VERSION AS OF 'first'")
+
+
 def test_timestamp_as_of(session) -> None:  # type: ignore[no-untyped-def]
     t1, _ = _two_inserts(session)
     session.spark.conf.set("spark.sql.session.timeZone", "UTC")

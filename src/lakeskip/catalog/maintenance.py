@@ -52,7 +52,15 @@ from lakeskip.catalog.deletion_vectors import INDEX_DIR
 from lakeskip.catalog.dv_commit import index_file_path
 from lakeskip.catalog.file_io import FileIO
 from lakeskip.catalog.manifest import FileKind, ManifestEntry, read_manifest_list
-from lakeskip.catalog.snapshot import EARLIEST, LATEST, SNAPSHOT_PREFIX, Snapshot, SnapshotManager
+from lakeskip.catalog.snapshot import (
+    EARLIEST,
+    LATEST,
+    SNAPSHOT_PREFIX,
+    TAG_DIR,
+    TAG_PREFIX,
+    Snapshot,
+    SnapshotManager,
+)
 from lakeskip.catalog.table import BUCKET_DIR_PREFIX, FileStoreTable, merge_entries
 from lakeskip.errors import CorruptMetadataError, InvalidArgumentError
 
@@ -63,8 +71,6 @@ __all__ = [
     "remove_orphan_files",
 ]
 
-TAG_DIR = "tag"
-TAG_PREFIX = "tag-"
 BRANCH_DIR = "branch"
 BRANCH_PREFIX = "branch-"
 MANIFEST_DIR = "manifest"

@@ -62,6 +62,8 @@ from lakeskip.catalog.options import (
 from lakeskip.catalog.schema import SchemaManager, TableSchema
 from lakeskip.catalog.snapshot import (
     BATCH_COMMIT_IDENTIFIER,
+    TAG_DIR,
+    TAG_PREFIX,
     CommitKind,
     Snapshot,
     SnapshotManager,
@@ -259,8 +261,33 @@ class FileStoreTable:
         return self.snapshot_manager.latest()
 
     def snapshot(self, snapshot_id: int) -> Snapshot:
-        """Raises CorruptMetadataError if the snapshot does not exist."""
-        return self.snapshot_manager.read(snapshot_id)
+        """The snapshot with this id; an expired one that a tag holds is read from the tag
+        (a Paimon tag file is the whole snapshot, and expiry keeps the files it uses).
+
+        Raises:
+            CorruptMetadataError: no such snapshot (nor a tag of it), or unreadable.
+        """
+        try:
+            return self.snapshot_manager.read(snapshot_id)
+        except CorruptMetadataError:
+            if self.file_io.exists(self.snapshot_manager.path(snapshot_id)):
+                raise
+            tagged = self._tagged_snapshot(snapshot_id)
+            if tagged is None:
+                raise
+            return tagged
+
+    def _tagged_snapshot(self, snapshot_id: int) -> Snapshot | None:
+        for st in self.file_io.list_dir(f"{self.path}/{TAG_DIR}"):
+            if st.is_dir or not st.name.startswith(TAG_PREFIX):
+                continue
+            try:
+                snap = Snapshot.from_json(self.file_io.read_bytes(st.path))
+            except (FileNotFoundError, CorruptMetadataError):
+                continue  # deleted meanwhile, or not ours to judge here
+            if snap.id == snapshot_id:
+                return snap
+        return None
 
     def list_snapshots(self) -> list[Snapshot]:
         return [self.snapshot_manager.read(i) for i in self.snapshot_manager.list_ids()]

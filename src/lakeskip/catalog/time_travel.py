@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from lakeskip.catalog.snapshot import Snapshot
+from lakeskip.catalog.snapshot import TAG_DIR, TAG_PREFIX, Snapshot
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import CorruptMetadataError, InvalidOptionError, SnapshotNotFoundError
 
@@ -41,8 +41,6 @@ __all__ = [
     "time_travel_from_options",
 ]
 
-TAG_DIR = "tag"
-TAG_PREFIX = "tag-"
 SCAN_SNAPSHOT_ID = "scan.snapshot-id"
 SCAN_TAG_NAME = "scan.tag-name"
 SCAN_VERSION = "scan.version"

@@ -15,6 +15,10 @@ PROCEDURES: dict[str, str] = {
     "sys.compact": "lakeskip.procedures.compact:Compact",
     "sys.expire_snapshots": "lakeskip.procedures.maintenance:ExpireSnapshots",
     "sys.remove_orphan_files": "lakeskip.procedures.maintenance:RemoveOrphanFiles",
+    "sys.create_tag": "lakeskip.procedures.tags:CreateTag",
+    "sys.replace_tag": "lakeskip.procedures.tags:ReplaceTag",
+    "sys.delete_tag": "lakeskip.procedures.tags:DeleteTag",
+    "sys.rename_tag": "lakeskip.procedures.tags:RenameTag",
 }
 
 
