@@ -125,6 +125,7 @@ def test_paimon_reads_and_prunes_lakeskip_tables_after_every_operation(
             f"INSERT INTO t SELECT /*+ REPARTITION(1) */ * FROM VALUES {_values_sql(_file_rows(f))}"
         )
     assert _index_kinds(session, name) == (4, 0), "every file has an embedded container"
+    before = session.catalog.get_table(name).latest_snapshot().id  # tagged and expired below
     (result,) = paimon_java(wh, _read_op(name))
     _check_same(session, name, result, "after INSERT")
     assert any(len(r["kept"]) < 4 for r in result["results"]), "the indexes must prune"
@@ -151,9 +152,17 @@ def test_paimon_reads_and_prunes_lakeskip_tables_after_every_operation(
     (result,) = paimon_java(wh, _read_op(name))
     _check_same(session, name, result, "after z-order sort compaction")
 
+    session.sql(f"CALL sys.create_tag(table => 't', tag => 'older', snapshot => {before})")
     session.sql("CALL sys.expire_snapshots(table => 't', retain_last => 2)")
     (result,) = paimon_java(wh, _read_op(name))
     _check_same(session, name, result, "after lakeskip's expire_snapshots")
+    assert session.catalog.get_table(name).list_snapshots()[0].id > before, "tag outlived it"
+    (tagged,) = paimon_java(wh, {**_read_op(name), "queries": [], "tag": "older"})
+    ours = session.sql(f"SELECT id, s, v, dt FROM {name} VERSION AS OF 'older'").collect()
+    assert sorted(tagged["rows"], key=repr) == sorted(
+        ([_text(x) for x in r] for r in ours), key=repr
+    ), "Paimon reads lakeskip's tag of an expired snapshot as lakeskip does"
+    assert sorted(tagged["rows"], key=repr) != _lakeskip_rows(session, name), "not the latest"
 
     # Paimon's own expiry walks lakeskip's DELETE/ADD entries: no live file may go
     session.sql("ALTER TABLE t SET TBLPROPERTIES ('file-index.bloom-filter.s.items'='30')")

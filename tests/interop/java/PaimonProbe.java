@@ -6,7 +6,7 @@
  *   {"op": "create", "table": "db.t", "fields": [["id", "BIGINT"], ...], "partition": [...],
  *    "options": {...}}
  *   {"op": "write", "table": "db.t", "rows": [[v, ...], ...], "overwrite": null | {"k": "v"}}
- *   {"op": "read", "table": "db.t", "queries": [predicate, ...]}
+ *   {"op": "read", "table": "db.t", "queries": [predicate, ...], "tag": optional tag name}
  *      -> {"snapshot": id, "rows": [[text | null, ...]], "results": [{"plan": [file, ...],
  *          "kept": [file, ...]}]}: "plan" is what the scan planned (stats + embedded indexes),
  *          "kept" the planned files whose read returned rows (the reader also applies `.index`
@@ -102,7 +102,13 @@ public class PaimonProbe {
             case "write":
                 return write(table(catalog, id), op);
             case "read":
-                return read(table(catalog, id), op);
+                FileStoreTable readTable = table(catalog, id);
+                if (op.has("tag")) {
+                    // read a tag, as Spark's VERSION AS OF '<tag>' does in Paimon
+                    readTable = readTable.copy(
+                            Collections.singletonMap("scan.tag-name", op.get("tag").asText()));
+                }
+                return read(readTable, op);
             case "files":
                 return files(table(catalog, id));
             case "expire":
