@@ -163,6 +163,10 @@ def test_paimon_reads_and_prunes_lakeskip_tables_after_every_operation(
         ([_text(x) for x in r] for r in ours), key=repr
     ), "Paimon reads lakeskip's tag of an expired snapshot as lakeskip does"
     assert sorted(tagged["rows"], key=repr) != _lakeskip_rows(session, name), "not the latest"
+    session.sql("CALL sys.rollback(table => 't', version => 'older')")
+    (result,) = paimon_java(wh, _read_op(name))
+    _check_same(session, name, result, "after lakeskip's rollback to a tag")
+    assert sorted(result["rows"], key=repr) == sorted(tagged["rows"], key=repr)
 
     # Paimon's own expiry walks lakeskip's DELETE/ADD entries: no live file may go
     session.sql("ALTER TABLE t SET TBLPROPERTIES ('file-index.bloom-filter.s.items'='30')")

@@ -75,6 +75,25 @@ def test_tag_procedures_and_reading_an_expired_tagged_snapshot(session) -> None:
         session.sql("SELECT * FROM tt VERSION AS OF 'first'")
 
 
+def test_rollback_a_primary_key_table(session) -> None:  # type: ignore[no-untyped-def]
+    session.sql("CREATE TABLE rb (k INT, v STRING) WITH ('primary-key' = 'k', 'bucket' = '2')")
+    session.sql("INSERT INTO rb VALUES (1, 'a'), (2, 'b')")
+    session.sql("INSERT INTO rb VALUES (1, 'a2'), (3, 'c')")
+    session.sql("DELETE FROM rb WHERE k = 2")
+    rows = lambda: sorted(tuple(r) for r in session.sql("SELECT k, v FROM rb").collect())  # noqa: E731
+    assert rows() == [(1, "a2"), (3, "c")]
+    spark = session.spark
+    cat = session.catalog_name or "spark_catalog"
+    out = spark.sql(f"CALL {cat}.sys.rollback(table => 'default.rb', version => '1')").collect()
+    assert (out[0]["previous_snapshot_id"], out[0]["current_snapshot_id"]) == (3, 4)
+    assert rows() == [(1, "a"), (2, "b")], "the merged view of snapshot 1"
+    session.sql("INSERT INTO rb VALUES (2, 'b2')")
+    assert rows() == [(1, "a"), (2, "b2")], "writes go on from the restored state"
+    assert sorted(
+        tuple(r) for r in session.sql("SELECT k, v FROM rb VERSION AS OF 3").collect()
+    ) == [(1, "a2"), (3, "c")], "the rolled-back snapshots stay readable"
+
+
 def test_timestamp_as_of(session) -> None:  # type: ignore[no-untyped-def]
     t1, _ = _two_inserts(session)
     session.spark.conf.set("spark.sql.session.timeZone", "UTC")

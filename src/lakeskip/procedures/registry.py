@@ -19,6 +19,8 @@ PROCEDURES: dict[str, str] = {
     "sys.replace_tag": "lakeskip.procedures.tags:ReplaceTag",
     "sys.delete_tag": "lakeskip.procedures.tags:DeleteTag",
     "sys.rename_tag": "lakeskip.procedures.tags:RenameTag",
+    "sys.rollback": "lakeskip.procedures.rollback:Rollback",
+    "sys.rollback_to_timestamp": "lakeskip.procedures.rollback:RollbackToTimestamp",
 }
 
 
