@@ -193,6 +193,8 @@ HELP: tuple[tuple[str, str], ...] = (
         "cluster files",
     ),
     ("CALL sys.expire_snapshots(...) | sys.remove_orphan_files(...)", "maintenance"),
+    ("CALL sys.create_tag(table => 'd.t', tag => 'v1' [, snapshot => n])", "name a snapshot"),
+    ("CALL sys.rollback(table => 'd.t', version => 'v1' | '3')", "restore as a new snapshot"),
     ("DELETE FROM t [WHERE cond]", "copy-on-write: rewrites only files holding matching rows"),
     ("UPDATE t SET c = expr, ... [WHERE cond]", "copy-on-write, like DELETE"),
     (
