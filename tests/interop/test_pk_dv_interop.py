@@ -86,6 +86,8 @@ def test_lakeskip_dv_primary_key_tables_read_the_same_everywhere(
     check("DELETE")
     session.sql("UPDATE t SET s = upper(s) WHERE id < 6")
     check("UPDATE")
+    after_update = sorted(tuple(r) for r in session.sql("SELECT * FROM t").collect())
+    session.sql("CALL sys.create_tag(table => 't', tag => 'after_update')")
     session.sql("INSERT INTO t VALUES (1, 'again', 1, 'p1'), (40, 'new', 40, 'p0')")
     # level 1 was taken by the UPDATE: this write compacted its buckets to the top level
     check("upsert into a full bucket")
@@ -100,6 +102,10 @@ def test_lakeskip_dv_primary_key_tables_read_the_same_everywhere(
         "WHEN NOT MATCHED THEN INSERT *"
     )
     check("MERGE")
+    session.sql("CALL sys.rollback(table => 't', version => 'after_update')")
+    assert sorted(tuple(r) for r in session.sql("SELECT * FROM t").collect()) == after_update
+    assert session.catalog.get_table("default.t").deletion_files(), "the DVs came back"
+    check("rollback to a tag (files and DVs)")
 
 
 def test_lakeskip_reads_pypaimon_dv_primary_key_table(

@@ -75,8 +75,13 @@ def test_tag_procedures_and_reading_an_expired_tagged_snapshot(session) -> None:
         session.sql("SELECT * FROM tt VERSION AS OF 'first'")
 
 
-def test_rollback_a_primary_key_table(session) -> None:  # type: ignore[no-untyped-def]
-    session.sql("CREATE TABLE rb (k INT, v STRING) WITH ('primary-key' = 'k', 'bucket' = '2')")
+@pytest.mark.parametrize("dv", [False, True], ids=["merge-on-read", "deletion-vectors"])
+def test_rollback_a_primary_key_table(session, dv: bool) -> None:  # type: ignore[no-untyped-def]
+    session.sql("DROP TABLE IF EXISTS rb")
+    session.sql(
+        "CREATE TABLE rb (k INT, v STRING) WITH ('primary-key' = 'k', 'bucket' = '2', "
+        f"'deletion-vectors.enabled' = '{str(dv).lower()}')"
+    )
     session.sql("INSERT INTO rb VALUES (1, 'a'), (2, 'b')")
     session.sql("INSERT INTO rb VALUES (1, 'a2'), (3, 'c')")
     session.sql("DELETE FROM rb WHERE k = 2")

@@ -385,6 +385,8 @@ class FileStoreTable:
         kind: CommitKind = CommitKind.APPEND,
         overwrite_partitions: Sequence[tuple[Any, ...]] | None = None,
         deletion_vectors: DeletionVectorUpdate | None = None,
+        *,
+        merge_manifests: bool = False,
     ) -> Snapshot | None:
         """Publish one snapshot adding and deleting files.
 
@@ -397,6 +399,11 @@ class FileStoreTable:
             deletion_vectors: DVs to set in the same snapshot (DELETE/UPDATE on a
                 deletion-vector table) and the DVs the writer read. Deleted data files lose
                 their DVs in any case (see :mod:`lakeskip.catalog.dv_commit`).
+            merge_manifests: write the base as one merged manifest of the live files (no
+                DELETE entries left in it) whatever ``manifest.merge-min-count`` says. A
+                commit that adds back a file an earlier snapshot deleted needs it: pypaimon
+                drops every ADD of a file whose identifier any manifest of the snapshot
+                deletes.
 
         Returns:
             The new snapshot, or ``None`` when nothing was added or deleted.
@@ -478,7 +485,15 @@ class FileStoreTable:
                     codec,
                 )
             snapshot, written = self._prepare(
-                latest, base_metas, delta_meta, adds, deletes, kind, commit_user, codec
+                latest,
+                base_metas,
+                delta_meta,
+                adds,
+                deletes,
+                kind,
+                commit_user,
+                codec,
+                merge_manifests,
             )
             snapshot = dataclasses.replace(snapshot, index_manifest=index.index_manifest)
             if self.snapshot_manager.try_publish(snapshot):
@@ -523,14 +538,17 @@ class FileStoreTable:
         kind: CommitKind,
         commit_user: str,
         codec: str,
+        merge_manifests: bool = False,
     ) -> tuple[Snapshot, list[str]]:
         written: list[str] = []
         previous_total: int | None = latest.total_record_count if latest is not None else 0
-        merge_at = option_int(self.schema.options, "manifest.merge-min-count")
-        if latest is not None and (len(base_metas) >= merge_at or previous_total is None):
+        merge = merge_manifests or len(base_metas) >= option_int(
+            self.schema.options, "manifest.merge-min-count"
+        )
+        if latest is not None and (merge or previous_total is None):
             live = self.scan_files(latest)
             previous_total = sum(e.file.row_count for e in live)
-            if len(base_metas) >= merge_at:
+            if merge:
                 merged = write_manifest(
                     self.file_io, self.path, live, self.partition_types, self.schema.id, codec
                 )

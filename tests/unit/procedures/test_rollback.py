@@ -14,10 +14,13 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pyroaring import BitMap
 
 from lakeskip import types as T
 from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.data_writer import WriteSpec, write_data_file
+from lakeskip.catalog.deletion_vectors import DeletionVectorUpdate
+from lakeskip.catalog.manifest import FileKind
 from lakeskip.catalog.rollback import rollback_to
 from lakeskip.catalog.snapshot import CommitKind
 from lakeskip.catalog.table import FileStoreTable
@@ -91,10 +94,24 @@ def test_rollback_restores_the_target_rows(
         assert r.snapshot.id == snaps[-1].id + 1 and r.snapshot.commit_kind is CommitKind.OVERWRITE
     for s in snaps:
         assert _rows(table, s) == before[s.id], f"snapshot {s.id} still reads as before"
+    _pypaimon_reads_the_same(table)
     assert table.latest_snapshot().total_record_count == len(before[target.id])  # type: ignore[union-attr]
     if more:  # the table goes on from the restored state
         table.commit([_write(table, [7], "b")])
         assert _rows(table) == sorted([*before[target.id], (7, "b")])
+
+
+def _pypaimon_reads_the_same(table: FileStoreTable) -> None:
+    """pypaimon's rule (``ManifestFileManager.read_entries_parallel``): an ADD is dropped if
+    any manifest of the snapshot DELETEs the same identifier, in whatever order."""
+    latest = table.latest_snapshot()
+    assert latest is not None
+    entries = [e for m in table.manifest_metas(latest) for e in table._manifest(m.file_name)]
+    deleted = {e.identifier for e in entries if e.kind is FileKind.DELETE}
+    theirs = sorted(
+        e.file.file_name for e in entries if e.kind is FileKind.ADD and e.identifier not in deleted
+    )
+    assert theirs == sorted(e.file.file_name for e in table.scan_files(latest))
 
 
 def test_rollback_procedures(tmp_path: Path) -> None:
@@ -176,17 +193,65 @@ def test_rollback_refuses_lost_files_and_conflicts(tmp_path: Path) -> None:
     assert t2.latest_snapshot().id == 3  # type: ignore[union-attr]
 
 
-def test_rollback_refuses_deletion_vector_tables(tmp_path: Path) -> None:
-    cat = Catalog(str(tmp_path / "wh"))
+def _dv_rows(table: FileStoreTable, snapshot: Any = None) -> list[int]:
+    refs = table.deletion_files(snapshot)
+    out = []
+    for e in table.scan_files(snapshot):
+        ids = pq.read_table(table.data_file_path(e), columns=["id"]).column(0).to_pylist()
+        ref = refs.get(e.file.file_name)
+        gone = table.read_deletion_vector(ref) if ref is not None else BitMap()
+        out += [i for pos, i in enumerate(ids) if pos not in gone]
+    return sorted(out)
+
+
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    ops=st.lists(
+        st.tuples(st.sampled_from(["append", "delete", "compact"]), st.integers(0, 1000)),
+        min_size=1,
+        max_size=8,
+    ),
+    pick=st.integers(0, 100),
+)
+def test_rollback_restores_deletion_vectors(
+    tmp_path_factory: pytest.TempPathFactory, ops: list[tuple[str, int]], pick: int
+) -> None:
+    cat = Catalog(str(tmp_path_factory.mktemp("dv") / "wh"))
     cat.create_database("db")
     table = cat.create_table("db.t", RT, options={"deletion-vectors.enabled": "true"})
     spec = WriteSpec(file_io=table.file_io, table_path=table.path, schema=table.schema)
-    e = write_data_file(spec, pa.table({"id": [1, 2], "p": ["a", "a"]}), (), "data-x-0.parquet")
-    table.commit([e])
-    from pyroaring import BitMap
 
-    from lakeskip.catalog.deletion_vectors import DeletionVectorUpdate
+    def write(ids: list[int]) -> Any:
+        t = pa.table({"id": pa.array(ids, pa.int64()), "p": ["a"] * len(ids)})
+        return write_data_file(spec, t, (), f"data-{next(_names)}-0.parquet")
 
-    table.commit([], deletion_vectors=DeletionVectorUpdate({e.file.file_name: BitMap([0])}, {}, {}))
-    with pytest.raises(InvalidArgumentError, match="deletion vectors are not supported yet"):
-        rollback_to(table, table.snapshot(1))
+    table.commit([write([0, 1, 2, 3])])
+    for kind, n in ops:
+        live = table.scan_files()
+        if kind == "append" or not live:
+            table.commit([write([n, n + 1, n + 2])])
+        elif kind == "delete":  # mark one more position of one file in its DV
+            e = live[n % len(live)]
+            refs = table.deletion_files()
+            ref = refs.get(e.file.file_name)
+            old = table.read_deletion_vector(ref) if ref is not None else BitMap()
+            free = [p for p in range(e.file.row_count) if p not in old]
+            if free:
+                new = BitMap(old) | BitMap([free[n % len(free)]])
+                base = {e.file.file_name: ref.index_file if ref is not None else None}
+                table.commit(
+                    [], deletion_vectors=DeletionVectorUpdate({e.file.file_name: new}, base)
+                )
+        else:  # compact: one file with the live rows, DVs dropped
+            rows = _dv_rows(table)
+            table.commit([write(rows)] if rows else [], live, kind=CommitKind.COMPACT)
+    snaps = table.list_snapshots()
+    before = {s.id: _dv_rows(table, s) for s in snaps}
+    target = snaps[pick % len(snaps)]
+    rollback_to(table, target)
+    assert _dv_rows(table) == before[target.id], f"rolled back to {target.id}"
+    for s in snaps:
+        assert _dv_rows(table, s) == before[s.id]
+    _pypaimon_reads_the_same(table)
