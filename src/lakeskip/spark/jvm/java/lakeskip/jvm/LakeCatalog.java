@@ -80,8 +80,7 @@ public class LakeCatalog
   public Table createTable(
       Identifier ident, Column[] columns, Transform[] partitions, Map<String, String> properties)
       throws TableAlreadyExistsException, NoSuchNamespaceException {
-    return ops.createTable(
-        ident, CatalogV2Util.v2ColumnsToStructType(columns), partitions, properties);
+    return ops.createTable(ident, struct(columns), partitions, properties);
   }
 
   /** PRIMARY KEY constraints in CREATE TABLE reach {@link #createTable(Identifier, TableInfo)}. */
@@ -95,7 +94,7 @@ public class LakeCatalog
   public Table createTable(Identifier ident, TableInfo info)
       throws TableAlreadyExistsException, NoSuchNamespaceException {
     return ops.createTable(
-        ident, CatalogV2Util.v2ColumnsToStructType(info.columns()), info.partitions(),
+        ident, struct(info.columns()), info.partitions(),
         LakeOps.withPrimaryKey(info.properties(), info.constraints()));
   }
 
@@ -108,6 +107,8 @@ public class LakeCatalog
   }
 
   // -- CTAS / RTAS: staged, published on commit ------------------------------------------
+  // Spark's interface has three forms of each; ops.stageTable throws the Spark exceptions of
+  // the mode, which each form declares.
 
   @Override
   public StagedTable stageCreate(Identifier ident, TableInfo info)
@@ -119,12 +120,7 @@ public class LakeCatalog
   public StagedTable stageCreate(
       Identifier ident, Column[] columns, Transform[] partitions, Map<String, String> properties)
       throws TableAlreadyExistsException, NoSuchNamespaceException {
-    try {
-      return ops.stageTable(
-          ident, CatalogV2Util.v2ColumnsToStructType(columns), partitions, properties, "create");
-    } catch (NoSuchTableException e) {
-      throw Bridge.error(e.getMessage(), e);
-    }
+    return stageCreate(ident, struct(columns), partitions, properties);
   }
 
   @Override
@@ -132,11 +128,7 @@ public class LakeCatalog
   public StagedTable stageCreate(
       Identifier ident, StructType schema, Transform[] partitions, Map<String, String> properties)
       throws TableAlreadyExistsException, NoSuchNamespaceException {
-    try {
-      return ops.stageTable(ident, schema, partitions, properties, "create");
-    } catch (NoSuchTableException e) {
-      throw Bridge.error(e.getMessage(), e);
-    }
+    return ops.stageTable(ident, schema, partitions, properties, "create");
   }
 
   @Override
@@ -149,8 +141,7 @@ public class LakeCatalog
   public StagedTable stageReplace(
       Identifier ident, Column[] columns, Transform[] partitions, Map<String, String> properties)
       throws NoSuchNamespaceException, NoSuchTableException {
-    return stageReplace(
-        ident, CatalogV2Util.v2ColumnsToStructType(columns), partitions, properties);
+    return stageReplace(ident, struct(columns), partitions, properties);
   }
 
   @Override
@@ -158,11 +149,7 @@ public class LakeCatalog
   public StagedTable stageReplace(
       Identifier ident, StructType schema, Transform[] partitions, Map<String, String> properties)
       throws NoSuchNamespaceException, NoSuchTableException {
-    try {
-      return ops.stageTable(ident, schema, partitions, properties, "replace");
-    } catch (TableAlreadyExistsException e) {
-      throw Bridge.error(e.getMessage(), e);
-    }
+    return ops.stageTable(ident, schema, partitions, properties, "replace");
   }
 
   @Override
@@ -175,8 +162,7 @@ public class LakeCatalog
   public StagedTable stageCreateOrReplace(
       Identifier ident, Column[] columns, Transform[] partitions, Map<String, String> properties)
       throws NoSuchNamespaceException {
-    return stageCreateOrReplace(
-        ident, CatalogV2Util.v2ColumnsToStructType(columns), partitions, properties);
+    return stageCreateOrReplace(ident, struct(columns), partitions, properties);
   }
 
   @Override
@@ -184,11 +170,11 @@ public class LakeCatalog
   public StagedTable stageCreateOrReplace(
       Identifier ident, StructType schema, Transform[] partitions, Map<String, String> properties)
       throws NoSuchNamespaceException {
-    try {
-      return ops.stageTable(ident, schema, partitions, properties, "create_or_replace");
-    } catch (TableAlreadyExistsException | NoSuchTableException e) {
-      throw Bridge.error(e.getMessage(), e);
-    }
+    return ops.stageTable(ident, schema, partitions, properties, "create_or_replace");
+  }
+
+  private static StructType struct(Column[] columns) {
+    return CatalogV2Util.v2ColumnsToStructType(columns);
   }
 
   @Override
