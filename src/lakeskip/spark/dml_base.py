@@ -82,11 +82,15 @@ class DmlResult:
     Attributes:
         rows: rows deleted (DELETE) or updated (UPDATE).
         files_scanned: files the planner kept (Spark read them to find matching rows).
-        files_removed: files deleted by the snapshot: rewritten (copy-on-write), or with
-            every row now deleted (deletion vectors); always 0 on primary-key tables.
+        files_removed: files deleted by the snapshot: rewritten (copy-on-write, or compacted
+            by a primary-key table's write), or with every row now deleted (deletion
+            vectors); 0 on primary-key tables without deletion vectors.
         files_added: files the snapshot added.
         snapshot_id: the committed snapshot, ``None`` when nothing matched.
         report: the planner's pruning report for the condition (``None``: empty table).
+        files_rewritten: files whose remaining rows were written again into new files.
+        files_marked: files whose rows were marked deleted (deletion vectors): given a new
+            or larger DV, or removed when no live row is left. Not rewritten.
     """
 
     rows: int
@@ -95,6 +99,8 @@ class DmlResult:
     files_added: int
     snapshot_id: int | None
     report: PruningReport | None = None
+    files_rewritten: int = 0
+    files_marked: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,12 +110,13 @@ class MergeResult:
     Attributes:
         updated / deleted / inserted: rows per action.
         files_scanned: target files read to find matches.
-        files_removed: files deleted by the snapshot: rewritten (copy-on-write), or with
-            every row now deleted (deletion vectors); 0 on primary-key tables (new versions
-            are appended).
+        files_removed: files deleted by the snapshot: rewritten (copy-on-write, or compacted
+            by a primary-key table's write), or with every row now deleted (deletion
+            vectors); 0 on primary-key tables without deletion vectors.
         files_added: files the snapshot added.
         snapshot_id: the committed snapshot, ``None`` when nothing changed.
         report: the planner's report for the target scan.
+        files_rewritten / files_marked: as in :class:`DmlResult`.
     """
 
     updated: int
@@ -120,6 +127,8 @@ class MergeResult:
     files_added: int
     snapshot_id: int | None
     report: PruningReport | None = None
+    files_rewritten: int = 0
+    files_marked: int = 0
 
 
 @dataclass(frozen=True, slots=True)

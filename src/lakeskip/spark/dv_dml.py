@@ -85,6 +85,7 @@ class _Marked:
     rows: int
     files_removed: int
     snapshot_id: int | None
+    files_marked: int
 
 
 def _bitmaps(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -162,7 +163,7 @@ def _commit(
         remove_files(table, added)
         raise
     rows = sum(len(bm) for bm in matched.values())
-    return _Marked(rows, len(removed), snap.id if snap is not None else None)
+    return _Marked(rows, len(removed), snap.id if snap is not None else None, len(matched))
 
 
 def _delete_update(request: DmlRequest) -> DmlResult:
@@ -212,6 +213,7 @@ def _delete_update(request: DmlRequest) -> DmlResult:
         rows=out.rows,
         files_scanned=len(c.files),
         files_removed=out.files_removed,
+        files_marked=out.files_marked,
         files_added=len(added),
         snapshot_id=out.snapshot_id,
         report=c.report,
@@ -272,6 +274,7 @@ def _merge(request: MergeRequest) -> MergeResult:
         inserted=counts.get(INSERT_CODE, 0),
         files_scanned=len(entries),
         files_removed=out.files_removed,
+        files_marked=out.files_marked,
         files_added=len(added),
         snapshot_id=out.snapshot_id,
         report=report,

@@ -171,6 +171,8 @@ def _write_versions(request: DmlRequest) -> DmlResult:
             files_added=len(entries),
             snapshot_id=snap.id if snap is not None else None,
             report=c.report,
+            files_rewritten=entries.files_rewritten,
+            files_marked=entries.files_marked,
         )
     if not entries:
         return c.nothing()
@@ -214,7 +216,7 @@ def _merge(request: MergeRequest) -> MergeResult:
         return MergeResult(0, 0, 0, len(entries), 0, 0, None, report)
     changes = changes.persist()  # the checks and up to three writes read it
     written: list[ManifestEntry] = []
-    removed = 0  # deletion vectors: files whose every row ended deleted
+    removed = rewritten = marked = 0  # deletion vectors: files removed / compacted / marked
     snap = None
     try:
         counts = _check(spark, spec, changes, keys, old)
@@ -230,6 +232,7 @@ def _merge(request: MergeRequest) -> MergeResult:
             written = write_entries(table, data, value_kind=RowKind.INSERT, mixed=True)
             if isinstance(written, WrittenEntries):
                 removed = len(written.removed)
+                rewritten, marked = written.files_rewritten, written.files_marked
                 changed = written or written.removed or written.vectors is not None
                 snap = commit_written(table, written) if changed else None
         else:
@@ -263,6 +266,8 @@ def _merge(request: MergeRequest) -> MergeResult:
         files_added=len(written),
         snapshot_id=snap.id if snap is not None else None,
         report=report,
+        files_rewritten=rewritten,
+        files_marked=marked,
     )
 
 

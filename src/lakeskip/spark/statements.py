@@ -389,8 +389,17 @@ def _dml(ctx: StatementContext, s: Delete | Update) -> DataFrame:
     ctx.reports = [result.report] if result.report is not None else []
     return _rows(
         ctx,
-        f"snapshot_id BIGINT, {counted} BIGINT, files_rewritten INT, files_added INT",
-        [(result.snapshot_id, result.rows, result.files_removed, result.files_added)],
+        f"snapshot_id BIGINT, {counted} BIGINT, files_rewritten INT, files_marked INT, "
+        "files_added INT",
+        [
+            (
+                result.snapshot_id,
+                result.rows,
+                result.files_rewritten,
+                result.files_marked,
+                result.files_added,
+            )
+        ],
     )
 
 
@@ -408,14 +417,15 @@ def _merge(ctx: StatementContext, s: Merge) -> DataFrame:
     return _rows(
         ctx,
         "snapshot_id BIGINT, rows_updated BIGINT, rows_deleted BIGINT, rows_inserted BIGINT, "
-        "files_rewritten INT, files_added INT",
+        "files_rewritten INT, files_marked INT, files_added INT",
         [
             (
                 result.snapshot_id,
                 result.updated,
                 result.deleted,
                 result.inserted,
-                result.files_removed,
+                result.files_rewritten,
+                result.files_marked,
                 result.files_added,
             )
         ],
