@@ -5,7 +5,6 @@ import org.apache.spark.sql.catalyst.analysis.NoSuchNamespaceException;
 import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
 import org.apache.spark.sql.catalyst.analysis.TableAlreadyExistsException;
 import org.apache.spark.sql.connector.catalog.CatalogV2Util;
-import org.apache.spark.sql.connector.catalog.Column;
 import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.catalog.NamespaceChange;
 import org.apache.spark.sql.connector.catalog.ProcedureCatalog;
@@ -76,13 +75,6 @@ public class LakeCatalog
     return ops.isLakeTable(ident);
   }
 
-  @Override
-  public Table createTable(
-      Identifier ident, Column[] columns, Transform[] partitions, Map<String, String> properties)
-      throws TableAlreadyExistsException, NoSuchNamespaceException {
-    return ops.createTable(ident, struct(columns), partitions, properties);
-  }
-
   /** PRIMARY KEY constraints in CREATE TABLE reach {@link #createTable(Identifier, TableInfo)}. */
   @Override
   public java.util.Set<TableCatalogCapability> capabilities() {
@@ -94,7 +86,7 @@ public class LakeCatalog
   public Table createTable(Identifier ident, TableInfo info)
       throws TableAlreadyExistsException, NoSuchNamespaceException {
     return ops.createTable(
-        ident, struct(info.columns()), info.partitions(),
+        ident, CatalogV2Util.v2ColumnsToStructType(info.columns()), info.partitions(),
         LakeOps.withPrimaryKey(info.properties(), info.constraints()));
   }
 
@@ -107,21 +99,8 @@ public class LakeCatalog
   }
 
   // -- CTAS / RTAS: staged, published on commit ------------------------------------------
-  // Spark's interface has three forms of each; ops.stageTable throws the Spark exceptions of
-  // the mode, which each form declares.
-
-  @Override
-  public StagedTable stageCreate(Identifier ident, TableInfo info)
-      throws TableAlreadyExistsException, NoSuchNamespaceException {
-    return stageCreate(ident, info.columns(), info.partitions(), info.properties());
-  }
-
-  @Override
-  public StagedTable stageCreate(
-      Identifier ident, Column[] columns, Transform[] partitions, Map<String, String> properties)
-      throws TableAlreadyExistsException, NoSuchNamespaceException {
-    return stageCreate(ident, struct(columns), partitions, properties);
-  }
+  // Spark's TableInfo and Column[] forms default to these; ops.stageTable throws the Spark
+  // exceptions of the mode, which each declares.
 
   @Override
   @SuppressWarnings("deprecation")
@@ -129,19 +108,6 @@ public class LakeCatalog
       Identifier ident, StructType schema, Transform[] partitions, Map<String, String> properties)
       throws TableAlreadyExistsException, NoSuchNamespaceException {
     return ops.stageTable(ident, schema, partitions, properties, "create");
-  }
-
-  @Override
-  public StagedTable stageReplace(Identifier ident, TableInfo info)
-      throws NoSuchNamespaceException, NoSuchTableException {
-    return stageReplace(ident, info.columns(), info.partitions(), info.properties());
-  }
-
-  @Override
-  public StagedTable stageReplace(
-      Identifier ident, Column[] columns, Transform[] partitions, Map<String, String> properties)
-      throws NoSuchNamespaceException, NoSuchTableException {
-    return stageReplace(ident, struct(columns), partitions, properties);
   }
 
   @Override
@@ -153,28 +119,11 @@ public class LakeCatalog
   }
 
   @Override
-  public StagedTable stageCreateOrReplace(Identifier ident, TableInfo info)
-      throws NoSuchNamespaceException {
-    return stageCreateOrReplace(ident, info.columns(), info.partitions(), info.properties());
-  }
-
-  @Override
-  public StagedTable stageCreateOrReplace(
-      Identifier ident, Column[] columns, Transform[] partitions, Map<String, String> properties)
-      throws NoSuchNamespaceException {
-    return stageCreateOrReplace(ident, struct(columns), partitions, properties);
-  }
-
-  @Override
   @SuppressWarnings("deprecation")
   public StagedTable stageCreateOrReplace(
       Identifier ident, StructType schema, Transform[] partitions, Map<String, String> properties)
       throws NoSuchNamespaceException {
     return ops.stageTable(ident, schema, partitions, properties, "create_or_replace");
-  }
-
-  private static StructType struct(Column[] columns) {
-    return CatalogV2Util.v2ColumnsToStructType(columns);
   }
 
   @Override
