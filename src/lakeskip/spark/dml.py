@@ -151,10 +151,19 @@ def merge_into(
 ) -> MergeResult:
     """``MERGE INTO table [AS alias] USING source AS source_alias ON on WHEN ...``, by the engine
     of the table's kind (arguments: see :class:`MergeRequest`; semantics: :func:`_cow_merge`)."""
-    clauses = (tuple(matched), tuple(not_matched), tuple(not_matched_by_source))
-    return run_merge(
-        MergeRequest(spark, table, source, on, source_alias, alias, *clauses, time_zone)
+    request = MergeRequest(
+        spark,
+        table,
+        source,
+        on=on,
+        source_alias=source_alias,
+        alias=alias,
+        matched=tuple(matched),
+        not_matched=tuple(not_matched),
+        not_matched_by_source=tuple(not_matched_by_source),
+        time_zone=time_zone,
     )
+    return run_merge(request)
 
 
 def run_dml(request: DmlRequest) -> DmlResult:
