@@ -56,6 +56,7 @@ def test_delete_marks_rows_without_rewriting_files(session) -> None:  # type: ig
     expected = [r for r in rows if not (r[2] in (11, 12) or r[1] == "k3_4")]
     assert result["rows_deleted"] == len(rows) - len(expected) == 7
     assert result["files_rewritten"] == 0 and result["files_added"] == 0
+    assert result["files_marked"] == 2  # the two files given a DV
     t, after = _files(session)
     assert before == after, "no data file is rewritten"
     snap = t.latest_snapshot()
@@ -90,6 +91,7 @@ def test_update_is_dv_plus_append(session) -> None:  # type: ignore[no-untyped-d
     hit = [r for r in rows if r[2] is not None and 20 <= r[2] < 23]
     expected = [r for r in rows if r not in hit] + [(a, b, c + 100, d + 5) for a, b, c, d in hit]
     assert result["rows_updated"] == len(hit) > 0 and result["files_rewritten"] == 0
+    assert result["files_marked"] >= 1 and result["files_added"] >= 1
     _t, after = _files(session)
     assert before < after
     assert _rows(session.sql("SELECT * FROM t")) == sorted(expected, key=repr)
@@ -101,7 +103,10 @@ def test_update_is_dv_plus_append(session) -> None:  # type: ignore[no-untyped-d
 
 def test_deleting_every_row_of_a_file_drops_it(session) -> None:  # type: ignore[no-untyped-def]
     _fill(session, n_files=2, rows=10)
-    session.sql("DELETE FROM t WHERE id < 10")
+    result = session.sql("DELETE FROM t WHERE id < 10").collect()[0]
+    # the file is dropped from the snapshot, not rewritten: its rows were marked deleted
+    assert (result["rows_deleted"], result["files_rewritten"], result["files_marked"]) == (10, 0, 1)
+    assert result["files_added"] == 0
     t, files = _files(session)
     assert len(files) == 1 and not t.deletion_files()
     assert _rows(session.sql("SELECT min(id), count(*) FROM t")) == [(10, 10)]

@@ -120,6 +120,35 @@ def test_upserts_deletes_updates_and_compaction(session: Any) -> None:
     assert _rows(session.sql("SELECT id FROM t WHERE v = 'D'")) == [(4,)]
 
 
+def test_dml_reports_marked_and_rewritten_files(session: Any) -> None:
+    """A file that only gets a DV (or is dropped, every row deleted) is marked, not
+    rewritten; files a write compacts (level 1 taken) are rewritten."""
+    session.sql(
+        "CREATE TABLE t (id BIGINT, n INT) "
+        "WITH ('primary-key' = 'id', 'bucket' = '1', 'deletion-vectors' = 'true')"
+    )
+    session.sql("INSERT INTO t VALUES (1, 1), (2, 2)")  # top level
+    session.sql("INSERT INTO t VALUES (3, 3)")  # one level lower, a file of one row
+
+    def run(sql: str) -> tuple[int, int, int, int]:
+        r = session.sql(sql).collect()[0]
+        return (r[1], r["files_rewritten"], r["files_marked"], r["files_added"])
+
+    assert run("DELETE FROM t WHERE id = 3") == (1, 0, 1, 0)  # its file is dropped
+    assert run("DELETE FROM t WHERE id = 1") == (1, 0, 1, 0)  # a DV on the first file
+    assert run("UPDATE t SET n = 20 WHERE id = 2") == (1, 0, 1, 1)  # the old row: dropped
+    for i in (10, 12, 14):  # levels below: down to level 1
+        session.sql(f"INSERT INTO t VALUES ({i}, {i}), ({i + 1}, {i + 1})")
+    table = session.catalog.get_table("default.t")
+    files = len(table.refresh().scan_files())
+    assert min(e.file.level for e in table.scan_files()) == 1
+    # level 1 taken: the bucket's files are compacted into one run (rewritten, none marked)
+    assert run("UPDATE t SET n = -1 WHERE id = 10") == (1, files, 0, 1)
+    _check_layout(table)
+    want = [(2, 20), (10, -1), (11, 11), (12, 12), (13, 13), (14, 14), (15, 15)]
+    assert _rows(session.sql("SELECT * FROM t")) == want
+
+
 def test_insert_overwrite_replaces_without_lookup(session: Any) -> None:
     session.sql(
         "CREATE TABLE o (id INT PRIMARY KEY NOT ENFORCED, v STRING) "

@@ -28,7 +28,10 @@ after ``older_than`` (a commit may still be writing them), *then* reads every sn
 and branch (with their index manifests) and deletes the listed files none of them
 references. Files are matched by name (names hold a UUID), never by a path recomputed from
 the current options. ``schema/``, snapshot files, hints, ``tag/``, ``branch/``,
-``statistics/`` and ``changelog/`` are never touched.
+``statistics/`` and ``changelog/`` are never touched. lakeskip's own leftovers go too: a
+``.sort-tmp-<uuid>/`` spill directory of a sort compaction that crashed (a live one deletes
+its own, failed or not) is removed whole once it and every file in it are older than
+``older_than``; no snapshot ever references one.
 
 Deletion vectors: an expired snapshot's index manifest and the index files it lists go
 unless a kept snapshot, tag or branch lists them too.
@@ -65,12 +68,16 @@ from lakeskip.catalog.table import BUCKET_DIR_PREFIX, FileStoreTable, merge_entr
 from lakeskip.errors import CorruptMetadataError, InvalidArgumentError
 
 __all__ = [
+    "SPILL_DIR_PREFIX",
     "ExpireResult",
     "OrphanResult",
     "expire_snapshots",
     "remove_orphan_files",
 ]
 
+#: ``<table>/.sort-tmp-<uuid>/``: a curve-sort compaction's spill files
+#: (:mod:`lakeskip.procedures.sort_rewrite`)
+SPILL_DIR_PREFIX = ".sort-tmp-"
 BRANCH_DIR = "branch"
 BRANCH_PREFIX = "branch-"
 MANIFEST_DIR = "manifest"
@@ -432,6 +439,31 @@ def _orphan_candidates(table: FileStoreTable, older_than: int) -> list[pafs.File
     return [i for i in infos if _old_enough(i, older_than)]
 
 
+def _stale_spill_dirs(
+    table: FileStoreTable, older_than: int
+) -> list[tuple[str, list[pafs.FileInfo]]]:
+    """(directory, its files) of the spill directories a crashed sort compaction left: the
+    directory and every file under it last modified before ``older_than`` (a compaction
+    still running keeps writing and reading there)."""
+    io = table.file_io
+    out = []
+    for st in io.list_dir(table.path):
+        if not (st.is_dir and st.name.startswith(SPILL_DIR_PREFIX)):
+            continue
+        selector = pafs.FileSelector(st.path, allow_not_found=True, recursive=True)
+        infos = io.filesystem.get_file_info(selector)
+        files = [i for i in infos if i.type == pafs.FileType.File]
+        # object stores have no directory times: their files decide; nothing dated: kept
+        dated = [
+            i
+            for i in [io.filesystem.get_file_info(st.path), *infos]
+            if i.type == pafs.FileType.File or i.mtime_ns is not None
+        ]
+        if dated and all(_old_enough(i, older_than) for i in dated):
+            out.append((st.path, files))
+    return out
+
+
 def remove_orphan_files(
     table: FileStoreTable, older_than_millis: int, dry_run: bool = False
 ) -> OrphanResult:
@@ -457,13 +489,19 @@ def remove_orphan_files(
     # List first, then read the snapshots: a file committed between the two is then seen
     # as referenced (the reverse order could delete it).
     candidates = _orphan_candidates(table, older_than_millis)
-    if not candidates:
-        return OrphanResult(0, 0, ())
-    snapshots = _read_snapshots(table.file_io, table.path)
-    used = _references(table, [snapshots, *_protected_chains(table)]).names
-    victims = sorted((i for i in candidates if i.base_name not in used), key=lambda i: i.path)
-    if not dry_run:
-        victims = [i for i in victims if table.file_io.delete(i.path)]
+    spills = _stale_spill_dirs(table, older_than_millis)
+    victims: list[pafs.FileInfo] = []
+    if candidates:
+        snapshots = _read_snapshots(table.file_io, table.path)
+        used = _references(table, [snapshots, *_protected_chains(table)]).names
+        victims = [i for i in candidates if i.base_name not in used]
+        if not dry_run:
+            victims = [i for i in victims if table.file_io.delete(i.path)]
+    for directory, files in spills:
+        if not dry_run:
+            table.file_io.delete_dir(directory)
+        victims += files
+    victims.sort(key=lambda i: i.path)
     return OrphanResult(
         len(victims), sum(i.size or 0 for i in victims), tuple(i.path for i in victims)
     )

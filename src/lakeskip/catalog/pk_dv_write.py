@@ -119,12 +119,15 @@ class BucketWrite:
         vectors: data file name -> its complete new DV (old positions | new ones), portable
             bytes; only files that stay.
         marked: how many live positions were newly deleted.
+        emptied: how many of ``removed`` left because every row is now deleted (the others
+            were compacted: their live rows are in ``added``).
     """
 
     added: tuple[ManifestEntry, ...] = ()
     removed: tuple[ManifestEntry, ...] = ()
     vectors: Mapping[str, bytes] = field(default_factory=dict)
     marked: int = 0
+    emptied: int = 0
 
 
 def read_versions(spec: WriteSpec, path: str, deleted: bytes | None) -> pa.Table:
@@ -211,8 +214,9 @@ def write_bucket(
         vectors[f.entry.file.file_name] = data
         dvs[f.entry.file.file_name] = data
         staying.append(f)
+    emptied = len(removed)
     if spec.delete or rows.num_rows == 0:
-        return BucketWrite((), tuple(removed), vectors, marked)
+        return BucketWrite((), tuple(removed), vectors, marked, emptied)
     first = ws.next_sequence.get((normalized, bucket), 0)
     levels = {f.entry.file.level for f in staying}
     versions: tuple[pa.Array, pa.Array] | None = None
@@ -242,7 +246,7 @@ def write_bucket(
     added = _write_run(
         ws, out, versions, partition, bucket, total_buckets, first, level, name_prefix
     )
-    return BucketWrite(tuple(added), tuple(removed), vectors, marked)
+    return BucketWrite(tuple(added), tuple(removed), vectors, marked, emptied)
 
 
 def _write_run(

@@ -226,18 +226,41 @@ def _incremental(
         ):
             picked.add(i)
     old = [entries[i] for i in sorted(picked)]
-    snapshot_id = None
     new_entries: list[ManifestEntry] = []
-    after = before
+    update = None
     if old:
         sort = SortSpec(cluster.strategy, cluster.columns, cluster.var_length_contribution)
         vectors = _vectors(table, snapshot, old)
         new_entries = _rewrite_sorted(table, old, sort, executor, vectors.deleted)
-        snap = table.commit(
-            new_entries, deleted=old, kind=CommitKind.COMPACT, deletion_vectors=vectors.update
-        )
-        snapshot_id = snap.id if snap is not None else None
-        after = overlap_depth(table, table.scan_files(), columns)
+        update = vectors.update
+    snapshot_id = _commit(table, old, new_entries, update)
+    after = overlap_depth(table, table.scan_files(), columns) if old else before
+    extra = (("overlap_before", "DOUBLE", float(before)), ("overlap_after", "DOUBLE", float(after)))
+    return _result(old, new_entries, f"incremental-{cluster.strategy}", snapshot_id, extra)
+
+
+def _commit(
+    table: FileStoreTable,
+    old: Sequence[ManifestEntry],
+    new: Sequence[ManifestEntry],
+    update: DeletionVectorUpdate | None,
+) -> int | None:
+    """Replace ``old`` by ``new`` in one COMPACT snapshot that drops ``old``'s DVs (none when
+    nothing was compacted); the snapshot id."""
+    if not old:
+        return None
+    snap = table.commit(list(new), deleted=old, kind=CommitKind.COMPACT, deletion_vectors=update)
+    return snap.id if snap is not None else None
+
+
+def _result(
+    old: Sequence[ManifestEntry],
+    new: Sequence[ManifestEntry],
+    strategy: str,
+    snapshot_id: int | None,
+    extra: Sequence[tuple[str, str, float]] = (),
+) -> ProcedureResult:
+    """The one row every compaction returns, plus ``extra`` (name, type, value) columns."""
     return ProcedureResult(
         columns=(
             ("files_before", "INT"),
@@ -245,18 +268,16 @@ def _incremental(
             ("rows", "BIGINT"),
             ("strategy", "STRING"),
             ("snapshot_id", "BIGINT"),
-            ("overlap_before", "DOUBLE"),
-            ("overlap_after", "DOUBLE"),
+            *((name, kind) for name, kind, _ in extra),
         ),
         values=(
             (
                 len(old),
-                len(new_entries),
-                sum(e.file.row_count for e in new_entries),
-                f"incremental-{cluster.strategy}",
+                len(new),
+                sum(e.file.row_count for e in new),
+                strategy,
                 snapshot_id,
-                float(before),
-                float(after),
+                *(value for _, _, value in extra),
             ),
         ),
     )
@@ -346,30 +367,7 @@ class Compact(Procedure):
             ]
             results = executor.map(rewrite_bin, tasks, f"compact {table.identifier}")
             new = [e for r in results for e in r]
-        snapshot_id = None
-        if old:
-            snap = table.commit(
-                new, deleted=old, kind=CommitKind.COMPACT, deletion_vectors=vectors.update
-            )
-            snapshot_id = snap.id if snap is not None else None
-        return ProcedureResult(
-            columns=(
-                ("files_before", "INT"),
-                ("files_after", "INT"),
-                ("rows", "BIGINT"),
-                ("strategy", "STRING"),
-                ("snapshot_id", "BIGINT"),
-            ),
-            values=(
-                (
-                    len(old),
-                    len(new),
-                    sum(e.file.row_count for e in new),
-                    strategy,
-                    snapshot_id,
-                ),
-            ),
-        )
+        return _result(old, new, strategy, _commit(table, old, new, vectors.update))
 
 
 def _compact_primary_key(
@@ -389,33 +387,12 @@ def _compact_primary_key(
     results = executor.map(compact_bucket, tasks, f"compact {table.identifier}")
     old = [e for t in tasks for _, e in t.files]
     new = [e for r in results for e in r]
-    snapshot_id = None
-    if old:
-        update = vectors.update
-        if update is not None:  # only the compacted files' DVs are the commit's base
-            names = {e.file.file_name for e in old}
-            update = DeletionVectorUpdate(
-                {},
-                {n: b for n, b in update.base.items() if n in names},
-                {n: v for n, v in update.read.items() if n in names},
-            )
-        snap = table.commit(new, deleted=old, kind=CommitKind.COMPACT, deletion_vectors=update)
-        snapshot_id = snap.id if snap is not None else None
-    return ProcedureResult(
-        columns=(
-            ("files_before", "INT"),
-            ("files_after", "INT"),
-            ("rows", "BIGINT"),
-            ("strategy", "STRING"),
-            ("snapshot_id", "BIGINT"),
-        ),
-        values=(
-            (
-                len(old),
-                len(new),
-                sum(e.file.row_count for e in new),
-                "merge",
-                snapshot_id,
-            ),
-        ),
-    )
+    update = vectors.update
+    if update is not None:  # only the compacted files' DVs are the commit's base
+        names = {e.file.file_name for e in old}
+        update = DeletionVectorUpdate(
+            {},
+            {n: b for n, b in update.base.items() if n in names},
+            {n: v for n, v in update.read.items() if n in names},
+        )
+    return _result(old, new, "merge", _commit(table, old, new, update))

@@ -21,7 +21,8 @@ Every row is read from Parquet once and keyed once; a reducer reads at most two 
 spill file beyond its own rows.
 
 The spill files live in ``<table>/.sort-tmp-<uuid>/`` (the warehouse every task already writes
-to) and are deleted when the rewrite ends, failed or not. Rows with equal keys keep their
+to) and are deleted when the rewrite ends, failed or not; a directory left by a process that
+died is removed by ``sys.remove_orphan_files`` once older than its ``older_than``. Rows with equal keys keep their
 input order (stable sorts throughout), so the result is deterministic.
 """
 
@@ -42,6 +43,7 @@ import pyarrow.parquet as pq
 
 from lakeskip.catalog.data_writer import DataWriter, WriteSpec
 from lakeskip.catalog.deletion_vectors import drop_deleted
+from lakeskip.catalog.maintenance import SPILL_DIR_PREFIX
 from lakeskip.catalog.manifest import ManifestEntry
 from lakeskip.catalog.options import option_int, target_file_size
 from lakeskip.catalog.table import FileStoreTable
@@ -292,7 +294,7 @@ def rewrite_sorted_in_tasks(
     for e in files:
         by_partition[tuple(e.partition)].append(e)
     name = f"compact {table.identifier} ({sort.strategy})"
-    tmp = f"{table.path.rstrip('/')}/.sort-tmp-{uuid.uuid4()}"
+    tmp = f"{table.path.rstrip('/')}/{SPILL_DIR_PREFIX}{uuid.uuid4()}"
     table.file_io.mkdirs(tmp)
     try:
         map_tasks: list[MapTask] = []

@@ -55,7 +55,9 @@ from lakeskip.spark.dml_base import (
     ROW_COLUMN,
     SOURCE_MARK,
     DmlEngine,
+    DmlRequest,
     DmlResult,
+    MergeRequest,
     MergeResult,
     check_single_match,
     files_frame,
@@ -77,13 +79,16 @@ from lakeskip.sql.merge import MergeAction
 __all__ = [
     "COPY_ON_WRITE",
     "ENGINES",
-    "CopyOnWrite",
     "DmlEngine",
+    "DmlRequest",
     "DmlResult",
+    "MergeRequest",
     "MergeResult",
     "delete_where",
     "engine_for",
     "merge_into",
+    "run_dml",
+    "run_merge",
     "update_where",
 ]
 
@@ -97,20 +102,13 @@ def delete_where(
     time_zone: str | None = None,
 ) -> DmlResult:
     """``DELETE FROM table [AS alias] WHERE condition`` (``condition`` ``None``: every row),
-    by the engine of the table's kind.
-
-    Args:
-        spark: the session that evaluates the condition and runs the write tasks.
-        table: the lakeskip table.
-        condition: a Spark SQL boolean expression over the table's columns.
-        alias: the name the condition may qualify columns with (default: the table's name).
-        time_zone: Spark's session time zone for timestamp literals (default: the session's).
+    by the engine of the table's kind (arguments: see :class:`DmlRequest`).
 
     Raises:
         CommitConflictError: a concurrent commit removed one of the files being rewritten
             (nothing was changed; run the statement again).
     """
-    return engine_for(table).delete(spark, table, condition, alias=alias, time_zone=time_zone)
+    return run_dml(DmlRequest(spark, table, condition, None, alias, time_zone))
 
 
 def update_where(
@@ -123,16 +121,11 @@ def update_where(
     time_zone: str | None = None,
 ) -> DmlResult:
     """``UPDATE table [AS alias] SET column = expr, ... WHERE condition``, by the engine of the
-    table's kind.
+    table's kind (other arguments: see :class:`DmlRequest`).
 
     Args:
-        spark: the session that evaluates the condition and runs the write tasks.
-        table: the lakeskip table.
         assignments: column -> Spark SQL expression (may use the row's current values); the
             value is cast to the column's type as INSERT casts (NOT NULL is checked).
-        condition: a Spark SQL boolean expression (``None``: every row).
-        alias: the name the condition may qualify columns with (default: the table's name).
-        time_zone: Spark's session time zone for timestamp literals (default: the session's).
 
     Raises:
         ColumnNotFoundError: an assigned column is not in the table.
@@ -140,9 +133,7 @@ def update_where(
         CommitConflictError: a concurrent commit removed one of the files being rewritten.
     """
     resolved = resolve_set(table, assignments)
-    return engine_for(table).update(
-        spark, table, resolved, condition, alias=alias, time_zone=time_zone
-    )
+    return run_dml(DmlRequest(spark, table, condition, resolved, alias, time_zone))
 
 
 def merge_into(
@@ -159,32 +150,36 @@ def merge_into(
     time_zone: str | None = None,
 ) -> MergeResult:
     """``MERGE INTO table [AS alias] USING source AS source_alias ON on WHEN ...``, by the engine
-    of the table's kind (arguments: see :func:`_cow_merge`)."""
-    return engine_for(table).merge(
+    of the table's kind (arguments: see :class:`MergeRequest`; semantics: :func:`_cow_merge`)."""
+    request = MergeRequest(
         spark,
         table,
         source,
         on=on,
         source_alias=source_alias,
         alias=alias,
-        matched=matched,
-        not_matched=not_matched,
-        not_matched_by_source=not_matched_by_source,
+        matched=tuple(matched),
+        not_matched=tuple(not_matched),
+        not_matched_by_source=tuple(not_matched_by_source),
         time_zone=time_zone,
     )
+    return run_merge(request)
 
 
-def _copy_on_write(
-    spark: SparkSession,
-    table: FileStoreTable,
-    condition: str | None,
-    assignments: Mapping[str, str] | None,
-    alias: str | None,
-    time_zone: str | None,
-) -> DmlResult:
-    c = plan_candidates(
-        spark, table, condition, update=assignments is not None, alias=alias, time_zone=time_zone
-    )
+def run_dml(request: DmlRequest) -> DmlResult:
+    """A DELETE or UPDATE, by the engine of the table's kind (the one dispatch point)."""
+    return engine_for(request.table).delete_update(request)
+
+
+def run_merge(request: MergeRequest) -> MergeResult:
+    """A MERGE INTO, by the engine of the table's kind (the one dispatch point)."""
+    return engine_for(request.table).merge(request)
+
+
+def _copy_on_write(request: DmlRequest) -> DmlResult:
+    """DELETE / UPDATE: the four steps of the module docstring."""
+    spark, table, assignments = request.spark, request.table, request.assignments
+    c = plan_candidates(request)
     if not c.files:
         return c.nothing()
     row_type = table.schema.row_type
@@ -236,6 +231,7 @@ def _copy_on_write(
         rows=rows,
         files_scanned=len(candidates),
         files_removed=len(affected),
+        files_rewritten=len(affected),
         files_added=len(new_entries),
         snapshot_id=snap.id if snap is not None else None,
         report=c.report,
@@ -245,19 +241,7 @@ def _copy_on_write(
 # -- MERGE INTO (copy-on-write) ----------------------------------------------------------
 
 
-def _cow_merge(
-    spark: SparkSession,
-    table: FileStoreTable,
-    source: DataFrame,
-    *,
-    on: str,
-    source_alias: str,
-    alias: str | None = None,
-    matched: Sequence[MergeAction] = (),
-    not_matched: Sequence[MergeAction] = (),
-    not_matched_by_source: Sequence[MergeAction] = (),
-    time_zone: str | None = None,
-) -> MergeResult:
+def _cow_merge(request: MergeRequest) -> MergeResult:
     """``MERGE INTO table [AS alias] USING source AS source_alias ON on WHEN ...``, copy-on-write.
 
     Spark's semantics: per target row the first WHEN MATCHED (or NOT MATCHED BY SOURCE) clause
@@ -266,32 +250,14 @@ def _cow_merge(
     MATCHED clause inserts. Only the files holding a row that an UPDATE or DELETE applies to are
     rewritten; inserted rows go to new files; one atomic commit (the conflict check of DELETE).
 
-    Args:
-        spark: the session that evaluates the statement and runs the write tasks.
-        table: the lakeskip target.
-        source: the source rows (any DataFrame).
-        on: the match condition (Spark SQL over ``alias`` and ``source_alias``).
-        source_alias / alias: the names the condition and the clauses use.
-        matched / not_matched / not_matched_by_source: the clauses, in order.
-        time_zone: Spark's session time zone (default: the session's).
-
     Raises:
         InvalidArgumentError: a target row matches several source rows; a condition is not
             deterministic; a column is assigned twice.
         ColumnNotFoundError: a SET / INSERT column is not in the table.
         CommitConflictError: a concurrent commit removed a file being rewritten.
     """
-    spec = merge_spec(
-        spark,
-        table,
-        on=on,
-        source_alias=source_alias,
-        alias=alias,
-        matched=matched,
-        not_matched=not_matched,
-        not_matched_by_source=not_matched_by_source,
-        time_zone=time_zone,
-    )
+    spark, table, source = request.spark, request.table, request.source
+    spec = merge_spec(request)
     what, tz = spec.what, spec.time_zone
     row_type = table.schema.row_type
     updates, deletes = spec.updates, spec.deletes
@@ -309,7 +275,7 @@ def _cow_merge(
     affected: list[ManifestEntry] = []
     counts: dict[int, int] = {}
     pieces: list[DataFrame] = []
-    if entries and (matched or not_matched_by_source):
+    if entries and (spec.matched or spec.not_matched_by_source):
         rows = sql_with(
             spark,
             {"t": files_frame(spark, table, entries), "s": src},
@@ -353,7 +319,7 @@ def _cow_merge(
                 ),
             )
         )
-    if not_matched:
+    if spec.not_matched:
         only = dataclasses.replace(spec, matched=(), not_matched_by_source=())
         target = files_frame(spark, table, entries) if entries else None
         inserts = merge_changes(spark, only, row_type, target, source, ())
@@ -386,72 +352,15 @@ def _cow_merge(
         inserted=inserted,
         files_scanned=len(entries),
         files_removed=len(affected),
+        files_rewritten=len(affected),
         files_added=len(new_entries),
         snapshot_id=snap.id if snap is not None else None,
         report=report,
     )
 
 
-class CopyOnWrite:
-    """Plain append tables: rewrite the files that hold affected rows (this module)."""
-
-    name = "copy-on-write"
-
-    def handles(self, table: FileStoreTable) -> bool:
-        return True
-
-    def delete(
-        self,
-        spark: SparkSession,
-        table: FileStoreTable,
-        condition: str | None,
-        *,
-        alias: str | None,
-        time_zone: str | None,
-    ) -> DmlResult:
-        return _copy_on_write(spark, table, condition, None, alias, time_zone)
-
-    def update(
-        self,
-        spark: SparkSession,
-        table: FileStoreTable,
-        assignments: Mapping[str, str],
-        condition: str | None,
-        *,
-        alias: str | None,
-        time_zone: str | None,
-    ) -> DmlResult:
-        return _copy_on_write(spark, table, condition, assignments, alias, time_zone)
-
-    def merge(
-        self,
-        spark: SparkSession,
-        table: FileStoreTable,
-        source: DataFrame,
-        *,
-        on: str,
-        source_alias: str,
-        alias: str | None,
-        matched: Sequence[MergeAction],
-        not_matched: Sequence[MergeAction],
-        not_matched_by_source: Sequence[MergeAction],
-        time_zone: str | None,
-    ) -> MergeResult:
-        return _cow_merge(
-            spark,
-            table,
-            source,
-            on=on,
-            source_alias=source_alias,
-            alias=alias,
-            matched=matched,
-            not_matched=not_matched,
-            not_matched_by_source=not_matched_by_source,
-            time_zone=time_zone,
-        )
-
-
-COPY_ON_WRITE = CopyOnWrite()
+#: plain append tables: rewrite the files that hold affected rows (this module)
+COPY_ON_WRITE = DmlEngine("copy-on-write", lambda table: True, _copy_on_write, _cow_merge)
 
 #: the first engine whose ``handles(table)`` is true runs the statement; copy-on-write handles
 #: every table, so it stays last (a primary-key table with deletion vectors is the primary-key

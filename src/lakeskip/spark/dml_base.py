@@ -27,7 +27,6 @@ import contextlib
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -52,7 +51,9 @@ __all__ = [
     "SOURCE_MARK",
     "Candidates",
     "DmlEngine",
+    "DmlRequest",
     "DmlResult",
+    "MergeRequest",
     "MergeResult",
     "MergeSpec",
     "files_frame",
@@ -81,11 +82,15 @@ class DmlResult:
     Attributes:
         rows: rows deleted (DELETE) or updated (UPDATE).
         files_scanned: files the planner kept (Spark read them to find matching rows).
-        files_removed: files deleted by the snapshot: rewritten (copy-on-write), or with
-            every row now deleted (deletion vectors); always 0 on primary-key tables.
+        files_removed: files deleted by the snapshot: rewritten (copy-on-write, or compacted
+            by a primary-key table's write), or with every row now deleted (deletion
+            vectors); 0 on primary-key tables without deletion vectors.
         files_added: files the snapshot added.
         snapshot_id: the committed snapshot, ``None`` when nothing matched.
         report: the planner's pruning report for the condition (``None``: empty table).
+        files_rewritten: files whose remaining rows were written again into new files.
+        files_marked: files whose rows were marked deleted (deletion vectors): given a new
+            or larger DV, or removed when no live row is left. Not rewritten.
     """
 
     rows: int
@@ -94,6 +99,8 @@ class DmlResult:
     files_added: int
     snapshot_id: int | None
     report: PruningReport | None = None
+    files_rewritten: int = 0
+    files_marked: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,12 +110,13 @@ class MergeResult:
     Attributes:
         updated / deleted / inserted: rows per action.
         files_scanned: target files read to find matches.
-        files_removed: files deleted by the snapshot: rewritten (copy-on-write), or with
-            every row now deleted (deletion vectors); 0 on primary-key tables (new versions
-            are appended).
+        files_removed: files deleted by the snapshot: rewritten (copy-on-write, or compacted
+            by a primary-key table's write), or with every row now deleted (deletion
+            vectors); 0 on primary-key tables without deletion vectors.
         files_added: files the snapshot added.
         snapshot_id: the committed snapshot, ``None`` when nothing changed.
         report: the planner's report for the target scan.
+        files_rewritten / files_marked: as in :class:`DmlResult`.
     """
 
     updated: int
@@ -119,52 +127,83 @@ class MergeResult:
     files_added: int
     snapshot_id: int | None
     report: PruningReport | None = None
+    files_rewritten: int = 0
+    files_marked: int = 0
 
 
-class DmlEngine(Protocol):
-    """DELETE / UPDATE / MERGE INTO for one kind of table; :func:`lakeskip.spark.dml.engine_for`
-    picks the first engine of :data:`lakeskip.spark.dml.ENGINES` whose :meth:`handles` accepts
-    the table. ``update`` gets the assignments already resolved (:func:`resolve_set`)."""
+@dataclass(frozen=True, slots=True)
+class DmlRequest:
+    """A DELETE or an UPDATE as the dispatcher (:func:`lakeskip.spark.dml.run_dml`) hands it
+    to the engine of the table's kind.
+
+    Attributes:
+        spark: the session that evaluates the condition and runs the write tasks.
+        table: the lakeskip target.
+        condition: a Spark SQL boolean expression over the table's columns (``None``: every
+            row).
+        assignments: UPDATE's ``SET``, already resolved (:func:`resolve_set`); ``None``: a
+            DELETE.
+        alias: the name the condition may qualify columns with (default: the table's name).
+        time_zone: Spark's session time zone for timestamp literals (default: the session's).
+    """
+
+    spark: SparkSession
+    table: FileStoreTable
+    condition: str | None
+    assignments: Mapping[str, str] | None = None
+    alias: str | None = None
+    time_zone: str | None = None
+
+    @property
+    def update(self) -> bool:
+        return self.assignments is not None
+
+
+@dataclass(frozen=True, slots=True)
+class MergeRequest:
+    """A MERGE INTO as the dispatcher (:func:`lakeskip.spark.dml.run_merge`) hands it to the
+    engine of the table's kind (checked and resolved by :func:`merge_spec`).
+
+    Attributes:
+        spark: the session that evaluates the statement and runs the write tasks.
+        table: the lakeskip target.
+        source: the source rows (any DataFrame).
+        on: the match condition (Spark SQL over ``alias`` and ``source_alias``).
+        source_alias / alias: the names the condition and the clauses use (``alias`` default:
+            the table's name).
+        matched / not_matched / not_matched_by_source: the clauses, in order.
+        time_zone: Spark's session time zone (default: the session's).
+    """
+
+    spark: SparkSession
+    table: FileStoreTable
+    source: DataFrame
+    on: str
+    source_alias: str
+    alias: str | None = None
+    matched: Sequence[MergeAction] = ()
+    not_matched: Sequence[MergeAction] = ()
+    not_matched_by_source: Sequence[MergeAction] = ()
+    time_zone: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DmlEngine:
+    """DELETE / UPDATE / MERGE INTO for one kind of table: :func:`lakeskip.spark.dml.engine_for`
+    picks the first engine of :data:`lakeskip.spark.dml.ENGINES` whose ``handles`` accepts the
+    table, and the dispatcher hands it the statement as one request.
+
+    Attributes:
+        name: for messages and tests.
+        handles: whether the engine runs statements on this table.
+        delete_update: a DELETE (``request.assignments`` is ``None``) or an UPDATE.
+        merge: a MERGE INTO.
+    """
 
     name: str
-
-    def handles(self, table: FileStoreTable) -> bool: ...
-
-    def delete(
-        self,
-        spark: SparkSession,
-        table: FileStoreTable,
-        condition: str | None,
-        *,
-        alias: str | None,
-        time_zone: str | None,
-    ) -> DmlResult: ...
-
-    def update(
-        self,
-        spark: SparkSession,
-        table: FileStoreTable,
-        assignments: Mapping[str, str],
-        condition: str | None,
-        *,
-        alias: str | None,
-        time_zone: str | None,
-    ) -> DmlResult: ...
-
-    def merge(
-        self,
-        spark: SparkSession,
-        table: FileStoreTable,
-        source: DataFrame,
-        *,
-        on: str,
-        source_alias: str,
-        alias: str | None,
-        matched: Sequence[MergeAction],
-        not_matched: Sequence[MergeAction],
-        not_matched_by_source: Sequence[MergeAction],
-        time_zone: str | None,
-    ) -> MergeResult: ...
+    handles: Callable[[FileStoreTable], bool]
+    delete_update: Callable[[DmlRequest], DmlResult]
+    merge: Callable[[MergeRequest], MergeResult]
 
 
 def quote(name: str) -> str:
@@ -203,18 +242,12 @@ class Candidates:
         return DmlResult(0, len(self.files), 0, 0, None, self.report)
 
 
-def plan_candidates(
-    spark: SparkSession,
-    table: FileStoreTable,
-    condition: str | None,
-    *,
-    update: bool,
-    alias: str | None,
-    time_zone: str | None,
-) -> Candidates:
+def plan_candidates(request: DmlRequest) -> Candidates:
     """Check the condition is deterministic (it is evaluated more than once), refresh the
     table, and plan the files that might hold a row where it is TRUE (stats, indexes; never
     resurrecting a version on primary-key tables)."""
+    spark, table, condition = request.spark, request.table, request.condition
+    update, alias, time_zone = request.update, request.alias, request.time_zone
     what = f"{'UPDATE' if update else 'DELETE FROM'} {table.identifier}"
     if condition is not None and (fn := nondeterministic_function(condition)) is not None:
         raise InvalidArgumentError(f"{what}: the condition must be deterministic ({fn}() is not)")
@@ -330,18 +363,7 @@ def _resolve_assignments(
     return out
 
 
-def merge_spec(
-    spark: SparkSession,
-    table: FileStoreTable,
-    *,
-    on: str,
-    source_alias: str,
-    alias: str | None,
-    matched: Sequence[MergeAction],
-    not_matched: Sequence[MergeAction],
-    not_matched_by_source: Sequence[MergeAction],
-    time_zone: str | None,
-) -> MergeSpec:
+def merge_spec(request: MergeRequest) -> MergeSpec:
     """Check a MERGE (deterministic conditions, distinct names, known columns) and resolve its
     clauses; refreshes ``table``.
 
@@ -350,13 +372,16 @@ def merge_spec(
             name; a column is assigned twice.
         ColumnNotFoundError: a SET / INSERT column is not in the table.
     """
+    table, on, source_alias = request.table, request.on, request.source_alias
+    matched, not_matched = request.matched, request.not_matched
+    not_matched_by_source = request.not_matched_by_source
     what = f"MERGE INTO {table.identifier}"
     for text in [on, *(a.condition for a in (*matched, *not_matched, *not_matched_by_source))]:
         if text is not None and (fn := nondeterministic_function(text)) is not None:
             raise InvalidArgumentError(f"{what}: conditions must be deterministic ({fn}() is not)")
     table.refresh()
     row_type = table.schema.row_type
-    alias = alias or table.identifier.rsplit(".", 1)[-1]
+    alias = request.alias or table.identifier.rsplit(".", 1)[-1]
     if alias.lower() == source_alias.lower():
         raise InvalidArgumentError(f"{what}: target and source are both named {alias}")
     targeted = (*matched, *not_matched_by_source)
@@ -379,7 +404,7 @@ def merge_spec(
         inserts=tuple(
             _resolve_assignments(table, row_type, a, source_alias, what) for a in not_matched
         ),
-        time_zone=session_time_zone(spark, time_zone),
+        time_zone=session_time_zone(request.spark, request.time_zone),
     )
 
 

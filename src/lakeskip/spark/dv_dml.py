@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyroaring import BitMap
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from lakeskip.catalog.deletion_vectors import DeletionVectorUpdate
@@ -51,7 +51,10 @@ from lakeskip.spark.dml_base import (
     ACTION_COLUMN,
     INSERT_CODE,
     MATCHES_COLUMN,
+    DmlEngine,
+    DmlRequest,
     DmlResult,
+    MergeRequest,
     MergeResult,
     check_single_match,
     merge_changes,
@@ -69,9 +72,8 @@ from lakeskip.spark.dv_read import (
     read_vectors,
 )
 from lakeskip.spark.writer import align_by_position, write_entries
-from lakeskip.sql.merge import MergeAction
 
-__all__ = ["DELETION_VECTORS", "DeletionVectorDml", "merge_bitmaps"]
+__all__ = ["DELETION_VECTORS", "merge_bitmaps"]
 
 _BITMAPS_SCHEMA = "file STRING, bitmap BINARY, n BIGINT"
 
@@ -83,6 +85,7 @@ class _Marked:
     rows: int
     files_removed: int
     snapshot_id: int | None
+    files_marked: int
 
 
 def _bitmaps(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -160,17 +163,10 @@ def _commit(
         remove_files(table, added)
         raise
     rows = sum(len(bm) for bm in matched.values())
-    return _Marked(rows, len(removed), snap.id if snap is not None else None)
+    return _Marked(rows, len(removed), snap.id if snap is not None else None, len(matched))
 
 
-def _delete_update(
-    spark: SparkSession,
-    table: FileStoreTable,
-    condition: str | None,
-    assignments: Mapping[str, str] | None,
-    alias: str | None,
-    time_zone: str | None,
-) -> DmlResult:
+def _delete_update(request: DmlRequest) -> DmlResult:
     """Mark the rows where the condition is TRUE as deleted; UPDATE also appends them with
     their new values.
 
@@ -178,9 +174,8 @@ def _delete_update(
         CommitConflictError: a DV read here was changed, or a file removed, concurrently.
         CorruptDeletionVectorError: a current DV cannot be read.
     """
-    c = plan_candidates(
-        spark, table, condition, update=assignments is not None, alias=alias, time_zone=time_zone
-    )
+    spark, table, assignments = request.spark, request.table, request.assignments
+    c = plan_candidates(request)
     if not c.files:
         return c.nothing()
     row_type = table.schema.row_type
@@ -218,36 +213,16 @@ def _delete_update(
         rows=out.rows,
         files_scanned=len(c.files),
         files_removed=out.files_removed,
+        files_marked=out.files_marked,
         files_added=len(added),
         snapshot_id=out.snapshot_id,
         report=c.report,
     )
 
 
-def _merge(
-    spark: SparkSession,
-    table: FileStoreTable,
-    source: DataFrame,
-    *,
-    on: str,
-    source_alias: str,
-    alias: str | None,
-    matched: Sequence[MergeAction],
-    not_matched: Sequence[MergeAction],
-    not_matched_by_source: Sequence[MergeAction],
-    time_zone: str | None,
-) -> MergeResult:
-    spec = merge_spec(
-        spark,
-        table,
-        on=on,
-        source_alias=source_alias,
-        alias=alias,
-        matched=matched,
-        not_matched=not_matched,
-        not_matched_by_source=not_matched_by_source,
-        time_zone=time_zone,
-    )
+def _merge(request: MergeRequest) -> MergeResult:
+    spark, table, source = request.spark, request.table, request.source
+    spec = merge_spec(request)
     row_type = table.schema.row_type
     snapshot = table.latest_snapshot()
     entries: list[ManifestEntry] = []
@@ -299,72 +274,20 @@ def _merge(
         inserted=counts.get(INSERT_CODE, 0),
         files_scanned=len(entries),
         files_removed=out.files_removed,
+        files_marked=out.files_marked,
         files_added=len(added),
         snapshot_id=out.snapshot_id,
         report=report,
     )
 
 
-class DeletionVectorDml:
-    """Append tables with deletion vectors: mark deleted positions (this module)."""
-
-    name = "deletion-vectors"
-
-    def handles(self, table: FileStoreTable) -> bool:
-        return deletion_vectors_enabled(table.schema.options)
-
-    def delete(
-        self,
-        spark: SparkSession,
-        table: FileStoreTable,
-        condition: str | None,
-        *,
-        alias: str | None,
-        time_zone: str | None,
-    ) -> DmlResult:
-        return _delete_update(spark, table, condition, None, alias, time_zone)
-
-    def update(
-        self,
-        spark: SparkSession,
-        table: FileStoreTable,
-        assignments: Mapping[str, str],
-        condition: str | None,
-        *,
-        alias: str | None,
-        time_zone: str | None,
-    ) -> DmlResult:
-        return _delete_update(spark, table, condition, assignments, alias, time_zone)
-
-    def merge(
-        self,
-        spark: SparkSession,
-        table: FileStoreTable,
-        source: DataFrame,
-        *,
-        on: str,
-        source_alias: str,
-        alias: str | None,
-        matched: Sequence[MergeAction],
-        not_matched: Sequence[MergeAction],
-        not_matched_by_source: Sequence[MergeAction],
-        time_zone: str | None,
-    ) -> MergeResult:
-        return _merge(
-            spark,
-            table,
-            source,
-            on=on,
-            source_alias=source_alias,
-            alias=alias,
-            matched=matched,
-            not_matched=not_matched,
-            not_matched_by_source=not_matched_by_source,
-            time_zone=time_zone,
-        )
-
-
-DELETION_VECTORS = DeletionVectorDml()
+#: append tables with deletion vectors: mark deleted positions (this module)
+DELETION_VECTORS = DmlEngine(
+    "deletion-vectors",
+    lambda table: deletion_vectors_enabled(table.schema.options),
+    _delete_update,
+    _merge,
+)
 
 
 def merge_bitmaps(parts: Mapping[str, Sequence[bytes]]) -> dict[str, BitMap]:

@@ -53,7 +53,6 @@ from lakeskip.catalog.options import deletion_vectors_enabled
 from lakeskip.catalog.pk_dv_write import DELETE_FLAG
 from lakeskip.catalog.primary_key import RowKind
 from lakeskip.catalog.snapshot import CommitKind
-from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import InvalidArgumentError, UnsupportedStatementError
 from lakeskip.expressions import AlwaysTrue
 from lakeskip.planner.report import PruningReport
@@ -62,7 +61,10 @@ from lakeskip.spark.dml_base import (
     ACTION_COLUMN,
     INSERT_CODE,
     MATCHES_COLUMN,
+    DmlEngine,
+    DmlRequest,
     DmlResult,
+    MergeRequest,
     MergeResult,
     MergeSpec,
     check_single_match,
@@ -80,10 +82,9 @@ from lakeskip.spark.writer import (
     commit_written,
     write_entries,
 )
-from lakeskip.sql.merge import MergeAction
 from lakeskip.types import RowType
 
-__all__ = ["PRIMARY_KEY", "PrimaryKeyDml"]
+__all__ = ["PRIMARY_KEY"]
 
 
 def _refuse_null_assignments(
@@ -118,18 +119,22 @@ def _refuse_null_assignments(
         )
 
 
-def _write_versions(
-    spark: SparkSession,
-    table: FileStoreTable,
-    condition: str | None,
-    assignments: Mapping[str, str] | None,
-    alias: str | None,
-    time_zone: str | None,
-) -> DmlResult:
+def _write_versions(request: DmlRequest) -> DmlResult:
+    """DELETE: ``-D`` versions of the matched keys; UPDATE: ``+U`` versions.
+
+    Raises:
+        InvalidArgumentError: UPDATE assigns a primary-key (or partition) column.
+    """
+    spark, table, assignments = request.spark, request.table, request.assignments
+    if assignments is not None:
+        keys = set(table.schema.primary_keys) | set(table.schema.partition_keys)
+        if assigned := sorted(k for k in assignments if k in keys):
+            raise InvalidArgumentError(
+                f"UPDATE {table.identifier}: cannot assign primary key column(s) "
+                f"{', '.join(assigned)} (DELETE the row and INSERT the new key)"
+            )
     engine = MergeEngine.of(table.schema.options)
-    c = plan_candidates(
-        spark, table, condition, update=assignments is not None, alias=alias, time_zone=time_zone
-    )
+    c = plan_candidates(request)
     if assignments is None and (why := engine.delete_refusal(table.identifier)) is not None:
         raise UnsupportedStatementError(why)
     if not c.files:
@@ -166,6 +171,8 @@ def _write_versions(
             files_added=len(entries),
             snapshot_id=snap.id if snap is not None else None,
             report=c.report,
+            files_rewritten=entries.files_rewritten,
+            files_marked=entries.files_marked,
         )
     if not entries:
         return c.nothing()
@@ -180,30 +187,9 @@ def _write_versions(
     )
 
 
-def _merge(
-    spark: SparkSession,
-    table: FileStoreTable,
-    source: DataFrame,
-    *,
-    on: str,
-    source_alias: str,
-    alias: str | None,
-    matched: Sequence[MergeAction],
-    not_matched: Sequence[MergeAction],
-    not_matched_by_source: Sequence[MergeAction],
-    time_zone: str | None,
-) -> MergeResult:
-    spec = merge_spec(
-        spark,
-        table,
-        on=on,
-        source_alias=source_alias,
-        alias=alias,
-        matched=matched,
-        not_matched=not_matched,
-        not_matched_by_source=not_matched_by_source,
-        time_zone=time_zone,
-    )
+def _merge(request: MergeRequest) -> MergeResult:
+    spark, table, source = request.spark, request.table, request.source
+    spec = merge_spec(request)
     what, schema = spec.what, table.schema
     dv = deletion_vectors_enabled(schema.options)
     engine = MergeEngine.of(schema.options)
@@ -230,7 +216,7 @@ def _merge(
         return MergeResult(0, 0, 0, len(entries), 0, 0, None, report)
     changes = changes.persist()  # the checks and up to three writes read it
     written: list[ManifestEntry] = []
-    removed = 0  # deletion vectors: files whose every row ended deleted
+    removed = rewritten = marked = 0  # deletion vectors: files removed / compacted / marked
     snap = None
     try:
         counts = _check(spark, spec, changes, keys, old)
@@ -246,6 +232,7 @@ def _merge(
             written = write_entries(table, data, value_kind=RowKind.INSERT, mixed=True)
             if isinstance(written, WrittenEntries):
                 removed = len(written.removed)
+                rewritten, marked = written.files_rewritten, written.files_marked
                 changed = written or written.removed or written.vectors is not None
                 snap = commit_written(table, written) if changed else None
         else:
@@ -279,6 +266,8 @@ def _merge(
         files_added=len(written),
         snapshot_id=snap.id if snap is not None else None,
         report=report,
+        files_rewritten=rewritten,
+        files_marked=marked,
     )
 
 
@@ -331,76 +320,7 @@ def _check(
     return counts
 
 
-class PrimaryKeyDml:
-    """Primary-key tables: append new versions (this module)."""
-
-    name = "primary-key"
-
-    def handles(self, table: FileStoreTable) -> bool:
-        return table.schema.is_primary_key_table
-
-    def delete(
-        self,
-        spark: SparkSession,
-        table: FileStoreTable,
-        condition: str | None,
-        *,
-        alias: str | None,
-        time_zone: str | None,
-    ) -> DmlResult:
-        """``-D`` versions of the matched keys."""
-        return _write_versions(spark, table, condition, None, alias, time_zone)
-
-    def update(
-        self,
-        spark: SparkSession,
-        table: FileStoreTable,
-        assignments: Mapping[str, str],
-        condition: str | None,
-        *,
-        alias: str | None,
-        time_zone: str | None,
-    ) -> DmlResult:
-        """``+U`` versions of the matched keys.
-
-        Raises:
-            InvalidArgumentError: a primary-key (or partition) column is assigned.
-        """
-        keys = set(table.schema.primary_keys) | set(table.schema.partition_keys)
-        assigned = sorted(k for k in assignments if k in keys)
-        if assigned:
-            raise InvalidArgumentError(
-                f"UPDATE {table.identifier}: cannot assign primary key column(s) "
-                f"{', '.join(assigned)} (DELETE the row and INSERT the new key)"
-            )
-        return _write_versions(spark, table, condition, assignments, alias, time_zone)
-
-    def merge(
-        self,
-        spark: SparkSession,
-        table: FileStoreTable,
-        source: DataFrame,
-        *,
-        on: str,
-        source_alias: str,
-        alias: str | None,
-        matched: Sequence[MergeAction],
-        not_matched: Sequence[MergeAction],
-        not_matched_by_source: Sequence[MergeAction],
-        time_zone: str | None,
-    ) -> MergeResult:
-        return _merge(
-            spark,
-            table,
-            source,
-            on=on,
-            source_alias=source_alias,
-            alias=alias,
-            matched=matched,
-            not_matched=not_matched,
-            not_matched_by_source=not_matched_by_source,
-            time_zone=time_zone,
-        )
-
-
-PRIMARY_KEY = PrimaryKeyDml()
+#: primary-key tables: append new versions (this module)
+PRIMARY_KEY = DmlEngine(
+    "primary-key", lambda table: table.schema.is_primary_key_table, _write_versions, _merge
+)

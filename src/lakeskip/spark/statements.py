@@ -21,8 +21,8 @@ from lakeskip.errors import (
     UnsupportedStatementError,
 )
 from lakeskip.planner.report import PruningReport
-from lakeskip.spark.dml_base import resolve_set
-from lakeskip.spark.dml_engines import engine_for
+from lakeskip.spark.dml_base import DmlRequest, MergeRequest, resolve_set
+from lakeskip.spark.dml_engines import run_dml, run_merge
 from lakeskip.spark.writer import align_by_position, write_dataframe
 from lakeskip.sql.merge import Merge
 from lakeskip.sql.statements import (
@@ -383,23 +383,25 @@ def _dml(ctx: StatementContext, s: Delete | Update) -> DataFrame:
     table = _dml_target(ctx, s)
     if table is None:
         return ctx.spark.sql(s.sql)
-    engine = engine_for(table)
     if isinstance(s, Delete):
-        result = engine.delete(
-            ctx.spark, table, s.condition, alias=s.alias, time_zone=ctx.time_zone
-        )
-        counted = "rows_deleted"
+        assigned, counted = None, "rows_deleted"
     else:
-        assigned = resolve_set(table, s.assignments)
-        result = engine.update(
-            ctx.spark, table, assigned, s.condition, alias=s.alias, time_zone=ctx.time_zone
-        )
-        counted = "rows_updated"
+        assigned, counted = resolve_set(table, s.assignments), "rows_updated"
+    result = run_dml(DmlRequest(ctx.spark, table, s.condition, assigned, s.alias, ctx.time_zone))
     ctx.reports = [result.report] if result.report is not None else []
     return _rows(
         ctx,
-        f"snapshot_id BIGINT, {counted} BIGINT, files_rewritten INT, files_added INT",
-        [(result.snapshot_id, result.rows, result.files_removed, result.files_added)],
+        f"snapshot_id BIGINT, {counted} BIGINT, files_rewritten INT, files_marked INT, "
+        "files_added INT",
+        [
+            (
+                result.snapshot_id,
+                result.rows,
+                result.files_rewritten,
+                result.files_marked,
+                result.files_added,
+            )
+        ],
     )
 
 
@@ -408,30 +410,24 @@ def _merge(ctx: StatementContext, s: Merge) -> DataFrame:
     if table is None:
         return ctx.spark.sql(s.sql)
     source = ctx.run_query(s.source_sql)  # through lakeskip: its own tables are pruned too
-    result = engine_for(table).merge(
-        ctx.spark,
-        table,
-        source,
-        on=s.on,
-        source_alias=s.source_alias,
-        alias=s.alias,
-        matched=s.matched,
-        not_matched=s.not_matched,
-        not_matched_by_source=s.not_matched_by_source,
-        time_zone=ctx.time_zone,
+    clauses = (s.matched, s.not_matched, s.not_matched_by_source)
+    request = MergeRequest(
+        ctx.spark, table, source, s.on, s.source_alias, s.alias, *clauses, time_zone=ctx.time_zone
     )
+    result = run_merge(request)
     ctx.reports = [result.report] if result.report is not None else []
     return _rows(
         ctx,
         "snapshot_id BIGINT, rows_updated BIGINT, rows_deleted BIGINT, rows_inserted BIGINT, "
-        "files_rewritten INT, files_added INT",
+        "files_rewritten INT, files_marked INT, files_added INT",
         [
             (
                 result.snapshot_id,
                 result.updated,
                 result.deleted,
                 result.inserted,
-                result.files_removed,
+                result.files_rewritten,
+                result.files_marked,
                 result.files_added,
             )
         ],

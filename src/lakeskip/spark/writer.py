@@ -88,11 +88,14 @@ class WrittenEntries(list[ManifestEntry]):
         removed: live files the write removes (every row deleted, or compacted away).
         vectors: the DV part of the commit (``None``: none).
         marked: live rows the write marked deleted (DELETE: the rows deleted).
+        emptied: how many of ``removed`` left because every row is now deleted; the others
+            were compacted (rewritten into the added files).
     """
 
     removed: list[ManifestEntry]
     vectors: DeletionVectorUpdate | None
     marked: int
+    emptied: int
 
     def __init__(
         self,
@@ -100,11 +103,24 @@ class WrittenEntries(list[ManifestEntry]):
         removed: Sequence[ManifestEntry] = (),
         vectors: DeletionVectorUpdate | None = None,
         marked: int = 0,
+        emptied: int = 0,
     ) -> None:
         super().__init__(added)
         self.removed = list(removed)
         self.vectors = vectors
         self.marked = marked
+        self.emptied = emptied
+
+    @property
+    def files_rewritten(self) -> int:
+        """Older files compacted into the added ones."""
+        return len(self.removed) - self.emptied
+
+    @property
+    def files_marked(self) -> int:
+        """Older files whose rows were marked deleted: given a new DV, or (every row deleted)
+        removed."""
+        return (len(self.vectors.vectors) if self.vectors is not None else 0) + self.emptied
 
 
 def commit_written(
@@ -318,6 +334,7 @@ def collect_entries(
         [e for c in changes for e in c.removed],
         dv_update(spec, changes),
         sum(c.marked for c in changes),
+        sum(c.emptied for c in changes),
     )
 
 

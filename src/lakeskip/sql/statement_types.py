@@ -10,9 +10,11 @@ from typing import Any
 
 from sqlglot import exp
 
+from lakeskip.errors import SqlParseError, UnsupportedStatementError
 from lakeskip.types import DataType
 
 __all__ = [
+    "DIALECT",
     "AlterTableAddColumns",
     "AlterTableSetOptions",
     "AlterTableUnsetOptions",
@@ -42,10 +44,37 @@ __all__ = [
 ]
 
 
+#: the sqlglot dialect statements are parsed and printed in
+DIALECT = "spark"
+
+
 @dataclass(frozen=True, slots=True)
 class TableIdent:
     database: str | None
     name: str
+
+    @classmethod
+    def of(cls, table: exp.Expression) -> TableIdent:
+        """The name of a table node of a parsed statement (``db.t`` or ``t``)."""
+        if isinstance(table, exp.Schema):
+            table = table.this
+        if not isinstance(table, exp.Table) or not table.name:
+            raise SqlParseError(f"expected a table name, got {table.sql(DIALECT)!r}")
+        if table.catalog:
+            raise UnsupportedStatementError(
+                f"catalog-qualified names are not supported: {table.sql(DIALECT)}"
+            )
+        return cls(table.db or None, table.name)
+
+    @classmethod
+    def parse(cls, name: str) -> TableIdent:
+        """``db.t`` / ``t`` as matched by a regular expression (backquotes allowed)."""
+        parts = [p.strip("`") for p in name.split(".")]
+        if len(parts) == 1:
+            return cls(None, parts[0])
+        if len(parts) == 2:
+            return cls(parts[0], parts[1])
+        raise UnsupportedStatementError(f"catalog-qualified names are not supported: {name}")
 
     def qualified(self, default_db: str) -> str:
         return f"{self.database or default_db}.{self.name}"

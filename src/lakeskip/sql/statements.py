@@ -28,9 +28,11 @@ from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokenizer_core import TokenType
 
-from lakeskip.errors import SqlParseError, TypeMismatchError, UnsupportedStatementError
+from lakeskip.errors import SqlParseError, UnsupportedStatementError
+from lakeskip.sql.ddl import alter_table, create_database, create_table, parse_unset
 from lakeskip.sql.literals import literal_value
 from lakeskip.sql.statement_types import (
+    DIALECT,
     AlterTableAddColumns,
     AlterTableSetOptions,
     AlterTableUnsetOptions,
@@ -58,9 +60,9 @@ from lakeskip.sql.statement_types import (
     Update,
     UseDatabase,
 )
-from lakeskip.types import parse_sql_type
 
 __all__ = [
+    "DIALECT",
     "AlterTableAddColumns",
     "AlterTableSetOptions",
     "AlterTableUnsetOptions",
@@ -94,9 +96,6 @@ __all__ = [
 ]
 
 logging.getLogger("sqlglot").setLevel(logging.ERROR)
-
-DIALECT = "spark"
-OUR_FORMATS = {"paimon", "lakeskip"}
 
 
 # -- splitting ------------------------------------------------------------------------------
@@ -271,7 +270,7 @@ def parse_statement(sql: str) -> Statement:
         return _parse_show(text)
     _check_head(text)
     if head == "ALTER" and re.match(r"(?is)ALTER\s+TABLE\s+\S+\s+(UNSET|RESET)\b", text):
-        return _parse_unset(text)
+        return parse_unset(text)
     try:
         tree = sqlglot.parse_one(_normalize_time_travel(text), read=DIALECT)
     except (ParseError, TokenError) as e:
@@ -320,18 +319,6 @@ def _normalize_time_travel(text: str) -> str:
     return out
 
 
-def _ident(table: exp.Expression) -> TableIdent:
-    if isinstance(table, exp.Schema):
-        table = table.this
-    if not isinstance(table, exp.Table) or not table.name:
-        raise SqlParseError(f"expected a table name, got {table.sql(DIALECT)!r}")
-    if table.catalog:
-        raise UnsupportedStatementError(
-            f"catalog-qualified names are not supported: {table.sql(DIALECT)}"
-        )
-    return TableIdent(table.db or None, table.name)
-
-
 def _from_tree(tree: exp.Expression, text: str) -> Statement:
     if isinstance(tree, (exp.Query, exp.Values)) or (
         isinstance(tree, exp.Table) and text.upper().startswith("TABLE")
@@ -340,18 +327,9 @@ def _from_tree(tree: exp.Expression, text: str) -> Statement:
     if isinstance(tree, exp.Create):
         kind = (tree.args.get("kind") or "").upper()
         if kind in ("DATABASE", "SCHEMA"):
-            t = tree.this
-            name = t.name or t.db
-            props = tree.args.get("properties")
-            for p in props.expressions if props is not None else []:
-                if not isinstance(p, exp.SchemaCommentProperty):  # LOCATION, WITH DBPROPERTIES
-                    raise UnsupportedStatementError(
-                        f"CREATE DATABASE {name}: {p.sql(DIALECT)} is not supported "
-                        "(databases live in the warehouse)"
-                    )
-            return CreateDatabase(name, bool(tree.args.get("exists")), _comment(tree))
+            return create_database(tree)
         if kind == "TABLE":
-            return _create_table(tree, text)
+            return create_table(tree, text)
         return Passthrough(text)
     if isinstance(tree, exp.Drop):
         kind = (tree.args.get("kind") or "").upper()
@@ -362,24 +340,26 @@ def _from_tree(tree: exp.Expression, text: str) -> Statement:
                 t.name or t.db, bool(tree.args.get("exists")), bool(tree.args.get("cascade"))
             )
         if kind == "TABLE" and not tree.args.get("temporary"):
-            return DropTable(_ident(targets[0]), bool(tree.args.get("exists")))
+            return DropTable(TableIdent.of(targets[0]), bool(tree.args.get("exists")))
         return Passthrough(text)
     if isinstance(tree, exp.Use) and not tree.args.get("kind"):
         t = tree.this
         return UseDatabase(t.name)
     if isinstance(tree, exp.Describe):
         style = (tree.args.get("style") or "").upper()
-        return DescribeTable(_ident(tree.this), style in ("EXTENDED", "FORMATTED"))
+        return DescribeTable(TableIdent.of(tree.this), style in ("EXTENDED", "FORMATTED"))
     if isinstance(tree, exp.Alter):
-        return _alter(tree, text)
+        return alter_table(tree, text)
     if isinstance(tree, exp.Insert):
         return _insert(tree, text)
     if isinstance(tree, exp.TruncateTable):
         targets = tree.expressions
         if len(targets) == 1 and not tree.args.get("partition"):
-            return TruncateTable(_ident(targets[0]), text)
+            return TruncateTable(TableIdent.of(targets[0]), text)
         if len(targets) == 1:
-            return OtherTableStatement(_ident(targets[0]), "TRUNCATE TABLE ... PARTITION", text)
+            return OtherTableStatement(
+                TableIdent.of(targets[0]), "TRUNCATE TABLE ... PARTITION", text
+            )
         return Passthrough(text)
     if isinstance(tree, exp.Delete) and isinstance(tree.this, exp.Table):
         return _delete(tree, text)
@@ -389,11 +369,11 @@ def _from_tree(tree: exp.Expression, text: str) -> Statement:
         from lakeskip.sql.merge import merge_from_tree  # merge imports this module
 
         _check_target(tree.this, "MERGE INTO")
-        return merge_from_tree(tree, _ident(tree.this), text)
+        return merge_from_tree(tree, TableIdent.of(tree.this), text)
     dml = {exp.Update: "UPDATE", exp.Delete: "DELETE", exp.Merge: "MERGE INTO"}
     for kind, what in dml.items():
         if isinstance(tree, kind) and isinstance(tree.this, exp.Table):
-            return OtherTableStatement(_ident(tree.this), what, text)
+            return OtherTableStatement(TableIdent.of(tree.this), what, text)
     return Passthrough(text)
 
 
@@ -426,7 +406,7 @@ def _where_sql(tree: exp.Expression) -> str | None:
 
 
 def _delete(tree: exp.Delete, text: str) -> Statement:
-    ident = _ident(tree.this)
+    ident = TableIdent.of(tree.this)
     _check_target(tree.this, "DELETE FROM")
     extra = _dml_extra(tree, "DELETE", {"this", "where"})
     if extra is not None:
@@ -435,7 +415,7 @@ def _delete(tree: exp.Delete, text: str) -> Statement:
 
 
 def _update(tree: exp.Update, text: str) -> Statement:
-    ident = _ident(tree.this)
+    ident = TableIdent.of(tree.this)
     _check_target(tree.this, "UPDATE")
     extra = _dml_extra(tree, "UPDATE", {"this", "where", "expressions"})
     if extra is not None:
@@ -452,234 +432,6 @@ def _update(tree: exp.Update, text: str) -> Statement:
             raise SqlParseError(f"UPDATE {ident}: SET names column {target.sql(DIALECT)}")
         assignments.append((target.name, a.expression.sql(DIALECT)))
     return Update(ident, alias, tuple(assignments), _where_sql(tree), text)
-
-
-def _comment(tree: exp.Expression) -> str | None:
-    props = tree.args.get("properties")
-    if props is None:
-        return None
-    for p in props.expressions:
-        if isinstance(p, exp.SchemaCommentProperty):
-            return str(p.this.name)
-    return None
-
-
-def _props_to_options(props: list[exp.Expression]) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for p in props:
-        if isinstance(p, exp.Property):
-            key = p.this.name if isinstance(p.this, exp.Expression) else str(p.this)
-            value = p.args.get("value")
-        elif isinstance(p, exp.EQ):
-            key, value = p.this.name, p.expression
-        else:
-            continue
-        if value is None:
-            raise SqlParseError(f"option {key!r} has no value")
-        v = literal_value(value) if isinstance(value, exp.Expression) else value
-        out[str(key)] = str(v).lower() if isinstance(v, bool) else str(v)
-    return out
-
-
-def _create_table(tree: exp.Create, text: str) -> Statement:
-    schema = tree.this
-    ident = _ident(schema)
-    props = tree.args.get("properties")
-    prop_list = list(props.expressions) if props is not None else []
-    options: dict[str, str] = {}
-    partition_keys: list[str] = []
-    extra_cols: list[ColumnDef] = []
-    unsupported: list[exp.Expression] = []
-    comment = None
-    for p in prop_list:
-        if isinstance(p, exp.FileFormatProperty):
-            fmt = (p.this.name if isinstance(p.this, exp.Expression) else str(p.this)).lower()
-            if fmt not in OUR_FORMATS:
-                return Passthrough(text)
-        elif isinstance(p, exp.PartitionedByProperty):
-            for c in (
-                p.this.expressions if isinstance(p.this, (exp.Schema, exp.Tuple)) else [p.this]
-            ):
-                if isinstance(c, exp.ColumnDef):
-                    extra_cols.append(_column_def(c))
-                    partition_keys.append(c.name)
-                elif isinstance(c, (exp.Column, exp.Identifier)):
-                    partition_keys.append(c.name)
-                else:  # days(ts), bucket(4, id), ...: transforms Paimon has no layout for
-                    raise UnsupportedStatementError(
-                        f"CREATE TABLE {ident}: PARTITIONED BY {c.sql(DIALECT)} is not "
-                        "supported (partition by columns)"
-                    )
-        elif isinstance(p, exp.SchemaCommentProperty):
-            comment = str(p.this.name)
-        elif type(p) is exp.Property:  # 'key' = 'value' (subclasses are other clauses)
-            options.update(_props_to_options([p]))
-        elif isinstance(p, exp.LocationProperty):
-            raise UnsupportedStatementError(
-                "LOCATION is not supported: tables live in the warehouse"
-            )
-        elif isinstance(p, (exp.TemporaryProperty,)):
-            return Passthrough(text)
-        elif isinstance(p, exp.OptionsProperty):  # USING paimon OPTIONS (...)
-            options.update(_props_to_options(list(p.expressions)))
-        else:
-            unsupported.append(p)
-    # a lakeskip table from here on: a clause it would ignore is an error, never dropped
-    if unsupported:
-        clause = unsupported[0].sql(DIALECT)
-        raise UnsupportedStatementError(f"CREATE TABLE {ident}: {clause} is not supported")
-    if tree.args.get("replace"):
-        raise UnsupportedStatementError(
-            f"CREATE OR REPLACE TABLE {ident} is not supported (DROP TABLE, then CREATE TABLE)"
-        )
-    columns: list[ColumnDef] = []
-    primary_keys: list[str] = []
-    if isinstance(schema, exp.Schema):
-        for c in schema.expressions:
-            if isinstance(c, exp.ColumnDef):
-                columns.append(_column_def(c, allow_primary_key=True))
-                if _is_primary_key_column(c):
-                    primary_keys.append(c.name)
-            elif isinstance(c, (exp.PrimaryKey, exp.Constraint)):
-                keys = _primary_key_columns(c)
-                if primary_keys:
-                    raise SqlParseError(f"CREATE TABLE {ident}: more than one PRIMARY KEY")
-                primary_keys.extend(keys)
-    columns += extra_cols
-    as_select = tree.expression.sql(DIALECT) if tree.expression is not None else None
-    if as_select is None and not columns:
-        raise SqlParseError(f"CREATE TABLE {ident} needs a column list or AS SELECT")
-    return CreateTable(
-        ident=ident,
-        columns=tuple(columns),
-        partition_keys=tuple(partition_keys),
-        options=options,
-        if_not_exists=bool(tree.args.get("exists")),
-        comment=comment,
-        as_select=as_select,
-        primary_keys=tuple(primary_keys),
-    )
-
-
-def _is_primary_key_column(c: exp.ColumnDef) -> bool:
-    return any(
-        isinstance(cons.args.get("kind"), exp.PrimaryKeyColumnConstraint)
-        for cons in c.args.get("constraints") or []
-    )
-
-
-def _primary_key_columns(c: exp.Expression) -> list[str]:
-    """``PRIMARY KEY (a, b) [NOT ENFORCED]`` or ``CONSTRAINT name PRIMARY KEY (a, b)``."""
-    pk = c if isinstance(c, exp.PrimaryKey) else None
-    if pk is None:
-        found = [e for e in c.expressions if isinstance(e, exp.PrimaryKey)]
-        if len(found) != 1 or len(c.expressions) != 1:
-            raise UnsupportedStatementError(
-                f"{c.sql(DIALECT)} is not supported (only PRIMARY KEY constraints)"
-            )
-        pk = found[0]
-    for o in pk.args.get("options") or []:
-        text = (o.sql(DIALECT) if isinstance(o, exp.Expression) else str(o)).upper()
-        if text != "NOT ENFORCED":
-            raise UnsupportedStatementError(f"PRIMARY KEY option {text} is not supported")
-    cols = [e.name for e in pk.expressions]
-    if not cols or any(not n for n in cols):
-        raise SqlParseError(f"{pk.sql(DIALECT)}: expected PRIMARY KEY (column, ...)")
-    return cols
-
-
-def _column_def(c: exp.ColumnDef, allow_primary_key: bool = False) -> ColumnDef:
-    kind = c.args.get("kind")
-    if kind is None:
-        raise SqlParseError(f"column {c.name} has no type")
-    try:
-        dtype = parse_sql_type(kind.sql(DIALECT))
-    except TypeMismatchError as e:
-        raise TypeMismatchError(f"column {c.name}: {e}") from e
-    nullable, comment = True, None
-    for cons in c.args.get("constraints") or []:
-        k = cons.args.get("kind")
-        if isinstance(k, exp.NotNullColumnConstraint) and not k.args.get("allow_null"):
-            nullable = False
-        elif isinstance(k, exp.CommentColumnConstraint):
-            comment = str(k.this.name)
-        elif isinstance(k, exp.PrimaryKeyColumnConstraint):
-            if not allow_primary_key:
-                raise UnsupportedStatementError(
-                    f"column {c.name}: PRIMARY KEY is only allowed in CREATE TABLE"
-                )
-            for o in k.args.get("options") or []:
-                text = (o.sql(DIALECT) if isinstance(o, exp.Expression) else str(o)).upper()
-                if text != "NOT ENFORCED":
-                    raise UnsupportedStatementError(f"PRIMARY KEY option {text} is not supported")
-        elif not (isinstance(k, exp.NotNullColumnConstraint) and k.args.get("allow_null")):
-            raise UnsupportedStatementError(
-                f"column {c.name}: {cons.sql(DIALECT)} is not supported (only NOT NULL, COMMENT)"
-            )
-    return ColumnDef(c.name, dtype, comment, nullable)
-
-
-def _alter(tree: exp.Alter, text: str) -> Statement:
-    if (tree.args.get("kind") or "").upper() != "TABLE":
-        return Passthrough(text)
-    actions = tree.args.get("actions") or []
-    if len(actions) == 1 and isinstance(actions[0], exp.AlterSet):
-        items: list[exp.Expression] = []
-        for e in actions[0].expressions:
-            items += list(e.expressions) if isinstance(e, exp.Properties) else [e]
-        opts = _props_to_options(items)
-        if opts:
-            return AlterTableSetOptions(_ident(tree.this), opts)
-    ident = _ident(tree.this)
-    if actions and all(isinstance(a, (exp.ColumnDef, exp.Schema)) for a in actions):
-        columns: list[ColumnDef] = []
-        for a in actions:
-            defs = a.expressions if isinstance(a, exp.Schema) else [a]
-            columns += [_column_def(c) for c in defs if isinstance(c, exp.ColumnDef)]
-        return AlterTableAddColumns(ident, tuple(columns), text)
-    if len(actions) == 1 and isinstance(actions[0], exp.AlterRename):
-        return RenameTable(ident, _ident(actions[0].this), text)
-    return OtherTableStatement(ident, "ALTER TABLE " + _action_name(actions), text)
-
-
-def _action_name(actions: list[exp.Expression]) -> str:
-    if not actions:
-        return "(unknown action)"
-    a = actions[0]
-    words = {
-        "Drop": "DROP COLUMN",
-        "RenameColumn": "RENAME COLUMN",
-        "AlterColumn": "ALTER COLUMN",
-        "AlterSet": "SET",
-    }
-    return words.get(type(a).__name__, a.sql(DIALECT).split("(")[0].strip().upper()[:40])
-
-
-_UNSET = re.compile(
-    r"(?is)^ALTER\s+TABLE\s+(?P<t>[\w.`]+)\s+(?:UNSET\s+TBLPROPERTIES|UNSET|RESET)"
-    r"\s*(?P<ie>IF\s+EXISTS)?\s*\((?P<keys>.*)\)\s*$"
-)
-
-
-def _parse_unset(text: str) -> Statement:
-    m = _UNSET.match(text)
-    if not m:
-        raise SqlParseError(
-            "expected ALTER TABLE t UNSET TBLPROPERTIES [IF EXISTS] ('key', ...)", 1, 1
-        )
-    keys = [k.strip().strip("'\"`") for k in m.group("keys").split(",") if k.strip()]
-    if not keys:
-        raise SqlParseError("UNSET needs at least one option key")
-    return AlterTableUnsetOptions(_table_name(m.group("t")), tuple(keys), bool(m.group("ie")))
-
-
-def _table_name(name: str) -> TableIdent:
-    parts = [p.strip("`") for p in name.split(".")]
-    if len(parts) == 1:
-        return TableIdent(None, parts[0])
-    if len(parts) == 2:
-        return TableIdent(parts[0], parts[1])
-    raise UnsupportedStatementError(f"catalog-qualified names are not supported: {name}")
 
 
 _INSERT_ARGS = frozenset({"this", "expression", "overwrite", "by_name", "with_"})
@@ -720,7 +472,7 @@ def _insert(tree: exp.Insert, text: str) -> Statement:
     with_ = tree.args.get("with_")
     if with_ is not None:  # WITH x AS (...) INSERT INTO t SELECT ... FROM x
         query_sql = f"{with_.sql(DIALECT)} {query_sql}"
-    ident = _ident(target)
+    ident = TableIdent.of(target)
     return Insert(
         ident=ident,
         overwrite=bool(tree.args.get("overwrite")),
@@ -744,7 +496,7 @@ def _parse_show(text: str) -> Statement:
     if _SHOW_DBS.match(text):
         return ShowDatabases()
     if m := _SHOW_CREATE.match(text):
-        return ShowCreateTable(_table_name(m.group("t")))
+        return ShowCreateTable(TableIdent.parse(m.group("t")))
     return Passthrough(text)
 
 

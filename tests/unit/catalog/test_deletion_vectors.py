@@ -166,6 +166,9 @@ def test_dvs_commit_carry_over_and_drop(catalog: Catalog, write_file: Any) -> No
         ),
     )
     assert s2 is not None and s2.index_manifest
+    # as Paimon's FileStoreCommitImpl: record counts are data-file row counts (ADD minus
+    # DELETE entries), so a commit of DVs alone changes neither
+    assert (s2.total_record_count, s2.delta_record_count) == (30, 0)
     assert _dvs(t) == {a.file.file_name: [1, 2], c.file.file_name: [0]}
     # an append carries the index manifest forward unchanged
     d = write_file(t, _rows(range(30, 31), "x"), ("x",))

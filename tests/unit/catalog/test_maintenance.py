@@ -37,7 +37,7 @@ from lakeskip.catalog import (
     collect_stats,
     make_data_file_meta,
 )
-from lakeskip.catalog.maintenance import expire_snapshots, remove_orphan_files
+from lakeskip.catalog.maintenance import SPILL_DIR_PREFIX, expire_snapshots, remove_orphan_files
 from lakeskip.catalog.manifest import write_manifest, write_manifest_list
 from lakeskip.errors import CorruptMetadataError, InvalidArgumentError
 from lakeskip.types import BIGINT, STRING, RowType
@@ -526,3 +526,36 @@ def test_random_histories_keep_every_retained_snapshot(
         expire_snapshots(table, 1)
         latest = table.latest_snapshot()
         assert latest is None or _all_rows(table) == {latest.id: rows[latest.id]}
+
+
+def test_stale_sort_spill_directories_are_removed(table: FileStoreTable) -> None:
+    """A sort compaction that died leaves ``.sort-tmp-<uuid>/``: removed once it and every
+    file in it are older than the threshold; a newer one (a compaction running) stays."""
+    _history(table)
+    before = _all_rows(table)
+    io = table.file_io
+    stale = f"{table.path}/{SPILL_DIR_PREFIX}dead"
+    running = f"{table.path}/{SPILL_DIR_PREFIX}live"
+    for d in (stale, running):
+        io.write_bytes(f"{d}/map-0.arrow", b"spill")
+        io.write_bytes(f"{d}/map-1.arrow", b"spill!")
+    _age_all(table, 3 * 86_400)
+    for d in (stale, running):
+        _age(d, 3 * 86_400)
+    io.write_bytes(f"{running}/map-2.arrow", b"new")  # still being written
+    empty = f"{table.path}/{SPILL_DIR_PREFIX}empty"
+    io.mkdirs(empty)
+    _age(empty, 3 * 86_400)
+    threshold = _now_ms() - DAY_MS
+
+    dry = remove_orphan_files(table, threshold, dry_run=True)
+    assert dry.paths == (f"{stale}/map-0.arrow", f"{stale}/map-1.arrow")
+    assert (dry.files_deleted, dry.bytes_deleted) == (2, 11)
+    assert io.exists(stale) and io.exists(empty), "a dry run deletes nothing"
+
+    r = remove_orphan_files(table, threshold)
+    assert r.paths == dry.paths and r.files_deleted == 2
+    assert not io.exists(stale) and not io.exists(empty), "stale spill directories removed"
+    assert io.exists(f"{running}/map-0.arrow"), "a spill directory in use is kept whole"
+    assert _all_rows(table) == before
+    assert remove_orphan_files(table, threshold).files_deleted == 0, "idempotent"

@@ -23,6 +23,7 @@ from lakeskip.catalog.manifest import ManifestEntry
 from lakeskip.catalog.snapshot import CommitKind
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.procedures.base import SortSpec
+from lakeskip.procedures.compact import Compact
 from lakeskip.procedures.sort_rewrite import key_bytes, rewrite_sorted_in_tasks
 from lakeskip.sort import sort_keys
 from lakeskip.types import RowType, parse_sql_type
@@ -236,3 +237,35 @@ def test_key_bytes_orders_like_arrow_binary_sort() -> None:
     assert np.argsort(key_bytes(fixed), kind="stable").tolist() == pc.sort_indices(arr).to_pylist()
     with pytest.raises(ValueError, match="same non-zero width"):
         key_bytes(pa.array([b"a", b"bc"]))
+
+
+class _FailingExecutor(LocalExecutor):
+    """Runs the map round, then fails the write round as a crashed task would."""
+
+    def map(self, fn: Callable[[T], R], items: Sequence[T], description: str) -> list[R]:
+        if description.endswith(": write"):
+            raise RuntimeError("task failed")
+        return super().map(fn, items, description)
+
+
+@pytest.mark.parametrize("via", ["rewrite", "sys.compact"])
+def test_a_failed_rewrite_removes_its_spill_files(tmp_path: Path, via: str) -> None:
+    catalog = Catalog(str(tmp_path / "wh"))
+    table = _table(catalog, "8 kb")
+    old = _write(table, _data(4_000, 5), pieces=3)
+    snapshot = table.latest_snapshot()
+    with pytest.raises(RuntimeError, match="task failed"):
+        if via == "rewrite":
+            rewrite_sorted_in_tasks(
+                table, old, SortSpec("zorder", ("price",), 8), _FailingExecutor()
+            )
+        else:
+            Compact().run(
+                catalog=catalog,
+                executor=_FailingExecutor(),
+                arguments={"table": "default.t", "order_strategy": "zorder", "order_by": "price"},
+                default_database="default",
+            )
+    spill = [p.name for p in Path(table.path).iterdir() if p.name.startswith(".sort-tmp")]
+    assert not spill, "the spill directory is removed when the rewrite fails"
+    assert table.refresh().latest_snapshot() == snapshot, "nothing committed"

@@ -3,6 +3,7 @@ package lakeskip.jvm;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.function.Function;
 import org.apache.spark.QueryContext;
 import org.apache.spark.SparkContext;
 import org.apache.spark.sql.AnalysisException;
@@ -84,6 +85,33 @@ public final class Bridge {
       throw new PythonError(err.path("kind").asText(""), err.path("message").asText(""));
     }
     return node;
+  }
+
+  /**
+   * {@link #call} with any Python error as one readable {@link AnalysisException}: the one way
+   * a catalog, write or DML callback reports an error.
+   */
+  static JsonNode ask(String op, ObjectNode payload, Object arg) {
+    return ask(op, payload, arg, kind -> null);
+  }
+
+  /**
+   * {@link #ask}, except that a Python error of a kind {@code spark} maps to one of Spark's own
+   * exceptions (table or namespace not found, table exists: Spark's analyzer acts on those) is
+   * thrown as that exception. Those are checked exceptions: the calling method declares the
+   * ones its Spark interface allows, and {@code spark} returns only those.
+   */
+  static JsonNode ask(
+      String op, ObjectNode payload, Object arg, Function<String, Exception> spark) {
+    try {
+      return call(op, payload, arg);
+    } catch (PythonError e) {
+      Exception translated = spark.apply(e.kind);
+      if (translated != null) {
+        throw Bridge.<RuntimeException>sneaky(translated);
+      }
+      throw e.analysis();
+    }
   }
 
   static String firstLine(String s) {

@@ -5,7 +5,6 @@ import org.apache.spark.sql.catalyst.analysis.NoSuchNamespaceException;
 import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
 import org.apache.spark.sql.catalyst.analysis.TableAlreadyExistsException;
 import org.apache.spark.sql.connector.catalog.CatalogV2Util;
-import org.apache.spark.sql.connector.catalog.Column;
 import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.catalog.NamespaceChange;
 import org.apache.spark.sql.connector.catalog.ProcedureCatalog;
@@ -76,14 +75,6 @@ public class LakeCatalog
     return ops.isLakeTable(ident);
   }
 
-  @Override
-  public Table createTable(
-      Identifier ident, Column[] columns, Transform[] partitions, Map<String, String> properties)
-      throws TableAlreadyExistsException, NoSuchNamespaceException {
-    return ops.createTable(
-        ident, CatalogV2Util.v2ColumnsToStructType(columns), partitions, properties);
-  }
-
   /** PRIMARY KEY constraints in CREATE TABLE reach {@link #createTable(Identifier, TableInfo)}. */
   @Override
   public java.util.Set<TableCatalogCapability> capabilities() {
@@ -108,49 +99,15 @@ public class LakeCatalog
   }
 
   // -- CTAS / RTAS: staged, published on commit ------------------------------------------
-
-  @Override
-  public StagedTable stageCreate(Identifier ident, TableInfo info)
-      throws TableAlreadyExistsException, NoSuchNamespaceException {
-    return stageCreate(ident, info.columns(), info.partitions(), info.properties());
-  }
-
-  @Override
-  public StagedTable stageCreate(
-      Identifier ident, Column[] columns, Transform[] partitions, Map<String, String> properties)
-      throws TableAlreadyExistsException, NoSuchNamespaceException {
-    try {
-      return ops.stageTable(
-          ident, CatalogV2Util.v2ColumnsToStructType(columns), partitions, properties, "create");
-    } catch (NoSuchTableException e) {
-      throw Bridge.error(e.getMessage(), e);
-    }
-  }
+  // Spark's TableInfo and Column[] forms default to these; ops.stageTable throws the Spark
+  // exceptions of the mode, which each declares.
 
   @Override
   @SuppressWarnings("deprecation")
   public StagedTable stageCreate(
       Identifier ident, StructType schema, Transform[] partitions, Map<String, String> properties)
       throws TableAlreadyExistsException, NoSuchNamespaceException {
-    try {
-      return ops.stageTable(ident, schema, partitions, properties, "create");
-    } catch (NoSuchTableException e) {
-      throw Bridge.error(e.getMessage(), e);
-    }
-  }
-
-  @Override
-  public StagedTable stageReplace(Identifier ident, TableInfo info)
-      throws NoSuchNamespaceException, NoSuchTableException {
-    return stageReplace(ident, info.columns(), info.partitions(), info.properties());
-  }
-
-  @Override
-  public StagedTable stageReplace(
-      Identifier ident, Column[] columns, Transform[] partitions, Map<String, String> properties)
-      throws NoSuchNamespaceException, NoSuchTableException {
-    return stageReplace(
-        ident, CatalogV2Util.v2ColumnsToStructType(columns), partitions, properties);
+    return ops.stageTable(ident, schema, partitions, properties, "create");
   }
 
   @Override
@@ -158,25 +115,7 @@ public class LakeCatalog
   public StagedTable stageReplace(
       Identifier ident, StructType schema, Transform[] partitions, Map<String, String> properties)
       throws NoSuchNamespaceException, NoSuchTableException {
-    try {
-      return ops.stageTable(ident, schema, partitions, properties, "replace");
-    } catch (TableAlreadyExistsException e) {
-      throw Bridge.error(e.getMessage(), e);
-    }
-  }
-
-  @Override
-  public StagedTable stageCreateOrReplace(Identifier ident, TableInfo info)
-      throws NoSuchNamespaceException {
-    return stageCreateOrReplace(ident, info.columns(), info.partitions(), info.properties());
-  }
-
-  @Override
-  public StagedTable stageCreateOrReplace(
-      Identifier ident, Column[] columns, Transform[] partitions, Map<String, String> properties)
-      throws NoSuchNamespaceException {
-    return stageCreateOrReplace(
-        ident, CatalogV2Util.v2ColumnsToStructType(columns), partitions, properties);
+    return ops.stageTable(ident, schema, partitions, properties, "replace");
   }
 
   @Override
@@ -184,11 +123,7 @@ public class LakeCatalog
   public StagedTable stageCreateOrReplace(
       Identifier ident, StructType schema, Transform[] partitions, Map<String, String> properties)
       throws NoSuchNamespaceException {
-    try {
-      return ops.stageTable(ident, schema, partitions, properties, "create_or_replace");
-    } catch (TableAlreadyExistsException | NoSuchTableException e) {
-      throw Bridge.error(e.getMessage(), e);
-    }
+    return ops.stageTable(ident, schema, partitions, properties, "create_or_replace");
   }
 
   @Override

@@ -49,11 +49,7 @@ public final class LakeDmlExec extends V2CommandExec {
     for (String n : s.sessionState().catalogManager().currentNamespace()) {
       ns.add(n);
     }
-    try {
-      Bridge.call("dml", p, null);
-    } catch (Bridge.PythonError e) {
-      throw e.analysis();
-    }
+    Bridge.ask("dml", p, null);
     return scala.jdk.javaapi.CollectionConverters.asScala(new ArrayList<InternalRow>()).toList();
   }
 

@@ -59,10 +59,23 @@ final class LakeOps {
   }
 
   JsonNode call(String op, ObjectNode payload) {
-    try {
-      return Bridge.call(op, payload, null);
-    } catch (Bridge.PythonError e) {
-      throw e.analysis();
+    return Bridge.ask(op, payload, null);
+  }
+
+  /**
+   * The Spark exception for a Python error kind of a table operation on {@code ident}, or
+   * null (a readable AnalysisException then).
+   */
+  static Exception tableError(String kind, Identifier ident) {
+    switch (kind) {
+      case "TableAlreadyExistsError":
+        return new TableAlreadyExistsException(ident);
+      case "TableNotFoundError":
+        return Bridge.noSuchTable(ident);
+      case "DatabaseNotFoundError":
+        return Bridge.noSuchNamespace(ident.namespace());
+      default:
+        return null;
     }
   }
 
@@ -84,15 +97,12 @@ final class LakeOps {
     if (timestampMicros != null) {
       p.put("timestamp_micros", timestampMicros);
     }
-    try {
-      return new LakeTable(this, ident, Bridge.call("load_table", p, null));
-    } catch (Bridge.PythonError e) {
-      if (e.kind.equals("TableNotFoundError") || e.kind.equals("DatabaseNotFoundError")
-          || e.kind.equals("InvalidArgumentError") && ident.namespace().length != 1) {
-        throw Bridge.noSuchTable(ident);
-      }
-      throw e.analysis();
-    }
+    // loadTable may throw only NoSuchTableException: a missing database is a missing table
+    JsonNode r = Bridge.ask("load_table", p, null, kind ->
+        kind.equals("TableNotFoundError") || kind.equals("DatabaseNotFoundError")
+            || kind.equals("InvalidArgumentError") && ident.namespace().length != 1
+            ? Bridge.noSuchTable(ident) : null);
+    return new LakeTable(this, ident, r);
   }
 
   /**
@@ -133,44 +143,27 @@ final class LakeOps {
       throws TableAlreadyExistsException, NoSuchNamespaceException {
     ObjectNode p = payload(ident);
     fillCreate(p, schema, partitions, properties);
-    try {
-      return new LakeTable(this, ident, Bridge.call("create_table", p, null));
-    } catch (Bridge.PythonError e) {
-      if (e.kind.equals("TableAlreadyExistsError")) {
-        throw new TableAlreadyExistsException(ident);
-      }
-      if (e.kind.equals("DatabaseNotFoundError")) {
-        throw Bridge.noSuchNamespace(ident.namespace());
-      }
-      throw e.analysis();
-    }
+    return new LakeTable(
+        this, ident, Bridge.ask("create_table", p, null, kind -> tableError(kind, ident)));
   }
 
-  /** CTAS / RTAS: mode is create, replace or create_or_replace. */
+  /**
+   * CTAS / RTAS: mode is create, replace or create_or_replace. Throws (undeclared) the Spark
+   * exceptions the mode can meet: TableAlreadyExistsException (create), NoSuchTableException
+   * (replace), NoSuchNamespaceException; each stage method of {@link LakeCatalog} declares
+   * those of its mode, as Spark's interface does.
+   */
   LakeStagedTable stageTable(
       Identifier ident,
       StructType schema,
       Transform[] partitions,
       Map<String, String> properties,
-      String mode)
-      throws TableAlreadyExistsException, NoSuchNamespaceException, NoSuchTableException {
+      String mode) {
     ObjectNode p = payload(ident);
     fillCreate(p, schema, partitions, properties);
     p.put("mode", mode);
-    try {
-      return LakeStagedTable.of(this, ident, Bridge.call("stage_table", p, null), mode);
-    } catch (Bridge.PythonError e) {
-      if (e.kind.equals("TableAlreadyExistsError")) {
-        throw new TableAlreadyExistsException(ident);
-      }
-      if (e.kind.equals("TableNotFoundError")) {
-        throw Bridge.noSuchTable(ident);
-      }
-      if (e.kind.equals("DatabaseNotFoundError")) {
-        throw Bridge.noSuchNamespace(ident.namespace());
-      }
-      throw e.analysis();
-    }
+    JsonNode r = Bridge.ask("stage_table", p, null, kind -> tableError(kind, ident));
+    return LakeStagedTable.of(this, ident, r, mode);
   }
 
   private static void fillCreate(
@@ -208,14 +201,9 @@ final class LakeOps {
             null);
       }
     }
-    try {
-      return new LakeTable(this, ident, Bridge.call("alter_table", p, null));
-    } catch (Bridge.PythonError e) {
-      if (e.kind.equals("TableNotFoundError")) {
-        throw Bridge.noSuchTable(ident);
-      }
-      throw e.analysis();
-    }
+    JsonNode r = Bridge.ask("alter_table", p, null, kind ->
+        kind.equals("TableNotFoundError") ? Bridge.noSuchTable(ident) : null);
+    return new LakeTable(this, ident, r);
   }
 
   boolean dropTable(Identifier ident) {
@@ -223,15 +211,8 @@ final class LakeOps {
   }
 
   Identifier[] listTables(String[] namespace) throws NoSuchNamespaceException {
-    JsonNode r;
-    try {
-      r = Bridge.call("list_tables", payload(namespace), null);
-    } catch (Bridge.PythonError e) {
-      if (e.kind.equals("DatabaseNotFoundError")) {
-        throw Bridge.noSuchNamespace(namespace);
-      }
-      throw e.analysis();
-    }
+    JsonNode r = Bridge.ask("list_tables", payload(namespace), null, kind ->
+        kind.equals("DatabaseNotFoundError") ? Bridge.noSuchNamespace(namespace) : null);
     List<Identifier> out = new ArrayList<>();
     for (JsonNode t : r.path("tables")) {
       out.add(Identifier.of(namespace, t.asText()));

@@ -32,12 +32,7 @@ public final class LakeParser implements ParserInterface {
     }
     ObjectNode p = Bridge.obj();
     p.put("sql", sql);
-    JsonNode r;
-    try {
-      r = Bridge.call("rewrite_sql", p, null);
-    } catch (Bridge.PythonError e) {
-      throw e.analysis();
-    }
+    JsonNode r = Bridge.ask("rewrite_sql", p, null);
     JsonNode out = r.get("sql");
     return out == null || out.isNull() ? null : out.asText();
   }

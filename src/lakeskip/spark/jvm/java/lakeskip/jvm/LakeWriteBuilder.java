@@ -49,11 +49,7 @@ final class LakeWriteBuilder implements SupportsOverwriteV2 {
           ObjectNode p = table.ops.payload(table.ident);
           p.put("mode", overwrite ? "truncate" : m);
           p.set("condition", PredicateJson.predicates(c));
-          try {
-            Bridge.call("write", p, data);
-          } catch (Bridge.PythonError e) {
-            throw e.analysis();
-          }
+          Bridge.ask("write", p, data);
         };
       }
 

@@ -1,0 +1,274 @@
+"""The DDL parsers of :mod:`lakeskip.sql.statements`: CREATE DATABASE / TABLE and ALTER TABLE
+(SET / UNSET options, ADD COLUMNS, RENAME) from their sqlglot trees, into the statements of
+:mod:`lakeskip.sql.statement_types`. A clause lakeskip would ignore on one of its tables is an
+error, never dropped.
+
+Example:
+    >>> import sqlglot
+    >>> t = sqlglot.parse_one("CREATE TABLE t (k INT PRIMARY KEY, v STRING)", read=DIALECT)
+    >>> s = create_table(t, "")
+    >>> [c.name for c in s.columns], s.primary_keys
+    (['k', 'v'], ('k',))
+"""
+
+from __future__ import annotations
+
+import re
+
+from sqlglot import exp
+
+from lakeskip.errors import SqlParseError, TypeMismatchError, UnsupportedStatementError
+from lakeskip.sql.literals import literal_value
+from lakeskip.sql.statement_types import (
+    DIALECT,
+    AlterTableAddColumns,
+    AlterTableSetOptions,
+    AlterTableUnsetOptions,
+    ColumnDef,
+    CreateDatabase,
+    CreateTable,
+    OtherTableStatement,
+    Passthrough,
+    RenameTable,
+    Statement,
+    TableIdent,
+)
+from lakeskip.types import parse_sql_type
+
+__all__ = ["alter_table", "create_database", "create_table", "parse_unset"]
+
+#: ``USING`` formats that make a lakeskip table (any other goes to Spark as it is)
+OUR_FORMATS = {"paimon", "lakeskip"}
+
+
+def create_database(tree: exp.Create) -> Statement:
+    """``CREATE DATABASE|SCHEMA [IF NOT EXISTS] name [COMMENT '...']``."""
+    t = tree.this
+    name = t.name or t.db
+    props = tree.args.get("properties")
+    for p in props.expressions if props is not None else []:
+        if not isinstance(p, exp.SchemaCommentProperty):  # LOCATION, WITH DBPROPERTIES
+            raise UnsupportedStatementError(
+                f"CREATE DATABASE {name}: {p.sql(DIALECT)} is not supported "
+                "(databases live in the warehouse)"
+            )
+    return CreateDatabase(name, bool(tree.args.get("exists")), _comment(tree))
+
+
+def _comment(tree: exp.Expression) -> str | None:
+    props = tree.args.get("properties")
+    if props is None:
+        return None
+    for p in props.expressions:
+        if isinstance(p, exp.SchemaCommentProperty):
+            return str(p.this.name)
+    return None
+
+
+def _props_to_options(props: list[exp.Expression]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for p in props:
+        if isinstance(p, exp.Property):
+            key = p.this.name if isinstance(p.this, exp.Expression) else str(p.this)
+            value = p.args.get("value")
+        elif isinstance(p, exp.EQ):
+            key, value = p.this.name, p.expression
+        else:
+            continue
+        if value is None:
+            raise SqlParseError(f"option {key!r} has no value")
+        v = literal_value(value) if isinstance(value, exp.Expression) else value
+        out[str(key)] = str(v).lower() if isinstance(v, bool) else str(v)
+    return out
+
+
+def create_table(tree: exp.Create, text: str) -> Statement:
+    schema = tree.this
+    ident = TableIdent.of(schema)
+    props = tree.args.get("properties")
+    prop_list = list(props.expressions) if props is not None else []
+    options: dict[str, str] = {}
+    partition_keys: list[str] = []
+    extra_cols: list[ColumnDef] = []
+    unsupported: list[exp.Expression] = []
+    comment = None
+    for p in prop_list:
+        if isinstance(p, exp.FileFormatProperty):
+            fmt = (p.this.name if isinstance(p.this, exp.Expression) else str(p.this)).lower()
+            if fmt not in OUR_FORMATS:
+                return Passthrough(text)
+        elif isinstance(p, exp.PartitionedByProperty):
+            for c in (
+                p.this.expressions if isinstance(p.this, (exp.Schema, exp.Tuple)) else [p.this]
+            ):
+                if isinstance(c, exp.ColumnDef):
+                    extra_cols.append(_column_def(c))
+                    partition_keys.append(c.name)
+                elif isinstance(c, (exp.Column, exp.Identifier)):
+                    partition_keys.append(c.name)
+                else:  # days(ts), bucket(4, id), ...: transforms Paimon has no layout for
+                    raise UnsupportedStatementError(
+                        f"CREATE TABLE {ident}: PARTITIONED BY {c.sql(DIALECT)} is not "
+                        "supported (partition by columns)"
+                    )
+        elif isinstance(p, exp.SchemaCommentProperty):
+            comment = str(p.this.name)
+        elif type(p) is exp.Property:  # 'key' = 'value' (subclasses are other clauses)
+            options.update(_props_to_options([p]))
+        elif isinstance(p, exp.LocationProperty):
+            raise UnsupportedStatementError(
+                "LOCATION is not supported: tables live in the warehouse"
+            )
+        elif isinstance(p, (exp.TemporaryProperty,)):
+            return Passthrough(text)
+        elif isinstance(p, exp.OptionsProperty):  # USING paimon OPTIONS (...)
+            options.update(_props_to_options(list(p.expressions)))
+        else:
+            unsupported.append(p)
+    # a lakeskip table from here on: a clause it would ignore is an error, never dropped
+    if unsupported:
+        clause = unsupported[0].sql(DIALECT)
+        raise UnsupportedStatementError(f"CREATE TABLE {ident}: {clause} is not supported")
+    if tree.args.get("replace"):
+        raise UnsupportedStatementError(
+            f"CREATE OR REPLACE TABLE {ident} is not supported (DROP TABLE, then CREATE TABLE)"
+        )
+    columns: list[ColumnDef] = []
+    primary_keys: list[str] = []
+    if isinstance(schema, exp.Schema):
+        for c in schema.expressions:
+            if isinstance(c, exp.ColumnDef):
+                columns.append(_column_def(c, allow_primary_key=True))
+                if _is_primary_key_column(c):
+                    primary_keys.append(c.name)
+            elif isinstance(c, (exp.PrimaryKey, exp.Constraint)):
+                keys = _primary_key_columns(c)
+                if primary_keys:
+                    raise SqlParseError(f"CREATE TABLE {ident}: more than one PRIMARY KEY")
+                primary_keys.extend(keys)
+    columns += extra_cols
+    as_select = tree.expression.sql(DIALECT) if tree.expression is not None else None
+    if as_select is None and not columns:
+        raise SqlParseError(f"CREATE TABLE {ident} needs a column list or AS SELECT")
+    return CreateTable(
+        ident=ident,
+        columns=tuple(columns),
+        partition_keys=tuple(partition_keys),
+        options=options,
+        if_not_exists=bool(tree.args.get("exists")),
+        comment=comment,
+        as_select=as_select,
+        primary_keys=tuple(primary_keys),
+    )
+
+
+def _is_primary_key_column(c: exp.ColumnDef) -> bool:
+    return any(
+        isinstance(cons.args.get("kind"), exp.PrimaryKeyColumnConstraint)
+        for cons in c.args.get("constraints") or []
+    )
+
+
+def _primary_key_columns(c: exp.Expression) -> list[str]:
+    """``PRIMARY KEY (a, b) [NOT ENFORCED]`` or ``CONSTRAINT name PRIMARY KEY (a, b)``."""
+    pk = c if isinstance(c, exp.PrimaryKey) else None
+    if pk is None:
+        found = [e for e in c.expressions if isinstance(e, exp.PrimaryKey)]
+        if len(found) != 1 or len(c.expressions) != 1:
+            raise UnsupportedStatementError(
+                f"{c.sql(DIALECT)} is not supported (only PRIMARY KEY constraints)"
+            )
+        pk = found[0]
+    for o in pk.args.get("options") or []:
+        text = (o.sql(DIALECT) if isinstance(o, exp.Expression) else str(o)).upper()
+        if text != "NOT ENFORCED":
+            raise UnsupportedStatementError(f"PRIMARY KEY option {text} is not supported")
+    cols = [e.name for e in pk.expressions]
+    if not cols or any(not n for n in cols):
+        raise SqlParseError(f"{pk.sql(DIALECT)}: expected PRIMARY KEY (column, ...)")
+    return cols
+
+
+def _column_def(c: exp.ColumnDef, allow_primary_key: bool = False) -> ColumnDef:
+    kind = c.args.get("kind")
+    if kind is None:
+        raise SqlParseError(f"column {c.name} has no type")
+    try:
+        dtype = parse_sql_type(kind.sql(DIALECT))
+    except TypeMismatchError as e:
+        raise TypeMismatchError(f"column {c.name}: {e}") from e
+    nullable, comment = True, None
+    for cons in c.args.get("constraints") or []:
+        k = cons.args.get("kind")
+        if isinstance(k, exp.NotNullColumnConstraint) and not k.args.get("allow_null"):
+            nullable = False
+        elif isinstance(k, exp.CommentColumnConstraint):
+            comment = str(k.this.name)
+        elif isinstance(k, exp.PrimaryKeyColumnConstraint):
+            if not allow_primary_key:
+                raise UnsupportedStatementError(
+                    f"column {c.name}: PRIMARY KEY is only allowed in CREATE TABLE"
+                )
+            for o in k.args.get("options") or []:
+                text = (o.sql(DIALECT) if isinstance(o, exp.Expression) else str(o)).upper()
+                if text != "NOT ENFORCED":
+                    raise UnsupportedStatementError(f"PRIMARY KEY option {text} is not supported")
+        elif not (isinstance(k, exp.NotNullColumnConstraint) and k.args.get("allow_null")):
+            raise UnsupportedStatementError(
+                f"column {c.name}: {cons.sql(DIALECT)} is not supported (only NOT NULL, COMMENT)"
+            )
+    return ColumnDef(c.name, dtype, comment, nullable)
+
+
+def alter_table(tree: exp.Alter, text: str) -> Statement:
+    if (tree.args.get("kind") or "").upper() != "TABLE":
+        return Passthrough(text)
+    actions = tree.args.get("actions") or []
+    if len(actions) == 1 and isinstance(actions[0], exp.AlterSet):
+        items: list[exp.Expression] = []
+        for e in actions[0].expressions:
+            items += list(e.expressions) if isinstance(e, exp.Properties) else [e]
+        opts = _props_to_options(items)
+        if opts:
+            return AlterTableSetOptions(TableIdent.of(tree.this), opts)
+    ident = TableIdent.of(tree.this)
+    if actions and all(isinstance(a, (exp.ColumnDef, exp.Schema)) for a in actions):
+        columns: list[ColumnDef] = []
+        for a in actions:
+            defs = a.expressions if isinstance(a, exp.Schema) else [a]
+            columns += [_column_def(c) for c in defs if isinstance(c, exp.ColumnDef)]
+        return AlterTableAddColumns(ident, tuple(columns), text)
+    if len(actions) == 1 and isinstance(actions[0], exp.AlterRename):
+        return RenameTable(ident, TableIdent.of(actions[0].this), text)
+    return OtherTableStatement(ident, "ALTER TABLE " + _action_name(actions), text)
+
+
+def _action_name(actions: list[exp.Expression]) -> str:
+    if not actions:
+        return "(unknown action)"
+    a = actions[0]
+    words = {
+        "Drop": "DROP COLUMN",
+        "RenameColumn": "RENAME COLUMN",
+        "AlterColumn": "ALTER COLUMN",
+        "AlterSet": "SET",
+    }
+    return words.get(type(a).__name__, a.sql(DIALECT).split("(")[0].strip().upper()[:40])
+
+
+_UNSET = re.compile(
+    r"(?is)^ALTER\s+TABLE\s+(?P<t>[\w.`]+)\s+(?:UNSET\s+TBLPROPERTIES|UNSET|RESET)"
+    r"\s*(?P<ie>IF\s+EXISTS)?\s*\((?P<keys>.*)\)\s*$"
+)
+
+
+def parse_unset(text: str) -> Statement:
+    m = _UNSET.match(text)
+    if not m:
+        raise SqlParseError(
+            "expected ALTER TABLE t UNSET TBLPROPERTIES [IF EXISTS] ('key', ...)", 1, 1
+        )
+    keys = [k.strip().strip("'\"`") for k in m.group("keys").split(",") if k.strip()]
+    if not keys:
+        raise SqlParseError("UNSET needs at least one option key")
+    return AlterTableUnsetOptions(TableIdent.parse(m.group("t")), tuple(keys), bool(m.group("ie")))

@@ -1,0 +1,85 @@
+"""The DML dispatch point: the public functions build one request and hand it to the engine
+``engine_for`` picks (no Spark needed: the engines are replaced)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from lakeskip.spark import dml
+from lakeskip.spark.dml_base import DmlEngine, DmlRequest, DmlResult, MergeRequest, MergeResult
+from lakeskip.sql.merge import MergeAction, MergeActionKind
+
+
+class _Table:
+    identifier = "db.t"
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+
+    def refresh(self) -> _Table:
+        return self
+
+
+def _engine(name: str, seen: list[Any]) -> DmlEngine:
+    def delete_update(r: DmlRequest) -> DmlResult:
+        seen.append((name, r))
+        return DmlResult(0, 0, 0, 0, None)
+
+    def merge(r: MergeRequest) -> MergeResult:
+        seen.append((name, r))
+        return MergeResult(0, 0, 0, 0, 0, 0, None)
+
+    def handles(table: Any) -> bool:
+        return name in (table.kind, "any")
+
+    return DmlEngine(name, handles, delete_update, merge)
+
+
+def test_requests_reach_the_first_engine_that_handles_the_table(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    seen: list[Any] = []
+    engines = (_engine("pk", seen), _engine("dv", seen), _engine("any", seen))
+    monkeypatch.setattr(dml, "ENGINES", engines)
+    monkeypatch.setattr(dml, "resolve_set", lambda table, a: dict(a))
+    spark: Any = object()
+    source: Any = object()
+    dml.delete_where(spark, _Table("dv"), "x = 1", alias="a", time_zone="UTC")  # type: ignore[arg-type]
+    dml.update_where(spark, _Table("pk"), {"v": "1"}, None)  # type: ignore[arg-type]
+    upd = MergeAction(MergeActionKind.UPDATE, None, None)
+    ins = MergeAction(MergeActionKind.INSERT, "s.v > 0", None)
+    dele = MergeAction(MergeActionKind.DELETE, None, None)
+    dml.merge_into(
+        spark,
+        _Table("plain"),  # type: ignore[arg-type]
+        source,
+        on="t.k = s.k",
+        source_alias="s",
+        matched=[upd],
+        not_matched=[ins],
+        not_matched_by_source=[dele],
+        time_zone="UTC",
+    )
+    (n1, r1), (n2, r2), (n3, r3) = seen
+    assert (n1, r1.condition, r1.assignments, r1.alias, r1.time_zone) == (
+        "dv",
+        "x = 1",
+        None,
+        "a",
+        "UTC",
+    )
+    assert not r1.update and r2.update and (n2, dict(r2.assignments)) == ("pk", {"v": "1"})
+    fields = ["source", "on", "source_alias", "alias", "matched", "not_matched"]
+    fields += ["not_matched_by_source", "time_zone"]
+    assert n3 == "any" and tuple(getattr(r3, f) for f in fields) == (
+        source,
+        "t.k = s.k",
+        "s",
+        None,
+        (upd,),
+        (ins,),
+        (dele,),
+        "UTC",
+    )
