@@ -126,7 +126,7 @@ def test_partial_update_delete_options(session: Any) -> None:
 @pytest.mark.parametrize(
     ("options", "match"),
     [
-        ("'merge-engine' = 'first-row'", "skip the level-0 files"),
+        ("'merge-engine' = 'first-row', 'deletion-vectors' = 'true'", "first-row' yet"),
         ("'merge-engine' = 'aggregation'", "not supported yet"),
         (f"{PU}, 'fields.v.sequence-group' = 'w'", "sequence groups"),
         (f"{PU}, 'fields.v.aggregate-function' = 'sum'", "aggregation functions"),

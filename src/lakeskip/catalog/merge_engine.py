@@ -20,8 +20,15 @@ A merged partial-update row mixes columns of several versions: every value of it
 included) is a value some version of the key holds in the same column. The planner relies
 on exactly that (a predicate on one value column may prune a whole bucket).
 
-``first-row`` is refused: Paimon's batch reads skip level-0 files of a first-row table
-(``CoreOptions.batchScanSkipLevel0``), and lakeskip writes level-0 files only.
+    first-row        the oldest version wins (Paimon's FirstRowMergeFunction); a table that
+                     accepts no DELETE / UPDATE / MERGE
+
+Paimon's batch reads skip the level-0 files of a first-row table
+(``CoreOptions.batchScanSkipLevel0``) and read the higher levels as they are, so lakeskip
+writes first-row tables as it writes primary-key tables with deletion vectors
+(:mod:`lakeskip.catalog.pk_dv_write`): each bucket's task looks the new keys up in the
+bucket's files, drops the rows whose key is already there, and writes the rest one level
+down. :func:`reads_raw` names both layouts.
 """
 
 from __future__ import annotations
@@ -37,21 +44,24 @@ from lakeskip.errors import CorruptMetadataError, InvalidOptionError
 
 __all__ = [
     "DEDUPLICATE",
+    "FIRST_ROW",
     "IGNORE_DELETE",
     "MERGE_ENGINE",
     "PARTIAL_UPDATE",
     "REMOVE_RECORD_ON_DELETE",
     "MergeEngine",
     "check_merge_options",
+    "reads_raw",
 ]
 
 MERGE_ENGINE = "merge-engine"
 DEDUPLICATE = "deduplicate"
 PARTIAL_UPDATE = "partial-update"
+FIRST_ROW = "first-row"
 IGNORE_DELETE = "ignore-delete"
 REMOVE_RECORD_ON_DELETE = "partial-update.remove-record-on-delete"
 
-_KINDS = (DEDUPLICATE, PARTIAL_UPDATE)
+_KINDS = (DEDUPLICATE, PARTIAL_UPDATE, FIRST_ROW)
 # row kinds (Paimon's RowKind bytes): +I 0, -U 1, +U 2, -D 3
 _ADD = (0, 2)
 _DELETE = 3
@@ -110,14 +120,9 @@ def check_merge_options(options: Mapping[str, str], primary_keys: Sequence[str])
             )
     engine = str(options.get(MERGE_ENGINE, DEDUPLICATE)).strip().lower()
     if engine not in _KINDS:
-        hint = (
-            " (Paimon's batch reads skip the level-0 files lakeskip writes on first-row tables)"
-            if engine == "first-row"
-            else ""
-        )
         raise InvalidOptionError(
             f"option {MERGE_ENGINE!r} = {options[MERGE_ENGINE]!r} is not supported yet "
-            f"(only {', '.join(repr(k) for k in _KINDS)}){hint}"
+            f"(only {', '.join(repr(k) for k in _KINDS)})"
         )
     for key in (IGNORE_DELETE, REMOVE_RECORD_ON_DELETE):
         if key not in options:
@@ -129,11 +134,21 @@ def check_merge_options(options: Mapping[str, str], primary_keys: Sequence[str])
             )
     if MERGE_ENGINE in options and not primary_keys and engine != DEDUPLICATE:
         raise InvalidOptionError(f"option {MERGE_ENGINE!r} needs a primary key")
-    if engine == PARTIAL_UPDATE and _flag(options, "deletion-vectors.enabled"):
+    if engine in (PARTIAL_UPDATE, FIRST_ROW) and _flag(options, "deletion-vectors.enabled"):
         raise InvalidOptionError(
             "option 'deletion-vectors.enabled' is not supported with "
-            "'merge-engine' = 'partial-update' yet"
+            f"'merge-engine' = '{engine}' yet"
         )
+
+
+def reads_raw(options: Mapping[str, str], primary_keys: Sequence[str]) -> bool:
+    """Whether a primary-key table is read like an append table: deletion vectors or
+    ``first-row``. Paimon's batch reads then skip level 0 and read every file above it as
+    it is, and lakeskip's writes keep each key live at most once there (lookup writes)."""
+    if not primary_keys:
+        return False
+    engine = str(options.get(MERGE_ENGINE, DEDUPLICATE)).strip().lower()
+    return engine == FIRST_ROW or _flag(options, "deletion-vectors.enabled")
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +172,19 @@ class MergeEngine:
     @property
     def partial_update(self) -> bool:
         return self.kind == PARTIAL_UPDATE
+
+    @property
+    def first_row(self) -> bool:
+        return self.kind == FIRST_ROW
+
+    def dml_refusal(self, statement: str, table: str) -> str | None:
+        """Why DELETE / UPDATE / MERGE cannot run on this table (None: they may)."""
+        if self.first_row:
+            return (
+                f"{statement} on {table}: a first-row table keeps the first row written for "
+                "each key and accepts no deletes or updates (Paimon's first-row engine)"
+            )
+        return None
 
     def to_json(self) -> dict[str, object]:
         """What Java's ``LakePkScan`` needs to merge."""
@@ -186,6 +214,10 @@ class MergeEngine:
         Paimon's write buffer does; returns unique keys sorted by key. ``kind``: the value
         kind of every row of the write (a :class:`~lakeskip.catalog.primary_key.RowKind`)."""
         add = kind in (0, 2)  # +I, +U
+        if self.first_row:  # the first row of each key stands
+            return _dedupe_latest(
+                table.take(pa.array(np.arange(table.num_rows)[::-1])), key_columns
+            )
         if not self.partial_update:
             return _dedupe_latest(table, key_columns)
         if not add:
@@ -218,6 +250,18 @@ class MergeEngine:
         ordered = table.take(pa.array(order))
         kinds = np.asarray(ordered.column(kind).to_numpy(zero_copy_only=False), dtype=np.int64)
         ends = np.append(starts[1:], n) - 1
+        if self.first_row:
+            if not np.isin(kinds, _ADD).all() and not self.ignore_delete:
+                raise CorruptMetadataError(
+                    "a first-row table holds -U/-D versions (Paimon's first-row engine "
+                    "accepts none without 'ignore-delete')"
+                )
+            adds = np.nonzero(np.isin(kinds, _ADD))[0]
+            # per key the oldest +I/+U version; a key with none has no row
+            run = np.repeat(np.arange(len(starts)), np.diff(np.append(starts, n)))
+            pick = _first_add(run, adds, len(starts))
+            rows = pick[pick >= 0]
+            return ordered.take(pa.array(rows))
         if not self.partial_update:
             last = ordered.take(pa.array(ends))
             alive = np.isin(kinds[ends], _ADD)
@@ -250,6 +294,17 @@ class MergeEngine:
             pa.array(np.zeros(len(starts), dtype=np.int8)),
         )
         return merged.filter(pa.array(alive))
+
+
+def _first_add(run: np.ndarray, adds: np.ndarray, runs: int) -> np.ndarray:
+    """Per key run, the first index in ``adds`` (sorted ascending) that belongs to it; -1
+    for a run with none."""
+    pick = np.full(runs, -1, dtype=np.int64)
+    if len(adds):
+        owners = run[adds]
+        firsts = np.concatenate([[True], owners[1:] != owners[:-1]])
+        pick[owners[firsts]] = adds[firsts]
+    return pick
 
 
 def _group(

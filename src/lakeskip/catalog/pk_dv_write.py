@@ -43,6 +43,7 @@ from pyroaring import BitMap
 from lakeskip.catalog.data_writer import DataWriter, WriteSpec, write_kv_data_file
 from lakeskip.catalog.deletion_vectors import DeletionVectorUpdate, drop_deleted
 from lakeskip.catalog.manifest import ManifestEntry
+from lakeskip.catalog.merge_engine import FIRST_ROW, MergeEngine
 from lakeskip.catalog.primary_key import (
     SEQUENCE_NUMBER,
     TOP_LEVEL,
@@ -101,12 +102,15 @@ class PkDvSpec:
         delete: DELETE: only mark the keys' live positions, write no rows.
         mixed: MERGE: each row carries a trailing :data:`DELETE_FLAG` column; every row's
             key marks its older versions, only the rows not flagged are written.
+        first_row: ``merge-engine = first-row``: the older version wins -- a row whose key
+            is already live in the bucket is dropped, nothing is marked.
     """
 
     write: WriteSpec
     buckets: Mapping[BucketKey, tuple[BucketFile, ...]] = field(default_factory=dict)
     delete: bool = False
     mixed: bool = False
+    first_row: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,12 +151,18 @@ def read_versions(spec: WriteSpec, path: str, deleted: bytes | None) -> pa.Table
     return pa.table(columns)
 
 
-def latest_alive(parts: Sequence[pa.Table], key_columns: Sequence[str]) -> pa.Table:
+def latest_alive(
+    parts: Sequence[pa.Table], key_columns: Sequence[str], *, first_row: bool = False
+) -> pa.Table:
     """Deduplicate merge of versions: per key the largest sequence number wins, and a key
-    whose newest version is ``-U``/``-D`` has no row. Sorted by key."""
+    whose newest version is ``-U``/``-D`` has no row (``first_row``: the oldest +I/+U
+    version wins instead). Sorted by key."""
     # the same columns, but nullability differs between files read and rows written
     schema = pa.schema([f.with_nullable(True) for f in parts[0].schema])
     merged = pa.concat_tables([p.cast(schema) for p in parts])
+    if first_row:
+        engine = MergeEngine(FIRST_ROW)
+        return engine.merge_versions(merged, key_columns, SEQUENCE_NUMBER, VALUE_KIND)
     merged = merged.take(pc.sort_indices(merged, sort_keys=[(SEQUENCE_NUMBER, "ascending")]))
     latest = dedupe_latest(merged, key_columns)
     return latest.filter(pc.is_in(latest[VALUE_KIND], _ALIVE_KINDS))
@@ -170,6 +180,30 @@ def _positions_of(spec: WriteSpec, f: BucketFile, keys: pa.Table) -> np.ndarray:
     return np.asarray(hits[_POS].to_numpy(), dtype=np.int64)
 
 
+def _dedupe_first(rows: pa.Table, key_columns: Sequence[str]) -> pa.Table:
+    """The first row of each key (arrival order), sorted by key."""
+    return dedupe_latest(rows.take(pa.array(np.arange(rows.num_rows)[::-1])), key_columns)
+
+
+def _new_keys_only(spec: WriteSpec, files: Sequence[BucketFile], rows: pa.Table) -> pa.Table:
+    """First-row: ``rows`` without those whose key is live in the bucket's files at level >
+    0 (level 0 is written by others and unseen by Paimon's batch reads, as here)."""
+    layout = schema_key_layout(spec.schema)
+    keys = rows.select(list(layout.trimmed))
+    taken = np.zeros(rows.num_rows, dtype=bool)
+    for f in files:
+        if f.entry.file.level == 0 or not rows.num_rows:
+            continue
+        with spec.file_io.open_input(f.path) as src:
+            stored = pq.read_table(src, columns=list(layout.key_columns))
+        stored = drop_deleted(stored, f.deleted, f.path).rename_columns(list(layout.trimmed))
+        stored = stored.cast(keys.schema)
+        probe = keys.append_column(_POS, pa.array(np.arange(rows.num_rows, dtype=np.int64)))
+        hits = probe.join(stored, list(layout.trimmed), join_type="inner", use_threads=False)
+        taken[np.asarray(hits[_POS].to_numpy(), dtype=np.int64)] = True
+    return rows.filter(pa.array(~taken)) if taken.any() else rows
+
+
 def write_bucket(
     spec: PkDvSpec,
     partition: tuple[Any, ...],
@@ -182,8 +216,11 @@ def write_bucket(
     """Write the rows of one bucket (layout in the module doc); runs in the bucket's task."""
     ws = spec.write
     layout = schema_key_layout(ws.schema)
-    rows = dedupe_latest(rows, layout.trimmed)
     files = spec.buckets.get((normalized, bucket), ())
+    if spec.first_row:
+        rows = _new_keys_only(ws, files, _dedupe_first(rows, layout.trimmed))
+    else:
+        rows = dedupe_latest(rows, layout.trimmed)
     keys = rows.select(list(layout.trimmed))
     if DELETE_FLAG in rows.column_names:  # MERGE: a deleted key is only marked
         gone = pc.fill_null(rows[DELETE_FLAG], False)
@@ -199,7 +236,9 @@ def write_bucket(
             staying.append(f)
             dvs[f.entry.file.file_name] = f.deleted
             continue
-        hits = bitmap_of(_positions_of(ws, f, keys)) if keys.num_rows else BitMap()
+        # first-row: the rows left have keys no file holds, so there is nothing to mark
+        looked_up = keys.num_rows and not spec.first_row
+        hits = bitmap_of(_positions_of(ws, f, keys)) if looked_up else BitMap()
         new = hits - old
         if not new:
             staying.append(f)
@@ -234,7 +273,7 @@ def write_bucket(
             pa.array(np.arange(first, first + rows.num_rows, dtype=np.int64)),
         ).append_column(VALUE_KIND, pa.array(kinds))
         parts = [read_versions(ws, f.path, dvs[f.entry.file.file_name]) for f in staying]
-        merged = latest_alive([*parts, fresh], layout.trimmed)
+        merged = latest_alive([*parts, fresh], layout.trimmed, first_row=spec.first_row)
         removed.extend(f.entry for f in staying)
         vectors = {}  # every file with a new DV is compacted away
         level = TOP_LEVEL
@@ -296,9 +335,12 @@ def pk_dv_spec(
     driver); ``fresh`` (INSERT OVERWRITE): no bucket state, the old files are replaced."""
     from lakeskip.catalog.table import normalize_partition
 
+    first_row = MergeEngine.of(table.schema.options).first_row
     snapshot = table.latest_snapshot()
     if fresh or snapshot is None:
-        return PkDvSpec(spec, {}, delete=spec.value_kind is RowKind.DELETE, mixed=mixed)
+        return PkDvSpec(
+            spec, {}, delete=spec.value_kind is RowKind.DELETE, mixed=mixed, first_row=first_row
+        )
     refs = table.deletion_files(snapshot)
     buckets: dict[tuple[tuple[Any, ...], int], list[BucketFile]] = {}
     for e in table.scan_files(snapshot):
@@ -319,6 +361,7 @@ def pk_dv_spec(
         {k: tuple(v) for k, v in buckets.items()},
         delete=spec.value_kind is RowKind.DELETE,
         mixed=mixed,
+        first_row=first_row,
     )
 
 

@@ -30,8 +30,7 @@ from typing import Any
 from lakeskip.catalog.cache import CacheSection, MetadataCache, shared_cache
 from lakeskip.catalog.deletion_vectors import DeletionFile
 from lakeskip.catalog.manifest import ManifestEntry
-from lakeskip.catalog.merge_engine import MergeEngine
-from lakeskip.catalog.options import deletion_vectors_enabled
+from lakeskip.catalog.merge_engine import MergeEngine, reads_raw
 from lakeskip.catalog.snapshot import Snapshot
 from lakeskip.catalog.stats import file_column_stats
 from lakeskip.catalog.table import FileStoreTable
@@ -155,11 +154,12 @@ class ScanPlanner:
             gone = {e.file.file_name for e in dead}
             entries = [e for e in entries if e.file.file_name not in gone]
         schema = table.schema
-        raw_pk = schema.is_primary_key_table and deletion_vectors_enabled(schema.options)
+        raw_pk = reads_raw(schema.options, schema.primary_keys)
         if raw_pk:
-            # deletion vectors on a primary-key table: every key has one live version in
-            # the files at level > 0 (DVs hide the rest), read as they are without a merge
-            # -- so the files are pruned one by one like an append table's, as Paimon does
+            # deletion vectors or first-row on a primary-key table: every key has one live
+            # version in the files at level > 0 (DVs hide the rest), read as they are
+            # without a merge -- so the files are pruned one by one like an append table's,
+            # as Paimon does
             level0 = [e for e in entries if e.file.level == 0]
             if level0:
                 dead = [*dead, *level0]

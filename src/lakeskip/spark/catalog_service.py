@@ -28,8 +28,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.manifest import ManifestEntry
-from lakeskip.catalog.merge_engine import MergeEngine
-from lakeskip.catalog.options import deletion_vectors_enabled
+from lakeskip.catalog.merge_engine import MergeEngine, reads_raw
 from lakeskip.catalog.primary_key import PRIMARY_KEY_OPTION
 from lakeskip.catalog.snapshot import Snapshot
 from lakeskip.catalog.staging import can_stage, publish, staging_identifier
@@ -339,7 +338,7 @@ class CatalogService:
             # are read as they are, minus their DVs (LakeDvScan), as Paimon reads them
             "trimmed_keys": (
                 []
-                if deletion_vectors_enabled(schema.options)
+                if reads_raw(schema.options, schema.primary_keys)
                 else [k for k in schema.primary_keys if k not in schema.partition_keys]
             ),
             "properties": props,

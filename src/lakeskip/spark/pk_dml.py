@@ -134,6 +134,9 @@ def _write_versions(request: DmlRequest) -> DmlResult:
                 f"{', '.join(assigned)} (DELETE the row and INSERT the new key)"
             )
     engine = MergeEngine.of(table.schema.options)
+    statement = "DELETE" if assignments is None else "UPDATE"
+    if (why := engine.dml_refusal(statement, table.identifier)) is not None:
+        raise UnsupportedStatementError(why)
     c = plan_candidates(request)
     if assignments is None and (why := engine.delete_refusal(table.identifier)) is not None:
         raise UnsupportedStatementError(why)
@@ -193,6 +196,8 @@ def _merge(request: MergeRequest) -> MergeResult:
     what, schema = spec.what, table.schema
     dv = deletion_vectors_enabled(schema.options)
     engine = MergeEngine.of(schema.options)
+    if (why := engine.dml_refusal("MERGE INTO", table.identifier)) is not None:
+        raise UnsupportedStatementError(why)
     if engine.partial_update:  # +U / -D rows mean "replace" / "remove" only under deduplicate
         raise UnsupportedStatementError(
             f"{what}: MERGE INTO is supported for merge-engine = deduplicate only, "

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame, SparkSession
 
+from lakeskip.catalog import merge_engine
 from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.manifest import ManifestEntry
 from lakeskip.catalog.merge_engine import MergeEngine
-from lakeskip.catalog.options import deletion_vectors_enabled
 from lakeskip.catalog.primary_key import SEQUENCE_NUMBER, VALUE_KIND, RowKind, schema_key_layout
 from lakeskip.catalog.schema import TableSchema
 from lakeskip.catalog.snapshot import Snapshot
@@ -88,9 +88,9 @@ def table_view(
 
 
 def reads_raw(table: FileStoreTable) -> bool:
-    """A primary-key table with deletion vectors: read like an append table with DVs."""
-    schema = table.schema
-    return schema.is_primary_key_table and deletion_vectors_enabled(schema.options)
+    """A primary-key table with deletion vectors or first-row: read like an append table
+    (with its DVs)."""
+    return merge_engine.reads_raw(table.schema.options, table.schema.primary_keys)
 
 
 def merged_view(spark: SparkSession, schema: TableSchema, paths: Sequence[str]) -> DataFrame:

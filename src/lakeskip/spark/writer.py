@@ -22,7 +22,7 @@ from lakeskip.catalog.bucket import bucket_ids
 from lakeskip.catalog.data_writer import DataWriter, WriteSpec, WriteTimings, next_sequences
 from lakeskip.catalog.deletion_vectors import DeletionVectorUpdate
 from lakeskip.catalog.manifest import ManifestEntry
-from lakeskip.catalog.options import deletion_vectors_enabled
+from lakeskip.catalog.merge_engine import reads_raw
 from lakeskip.catalog.pk_dv_write import (
     DELETE_FLAG,
     BucketWrite,
@@ -307,7 +307,7 @@ def collect_entries(
                 table.schema, table.scan_files() if table.latest_snapshot() else []
             ),
         )
-        if deletion_vectors_enabled(table.schema.options):
+        if reads_raw(table.schema.options, table.schema.primary_keys):
             spec = pk_dv_spec(table, spec, fresh=fresh, mixed=mixed)
     else:
         spec = WriteSpec(

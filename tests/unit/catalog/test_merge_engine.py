@@ -74,7 +74,8 @@ def test_merge_write_fills_in_arrival_order() -> None:
 def test_option_checks() -> None:
     check_merge_options({"merge-engine": "partial-update", "ignore-delete": "true"}, ["id"])
     for options, match in (
-        ({"merge-engine": "first-row"}, "level-0"),
+        ({"merge-engine": "aggregation"}, "not supported yet"),
+        ({"merge-engine": "first-row", "deletion-vectors.enabled": "true"}, "first-row' yet"),
         ({"merge-engine": "partial-update"}, "needs a primary key"),
         ({"ignore-delete": "true"}, "partial-update' only"),
         ({"merge-engine": "partial-update", "fields.a.sequence-group": "b"}, "sequence groups"),
@@ -85,4 +86,33 @@ def test_option_checks() -> None:
         MergeEngine.of({"merge-engine": "Partial-Update"}).to_json()["engine"] == "partial-update"
     )
     assert MergeEngine().delete_refusal("t") is None
+    assert MergeEngine().dml_refusal("DELETE", "t") is None
+    assert "first-row" in (MergeEngine("first-row").dml_refusal("UPDATE", "t") or "")
     assert "remove-record-on-delete" in (MergeEngine("partial-update").delete_refusal("t") or "")
+
+
+def test_first_row_keeps_the_oldest_version() -> None:
+    first = MergeEngine.of({"merge-engine": "first-row"})
+    assert first.first_row and not first.partial_update
+    t = pa.table({"k": [2, 1, 2, 1], "v": ["a", "b", "c", "d"]})
+    assert first.merge_write(t, ["k"], kind=0).to_pylist() == [
+        {"k": 1, "v": "b"},
+        {"k": 2, "v": "a"},
+    ], "the first row written for a key stands"
+    versions = pa.table(
+        {
+            "k": [1, 1, 2, 2, 3],
+            "v": ["new", "old", "x", "y", "z"],
+            "_SEQUENCE_NUMBER": pa.array([9, 4, 1, 2, 5], pa.int64()),
+            "_VALUE_KIND": pa.array([0, 0, 2, 0, 0], pa.int8()),
+        }
+    )
+    merged = first.merge_versions(versions, ["k"], "_SEQUENCE_NUMBER", "_VALUE_KIND")
+    assert merged.select(["k", "v"]).to_pylist() == [
+        {"k": 1, "v": "old"},
+        {"k": 2, "v": "x"},
+        {"k": 3, "v": "z"},
+    ]
+    retract = versions.set_column(3, "_VALUE_KIND", pa.array([0, 0, 3, 0, 0], pa.int8()))
+    with pytest.raises(CorruptMetadataError, match="first-row"):
+        first.merge_versions(retract, ["k"], "_SEQUENCE_NUMBER", "_VALUE_KIND")

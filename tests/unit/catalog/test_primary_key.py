@@ -68,7 +68,7 @@ def test_create_stores_keys_not_null_and_a_fixed_bucket(tmp_path: Path) -> None:
         ({"options": {"primary-key": "id,id"}}, InvalidArgumentError, "twice"),
         ({"options": {"primary-key": "id", "bucket": "-1"}}, InvalidOptionError, "dynamic bucket"),
         (
-            {"options": {"primary-key": "id", "merge-engine": "first-row"}},
+            {"options": {"primary-key": "id", "merge-engine": "aggregation"}},
             InvalidOptionError,
             "not supported yet",
         ),
