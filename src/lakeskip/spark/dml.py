@@ -45,9 +45,6 @@ from lakeskip.catalog.manifest import ManifestEntry
 from lakeskip.catalog.snapshot import CommitKind
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import CommitConflictError
-from lakeskip.expressions import AlwaysTrue
-from lakeskip.planner.report import PruningReport
-from lakeskip.planner.scan import ScanPlanner
 from lakeskip.spark.dml_base import (
     ACTION_COLUMN,
     FILE_COLUMN,
@@ -64,6 +61,7 @@ from lakeskip.spark.dml_base import (
     merge_changes,
     merge_joined,
     merge_spec,
+    merge_target,
     plan_candidates,
     quote,
     remove_files,
@@ -258,15 +256,11 @@ def _cow_merge(request: MergeRequest) -> MergeResult:
     """
     spark, table, source = request.spark, request.table, request.source
     spec = merge_spec(request)
-    what, tz = spec.what, spec.time_zone
+    what = spec.what
     row_type = table.schema.row_type
     updates, deletes = spec.updates, spec.deletes
-    snapshot = table.latest_snapshot()
-    entries: list[ManifestEntry] = []
-    report: PruningReport | None = None
-    if snapshot is not None:
-        plan = ScanPlanner(table).plan(AlwaysTrue(), time_zone=tz, snapshot_id=snapshot.id)
-        entries, report = list(plan.files), plan.report
+    planned = merge_target(spark, table, spec, source)
+    entries, report, source = list(planned.files), planned.report, planned.source
     t, s = quote(spec.alias), quote(spec.source_alias)
     src = source.select("*", F.lit(True).alias(SOURCE_MARK))
     action = spec.action_sql()

@@ -37,6 +37,7 @@ from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import ColumnNotFoundError, InvalidArgumentError
 from lakeskip.planner.report import PruningReport
 from lakeskip.planner.scan import ScanPlanner
+from lakeskip.spark.merge_prune import MergeTarget, plan_merge_target
 from lakeskip.spark.query import table_file_paths, view_over_files
 from lakeskip.sql.merge import MergeAction, MergeActionKind
 from lakeskip.sql.query import condition_predicate, nondeterministic_function
@@ -56,10 +57,13 @@ __all__ = [
     "MergeRequest",
     "MergeResult",
     "MergeSpec",
+    "MergeTarget",
     "files_frame",
     "merge_changes",
     "merge_spec",
+    "merge_target",
     "plan_candidates",
+    "plan_merge_target",
     "quote",
     "remove_files",
     "resolve_set",
@@ -405,6 +409,23 @@ def merge_spec(request: MergeRequest) -> MergeSpec:
             _resolve_assignments(table, row_type, a, source_alias, what) for a in not_matched
         ),
         time_zone=session_time_zone(request.spark, request.time_zone),
+    )
+
+
+def merge_target(
+    spark: SparkSession, table: FileStoreTable, spec: MergeSpec, source: DataFrame
+) -> MergeTarget:
+    """The target files a MERGE reads (pruned by the source's ON keys) and the source to use
+    from here on (evaluated once): :func:`lakeskip.spark.merge_prune.plan_merge_target`."""
+    return plan_merge_target(
+        spark,
+        table,
+        source,
+        on=spec.on,
+        alias=spec.alias,
+        source_alias=spec.source_alias,
+        by_source=bool(spec.not_matched_by_source),
+        time_zone=spec.time_zone,
     )
 
 

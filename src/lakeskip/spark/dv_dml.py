@@ -43,10 +43,7 @@ from lakeskip.catalog.options import deletion_vectors_enabled
 from lakeskip.catalog.snapshot import CommitKind
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import CommitConflictError
-from lakeskip.expressions import AlwaysTrue
 from lakeskip.index._roaring import bitmap_of, serialize_bitmap
-from lakeskip.planner.report import PruningReport
-from lakeskip.planner.scan import ScanPlanner
 from lakeskip.spark.dml_base import (
     ACTION_COLUMN,
     INSERT_CODE,
@@ -59,6 +56,7 @@ from lakeskip.spark.dml_base import (
     check_single_match,
     merge_changes,
     merge_spec,
+    merge_target,
     plan_candidates,
     quote,
     remove_files,
@@ -224,16 +222,12 @@ def _merge(request: MergeRequest) -> MergeResult:
     spark, table, source = request.spark, request.table, request.source
     spec = merge_spec(request)
     row_type = table.schema.row_type
-    snapshot = table.latest_snapshot()
-    entries: list[ManifestEntry] = []
-    report: PruningReport | None = None
+    planned = merge_target(spark, table, spec, source)
+    snapshot, source = planned.snapshot, planned.source
+    entries, report = list(planned.files), planned.report
     dvs = DeletionVectors({}, {})
     target: DataFrame | None = None
     if snapshot is not None:
-        plan = ScanPlanner(table).plan(
-            AlwaysTrue(), time_zone=spec.time_zone, snapshot_id=snapshot.id
-        )
-        entries, report = list(plan.files), plan.report
         dvs = read_vectors(table, entries, snapshot)
         if entries:
             target = live_rows_frame(spark, table, entries, dvs, with_position=True)

@@ -54,9 +54,6 @@ from lakeskip.catalog.pk_dv_write import DELETE_FLAG
 from lakeskip.catalog.primary_key import RowKind
 from lakeskip.catalog.snapshot import CommitKind
 from lakeskip.errors import InvalidArgumentError, UnsupportedStatementError
-from lakeskip.expressions import AlwaysTrue
-from lakeskip.planner.report import PruningReport
-from lakeskip.planner.scan import ScanPlanner
 from lakeskip.spark.dml_base import (
     ACTION_COLUMN,
     INSERT_CODE,
@@ -70,6 +67,7 @@ from lakeskip.spark.dml_base import (
     check_single_match,
     merge_changes,
     merge_spec,
+    merge_target,
     plan_candidates,
     quote,
     remove_files,
@@ -205,14 +203,8 @@ def _merge(request: MergeRequest) -> MergeResult:
         )
     row_type = schema.row_type
     keys = list(schema.primary_keys)
-    snapshot = table.latest_snapshot()
-    entries: list[ManifestEntry] = []
-    report: PruningReport | None = None
-    if snapshot is not None:
-        plan = ScanPlanner(table).plan(
-            AlwaysTrue(), time_zone=spec.time_zone, snapshot_id=snapshot.id
-        )
-        entries, report = list(plan.files), plan.report
+    planned = merge_target(spark, table, spec, source)
+    entries, report, source = list(planned.files), planned.report, planned.source
     target = table_view(spark, table, entries) if entries else None
     old = [f"__lakeskip_old{i}" for i in range(len(keys))]
     carry = [(k, o, row_type.field(k).type.spark_ddl()) for k, o in zip(keys, old, strict=True)]
