@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from lakeskip.catalog.snapshot import TAG_DIR, TAG_PREFIX, Snapshot
 from lakeskip.catalog.table import FileStoreTable
-from lakeskip.catalog.time_travel import read_tag
+from lakeskip.catalog.time_travel import TimeTravel, read_tag, resolve_snapshot
 from lakeskip.errors import CorruptMetadataError, InvalidArgumentError, SnapshotNotFoundError
 
 __all__ = ["TagInfo", "create_tag", "delete_tag", "list_tags", "rename_tag", "replace_tag"]
@@ -51,19 +51,12 @@ def _check_name(name: str, what: str = "Tag name") -> str:
 
 
 def _snapshot(table: FileStoreTable, snapshot_id: int | None) -> Snapshot:
-    sm = table.snapshot_manager
     if snapshot_id is None:
         latest = table.latest_snapshot()
         if latest is None:
             raise SnapshotNotFoundError(f"{table.identifier} has no snapshot to tag")
         return latest
-    if snapshot_id < 1 or not table.file_io.exists(sm.path(snapshot_id)):
-        earliest, latest_id = sm.earliest_id(), sm.latest_id()
-        have = f"snapshots {earliest}..{latest_id}" if latest_id is not None else "no snapshots"
-        raise SnapshotNotFoundError(
-            f"{table.identifier}: snapshot {snapshot_id} does not exist ({have})"
-        )
-    return sm.read(snapshot_id)
+    return resolve_snapshot(table, TimeTravel(snapshot_id=snapshot_id))
 
 
 def _local_datetime_json(dt: datetime.datetime) -> list[int]:
