@@ -59,10 +59,9 @@ from lakeskip.catalog.snapshot import (
     EARLIEST,
     LATEST,
     SNAPSHOT_PREFIX,
-    TAG_DIR,
-    TAG_PREFIX,
     Snapshot,
     SnapshotManager,
+    tag_files,
 )
 from lakeskip.catalog.table import BUCKET_DIR_PREFIX, FileStoreTable, merge_entries
 from lakeskip.errors import CorruptMetadataError, InvalidArgumentError
@@ -150,17 +149,11 @@ def _main_chain(table: FileStoreTable, snapshots: Iterable[Snapshot]) -> list[_H
 
 def _read_tags(io: FileIO, root: str) -> list[_Held]:
     held = []
-    for st in io.list_dir(f"{root}/{TAG_DIR}"):
-        if st.is_dir or not st.name.startswith(TAG_PREFIX):
-            continue
+    for _, path, data in tag_files(io, root):
         try:
-            data = io.read_bytes(st.path)
-        except FileNotFoundError:  # deleted meanwhile
-            continue
-        try:
-            held.append((st.path, Snapshot.from_json(data)))
+            held.append((path, Snapshot.from_json(data)))
         except CorruptMetadataError as e:
-            raise CorruptMetadataError(f"tag file {st.path}: {e}") from e
+            raise CorruptMetadataError(f"tag file {path}: {e}") from e
     return sorted(held, key=lambda h: h[1].id)
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import enum
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -143,6 +144,20 @@ class Snapshot:
             )
         except (ValueError, KeyError, TypeError) as e:
             raise CorruptMetadataError(f"cannot parse snapshot: {e}") from e
+
+
+def tag_files(io: FileIO, root: str) -> Iterator[tuple[str, str, bytes]]:
+    """(tag name, path, content) of every tag file under a table (or branch) root; a tag
+    deleted while listing is skipped. Parsing, and what a corrupt one means, is the
+    caller's."""
+    for st in io.list_dir(f"{root}/{TAG_DIR}"):
+        if st.is_dir or not st.name.startswith(TAG_PREFIX):
+            continue
+        try:
+            data = io.read_bytes(st.path)
+        except FileNotFoundError:  # deleted meanwhile
+            continue
+        yield st.name[len(TAG_PREFIX) :], st.path, data
 
 
 def _opt_int(v: Any) -> int | None:

@@ -62,11 +62,10 @@ from lakeskip.catalog.options import (
 from lakeskip.catalog.schema import SchemaManager, TableSchema
 from lakeskip.catalog.snapshot import (
     BATCH_COMMIT_IDENTIFIER,
-    TAG_DIR,
-    TAG_PREFIX,
     CommitKind,
     Snapshot,
     SnapshotManager,
+    tag_files,
 )
 from lakeskip.errors import CommitConflictError, CorruptMetadataError, InvalidArgumentError
 from lakeskip.types import DataType, TypeRoot, from_internal, to_internal
@@ -278,13 +277,11 @@ class FileStoreTable:
             return tagged
 
     def _tagged_snapshot(self, snapshot_id: int) -> Snapshot | None:
-        for st in self.file_io.list_dir(f"{self.path}/{TAG_DIR}"):
-            if st.is_dir or not st.name.startswith(TAG_PREFIX):
-                continue
+        for _, _, data in tag_files(self.file_io, self.path):
             try:
-                snap = Snapshot.from_json(self.file_io.read_bytes(st.path))
-            except (FileNotFoundError, CorruptMetadataError):
-                continue  # deleted meanwhile, or not ours to judge here
+                snap = Snapshot.from_json(data)
+            except CorruptMetadataError:
+                continue  # not ours to judge here
             if snap.id == snapshot_id:
                 return snap
         return None

@@ -20,7 +20,7 @@ import datetime
 import json
 from dataclasses import dataclass
 
-from lakeskip.catalog.snapshot import TAG_DIR, TAG_PREFIX, Snapshot
+from lakeskip.catalog.snapshot import TAG_DIR, TAG_PREFIX, Snapshot, tag_files
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.catalog.time_travel import TimeTravel, read_tag, resolve_snapshot
 from lakeskip.errors import CorruptMetadataError, InvalidArgumentError, SnapshotNotFoundError
@@ -184,23 +184,17 @@ def list_tags(table: FileStoreTable) -> list[TagInfo]:
         CorruptMetadataError: a tag file cannot be read.
     """
     out = []
-    for st in table.file_io.list_dir(f"{table.path}/{TAG_DIR}"):
-        if st.is_dir or not st.name.startswith(TAG_PREFIX):
-            continue
-        try:
-            data = table.file_io.read_bytes(st.path)
-        except FileNotFoundError:  # deleted meanwhile
-            continue
+    for name, path, data in tag_files(table.file_io, table.path):
         try:
             snapshot = Snapshot.from_json(data)
             obj = json.loads(data)
         except (CorruptMetadataError, ValueError) as e:
-            raise CorruptMetadataError(f"tag file {st.path}: {e}") from e
+            raise CorruptMetadataError(f"tag file {path}: {e}") from e
         created = obj.get("tagCreateTime")
         retained = obj.get("tagTimeRetained")
         out.append(
             TagInfo(
-                st.name[len(TAG_PREFIX) :],
+                name,
                 snapshot,
                 _parse_local_datetime(created) if created is not None else None,
                 round(float(retained) * 1000) if retained is not None else None,
