@@ -86,7 +86,7 @@ def test_input_files_lists_the_files_of_a_dv_scan(session) -> None:  # type: ign
     from lakeskip.spark.catalog_setup import input_files
 
     _fill(session)
-    t, names = _files(session)
+    _, names = _files(session)
     df = session.spark.table("lakeskip.default.t")
     assert {os.path.basename(f) for f in input_files(df)} == names, "no DV yet: plain scan"
     session.sql("DELETE FROM t WHERE v = 11")
