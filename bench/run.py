@@ -171,6 +171,7 @@ def _catalog_vs_plain(session: Any, runs: int) -> list[dict[str, Any]]:
         )
         times: dict[str, list[float]] = {"catalog": [], "all": [], "fresh": [], "ideal": []}
         phases: dict[str, list[float]] = {k: [] for k in (*_PHASES, "execution")}
+        plain_phases: dict[str, list[float]] = {k: [] for k in (*_PHASES, "execution")}
         before = service.callback_stats()
         for _ in range(runs):
             df, seconds = _timed(lambda s=sql: _collected(spark.sql(s)))
@@ -179,7 +180,12 @@ def _catalog_vs_plain(session: Any, runs: int) -> list[dict[str, Any]]:
             for k in _PHASES:
                 phases[k].append(ph.get(k, 0.0))
             phases["execution"].append(seconds * 1000 - sum(ph.get(k, 0.0) for k in _PHASES))
-            times["all"].append(_timed(lambda w=where: _count(plain, w))[1])
+            pdf, seconds = _timed(lambda w=where: _collected(_count_frame(plain, w)))
+            times["all"].append(seconds)
+            ph = _phases_ms(pdf)
+            for k in _PHASES:
+                plain_phases[k].append(ph.get(k, 0.0))
+            plain_phases["execution"].append(seconds * 1000 - sum(ph.get(k, 0.0) for k in _PHASES))
             times["fresh"].append(
                 _timed(lambda w=where: _count(view_over_files(spark, row_type, paths), w))[1]
             )
@@ -198,6 +204,7 @@ def _catalog_vs_plain(session: Any, runs: int) -> list[dict[str, Any]]:
                 "speed_vs_all_per_query_read": t["fresh"] / t["catalog"],
                 "time_vs_ideal": t["catalog"] / t["ideal"],
                 "catalog_phases_ms": {k: statistics.median(v) for k, v in phases.items()},
+                "plain_all_phases_ms": {k: statistics.median(v) for k, v in plain_phases.items()},
                 "callbacks_per_query": {k: v / runs for k, v in callbacks.calls.items() if v},
                 "callback_ms_per_query": {
                     k: 1000 * v / runs for k, v in callbacks.seconds.items() if callbacks.calls[k]
@@ -216,14 +223,19 @@ def _catalog_vs_plain(session: Any, runs: int) -> list[dict[str, Any]]:
             f"{r['speed_vs_all']:11.2f}x {r['speed_vs_all_per_query_read']:12.2f}x "
             f"{r['time_vs_ideal']:8.2f}x"
         )
-    print("catalog query phases (ms, median) and Python callbacks per query:")
+    print(
+        "query phases (ms, median): catalog, then the prepared plain DataFrame (its Parquet "
+        "reader's Hadoop-conf broadcast falls in execution); Python callbacks per catalog query:"
+    )
     for r in out:
         ph = " ".join(f"{k} {v:.0f}" for k, v in r["catalog_phases_ms"].items())
+        pp = " ".join(f"{k} {v:.0f}" for k, v in r["plain_all_phases_ms"].items())
         cb = " ".join(
             f"{k} {r['callbacks_per_query'][k]:g}x {v:.1f}ms"
             for k, v in r["callback_ms_per_query"].items()
         )
-        print(f"  {r['query']:30} {ph} | {cb}")
+        print(f"  {r['query']:30} catalog {ph} | {cb}")
+        print(f"  {'':30} plain   {pp}")
     return out
 
 
@@ -320,11 +332,16 @@ def _ids(df: Any) -> tuple[int, ...]:
     return tuple(sorted(r["id"] for r in df.collect()))
 
 
+def _count_frame(df: Any, where: str) -> Any:
+    """``SELECT count(*) ... WHERE`` on a DataFrame (the catalog query's plan shape)."""
+    return df.where(where).agg(F.count(F.lit(1)))
+
+
 def _count(df: Any, where: str) -> int:
     """``SELECT count(*) ... WHERE`` on a DataFrame, collected to Python as the catalog's
     ``spark.sql(...).collect()`` is: the same plan shape and the same way back (``count()``
     returns through py4j instead, which would time the result path, not the scan)."""
-    return int(df.where(where).agg(F.count(F.lit(1))).collect()[0][0])
+    return int(_count_frame(df, where).collect()[0][0])
 
 
 def _predicate(session: Any, where: str) -> Any:
@@ -520,6 +537,7 @@ def main() -> None:
         help="run delta-rs optimize.z_order side by side (needs deltalake: pip install .[bench])",
     )
     args = ap.parse_args()
+    load_start = os.getloadavg()
     session = lakeskip.connect(
         args.warehouse,
         conf={"spark.driver.memory": "6g", "spark.sql.shuffle.partitions": str(args.files)},
@@ -619,6 +637,8 @@ def main() -> None:
     out_dir.mkdir(exist_ok=True)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     summary = {
+        "load_average_start": load_start,
+        "load_average_end": os.getloadavg(),
         "rows": args.rows,
         "files": len(entries),
         "cores": os.cpu_count(),

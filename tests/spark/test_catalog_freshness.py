@@ -136,12 +136,35 @@ def _broadcasts_during(spark: SparkSession, fn: Any) -> int:
 def test_planning_a_query_broadcasts_the_hadoop_conf_once(spark: SparkSession, lk: Any) -> None:
     """Spark's ParquetScan broadcasts the Hadoop configuration each time its reader factory
     is built, and physical planning asks a copy of the scan node again: the catalog's scan
-    builds it once per query, as plain ``spark.read.parquet`` does."""
+    builds it at most once per query, and a query that needs the same factory as an earlier
+    one (same columns, pushed filters, options, SQL and Hadoop settings) reuses it; anything
+    that changes the factory builds a new one."""
     spark.sql("INSERT INTO lakeskip.db.f VALUES (1, 's1'), (2, 's2')")
-    query = "SELECT count(*) FROM lakeskip.db.f WHERE id >= 0"
-    assert spark.sql(query).collect()[0][0] == 2
-    n = _broadcasts_during(spark, lambda: spark.sql(query)._jdf.queryExecution().executedPlan())
-    assert n == 1
+
+    def planned(query: str) -> int:
+        return _broadcasts_during(
+            spark, lambda: spark.sql(query)._jdf.queryExecution().executedPlan()
+        )
+
+    query = "SELECT count(*) FROM lakeskip.db.f WHERE id >= 7"
+    assert planned(query) == 1
+    assert spark.sql(query).collect()[0][0] == 0
+    assert planned(query) == 0, "the same query again: the factory is reused"
+    assert planned("SELECT count(*) FROM lakeskip.db.f WHERE id >= 8") == 1, "another filter"
+    assert planned("SELECT s FROM lakeskip.db.f WHERE id >= 7") == 1, "other columns"
+    spark.conf.set("spark.sql.parquet.enableVectorizedReader", "false")
+    try:
+        assert planned(query) == 1, "a changed SQL setting"
+    finally:
+        spark.conf.unset("spark.sql.parquet.enableVectorizedReader")
+    hadoop = spark.sparkContext._jsc.hadoopConfiguration()
+    hadoop.set("lakeskip.test.setting", "1")
+    try:
+        assert planned(query) == 1, "a changed Hadoop setting"
+    finally:
+        hadoop.unset("lakeskip.test.setting")
+    spark.sql("INSERT INTO lakeskip.db.f VALUES (9, 's9')")
+    assert spark.sql(query).collect()[0][0] == 1, "a new file, read with the kept factory"
 
 
 def test_repeated_query_sees_the_next_commit(spark: SparkSession, lk: Any) -> None:

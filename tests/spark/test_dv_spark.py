@@ -82,6 +82,22 @@ def test_delete_marks_rows_without_rewriting_files(session) -> None:  # type: ig
     assert _rows(session.sql("SELECT count(*) FROM t")) == [(len(expected) + 1,)]
 
 
+def test_input_files_lists_the_files_of_a_dv_scan(session) -> None:  # type: ignore[no-untyped-def]
+    """``input_files`` sees through ``LakeDvScan``: the kept files, with and without DVs."""
+    from lakeskip.spark.catalog_setup import input_files
+
+    _fill(session)
+    _, names = _files(session)
+    df = session.spark.table("lakeskip.default.t")
+    assert {os.path.basename(f) for f in input_files(df)} == names, "no DV yet: plain scan"
+    session.sql("DELETE FROM t WHERE v = 11")
+    df = session.spark.table("lakeskip.default.t")
+    assert "DeletionVectors" in df._jdf.queryExecution().executedPlan().toString()
+    assert {os.path.basename(f) for f in input_files(df)} == names
+    kept = input_files(session.spark.table("lakeskip.default.t").where("p = 1"))
+    assert len(kept) == 2 and {os.path.basename(f) for f in kept} < names, "partition pruned"
+
+
 def test_update_is_dv_plus_append(session) -> None:  # type: ignore[no-untyped-def]
     rows = _fill(session)
     _, before = _files(session)

@@ -173,8 +173,8 @@ def input_files(df: DataFrame) -> list[str]:
     """The data files a DataFrame reads, lakeskip catalog scans included.
 
     ``DataFrame.inputFiles()`` only knows Spark's own file tables; a lakeskip scan is Spark's
-    ParquetScan (inside ``LakeScan``) over a ``LakeFileIndex`` holding exactly the files the
-    planner kept.
+    ParquetScan (inside ``LakeScan``, and inside ``LakeDvScan`` when files have deletion
+    vectors) over a ``LakeFileIndex`` holding exactly the files the planner kept.
     """
     out = set(df.inputFiles())
     leaves = df._jdf.queryExecution().optimizedPlan().collectLeaves().iterator()
@@ -184,10 +184,12 @@ def input_files(df: DataFrame) -> list[str]:
             continue
         scan = leaf.scan()
         if scan.getClass().getName() == "lakeskip.jvm.LakeScan":
-            scan = scan.inner()  # the append-table scan: Spark's ParquetScan, planned once
-        if scan.getClass().getSimpleName() != "ParquetScan":
+            # the append-table scan (Spark's ParquetScan, with or without deletion vectors)
+            index = scan.fileIndex()
+        elif scan.getClass().getSimpleName() == "ParquetScan":
+            index = scan.fileIndex()
+        else:
             continue
-        index = scan.fileIndex()
-        if index.getClass().getName() == "lakeskip.jvm.LakeFileIndex":
+        if index is not None and index.getClass().getName() == "lakeskip.jvm.LakeFileIndex":
             out.update(str(f) for f in index.inputFiles())
     return sorted(out)

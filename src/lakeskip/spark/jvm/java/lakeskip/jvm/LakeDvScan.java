@@ -17,6 +17,7 @@ import org.apache.spark.sql.connector.read.PartitionReaderFactory;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.execution.datasources.FilePartition;
 import org.apache.spark.sql.execution.datasources.PartitionedFile;
+import org.apache.spark.sql.execution.datasources.v2.parquet.ParquetScan;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.roaringbitmap.RoaringBitmap;
@@ -60,6 +61,11 @@ final class LakeDvScan implements Scan, Batch {
     this.readSchema = new StructType(out.toArray(new StructField[0]));
   }
 
+  /** The wrapped scan of the files (their index: {@code LakeScan.fileIndex}). */
+  Scan inner() {
+    return inner;
+  }
+
   @Override
   public StructType readSchema() {
     return readSchema;
@@ -82,7 +88,11 @@ final class LakeDvScan implements Scan, Batch {
 
   @Override
   public PartitionReaderFactory createReaderFactory() {
-    return new Factory(inner.toBatch().createReaderFactory(), vectors, inner.readSchema(), rowIndex);
+    PartitionReaderFactory files =
+        inner instanceof ParquetScan
+            ? ReaderFactories.of((ParquetScan) inner)
+            : inner.toBatch().createReaderFactory();
+    return new Factory(files, vectors, inner.readSchema(), rowIndex);
   }
 
   static final class Factory implements PartitionReaderFactory, Serializable {

@@ -51,16 +51,50 @@ final class LakeFileIndex extends PartitioningAwareFileIndex {
   private final scala.collection.mutable.LinkedHashMap<Path, FileStatus> leafFiles;
   private final scala.collection.immutable.Map<Path, FileStatus[]> leafDirs;
   private final scala.collection.immutable.Seq<Path> roots;
-  private final String reportId;
   private final scala.collection.immutable.Seq<FileStatus> all;
+  private final SparkSession session;
 
-  LakeFileIndex(SparkSession session, StructType partitionSchema, JsonNode files, String reportId) {
+  private static final int CACHED = 16;
+  /** Indexes by (session, partition schema, the reply's file list): see {@link #of}. */
+  private static final Map<List<Object>, LakeFileIndex> INDEXES =
+      new LinkedHashMap<>(CACHED, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<List<Object>, LakeFileIndex> e) {
+          return size() > CACHED;
+        }
+      };
+
+  /**
+   * The index of exactly these files, shared with earlier queries that kept the same files.
+   * Why: the superclass constructor copies the session's whole Hadoop configuration (over a
+   * thousand entries, a millisecond or two) on every query; a repeated query on an unchanged
+   * snapshot keeps the same files (the list includes sizes, modification times, partition
+   * values and DVs), and any commit that changes them changes the key. Equality is identity:
+   * two scans of one query over the same files share one index, as they may share a read.
+   */
+  static LakeFileIndex of(SparkSession session, StructType partitionSchema, JsonNode files) {
+    List<Object> key = java.util.Arrays.asList(
+        System.identityHashCode(session), partitionSchema.json(), files.toString());
+    synchronized (INDEXES) {
+      LakeFileIndex hit = INDEXES.get(key);
+      if (hit != null && hit.session == session) {
+        return hit;
+      }
+    }
+    LakeFileIndex built = new LakeFileIndex(session, partitionSchema, files);
+    synchronized (INDEXES) {
+      INDEXES.put(key, built);
+    }
+    return built;
+  }
+
+  private LakeFileIndex(SparkSession session, StructType partitionSchema, JsonNode files) {
     super(
         session,
         scala.collection.immutable.Map$.MODULE$.<String, String>empty(),
         Option.empty(),
         PartitioningAwareFileIndex.$lessinit$greater$default$4());
-    this.reportId = reportId;
+    this.session = session;
     this.leafFiles = new scala.collection.mutable.LinkedHashMap<>();
     boolean partitioned = partitionSchema.fields().length > 0;
     Map<String, List<FileStatus>> groups = new LinkedHashMap<>();
@@ -189,16 +223,12 @@ final class LakeFileIndex extends PartitioningAwareFileIndex {
 
   @Override
   public boolean equals(Object o) {
-    if (this == o) {
-      return true;
-    }
-    return o instanceof LakeFileIndex && !reportId.isEmpty()
-        && ((LakeFileIndex) o).reportId.equals(reportId);
+    return this == o;
   }
 
   @Override
   public int hashCode() {
-    return reportId.hashCode();
+    return System.identityHashCode(this);
   }
 
   @Override

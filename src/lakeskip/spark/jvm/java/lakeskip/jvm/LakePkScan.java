@@ -95,9 +95,7 @@ final class LakePkScan implements Scan, Batch {
     }
     // partition columns are read from the files (Paimon writes the whole row as the value),
     // so Spark's file index here has no partition schema
-    LakeFileIndex index =
-        new LakeFileIndex(session, new StructType(), reply.path("files"),
-            reply.path("report_id").asText(""));
+    LakeFileIndex index = LakeFileIndex.of(session, new StructType(), reply.path("files"));
     ParquetScanBuilder parquet =
         new ParquetScanBuilder(session, index, fileSchema, fileSchema, options);
     // filters on key columns only (primary key incl. partition columns, whose value columns

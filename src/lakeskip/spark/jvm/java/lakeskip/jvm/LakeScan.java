@@ -10,6 +10,7 @@ import org.apache.spark.sql.connector.read.Statistics;
 import org.apache.spark.sql.connector.read.SupportsReportStatistics;
 import org.apache.spark.sql.execution.datasources.PartitioningAwareFileIndex;
 import org.apache.spark.sql.execution.datasources.v2.FileScan;
+import org.apache.spark.sql.execution.datasources.v2.parquet.ParquetScan;
 import org.apache.spark.sql.internal.connector.SupportsMetadata;
 import org.apache.spark.sql.types.StructType;
 
@@ -22,7 +23,9 @@ import org.apache.spark.sql.types.StructType;
  * {@code ParquetScan} builds its reader factory at least twice per query, and every build
  * broadcasts the whole Hadoop configuration (serialised and gzipped): measured as the largest
  * JVM-side cost of planning a catalog query, where plain {@code spark.read.parquet} (V1) pays
- * one broadcast. Here every copy shares one factory and one list of splits.
+ * one broadcast. Here every copy shares one factory and one list of splits, and a query that
+ * needs the same factory as an earlier one (same schemas, pushed filters, options and
+ * configuration) reuses it ({@link ReaderFactories}): no broadcast at all.
  *
  * <p>Everything else is the inner scan's: read schema, EXPLAIN text and metadata
  * ({@code PushedFilters}, {@code Location}), statistics (broadcast-join decisions), equality.
@@ -43,7 +46,8 @@ public final class LakeScan implements Scan, Batch, SupportsReportStatistics, Su
 
   /** The kept files' index, or null when the inner scan is not a file scan. */
   public PartitioningAwareFileIndex fileIndex() {
-    return inner instanceof FileScan ? ((FileScan) inner).fileIndex() : null;
+    Scan files = inner instanceof LakeDvScan ? ((LakeDvScan) inner).inner() : inner;
+    return files instanceof FileScan ? ((FileScan) files).fileIndex() : null;
   }
 
   @Override
@@ -72,7 +76,10 @@ public final class LakeScan implements Scan, Batch, SupportsReportStatistics, Su
   @Override
   public synchronized PartitionReaderFactory createReaderFactory() {
     if (factory == null) {
-      factory = inner.toBatch().createReaderFactory();
+      factory =
+          inner instanceof ParquetScan
+              ? ReaderFactories.of((ParquetScan) inner)
+              : inner.toBatch().createReaderFactory();
     }
     return factory;
   }

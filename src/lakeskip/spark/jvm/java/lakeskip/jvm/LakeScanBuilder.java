@@ -77,9 +77,7 @@ final class LakeScanBuilder implements SupportsPushDownCatalystFilters, Supports
       return LakePkScan.create(table, reply, required, options, filters);
     }
     SparkSession session = SparkSession.active();
-    LakeFileIndex index =
-        new LakeFileIndex(session, table.partitionSchema(), reply.path("files"),
-            reply.path("report_id").asText(""));
+    LakeFileIndex index = LakeFileIndex.of(session, table.partitionSchema(), reply.path("files"));
     Map<String, byte[]> vectors = new HashMap<>();
     for (JsonNode f : reply.path("files")) {
       if (f.hasNonNull("dv")) {
