@@ -168,14 +168,20 @@ def latest_alive(
     return latest.filter(pc.is_in(latest[VALUE_KIND], _ALIVE_KINDS))
 
 
-def _positions_of(spec: WriteSpec, f: BucketFile, keys: pa.Table) -> np.ndarray:
-    """Positions in ``f`` of rows whose key is in ``keys`` (trimmed key column names)."""
+def _stored_keys(spec: WriteSpec, f: BucketFile, schema: pa.Schema) -> pa.Table:
+    """The key columns of ``f`` (trimmed names, cast to ``schema``) with each row's position
+    in the file as :data:`_POS`."""
     layout = schema_key_layout(spec.schema)
     with spec.file_io.open_input(f.path) as src:
         stored = pq.read_table(src, columns=list(layout.key_columns))
-    stored = stored.rename_columns(list(layout.trimmed))
-    stored = stored.cast(keys.schema)
-    stored = stored.append_column(_POS, pa.array(np.arange(stored.num_rows, dtype=np.int64)))
+    stored = stored.rename_columns(list(layout.trimmed)).cast(schema)
+    return stored.append_column(_POS, pa.array(np.arange(stored.num_rows, dtype=np.int64)))
+
+
+def _positions_of(spec: WriteSpec, f: BucketFile, keys: pa.Table) -> np.ndarray:
+    """Positions in ``f`` of rows whose key is in ``keys`` (trimmed key column names)."""
+    layout = schema_key_layout(spec.schema)
+    stored = _stored_keys(spec, f, keys.schema)
     hits = stored.join(keys, list(layout.trimmed), join_type="inner", use_threads=False)
     return np.asarray(hits[_POS].to_numpy(), dtype=np.int64)
 
@@ -194,10 +200,9 @@ def _new_keys_only(spec: WriteSpec, files: Sequence[BucketFile], rows: pa.Table)
     for f in files:
         if f.entry.file.level == 0 or not rows.num_rows:
             continue
-        with spec.file_io.open_input(f.path) as src:
-            stored = pq.read_table(src, columns=list(layout.key_columns))
-        stored = drop_deleted(stored, f.deleted, f.path).rename_columns(list(layout.trimmed))
-        stored = stored.cast(keys.schema)
+        # positions its DV deletes are not live
+        stored = drop_deleted(_stored_keys(spec, f, keys.schema), f.deleted, f.path)
+        stored = stored.drop_columns([_POS])
         probe = keys.append_column(_POS, pa.array(np.arange(rows.num_rows, dtype=np.int64)))
         hits = probe.join(stored, list(layout.trimmed), join_type="inner", use_threads=False)
         taken[np.asarray(hits[_POS].to_numpy(), dtype=np.int64)] = True

@@ -62,6 +62,8 @@ def _vectors(
     for key, e in want.items():
         name = e.file.file_name
         ref = ours.get(name)
+        if key in have and ref == theirs.get(name):
+            continue  # the same DV (or none) in both snapshots: nothing to read or restore
         dv = table.read_deletion_vector(ref, e.file.row_count) if ref is not None else BitMap()
         now_ref = theirs.get(name) if key in have else None
         now = (

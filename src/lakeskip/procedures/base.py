@@ -23,6 +23,7 @@ __all__ = [
     "ProcedureParameter",
     "ProcedureResult",
     "SortSpec",
+    "target_table",
 ]
 
 T = TypeVar("T")
@@ -166,3 +167,10 @@ def _coerce(proc: str, p: ProcedureParameter, value: Any) -> Any:
 
 def qualify(table: str, default_database: str) -> str:
     return table if "." in table else f"{default_database}.{table}"
+
+
+def target_table(
+    catalog: Catalog, arguments: Mapping[str, Any], default_database: str
+) -> FileStoreTable:
+    """The table a procedure's ``table`` argument names (unqualified: the default database)."""
+    return catalog.get_table(qualify(arguments["table"], default_database))

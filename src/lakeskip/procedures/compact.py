@@ -41,7 +41,7 @@ from lakeskip.procedures.base import (
     ProcedureParameter,
     ProcedureResult,
     SortSpec,
-    qualify,
+    target_table,
 )
 from lakeskip.procedures.partition_filter import filter_partitions
 from lakeskip.procedures.sort_rewrite import CURVE_STRATEGIES, rewrite_sorted_in_tasks
@@ -301,7 +301,7 @@ class Compact(Procedure):
         arguments: Mapping[str, Any],
         default_database: str,
     ) -> ProcedureResult:
-        table: FileStoreTable = catalog.get_table(qualify(arguments["table"], default_database))
+        table: FileStoreTable = target_table(catalog, arguments, default_database)
         if table.schema.is_primary_key_table:
             # its files are versions of keys: bin-packing or sorting them as rows would merge
             # versions wrongly; each bucket is merged into one sorted run instead

@@ -24,7 +24,7 @@ from lakeskip.procedures.base import (
     Procedure,
     ProcedureParameter,
     ProcedureResult,
-    qualify,
+    target_table,
 )
 
 __all__ = ["ExpireSnapshots", "RemoveOrphanFiles", "parse_timestamp_millis"]
@@ -91,7 +91,7 @@ class ExpireSnapshots(Procedure):
         arguments: Mapping[str, Any],
         default_database: str,
     ) -> ProcedureResult:
-        table = catalog.get_table(qualify(arguments["table"], default_database))
+        table = target_table(catalog, arguments, default_database)
         older = _older_than(arguments)
         retain_max = _optional_int(arguments, "retain_max")
         max_deletes = _optional_int(arguments, "max_deletes")
@@ -185,7 +185,7 @@ class RemoveOrphanFiles(Procedure):
                 "files of commits in flight would be deleted"
             )
         dry_run = bool(arguments["dry_run"])
-        table = catalog.get_table(qualify(arguments["table"], default_database))
+        table = target_table(catalog, arguments, default_database)
         r = remove_orphan_files(table, older, dry_run)
         return ProcedureResult(
             columns=(

@@ -38,7 +38,7 @@ from lakeskip.procedures.base import (
     Procedure,
     ProcedureParameter,
     ProcedureResult,
-    qualify,
+    target_table,
 )
 from lakeskip.procedures.partition_filter import filter_partitions
 from lakeskip.types import Field, RowType
@@ -174,7 +174,7 @@ class RewriteFileIndex(Procedure):
         arguments: Mapping[str, Any],
         default_database: str,
     ) -> ProcedureResult:
-        table: FileStoreTable = catalog.get_table(qualify(arguments["table"], default_database))
+        table: FileStoreTable = target_table(catalog, arguments, default_database)
         snapshot = table.latest_snapshot()
         entries = table.scan_files(snapshot) if snapshot is not None else []
         if arguments.get("where"):

@@ -19,7 +19,7 @@ from lakeskip.procedures.base import (
     Procedure,
     ProcedureParameter,
     ProcedureResult,
-    qualify,
+    target_table,
 )
 
 __all__ = ["Rollback", "RollbackToTimestamp"]
@@ -70,7 +70,7 @@ class Rollback(Procedure):
                 f"{self.name}: give exactly one of version, snapshot, tag (got "
                 f"{', '.join(given) or 'none'})"
             )
-        table = catalog.get_table(qualify(arguments["table"], default_database))
+        table = target_table(catalog, arguments, default_database)
         if arguments.get("snapshot") is not None:
             travel = TimeTravel(snapshot_id=int(arguments["snapshot"]))
         elif arguments.get("tag") is not None:
@@ -104,5 +104,5 @@ class RollbackToTimestamp(Procedure):
         arguments: Mapping[str, Any],
         default_database: str,
     ) -> ProcedureResult:
-        table = catalog.get_table(qualify(arguments["table"], default_database))
+        table = target_table(catalog, arguments, default_database)
         return _run(table, TimeTravel(timestamp_millis=int(arguments["timestamp"])))

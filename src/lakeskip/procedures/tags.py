@@ -17,7 +17,7 @@ from lakeskip.procedures.base import (
     Procedure,
     ProcedureParameter,
     ProcedureResult,
-    qualify,
+    target_table,
 )
 
 __all__ = ["CreateTag", "DeleteTag", "RenameTag", "ReplaceTag"]
@@ -60,7 +60,7 @@ class CreateTag(Procedure):
         arguments: Mapping[str, Any],
         default_database: str,
     ) -> ProcedureResult:
-        table = catalog.get_table(qualify(arguments["table"], default_database))
+        table = target_table(catalog, arguments, default_database)
         snap = create_tag(table, arguments["tag"], _snapshot_id(arguments), _retained(arguments))
         return ProcedureResult(columns=_TAGGED, values=((True, snap.id),))
 
@@ -80,7 +80,7 @@ class ReplaceTag(Procedure):
         arguments: Mapping[str, Any],
         default_database: str,
     ) -> ProcedureResult:
-        table = catalog.get_table(qualify(arguments["table"], default_database))
+        table = target_table(catalog, arguments, default_database)
         snap = replace_tag(table, arguments["tag"], _snapshot_id(arguments), _retained(arguments))
         return ProcedureResult(columns=_TAGGED, values=((True, snap.id),))
 
@@ -103,7 +103,7 @@ class DeleteTag(Procedure):
         arguments: Mapping[str, Any],
         default_database: str,
     ) -> ProcedureResult:
-        table = catalog.get_table(qualify(arguments["table"], default_database))
+        table = target_table(catalog, arguments, default_database)
         deleted = delete_tag(table, arguments["tag"])
         return ProcedureResult(
             columns=(("result", "BOOLEAN"), ("tags_deleted", "INT")),
@@ -130,6 +130,6 @@ class RenameTag(Procedure):
         arguments: Mapping[str, Any],
         default_database: str,
     ) -> ProcedureResult:
-        table = catalog.get_table(qualify(arguments["table"], default_database))
+        table = target_table(catalog, arguments, default_database)
         rename_tag(table, arguments["tag"], arguments["target_tag"])
         return ProcedureResult(columns=(("result", "BOOLEAN"),), values=((True,),))
