@@ -231,6 +231,10 @@ def test_as_spark_catalog_beside_parquet_tables(spark: SparkSession, tmp_path: P
         assert not Catalog(wh).table_exists("default.pq_sc"), "USING parquet stays Spark's"
         df = spark.table("lk_sc").filter("id = 2")
         assert _rows(df) == [(2, "b")] and len(input_files(df)) == 1
+        before = service.callback_stats()
+        assert _rows(spark.table("lk_sc").filter("id = 2")) == [(2, "b")]
+        calls = service.callback_stats().since(before).calls
+        assert not any(calls.values()), f"repeated on an unchanged table: no callback, {calls}"
         spark.sql("CALL sys.rewrite_file_index('default.lk_sc')")
         names = {r.tableName for r in spark.sql("SHOW TABLES").collect()}
         assert {"lk_sc", "pq_sc"} <= names

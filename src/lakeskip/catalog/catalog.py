@@ -26,6 +26,7 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import re
 from collections.abc import Mapping, Sequence
 
@@ -43,6 +44,7 @@ from lakeskip.catalog.options import (
 )
 from lakeskip.catalog.primary_key import MERGE_ENGINE, PRIMARY_KEY_OPTION, check_primary_key
 from lakeskip.catalog.schema import SchemaManager, TableSchema
+from lakeskip.catalog.snapshot import Snapshot
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import (
     CatalogError,
@@ -57,7 +59,20 @@ from lakeskip.errors import (
 )
 from lakeskip.types import Field, RowType
 
-__all__ = ["DEFAULT_DATABASE", "Catalog", "parse_identifier"]
+__all__ = ["DEFAULT_DATABASE", "Catalog", "TableVersion", "parse_identifier"]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class TableVersion:
+    """A table as read at one moment (see :meth:`Catalog.get_table_version`)."""
+
+    table: FileStoreTable
+    snapshot: Snapshot | None
+    #: files whose appearance means a newer schema or snapshot
+    next_files: tuple[str, ...]
+    #: (file, SHA-256 of the bytes read) for the schema and snapshot files used
+    read_files: tuple[tuple[str, str], ...]
+
 
 DEFAULT_DATABASE = "default"
 DB_SUFFIX = ".db"
@@ -178,6 +193,42 @@ class Catalog:
         if schema is None:
             raise TableNotFoundError(f"table not found: {db}.{name}")
         return FileStoreTable(f"{db}.{name}", path, self.file_io, schema)
+
+    def get_table_version(self, identifier: str) -> TableVersion:
+        """The table with its latest snapshot, and the metadata files that prove both still
+        current: a reader may reuse what it derived from them while ``next_files`` do not
+        exist (no newer schema or snapshot) and ``read_files`` hold the same bytes (a
+        dropped and re-created table, or a Paimon rollback that re-used a snapshot id).
+        The schema and snapshot are parsed from exactly the bytes named, so no change can
+        slip between the two.
+
+        Raises:
+            TableNotFoundError: no such table.
+        """
+        db, name = parse_identifier(identifier)
+        path = self._table_path(db, name)
+        schemas = SchemaManager(self.file_io, path)
+        ids = schemas.list_ids()
+        if not ids:
+            raise TableNotFoundError(f"table not found: {db}.{name}")
+        schema_bytes = schemas.read_bytes(ids[-1])
+        table = FileStoreTable(
+            f"{db}.{name}", path, self.file_io, TableSchema.from_json(schema_bytes)
+        )
+        snapshots = table.snapshot_manager
+        sid = snapshots.latest_id()
+        read_files = [(schemas.path(ids[-1]), hashlib.sha256(schema_bytes).hexdigest())]
+        snapshot = None
+        if sid is not None:
+            snapshot_bytes = snapshots.read_bytes(sid)
+            snapshot = snapshots.parse(sid, snapshot_bytes)
+            read_files.append((snapshots.path(sid), hashlib.sha256(snapshot_bytes).hexdigest()))
+        return TableVersion(
+            table,
+            snapshot,
+            next_files=(schemas.path(ids[-1] + 1), snapshots.path((sid or 0) + 1)),
+            read_files=tuple(read_files),
+        )
 
     def create_table(
         self,

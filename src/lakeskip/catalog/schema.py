@@ -201,11 +201,14 @@ class SchemaManager:
         return self.read(ids[-1]) if ids else None
 
     def read(self, schema_id: int) -> TableSchema:
+        return TableSchema.from_json(self.read_bytes(schema_id))
+
+    def read_bytes(self, schema_id: int) -> bytes:
+        """The ``schema-<id>`` file as stored; raises CorruptMetadataError if missing."""
         try:
-            data = self.file_io.read_bytes(self.path(schema_id))
+            return self.file_io.read_bytes(self.path(schema_id))
         except FileNotFoundError as e:
             raise CorruptMetadataError(f"schema {schema_id} not found in {self.dir}") from e
-        return TableSchema.from_json(data)
 
     def try_commit(self, schema: TableSchema) -> bool:
         """Publish ``schema`` as ``schema-<id>``; False if that id is taken."""

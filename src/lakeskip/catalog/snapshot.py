@@ -216,10 +216,17 @@ class SnapshotManager:
 
     def read(self, snapshot_id: int) -> Snapshot:
         """Raises CorruptMetadataError if the snapshot is missing or unreadable."""
+        return self.parse(snapshot_id, self.read_bytes(snapshot_id))
+
+    def read_bytes(self, snapshot_id: int) -> bytes:
+        """The ``snapshot-<id>`` file as stored; raises CorruptMetadataError if missing."""
         try:
-            data = self.file_io.read_bytes(self.path(snapshot_id))
+            return self.file_io.read_bytes(self.path(snapshot_id))
         except FileNotFoundError as e:
             raise CorruptMetadataError(f"snapshot {snapshot_id} not found in {self.dir}") from e
+
+    def parse(self, snapshot_id: int, data: bytes) -> Snapshot:
+        """``snapshot-<id>``'s bytes as a Snapshot (checked to hold that id)."""
         snap = Snapshot.from_json(data)
         if snap.id != snapshot_id:
             raise CorruptMetadataError(f"snapshot-{snapshot_id} holds id {snap.id}")

@@ -80,6 +80,21 @@ def snapshot_for(
     return None
 
 
+def snapshot_token(table: FileStoreTable, snapshot: Snapshot | None) -> str:
+    """Names what a scan of ``table`` at ``snapshot`` reads, for the JVM's scan cache
+    (``ScanCache.java``): any commit, schema change, rollback (Paimon may reuse a snapshot
+    id) or re-creation of the table changes it; the manifest list names are unique per
+    commit."""
+    where = f"{table.file_io.uri(table.path)}|schema {table.schema.id}"
+    if snapshot is None:
+        return f"{where}|empty"
+    return (
+        f"{where}|{snapshot.id}|{snapshot.time_millis}|{snapshot.commit_user}|"
+        f"{snapshot.commit_identifier}|{snapshot.base_manifest_list}|"
+        f"{snapshot.delta_manifest_list}|{snapshot.index_manifest}"
+    )
+
+
 def _deletion_vectors(
     table: FileStoreTable, snapshot_id: int | None, entries: Sequence[ManifestEntry]
 ) -> dict[str, str]:
@@ -220,6 +235,7 @@ class CatalogService:
             "create_namespace": self._create_namespace,
             "drop_namespace": self._drop_namespace,
             "plan_scan": self._plan_scan,
+            "file_report": self._file_report,
             "write": self._write,
             "procedure_info": self._procedure_info,
             "list_procedures": self._list_procedures,
@@ -241,6 +257,10 @@ class CatalogService:
         """Serve catalog ``name`` from ``warehouse`` (overrides the JVM's conf value)."""
         with self._lock:
             self._warehouses[name] = warehouse
+        # tables the JVM kept for this catalog name may be another warehouse's
+        jvm = self.spark._jvm
+        assert jvm is not None
+        jvm.lakeskip.jvm.TableCache.clear()
 
     def catalog(self, payload: Mapping[str, Any]) -> Catalog:
         name = str(payload.get("catalog", ""))
@@ -348,10 +368,26 @@ class CatalogService:
         }
 
     def _load_table(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
-        table = self._table(p)
         version, ts = p.get("version"), p.get("timestamp_micros")
-        snap = snapshot_for(table, version, ts)
-        return self._describe(table, snap, pinned=version is not None or ts is not None)
+        if version is not None or ts is not None:
+            table = self._table(p)
+            snap = snapshot_for(table, version, ts)
+            out = self._describe(table, snap, pinned=True)
+            out["token"] = snapshot_token(table, snap)
+            return out
+        # the latest: with the files that prove it current, so that Java can reuse this
+        # answer (LakeOps' table cache) until one of them changes
+        current = self.catalog(p).get_table_version(self._ident(p))
+        out = self._describe(current.table, current.snapshot, pinned=False)
+        out["token"] = snapshot_token(current.table, current.snapshot)
+        out["unchanged_while"] = {
+            "absent": [spark_path(current.table.file_io.uri(f)) for f in current.next_files],
+            "sha256": [
+                [spark_path(current.table.file_io.uri(f)), digest]
+                for f, digest in current.read_files
+            ],
+        }
+        return out
 
     def _create_table(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
         return self._describe(self._create(p, self._ident(p)), None, pinned=False)
@@ -492,18 +528,23 @@ class CatalogService:
         # the querying session's settings travel with the callback (LakeScanBuilder): each
         # spark.conf.get from here would be one more round trip into the JVM per query
         session = p.get("session")
+        snap: Snapshot | None
         if snapshot_id is None:
             travel = (
                 settings_time_travel(dict(session.get("settings") or {}), table)
                 if isinstance(session, dict)
                 else configured_time_travel(self.spark, table)
             )
-            if travel is not None:
-                snapshot_id = resolve_snapshot(table, travel).id
+            snap = resolve_snapshot(table, travel) if travel is not None else None
+            if snap is None:
+                # the latest, named once: the plan and its token are of the same snapshot
+                snap = table.latest_snapshot()
+            else:
+                snapshot_id = snap.id
+        else:
+            snap = table.snapshot(snapshot_id)
         schema = (
-            table.schema_by_id(table.snapshot(snapshot_id).schema_id)
-            if snapshot_id
-            else table.schema
+            table.schema_by_id(snap.schema_id) if snapshot_id and snap is not None else table.schema
         )
         row_type = schema.row_type
         tz = str(session.get("time_zone") or "UTC") if isinstance(session, dict) else self.time_zone
@@ -520,7 +561,9 @@ class CatalogService:
             # this is a py4j callback thread: the warnings travel in the report instead
             # (Session.sql re-issues them on the querying thread)
             warnings.simplefilter("ignore", LakeskipWarning)
-            plan = ScanPlanner(table).plan(predicate, time_zone=tz, snapshot_id=snapshot_id)
+            plan = ScanPlanner(table).plan(
+                predicate, time_zone=tz, snapshot_id=snap.id if snap is not None else None
+            )
         types = [row_type.field(k).type for k in schema.partition_keys]
         vectors = _deletion_vectors(table, plan.report.snapshot_id, plan.files)
         files = [
@@ -540,7 +583,20 @@ class CatalogService:
         report_id = self.reports.add(str(p.get("tag") or ""), plan.report)
         # how LakePkScan merges the versions of a key (primary-key tables)
         merge = MergeEngine.of(schema.options).to_json() if schema.primary_keys else None
-        return {"files": files, "report_id": report_id, "merge": merge}
+        return {
+            "files": files,
+            "report_id": report_id,
+            "merge": merge,
+            "token": snapshot_token(table, snap),
+        }
+
+    def _file_report(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
+        """A scan Java reused (``ScanCache``) reports again: its stored report is filed
+        under this query's tag; ``found`` false if the log has let it go."""
+        report = self.reports.by_id(str(p.get("report_id") or ""))
+        if report is not None:
+            self.reports.add(str(p.get("tag") or ""), report)
+        return {"found": report is not None}
 
     # -- writes ---------------------------------------------------------------------------
 

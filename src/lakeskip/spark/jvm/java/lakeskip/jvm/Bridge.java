@@ -32,6 +32,9 @@ public final class Bridge {
 
   public static int register(PythonBridge h) {
     handler = h;
+    // what the JVM kept from an earlier handler answered for another Python side
+    TableCache.clear();
+    ScanCache.clear();
     return PROTOCOL;
   }
 

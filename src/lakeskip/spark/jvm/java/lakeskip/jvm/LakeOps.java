@@ -90,6 +90,13 @@ final class LakeOps {
 
   LakeTable loadTable(Identifier ident, String version, Long timestampMicros)
       throws NoSuchTableException {
+    boolean latest = version == null && timestampMicros == null;
+    if (latest) {
+      LakeTable cached = TableCache.get(this, ident);
+      if (cached != null) {
+        return cached;
+      }
+    }
     ObjectNode p = payload(ident);
     if (version != null) {
       p.put("version", version);
@@ -102,7 +109,11 @@ final class LakeOps {
         kind.equals("TableNotFoundError") || kind.equals("DatabaseNotFoundError")
             || kind.equals("InvalidArgumentError") && ident.namespace().length != 1
             ? Bridge.noSuchTable(ident) : null);
-    return new LakeTable(this, ident, r);
+    LakeTable table = new LakeTable(this, ident, r);
+    if (latest) {
+      TableCache.put(this, ident, table, r);
+    }
+    return table;
   }
 
   /**
@@ -201,12 +212,14 @@ final class LakeOps {
             null);
       }
     }
+    TableCache.forget(this, ident);
     JsonNode r = Bridge.ask("alter_table", p, null, kind ->
         kind.equals("TableNotFoundError") ? Bridge.noSuchTable(ident) : null);
     return new LakeTable(this, ident, r);
   }
 
   boolean dropTable(Identifier ident) {
+    TableCache.forget(this, ident);
     return call("drop_table", payload(ident)).path("dropped").asBoolean(false);
   }
 

@@ -22,7 +22,9 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 /**
  * Receives Spark's filters and required columns, asks Python which files to read, and builds
  * Spark's own ParquetScan over exactly those files with the same filters and columns pushed
- * (so EXPLAIN, row-group pruning and column pruning are those of plain Parquet).
+ * (so EXPLAIN, row-group pruning and column pruning are those of plain Parquet). A query
+ * that asks exactly what an earlier one asked of the same snapshot reuses its scan
+ * ({@link ScanCache}).
  *
  * <p>Internal Spark API, because the public one cannot do the job:
  * {@code SupportsPushDownCatalystFilters} hands us the Catalyst filters that
@@ -67,16 +69,42 @@ final class LakeScanBuilder implements SupportsPushDownCatalystFilters, Supports
     }
     p.set("filters", PredicateJson.catalyst(filters));
     p.set("session", session());
-    JsonNode reply;
-    try {
-      reply = Bridge.call("plan_scan", p, null);
-    } catch (Bridge.PythonError e) {
-      throw e.analysis();
+    SparkSession session = SparkSession.active();
+    ScanCache.Key key = null;
+    if (!table.token.isEmpty()) {
+      key = new ScanCache.Key(session, table.token, p.toString(), filters, required, options);
+      ScanCache.Entry hit = ScanCache.get(key);
+      if (hit != null && reported(hit.reportId)) {
+        return hit.scan;
+      }
     }
+    JsonNode reply = Bridge.ask("plan_scan", p, null);
+    Scan scan = scan(session, reply);
+    if (key != null && table.token.equals(reply.path("token").asText(null))) {
+      ScanCache.put(key, scan, reply.path("report_id").asText(""));
+    }
+    return scan;
+  }
+
+  /**
+   * Whether the reused scan's pruning report reached this query: nothing to do for an
+   * untagged query (nobody collects its report); a tagged one asks Python to file the stored
+   * report under its tag, false if Python has let it go (then the query is planned afresh).
+   */
+  private static boolean reported(String reportId) {
+    if (Bridge.tag().isEmpty()) {
+      return true;
+    }
+    ObjectNode p = Bridge.obj();
+    p.put("report_id", reportId);
+    return Bridge.ask("file_report", p, null).path("found").asBoolean(false);
+  }
+
+  /** Spark's scan of the files Python kept (with their DVs; merged by key for a PK table). */
+  private Scan scan(SparkSession session, JsonNode reply) {
     if (!table.trimmedKeys.isEmpty()) {
       return LakePkScan.create(table, reply, required, options, filters);
     }
-    SparkSession session = SparkSession.active();
     LakeFileIndex index = LakeFileIndex.of(session, table.partitionSchema(), reply.path("files"));
     Map<String, byte[]> vectors = new HashMap<>();
     for (JsonNode f : reply.path("files")) {

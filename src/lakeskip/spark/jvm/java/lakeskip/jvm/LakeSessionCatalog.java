@@ -41,6 +41,11 @@ public class LakeSessionCatalog extends DelegatingCatalogExtension implements Pr
 
   @Override
   public Table loadTable(Identifier ident) throws NoSuchTableException {
+    // a lakeskip table this catalog loaded and that is provably unchanged: no callback at all
+    LakeTable cached = TableCache.get(ops, ident);
+    if (cached != null) {
+      return cached;
+    }
     if (ops.isLakeTable(ident)) {
       return ops.loadTable(ident, null, null);
     }

@@ -34,6 +34,8 @@ public class LakeTable implements SupportsRead, SupportsWrite {
   final Long snapshotId;
   final boolean pinned;
   final String location;
+  /** Names the schema and snapshot Python loaded ({@link ScanCache}); "" when not given. */
+  final String token;
 
   LakeTable(LakeOps ops, Identifier ident, JsonNode desc) {
     this.ops = ops;
@@ -54,6 +56,7 @@ public class LakeTable implements SupportsRead, SupportsWrite {
     this.snapshotId = snap.isNumber() ? snap.asLong() : null;
     this.pinned = desc.path("pinned").asBoolean(false);
     this.location = desc.path("location").asText("");
+    this.token = desc.path("token").asText("");
   }
 
   /** Parsed schemas by DDL: StructType is immutable, and Spark's SQL parser costs about a

@@ -1,0 +1,209 @@
+package lakeskip.jvm;
+
+import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Properties;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.expressions.AttributeReference;
+import org.apache.spark.sql.catalyst.expressions.ExprId;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.connector.read.Scan;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+
+/**
+ * Scans already built for a query, reused by a repetition of it on the same snapshot.
+ *
+ * <p>Why: planning a catalog query costs a Python callback (the planner), Spark's Parquet scan
+ * builder (a copy of the whole Hadoop configuration), split planning and a reader factory
+ * lookup, about 5 ms per query that plain {@code spark.read.parquet} does not pay, repeated by
+ * every repetition of a dashboard or lookup query though nothing changed.
+ *
+ * <p>When a built scan is reused, everything it was built from is equal, exactly:
+ * <ul>
+ *   <li>the table's snapshot <em>token</em>: Python names the table's latest schema and the
+ *       snapshot (id, commit user and identifier, time, uniquely named manifest lists) when it
+ *       loads the table for this very query, so any commit, schema change, rollback or
+ *       re-creation changes it; a scan is stored only if Python planned that same snapshot;
+ *   <li>the JSON Python was asked about (filters by column name, time zone, time-travel
+ *       settings), and the Catalyst filters themselves (attribute ids and qualifiers aside,
+ *       compared structurally and as text, since Scala's {@code ==} calls 0.0 and -0.0 equal):
+ *       Spark's Parquet scan pushes those, so an untranslatable filter counts too;
+ *   <li>the required columns, the scan options, the session and its SQL settings, and the
+ *       SparkContext's Hadoop configuration, entry by entry (credentials, {@code fs.*}).
+ * </ul>
+ * A query whose pruning report is collected (a tagged query, {@link Bridge#TAG_PROPERTY})
+ * still gets one: a hit asks Python to file the stored report under the query's tag, and
+ * plans afresh if Python no longer has it. Bounded (LRU); entries of a stopped session are
+ * never hit again (the session is in the key) and age out.
+ */
+final class ScanCache {
+  private static final int MAX = 32;
+  private static final Map<Key, Entry> CACHE =
+      new LinkedHashMap<>(MAX, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<Key, Entry> e) {
+          return size() > MAX;
+        }
+      };
+
+  private ScanCache() {}
+
+  /** A built scan, the Hadoop settings it was built under, and its pruning report's id. */
+  static final class Entry {
+    final Scan scan;
+    final String reportId;
+    final Properties hadoop;
+
+    Entry(Scan scan, String reportId, Properties hadoop) {
+      this.scan = scan;
+      this.reportId = reportId;
+      this.hadoop = hadoop;
+    }
+  }
+
+  static Entry get(Key key) {
+    Entry hit;
+    synchronized (CACHE) {
+      hit = CACHE.get(key);
+    }
+    if (hit == null) {
+      return null;
+    }
+    Properties now = hadoopProps(key.session);
+    return now != null && now.equals(hit.hadoop) ? hit : null;
+  }
+
+  static void put(Key key, Scan scan, String reportId) {
+    Properties now = hadoopProps(key.session);
+    if (now == null) {
+      return;
+    }
+    Properties copy = new Properties();
+    copy.putAll(now);
+    synchronized (CACHE) {
+      CACHE.put(key, new Entry(scan, reportId, copy));
+    }
+  }
+
+  /** Forget every scan (tests). */
+  static void clear() {
+    synchronized (CACHE) {
+      CACHE.clear();
+    }
+  }
+
+  static int size() {
+    synchronized (CACHE) {
+      return CACHE.size();
+    }
+  }
+
+  private static volatile Method getProps;
+
+  /**
+   * The SparkContext's Hadoop settings as stored ({@code Configuration.getProps}, protected:
+   * the public iterator copies every entry into a new map, which is what this cache saves),
+   * or null if they cannot be read (then nothing is cached).
+   */
+  private static Properties hadoopProps(SparkSession session) {
+    Configuration conf = session.sparkContext().hadoopConfiguration();
+    try {
+      Method m = getProps;
+      if (m == null) {
+        m = Configuration.class.getDeclaredMethod("getProps");
+        m.setAccessible(true);
+        getProps = m;
+      }
+      return (Properties) m.invoke(conf);
+    } catch (ReflectiveOperationException | RuntimeException e) {
+      return null;
+    }
+  }
+
+  /** The filters with attribute ids and qualifiers cleared (they differ per query). */
+  static List<Expression> normalized(scala.collection.immutable.Seq<Expression> filters) {
+    List<Expression> out = new ArrayList<>();
+    ExprId zero = ExprId.apply(0L);
+    scala.collection.immutable.Seq<String> none =
+        scala.jdk.javaapi.CollectionConverters.asScala(new ArrayList<String>()).toList();
+    scala.PartialFunction<Expression, Expression> strip =
+        new scala.runtime.AbstractPartialFunction<Expression, Expression>() {
+          @Override
+          public boolean isDefinedAt(Expression x) {
+            return x instanceof AttributeReference;
+          }
+
+          @Override
+          public Expression apply(Expression x) {
+            return ((AttributeReference) x).withExprId(zero).withQualifier(none);
+          }
+        };
+    for (scala.collection.Iterator<Expression> it = filters.iterator(); it.hasNext(); ) {
+      out.add(it.next().transform(strip));
+    }
+    return out;
+  }
+
+  static final class Key {
+    final SparkSession session;
+    private final String token;
+    private final String question;
+    private final List<Expression> filters;
+    private final String filterText;
+    private final StructType required;
+    private final Map<String, String> options;
+    private final scala.collection.immutable.Map<String, String> sqlConf;
+    private final int hash;
+
+    /**
+     * @param token the table's snapshot token from load_table
+     * @param question the plan_scan payload's query-dependent part (filters JSON, session)
+     */
+    Key(
+        SparkSession session, String token, String question,
+        scala.collection.immutable.Seq<Expression> filters, StructType required,
+        CaseInsensitiveStringMap options) {
+      this.session = session;
+      this.token = token;
+      this.question = question;
+      this.filters = normalized(filters);
+      this.filterText = this.filters.toString();
+      this.required = required;
+      this.options = new HashMap<>(options.asCaseSensitiveMap());
+      this.sqlConf = session.sessionState().conf().getAllConfs();
+      this.hash =
+          Objects.hash(
+              System.identityHashCode(session), token, question, filterText, required, options,
+              sqlConf);
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      if (!(o instanceof Key)) {
+        return false;
+      }
+      Key k = (Key) o;
+      return session == k.session
+          && hash == k.hash
+          && token.equals(k.token)
+          && question.equals(k.question)
+          && filterText.equals(k.filterText)
+          && filters.equals(k.filters)
+          && Objects.equals(required, k.required)
+          && options.equals(k.options)
+          && sqlConf.equals(k.sqlConf);
+    }
+
+    @Override
+    public int hashCode() {
+      return hash;
+    }
+  }
+}
