@@ -173,19 +173,25 @@ def _catalog_vs_plain(session: Any, runs: int) -> list[dict[str, Any]]:
         phases: dict[str, list[float]] = {k: [] for k in (*_PHASES, "execution")}
         plain_phases: dict[str, list[float]] = {k: [] for k in (*_PHASES, "execution")}
         before = service.callback_stats()
-        for _ in range(runs):
-            df, seconds = _timed(lambda s=sql: _collected(spark.sql(s)))
-            times["catalog"].append(seconds)
+
+        def timed_phases(run: Any, into: dict[str, list[float]]) -> float:
+            df, seconds = _timed(run)
             ph = _phases_ms(df)
             for k in _PHASES:
-                phases[k].append(ph.get(k, 0.0))
-            phases["execution"].append(seconds * 1000 - sum(ph.get(k, 0.0) for k in _PHASES))
-            pdf, seconds = _timed(lambda w=where: _collected(_count_frame(plain, w)))
-            times["all"].append(seconds)
-            ph = _phases_ms(pdf)
-            for k in _PHASES:
-                plain_phases[k].append(ph.get(k, 0.0))
-            plain_phases["execution"].append(seconds * 1000 - sum(ph.get(k, 0.0) for k in _PHASES))
+                into[k].append(ph.get(k, 0.0))
+            into["execution"].append(seconds * 1000 - sum(ph.get(k, 0.0) for k in _PHASES))
+            return seconds
+
+        for i in range(runs):
+            catalog_run = lambda s=sql: _collected(spark.sql(s))  # noqa: E731
+            plain_run = lambda w=where: _collected(_count_frame(plain, w))  # noqa: E731
+            # alternate which side goes first, so that neither always follows the other
+            if i % 2 == 0:
+                times["catalog"].append(timed_phases(catalog_run, phases))
+                times["all"].append(timed_phases(plain_run, plain_phases))
+            else:
+                times["all"].append(timed_phases(plain_run, plain_phases))
+                times["catalog"].append(timed_phases(catalog_run, phases))
             times["fresh"].append(
                 _timed(lambda w=where: _count(view_over_files(spark, row_type, paths), w))[1]
             )
