@@ -63,21 +63,23 @@ final class LakeScanBuilder implements SupportsPushDownCatalystFilters, Supports
 
   @Override
   public Scan build() {
+    SparkSession session = SparkSession.active();
+    ScanCache.Key key = null;
+    if (!table.token.isEmpty()) {
+      // everything the plan_scan payload below is made of, without making it
+      key = new ScanCache.Key(session, table.token, table.name() + "@" + table.snapshotId,
+          filters, required, options);
+      ScanCache.Entry hit = ScanCache.get(key);
+      if (hit != null && reported(hit.reportId)) {
+        return hit.scan;
+      }
+    }
     ObjectNode p = table.ops.payload(table.ident);
     if (table.snapshotId != null) {
       p.put("snapshot_id", table.snapshotId);
     }
     p.set("filters", PredicateJson.catalyst(filters));
     p.set("session", session());
-    SparkSession session = SparkSession.active();
-    ScanCache.Key key = null;
-    if (!table.token.isEmpty()) {
-      key = new ScanCache.Key(session, table.token, p.toString(), filters, required, options);
-      ScanCache.Entry hit = ScanCache.get(key);
-      if (hit != null && reported(hit.reportId)) {
-        return hit.scan;
-      }
-    }
     JsonNode reply = Bridge.ask("plan_scan", p, null);
     Scan scan = scan(session, reply);
     if (key != null && table.token.equals(reply.path("token").asText(null))) {

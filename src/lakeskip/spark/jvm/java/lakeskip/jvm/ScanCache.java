@@ -31,10 +31,10 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  *       snapshot (id, commit user and identifier, time, uniquely named manifest lists) when it
  *       loads the table for this very query, so any commit, schema change, rollback or
  *       re-creation changes it; a scan is stored only if Python planned that same snapshot;
- *   <li>the JSON Python was asked about (filters by column name, time zone, time-travel
- *       settings), and the Catalyst filters themselves (attribute ids and qualifiers aside,
- *       compared structurally and as text, since Scala's {@code ==} calls 0.0 and -0.0 equal):
- *       Spark's Parquet scan pushes those, so an untranslatable filter counts too;
+ *   <li>the Catalyst filters (attribute ids and qualifiers aside, compared structurally and
+ *       as text, since Scala's {@code ==} calls 0.0 and -0.0 equal): Spark's Parquet scan
+ *       pushes those, and with the table, its pinned snapshot and the session's time zone
+ *       and time-travel settings (all in the key) they make the question put to Python;
  *   <li>the required columns, the scan options, the session and its SQL settings, and the
  *       SparkContext's Hadoop configuration, entry by entry (credentials, {@code fs.*}).
  * </ul>
@@ -154,7 +154,8 @@ final class ScanCache {
   static final class Key {
     final SparkSession session;
     private final String token;
-    private final String question;
+    private final String table;
+    private final String timeZone;
     private final List<Expression> filters;
     private final String filterText;
     private final StructType required;
@@ -164,15 +165,18 @@ final class ScanCache {
 
     /**
      * @param token the table's snapshot token from load_table
-     * @param question the plan_scan payload's query-dependent part (filters JSON, session)
+     * @param table the table's name and pinned snapshot; with the filters and the SQL
+     *     settings (time zone, {@code spark.paimon.*}) they determine the plan_scan payload
      */
     Key(
-        SparkSession session, String token, String question,
+        SparkSession session, String token, String table,
         scala.collection.immutable.Seq<Expression> filters, StructType required,
         CaseInsensitiveStringMap options) {
       this.session = session;
       this.token = token;
-      this.question = question;
+      this.table = table;
+      // the SQL settings hold the time zone only when set; the default is the JVM's
+      this.timeZone = session.sessionState().conf().sessionLocalTimeZone();
       this.filters = normalized(filters);
       this.filterText = this.filters.toString();
       this.required = required;
@@ -180,7 +184,8 @@ final class ScanCache {
       this.sqlConf = session.sessionState().conf().getAllConfs();
       this.hash =
           Objects.hash(
-              System.identityHashCode(session), token, question, filterText, required, options,
+              System.identityHashCode(session), token, table, timeZone, filterText, required,
+              options,
               sqlConf);
     }
 
@@ -193,7 +198,8 @@ final class ScanCache {
       return session == k.session
           && hash == k.hash
           && token.equals(k.token)
-          && question.equals(k.question)
+          && table.equals(k.table)
+          && timeZone.equals(k.timeZone)
           && filterText.equals(k.filterText)
           && filters.equals(k.filters)
           && Objects.equals(required, k.required)
