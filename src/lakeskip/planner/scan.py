@@ -124,6 +124,7 @@ class ScanPlanner:
         time_zone: str = "UTC",
         snapshot_id: int | None = None,
         use_indexes: bool = True,
+        snapshot: Snapshot | None = None,
     ) -> ScanPlan:
         """Decide, for every live data file, skip or keep.
 
@@ -132,12 +133,15 @@ class ScanPlanner:
             time_zone: Spark's session time zone (timestamp literals).
             snapshot_id: plan an older snapshot (default: the latest).
             use_indexes: evaluate file indexes (tiers 3 and 4); stats always apply.
+            snapshot: the snapshot to plan when the caller has already read it (instead of
+                ``snapshot_id``: not read again).
         """
         started = time.perf_counter()
         table = self.table
-        snapshot = (
-            table.snapshot(snapshot_id) if snapshot_id is not None else table.latest_snapshot()
-        )
+        if snapshot is None:
+            snapshot = (
+                table.snapshot(snapshot_id) if snapshot_id is not None else table.latest_snapshot()
+            )
         pred = predicate if predicate is not None else AlwaysTrue()
         key = _plan_key(table, snapshot, pred, time_zone, use_indexes)
         cached = self._plans.get(key) if key is not None else None

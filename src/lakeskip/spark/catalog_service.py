@@ -561,9 +561,7 @@ class CatalogService:
             # this is a py4j callback thread: the warnings travel in the report instead
             # (Session.sql re-issues them on the querying thread)
             warnings.simplefilter("ignore", LakeskipWarning)
-            plan = ScanPlanner(table).plan(
-                predicate, time_zone=tz, snapshot_id=snap.id if snap is not None else None
-            )
+            plan = ScanPlanner(table).plan(predicate, time_zone=tz, snapshot=snap)
         types = [row_type.field(k).type for k in schema.partition_keys]
         vectors = _deletion_vectors(table, plan.report.snapshot_id, plan.files)
         files = [
@@ -587,7 +585,13 @@ class CatalogService:
             "files": files,
             "report_id": report_id,
             "merge": merge,
-            "token": snapshot_token(table, snap),
+            # an empty table may have gained its first snapshot while planning: then the
+            # files are not the token's, and the JVM must not keep the scan under it
+            "token": (
+                snapshot_token(table, snap)
+                if plan.report.snapshot_id == (snap.id if snap is not None else None)
+                else ""
+            ),
         }
 
     def _file_report(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:

@@ -263,7 +263,7 @@ def plan_candidates(request: DmlRequest) -> Candidates:
         return Candidates(None, (), cond, alias, what, None)
     tz = session_time_zone(spark, time_zone)
     predicate = condition_predicate(condition, table.schema.row_type, alias, tz)
-    plan = ScanPlanner(table).plan(predicate, time_zone=tz, snapshot_id=snapshot.id)
+    plan = ScanPlanner(table).plan(predicate, time_zone=tz, snapshot=snapshot)
     return Candidates(snapshot, tuple(plan.files), cond, alias, what, plan.report)
 
 

@@ -130,9 +130,9 @@ def plan_merge_target(
         predicate = and_(ons.target_predicate, predicate)
     planner = ScanPlanner(table)
     try:
-        plan = planner.plan(predicate, time_zone=time_zone, snapshot_id=snapshot.id)
+        plan = planner.plan(predicate, time_zone=time_zone, snapshot=snapshot)
     except TypeMismatchError:  # not expected (types are checked): keep every file
-        plan = planner.plan(AlwaysTrue(), time_zone=time_zone, snapshot_id=snapshot.id)
+        plan = planner.plan(AlwaysTrue(), time_zone=time_zone, snapshot=snapshot)
         pruned_by = ()
     report = plan.report
     if len(report.predicate) > _REPORT_PREDICATE_CHARS:  # thousands of key values

@@ -52,17 +52,9 @@ final class LakeFileIndex extends PartitioningAwareFileIndex {
   private final scala.collection.immutable.Map<Path, FileStatus[]> leafDirs;
   private final scala.collection.immutable.Seq<Path> roots;
   private final scala.collection.immutable.Seq<FileStatus> all;
-  private final SparkSession session;
 
-  private static final int CACHED = 16;
   /** Indexes by (session, partition schema, the reply's file list): see {@link #of}. */
-  private static final Map<List<Object>, LakeFileIndex> INDEXES =
-      new LinkedHashMap<>(CACHED, 0.75f, true) {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<List<Object>, LakeFileIndex> e) {
-          return size() > CACHED;
-        }
-      };
+  private static final Lru<SessionKey, LakeFileIndex> INDEXES = new Lru<>(16);
 
   /**
    * The index of exactly these files, shared with earlier queries that kept the same files.
@@ -73,18 +65,13 @@ final class LakeFileIndex extends PartitioningAwareFileIndex {
    * two scans of one query over the same files share one index, as they may share a read.
    */
   static LakeFileIndex of(SparkSession session, StructType partitionSchema, JsonNode files) {
-    List<Object> key = java.util.Arrays.asList(
-        System.identityHashCode(session), partitionSchema.json(), files.toString());
-    synchronized (INDEXES) {
-      LakeFileIndex hit = INDEXES.get(key);
-      if (hit != null && hit.session == session) {
-        return hit;
-      }
+    SessionKey key = new SessionKey(session, partitionSchema.json(), files.toString());
+    LakeFileIndex hit = INDEXES.get(key);
+    if (hit != null) {
+      return hit;
     }
     LakeFileIndex built = new LakeFileIndex(session, partitionSchema, files);
-    synchronized (INDEXES) {
-      INDEXES.put(key, built);
-    }
+    INDEXES.put(key, built);
     return built;
   }
 
@@ -94,7 +81,6 @@ final class LakeFileIndex extends PartitioningAwareFileIndex {
         scala.collection.immutable.Map$.MODULE$.<String, String>empty(),
         Option.empty(),
         PartitioningAwareFileIndex.$lessinit$greater$default$4());
-    this.session = session;
     this.leafFiles = new scala.collection.mutable.LinkedHashMap<>();
     boolean partitioned = partitionSchema.fields().length > 0;
     Map<String, List<FileStatus>> groups = new LinkedHashMap<>();

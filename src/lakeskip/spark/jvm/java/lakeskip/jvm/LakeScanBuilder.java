@@ -64,10 +64,10 @@ final class LakeScanBuilder implements SupportsPushDownCatalystFilters, Supports
   @Override
   public Scan build() {
     SparkSession session = SparkSession.active();
-    ScanCache.Key key = null;
+    SessionKey key = null;
     if (!table.token.isEmpty()) {
       // everything the plan_scan payload below is made of, without making it
-      key = new ScanCache.Key(session, table.token, table.name() + "@" + table.snapshotId,
+      key = ScanCache.key(session, table.token, table.name() + "@" + table.snapshotId,
           filters, required, options);
       ScanCache.Entry hit = ScanCache.get(key);
       if (hit != null && reported(hit.reportId)) {

@@ -3,10 +3,7 @@ package lakeskip.jvm;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Iterator;
-import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.connector.read.PartitionReaderFactory;
 import org.apache.spark.sql.execution.datasources.v2.parquet.ParquetScan;
@@ -26,14 +23,7 @@ import org.apache.spark.sql.sources.Filter;
  * Spark's ContextCleaner once no plan holds it.
  */
 final class ReaderFactories {
-  private static final int MAX = 16;
-  private static final Map<Key, PartitionReaderFactory> CACHE =
-      new LinkedHashMap<>(MAX, 0.75f, true) {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<Key, PartitionReaderFactory> e) {
-          return size() > MAX;
-        }
-      };
+  private static final Lru<SessionKey, PartitionReaderFactory> CACHE = new Lru<>(16);
 
   private ReaderFactories() {}
 
@@ -43,82 +33,42 @@ final class ReaderFactories {
       return scan.createReaderFactory(); // not built by lakeskip's scan builder: not keyed
     }
     // the key is taken before createReaderFactory, which writes into the scan's Hadoop conf
-    Key key = new Key(scan);
-    synchronized (CACHE) {
-      PartitionReaderFactory hit = CACHE.get(key);
-      if (hit != null) {
-        return hit;
-      }
+    SessionKey key = key(scan);
+    PartitionReaderFactory hit = CACHE.get(key);
+    if (hit != null) {
+      return hit;
     }
     PartitionReaderFactory built = scan.createReaderFactory();
-    synchronized (CACHE) {
-      CACHE.put(key, built);
-    }
+    CACHE.put(key, built);
     return built;
   }
 
   /** Forget every factory (tests; a stopped SparkContext's broadcasts are unusable). */
   static void clear() {
-    synchronized (CACHE) {
-      CACHE.clear();
-    }
+    CACHE.clear();
   }
 
-  private static final class Key {
-    private final SparkSession session;
-    private final String dataSchema;
-    private final String readDataSchema;
-    private final String readPartitionSchema;
-    private final List<Filter> filters;
-    private final String filterText;
-    private final Map<String, String> options;
-    private final scala.collection.immutable.Map<String, String> sqlConf;
-    private final Map<String, String> hadoopConf;
-    private final int hash;
-
-    Key(ParquetScan scan) {
-      this.session = scan.sparkSession();
-      this.dataSchema = scan.dataSchema().json();
-      this.readDataSchema = scan.readDataSchema().json();
-      this.readPartitionSchema = scan.readPartitionSchema().json();
-      Filter[] pushed = scan.pushedFilters();
-      this.filters = Arrays.asList(pushed.clone());
-      // toString as well as equals: Scala's == calls 0.0 and -0.0 (or 1 and 1L) equal
-      this.filterText = Arrays.toString(pushed);
-      this.options = new HashMap<>(scan.options().asCaseSensitiveMap());
-      this.sqlConf = session.sessionState().conf().getAllConfs();
-      this.hadoopConf = new HashMap<>();
-      for (Iterator<Map.Entry<String, String>> it = scan.hadoopConf().iterator(); it.hasNext(); ) {
-        Map.Entry<String, String> e = it.next();
-        hadoopConf.put(e.getKey(), e.getValue());
-      }
-      this.hash =
-          Objects.hash(
-              System.identityHashCode(session), dataSchema, readDataSchema, readPartitionSchema,
-              filterText, options, sqlConf, hadoopConf);
+  /**
+   * Everything a factory is built from: the read schemas, the pushed filters (as values and
+   * as text), the options, the session's SQL settings and the scan's Hadoop settings.
+   */
+  private static SessionKey key(ParquetScan scan) {
+    SparkSession session = scan.sparkSession();
+    Filter[] pushed = scan.pushedFilters();
+    Map<String, String> hadoopConf = new HashMap<>();
+    for (Iterator<Map.Entry<String, String>> it = scan.hadoopConf().iterator(); it.hasNext(); ) {
+      Map.Entry<String, String> e = it.next();
+      hadoopConf.put(e.getKey(), e.getValue());
     }
-
-    @Override
-    public boolean equals(Object o) {
-      if (!(o instanceof Key)) {
-        return false;
-      }
-      Key k = (Key) o;
-      return session == k.session
-          && hash == k.hash
-          && dataSchema.equals(k.dataSchema)
-          && readDataSchema.equals(k.readDataSchema)
-          && readPartitionSchema.equals(k.readPartitionSchema)
-          && filterText.equals(k.filterText)
-          && filters.equals(k.filters)
-          && options.equals(k.options)
-          && sqlConf.equals(k.sqlConf)
-          && hadoopConf.equals(k.hadoopConf);
-    }
-
-    @Override
-    public int hashCode() {
-      return hash;
-    }
+    return new SessionKey(
+        session,
+        scan.dataSchema().json(),
+        scan.readDataSchema().json(),
+        scan.readPartitionSchema().json(),
+        Arrays.asList(pushed.clone()),
+        Arrays.toString(pushed),
+        new HashMap<>(scan.options().asCaseSensitiveMap()),
+        session.sessionState().conf().getAllConfs(),
+        hadoopConf);
   }
 }

@@ -3,10 +3,7 @@ package lakeskip.jvm;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.Objects;
 import java.util.Properties;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.spark.sql.SparkSession;
@@ -44,14 +41,7 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * never hit again (the session is in the key) and age out.
  */
 final class ScanCache {
-  private static final int MAX = 32;
-  private static final Map<Key, Entry> CACHE =
-      new LinkedHashMap<>(MAX, 0.75f, true) {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<Key, Entry> e) {
-          return size() > MAX;
-        }
-      };
+  private static final Lru<SessionKey, Entry> CACHE = new Lru<>(32);
 
   private ScanCache() {}
 
@@ -68,11 +58,8 @@ final class ScanCache {
     }
   }
 
-  static Entry get(Key key) {
-    Entry hit;
-    synchronized (CACHE) {
-      hit = CACHE.get(key);
-    }
+  static Entry get(SessionKey key) {
+    Entry hit = CACHE.get(key);
     if (hit == null) {
       return null;
     }
@@ -80,29 +67,19 @@ final class ScanCache {
     return now != null && now.equals(hit.hadoop) ? hit : null;
   }
 
-  static void put(Key key, Scan scan, String reportId) {
+  static void put(SessionKey key, Scan scan, String reportId) {
     Properties now = hadoopProps(key.session);
     if (now == null) {
       return;
     }
     Properties copy = new Properties();
     copy.putAll(now);
-    synchronized (CACHE) {
-      CACHE.put(key, new Entry(scan, reportId, copy));
-    }
+    CACHE.put(key, new Entry(scan, reportId, copy));
   }
 
-  /** Forget every scan (tests). */
+  /** Forget every scan (a new Python handler: its reports are not the old one's). */
   static void clear() {
-    synchronized (CACHE) {
-      CACHE.clear();
-    }
-  }
-
-  static int size() {
-    synchronized (CACHE) {
-      return CACHE.size();
-    }
+    CACHE.clear();
   }
 
   private static volatile Method getProps;
@@ -151,65 +128,27 @@ final class ScanCache {
     return out;
   }
 
-  static final class Key {
-    final SparkSession session;
-    private final String token;
-    private final String table;
-    private final String timeZone;
-    private final List<Expression> filters;
-    private final String filterText;
-    private final StructType required;
-    private final Map<String, String> options;
-    private final scala.collection.immutable.Map<String, String> sqlConf;
-    private final int hash;
-
-    /**
-     * @param token the table's snapshot token from load_table
-     * @param table the table's name and pinned snapshot; with the filters and the SQL
-     *     settings (time zone, {@code spark.paimon.*}) they determine the plan_scan payload
-     */
-    Key(
-        SparkSession session, String token, String table,
-        scala.collection.immutable.Seq<Expression> filters, StructType required,
-        CaseInsensitiveStringMap options) {
-      this.session = session;
-      this.token = token;
-      this.table = table;
-      // the SQL settings hold the time zone only when set; the default is the JVM's
-      this.timeZone = session.sessionState().conf().sessionLocalTimeZone();
-      this.filters = normalized(filters);
-      this.filterText = this.filters.toString();
-      this.required = required;
-      this.options = new HashMap<>(options.asCaseSensitiveMap());
-      this.sqlConf = session.sessionState().conf().getAllConfs();
-      this.hash =
-          Objects.hash(
-              System.identityHashCode(session), token, table, timeZone, filterText, required,
-              options,
-              sqlConf);
-    }
-
-    @Override
-    public boolean equals(Object o) {
-      if (!(o instanceof Key)) {
-        return false;
-      }
-      Key k = (Key) o;
-      return session == k.session
-          && hash == k.hash
-          && token.equals(k.token)
-          && table.equals(k.table)
-          && timeZone.equals(k.timeZone)
-          && filterText.equals(k.filterText)
-          && filters.equals(k.filters)
-          && Objects.equals(required, k.required)
-          && options.equals(k.options)
-          && sqlConf.equals(k.sqlConf);
-    }
-
-    @Override
-    public int hashCode() {
-      return hash;
-    }
+  /**
+   * The key of a scan of {@code table} (its name and pinned snapshot) at snapshot
+   * {@code token}: with the filters and the SQL settings (time zone, {@code spark.paimon.*})
+   * these determine the plan_scan payload; the required columns and options complete what
+   * Spark's Parquet scan is built from.
+   */
+  static SessionKey key(
+      SparkSession session, String token, String table,
+      scala.collection.immutable.Seq<Expression> filters, StructType required,
+      CaseInsensitiveStringMap options) {
+    List<Expression> normal = normalized(filters);
+    return new SessionKey(
+        session,
+        token,
+        table,
+        // the SQL settings hold the time zone only when set; the default is the JVM's
+        session.sessionState().conf().sessionLocalTimeZone(),
+        normal,
+        normal.toString(),
+        required,
+        new HashMap<>(options.asCaseSensitiveMap()),
+        session.sessionState().conf().getAllConfs());
   }
 }

@@ -8,9 +8,7 @@ import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HexFormat;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
 import org.apache.spark.sql.SparkSession;
@@ -29,14 +27,7 @@ import org.apache.spark.sql.connector.catalog.Identifier;
  * kept. Bounded (LRU); {@link #clear} when a catalog is re-bound to another warehouse.
  */
 public final class TableCache {
-  private static final int MAX = 64;
-  private static final Map<List<Object>, Entry> CACHE =
-      new LinkedHashMap<>(MAX, 0.75f, true) {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<List<Object>, Entry> e) {
-          return size() > MAX;
-        }
-      };
+  private static final Lru<List<Object>, Entry> CACHE = new Lru<>(64);
 
   private TableCache() {}
 
@@ -51,19 +42,14 @@ public final class TableCache {
     }
   }
 
+  /** Per catalog instance (its warehouse) and table; Spark's identifiers compare by value. */
   private static List<Object> key(LakeOps ops, Identifier ident) {
-    List<Object> k = new ArrayList<>(Arrays.asList((Object[]) ident.namespace()));
-    k.add(0, ops);
-    k.add(ident.name());
-    return k;
+    return Arrays.asList(ops, ident);
   }
 
   /** The cached table if every fact Python named still holds, else null. */
   static LakeTable get(LakeOps ops, Identifier ident) {
-    Entry e;
-    synchronized (CACHE) {
-      e = CACHE.get(key(ops, ident));
-    }
+    Entry e = CACHE.get(key(ops, ident));
     if (e == null) {
       return null;
     }
@@ -99,23 +85,17 @@ public final class TableCache {
       e.files.add(new Path(f.get(0).asText()));
       e.digests.add(f.get(1).asText());
     }
-    synchronized (CACHE) {
-      CACHE.put(key(ops, ident), e);
-    }
+    CACHE.put(key(ops, ident), e);
   }
 
   /** Forget one table (a DDL through this catalog). */
   static void forget(LakeOps ops, Identifier ident) {
-    synchronized (CACHE) {
-      CACHE.remove(key(ops, ident));
-    }
+    CACHE.remove(key(ops, ident));
   }
 
   /** Forget every table (a catalog re-bound to another warehouse; tests). */
   public static void clear() {
-    synchronized (CACHE) {
-      CACHE.clear();
-    }
+    CACHE.clear();
   }
 
   /**
