@@ -32,6 +32,13 @@ smaller row groups let Spark's reader skip more of a file. A bloom filter needs 
 parquet-mr); without ``expected.ndv`` it is sized for the file's row count, which is never too
 small, so its false-positive rate stays at or below ``fpp``.
 
+Statistics follow what Spark's pushed Parquet filters assume (issue 26): a FLOAT/DOUBLE leaf
+column that holds a NaN in a file gets no statistics in that file (no min/max, no column
+index; see :func:`nan_leaf_paths`), as parquet-mr writes none; pyarrow would write min/max
+without the NaN, and Spark, which orders NaN above +Infinity, would then skip row groups
+whose NaN rows match ``c = NaN`` or ``c > x``. Signed zeros need nothing: pyarrow already
+writes a min of 0.0 as -0.0 and a max of -0.0 as +0.0, Parquet's rule.
+
 Example:
     >>> from lakeskip.types import RowType, parse_sql_type
     >>> rt = RowType.of(("id", parse_sql_type("BIGINT")), ("ok", parse_sql_type("BOOLEAN")))
@@ -63,6 +70,7 @@ __all__ = [
     "BloomFilterSpec",
     "ParquetWriteOptions",
     "is_parquet_option",
+    "nan_leaf_paths",
     "parquet_write_options",
 ]
 
@@ -132,7 +140,48 @@ class ParquetWriteOptions:
             kwargs["row_group_size"] = max(1, self.block_size * num_rows // max(1, nbytes))
         if self.bloom_filters:
             kwargs["bloom_filter_options"] = self.bloom_filter_options(num_rows)
+        nan_leaves = nan_leaf_paths(table)
+        if nan_leaves:
+            kwargs["write_statistics"] = [
+                p for f in table.schema for p in _leaf_paths(f.name, f.type) if p not in nan_leaves
+            ]
         return kwargs
+
+
+def nan_leaf_paths(table: pa.Table) -> frozenset[str]:
+    """Leaf column paths of FLOAT/DOUBLE values in ``table`` that hold a NaN.
+
+    These get no Parquet statistics (so no min/max in the row-group statistics and no column
+    index): pyarrow leaves NaN out of min/max, and a reader that orders NaN above +Infinity, as
+    Spark and parquet-mr do, would skip a row group whose NaN rows match ``c = NaN``,
+    ``c > x`` or ``c <> x``. parquet-mr writes no min/max for such a chunk either.
+
+    >>> t = pa.table({"a": [1.0, float("nan")], "b": [1.0, 2.0],
+    ...               "m": pa.array([[("k", float("nan"))]], pa.map_(pa.string(), pa.float32()))
+    ...               .take([0, 0])})
+    >>> sorted(nan_leaf_paths(t))
+    ['a', 'm.key_value.value']
+    """
+    out: set[str] = set()
+    for f, column in zip(table.schema, table.columns, strict=True):
+        for chunk in column.chunks:
+            _nan_leaves(f.name, chunk, out)
+    return frozenset(out)
+
+
+def _nan_leaves(name: str, values: pa.Array, out: set[str]) -> None:
+    t = values.type
+    if pa.types.is_floating(t):
+        if name not in out and pc.any(pc.is_nan(values)).as_py():
+            out.add(name)
+    elif pa.types.is_map(t):
+        _nan_leaves(f"{name}.key_value.key", values.keys, out)
+        _nan_leaves(f"{name}.key_value.value", values.items, out)
+    elif pa.types.is_list(t) or pa.types.is_large_list(t):
+        _nan_leaves(f"{name}.list.element", values.flatten(), out)
+    elif pa.types.is_struct(t):
+        for i in range(t.num_fields):
+            _nan_leaves(f"{name}.{t.field(i).name}", values.field(i), out)
 
 
 def _leaf_paths(name: str, t: pa.DataType) -> list[str]:

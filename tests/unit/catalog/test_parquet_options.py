@@ -214,3 +214,67 @@ def test_nested_columns_keep_their_dictionary() -> None:
     assert opts.use_dictionary(t) == ["tags.key_value.key", "tags.key_value.value"]
     off = parquet_write_options({"parquet.enable.dictionary": "false"}, ROW)
     assert off.use_dictionary(t) == []
+
+
+FLOATS = RowType.of(
+    ("id", parse_sql_type("BIGINT")),
+    ("d", parse_sql_type("DOUBLE")),
+    ("f", parse_sql_type("FLOAT")),
+    ("z", parse_sql_type("DOUBLE")),
+    ("m", parse_sql_type("MAP<STRING, DOUBLE>")),
+    ("a", parse_sql_type("ARRAY<FLOAT>")),
+)
+
+
+def _float_file(catalog: Catalog, rows: int = 40) -> pq.ParquetFile:
+    nan, inf = float("nan"), float("inf")
+    data = pa.table(
+        {
+            "id": pa.array(range(rows), pa.int64()),
+            "d": [nan if i % 10 == 0 else inf if i % 10 == 1 else float(i) for i in range(rows)],
+            "f": pa.array([float(i) for i in range(rows)], pa.float32()),  # no NaN: keeps stats
+            "z": [0.0 if i % 2 else 1.0 for i in range(rows)],
+            "m": pa.array(
+                [[("k", nan if i == 3 else 1.0)] for i in range(rows)],
+                pa.map_(pa.string(), pa.float64()),
+            ),
+            "a": pa.array(
+                [[1.0, nan] if i == 5 else [2.0] for i in range(rows)], pa.list_(pa.float32())
+            ),
+        }
+    )
+    table = catalog.create_table("t", FLOATS, options={"parquet.block.size": "200"})
+    spec = WriteSpec(file_io=table.file_io, table_path=table.path, schema=table.schema)
+    (e,) = write_all(spec, [data])
+    return pq.ParquetFile(f"{table.path}/{table.partition_path(e.partition)}/{e.file.file_name}")
+
+
+def test_float_chunks_holding_nan_get_no_statistics_and_no_column_index(catalog: Catalog) -> None:
+    """Issue 26: pyarrow leaves NaN out of min/max (min 2.0, max inf), and Spark's pushed
+    Parquet filters (NaN above +Infinity) then skip row groups whose NaN rows match."""
+    meta = _float_file(catalog).metadata
+    assert meta.num_row_groups >= 2
+    for g in range(meta.num_row_groups):
+        rg = meta.row_group(g)
+        cols = {rg.column(i).path_in_schema: rg.column(i) for i in range(rg.num_columns)}
+        for path in ("d", "m.key_value.value", "a.list.element"):  # the file holds NaN there
+            assert not cols[path].is_stats_set, f"{path}: NaN-less min/max written"
+            assert not cols[path].has_column_index, f"{path}: NaN-less column index written"
+        for path in ("id", "f", "z", "m.key_value.key"):
+            assert cols[path].is_stats_set and cols[path].statistics.has_min_max, path
+            assert cols[path].has_column_index, path
+
+
+def test_zero_bounds_follow_parquets_signed_zero_rule(catalog: Catalog) -> None:
+    """A min of 0.0 is written as -0.0 and a max of -0.0 as +0.0 (pyarrow does this
+    itself; parquet-mr's reader widens the same way), so ``c = -0.0`` / ``c = 0.0`` keep
+    the row group."""
+    double = parse_sql_type("DOUBLE")
+    table = catalog.create_table("t", RowType.of(("p", double), ("n", double)))
+    spec = WriteSpec(file_io=table.file_io, table_path=table.path, schema=table.schema)
+    (e,) = write_all(spec, [pa.table({"p": [0.0, 1.0], "n": [-1.0, -0.0]})])
+    path = f"{table.path}/{table.partition_path(e.partition)}/{e.file.file_name}"
+    rg = pq.ParquetFile(path).metadata.row_group(0)
+    p, n = rg.column(0).statistics, rg.column(1).statistics
+    assert str(p.min) == "-0.0" and p.max == 1.0
+    assert n.min == -1.0 and str(n.max) == "0.0"
