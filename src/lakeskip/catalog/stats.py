@@ -31,6 +31,7 @@ Example:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -43,9 +44,16 @@ from lakeskip.errors import CorruptMetadataError
 from lakeskip.types import DataType, RowType, TypeRoot
 
 if TYPE_CHECKING:
+    from lakeskip.catalog.manifest import ManifestEntry
     from lakeskip.catalog.schema import TableSchema
 
-__all__ = ["collect_stats", "file_column_stats", "truncate_max", "truncate_min"]
+__all__ = [
+    "collect_stats",
+    "file_column_stats",
+    "nan_unsafe_columns",
+    "truncate_max",
+    "truncate_min",
+]
 
 _MAX_CODE_POINT = 0x10FFFF
 _SURROGATES = range(0xD800, 0xE000)
@@ -198,3 +206,63 @@ def file_column_stats(
             continue  # type changed: old stats are in the old type's form
         out[now.name] = (mins[i], maxs[i], counts[i] if counts else None)
     return out
+
+
+def nan_unsafe_columns(
+    entries: Iterable[ManifestEntry],
+    table_schema: TableSchema,
+    schema_by_id: Callable[[int], TableSchema],
+) -> frozenset[str]:
+    """Top-level FLOAT/DOUBLE columns (current names) that Spark must not filter on by the
+    Parquet statistics of these files: some file may hold a NaN there.
+
+    Files written before issue 26 have Parquet min/max that leave NaN out (pyarrow), and
+    Spark's pushed filters, which order NaN above +Infinity, skip their NaN rows. A file's
+    manifest stats tell which files cannot hold a NaN: a min/max (a NaN drops them, see
+    :func:`collect_stats`), or only nulls. Everything else -- NaN, ``counts``/``none``
+    stats mode, undecodable or retyped stats -- is unsafe: the scan then keeps the column's
+    comparisons out of Spark's pushed Parquet filters (Spark still applies them to every
+    row). The manifest does not say which writer wrote a file, so files rewritten since
+    (whose Parquet statistics are now safe) count as unsafe too when they hold a NaN.
+
+    >>> from lakeskip.catalog.data_file import make_data_file_meta
+    >>> from lakeskip.catalog.manifest import FileKind, ManifestEntry
+    >>> from lakeskip.catalog.schema import TableSchema
+    >>> from lakeskip.types import BIGINT, DOUBLE
+    >>> schema = TableSchema.create(0, RowType.of(("id", BIGINT), ("a", DOUBLE),
+    ...                             ("b", DOUBLE)), (), {}, None)
+    >>> t = pa.table({"id": [1, 2], "a": [1.0, float("nan")], "b": [1.0, 2.0]})
+    >>> stats, cols = collect_stats(t, schema.row_type, "full")
+    >>> meta = make_data_file_meta("f", 1, 2, stats, cols, schema.id, None, ())
+    >>> e = ManifestEntry(kind=FileKind.ADD, partition=(), bucket=0, total_buckets=-1, file=meta)
+    >>> sorted(nan_unsafe_columns([e], schema, lambda _: schema))
+    ['a']
+    """
+    floats = {
+        f.id: f.name
+        for f in table_schema.row_type
+        if f.type.root in (TypeRoot.FLOAT, TypeRoot.DOUBLE)
+    }
+    unsafe: set[str] = set()
+    for e in entries:
+        if len(unsafe) == len(floats):
+            break
+        meta = e.file
+        try:
+            file_schema = schema_by_id(meta.schema_id)
+        except Exception:  # unknown schema: any float column may hold NaN
+            unsafe.update(floats.values())
+            break
+        try:
+            stats = file_column_stats(meta, file_schema, table_schema)
+        except Exception:  # undecodable stats: as if there were none
+            stats = {}
+        file_ids = {f.id for f in file_schema.row_type}
+        for fid, name in floats.items():
+            if name in unsafe or fid not in file_ids:
+                continue  # a column added after the file was written is all nulls in it
+            s = stats.get(name)
+            lo, hi, nulls = s if s is not None else (None, None, None)
+            if (lo is None or hi is None) and nulls != meta.row_count:
+                unsafe.add(name)
+    return frozenset(unsafe)

@@ -24,6 +24,7 @@ from pyspark.sql import functions as F
 
 from lakeskip.catalog.manifest import ManifestEntry
 from lakeskip.catalog.snapshot import Snapshot
+from lakeskip.catalog.stats import nan_unsafe_columns
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.types import RowType
 
@@ -32,6 +33,7 @@ __all__ = [
     "POS_COLUMN",
     "DeletionVectors",
     "live_rows_frame",
+    "nan_safe_frame",
     "read_vectors",
     "spark_path",
     "table_file_paths",
@@ -75,6 +77,26 @@ def view_over_files(spark: SparkSession, row_type: RowType, paths: Sequence[str]
     """A DataFrame over exactly these Parquet files with the table's schema."""
     reader = spark.read.schema(row_type.spark_ddl())
     return reader.parquet(*[spark_path(p) for p in paths])
+
+
+def nan_safe_frame(
+    df: DataFrame, table: FileStoreTable, entries: Sequence[ManifestEntry]
+) -> DataFrame:
+    """``df`` (the rows of ``entries``) with every FLOAT/DOUBLE column that may hold NaN in a
+    file with NaN-less Parquet statistics (:func:`~lakeskip.catalog.stats.nan_unsafe_columns`)
+    hidden from Spark's Parquet filter pushdown: ``nanvl(c, c)`` is ``c`` (NaN, NULL and -0.0
+    included) but no longer a bare column, so no filter on it reaches the statistics, which
+    would skip NaN rows matching ``c = NaN`` or ``c > x`` (issue 26). Spark still applies
+    every filter to the rows."""
+    unsafe = nan_unsafe_columns(entries, table.schema, table.schema_by_id)
+    if not unsafe:
+        return df
+    return df.select(
+        *[
+            F.nanvl(F.col(f"`{c}`"), F.col(f"`{c}`")).alias(c) if c in unsafe else F.col(f"`{c}`")
+            for c in df.columns
+        ]
+    )
 
 
 def read_vectors(
@@ -124,7 +146,7 @@ def live_rows_frame(
     wanted = {e.file.file_name for e in entries}
     vectors = {n: bm for n, bm in dvs.vectors.items() if n in wanted and len(bm)}
     if not with_position and not vectors:
-        return df
+        return nan_safe_frame(df, table, entries)
     columns = df.columns
     df = df.select(
         "*",
@@ -135,4 +157,6 @@ def live_rows_frame(
         df = df.join(
             F.broadcast(_deleted_frame(spark, vectors)), [FILE_COLUMN, POS_COLUMN], "left_anti"
         )
-    return df if with_position else df.select(*[F.col(f"`{c}`") for c in columns])
+    if not with_position:
+        df = df.select(*[F.col(f"`{c}`") for c in columns])
+    return nan_safe_frame(df, table, entries)

@@ -183,3 +183,40 @@ def test_modes_round_trip_through_file_column_stats(mode: str) -> None:
     }
     expected = table[mode]
     assert got == expected, mode
+
+
+def _entry(data: dict[str, list[Any]], rt: RowType, schema_id: int, mode: str = "full") -> Any:
+    from lakeskip.catalog import FileKind, ManifestEntry
+
+    stats, cols = collect_stats(pa.table(data, schema=rt.to_arrow()), rt, mode)
+    meta = make_data_file_meta(
+        "f.parquet", 1, len(next(iter(data.values()))), stats, cols, schema_id, None, ()
+    )
+    return ManifestEntry(FileKind.ADD, (), 0, -1, meta)
+
+
+def test_nan_unsafe_columns_are_the_float_columns_that_may_hold_nan() -> None:
+    """Issue 26: the scan keeps comparisons on these columns out of Spark's pushed Parquet
+    filters (files written before the fix have min/max without NaN)."""
+    from lakeskip.catalog.stats import nan_unsafe_columns
+
+    old_rt = RowType((Field(0, "id", BIGINT), Field(1, "a", DOUBLE), Field(2, "b", DOUBLE)))
+    new_rt = RowType((*old_rt.fields, Field(3, "added", DOUBLE)))
+    old = TableSchema.create(0, old_rt, [], {}, None)
+    new = dataclasses.replace(TableSchema.create(1, new_rt, [], {}, None), highest_field_id=3)
+    schemas = {0: old, 1: new}.__getitem__
+    plain = _entry({"id": [1, 2], "a": [1.0, -0.0], "b": [math.inf, None]}, old_rt, 0)
+    nan_a = _entry({"id": [1, 2], "a": [math.nan, 1.0], "b": [None, None]}, old_rt, 0)
+    nulls_b = _entry({"id": [1], "a": [1.0], "b": [None]}, old_rt, 0, "counts")
+    nan_added = _entry({"id": [1], "a": [1.0], "b": [1.0], "added": [math.nan]}, new_rt, 1)
+    assert nan_unsafe_columns([plain], new, schemas) == frozenset(), "bounds: no NaN"
+    assert nan_unsafe_columns([plain, nan_a], new, schemas) == {"a"}, "NaN drops a's bounds"
+    assert nan_unsafe_columns([nulls_b], new, schemas) == {"a"}, (
+        "counts mode: a unknown; b only nulls; 'added' not in the file (nulls)"
+    )
+    assert nan_unsafe_columns([nan_added], new, schemas) == {"added"}
+
+    def unknown(schema_id: int) -> TableSchema:
+        raise KeyError(schema_id)
+
+    assert nan_unsafe_columns([plain], new, unknown) == {"a", "b", "added"}, "unknown schema"

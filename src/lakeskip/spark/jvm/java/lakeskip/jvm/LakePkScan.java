@@ -104,7 +104,7 @@ final class LakePkScan implements Scan, Batch {
     java.util.Set<String> keyColumns = new java.util.HashSet<>(keys);
     keyColumns.addAll(table.partitionKeys);
     List<Expression> keyFilters = new ArrayList<>();
-    for (Expression e : CollectionConverters.asJava(filters)) {
+    for (Expression e : CollectionConverters.asJava(LakeScanBuilder.pushable(filters, reply))) {
       boolean onKeys = e.deterministic() && !e.references().isEmpty();
       for (Attribute a : CollectionConverters.asJava(e.references().toSeq())) {
         onKeys &= keyColumns.contains(a.name());

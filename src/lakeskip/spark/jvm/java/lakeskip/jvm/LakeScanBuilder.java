@@ -6,7 +6,11 @@ import java.util.Base64;
 import java.util.HashMap;
 import java.util.Map;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.IsNotNull;
+import org.apache.spark.sql.catalyst.expressions.IsNull;
+import org.apache.spark.sql.catalyst.expressions.UnaryExpression;
 import org.apache.spark.sql.connector.expressions.filter.Predicate;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.SupportsPushDownRequiredColumns;
@@ -129,12 +133,44 @@ final class LakeScanBuilder implements SupportsPushDownCatalystFilters, Supports
     }
     ParquetScanBuilder parquet =
         new ParquetScanBuilder(session, index, schema, dataSchema, options);
-    parquet.pushFilters(filters);
+    parquet.pushFilters(pushable(filters, reply));
     if (want != null) {
       parquet.pruneColumns(want);
     }
     Scan scan = parquet.build();
     return new LakeScan(vectors.isEmpty() ? scan : new LakeDvScan(scan, vectors));
+  }
+
+  /**
+   * The filters Spark's Parquet scan may use to skip row groups and pages: all but those on a
+   * column Python named {@code unpushable} (a FLOAT/DOUBLE column that may hold NaN in a file
+   * whose Parquet min/max leave NaN out, issue 26; Spark orders NaN above +Infinity, so
+   * {@code c = NaN} or {@code c > x} would skip its NaN rows). {@code IS [NOT] NULL} only
+   * reads null counts and stays. Every filter is still applied to the rows by Spark.
+   */
+  static scala.collection.immutable.Seq<Expression> pushable(
+      scala.collection.immutable.Seq<Expression> filters, JsonNode reply) {
+    java.util.Set<String> unsafe = new java.util.HashSet<>();
+    for (JsonNode n : reply.path("unpushable")) {
+      unsafe.add(n.asText().toLowerCase(java.util.Locale.ROOT));
+    }
+    if (unsafe.isEmpty()) {
+      return filters;
+    }
+    java.util.List<Expression> out = new java.util.ArrayList<>();
+    for (Expression e : scala.jdk.javaapi.CollectionConverters.asJava(filters)) {
+      boolean nullTest = (e instanceof IsNull || e instanceof IsNotNull)
+          && ((UnaryExpression) e).child() instanceof Attribute;
+      boolean touches = false;
+      for (Attribute a :
+          scala.jdk.javaapi.CollectionConverters.asJava(e.references().toSeq())) {
+        touches |= unsafe.contains(a.name().toLowerCase(java.util.Locale.ROOT));
+      }
+      if (nullTest || !touches) {
+        out.add(e);
+      }
+    }
+    return scala.jdk.javaapi.CollectionConverters.asScala(out).toList();
   }
 
   /**
