@@ -13,6 +13,8 @@
  *          files and Parquet row-group stats; rows are not filtered one by one).
  *      predicate: {"and": [p, ...]} | {"or": [p, ...]} |
  *                 {"op": "eq|ne|lt|le|gt|ge|in|notin|isnull|isnotnull", "col": c, "values": [...]}
+ *   {"op": "read_filtered", "table": "db.t", "query": predicate} -> the rows Paimon reads with
+ *                 the filter (its kept files and row groups; rows are not filtered one by one)
  *   {"op": "files", "table": "db.t"} -> [{"file", "partition", "extra", "embedded" (hex)}]
  *   {"op": "expire", "table": "db.t", "retain": n} -> number of expired snapshots
  *   {"op": "dv", "positions": [n, ...]} -> hex of Paimon's BitmapDeletionVector bytes
@@ -109,6 +111,8 @@ public class PaimonProbe {
                             Collections.singletonMap("scan.tag-name", op.get("tag").asText()));
                 }
                 return read(readTable, op);
+            case "read_filtered":
+                return readFiltered(table(catalog, id), op);
             case "files":
                 return files(table(catalog, id));
             case "expire":
@@ -274,6 +278,11 @@ public class PaimonProbe {
             r.set("kept", JSON.valueToTree(kept));
         }
         return res;
+    }
+
+    static JsonNode readFiltered(FileStoreTable t, JsonNode op) throws Exception {
+        ReadBuilder rb = t.newReadBuilder().withFilter(predicate(t.rowType(), op.get("query")));
+        return JSON.valueToTree(rows(rb, rb.newScan().plan().splits()));
     }
 
     static JsonNode files(FileStoreTable t) throws Exception {
