@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -125,6 +126,34 @@ def test_delete_where_nan_removes_the_nan_rows_of_old_files(
         spark.sql(f"DELETE FROM lakeskip.nan.{name} WHERE c > double('Infinity')")
         assert _count(spark, name, "isnan(c)") == 0, name
         assert _count(spark, name, "true") == 900, name
+
+
+def test_compaction_rewrites_old_files_with_safe_statistics(
+    spark: SparkSession, nan_session: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rows = _issue_rows()
+    spark.sql("CREATE TABLE lakeskip.nan.compacted (id BIGINT, c DOUBLE)")
+    table = nan_session.catalog.get_table("nan.compacted")
+    for half in (rows[:500], rows[500:]):
+        data = pa.table({"id": [r[0] for r in half], "c": [r[1] for r in half]})
+        write_old_file(table, data, monkeypatch)
+
+    def c_stats() -> list[bool]:
+        t = nan_session.catalog.get_table("nan.compacted")
+        out = []
+        for e in t.scan_files():
+            with t.file_io.open_input(t.data_file_path(e)) as f:
+                meta = pq.ParquetFile(f).metadata
+                out += [
+                    meta.row_group(g).column(1).is_stats_set for g in range(meta.num_row_groups)
+                ]
+        return out
+
+    assert c_stats() == [True, True], "the old writer's NaN-less statistics"
+    spark.sql("CALL lakeskip.sys.compact(table => 'nan.compacted')").collect()
+    assert c_stats() == [False], "the rewritten file has no statistics for c (it holds NaN)"
+    for q in QUERIES:
+        assert _count(spark, "compacted", q) == 100, q
 
 
 # -- differential: random predicates against the same rows written by Spark's own writer ------
