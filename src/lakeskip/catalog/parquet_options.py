@@ -37,7 +37,9 @@ column that holds a NaN in a file gets no statistics in that file (no min/max, n
 index; see :func:`nan_leaf_paths`), as parquet-mr writes none; pyarrow would write min/max
 without the NaN, and Spark, which orders NaN above +Infinity, would then skip row groups
 whose NaN rows match ``c = NaN`` or ``c > x``. Signed zeros need nothing: pyarrow already
-writes a min of 0.0 as -0.0 and a max of -0.0 as +0.0, Parquet's rule.
+writes a min of 0.0 as -0.0 and a max of -0.0 as +0.0, Parquet's rule. FLOAT/DOUBLE columns
+get no bloom filter even when asked: pyarrow hashes a value's bits, so ``c = 0.0`` would miss
+a row group of -0.0 (and ``c = NaN`` one whose NaN has other bits), which Spark treats as equal.
 
 Example:
     >>> from lakeskip.types import RowType, parse_sql_type
@@ -138,8 +140,14 @@ class ParquetWriteOptions:
         }
         if self.block_size is not None and num_rows > 0:
             kwargs["row_group_size"] = max(1, self.block_size * num_rows // max(1, nbytes))
-        if self.bloom_filters:
-            kwargs["bloom_filter_options"] = self.bloom_filter_options(num_rows)
+        blooms = {
+            col: o
+            for col, o in self.bloom_filter_options(num_rows).items()
+            if col not in table.schema.names
+            or not pa.types.is_floating(table.schema.field(col).type)
+        }
+        if blooms:
+            kwargs["bloom_filter_options"] = blooms
         nan_leaves = nan_leaf_paths(table)
         if nan_leaves:
             kwargs["write_statistics"] = [

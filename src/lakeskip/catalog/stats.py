@@ -40,7 +40,8 @@ import pyarrow.compute as pc
 from lakeskip.catalog.binary_row import deserialize_row, serialize_row
 from lakeskip.catalog.data_file import DataFileMeta, SimpleStats
 from lakeskip.catalog.options import parse_stats_mode
-from lakeskip.errors import CorruptMetadataError
+from lakeskip.catalog.parquet_options import parquet_write_options
+from lakeskip.errors import CorruptMetadataError, LakeskipError
 from lakeskip.types import DataType, RowType, TypeRoot
 
 if TYPE_CHECKING:
@@ -50,9 +51,9 @@ if TYPE_CHECKING:
 __all__ = [
     "collect_stats",
     "file_column_stats",
-    "nan_unsafe_columns",
     "truncate_max",
     "truncate_min",
+    "unpushable_columns",
 ]
 
 _MAX_CODE_POINT = 0x10FFFF
@@ -208,22 +209,29 @@ def file_column_stats(
     return out
 
 
-def nan_unsafe_columns(
+def unpushable_columns(
     entries: Iterable[ManifestEntry],
     table_schema: TableSchema,
     schema_by_id: Callable[[int], TableSchema],
 ) -> frozenset[str]:
-    """Top-level FLOAT/DOUBLE columns (current names) that Spark must not filter on by the
-    Parquet statistics of these files: some file may hold a NaN there.
+    """Top-level columns (current names) that Spark must not filter on by the Parquet
+    statistics, dictionaries or bloom filters of these files (its pushed Parquet filters would
+    skip row groups holding matches); Spark still applies every filter to the rows.
 
-    Files written before issue 26 have Parquet min/max that leave NaN out (pyarrow), and
-    Spark's pushed filters, which order NaN above +Infinity, skip their NaN rows. A file's
-    manifest stats tell which files cannot hold a NaN: a min/max (a NaN drops them, see
-    :func:`collect_stats`), or only nulls. Everything else -- NaN, ``counts``/``none``
-    stats mode, undecodable or retyped stats -- is unsafe: the scan then keeps the column's
-    comparisons out of Spark's pushed Parquet filters (Spark still applies them to every
-    row). The manifest does not say which writer wrote a file, so files rewritten since
-    (whose Parquet statistics are now safe) count as unsafe too when they hold a NaN.
+    * FLOAT/DOUBLE that some file may hold NaN in (issue 26): files written before the fix
+      have Parquet min/max that leave NaN out (pyarrow), and Spark orders NaN above
+      +Infinity, so ``c = NaN`` or ``c > x`` skipped the NaN rows. The manifest stats tell
+      which files cannot hold a NaN: those with a min/max (a NaN drops them, see
+      :func:`collect_stats`) or only nulls. Everything else -- NaN, ``counts``/``none`` stats
+      mode, undecodable or retyped stats -- counts; the manifest does not say which writer
+      wrote a file, so files rewritten since count too.
+    * FLOAT/DOUBLE that some file may hold a zero in (min <= 0 <= max): parquet-mr's
+      dictionary filter compares with ``Double.equals``, so ``c = 0.0`` skips a row group of
+      -0.0 (Spark's own files too), though Spark's ``-0.0 = 0.0`` is true.
+    * FLOAT/DOUBLE with a Parquet bloom filter configured: files written before lakeskip
+      stopped writing them hash -0.0 and 0.0 (and NaNs of other bits) apart.
+    * TIMESTAMP_LTZ stored in milliseconds (precision <= 3): Spark truncates a microsecond
+      literal to milliseconds, so ``ts < '...01.0005'`` skipped the row at ``01.000``.
 
     >>> from lakeskip.catalog.data_file import make_data_file_meta
     >>> from lakeskip.catalog.manifest import FileKind, ManifestEntry
@@ -235,17 +243,28 @@ def nan_unsafe_columns(
     >>> stats, cols = collect_stats(t, schema.row_type, "full")
     >>> meta = make_data_file_meta("f", 1, 2, stats, cols, schema.id, None, ())
     >>> e = ManifestEntry(kind=FileKind.ADD, partition=(), bucket=0, total_buckets=-1, file=meta)
-    >>> sorted(nan_unsafe_columns([e], schema, lambda _: schema))
+    >>> sorted(unpushable_columns([e], schema, lambda _: schema))
     ['a']
     """
+    unsafe: set[str] = {
+        f.name
+        for f in table_schema.row_type
+        if f.type.root is TypeRoot.TIMESTAMP_LTZ and f.type.timestamp_unit == "ms"
+    }
     floats = {
         f.id: f.name
         for f in table_schema.row_type
         if f.type.root in (TypeRoot.FLOAT, TypeRoot.DOUBLE)
     }
-    unsafe: set[str] = set()
+    try:
+        blooms = parquet_write_options(
+            table_schema.options, table_schema.row_type, strict=False
+        ).bloom_filters
+        unsafe.update(name for name in floats.values() if name in blooms)
+    except LakeskipError:  # options the writer would reject: assume every bloom filter
+        unsafe.update(floats.values())
     for e in entries:
-        if len(unsafe) == len(floats):
+        if unsafe.issuperset(floats.values()):
             break
         meta = e.file
         try:
@@ -263,6 +282,9 @@ def nan_unsafe_columns(
                 continue  # a column added after the file was written is all nulls in it
             s = stats.get(name)
             lo, hi, nulls = s if s is not None else (None, None, None)
-            if (lo is None or hi is None) and nulls != meta.row_count:
+            if lo is None or hi is None:
+                if nulls != meta.row_count:
+                    unsafe.add(name)
+            elif lo <= 0.0 <= hi:
                 unsafe.add(name)
     return frozenset(unsafe)

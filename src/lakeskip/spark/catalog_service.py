@@ -32,7 +32,7 @@ from lakeskip.catalog.merge_engine import MergeEngine, reads_raw
 from lakeskip.catalog.primary_key import PRIMARY_KEY_OPTION
 from lakeskip.catalog.snapshot import Snapshot
 from lakeskip.catalog.staging import can_stage, publish, staging_identifier
-from lakeskip.catalog.stats import nan_unsafe_columns
+from lakeskip.catalog.stats import unpushable_columns
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.catalog.time_travel import TimeTravel, resolve_snapshot
 from lakeskip.errors import (
@@ -586,9 +586,10 @@ class CatalogService:
             "files": files,
             "report_id": report_id,
             "merge": merge,
-            # columns whose comparisons Spark's Parquet statistics may answer wrongly in some
-            # of these files (NaN left out of min/max): not pushed into the Parquet scan
-            "unpushable": sorted(nan_unsafe_columns(plan.files, schema, table.schema_by_id)),
+            # columns whose filters Spark's Parquet reader may answer wrongly from the
+            # statistics, dictionaries or bloom filters of some of these files (NaN left out
+            # of min/max, -0.0 vs 0.0, millisecond timestamps): not pushed into the scan
+            "unpushable": sorted(unpushable_columns(plan.files, schema, table.schema_by_id)),
             # an empty table may have gained its first snapshot while planning: then the
             # files are not the token's, and the JVM must not keep the scan under it
             "token": (

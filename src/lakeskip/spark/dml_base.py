@@ -37,7 +37,7 @@ from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import ColumnNotFoundError, InvalidArgumentError
 from lakeskip.planner.report import PruningReport
 from lakeskip.planner.scan import ScanPlanner
-from lakeskip.spark.dv_read import nan_safe_frame
+from lakeskip.spark.dv_read import pushdown_safe_frame
 from lakeskip.spark.merge_prune import MergeTarget, plan_merge_target
 from lakeskip.spark.query import table_file_paths, view_over_files
 from lakeskip.sql.merge import MergeAction, MergeActionKind
@@ -570,7 +570,7 @@ def files_frame(
         F.col("_metadata.file_name").alias(FILE_COLUMN),
         F.col("_metadata.row_index").alias(ROW_COLUMN),
     )
-    return nan_safe_frame(df, table, entries)
+    return pushdown_safe_frame(df, table, entries)
 
 
 def sql_over(spark: SparkSession, df: DataFrame, query: Callable[[str], str]) -> DataFrame:

@@ -19,21 +19,21 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 from pyroaring import BitMap
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from lakeskip.catalog.manifest import ManifestEntry
 from lakeskip.catalog.snapshot import Snapshot
-from lakeskip.catalog.stats import nan_unsafe_columns
+from lakeskip.catalog.stats import unpushable_columns
 from lakeskip.catalog.table import FileStoreTable
-from lakeskip.types import RowType
+from lakeskip.types import RowType, TypeRoot
 
 __all__ = [
     "FILE_COLUMN",
     "POS_COLUMN",
     "DeletionVectors",
     "live_rows_frame",
-    "nan_safe_frame",
+    "pushdown_safe_frame",
     "read_vectors",
     "spark_path",
     "table_file_paths",
@@ -79,24 +79,28 @@ def view_over_files(spark: SparkSession, row_type: RowType, paths: Sequence[str]
     return reader.parquet(*[spark_path(p) for p in paths])
 
 
-def nan_safe_frame(
+def pushdown_safe_frame(
     df: DataFrame, table: FileStoreTable, entries: Sequence[ManifestEntry]
 ) -> DataFrame:
-    """``df`` (the rows of ``entries``) with every FLOAT/DOUBLE column that may hold NaN in a
-    file with NaN-less Parquet statistics (:func:`~lakeskip.catalog.stats.nan_unsafe_columns`)
-    hidden from Spark's Parquet filter pushdown: ``nanvl(c, c)`` is ``c`` (NaN, NULL and -0.0
-    included) but no longer a bare column, so no filter on it reaches the statistics, which
-    would skip NaN rows matching ``c = NaN`` or ``c > x`` (issue 26). Spark still applies
-    every filter to the rows."""
-    unsafe = nan_unsafe_columns(entries, table.schema, table.schema_by_id)
+    """``df`` (the rows of ``entries``) with every column whose Parquet statistics,
+    dictionaries or bloom filters Spark's pushed filters may misread in these files
+    (:func:`~lakeskip.catalog.stats.unpushable_columns`: NaN and signed zeros in
+    FLOAT/DOUBLE, millisecond TIMESTAMP_LTZ) hidden from Spark's Parquet filter pushdown
+    behind an identity -- ``nanvl(c, c)`` (NaN, NULL and -0.0 kept as they are),
+    ``timestamp_micros(unix_micros(c))`` -- that is no longer a bare column, so no filter
+    on it reaches the files (issue 26). Spark still applies every filter to the rows."""
+    unsafe = unpushable_columns(entries, table.schema, table.schema_by_id)
     if not unsafe:
         return df
-    return df.select(
-        *[
-            F.nanvl(F.col(f"`{c}`"), F.col(f"`{c}`")).alias(c) if c in unsafe else F.col(f"`{c}`")
-            for c in df.columns
-        ]
-    )
+    row_type = table.schema.row_type
+
+    def hidden(name: str) -> Column:
+        c = F.col(f"`{name}`")
+        if row_type.field(name).type.root in (TypeRoot.FLOAT, TypeRoot.DOUBLE):
+            return F.nanvl(c, c).alias(name)
+        return F.timestamp_micros(F.unix_micros(c)).alias(name)
+
+    return df.select(*[hidden(c) if c in unsafe else F.col(f"`{c}`") for c in df.columns])
 
 
 def read_vectors(
@@ -146,7 +150,7 @@ def live_rows_frame(
     wanted = {e.file.file_name for e in entries}
     vectors = {n: bm for n, bm in dvs.vectors.items() if n in wanted and len(bm)}
     if not with_position and not vectors:
-        return nan_safe_frame(df, table, entries)
+        return pushdown_safe_frame(df, table, entries)
     columns = df.columns
     df = df.select(
         "*",
@@ -159,4 +163,4 @@ def live_rows_frame(
         )
     if not with_position:
         df = df.select(*[F.col(f"`{c}`") for c in columns])
-    return nan_safe_frame(df, table, entries)
+    return pushdown_safe_frame(df, table, entries)

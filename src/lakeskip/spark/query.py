@@ -45,7 +45,7 @@ from lakeskip.planner.report import PruningReport, ScanPlan
 from lakeskip.planner.scan import ScanPlanner
 from lakeskip.spark.dv_read import (
     live_rows_frame,
-    nan_safe_frame,
+    pushdown_safe_frame,
     read_vectors,
     spark_path,
     table_file_paths,
@@ -84,8 +84,10 @@ def table_view(
         return live_rows_frame(spark, table, raw, read_vectors(table, raw, snapshot))
     paths = table_file_paths(table, entries)
     if not table.schema.is_primary_key_table:
-        return nan_safe_frame(view_over_files(spark, table.schema.row_type, paths), table, entries)
-    return nan_safe_frame(merged_view(spark, table.schema, paths), table, entries)
+        return pushdown_safe_frame(
+            view_over_files(spark, table.schema.row_type, paths), table, entries
+        )
+    return pushdown_safe_frame(merged_view(spark, table.schema, paths), table, entries)
 
 
 def reads_raw(table: FileStoreTable) -> bool:

@@ -278,3 +278,17 @@ def test_zero_bounds_follow_parquets_signed_zero_rule(catalog: Catalog) -> None:
     p, n = rg.column(0).statistics, rg.column(1).statistics
     assert str(p.min) == "-0.0" and p.max == 1.0
     assert n.min == -1.0 and str(n.max) == "0.0"
+
+
+def test_float_columns_get_no_parquet_bloom_filter(catalog: Catalog) -> None:
+    """pyarrow hashes a double's bits: a bloom filter would tell -0.0 from 0.0 (and NaNs
+    of other bits apart), which Spark's ``c = 0.0`` treats as equal."""
+    double = parse_sql_type("DOUBLE")
+    rt = RowType.of(("id", parse_sql_type("BIGINT")), ("d", double))
+    table = catalog.create_table("t", rt, options={"parquet.bloom.filter.enabled": "true"})
+    spec = WriteSpec(file_io=table.file_io, table_path=table.path, schema=table.schema)
+    (e,) = write_all(spec, [pa.table({"id": [1, 2], "d": [-0.0, 1.5]})])
+    path = f"{table.path}/{table.partition_path(e.partition)}/{e.file.file_name}"
+    rg = pq.ParquetFile(path).metadata.row_group(0)
+    assert rg.column(0).bloom_filter_offset is not None
+    assert rg.column(1).bloom_filter_offset is None

@@ -195,28 +195,39 @@ def _entry(data: dict[str, list[Any]], rt: RowType, schema_id: int, mode: str = 
     return ManifestEntry(FileKind.ADD, (), 0, -1, meta)
 
 
-def test_nan_unsafe_columns_are_the_float_columns_that_may_hold_nan() -> None:
-    """Issue 26: the scan keeps comparisons on these columns out of Spark's pushed Parquet
-    filters (files written before the fix have min/max without NaN)."""
-    from lakeskip.catalog.stats import nan_unsafe_columns
+def test_unpushable_columns_are_those_spark_could_misread_in_the_files() -> None:
+    """Issue 26: the scan keeps filters on these columns out of Spark's pushed Parquet
+    filters (old files' min/max without NaN, dictionaries telling -0.0 from 0.0, bloom
+    filters, millisecond timestamps)."""
+    from lakeskip.catalog.stats import unpushable_columns
+    from lakeskip.types import parse_sql_type
 
     old_rt = RowType((Field(0, "id", BIGINT), Field(1, "a", DOUBLE), Field(2, "b", DOUBLE)))
     new_rt = RowType((*old_rt.fields, Field(3, "added", DOUBLE)))
     old = TableSchema.create(0, old_rt, [], {}, None)
     new = dataclasses.replace(TableSchema.create(1, new_rt, [], {}, None), highest_field_id=3)
     schemas = {0: old, 1: new}.__getitem__
-    plain = _entry({"id": [1, 2], "a": [1.0, -0.0], "b": [math.inf, None]}, old_rt, 0)
+    plain = _entry({"id": [1, 2], "a": [1.0, 2.0], "b": [math.inf, None]}, old_rt, 0)
+    zero_b = _entry({"id": [1, 2], "a": [1.0, 2.0], "b": [-1.0, 3.0]}, old_rt, 0)
     nan_a = _entry({"id": [1, 2], "a": [math.nan, 1.0], "b": [None, None]}, old_rt, 0)
     nulls_b = _entry({"id": [1], "a": [1.0], "b": [None]}, old_rt, 0, "counts")
     nan_added = _entry({"id": [1], "a": [1.0], "b": [1.0], "added": [math.nan]}, new_rt, 1)
-    assert nan_unsafe_columns([plain], new, schemas) == frozenset(), "bounds: no NaN"
-    assert nan_unsafe_columns([plain, nan_a], new, schemas) == {"a"}, "NaN drops a's bounds"
-    assert nan_unsafe_columns([nulls_b], new, schemas) == {"a"}, (
+    assert unpushable_columns([plain], new, schemas) == frozenset(), "bounds: no NaN, no zero"
+    assert unpushable_columns([plain, nan_a], new, schemas) == {"a"}, "NaN drops a's bounds"
+    assert unpushable_columns([zero_b], new, schemas) == {"b"}, "b may hold -0.0 or 0.0"
+    assert unpushable_columns([nulls_b], new, schemas) == {"a"}, (
         "counts mode: a unknown; b only nulls; 'added' not in the file (nulls)"
     )
-    assert nan_unsafe_columns([nan_added], new, schemas) == {"added"}
+    assert unpushable_columns([nan_added], new, schemas) == {"added"}
 
     def unknown(schema_id: int) -> TableSchema:
         raise KeyError(schema_id)
 
-    assert nan_unsafe_columns([plain], new, unknown) == {"a", "b", "added"}, "unknown schema"
+    assert unpushable_columns([plain], new, unknown) == {"a", "b", "added"}, "unknown schema"
+    bloom = dataclasses.replace(new, options={"parquet.bloom.filter.enabled#b": "true"})
+    assert unpushable_columns([plain], bloom, schemas) == {"b"}, "old files' bloom filters"
+    ts_rt = RowType.of(
+        ("ms", parse_sql_type("TIMESTAMP_LTZ(3)")), ("us", parse_sql_type("TIMESTAMP_LTZ(6)"))
+    )
+    ts = TableSchema.create(0, ts_rt, [], {}, None)
+    assert unpushable_columns([], ts, schemas) == {"ms"}, "Spark truncates micros to millis"
