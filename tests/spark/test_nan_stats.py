@@ -238,12 +238,16 @@ PREDICATES = st.recursive(
 def diff_tables(
     spark: SparkSession, nan_session: Any, tmp_path_factory: pytest.TempPathFactory
 ) -> list[str]:
-    """An append and a DV table, each of three files written on the driver by the old writer
-    (one of them the signed zeros) and two by Spark INSERT (one row group per 40 rows), and
-    the same live rows written by Spark."""
+    """An append and a DV table with bloom-filter, bitmap and range-bitmap indexes on the
+    float columns, each of three files written on the driver by the old writer (one of them
+    the signed zeros) and two by Spark INSERT (one row group per 40 rows); the zeros alone;
+    and the same live rows written by Spark."""
     mp = pytest.MonkeyPatch()
     schema = "id BIGINT, f FLOAT, d DOUBLE"
-    opts = "'parquet.block.size' = '1000'"
+    opts = (
+        "'parquet.block.size' = '1000', 'file-index.bloom-filter.columns' = 'd', "
+        "'file-index.bitmap.columns' = 'f', 'file-index.range-bitmap.columns' = 'd'"
+    )
     live: list[tuple[int, float | None, float | None]] = []
     for name, extra in (("diff_app", ""), ("diff_dv", ", 'deletion-vectors' = 'true'")):
         spark.sql(f"CREATE TABLE lakeskip.nan.{name} ({schema}) TBLPROPERTIES ({opts}{extra})")
@@ -262,6 +266,8 @@ def diff_tables(
             else:
                 spark.createDataFrame(rows, schema).coalesce(1).createOrReplaceTempView("nan_src")
                 spark.sql(f"INSERT INTO lakeskip.nan.{name} SELECT * FROM nan_src")
+    files = nan_session.catalog.get_table("nan.diff_app").scan_files()
+    assert all(e.file.embedded_index or e.file.index_file_name for e in files), "indexes"
     spark.sql("DELETE FROM lakeskip.nan.diff_dv WHERE id % 17 = 3")
     # the signed zeros alone: no NaN in the scan that would keep the columns unpushed anyway
     spark.sql(f"CREATE TABLE lakeskip.nan.diff_zero ({schema}) TBLPROPERTIES ({opts})")

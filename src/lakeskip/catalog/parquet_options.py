@@ -36,8 +36,9 @@ Statistics follow what Spark's pushed Parquet filters assume (issue 26): a FLOAT
 column that holds a NaN in a file gets no statistics in that file (no min/max, no column
 index; see :func:`nan_leaf_paths`), as parquet-mr writes none; pyarrow would write min/max
 without the NaN, and Spark, which orders NaN above +Infinity, would then skip row groups
-whose NaN rows match ``c = NaN`` or ``c > x``. Signed zeros need nothing: pyarrow already
-writes a min of 0.0 as -0.0 and a max of -0.0 as +0.0, Parquet's rule. FLOAT/DOUBLE columns
+whose NaN rows match ``c = NaN`` or ``c > x``. Signed zeros in min/max need nothing: pyarrow
+already writes a min of 0.0 as -0.0 and a max of -0.0 as +0.0, Parquet's rule (dictionaries
+holding -0.0 are left to the scan: see :func:`lakeskip.catalog.stats.unpushable_columns`). FLOAT/DOUBLE columns
 get no bloom filter even when asked: pyarrow hashes a value's bits, so ``c = 0.0`` would miss
 a row group of -0.0 (and ``c = NaN`` one whose NaN has other bits), which Spark treats as equal.
 

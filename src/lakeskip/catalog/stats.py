@@ -213,8 +213,10 @@ def unpushable_columns(
     entries: Iterable[ManifestEntry],
     table_schema: TableSchema,
     schema_by_id: Callable[[int], TableSchema],
+    columns: Iterable[str] | None = None,
 ) -> frozenset[str]:
-    """Top-level columns (current names) that Spark must not filter on by the Parquet
+    """Top-level columns (current names; among ``columns`` when given, matched without case:
+    those a query filters on) that Spark must not filter on by the Parquet
     statistics, dictionaries or bloom filters of these files (its pushed Parquet filters would
     skip row groups holding matches); Spark still applies every filter to the rows.
 
@@ -246,16 +248,16 @@ def unpushable_columns(
     >>> sorted(unpushable_columns([e], schema, lambda _: schema))
     ['a']
     """
+    wanted = None if columns is None else {c.lower() for c in columns}
+    fields = [f for f in table_schema.row_type if wanted is None or f.name.lower() in wanted]
     unsafe: set[str] = {
         f.name
-        for f in table_schema.row_type
+        for f in fields
         if f.type.root is TypeRoot.TIMESTAMP_LTZ and f.type.timestamp_unit == "ms"
     }
-    floats = {
-        f.id: f.name
-        for f in table_schema.row_type
-        if f.type.root in (TypeRoot.FLOAT, TypeRoot.DOUBLE)
-    }
+    floats = {f.id: f.name for f in fields if f.type.root in (TypeRoot.FLOAT, TypeRoot.DOUBLE)}
+    if not floats:
+        return frozenset(unsafe)
     try:
         blooms = parquet_write_options(
             table_schema.options, table_schema.row_type, strict=False

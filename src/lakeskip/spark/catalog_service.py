@@ -589,7 +589,9 @@ class CatalogService:
             # columns whose filters Spark's Parquet reader may answer wrongly from the
             # statistics, dictionaries or bloom filters of some of these files (NaN left out
             # of min/max, -0.0 vs 0.0, millisecond timestamps): not pushed into the scan
-            "unpushable": sorted(unpushable_columns(plan.files, schema, table.schema_by_id)),
+            "unpushable": sorted(
+                unpushable_columns(plan.files, schema, table.schema_by_id, p.get("filter_columns"))
+            ),
             # an empty table may have gained its first snapshot while planning: then the
             # files are not the token's, and the JVM must not keep the scan under it
             "token": (

@@ -231,3 +231,14 @@ def test_unpushable_columns_are_those_spark_could_misread_in_the_files() -> None
     )
     ts = TableSchema.create(0, ts_rt, [], {}, None)
     assert unpushable_columns([], ts, schemas) == {"ms"}, "Spark truncates micros to millis"
+
+
+def test_unpushable_columns_checks_only_the_filtered_columns() -> None:
+    from lakeskip.catalog.stats import unpushable_columns
+
+    rt = RowType((Field(0, "id", BIGINT), Field(1, "A", DOUBLE), Field(2, "b", DOUBLE)))
+    schema = TableSchema.create(0, rt, [], {}, None)
+    nan = _entry({"id": [1], "A": [math.nan], "b": [math.nan]}, rt, 0)
+    assert unpushable_columns([nan], schema, lambda _: schema, ["a"]) == {"A"}
+    assert unpushable_columns([nan], schema, lambda _: schema, ["id"]) == frozenset()
+    assert unpushable_columns([nan], schema, lambda _: schema) == {"A", "b"}

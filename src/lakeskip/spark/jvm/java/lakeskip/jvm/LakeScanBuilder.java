@@ -83,6 +83,15 @@ final class LakeScanBuilder implements SupportsPushDownCatalystFilters, Supports
       p.put("snapshot_id", table.snapshotId);
     }
     p.set("filters", PredicateJson.catalyst(filters));
+    // the columns Spark may push filters on: Python checks only these for unpushable ones
+    java.util.TreeSet<String> columns = new java.util.TreeSet<>();
+    for (Expression e : scala.jdk.javaapi.CollectionConverters.asJava(filters)) {
+      for (Attribute a : scala.jdk.javaapi.CollectionConverters.asJava(e.references().toSeq())) {
+        columns.add(a.name());
+      }
+    }
+    com.fasterxml.jackson.databind.node.ArrayNode names = p.putArray("filter_columns");
+    columns.forEach(names::add);
     p.set("session", session());
     JsonNode reply = Bridge.ask("plan_scan", p, null);
     Scan scan = scan(session, reply);
