@@ -464,5 +464,4 @@ class Catalog:
                 "rename a directory atomically)"
             )
         target = self._table_path(new_db, new_name)
-        self.file_io.filesystem.create_dir(target.rsplit("/", 1)[0], recursive=True)
-        self.file_io.filesystem.move(self._table_path(db, name), target)
+        self.file_io.rename(self._table_path(db, name), target)

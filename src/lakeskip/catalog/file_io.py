@@ -261,6 +261,12 @@ class FileIO:
             raise
         return True
 
+    def rename(self, source: str, target: str) -> None:
+        """Move a file or directory (parent directories of ``target`` are created); atomic
+        only where the filesystem renames atomically (local, HDFS)."""
+        self.mkdirs(target.rsplit("/", 1)[0])
+        self.filesystem.move(source, target)
+
     def delete_dir(self, path: str) -> None:
         """Delete a directory tree; no error if absent."""
         if self.exists(path):
