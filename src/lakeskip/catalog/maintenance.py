@@ -34,7 +34,10 @@ name (names hold a UUID), never by a path recomputed from the current options.
 ``statistics/`` and ``changelog/`` are never touched. lakeskip's own leftovers go too: a
 ``.sort-tmp-<uuid>/`` spill directory of a sort compaction that crashed (a live one deletes
 its own, failed or not) is removed whole once it and every file in it are older than
-``older_than``; no snapshot ever references one.
+``older_than``; no snapshot ever references one. So are the hidden tables a crashed
+``CREATE`` / ``REPLACE TABLE ... AS SELECT`` left in the table's database
+(:mod:`lakeskip.catalog.staging`): a staged table never published, a replaced one never
+dropped.
 
 Deletion vectors: an expired snapshot's index manifest and the index files it lists go
 unless a kept snapshot, tag or branch lists them too.
@@ -54,10 +57,12 @@ from dataclasses import dataclass, field
 
 import pyarrow.fs as pafs
 
+from lakeskip.catalog.catalog import REPLACED_PREFIX, hidden_owner
 from lakeskip.catalog.deletion_vectors import INDEX_DIR
 from lakeskip.catalog.dv_commit import index_file_path
-from lakeskip.catalog.file_io import FileIO
+from lakeskip.catalog.file_io import FileIO, FileStatus
 from lakeskip.catalog.manifest import FileKind, ManifestEntry, read_manifest_list
+from lakeskip.catalog.schema import SchemaManager
 from lakeskip.catalog.snapshot import (
     EARLIEST,
     LATEST,
@@ -447,10 +452,38 @@ def _stale_spill_dirs(
     """(directory, its files) of the spill directories a crashed sort compaction left: the
     directory and every file under it last modified before ``older_than`` (a compaction
     still running keeps writing and reading there)."""
+    dirs = [st for st in table.file_io.list_dir(table.path) if st.name.startswith(SPILL_DIR_PREFIX)]
+    return _stale_dirs(table.file_io, dirs, older_than)
+
+
+def _stale_hidden_tables(
+    table: FileStoreTable, older_than: int
+) -> list[tuple[str, list[pafs.FileInfo]]]:
+    """(directory, its files) of what a crashed CREATE / REPLACE ... AS SELECT left in this
+    table's database (:mod:`lakeskip.catalog.staging`): a staged table never published
+    (whichever table it was for: that one may not exist), a replaced table not dropped
+    (only while the table it belonged to exists: else it is the one a lookup moves back)."""
     io = table.file_io
+    parent = table.path.rsplit("/", 1)[0]
+    dirs = []
+    for st in io.list_dir(parent):
+        owner = hidden_owner(st.name)
+        if owner is None:
+            continue
+        if owner[0] == REPLACED_PREFIX and not SchemaManager(io, f"{parent}/{owner[1]}").list_ids():
+            continue
+        dirs.append(st)
+    return _stale_dirs(io, dirs, older_than)
+
+
+def _stale_dirs(
+    io: FileIO, dirs: Iterable[FileStatus], older_than: int
+) -> list[tuple[str, list[pafs.FileInfo]]]:
+    """The directories (with their files) that, and every file under which, were last
+    modified before ``older_than``."""
     out = []
-    for st in io.list_dir(table.path):
-        if not (st.is_dir and st.name.startswith(SPILL_DIR_PREFIX)):
+    for st in dirs:
+        if not st.is_dir:
             continue
         selector = pafs.FileSelector(st.path, allow_not_found=True, recursive=True)
         infos = io.filesystem.get_file_info(selector)
@@ -492,6 +525,7 @@ def remove_orphan_files(
     # as referenced (the reverse order could delete it).
     candidates = _orphan_candidates(table, older_than_millis)
     spills = _stale_spill_dirs(table, older_than_millis)
+    spills += _stale_hidden_tables(table, older_than_millis)
     victims: list[pafs.FileInfo] = []
     if candidates:
         snapshots = _read_snapshots(table.file_io, table.path)
