@@ -106,9 +106,25 @@ def hidden_owner(directory_name: str) -> tuple[str, str] | None:
     return (m.group(1), m.group(2)) if m else None
 
 
+#: a table or database name is one directory name (at most 255 bytes on every common
+#: filesystem), with room for the hidden prefix of a staged table and the ``.db`` suffix
+MAX_NAME_BYTES = 200
+
+
 def _check_name(kind: str, name: str) -> str:
+    """
+    >>> _check_name("table", "x" * 401)
+    Traceback (most recent call last):
+    lakeskip.errors.InvalidArgumentError: table name too long: 401 bytes, at most 200 ('xxxxxxxxxxxxxxxxxxxxxxxx'...)
+    """
     if not isinstance(name, str) or not _NAME.match(name) or name != name.strip():
         raise InvalidArgumentError(f"invalid {kind} name: {name!r}")
+    hidden = hidden_owner(name)
+    size = len((hidden[1] if hidden else name).encode("utf-8"))
+    if size > MAX_NAME_BYTES:
+        raise InvalidArgumentError(
+            f"{kind} name too long: {size} bytes, at most {MAX_NAME_BYTES} ({name[:24]!r}...)"
+        )
     return name
 
 
