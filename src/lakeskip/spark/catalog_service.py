@@ -745,13 +745,15 @@ class CatalogService:
         return {"procedures": sorted(k.split(".", 1)[1] for k in PROCEDURES)}
 
     def _call_procedure(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
+        from lakeskip.procedures.base import run_procedure
         from lakeskip.procedures.registry import get_procedure
         from lakeskip.spark.executor import SparkExecutor
 
         proc = get_procedure(str(p["procedure"]))
         bound = proc.bind_arguments([], dict(p.get("arguments") or {}))
         catalog = self.catalog(p)
-        result = proc.run(
+        result = run_procedure(
+            proc,
             catalog=catalog,
             executor=SparkExecutor(self.spark),
             arguments=bound,
