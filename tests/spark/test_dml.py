@@ -168,8 +168,11 @@ def test_update_errors(session) -> None:  # type: ignore[no-untyped-def]
 
 def test_delete_conflicts_with_a_concurrent_rewrite(session, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """A commit that removed a file being rewritten (here TRUNCATE, between the rewrite and
-    the commit) makes the DELETE fail; its new files are removed; no row comes back."""
+    the commit): the conflicting attempt's new files are removed and the DELETE runs again
+    against the new snapshot (commit.max-retries); with no retry left it fails, and no row
+    comes back either way."""
     _fill(session, n_files=2)
+    session.sql("ALTER TABLE t SET TBLPROPERTIES ('commit.max-retries' = '0')")
     table = session.catalog.get_table("default.t")
     write = dml.write_entries
     written: list[str] = []
@@ -184,6 +187,15 @@ def test_delete_conflicts_with_a_concurrent_rewrite(session, monkeypatch) -> Non
     with pytest.raises(CommitConflictError, match="nothing was changed"):
         dml.delete_where(session.spark, table, "v = 1")
     assert written and not any(os.path.exists(p) for p in written)
+    assert _rows(session.sql("SELECT * FROM t")) == []
+
+    written.clear()
+    session.sql("DROP TABLE t")
+    _fill(session, n_files=2)  # default commit.max-retries: the DELETE is run again
+    table = session.catalog.get_table("default.t")
+    result = dml.delete_where(session.spark, table, "v = 1")
+    assert written and not any(os.path.exists(p) for p in written), "the first attempt's files"
+    assert result.snapshot_id is None, "run again on the truncated table: nothing to delete"
     assert _rows(session.sql("SELECT * FROM t")) == []
 
 

@@ -25,6 +25,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import re
@@ -59,7 +60,15 @@ from lakeskip.errors import (
 )
 from lakeskip.types import Field, RowType
 
-__all__ = ["DEFAULT_DATABASE", "Catalog", "TableVersion", "parse_identifier"]
+__all__ = [
+    "DEFAULT_DATABASE",
+    "REPLACED_PREFIX",
+    "STAGING_PREFIX",
+    "Catalog",
+    "TableVersion",
+    "hidden_owner",
+    "parse_identifier",
+]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -80,9 +89,42 @@ _NAME = re.compile(r"^[^./\\\s`][^./\\`]*$")
 _ALTER_RETRIES = 10
 
 
+#: hidden table directories of a CREATE / REPLACE ... AS SELECT (lakeskip.catalog.staging):
+#: ``<prefix><12 hex>_<table name>``, so the table they belong to is known after a crash
+STAGING_PREFIX = "__lakeskip_staging_"
+REPLACED_PREFIX = "__lakeskip_replaced_"
+_HIDDEN = re.compile(r"^(__lakeskip_staging_|__lakeskip_replaced_)[0-9a-f]{12}_(.+)$")
+
+
+def hidden_owner(directory_name: str) -> tuple[str, str] | None:
+    """``(prefix, table name)`` of a staged or replaced table's directory name, else None.
+
+    >>> hidden_owner("__lakeskip_replaced_0123456789ab_t"), hidden_owner("t")
+    (('__lakeskip_replaced_', 't'), None)
+    """
+    m = _HIDDEN.match(directory_name)
+    return (m.group(1), m.group(2)) if m else None
+
+
+#: a table or database name is one directory name (at most 255 bytes on every common
+#: filesystem), with room for the hidden prefix of a staged table and the ``.db`` suffix
+MAX_NAME_BYTES = 200
+
+
 def _check_name(kind: str, name: str) -> str:
+    """
+    >>> _check_name("table", "x" * 401)
+    Traceback (most recent call last):
+    lakeskip.errors.InvalidArgumentError: table name too long: 401 bytes, at most 200 ('xxxxxxxxxxxxxxxxxxxxxxxx'...)
+    """
     if not isinstance(name, str) or not _NAME.match(name) or name != name.strip():
         raise InvalidArgumentError(f"invalid {kind} name: {name!r}")
+    hidden = hidden_owner(name)
+    size = len((hidden[1] if hidden else name).encode("utf-8"))
+    if size > MAX_NAME_BYTES:
+        raise InvalidArgumentError(
+            f"{kind} name too long: {size} bytes, at most {MAX_NAME_BYTES} ({name[:24]!r}...)"
+        )
     return name
 
 
@@ -166,9 +208,40 @@ class Catalog:
     def _table_path(self, db: str, table: str) -> str:
         return f"{self._db_path(db)}/{table}"
 
+    def table_path(self, identifier: str) -> str:
+        """The table's directory (within the filesystem), whether or not it exists."""
+        return self._table_path(*parse_identifier(identifier))
+
     def table_exists(self, identifier: str) -> bool:
         db, name = parse_identifier(identifier)
-        return bool(SchemaManager(self.file_io, self._table_path(db, name)).list_ids())
+        return bool(self._schemas(db, name).list_ids())
+
+    def _schemas(self, db: str, name: str) -> SchemaManager:
+        """The table's schema files; a missing table is first restored if a REPLACE ... AS
+        SELECT crashed between moving it aside and moving the new one in (the old table
+        comes back, as if the replace had never started)."""
+        schemas = SchemaManager(self.file_io, self._table_path(db, name))
+        if not schemas.list_ids() and self.restore_replaced(f"{db}.{name}"):
+            schemas = SchemaManager(self.file_io, self._table_path(db, name))
+        return schemas
+
+    def restore_replaced(self, identifier: str) -> bool:
+        """Move back a table a REPLACE ... AS SELECT moved aside and did not replace (it
+        crashed or failed between its two renames); True if there was one. Called when
+        a table is looked up and missing."""
+        db, name = parse_identifier(identifier)
+        if name.startswith((STAGING_PREFIX, REPLACED_PREFIX)):
+            return False
+        for st in self.file_io.list_dir(self._db_path(db)):
+            if not st.is_dir or hidden_owner(st.name) != (REPLACED_PREFIX, name):
+                continue
+            if not SchemaManager(self.file_io, st.path).list_ids():
+                continue
+            # OSError: restored by someone else meanwhile, or a new table is there
+            with contextlib.suppress(OSError):
+                self.file_io.rename(st.path, self._table_path(db, name))
+            return True
+        return False
 
     def list_tables(self, database: str) -> list[str]:
         """Tables of a database (directories holding ``schema/schema-N``)."""
@@ -176,20 +249,31 @@ class Catalog:
             if database == DEFAULT_DATABASE:
                 return []
             raise DatabaseNotFoundError(f"database not found: {database}")
-        return sorted(
+        entries = [st for st in self.file_io.list_dir(self._db_path(database)) if st.is_dir]
+        names = {
             st.name
-            for st in self.file_io.list_dir(self._db_path(database))
-            if st.is_dir
+            for st in entries
             # a CREATE/REPLACE ... AS SELECT in progress (lakeskip.catalog.staging)
-            and not st.name.startswith(("__lakeskip_staging_", "__lakeskip_replaced_"))
+            if not st.name.startswith((STAGING_PREFIX, REPLACED_PREFIX))
             and SchemaManager(self.file_io, st.path).list_ids()
-        )
+        }
+        for st in entries:  # a REPLACE ... AS SELECT that crashed halfway: the old table
+            owner = hidden_owner(st.name)
+            if (
+                owner is not None
+                and owner[0] == REPLACED_PREFIX
+                and owner[1] not in names
+                and _NAME.match(owner[1])
+                and self.table_exists(f"{database}.{owner[1]}")
+            ):
+                names.add(owner[1])
+        return sorted(names)
 
     def get_table(self, identifier: str) -> FileStoreTable:
         """Raises TableNotFoundError if there is no such table."""
         db, name = parse_identifier(identifier)
         path = self._table_path(db, name)
-        schema = SchemaManager(self.file_io, path).latest()
+        schema = self._schemas(db, name).latest()
         if schema is None:
             raise TableNotFoundError(f"table not found: {db}.{name}")
         return FileStoreTable(f"{db}.{name}", path, self.file_io, schema)
@@ -207,7 +291,7 @@ class Catalog:
         """
         db, name = parse_identifier(identifier)
         path = self._table_path(db, name)
-        schemas = SchemaManager(self.file_io, path)
+        schemas = self._schemas(db, name)
         ids = schemas.list_ids()
         if not ids:
             raise TableNotFoundError(f"table not found: {db}.{name}")
@@ -464,5 +548,4 @@ class Catalog:
                 "rename a directory atomically)"
             )
         target = self._table_path(new_db, new_name)
-        self.file_io.filesystem.create_dir(target.rsplit("/", 1)[0], recursive=True)
-        self.file_io.filesystem.move(self._table_path(db, name), target)
+        self.file_io.rename(self._table_path(db, name), target)

@@ -12,11 +12,17 @@ of several concurrent creators exactly one wins. How each filesystem provides it
   snapshot file, see :mod:`lakeskip.catalog.snapshot`).
 * **HDFS** (``HadoopFileSystem``): write a temp file, then ``rename``; HDFS renames never
   overwrite and are atomic in the NameNode.
-* **object stores** (S3, GCS, Azure via ``pyarrow.fs``): pyarrow exposes no conditional put,
-  so :meth:`try_create` can only check, then write. That is safe for one writer at a time
-  per table; concurrent writers need an external lock (Paimon uses a Hive/JDBC catalog lock
-  or a REST catalog for the same reason). :attr:`FileIO.atomic_create` tells which case
-  applies.
+* **S3** (``pyarrow.fs.S3FileSystem``): pyarrow exposes no conditional put, so the create
+  goes through ``obstore``'s create-only put (``PUT`` with ``If-None-Match: *``: the store
+  answers 412 when the key exists), with the endpoint, region and credentials of the
+  pyarrow filesystem. Concurrent writers on any S3 that honours conditional writes (AWS S3
+  since 2024, MinIO, moto) are then safe. ``LAKESKIP_CONDITIONAL_WRITES=false`` in the
+  environment switches it off (for a store that ignores the header: it would be unsafe
+  anyway).
+* **other object stores** (GCS, Azure via ``pyarrow.fs``): :meth:`try_create` can only
+  check, then write. That is safe for one writer at a time per table; concurrent writers
+  need an external lock (Paimon uses a Hive/JDBC catalog lock or a REST catalog for the
+  same reason). :attr:`FileIO.atomic_create` tells which case applies.
 
 Example:
     >>> import tempfile
@@ -79,11 +85,12 @@ class FileIO:
             (``"s3://"``, ``"hdfs://nn:8020"``; empty for local paths).
     """
 
-    __slots__ = ("filesystem", "uri_prefix")
+    __slots__ = ("_stores", "filesystem", "uri_prefix")
 
     def __init__(self, filesystem: pafs.FileSystem, uri_prefix: str = "") -> None:
         self.filesystem = filesystem
         self.uri_prefix = uri_prefix
+        self._stores: dict[str, Any] = {}  # bucket -> obstore S3Store (conditional puts)
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (FileIO, (self.filesystem, self.uri_prefix))
@@ -124,7 +131,21 @@ class FileIO:
     @property
     def atomic_create(self) -> bool:
         """Whether :meth:`try_create` is atomic against concurrent writers."""
-        return self.is_local or type(self.filesystem).__name__ == "HadoopFileSystem"
+        return (
+            self.is_local
+            or type(self.filesystem).__name__ == "HadoopFileSystem"
+            or self._conditional_s3
+        )
+
+    @property
+    def _conditional_s3(self) -> bool:
+        off = os.environ.get("LAKESKIP_CONDITIONAL_WRITES", "true").strip().lower()
+        return type(self.filesystem).__name__ == "S3FileSystem" and off not in (
+            "false",
+            "0",
+            "no",
+            "off",
+        )
 
     def uri(self, path: str) -> str:
         """The URI of a path (for engines that open files themselves, e.g. Spark)."""
@@ -221,10 +242,48 @@ class FileIO:
                     return False
                 raise
             return True
-        # Object stores: no conditional put in pyarrow; see the module docstring.
+        if self._conditional_s3:
+            return self._try_create_s3(path, data)
+        # Other object stores: no conditional put in pyarrow; see the module docstring.
         if self.exists(path):
             return False
         self._write(path, data)
+        return True
+
+    def _s3_store(self, bucket: str) -> Any:
+        """An obstore S3Store for ``bucket`` configured as the pyarrow S3FileSystem is."""
+        store = self._stores.get(bucket)
+        if store is None:
+            from obstore.store import S3Store
+
+            conf = self.filesystem.__reduce__()[1][0]  # S3FileSystem's constructor arguments
+            kwargs: dict[str, Any] = {}
+            for ours, theirs in (
+                ("access_key_id", "access_key"),
+                ("secret_access_key", "secret_key"),
+                ("session_token", "session_token"),
+                ("region", "region"),
+                ("endpoint", "endpoint_override"),
+            ):
+                if conf.get(theirs):
+                    kwargs[ours] = conf[theirs]
+            endpoint = kwargs.get("endpoint")
+            if endpoint and "://" not in endpoint:
+                kwargs["endpoint"] = f"{conf.get('scheme') or 'https'}://{endpoint}"
+            http = str(kwargs.get("endpoint", "")).startswith("http://")
+            store = S3Store(bucket, client_options={"allow_http": http}, **kwargs)
+            self._stores[bucket] = store
+        return store
+
+    def _try_create_s3(self, path: str, data: bytes) -> bool:
+        import obstore
+        from obstore.exceptions import AlreadyExistsError
+
+        bucket, _, key = path.lstrip("/").partition("/")
+        try:
+            obstore.put(self._s3_store(bucket), key, data, mode="create")
+        except AlreadyExistsError:
+            return False
         return True
 
     def _try_create_local(self, parent: str, name: str, path: str, data: bytes) -> bool:
@@ -260,6 +319,12 @@ class FileIO:
                 return False
             raise
         return True
+
+    def rename(self, source: str, target: str) -> None:
+        """Move a file or directory (parent directories of ``target`` are created); atomic
+        only where the filesystem renames atomically (local, HDFS)."""
+        self.mkdirs(target.rsplit("/", 1)[0])
+        self.filesystem.move(source, target)
 
     def delete_dir(self, path: str) -> None:
         """Delete a directory tree; no error if absent."""

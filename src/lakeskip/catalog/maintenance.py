@@ -9,13 +9,15 @@
     manifests    manifest lists and manifests of 1..4
     minus        every file a kept snapshot still reads: all retained snapshots'
                  live files and manifests, Paimon tags (tag/tag-*) and branches
-    order        data + .index files -> manifests -> snapshot-1..4 (oldest first)
-                 -> EARLIEST hint
+    order        snapshot-1..4 (oldest first) -> EARLIEST hint -> data + .index files
+                 -> deletion-vector index files -> manifests
 
 Everything a kept snapshot reads is computed *before* anything is deleted, and a kept
-snapshot whose metadata cannot be read stops the expiry (nothing deleted), so a crash at
-any point leaves every retained snapshot whole: at worst an expired snapshot that could
-no longer be read, which a re-run (tolerant of its missing manifests) finishes off.
+snapshot whose metadata cannot be read stops the expiry (nothing deleted). What makes an
+expired snapshot visible (its ``snapshot-N`` file) goes before anything it uses, so a crash
+at any point leaves every snapshot that still exists whole and readable; what the crash
+left of the expired snapshots' files is referenced by no snapshot, and
+``remove_orphan_files`` deletes it (a re-run of the expiry no longer sees it).
 
 ``older_than`` uses Paimon's rule: a snapshot expires only if its *successor* was committed
 before ``older_than``, so the snapshot that was current at ``older_than`` stays and time
@@ -23,15 +25,19 @@ travel to that instant keeps working.
 
 **Orphan removal** follows Paimon's ``LocalOrphanFilesClean``: it lists the files where
 Paimon writes them -- ``manifest/``, ``index/`` (deletion vectors), the bucket directories
-(``k=v/.../bucket-N/``) and hidden temp files in ``snapshot/`` -- keeps those modified at or
-after ``older_than`` (a commit may still be writing them), *then* reads every snapshot, tag
-and branch (with their index manifests) and deletes the listed files none of them
-references. Files are matched by name (names hold a UUID), never by a path recomputed from
-the current options. ``schema/``, snapshot files, hints, ``tag/``, ``branch/``,
+(``k=v/.../bucket-N/``) and the hidden temp files a crashed atomic write left in
+``snapshot/`` and ``tag/`` -- keeps those modified at or after ``older_than`` (a commit may
+still be writing them), *then* reads every snapshot, tag and branch (with their index
+manifests) and deletes the listed files none of them references. Files are matched by
+name (names hold a UUID), never by a path recomputed from the current options.
+``schema/``, snapshot files, hints, tag files, ``branch/``,
 ``statistics/`` and ``changelog/`` are never touched. lakeskip's own leftovers go too: a
 ``.sort-tmp-<uuid>/`` spill directory of a sort compaction that crashed (a live one deletes
 its own, failed or not) is removed whole once it and every file in it are older than
-``older_than``; no snapshot ever references one.
+``older_than``; no snapshot ever references one. So are the hidden tables a crashed
+``CREATE`` / ``REPLACE TABLE ... AS SELECT`` left in the table's database
+(:mod:`lakeskip.catalog.staging`): a staged table never published, a replaced one never
+dropped.
 
 Deletion vectors: an expired snapshot's index manifest and the index files it lists go
 unless a kept snapshot, tag or branch lists them too.
@@ -51,14 +57,17 @@ from dataclasses import dataclass, field
 
 import pyarrow.fs as pafs
 
+from lakeskip.catalog.catalog import REPLACED_PREFIX, hidden_owner
 from lakeskip.catalog.deletion_vectors import INDEX_DIR
 from lakeskip.catalog.dv_commit import index_file_path
-from lakeskip.catalog.file_io import FileIO
+from lakeskip.catalog.file_io import FileIO, FileStatus
 from lakeskip.catalog.manifest import FileKind, ManifestEntry, read_manifest_list
+from lakeskip.catalog.schema import SchemaManager
 from lakeskip.catalog.snapshot import (
     EARLIEST,
     LATEST,
     SNAPSHOT_PREFIX,
+    TAG_DIR,
     Snapshot,
     SnapshotManager,
     tag_files,
@@ -377,15 +386,18 @@ def expire_snapshots(
                     manifests[f"{table.path}/{MANIFEST_DIR}/{m}"] = None
 
     io = table.file_io
-    data_deleted = sum(io.delete(p) for p in data)
-    index_deleted = sum(io.delete(p) for p in index)
-    dv_deleted = sum(io.delete(p) for p in dv_files)  # before the manifests naming them
-    manifests_deleted = sum(io.delete(p) for p in manifests)
     sm = table.snapshot_manager
+    # First what makes the expired snapshots visible, then what they used: a crash at any
+    # point leaves every snapshot that still exists whole, and at worst files no snapshot
+    # references, which remove_orphan_files deletes.
     for s in expired:  # oldest first: what remains is always a contiguous range
         io.delete(sm.path(s.id))
     with contextlib.suppress(OSError):  # the hint is advisory; readers probe around it
         io.write_bytes(f"{sm.dir}/{EARLIEST}", str(retained[0].id).encode())
+    data_deleted = sum(io.delete(p) for p in data)
+    index_deleted = sum(io.delete(p) for p in index)
+    dv_deleted = sum(io.delete(p) for p in dv_files)
+    manifests_deleted = sum(io.delete(p) for p in manifests)
     return ExpireResult(len(expired), data_deleted, index_deleted, manifests_deleted, dv_deleted)
 
 
@@ -429,6 +441,8 @@ def _orphan_candidates(table: FileStoreTable, older_than: int) -> list[pafs.File
         and not i.base_name.startswith(SNAPSHOT_PREFIX)
         and i.base_name not in (EARLIEST, LATEST)
     ]
+    # tag/: likewise only the hidden temp files of a crashed tag write (never tag-<name>)
+    infos += [i for i in _files(io, f"{table.path}/{TAG_DIR}") if i.base_name.startswith(".")]
     return [i for i in infos if _old_enough(i, older_than)]
 
 
@@ -438,10 +452,38 @@ def _stale_spill_dirs(
     """(directory, its files) of the spill directories a crashed sort compaction left: the
     directory and every file under it last modified before ``older_than`` (a compaction
     still running keeps writing and reading there)."""
+    dirs = [st for st in table.file_io.list_dir(table.path) if st.name.startswith(SPILL_DIR_PREFIX)]
+    return _stale_dirs(table.file_io, dirs, older_than)
+
+
+def _stale_hidden_tables(
+    table: FileStoreTable, older_than: int
+) -> list[tuple[str, list[pafs.FileInfo]]]:
+    """(directory, its files) of what a crashed CREATE / REPLACE ... AS SELECT left in this
+    table's database (:mod:`lakeskip.catalog.staging`): a staged table never published
+    (whichever table it was for: that one may not exist), a replaced table not dropped
+    (only while the table it belonged to exists: else it is the one a lookup moves back)."""
     io = table.file_io
+    parent = table.path.rsplit("/", 1)[0]
+    dirs = []
+    for st in io.list_dir(parent):
+        owner = hidden_owner(st.name)
+        if owner is None:
+            continue
+        if owner[0] == REPLACED_PREFIX and not SchemaManager(io, f"{parent}/{owner[1]}").list_ids():
+            continue
+        dirs.append(st)
+    return _stale_dirs(io, dirs, older_than)
+
+
+def _stale_dirs(
+    io: FileIO, dirs: Iterable[FileStatus], older_than: int
+) -> list[tuple[str, list[pafs.FileInfo]]]:
+    """The directories (with their files) that, and every file under which, were last
+    modified before ``older_than``."""
     out = []
-    for st in io.list_dir(table.path):
-        if not (st.is_dir and st.name.startswith(SPILL_DIR_PREFIX)):
+    for st in dirs:
+        if not st.is_dir:
             continue
         selector = pafs.FileSelector(st.path, allow_not_found=True, recursive=True)
         infos = io.filesystem.get_file_info(selector)
@@ -483,6 +525,7 @@ def remove_orphan_files(
     # as referenced (the reverse order could delete it).
     candidates = _orphan_candidates(table, older_than_millis)
     spills = _stale_spill_dirs(table, older_than_millis)
+    spills += _stale_hidden_tables(table, older_than_millis)
     victims: list[pafs.FileInfo] = []
     if candidates:
         snapshots = _read_snapshots(table.file_io, table.path)

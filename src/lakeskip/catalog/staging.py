@@ -10,7 +10,12 @@
     abort     drop the staged table: the warehouse is as before
 
 So a failed write never leaves a half-made table, and REPLACE keeps the old table's contents
-until the new one is complete. A table directory is moved by one rename, which only a local
+until the new one is complete. A crash leaves the table before or after, too: hidden names
+end in the table's name (``__lakeskip_replaced_<id>_<name>``), and a lookup of a table that
+is missing while such a replaced table exists (an RTAS killed between its two renames) moves
+the old table back (:meth:`Catalog.get_table`). What a crash leaves under hidden names (a
+staged table never published, a replaced table not yet dropped) is removed by
+``remove_orphan_files`` on the table once older than its ``older_than``. A table directory is moved by one rename, which only a local
 (or HDFS-like) filesystem does atomically: on an object store there is no staging and the
 table is created (or replaced) up front, as a non-staging Spark catalog would
 (:func:`can_stage`).
@@ -20,18 +25,15 @@ from __future__ import annotations
 
 import uuid
 
-from lakeskip.catalog.catalog import Catalog, parse_identifier
+from lakeskip.catalog.catalog import REPLACED_PREFIX, STAGING_PREFIX, Catalog, parse_identifier
 from lakeskip.errors import TableAlreadyExistsError
 
 __all__ = ["STAGING_PREFIX", "can_stage", "is_hidden", "publish", "staging_identifier"]
 
-STAGING_PREFIX = "__lakeskip_staging_"
-_TRASH_PREFIX = "__lakeskip_replaced_"
-
 
 def is_hidden(table_name: str) -> bool:
     """A staged or replaced table that is not (or no longer) part of the catalog."""
-    return table_name.startswith((STAGING_PREFIX, _TRASH_PREFIX))
+    return table_name.startswith((STAGING_PREFIX, REPLACED_PREFIX))
 
 
 def can_stage(catalog: Catalog) -> bool:
@@ -50,7 +52,7 @@ def publish(catalog: Catalog, staged: str, identifier: str, *, replace: bool) ->
         TableAlreadyExistsError: CTAS, and a table of that name appeared meanwhile (the staged
             table is dropped).
     """
-    db, _ = parse_identifier(identifier)
+    db, name = parse_identifier(identifier)
     if not catalog.table_exists(identifier):
         try:
             catalog.rename_table(staged, identifier)
@@ -61,11 +63,12 @@ def publish(catalog: Catalog, staged: str, identifier: str, *, replace: bool) ->
     if not replace:
         catalog.drop_table(staged, ignore_if_not_exists=True)
         raise TableAlreadyExistsError(f"table already exists: {identifier}")
-    trash = f"{db}.{_TRASH_PREFIX}{uuid.uuid4().hex[:12]}"
+    trash = f"{db}.{REPLACED_PREFIX}{uuid.uuid4().hex[:12]}_{name}"
     catalog.rename_table(identifier, trash)
     try:
-        catalog.rename_table(staged, identifier)
+        # the bare move: a lookup of `identifier` now would move the old table back
+        catalog.file_io.rename(catalog.table_path(staged), catalog.table_path(identifier))
     except BaseException:
-        catalog.rename_table(trash, identifier)  # the old table stays
+        catalog.restore_replaced(identifier)  # the old table stays
         raise
     catalog.drop_table(trash, ignore_if_not_exists=True)

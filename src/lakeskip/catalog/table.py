@@ -26,14 +26,15 @@ visibility; ``LATEST`` is a hint.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import itertools
 import random
 import time
 import uuid
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar
 
 from pyroaring import BitMap
 
@@ -506,6 +507,16 @@ class FileStoreTable:
             f"commit to {self.identifier} failed after {retries + 1} attempts: {last_error}"
         )
 
+    def remove_unpublished(self, entries: Iterable[ManifestEntry]) -> None:
+        """Best effort: delete the data files (and their extra files) of entries no snapshot
+        references (a failed commit's output); what is left is an orphan for
+        ``sys.remove_orphan_files``."""
+        for e in entries:
+            directory = self.data_file_dir(e)
+            for path in (self.data_file_path(e), *(f"{directory}/{x}" for x in e.file.extra_files)):
+                with contextlib.suppress(OSError):
+                    self.file_io.delete(path)
+
     def _live_files(self, snapshot: Snapshot | None) -> list[ManifestEntry]:
         return self.scan_files(snapshot) if snapshot is not None else []
 
@@ -588,3 +599,30 @@ class FileStoreTable:
         for m in self.manifest_metas(snap):
             if not self.file_io.exists(f"{self.path}/manifest/{m.file_name}"):
                 raise CorruptMetadataError(f"snapshot {snap.id}: manifest {m.file_name} missing")
+
+
+T = TypeVar("T")
+
+
+def retry_on_conflict(table: FileStoreTable, run: Callable[[], T]) -> T:
+    """Run a whole write again while its commit conflicts with a concurrent one, at most
+    ``commit.max-retries`` more times, backing off between ``commit.min-retry-wait`` and
+    ``commit.max-retry-wait`` (Paimon's options, the same as for a lost snapshot race).
+
+    Sound because a :class:`CommitConflictError` means nothing was published and the
+    attempt removed what it wrote, and every attempt plans against the latest snapshot: a
+    DELETE/UPDATE/MERGE reads again the files and DVs another commit changed, a
+    primary-key write looks its keys up again in the buckets that gained files, so
+    same-key writes resolve in commit order. The last conflict is raised as it is.
+    """
+    options = table.schema.options
+    retries = commit_max_retries(options)
+    for attempt in range(retries + 1):
+        try:
+            return run()
+        except CommitConflictError:
+            if attempt == retries:
+                raise
+            table._back_off(attempt, options)
+            table.refresh()
+    raise AssertionError("unreachable")

@@ -14,7 +14,7 @@ from typing import Any, Protocol, TypeVar
 
 from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.manifest import ManifestEntry
-from lakeskip.catalog.table import FileStoreTable
+from lakeskip.catalog.table import FileStoreTable, retry_on_conflict
 from lakeskip.errors import InvalidArgumentError
 
 __all__ = [
@@ -145,6 +145,32 @@ class Procedure:
         default_database: str,
     ) -> ProcedureResult:
         raise NotImplementedError
+
+
+def run_procedure(
+    procedure: Procedure,
+    *,
+    catalog: Catalog,
+    executor: Executor,
+    arguments: Mapping[str, Any],
+    default_database: str,
+) -> ProcedureResult:
+    """Run a procedure (arguments already bound); run it again while its commit conflicts
+    with a concurrent one (:func:`~lakeskip.catalog.table.retry_on_conflict`: every
+    procedure plans against the latest snapshot and removes what it wrote when its commit
+    conflicts)."""
+
+    def run() -> ProcedureResult:
+        return procedure.run(
+            catalog=catalog,
+            executor=executor,
+            arguments=arguments,
+            default_database=default_database,
+        )
+
+    if not arguments.get("table"):
+        return run()
+    return retry_on_conflict(target_table(catalog, arguments, default_database), run)
 
 
 def _coerce(proc: str, p: ProcedureParameter, value: Any) -> Any:

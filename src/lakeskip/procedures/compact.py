@@ -33,7 +33,7 @@ from lakeskip.catalog.options import deletion_vectors_enabled, target_file_size
 from lakeskip.catalog.snapshot import CommitKind, Snapshot
 from lakeskip.catalog.stats import file_column_stats
 from lakeskip.catalog.table import FileStoreTable
-from lakeskip.errors import InvalidArgumentError
+from lakeskip.errors import CommitConflictError, InvalidArgumentError
 from lakeskip.index._roaring import serialize_bitmap
 from lakeskip.procedures.base import (
     Executor,
@@ -249,7 +249,13 @@ def _commit(
     nothing was compacted); the snapshot id."""
     if not old:
         return None
-    snap = table.commit(list(new), deleted=old, kind=CommitKind.COMPACT, deletion_vectors=update)
+    try:
+        snap = table.commit(
+            list(new), deleted=old, kind=CommitKind.COMPACT, deletion_vectors=update
+        )
+    except CommitConflictError:  # nothing was published: the new files go
+        table.remove_unpublished(new)
+        raise
     return snap.id if snap is not None else None
 
 

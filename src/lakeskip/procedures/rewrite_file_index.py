@@ -31,6 +31,7 @@ from lakeskip.catalog.manifest import ManifestEntry
 from lakeskip.catalog.schema import TableSchema
 from lakeskip.catalog.snapshot import CommitKind
 from lakeskip.catalog.table import FileStoreTable
+from lakeskip.errors import CommitConflictError
 from lakeskip.index.file_index import build_file_index
 from lakeskip.index.options import parse_file_index_options
 from lakeskip.procedures.base import (
@@ -194,11 +195,20 @@ class RewriteFileIndex(Procedure):
         changed = [o for o in outcomes if o.new is not None]
         snapshot_id = None
         if changed:
-            snap = table.commit(
-                [o.new for o in changed if o.new is not None],
-                deleted=[o.old for o in changed],
-                kind=CommitKind.COMPACT,
-            )
+            try:
+                snap = table.commit(
+                    [o.new for o in changed if o.new is not None],
+                    deleted=[o.old for o in changed],
+                    kind=CommitKind.COMPACT,
+                )
+            except CommitConflictError:  # nothing was published: the new index files go
+                for o in changed:
+                    kept = set(o.old.file.extra_files)
+                    directory = table.data_file_dir(o.old)
+                    for x in o.new.file.extra_files if o.new is not None else ():
+                        if x not in kept:
+                            table.file_io.delete(f"{directory}/{x}")
+                raise
             snapshot_id = snap.id if snap is not None else None
         return ProcedureResult(
             columns=(

@@ -13,6 +13,7 @@ are filed under the Spark local property :data:`TAG_PROPERTY` of the querying th
 from __future__ import annotations
 
 import base64
+import datetime
 import json
 import math
 import threading
@@ -132,11 +133,35 @@ def _partition_json(t: DataType, value: Any) -> Any:
 
 
 def _json_value(v: Any) -> Any:
+    """A procedure result value as ``LakeProcedure.internal`` reads it, of any type: lists
+    for arrays, ``[key, value]`` pairs for maps, field lists for structs (tuples), days for
+    dates, microseconds for timestamps (naive ones are UTC), text for decimals and
+    non-finite floats (Java's spelling), base64 for binary.
+
+    >>> _json_value({"a": [1.5, float("nan")]}), _json_value(datetime.date(1970, 1, 3))
+    ([['a', [1.5, 'NaN']]], 2)
+    """
     if v is None or isinstance(v, (bool, int, str)):
         return v
     if isinstance(v, float):
-        return v if math.isfinite(v) else str(v)
+        if math.isfinite(v):
+            return v
+        return "NaN" if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity")
+    if isinstance(v, Mapping):
+        return [[_json_value(k), _json_value(x)] for k, x in v.items()]
+    if isinstance(v, (list, tuple)):
+        return [_json_value(x) for x in v]
+    if isinstance(v, datetime.datetime):
+        aware = v if v.tzinfo is not None else v.replace(tzinfo=datetime.UTC)
+        return (aware - _EPOCH) // datetime.timedelta(microseconds=1)
+    if isinstance(v, datetime.date):
+        return (v - _EPOCH.date()).days
+    if isinstance(v, (bytes, bytearray)):
+        return base64.b64encode(v).decode("ascii")
     return str(v)
+
+
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
 
 
 class ReportLog:
@@ -710,13 +735,14 @@ class CatalogService:
 
         name = str(p["procedure"])
         proc = get_procedure(name)
-        kinds = {str: "string", int: "bigint", bool: "boolean"}
+        # every parameter is declared STRING to Spark (numbers and booleans cast to it), so
+        # Python checks and converts the value (Procedure.bind_arguments) and a bad one is a
+        # one-line error naming the argument, not Spark's CAST_INVALID_INPUT
         return {
             "name": name,
             "description": proc.doc,
             "parameters": [
-                {"name": q.name, "type": kinds.get(q.kind, "string"), "required": q.required}
-                for q in proc.parameters
+                {"name": q.name, "type": "string", "required": q.required} for q in proc.parameters
             ],
         }
 
@@ -726,13 +752,15 @@ class CatalogService:
         return {"procedures": sorted(k.split(".", 1)[1] for k in PROCEDURES)}
 
     def _call_procedure(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
+        from lakeskip.procedures.base import run_procedure
         from lakeskip.procedures.registry import get_procedure
         from lakeskip.spark.executor import SparkExecutor
 
         proc = get_procedure(str(p["procedure"]))
         bound = proc.bind_arguments([], dict(p.get("arguments") or {}))
         catalog = self.catalog(p)
-        result = proc.run(
+        result = run_procedure(
+            proc,
             catalog=catalog,
             executor=SparkExecutor(self.spark),
             arguments=bound,

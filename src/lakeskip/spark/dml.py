@@ -43,7 +43,7 @@ from pyspark.sql import functions as F
 
 from lakeskip.catalog.manifest import ManifestEntry
 from lakeskip.catalog.snapshot import CommitKind
-from lakeskip.catalog.table import FileStoreTable
+from lakeskip.catalog.table import FileStoreTable, retry_on_conflict
 from lakeskip.errors import CommitConflictError
 from lakeskip.spark.dml_base import (
     ACTION_COLUMN,
@@ -165,13 +165,17 @@ def merge_into(
 
 
 def run_dml(request: DmlRequest) -> DmlResult:
-    """A DELETE or UPDATE, by the engine of the table's kind (the one dispatch point)."""
-    return engine_for(request.table).delete_update(request)
+    """A DELETE or UPDATE, by the engine of the table's kind (the one dispatch point); run
+    again from its planning while its commit conflicts (``retry_on_conflict``)."""
+    return retry_on_conflict(
+        request.table, lambda: engine_for(request.table).delete_update(request)
+    )
 
 
 def run_merge(request: MergeRequest) -> MergeResult:
-    """A MERGE INTO, by the engine of the table's kind (the one dispatch point)."""
-    return engine_for(request.table).merge(request)
+    """A MERGE INTO, by the engine of the table's kind (the one dispatch point); run again
+    from its planning while its commit conflicts (``retry_on_conflict``)."""
+    return retry_on_conflict(request.table, lambda: engine_for(request.table).merge(request))
 
 
 def _copy_on_write(request: DmlRequest) -> DmlResult:

@@ -23,7 +23,6 @@ multiple-match check sees it).
 
 from __future__ import annotations
 
-import contextlib
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -596,8 +595,4 @@ def sql_with(
 
 def remove_files(table: FileStoreTable, entries: Sequence[ManifestEntry]) -> None:
     """Best effort: delete files no snapshot references (a failed commit's output)."""
-    for e in entries:
-        directory = table.data_file_dir(e)
-        for path in (table.data_file_path(e), *(f"{directory}/{x}" for x in e.file.extra_files)):
-            with contextlib.suppress(OSError):  # else an orphan for sys.remove_orphan_files
-                table.file_io.delete(path)
+    table.remove_unpublished(entries)

@@ -53,7 +53,7 @@ from lakeskip.catalog.options import deletion_vectors_enabled
 from lakeskip.catalog.pk_dv_write import DELETE_FLAG
 from lakeskip.catalog.primary_key import RowKind
 from lakeskip.catalog.snapshot import CommitKind
-from lakeskip.errors import InvalidArgumentError, UnsupportedStatementError
+from lakeskip.errors import CommitConflictError, InvalidArgumentError, UnsupportedStatementError
 from lakeskip.spark.dml_base import (
     ACTION_COLUMN,
     INSERT_CODE,
@@ -164,7 +164,11 @@ def _write_versions(request: DmlRequest) -> DmlResult:
     if isinstance(entries, WrittenEntries):  # deletion vectors: older versions marked
         if not entries and not entries.removed and entries.vectors is None:
             return c.nothing()
-        snap = commit_written(table, entries)
+        try:
+            snap = commit_written(table, entries)
+        except CommitConflictError:
+            remove_files(table, entries)  # nothing was published
+            raise
         return DmlResult(
             rows=entries.marked,
             files_scanned=len(c.files),

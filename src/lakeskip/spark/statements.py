@@ -564,12 +564,14 @@ def call_procedure(
     ctx: StatementContext, name: str, args: Sequence[Any], kwargs: Mapping[str, Any]
 ) -> DataFrame:
     """Run ``CALL <name>(args, kwargs)`` and return its result row(s)."""
+    from lakeskip.procedures.base import run_procedure
     from lakeskip.procedures.registry import get_procedure
     from lakeskip.spark.executor import SparkExecutor
 
     procedure = get_procedure(name)
     bound = procedure.bind_arguments(args, kwargs)
-    result = procedure.run(
+    result = run_procedure(
+        procedure,
         catalog=ctx.catalog,
         executor=SparkExecutor(ctx.spark),
         arguments=bound,

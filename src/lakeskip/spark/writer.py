@@ -33,8 +33,8 @@ from lakeskip.catalog.pk_dv_write import (
 )
 from lakeskip.catalog.primary_key import RowKind
 from lakeskip.catalog.snapshot import CommitKind, Snapshot
-from lakeskip.catalog.table import FileStoreTable
-from lakeskip.errors import ColumnNotFoundError, InvalidArgumentError
+from lakeskip.catalog.table import FileStoreTable, retry_on_conflict
+from lakeskip.errors import ColumnNotFoundError, CommitConflictError, InvalidArgumentError
 from lakeskip.sort.clustering import clustering_from_options
 from lakeskip.types import DataType, Field, RowType
 
@@ -394,8 +394,33 @@ def write_dataframe(
 
     Returns:
         The committed snapshot, or ``None`` when nothing changed.
+
+    A commit that conflicts (a deletion-vector primary-key write whose lookup another
+    commit made stale) removes what it wrote and writes again against the latest snapshot
+    (:func:`~lakeskip.catalog.table.retry_on_conflict`).
     """
-    entries = write_entries(table, df, fresh=overwrite)
+
+    def attempt() -> Snapshot | None:
+        entries = write_entries(table, df, fresh=overwrite)
+        try:
+            return _commit_write(
+                table, entries, overwrite, static_partition, overwrite_partitions, overwrite_all
+            )
+        except CommitConflictError:  # nothing was published
+            table.remove_unpublished(entries)
+            raise
+
+    return retry_on_conflict(table, attempt)
+
+
+def _commit_write(
+    table: FileStoreTable,
+    entries: list[ManifestEntry],
+    overwrite: bool,
+    static_partition: Mapping[str, Any] | None,
+    overwrite_partitions: Sequence[tuple[Any, ...]] | None,
+    overwrite_all: bool,
+) -> Snapshot | None:
     if not overwrite:
         if not entries and not getattr(entries, "removed", None):
             return None

@@ -85,6 +85,9 @@ BAD_CREATES: list[tuple[str, dict[str, Any], type[LakeskipError], str]] = [
         "bucket-key': dt is a partition column",
     ),
     ("t", {"options": {"file.format": "orc"}}, InvalidOptionError, "file.format"),
+    ("t" * 401, {}, InvalidArgumentError, "table name too long: 401 bytes, at most 200 ('ttt"),
+    ("é" * 101, {}, InvalidArgumentError, "table name too long: 202 bytes"),
+    ("d" * 300 + ".t", {}, InvalidArgumentError, "database name too long: 300 bytes"),
     ("t", {"options": {"target-file-size": "big"}}, InvalidOptionError, "invalid size"),
     ("t", {"options": {"metadata.stats-mode": "truncate(0)"}}, InvalidOptionError, "stats mode"),
     (

@@ -18,7 +18,7 @@ from lakeskip.catalog import (
     TableSchema,
 )
 from lakeskip.catalog.manifest import read_manifest, read_manifest_list, write_manifest
-from lakeskip.catalog.table import partition_path
+from lakeskip.catalog.table import partition_path, retry_on_conflict
 from lakeskip.errors import CommitConflictError
 from lakeskip.types import BIGINT, DATE, INT, STRING, RowType, decimal_type
 
@@ -293,3 +293,25 @@ def test_python_partition_values_are_normalised(catalog: Catalog, write_file: An
     assert t.file_io.exists(t.data_file_path(live))
     t.commit([], kind=CommitKind.OVERWRITE, overwrite_partitions=[(day,)])
     assert t.scan_files() == []
+
+
+def test_retry_on_conflict_is_bounded_by_commit_max_retries(catalog: Catalog) -> None:
+    t = _table(catalog, {"commit.max-retries": "2", "commit.min-retry-wait": "1 ms"})
+    calls = []
+
+    def conflicts_twice() -> str:
+        calls.append(1)
+        if len(calls) <= 2:
+            raise CommitConflictError("another commit changed them")
+        return "done"
+
+    assert retry_on_conflict(t, conflicts_twice) == "done" and len(calls) == 3
+    calls.clear()
+
+    def always() -> str:
+        calls.append(1)
+        raise CommitConflictError("another commit changed them")
+
+    with pytest.raises(CommitConflictError, match="another commit"):
+        retry_on_conflict(t, always)
+    assert len(calls) == 3, "one run and commit.max-retries = 2 more"

@@ -8,19 +8,24 @@ import java.util.Iterator;
 import java.util.List;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
+import org.apache.spark.sql.catalyst.util.ArrayBasedMapData;
+import org.apache.spark.sql.catalyst.util.GenericArrayData;
 import org.apache.spark.sql.connector.catalog.procedures.BoundProcedure;
 import org.apache.spark.sql.connector.catalog.procedures.ProcedureParameter;
 import org.apache.spark.sql.connector.catalog.procedures.UnboundProcedure;
 import org.apache.spark.sql.connector.read.LocalScan;
 import org.apache.spark.sql.connector.read.Scan;
+import org.apache.spark.sql.types.ArrayType;
 import org.apache.spark.sql.types.BooleanType;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.IntegerType;
 import org.apache.spark.sql.types.LongType;
+import org.apache.spark.sql.types.MapType;
 import org.apache.spark.sql.types.StringType;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
+import org.apache.spark.unsafe.types.UTF8String;
 
 /**
  * {@code CALL <catalog>.sys.<name>(...)}: parameters as Python's procedure registry declares
@@ -129,12 +134,48 @@ final class LakeProcedure implements UnboundProcedure, BoundProcedure {
   }
 
   private static Object cell(StructField f, JsonNode v) {
+    return internal(f.dataType(), v);
+  }
+
+  /**
+   * A result value in Spark's internal form, of any type: JSON arrays for arrays, arrays of
+   * {@code [key, value]} pairs for maps, field arrays (or objects by field name) for structs,
+   * scalars as {@link LakeFileIndex#value} reads partition values (dates in days, timestamps
+   * in microseconds, decimals as text, binary as base64).
+   */
+  static Object internal(DataType t, JsonNode v) {
     if (v == null || v.isNull()) {
       return null;
     }
-    DataType t = f.dataType();
+    if (t instanceof ArrayType) {
+      DataType e = ((ArrayType) t).elementType();
+      Object[] items = new Object[v.size()];
+      for (int i = 0; i < items.length; i++) {
+        items[i] = internal(e, v.get(i));
+      }
+      return new GenericArrayData(items);
+    }
+    if (t instanceof MapType) {
+      MapType m = (MapType) t;
+      Object[] keys = new Object[v.size()];
+      Object[] values = new Object[v.size()];
+      for (int i = 0; i < keys.length; i++) {
+        keys[i] = internal(m.keyType(), v.get(i).get(0));
+        values[i] = internal(m.valueType(), v.get(i).get(1));
+      }
+      return new ArrayBasedMapData(new GenericArrayData(keys), new GenericArrayData(values));
+    }
+    if (t instanceof StructType) {
+      StructField[] fields = ((StructType) t).fields();
+      Object[] values = new Object[fields.length];
+      for (int i = 0; i < fields.length; i++) {
+        JsonNode x = v.isArray() ? v.get(i) : v.get(fields[i].name());
+        values[i] = internal(fields[i].dataType(), x);
+      }
+      return new GenericInternalRow(values);
+    }
     if (t instanceof StringType) {
-      return org.apache.spark.unsafe.types.UTF8String.fromString(v.isTextual() ? v.asText() : v.toString());
+      return UTF8String.fromString(v.isTextual() ? v.asText() : v.toString());
     }
     if (t instanceof IntegerType) {
       return v.asInt();

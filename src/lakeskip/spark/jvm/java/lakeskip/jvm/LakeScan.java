@@ -32,11 +32,13 @@ import org.apache.spark.sql.types.StructType;
  */
 public final class LakeScan implements Scan, Batch, SupportsReportStatistics, SupportsMetadata {
   private final Scan inner;
+  private final String table;
   private PartitionReaderFactory factory;
   private InputPartition[] partitions;
 
-  LakeScan(Scan inner) {
+  LakeScan(Scan inner, String table) {
     this.inner = inner;
+    this.table = table;
   }
 
   /** The wrapped scan ({@code lakeskip.spark.input_files} reads its file index). */
@@ -77,9 +79,11 @@ public final class LakeScan implements Scan, Batch, SupportsReportStatistics, Su
   public synchronized PartitionReaderFactory createReaderFactory() {
     if (factory == null) {
       factory =
-          inner instanceof ParquetScan
-              ? ReaderFactories.of((ParquetScan) inner)
-              : inner.toBatch().createReaderFactory();
+          new ReadErrors(
+              inner instanceof ParquetScan
+                  ? ReaderFactories.of((ParquetScan) inner)
+                  : inner.toBatch().createReaderFactory(),
+              table);
     }
     return factory;
   }

@@ -147,7 +147,7 @@ final class LakeScanBuilder implements SupportsPushDownCatalystFilters, Supports
       parquet.pruneColumns(want);
     }
     Scan scan = parquet.build();
-    return new LakeScan(vectors.isEmpty() ? scan : new LakeDvScan(scan, vectors));
+    return new LakeScan(vectors.isEmpty() ? scan : new LakeDvScan(scan, vectors), table.name());
   }
 
   /**

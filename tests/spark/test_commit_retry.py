@@ -1,0 +1,148 @@
+"""Concurrent writers: a conflicting commit is run again instead of failing, every statement
+commits once, and the table equals a replay of the statements in commit order."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from lakeskip.catalog.maintenance import remove_orphan_files
+
+THREADS = 2
+OPS = 4
+
+
+def _run(session: Any, statements: list[list[tuple[str, Callable[[Any], None]]]]) -> list[Any]:
+    """Run each thread's statements; returns (snapshot id, replay step) per statement."""
+    done: list[tuple[int, Callable[[Any], None]]] = []
+    errors: list[BaseException] = []
+    lock = threading.Lock()
+
+    def worker(mine: list[tuple[str, Callable[[Any], None]]]) -> None:
+        for sql, replay in mine:
+            try:
+                sid = session.sql(sql).collect()[0].snapshot_id
+            except BaseException as e:  # reported below
+                with lock:
+                    errors.append(e)
+                return
+            with lock:
+                done.append((sid, replay))
+
+    threads = [threading.Thread(target=worker, args=(s,)) for s in statements]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(600)
+    assert not errors, f"statements failed: {errors}"
+    return done
+
+
+def _noop(state: Any) -> None:
+    """A compaction: the rows stay (it may also find nothing to compact)."""
+
+
+def _no_trace(session: Any, table: str) -> None:
+    time.sleep(0.01)
+    t = session.catalog.get_table(table)
+    left = remove_orphan_files(t, int(time.time() * 1000), dry_run=True).paths
+    assert left == (), f"conflicting attempts left files behind: {left}"
+
+
+def _check_commit_order(done: list[Any], first: int, state: Any) -> Any:
+    done = [(sid, replay) for sid, replay in done if sid is not None or replay is not _noop]
+    ids = sorted(sid for sid, _ in done)
+    assert None not in ids, "every statement changed the table"
+    assert ids == list(range(first + 1, first + 1 + len(done))), f"one snapshot each: {ids}"
+    for _, replay in sorted(done, key=lambda d: d[0]):
+        replay(state)
+    return state
+
+
+def test_pk_dv_writers_retry_and_resolve_by_commit_order(session: Any) -> None:
+    session.sql(
+        "CREATE TABLE kv (k INT PRIMARY KEY NOT ENFORCED, v STRING) "
+        "WITH ('bucket' = '2', 'deletion-vectors.enabled' = 'true', "
+        "'commit.min-retry-wait' = '5 ms', 'commit.max-retry-wait' = '200 ms')"
+    )
+    session.sql("INSERT INTO kv VALUES (0, 'start')")
+    first = session.catalog.get_table("default.kv").latest_snapshot().id
+
+    def put(k: int, v: str, *more: int) -> Callable[[dict[int, str]], None]:
+        return lambda d: d.update(dict.fromkeys((k, *more), v))
+
+    def drop(k: int) -> Callable[[dict[int, str]], None]:
+        return lambda d: d.pop(k)
+
+    statements = []
+    for t in range(THREADS):
+        mine: list[tuple[str, Callable[[Any], None]]] = []
+        own = 100 * (t + 1)
+        for i in range(OPS):
+            tag = f"t{t}-{i}"
+            if i % 4 == 0:  # same-key upsert (and an own key)
+                mine.append(
+                    (
+                        f"INSERT INTO kv VALUES (0, '{tag}'), ({own + i}, '{tag}')",
+                        put(0, tag, own + i),
+                    )
+                )
+            elif i % 4 == 1:
+                mine.append((f"UPDATE kv SET v = '{tag}' WHERE k = 0", put(0, tag)))
+            elif i % 4 == 2:
+                mine.append(
+                    (
+                        f"MERGE INTO kv USING (SELECT 0 AS k, '{tag}' AS v) s ON kv.k = s.k "
+                        "WHEN MATCHED THEN UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT *",
+                        put(0, tag),
+                    )
+                )
+            else:
+                mine.append((f"DELETE FROM kv WHERE k = {own + i - 3}", drop(own + i - 3)))
+        statements.append(mine)
+    done = _run(session, statements)
+    want = _check_commit_order(done, first, {0: "start"})
+    got = {r.k: r.v for r in session.sql("SELECT * FROM kv").collect()}
+    assert got == want, "the table is the statements replayed in commit order"
+    _no_trace(session, "default.kv")
+
+
+def test_append_writers_retry_copy_on_write(session: Any) -> None:
+    session.sql("CREATE TABLE a (id INT, v STRING) WITH ('commit.min-retry-wait' = '5 ms')")
+    session.sql("INSERT INTO a VALUES (0, 'start'), (1, 'one')")
+    first = session.catalog.get_table("default.a").latest_snapshot().id
+
+    def update(tag: str) -> Callable[[list[list[Any]]], None]:
+        def apply(rows: list[list[Any]]) -> None:
+            for r in rows:
+                if r[0] == 0:
+                    r[1] = tag
+
+        return apply
+
+    def insert(i: int, tag: str) -> Callable[[list[list[Any]]], None]:
+        return lambda rows: rows.append([i, tag])
+
+    def delete(i: int) -> Callable[[list[list[Any]]], None]:
+        return lambda rows: rows.__setitem__(slice(None), [r for r in rows if r[0] != i])
+
+    statements = []
+    for t in range(THREADS):
+        own = 100 * (t + 1)
+        mine: list[tuple[str, Callable[[Any], None]]] = []
+        for i in range(OPS):
+            tag = f"t{t}-{i}"
+            if i % 2 == 0:
+                mine.append((f"INSERT INTO a VALUES ({own + i}, '{tag}')", insert(own + i, tag)))
+                mine.append((f"UPDATE a SET v = '{tag}' WHERE id = 0", update(tag)))
+            else:
+                mine.append((f"DELETE FROM a WHERE id = {own + i - 1}", delete(own + i - 1)))
+        mine.append(("CALL sys.compact(table => 'a')", _noop))
+        statements.append(mine)
+    done = _run(session, statements)
+    want = _check_commit_order(done, first, [[0, "start"], [1, "one"]])
+    got = sorted((r.id, r.v) for r in session.sql("SELECT * FROM a").collect())
+    assert got == sorted((i, v) for i, v in want)
+    _no_trace(session, "default.a")
