@@ -27,6 +27,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from lakeskip.catalog.cache import CacheSection, MetadataCache, shared_cache
 from lakeskip.catalog.deletion_vectors import DeletionFile
 from lakeskip.catalog.manifest import ManifestEntry
@@ -40,10 +42,11 @@ from lakeskip.expressions.tree import And, Not, Or, UnboundPredicate
 from lakeskip.index.file_index import FileIndexFile
 from lakeskip.index.options import parse_file_index_options
 from lakeskip.planner.bucket_selector import select_buckets
+from lakeskip.planner.columnar_stats import ColumnarStats, decode_file_stats
 from lakeskip.planner.index_evaluator import IndexVerdict, evaluate_file_index
 from lakeskip.planner.report import FileDecision, ScanPlan, SkipTier
-from lakeskip.planner.stats import ColumnStats, FileStats
-from lakeskip.planner.stats_evaluator import StatsEvaluator
+from lakeskip.planner.stats import ColumnStats
+from lakeskip.planner.vector_evaluator import VectorStatsEvaluator
 from lakeskip.types import RowType
 
 __all__ = ["ScanPlanner"]
@@ -63,11 +66,15 @@ __all__ = ["ScanPlanner"]
 #   time zone and whether indexes are used. The snapshot is still found afresh on every call
 #   (that read is what makes every commit visible to the next query); only the per-file work
 #   on an unchanged snapshot is skipped. Plans that warned are not kept: a warning may be
-#   a transient read failure, and the next query should try again.
+#   a transient read failure, and the next query should try again;
+# * the stats of every live file of a snapshot as columns (ColumnarStats), keyed by the
+#   snapshot's manifest lists and the table schema: a new literal on an unchanged table
+#   evaluates tiers 1-2 with a few array operations and decodes nothing.
 _INDEX_BYTES = "planner.index-file-bytes"
 _STATS = "planner.file-stats"
 _INDEX_FILES = "planner.index-containers"
 _PLANS = "planner.plans"
+_COLUMNAR = "planner.columnar-stats"
 _PLAN_BYTES = 400  # per decision: the FileDecision, its slot in the tuple, its share of a report
 _STATS_ENTRY_BYTES = 800  # a ColumnStats, its dict slot and boxed values (tracemalloc: ~850)
 _INDEX_DECODED_FACTOR = 3  # decoded readers (pyroaring C memory) beside the bytes
@@ -80,6 +87,16 @@ def _stats_nbytes(stats: dict[str, ColumnStats]) -> int:
         for v in (cs.min, cs.max):
             n += len(v) if isinstance(v, (str, bytes)) else 32
     return n
+
+
+@dataclass(frozen=True, slots=True)
+class _SnapshotStats:
+    """A snapshot's live files' stats as columns, the row of each file by name, and what
+    decoding them warned about (said again on every query that uses them)."""
+
+    positions: dict[str, int]
+    stats: ColumnarStats
+    warnings: list[str]
 
 
 @dataclass(slots=True)
@@ -117,6 +134,7 @@ class ScanPlanner:
         self._stats: CacheSection[dict[str, ColumnStats]] = self.cache.section(_STATS)
         self._index_files: CacheSection[FileIndexFile] = self.cache.section(_INDEX_FILES)
         self._plans: CacheSection[ScanPlan] = self.cache.section(_PLANS)
+        self._columnar: CacheSection[_SnapshotStats] = self.cache.section(_COLUMNAR)
 
     def plan(
         self,
@@ -151,6 +169,7 @@ class ScanPlanner:
                 cached, report=dataclasses.replace(cached.report, planning_ms=planning_ms)
             )
         entries = table.scan_files(snapshot) if snapshot is not None else []
+        all_entries = entries
         # a file whose deletion vector deletes every row holds nothing to read
         refs = table.deletion_files(snapshot) if snapshot is not None else {}
         dead = [e for e in entries if _all_deleted(e, refs.get(e.file.file_name))]
@@ -172,16 +191,23 @@ class ScanPlanner:
         bound = bind(row_type, pred, time_zone=time_zone)
         notes = _Warnings([])
         index_files_read = 0
+        colstats: ColumnarStats | None = None
+        if not isinstance(bound, (AlwaysFalse, AlwaysTrue)) and snapshot is not None:
+            colstats = self._columnar_stats(snapshot, all_entries, entries, notes)
         if isinstance(bound, AlwaysFalse):
             decisions = [FileDecision(e, keep=False, tier=SkipTier.PREDICATE) for e in entries]
         elif isinstance(bound, AlwaysTrue):
             decisions = [FileDecision(e, keep=True) for e in entries]
         elif schema.is_primary_key_table and not raw_pk:
+            assert colstats is not None
             decisions, index_files_read = self._decide_primary_key(
-                entries, pred, bound, row_type, use_indexes, notes, time_zone
+                entries, colstats, pred, bound, row_type, use_indexes, notes, time_zone
             )
         else:
-            decisions, index_files_read = self._decide(entries, bound, row_type, use_indexes, notes)
+            assert colstats is not None
+            decisions, index_files_read = self._decide(
+                entries, colstats, bound, row_type, use_indexes, notes
+            )
         decisions = [
             *decisions,
             *(
@@ -212,17 +238,21 @@ class ScanPlanner:
     def _decide(
         self,
         entries: Sequence[ManifestEntry],
+        colstats: ColumnarStats,
         bound: Any,
         row_type: RowType,
         use_indexes: bool,
         notes: _Warnings,
     ) -> tuple[list[FileDecision], int]:
+        """Tiers 1-2 for every file at once over ``colstats`` (the stats of ``entries``,
+        in order), then the indexes of the files they keep."""
         table = self.table
         schema = table.schema
-        evaluator = StatsEvaluator(bound)
+        evaluator = VectorStatsEvaluator(bound)
         part_keys = list(schema.partition_keys)
         decisions: dict[int, FileDecision] = {}
-        alive: list[int] = []
+        n = len(entries)
+        alive_mask = np.ones(n, dtype=np.bool_)
         buckets: set[int] | None = None
         try:
             spec = schema.bucket_spec()
@@ -230,28 +260,32 @@ class ScanPlanner:
             spec = None
         if spec is not None:
             buckets = select_buckets(bound, spec)
-        for i, e in enumerate(entries):
-            part_stats = {
-                k: ColumnStats(v, v, e.file.row_count if v is None else 0)
-                for k, v in zip(part_keys, e.partition, strict=True)
-            }
-            if part_keys and not evaluator.evaluate(FileStats(e.file.row_count, part_stats)):
-                decisions[i] = FileDecision(e, keep=False, tier=SkipTier.PARTITION)
-                continue
-            if (
-                buckets is not None
-                and spec is not None
-                and e.total_buckets == spec.num_buckets
-                and e.bucket not in buckets
-            ):
-                decisions[i] = FileDecision(e, keep=False, tier=SkipTier.BUCKET)
-                continue
-            stats = self._file_stats(e, notes)
-            stats.update(part_stats)
-            if not evaluator.evaluate(FileStats(e.file.row_count, stats)):
-                decisions[i] = FileDecision(e, keep=False, tier=SkipTier.STATS)
-                continue
-            alive.append(i)
+        stats = colstats
+        if part_keys:
+            part = ColumnarStats.of_values(
+                colstats.row_count,
+                {k: [e.partition[j] for e in entries] for j, k in enumerate(part_keys)},
+                {k: row_type.field(k).type for k in part_keys},
+            )
+            out = ~evaluator.evaluate(part)
+            for i in np.flatnonzero(out).tolist():
+                decisions[i] = FileDecision(entries[i], keep=False, tier=SkipTier.PARTITION)
+            alive_mask &= ~out
+            stats = colstats.with_columns(part)
+        if buckets is not None and spec is not None:
+            out = alive_mask & np.fromiter(
+                (e.total_buckets == spec.num_buckets and e.bucket not in buckets for e in entries),
+                dtype=np.bool_,
+                count=n,
+            )
+            for i in np.flatnonzero(out).tolist():
+                decisions[i] = FileDecision(entries[i], keep=False, tier=SkipTier.BUCKET)
+            alive_mask &= ~out
+        out = alive_mask & ~evaluator.evaluate(stats)
+        for i in np.flatnonzero(out).tolist():
+            decisions[i] = FileDecision(entries[i], keep=False, tier=SkipTier.STATS)
+        alive_mask &= ~out
+        alive: list[int] = np.flatnonzero(alive_mask).tolist()
         options = parse_file_index_options(schema.options, row_type)
         if not use_indexes or not options.read_enabled:
             for i in alive:
@@ -286,6 +320,7 @@ class ScanPlanner:
     def _decide_primary_key(
         self,
         entries: Sequence[ManifestEntry],
+        colstats: ColumnarStats,
         pred: BooleanExpression,
         bound: Any,
         row_type: RowType,
@@ -319,10 +354,10 @@ class ScanPlanner:
                 key_part = and_(key_part, c)
         if MergeEngine.of(schema.options).partial_update:
             full, n_full = self._decide_partial_update(
-                entries, pred, key_names, row_type, use_indexes, notes, time_zone
+                entries, colstats, pred, key_names, row_type, use_indexes, notes, time_zone
             )
         else:
-            full, n_full = self._decide(entries, bound, row_type, use_indexes, notes)
+            full, n_full = self._decide(entries, colstats, bound, row_type, use_indexes, notes)
         key_bound = bind(row_type, key_part, time_zone=time_zone)
         if isinstance(key_bound, AlwaysTrue):
             by_key = [FileDecision(e, keep=True) for e in entries]
@@ -331,7 +366,7 @@ class ScanPlanner:
             by_key = [FileDecision(e, keep=False, tier=SkipTier.PREDICATE) for e in entries]
             n_key = 0
         else:
-            by_key, n_key = self._decide(entries, key_bound, row_type, use_indexes, notes)
+            by_key, n_key = self._decide(entries, colstats, key_bound, row_type, use_indexes, notes)
         live: set[tuple[Any, ...]] = {
             (e.partition, e.bucket) for e, d in zip(entries, full, strict=True) if d.keep
         }
@@ -348,6 +383,7 @@ class ScanPlanner:
     def _decide_partial_update(
         self,
         entries: Sequence[ManifestEntry],
+        colstats: ColumnarStats,
         pred: BooleanExpression,
         key_names: set[str],
         row_type: RowType,
@@ -369,7 +405,7 @@ class ScanPlanner:
             if isinstance(b, AlwaysFalse):
                 decisions = [FileDecision(e, keep=False, tier=SkipTier.PREDICATE) for e in entries]
             else:
-                decisions, k = self._decide(entries, b, row_type, use_indexes, notes)
+                decisions, k = self._decide(entries, colstats, b, row_type, use_indexes, notes)
                 n += k
             alive = {
                 (e.partition, e.bucket) for e, d in zip(entries, decisions, strict=True) if d.keep
@@ -394,6 +430,54 @@ class ScanPlanner:
         stats = {name: ColumnStats(mn, mx, nulls) for name, (mn, mx, nulls) in raw.items()}
         self._stats.put(key, stats, _stats_nbytes(stats))
         return dict(stats)
+
+    def _columnar_stats(
+        self,
+        snapshot: Snapshot,
+        live: Sequence[ManifestEntry],
+        entries: Sequence[ManifestEntry],
+        notes: _Warnings,
+    ) -> ColumnarStats:
+        """The stats of ``entries`` (a subset of the snapshot's ``live`` files) as columns,
+        decoded once per snapshot and table schema and kept in the metadata cache."""
+        table = self.table
+        key = (
+            table.path,
+            snapshot.base_manifest_list,
+            snapshot.delta_manifest_list,
+            table.schema.id,
+            table.schema.time_millis,
+        )
+        hit = self._columnar.get(key)
+        if hit is None:
+            positions = {e.file.file_name: i for i, e in enumerate(live)}
+            if len(positions) != len(live):  # one name twice: no lookup by name
+                return self._decode_stats(entries, notes)[0]
+            stats, messages = self._decode_stats(live, notes)
+            hit = _SnapshotStats(positions, stats, messages)
+            self._columnar.put(key, hit, stats.nbytes + 120 * len(positions))
+        else:
+            for m in hit.warnings:
+                notes.add(m)
+        if len(entries) == len(hit.stats) and entries is live:
+            return hit.stats
+        idx = np.fromiter(
+            (hit.positions[e.file.file_name] for e in entries), dtype=np.int64, count=len(entries)
+        )
+        return hit.stats.take(idx)
+
+    def _decode_stats(
+        self, entries: Sequence[ManifestEntry], notes: _Warnings
+    ) -> tuple[ColumnarStats, list[str]]:
+        table = self.table
+        before = len(notes.messages)
+
+        def one(i: int) -> dict[str, tuple[Any, Any, int | None]] | None:
+            stats = self._file_stats(entries[i], notes)
+            return {k: (v.min, v.max, v.null_count) for k, v in stats.items()}
+
+        stats = decode_file_stats([e.file for e in entries], table.schema_by_id, table.schema, one)
+        return stats, notes.messages[before:]
 
     def _index_row_type(self, e: ManifestEntry) -> RowType:
         """Columns of the file's schema that still mean the same in the table's schema."""
