@@ -30,10 +30,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pyarrow as pa
 
 from lakeskip.catalog.binary_row import null_bits_width
 from lakeskip.types import DataType, RowType, TypeRoot
@@ -68,6 +69,31 @@ class ColumnArrays:
     min_known: np.ndarray
     max_known: np.ndarray
     null_count: np.ndarray  # int64, -1 = unknown
+    _arrow: dict[str, pa.Array | None] = field(default_factory=dict)
+
+    def arrow(self, side: str) -> pa.Array | None:
+        """``min`` or ``max`` as an Arrow string/binary array (null where unknown), built
+        once; ``None`` when the values are not all ``str`` or all ``bytes``."""
+        if side not in self._arrow:
+            values, known = (
+                (self.min, self.min_known) if side == "min" else (self.max, self.max_known)
+            )
+            got: pa.Array | None = None
+            vals = values[known].tolist()
+            kinds = {type(v) for v in vals}
+            if kinds in ({str}, {bytes}):
+                try:
+                    got = pa.array(
+                        [
+                            v if k else None
+                            for v, k in zip(values.tolist(), known.tolist(), strict=True)
+                        ],
+                        pa.large_string() if kinds == {str} else pa.large_binary(),
+                    )
+                except (pa.ArrowException, UnicodeEncodeError):
+                    got = None  # e.g. lone surrogates: compare in Python
+            self._arrow[side] = got
+        return self._arrow[side]
 
     @classmethod
     def empty(cls, n: int, t: DataType) -> ColumnArrays:

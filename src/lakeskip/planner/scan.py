@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 import time
 import warnings
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -41,6 +41,7 @@ from lakeskip.expressions import AlwaysFalse, AlwaysTrue, BooleanExpression, and
 from lakeskip.expressions.tree import And, Not, Or, UnboundPredicate
 from lakeskip.index.file_index import FileIndexFile
 from lakeskip.index.options import parse_file_index_options
+from lakeskip.planner.bloom_batch import BloomColumns
 from lakeskip.planner.bucket_selector import select_buckets
 from lakeskip.planner.columnar_stats import ColumnarStats, decode_file_stats
 from lakeskip.planner.index_evaluator import IndexVerdict, evaluate_file_index
@@ -97,6 +98,17 @@ class _SnapshotStats:
     positions: dict[str, int]
     stats: ColumnarStats
     warnings: list[str]
+    bloom: list[BloomColumns]  # built on first use (empty until then)
+
+
+@dataclass(frozen=True, slots=True)
+class _PlanColumns:
+    """What tiers 1-3 read for one plan: the stats of its files (in the plan's order),
+    each file's row among the snapshot's live files, and the snapshot's bloom filters."""
+
+    stats: ColumnarStats
+    live_idx: np.ndarray
+    bloom: Callable[[], BloomColumns | None]
 
 
 @dataclass(slots=True)
@@ -172,7 +184,7 @@ class ScanPlanner:
         all_entries = entries
         # a file whose deletion vector deletes every row holds nothing to read
         refs = table.deletion_files(snapshot) if snapshot is not None else {}
-        dead = [e for e in entries if _all_deleted(e, refs.get(e.file.file_name))]
+        dead = [e for e in entries if _all_deleted(e, refs.get(e.file.file_name))] if refs else []
         if dead:
             gone = {e.file.file_name for e in dead}
             entries = [e for e in entries if e.file.file_name not in gone]
@@ -191,22 +203,22 @@ class ScanPlanner:
         bound = bind(row_type, pred, time_zone=time_zone)
         notes = _Warnings([])
         index_files_read = 0
-        colstats: ColumnarStats | None = None
+        cols: _PlanColumns | None = None
         if not isinstance(bound, (AlwaysFalse, AlwaysTrue)) and snapshot is not None:
-            colstats = self._columnar_stats(snapshot, all_entries, entries, notes)
+            cols = self._columnar_stats(snapshot, all_entries, entries, notes)
         if isinstance(bound, AlwaysFalse):
             decisions = [FileDecision(e, keep=False, tier=SkipTier.PREDICATE) for e in entries]
         elif isinstance(bound, AlwaysTrue):
             decisions = [FileDecision(e, keep=True) for e in entries]
         elif schema.is_primary_key_table and not raw_pk:
-            assert colstats is not None
+            assert cols is not None
             decisions, index_files_read = self._decide_primary_key(
-                entries, colstats, pred, bound, row_type, use_indexes, notes, time_zone
+                entries, cols, pred, bound, row_type, use_indexes, notes, time_zone
             )
         else:
-            assert colstats is not None
+            assert cols is not None
             decisions, index_files_read = self._decide(
-                entries, colstats, bound, row_type, use_indexes, notes
+                entries, cols, bound, row_type, use_indexes, notes
             )
         decisions = [
             *decisions,
@@ -238,14 +250,15 @@ class ScanPlanner:
     def _decide(
         self,
         entries: Sequence[ManifestEntry],
-        colstats: ColumnarStats,
+        cols: _PlanColumns,
         bound: Any,
         row_type: RowType,
         use_indexes: bool,
         notes: _Warnings,
     ) -> tuple[list[FileDecision], int]:
-        """Tiers 1-2 for every file at once over ``colstats`` (the stats of ``entries``,
-        in order), then the indexes of the files they keep."""
+        """Tiers 1-2 for every file at once over ``cols.stats`` (the stats of ``entries``,
+        in order), then the indexes of the files they keep: the embedded bloom filters of
+        all of them together, then each file's indexes where that is not the last word."""
         table = self.table
         schema = table.schema
         evaluator = VectorStatsEvaluator(bound)
@@ -260,6 +273,7 @@ class ScanPlanner:
             spec = None
         if spec is not None:
             buckets = select_buckets(bound, spec)
+        colstats = cols.stats
         stats = colstats
         if part_keys:
             part = ColumnarStats.of_values(
@@ -301,9 +315,25 @@ class ScanPlanner:
         for i in alive:
             if i not in indexed:
                 decisions[i] = FileDecision(entries[i], keep=True)
+        bloom = cols.bloom() if embedded else None
+        verdict = bloom.evaluate(bound) if bloom is not None else None
         for i in embedded:
             e = entries[i]
             assert e.file.embedded_index is not None
+            if verdict is not None:
+                at = int(cols.live_idx[i])
+                if not verdict.keep[at]:
+                    decisions[i] = FileDecision(
+                        e,
+                        keep=False,
+                        tier=SkipTier.EMBEDDED_INDEX,
+                        index_type="bloom-filter",
+                        column=verdict.column[at],
+                    )
+                    continue
+                if verdict.decided[at]:
+                    decisions[i] = FileDecision(e, keep=True)
+                    continue
             decisions[i] = self._index_decision(
                 e, e.file.embedded_index, bound, SkipTier.EMBEDDED_INDEX, notes
             )
@@ -320,7 +350,7 @@ class ScanPlanner:
     def _decide_primary_key(
         self,
         entries: Sequence[ManifestEntry],
-        colstats: ColumnarStats,
+        cols: _PlanColumns,
         pred: BooleanExpression,
         bound: Any,
         row_type: RowType,
@@ -354,10 +384,10 @@ class ScanPlanner:
                 key_part = and_(key_part, c)
         if MergeEngine.of(schema.options).partial_update:
             full, n_full = self._decide_partial_update(
-                entries, colstats, pred, key_names, row_type, use_indexes, notes, time_zone
+                entries, cols, pred, key_names, row_type, use_indexes, notes, time_zone
             )
         else:
-            full, n_full = self._decide(entries, colstats, bound, row_type, use_indexes, notes)
+            full, n_full = self._decide(entries, cols, bound, row_type, use_indexes, notes)
         key_bound = bind(row_type, key_part, time_zone=time_zone)
         if isinstance(key_bound, AlwaysTrue):
             by_key = [FileDecision(e, keep=True) for e in entries]
@@ -366,7 +396,7 @@ class ScanPlanner:
             by_key = [FileDecision(e, keep=False, tier=SkipTier.PREDICATE) for e in entries]
             n_key = 0
         else:
-            by_key, n_key = self._decide(entries, colstats, key_bound, row_type, use_indexes, notes)
+            by_key, n_key = self._decide(entries, cols, key_bound, row_type, use_indexes, notes)
         live: set[tuple[Any, ...]] = {
             (e.partition, e.bucket) for e, d in zip(entries, full, strict=True) if d.keep
         }
@@ -383,7 +413,7 @@ class ScanPlanner:
     def _decide_partial_update(
         self,
         entries: Sequence[ManifestEntry],
-        colstats: ColumnarStats,
+        cols: _PlanColumns,
         pred: BooleanExpression,
         key_names: set[str],
         row_type: RowType,
@@ -405,7 +435,7 @@ class ScanPlanner:
             if isinstance(b, AlwaysFalse):
                 decisions = [FileDecision(e, keep=False, tier=SkipTier.PREDICATE) for e in entries]
             else:
-                decisions, k = self._decide(entries, colstats, b, row_type, use_indexes, notes)
+                decisions, k = self._decide(entries, cols, b, row_type, use_indexes, notes)
                 n += k
             alive = {
                 (e.partition, e.bucket) for e, d in zip(entries, decisions, strict=True) if d.keep
@@ -437,9 +467,10 @@ class ScanPlanner:
         live: Sequence[ManifestEntry],
         entries: Sequence[ManifestEntry],
         notes: _Warnings,
-    ) -> ColumnarStats:
+    ) -> _PlanColumns:
         """The stats of ``entries`` (a subset of the snapshot's ``live`` files) as columns,
-        decoded once per snapshot and table schema and kept in the metadata cache."""
+        decoded once per snapshot and table schema and kept in the metadata cache, and
+        where each of ``entries`` is among the live files."""
         table = self.table
         key = (
             table.path,
@@ -451,20 +482,37 @@ class ScanPlanner:
         hit = self._columnar.get(key)
         if hit is None:
             positions = {e.file.file_name: i for i, e in enumerate(live)}
-            if len(positions) != len(live):  # one name twice: no lookup by name
-                return self._decode_stats(entries, notes)[0]
+            if len(positions) != len(live):  # one name twice: no lookup by name, no cache
+                stats, _ = self._decode_stats(entries, notes)
+                return _PlanColumns(stats, np.arange(len(entries)), lambda: None)
             stats, messages = self._decode_stats(live, notes)
-            hit = _SnapshotStats(positions, stats, messages)
+            hit = _SnapshotStats(positions, stats, messages, [])
             self._columnar.put(key, hit, stats.nbytes + 120 * len(positions))
         else:
             for m in hit.warnings:
                 notes.add(m)
-        if len(entries) == len(hit.stats) and entries is live:
-            return hit.stats
+        snap = hit
+
+        def bloom() -> BloomColumns:
+            if not snap.bloom:
+                types = {f.name: f.type for f in table.schema.row_type}
+                built = BloomColumns.build(
+                    [
+                        e.file.embedded_index if e.file.schema_id == table.schema.id else None
+                        for e in live
+                    ],
+                    types,
+                )
+                snap.bloom.append(built)
+                self._columnar.put(key, snap, snap.stats.nbytes + built.nbytes + 120 * len(live))
+            return snap.bloom[0]
+
+        if entries is live:
+            return _PlanColumns(hit.stats, np.arange(len(live)), bloom)
         idx = np.fromiter(
             (hit.positions[e.file.file_name] for e in entries), dtype=np.int64, count=len(entries)
         )
-        return hit.stats.take(idx)
+        return _PlanColumns(hit.stats.take(idx), idx, bloom)
 
     def _decode_stats(
         self, entries: Sequence[ManifestEntry], notes: _Warnings

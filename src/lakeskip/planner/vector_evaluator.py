@@ -19,11 +19,12 @@ scalar evaluator does so file by file: never a skip the scalar path would not ma
 from __future__ import annotations
 
 import functools
-import operator
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from lakeskip.expressions import (
     BooleanExpression,
@@ -38,6 +39,21 @@ from lakeskip.planner.stats_evaluator import IN_LIST_LIMIT
 from lakeskip.types import TypeRoot
 
 __all__ = ["VectorStatsEvaluator"]
+
+_ARROW_OPS = {
+    "lt": "less",
+    "le": "less_equal",
+    "gt": "greater",
+    "ge": "greater_equal",
+    "eq": "equal",
+}
+_PY_OPS: dict[str, Callable[..., Any]] = {
+    "lt": lambda a, b: a < b,
+    "le": lambda a, b: a <= b,
+    "gt": lambda a, b: a > b,
+    "ge": lambda a, b: a >= b,
+    "eq": lambda a, b: a == b,
+}
 
 
 def _is_nan(v: Any) -> bool:
@@ -126,6 +142,20 @@ class _Leaves(BoundPredicateVisitor[np.ndarray]):
             out[sel] = [bool(test(x)) for x in values[sel].tolist()]
         return out
 
+    def _cmp(self, col: ColumnArrays, side: str, op: str, value: Any) -> np.ndarray:
+        """``bound <op> value`` for the ``min`` or ``max`` of every file (False where that
+        bound is unknown). Strings and binaries compare in Arrow (byte order of UTF-8 is
+        code point order, Python's), other objects one by one."""
+        values, known = (col.min, col.min_known) if side == "min" else (col.max, col.max_known)
+        if values.dtype == object and isinstance(value, (str, bytes)):
+            arr = col.arrow(side)
+            if arr is not None and (pa.types.is_large_string(arr.type) == isinstance(value, str)):
+                res = getattr(pc, _ARROW_OPS[op])(arr, pa.scalar(value, arr.type))
+                out: np.ndarray = pc.fill_null(res, False).to_numpy(zero_copy_only=False)
+                out &= known
+                return out
+        return self._where(known, values, functools.partial(_PY_OPS[op], b=value))
+
     # -- leaves (True = might match) ------------------------------------------------------
 
     def visit_is_null(self, term: BoundReference) -> np.ndarray:
@@ -139,16 +169,16 @@ class _Leaves(BoundPredicateVisitor[np.ndarray]):
         col = self._col(term)
         cannot = self._all_null(col)
         if not (_is_float(term) and _is_nan(value)):
-            cannot |= self._where(col.min_known, col.min, lambda lo: value < lo)
-            cannot |= self._where(col.max_known, col.max, lambda hi: value > hi)
+            cannot |= self._cmp(col, "min", "gt", value)
+            cannot |= self._cmp(col, "max", "lt", value)
         return ~cannot
 
     def visit_not_equal(self, term: BoundReference, value: Any) -> np.ndarray:
         col = self._col(term)
         cannot = self._all_null(col)
         if not _is_float(term):
-            same = self._where(col.min_known & col.max_known, col.min, lambda lo: lo == value)
-            same &= self._where(col.min_known & col.max_known, col.max, lambda hi: hi == value)
+            same = self._cmp(col, "min", "eq", value) & col.max_known
+            same &= self._cmp(col, "max", "eq", value) & col.min_known
             cannot |= same
         return ~cannot
 
@@ -157,9 +187,9 @@ class _Leaves(BoundPredicateVisitor[np.ndarray]):
         cannot = self._all_null(col)
         if not (_is_float(term) and _is_nan(value)):
             if inclusive:
-                cannot |= self._where(col.min_known, col.min, lambda lo: lo > value)
+                cannot |= self._cmp(col, "min", "gt", value)
             else:
-                cannot |= self._where(col.min_known, col.min, lambda lo: lo >= value)
+                cannot |= self._cmp(col, "min", "ge", value)
         return ~cannot
 
     def _above(self, term: BoundReference, value: Any, inclusive: bool) -> np.ndarray:
@@ -167,9 +197,9 @@ class _Leaves(BoundPredicateVisitor[np.ndarray]):
         cannot = self._all_null(col)
         if not _is_float(term):
             if inclusive:
-                cannot |= self._where(col.max_known, col.max, lambda hi: hi < value)
+                cannot |= self._cmp(col, "max", "lt", value)
             else:
-                cannot |= self._where(col.max_known, col.max, lambda hi: hi <= value)
+                cannot |= self._cmp(col, "max", "le", value)
         return ~cannot
 
     def visit_less_than(self, term: BoundReference, value: Any) -> np.ndarray:
@@ -191,8 +221,8 @@ class _Leaves(BoundPredicateVisitor[np.ndarray]):
             return ~cannot
         inside = np.zeros(self.n, dtype=np.bool_)
         for v in values:
-            ok = ~self._where(col.min_known, col.min, functools.partial(operator.lt, v))  # v < lo
-            ok &= ~self._where(col.max_known, col.max, functools.partial(operator.gt, v))  # v > hi
+            ok = ~self._cmp(col, "min", "gt", v)  # v < lo
+            ok &= ~self._cmp(col, "max", "lt", v)  # v > hi
             inside |= ok
         return ~(cannot | ~inside)
 
