@@ -11,16 +11,22 @@ N / ``--batch`` manifests. Then it measures what a user waits for:
 * **warm**: the same session plans point lookups of new literals (every one a plan-cache
   miss: the manifests and decoded stats are cached, the predicate is new), a range and a
   miss;
-* **pyiceberg** (when installed): the same files as an Iceberg table (same column bounds,
-  no indexes, Iceberg has none) and ``plan_files()`` of the same point lookup, fresh.
+* **pyiceberg** (``--pyiceberg-python``, a Python with pyiceberg): the same files as an
+  Iceberg table (same column bounds; Iceberg's manifests hold no bloom filters) and
+  ``plan_files()`` of the same point lookup in a fresh process (bench/planning_pyiceberg.py);
+* the bloom filters' measured false-positive rate against the configured one.
 
-    .venv/bin/python bench/planning.py --files 100000
+Times are wall clock and CPU seconds of the planning process: on a shared machine the CPU
+time is the steadier figure; quote the load average printed beside them.
+
+    .venv/bin/python bench/planning.py --files 100000 --pyiceberg-python /path/to/python
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -38,6 +44,7 @@ from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.data_file import make_data_file_meta
 from lakeskip.catalog.manifest import FileKind, ManifestEntry
 from lakeskip.catalog.stats import collect_stats
+from lakeskip.index.bloom_filter import bloom_size
 from lakeskip.index.file_index import build_file_index
 from lakeskip.index.options import parse_file_index_options
 
@@ -97,10 +104,16 @@ def fresh(path: str, user: str) -> dict[str, float]:
     from lakeskip.planner.scan import ScanPlanner
 
     t1 = time.perf_counter()
+    c1 = time.process_time()
     table = Catalog(path).get_table("b.t")
     plan = ScanPlanner(table).plan(EqualTo("user_id", user))
     t2 = time.perf_counter()
-    return {"imports_s": t1 - t0, "plan_s": t2 - t1, "kept": plan.report.kept_files}
+    return {
+        "imports_s": t1 - t0,
+        "plan_s": t2 - t1,
+        "plan_cpu_s": time.process_time() - c1,
+        "kept": plan.report.kept_files,
+    }
 
 
 def warm(path: str, files: int, rows: int, repeats: int) -> None:
@@ -119,71 +132,65 @@ def warm(path: str, files: int, rows: int, repeats: int) -> None:
         "id range (stats)": lambda k: E.And(
             E.GreaterThanOrEqual("id", int(k)), E.LessThan("id", int(k) + 100)
         ),
-        "miss (bloom)": lambda k: E.EqualTo("user_id", f"nobody-{k}"),
+        "miss (bloom)": lambda k: E.EqualTo("user_id", f"u{total + int(k)}"),
     }
     for name, make in queries.items():
         times = []
+        cpu = []
         for _ in range(repeats):
             pred = make(rng.integers(0, total))  # a new literal: no plan-cache hit
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             plan = planner.plan(pred)
             times.append(time.perf_counter() - t)
+            cpu.append(time.process_time() - c)
         r = plan.report
         med = statistics.median(times)
         by_index = ", ".join(f"{k} {v}" for k, v in sorted(r.skipped_by_column.items()))
         print(
-            f"warm {name:<24} median {med * 1000:8.1f} ms  {med / files * 1e6:6.2f} us/file  "
+            f"warm {name:<22} median {med * 1000:7.1f} ms (CPU {statistics.median(cpu) * 1000:6.1f})  "
             f"kept {r.kept_files:>6}/{r.total_files}  stats skipped {r.skipped_by_stats:>6}  "
             f"index skipped: {by_index or '-'}"
         )
 
 
-def bloom_fpp(path: str, files: int, rows: int, probes: int) -> None:
-    """Share of files the bloom tier passes for values no file holds."""
+def bloom_fpp(path: str, files: int, rows: int, probes: int, items: int, fpp: float) -> None:
+    """Share of the files the stats keep that the bloom tier passes, for values no file
+    holds (inside the files' string bounds, so the stats cannot answer)."""
     from lakeskip.planner.scan import ScanPlanner
 
     table = Catalog(path).get_table("b.t")
     planner = ScanPlanner(table)
-    passed = 0
+    passed = candidates = 0
     for k in range(probes):
-        plan = planner.plan(E.EqualTo("user_id", f"absent-{k}"))
+        plan = planner.plan(E.EqualTo("user_id", f"u{files * rows + k}"))
         passed += plan.report.kept_files
-    print(f"bloom false-positive rate: {passed / (probes * files):.4f} over {probes} misses")
+        candidates += plan.report.total_files - plan.report.skipped_by_stats
+    num_bits, k_hashes = bloom_size(items, fpp)
+    expected = (1 - math.exp(-k_hashes * rows / num_bits)) ** k_hashes
+    print(
+        f"bloom (items {items}, fpp {fpp}: {num_bits} bits, k {k_hashes}) with {rows} values "
+        f"a file: measured false-positive rate {passed / max(candidates, 1):.4f} over "
+        f"{candidates:,} probes (theory for {rows} values: {expected:.4f})"
+    )
 
 
-def pyiceberg_plan(files: int, rows: int, user: str) -> None:
-    try:
-        import pyiceberg  # noqa: F401
-    except ImportError:
-        print("pyiceberg: not installed (pip install pyiceberg[sql-sqlite]) -- skipped")
-        return
-    code = _PYICEBERG.format(files=files, rows=rows, user=user)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    print(out.stdout.strip() or f"pyiceberg failed: {out.stderr.strip()[-400:]}")
-
-
-_PYICEBERG = """
-import tempfile, time
-import pyarrow as pa
-from pyiceberg.catalog.sql import SqlCatalog
-from pyiceberg.expressions import EqualTo
-files, rows = {files}, {rows}
-total = files * rows
-with tempfile.TemporaryDirectory() as tmp:
-    cat = SqlCatalog("b", uri=f"sqlite:///{{tmp}}/c.db", warehouse=f"file://{{tmp}}")
-    cat.create_namespace("b")
-    schema = pa.schema([("id", pa.int64()), ("user_id", pa.string()), ("status", pa.string())])
-    t = cat.create_table("b.t", schema)
-    t0 = time.perf_counter()
-    batch = 1000
-    for start in range(0, files, batch):
-        ids = pa.array(range(start * rows, min(files, start + batch) * rows), pa.int64())
-        users = pa.array([f"u{{(i * 7919) % total}}" for i in ids.to_pylist()])
-        data = pa.table({{"id": ids, "user_id": users, "status": ["B"] * len(ids)}})
-        with t.transaction() as tx:
-            tx.append(data) if False else None
-    print(f"pyiceberg: table build skipped in {{time.perf_counter() - t0:.1f}} s")
-"""
+def pyiceberg_plan(python: str, path: str, files: int, rows: int, batch: int, user: str) -> None:
+    """Plan the same point lookup with pyiceberg (bench/planning_pyiceberg.py) in its own
+    environment, on an Iceberg table of the same files' bounds."""
+    script = Path(__file__).with_name("planning_pyiceberg.py")
+    cmd = [python, str(script), "--dir", path, "--files", str(files)]
+    cmd += ["--rows-per-file", str(rows), "--batch", str(batch), "--user", user]
+    for run in range(2):
+        out = subprocess.run(cmd, capture_output=True, text=True)
+        if out.returncode != 0:
+            print(f"pyiceberg failed: {out.stderr.strip()[-400:]}")
+            return
+        r = json.loads(out.stdout)
+        built = f", table built in {r['build_s']:.1f} s" if r.get("build_s") else ""
+        print(
+            f"pyiceberg fresh process #{run + 1}: imports {r['imports_s']:.2f} s, open + load + "
+            f"plan_files point lookup {r['plan_s']:.2f} s, kept {r['kept']}{built}"
+        )
 
 
 def main() -> None:
@@ -195,6 +202,10 @@ def main() -> None:
     ap.add_argument("--fpp", type=float, default=0.1, help="bloom filter fpp")
     ap.add_argument("--dir", help="keep the table here (built once, reused)")
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument(
+        "--pyiceberg-python",
+        help="a Python with pyiceberg[sql-sqlite,pyarrow] installed (default: skip pyiceberg)",
+    )
     ap.add_argument("--fresh-child", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.fresh_child:
@@ -219,10 +230,20 @@ def main() -> None:
             r = json.loads(out.stdout)
             print(
                 f"fresh process #{run + 1}: imports {r['imports_s']:.2f} s, open + load + plan "
-                f"point lookup {r['plan_s']:.2f} s, kept {r['kept']}"
+                f"point lookup {r['plan_s']:.2f} s (CPU {r['plan_cpu_s']:.2f} s), kept {r['kept']}"
             )
         warm(path, args.files, args.rows_per_file, args.repeats)
-        bloom_fpp(path, args.files, args.rows_per_file, 20)
+        bloom_fpp(path, args.files, args.rows_per_file, 20, args.items, args.fpp)
+        if args.pyiceberg_python:
+            print(f"load average: {os.getloadavg()}")
+            pyiceberg_plan(
+                args.pyiceberg_python,
+                f"{path}-iceberg",
+                args.files,
+                args.rows_per_file,
+                args.batch,
+                user,
+            )
         print(f"load average: {os.getloadavg()}")
 
 

@@ -247,20 +247,32 @@ def _stats_to_avro(s: SimpleStats) -> dict[str, Any]:
     }
 
 
+_EMPTY_STATS = SimpleStats(EMPTY_ROW_BYTES, EMPTY_ROW_BYTES, ())
+
+
 def _stats_from_avro(rec: dict[str, Any] | None) -> SimpleStats:
     if rec is None:
-        return SimpleStats(EMPTY_ROW_BYTES, EMPTY_ROW_BYTES, ())
+        return _EMPTY_STATS
+    lo, hi = rec["_MIN_VALUES"], rec["_MAX_VALUES"]
     counts = rec.get("_NULL_COUNTS")
+    if not counts and lo == EMPTY_ROW_BYTES and hi == EMPTY_ROW_BYTES:
+        return _EMPTY_STATS  # append tables' key stats: one shared object
     return SimpleStats(
-        bytes(rec["_MIN_VALUES"]),
-        bytes(rec["_MAX_VALUES"]),
+        lo if type(lo) is bytes else bytes(lo),
+        hi if type(hi) is bytes else bytes(hi),
         tuple(counts) if counts is not None else (),
     )
+
+
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+_MILLI = datetime.timedelta(milliseconds=1)
 
 
 def _millis(value: Any) -> int | None:
     if value is None:
         return None
+    if type(value) is datetime.datetime and value.tzinfo is datetime.timezone.utc:
+        return (value - _EPOCH) // _MILLI  # fastavro's timestamp-millis: aware UTC
     if isinstance(value, datetime.datetime):
         if value.tzinfo is None:
             value = value.replace(tzinfo=datetime.timezone.utc)
@@ -425,15 +437,23 @@ def read_manifest(
     except FileNotFoundError as e:
         raise CorruptMetadataError(f"manifest {file_name} not found") from e
     out = []
+    # a manifest holds few distinct partitions: decode each once (and share the tuple)
+    partitions: dict[bytes, tuple[Any, ...]] = {}
+    kinds = {int(k): k for k in FileKind}
     for r in _avro_records(data, f"manifest {file_name}"):
         try:
             version = r.get("_VERSION", FORMAT_IDENTIFIER)
             if version != FORMAT_IDENTIFIER:
                 raise CorruptMetadataError(f"manifest {file_name}: unsupported version {version}")
+            raw = bytes(r["_PARTITION"])
+            partition = partitions.get(raw)
+            if partition is None:
+                partition = partitions[raw] = deserialize_row(raw, partition_types)
+            kind = kinds.get(r["_KIND"])
             out.append(
                 ManifestEntry(
-                    kind=FileKind(int(r["_KIND"])),
-                    partition=deserialize_row(bytes(r["_PARTITION"]), partition_types),
+                    kind=kind if kind is not None else FileKind(int(r["_KIND"])),
+                    partition=partition,
                     bucket=int(r["_BUCKET"]),
                     total_buckets=int(r["_TOTAL_BUCKETS"]),
                     file=file_from_avro(r["_FILE"]),

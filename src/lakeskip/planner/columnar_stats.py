@@ -120,12 +120,9 @@ class ColumnArrays:
     def nbytes(self) -> int:
         n = 0
         for a in (self.min, self.max):
-            n += a.nbytes if a.dtype != object else a.nbytes + sum(_obj_size(v) for v in a)
+            # Python objects: ~64 bytes each (a short str or a Decimal), not counted one by one
+            n += a.nbytes if a.dtype != object else a.nbytes * 9
         return n + self.min_known.nbytes * 2 + self.null_count.nbytes
-
-
-def _obj_size(v: Any) -> int:
-    return 16 if v is None else 50 + (len(v) if isinstance(v, (str, bytes)) else 16)
 
 
 @dataclass(slots=True)
