@@ -36,7 +36,7 @@ from lakeskip.catalog.merge_engine import MergeEngine, reads_raw
 from lakeskip.catalog.snapshot import Snapshot
 from lakeskip.catalog.stats import file_column_stats
 from lakeskip.catalog.table import FileStoreTable
-from lakeskip.errors import LakeskipWarning
+from lakeskip.errors import CorruptMetadataError, LakeskipWarning
 from lakeskip.expressions import AlwaysFalse, AlwaysTrue, BooleanExpression, and_, bind
 from lakeskip.expressions.tree import And, Not, Or, UnboundPredicate
 from lakeskip.index.file_index import FileIndexFile
@@ -76,6 +76,7 @@ _STATS = "planner.file-stats"
 _INDEX_FILES = "planner.index-containers"
 _PLANS = "planner.plans"
 _COLUMNAR = "planner.columnar-stats"
+_DECISION_BYTES = 100  # one prebuilt FileDecision and its array slot
 _PLAN_BYTES = 400  # per decision: the FileDecision, its slot in the tuple, its share of a report
 _STATS_ENTRY_BYTES = 800  # a ColumnStats, its dict slot and boxed values (tracemalloc: ~850)
 _INDEX_DECODED_FACTOR = 3  # decoded readers (pyroaring C memory) beside the bytes
@@ -99,6 +100,17 @@ class _SnapshotStats:
     stats: ColumnarStats
     warnings: list[str]
     bloom: list[BloomColumns]  # built on first use (empty until then)
+    prebuilt: list[tuple[np.ndarray, np.ndarray]]  # kept / skipped-by-stats decisions
+    kinds: list[np.ndarray]  # index kind per file, built on first use
+    skips: dict[str | None, np.ndarray]  # bloom-skip decisions per column, built on first use
+
+    @property
+    def nbytes(self) -> int:
+        n = self.stats.nbytes + 120 * len(self.positions)
+        n += sum(b.nbytes for b in self.bloom)
+        n += sum(2 * _DECISION_BYTES * len(k) for k, _ in self.prebuilt)
+        n += sum(_DECISION_BYTES * len(d) for d in self.skips.values())
+        return n + sum(k.nbytes for k in self.kinds)
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +121,9 @@ class _PlanColumns:
     stats: ColumnarStats
     live_idx: np.ndarray
     bloom: Callable[[], BloomColumns | None]
+    prebuilt: Callable[[], tuple[np.ndarray, np.ndarray]]
+    index_kind: Callable[[], np.ndarray]  # _EMBEDDED, _EXTERNAL or 0 per file
+    bloom_skips: Callable[[str | None], np.ndarray]  # "skipped by this column's bloom"
 
 
 @dataclass(slots=True)
@@ -295,45 +310,46 @@ class ScanPlanner:
             for i in np.flatnonzero(out).tolist():
                 decisions[i] = FileDecision(entries[i], keep=False, tier=SkipTier.BUCKET)
             alive_mask &= ~out
-        out = alive_mask & ~evaluator.evaluate(stats)
-        for i in np.flatnonzero(out).tolist():
-            decisions[i] = FileDecision(entries[i], keep=False, tier=SkipTier.STATS)
-        alive_mask &= ~out
-        alive: list[int] = np.flatnonzero(alive_mask).tolist()
+        alive_mask &= evaluator.evaluate(stats)
+        # the decisions of files kept, and of files skipped by stats, are prebuilt once
+        # per snapshot (FileDecision is immutable): a plan picks them with one np.where
+        kept_d, stats_d = cols.prebuilt()
+
+        bulk: list[tuple[np.ndarray, np.ndarray]] = []  # (positions, prebuilt decisions)
+
+        def assemble() -> list[FileDecision]:
+            out: np.ndarray = np.where(alive_mask, kept_d, stats_d)
+            for where, decided in bulk:
+                out[where] = decided
+            for i, d in decisions.items():
+                out[i] = d
+            result: list[FileDecision] = out.tolist()
+            return result
+
         options = parse_file_index_options(schema.options, row_type)
         if not use_indexes or not options.read_enabled:
-            for i in alive:
-                decisions[i] = FileDecision(entries[i], keep=True)
-            return [decisions[i] for i in range(len(entries))], 0
-        embedded = [i for i in alive if entries[i].file.embedded_index is not None]
-        external = [
-            i
-            for i in alive
-            if entries[i].file.embedded_index is None and entries[i].file.index_file_name
-        ]
-        indexed = set(embedded) | set(external)
-        for i in alive:
-            if i not in indexed:
-                decisions[i] = FileDecision(entries[i], keep=True)
-        bloom = cols.bloom() if embedded else None
-        verdict = bloom.evaluate(bound) if bloom is not None else None
+            return assemble(), 0
+        alive_idx = np.flatnonzero(alive_mask)
+        kind = cols.index_kind()[alive_idx]
+        emb = alive_idx[kind == _EMBEDDED]
+        external: list[int] = alive_idx[kind == _EXTERNAL].tolist()
+        embedded: list[int] = []
+        if len(emb):
+            bloom = cols.bloom()
+            verdict = bloom.evaluate(bound) if bloom is not None else None
+            if verdict is None:
+                embedded = emb.tolist()
+            else:
+                at = cols.live_idx[emb]
+                skip = ~verdict.keep[at]
+                embedded = emb[~skip & ~verdict.decided[at]].tolist()  # to open one by one
+                by_column = np.asarray([verdict.column[a] for a in at[skip].tolist()], dtype=object)
+                for column in set(by_column.tolist()):
+                    where = emb[skip][by_column == column]
+                    bulk.append((where, cols.bloom_skips(column)[where]))
         for i in embedded:
             e = entries[i]
             assert e.file.embedded_index is not None
-            if verdict is not None:
-                at = int(cols.live_idx[i])
-                if not verdict.keep[at]:
-                    decisions[i] = FileDecision(
-                        e,
-                        keep=False,
-                        tier=SkipTier.EMBEDDED_INDEX,
-                        index_type="bloom-filter",
-                        column=verdict.column[at],
-                    )
-                    continue
-                if verdict.decided[at]:
-                    decisions[i] = FileDecision(e, keep=True)
-                    continue
             decisions[i] = self._index_decision(
                 e, e.file.embedded_index, bound, SkipTier.EMBEDDED_INDEX, notes
             )
@@ -345,7 +361,7 @@ class ScanPlanner:
                 decisions[i] = FileDecision(e, keep=True)
             else:
                 decisions[i] = self._index_decision(e, data, bound, SkipTier.INDEX_FILE, notes)
-        return [decisions[i] for i in range(len(entries))], n_read
+        return assemble(), n_read
 
     def _decide_primary_key(
         self,
@@ -484,10 +500,17 @@ class ScanPlanner:
             positions = {e.file.file_name: i for i, e in enumerate(live)}
             if len(positions) != len(live):  # one name twice: no lookup by name, no cache
                 stats, _ = self._decode_stats(entries, notes)
-                return _PlanColumns(stats, np.arange(len(entries)), lambda: None)
+                return _PlanColumns(
+                    stats,
+                    np.arange(len(entries)),
+                    lambda: None,
+                    lambda: _decisions(entries),
+                    lambda: _index_kinds(entries),
+                    lambda column: _bloom_skips(entries, column),
+                )
             stats, messages = self._decode_stats(live, notes)
-            hit = _SnapshotStats(positions, stats, messages, [])
-            self._columnar.put(key, hit, stats.nbytes + 120 * len(positions))
+            hit = _SnapshotStats(positions, stats, messages, [], [], [], {})
+            self._columnar.put(key, hit, hit.nbytes)
         else:
             for m in hit.warnings:
                 notes.add(m)
@@ -504,15 +527,46 @@ class ScanPlanner:
                     types,
                 )
                 snap.bloom.append(built)
-                self._columnar.put(key, snap, snap.stats.nbytes + built.nbytes + 120 * len(live))
+                self._columnar.put(key, snap, snap.nbytes)
             return snap.bloom[0]
 
+        def prebuilt() -> tuple[np.ndarray, np.ndarray]:
+            if not snap.prebuilt:
+                snap.prebuilt.append(_decisions(live))
+                self._columnar.put(key, snap, snap.nbytes)
+            return snap.prebuilt[0]
+
+        def kinds() -> np.ndarray:
+            if not snap.kinds:
+                snap.kinds.append(_index_kinds(live))
+                self._columnar.put(key, snap, snap.nbytes)
+            return snap.kinds[0]
+
+        def skips(column: str | None) -> np.ndarray:
+            got = snap.skips.get(column)
+            if got is None:
+                got = snap.skips[column] = _bloom_skips(live, column)
+                self._columnar.put(key, snap, snap.nbytes)
+            return got
+
         if entries is live:
-            return _PlanColumns(hit.stats, np.arange(len(live)), bloom)
+            return _PlanColumns(hit.stats, np.arange(len(live)), bloom, prebuilt, kinds, skips)
         idx = np.fromiter(
             (hit.positions[e.file.file_name] for e in entries), dtype=np.int64, count=len(entries)
         )
-        return _PlanColumns(hit.stats.take(idx), idx, bloom)
+
+        def taken() -> tuple[np.ndarray, np.ndarray]:
+            kept, skipped = prebuilt()
+            return kept[idx], skipped[idx]
+
+        return _PlanColumns(
+            hit.stats.take(idx),
+            idx,
+            bloom,
+            taken,
+            lambda: kinds()[idx],
+            lambda column: skips(column)[idx],
+        )
 
     def _decode_stats(
         self, entries: Sequence[ManifestEntry], notes: _Warnings
@@ -613,6 +667,44 @@ class ScanPlanner:
                 ):
                     out[i] = data
         return out
+
+
+def _decisions(entries: Sequence[ManifestEntry]) -> tuple[np.ndarray, np.ndarray]:
+    """Each file's "kept" and "skipped by stats" decisions, as object arrays."""
+    kept = np.empty(len(entries), dtype=object)
+    skipped = np.empty(len(entries), dtype=object)
+    kept[:] = [FileDecision(e, keep=True) for e in entries]
+    skipped[:] = [FileDecision(e, keep=False, tier=SkipTier.STATS) for e in entries]
+    return kept, skipped
+
+
+_EMBEDDED = 1
+_EXTERNAL = 2
+
+
+def _index_kinds(entries: Sequence[ManifestEntry]) -> np.ndarray:
+    """Per file: _EMBEDDED (index in the manifest), _EXTERNAL (an ``.index`` file) or 0."""
+
+    def kind(e: ManifestEntry) -> int:
+        if e.file.embedded_index is not None:
+            return _EMBEDDED
+        try:
+            return _EXTERNAL if e.file.index_file_name else 0
+        except CorruptMetadataError:
+            return _EXTERNAL  # two .index files: raised again if the file is ever read
+
+    return np.fromiter(map(kind, entries), dtype=np.int8, count=len(entries))
+
+
+def _bloom_skips(entries: Sequence[ManifestEntry], column: str | None) -> np.ndarray:
+    out = np.empty(len(entries), dtype=object)
+    out[:] = [
+        FileDecision(
+            e, keep=False, tier=SkipTier.EMBEDDED_INDEX, index_type="bloom-filter", column=column
+        )
+        for e in entries
+    ]
+    return out
 
 
 def _plan_key(
