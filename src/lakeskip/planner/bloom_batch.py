@@ -91,7 +91,8 @@ class BloomColumns:
         by_head: dict[bytes, int] = {}
         entries_of: list[list[tuple[str, str, int, int]]] = []
         parts: dict[tuple[str, int, int], tuple[list[int], list[bytes]]] = {}
-        supports = BloomFilterIndexer().supports
+        indexer = BloomFilterIndexer()
+        supported = {c: indexer.supports(t) for c, t in types.items()}
         for i, data in enumerate(indexes):
             if data is None or len(data) < 24:
                 continue
@@ -124,7 +125,7 @@ class BloomColumns:
                     layout[i] = -1  # let the per-file path look at it
                     break
                 k = int.from_bytes(data[start : start + 4], "big", signed=True)
-                if not 1 <= k <= MAX_HASH_FUNCTIONS or not supports(types[column]):
+                if not 1 <= k <= MAX_HASH_FUNCTIONS or not supported[column]:
                     layout[i] = -1
                     break
                 key = (column, k, length - 4)
