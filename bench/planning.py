@@ -1,19 +1,41 @@
 """Planning cost: ScanPlanner over many files with embedded indexes (driver only, no Spark).
 
-Builds a table whose manifests list N data files (each with real stats and an embedded bloom
-filter + bitmap container; the Parquet files themselves are not needed for planning), then
-plans a point lookup, a range and a miss, and prints planning time in total and per file, and
-how many files each tier decided -- stats are evaluated before any index is decoded.
+Builds (once, kept in ``--dir``) a table whose manifests list N data files, each with real
+stats and an embedded bloom filter + bitmap container (the Parquet files themselves are not
+needed for planning), committed in batches through the table's commit API, so the table has
+N / ``--batch`` manifests. Then it measures what a user waits for:
 
-    .venv/bin/python bench/planning.py --files 10000
+* **fresh**: a new Python process opens the catalog, loads the table and plans a point
+  lookup (manifests read from disk, nothing cached); the interpreter's imports are timed
+  apart;
+* **warm**: the same session plans point lookups of new literals (every one a plan-cache
+  miss: the manifests and decoded stats are cached, the predicate is new), a range and a
+  miss;
+* **pyiceberg** (``--pyiceberg-python``, a Python with pyiceberg): the same files as an
+  Iceberg table (same column bounds; Iceberg's manifests hold no bloom filters) and
+  ``plan_files()`` of the same point lookup in a fresh process (bench/planning_pyiceberg.py);
+* the bloom filters' measured false-positive rate against the configured one.
+
+Times are wall clock and CPU seconds of the planning process: on a shared machine the CPU
+time is the steadier figure; quote the load average printed beside them.
+
+    .venv/bin/python bench/planning.py --files 100000 --pyiceberg-python /path/to/python
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
 import tempfile
 import time
+from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 
 from lakeskip import expressions as E
@@ -22,45 +44,48 @@ from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.data_file import make_data_file_meta
 from lakeskip.catalog.manifest import FileKind, ManifestEntry
 from lakeskip.catalog.stats import collect_stats
+from lakeskip.index.bloom_filter import bloom_size
 from lakeskip.index.file_index import build_file_index
 from lakeskip.index.options import parse_file_index_options
-from lakeskip.planner.scan import ScanPlanner
+
+ROW_TYPE = T.RowType.of(("id", T.BIGINT), ("user_id", T.STRING), ("status", T.STRING))
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--files", type=int, default=10_000)
-    ap.add_argument("--rows-per-file", type=int, default=20)
-    args = ap.parse_args()
-    rt = T.RowType.of(("id", T.BIGINT), ("user_id", T.STRING), ("status", T.STRING))
+def _user(i: int, total: int) -> str:
+    return f"u{(i * 7919) % total}"
+
+
+def build(path: str, files: int, rows: int, batch: int, items: int, fpp: float) -> None:
+    cat = Catalog(path)
+    cat.create_database("b")
     options = {
         "file-index.bloom-filter.columns": "user_id",
-        "file-index.bloom-filter.user_id.items": str(args.rows_per_file),
+        "file-index.bloom-filter.user_id.items": str(items),
+        "file-index.bloom-filter.user_id.fpp": str(fpp),
         "file-index.bitmap.columns": "status",
+        # one manifest per commit batch, never merged: planning reads files / batch manifests
+        "manifest.merge-min-count": str(1 + files // batch),
     }
-    with tempfile.TemporaryDirectory() as tmp:
-        cat = Catalog(tmp)
-        cat.create_database("b")
-        table = cat.create_table("b.t", rt, options=options)
-        opts = parse_file_index_options(options, rt)
-        t0 = time.perf_counter()
+    table = cat.create_table("b.t", ROW_TYPE, options=options)
+    opts = parse_file_index_options(options, ROW_TYPE)
+    total = files * rows
+    for start in range(0, files, batch):
         entries = []
-        n = args.rows_per_file
-        for f in range(args.files):
-            ids = list(range(f * n, (f + 1) * n))
+        for f in range(start, min(files, start + batch)):
+            ids = np.arange(f * rows, (f + 1) * rows, dtype=np.int64)
             data = pa.table(
                 {
                     "id": ids,
-                    "user_id": [f"u{(i * 7919) % (args.files * n)}" for i in ids],
-                    "status": ["A" if f % 50 == 0 else "B"] * n,
+                    "user_id": [_user(int(i), total) for i in ids],
+                    "status": ["A" if f % 50 == 0 else "B"] * rows,
                 }
             )
-            stats, cols = collect_stats(data, rt, "full")
-            built = build_file_index(data, rt, opts)
+            stats, cols = collect_stats(data, ROW_TYPE, "full")
+            built = build_file_index(data, ROW_TYPE, opts)
             meta = make_data_file_meta(
                 file_name=f"data-bench-{f}.parquet",
                 file_size=1000,
-                row_count=n,
+                row_count=rows,
                 stats=stats,
                 stats_cols=cols,
                 schema_id=0,
@@ -69,29 +94,157 @@ def main() -> None:
             )
             entries.append(ManifestEntry(FileKind.ADD, (), 0, -1, meta))
         table.commit(entries)
-        print(f"built {args.files:,} file entries in {time.perf_counter() - t0:.1f} s")
-        planner = ScanPlanner(table)
-        queries = {
-            "point lookup (bloom)": E.EqualTo("user_id", "u7919"),
-            "status = 'A' (bitmap)": E.EqualTo("status", "A"),
-            "id range (stats)": E.And(E.GreaterThanOrEqual("id", 1000), E.LessThan("id", 1100)),
-            "miss (bloom)": E.EqualTo("user_id", "nobody"),
-        }
-        planner.plan(E.EqualTo("id", 0))  # warm the manifest cache, as a session would
-        for name, pred in queries.items():
-            times = []
-            for _ in range(3):
-                t = time.perf_counter()
-                plan = planner.plan(pred)
-                times.append(time.perf_counter() - t)
-            r = plan.report
-            best = min(times)
-            by_index = ", ".join(f"{k} {v}" for k, v in sorted(r.skipped_by_column.items()))
-            print(
-                f"{name:<24} {best * 1000:8.1f} ms  {best / args.files * 1e6:6.1f} us/file  "
-                f"kept {r.kept_files:>5}/{r.total_files}  stats skipped {r.skipped_by_stats:>5}  "
-                f"index skipped: {by_index or '-'}"
+
+
+def fresh(path: str, user: str) -> dict[str, float]:
+    """Run in a new process: imports, then open + load + plan, timed apart."""
+    t0 = time.perf_counter()
+    from lakeskip.catalog.catalog import Catalog
+    from lakeskip.expressions import EqualTo
+    from lakeskip.planner.scan import ScanPlanner
+
+    t1 = time.perf_counter()
+    c1 = time.process_time()
+    table = Catalog(path).get_table("b.t")
+    plan = ScanPlanner(table).plan(EqualTo("user_id", user))
+    t2 = time.perf_counter()
+    return {
+        "imports_s": t1 - t0,
+        "plan_s": t2 - t1,
+        "plan_cpu_s": time.process_time() - c1,
+        "kept": plan.report.kept_files,
+    }
+
+
+def warm(path: str, files: int, rows: int, repeats: int) -> None:
+    from lakeskip.planner.scan import ScanPlanner
+
+    table = Catalog(path).get_table("b.t")
+    planner = ScanPlanner(table)
+    planner.plan(E.EqualTo("id", -1))  # the session's first query: reads the manifests
+    total = files * rows
+    rng = np.random.default_rng(7)
+    queries = {
+        "point lookup (bloom)": lambda k: E.EqualTo("user_id", _user(int(k), total)),
+        "status = 'A' (bitmap)": lambda k: E.And(
+            E.EqualTo("status", "A"), E.GreaterThan("id", -int(k))
+        ),
+        "id range (stats)": lambda k: E.And(
+            E.GreaterThanOrEqual("id", int(k)), E.LessThan("id", int(k) + 100)
+        ),
+        "miss (bloom)": lambda k: E.EqualTo("user_id", f"u{total + int(k)}"),
+    }
+    for name, make in queries.items():
+        times = []
+        cpu = []
+        for _ in range(repeats):
+            pred = make(rng.integers(0, total))  # a new literal: no plan-cache hit
+            t, c = time.perf_counter(), time.process_time()
+            plan = planner.plan(pred)
+            times.append(time.perf_counter() - t)
+            cpu.append(time.process_time() - c)
+        r = plan.report
+        med = statistics.median(times)
+        by_index = ", ".join(f"{k} {v}" for k, v in sorted(r.skipped_by_column.items()))
+        print(
+            f"warm {name:<22} median {med * 1000:7.1f} ms (CPU {statistics.median(cpu) * 1000:6.1f})  "
+            f"kept {r.kept_files:>6}/{r.total_files}  stats skipped {r.skipped_by_stats:>6}  "
+            f"index skipped: {by_index or '-'}"
+        )
+
+
+def bloom_fpp(path: str, files: int, rows: int, probes: int, items: int, fpp: float) -> None:
+    """Share of the files the stats keep that the bloom tier passes, for values no file
+    holds (inside the files' string bounds, so the stats cannot answer)."""
+    from lakeskip.planner.scan import ScanPlanner
+
+    table = Catalog(path).get_table("b.t")
+    planner = ScanPlanner(table)
+    passed = candidates = 0
+    for k in range(probes):
+        plan = planner.plan(E.EqualTo("user_id", f"u{files * rows + k}"))
+        passed += plan.report.kept_files
+        candidates += plan.report.total_files - plan.report.skipped_by_stats
+    num_bits, k_hashes = bloom_size(items, fpp)
+    expected = (1 - math.exp(-k_hashes * rows / num_bits)) ** k_hashes
+    print(
+        f"bloom (items {items}, fpp {fpp}: {num_bits} bits, k {k_hashes}) with {rows} values "
+        f"a file: measured false-positive rate {passed / max(candidates, 1):.4f} over "
+        f"{candidates:,} probes (theory for {rows} values: {expected:.4f})"
+    )
+
+
+def pyiceberg_plan(python: str, path: str, files: int, rows: int, batch: int, user: str) -> None:
+    """Plan the same point lookup with pyiceberg (bench/planning_pyiceberg.py) in its own
+    environment, on an Iceberg table of the same files' bounds."""
+    script = Path(__file__).with_name("planning_pyiceberg.py")
+    cmd = [python, str(script), "--dir", path, "--files", str(files)]
+    cmd += ["--rows-per-file", str(rows), "--batch", str(batch), "--user", user]
+    for run in range(2):
+        out = subprocess.run(cmd, capture_output=True, text=True)
+        if out.returncode != 0:
+            print(f"pyiceberg failed: {out.stderr.strip()[-400:]}")
+            return
+        r = json.loads(out.stdout)
+        built = f", table built in {r['build_s']:.1f} s" if r.get("build_s") else ""
+        print(
+            f"pyiceberg fresh process #{run + 1}: imports {r['imports_s']:.2f} s, open + load + "
+            f"plan_files point lookup {r['plan_s']:.2f} s, kept {r['kept']}{built}"
+        )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--files", type=int, default=10_000)
+    ap.add_argument("--rows-per-file", type=int, default=20)
+    ap.add_argument("--batch", type=int, default=1000, help="files per commit (per manifest)")
+    ap.add_argument("--items", type=int, default=20, help="bloom filter items")
+    ap.add_argument("--fpp", type=float, default=0.1, help="bloom filter fpp")
+    ap.add_argument("--dir", help="keep the table here (built once, reused)")
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument(
+        "--pyiceberg-python",
+        help="a Python with pyiceberg[sql-sqlite,pyarrow] installed (default: skip pyiceberg)",
+    )
+    ap.add_argument("--fresh-child", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.fresh_child:
+        print(json.dumps(fresh(args.dir, args.fresh_child)))
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        path = args.dir or tmp
+        if not Path(path, "b.db", "t").exists():
+            t0 = time.perf_counter()
+            build(path, args.files, args.rows_per_file, args.batch, args.items, args.fpp)
+            took = time.perf_counter() - t0
+            print(f"built {args.files:,} files in {args.files // args.batch} commits: {took:.1f} s")
+        print(f"load average: {os.getloadavg()}")
+        user = _user(7919 * 3, args.files * args.rows_per_file)
+        for run in range(3):
+            out = subprocess.run(
+                [sys.executable, __file__, "--dir", path, "--fresh-child", user],
+                capture_output=True,
+                text=True,
+                check=True,
             )
+            r = json.loads(out.stdout)
+            print(
+                f"fresh process #{run + 1}: imports {r['imports_s']:.2f} s, open + load + plan "
+                f"point lookup {r['plan_s']:.2f} s (CPU {r['plan_cpu_s']:.2f} s), kept {r['kept']}"
+            )
+        warm(path, args.files, args.rows_per_file, args.repeats)
+        bloom_fpp(path, args.files, args.rows_per_file, 20, args.items, args.fpp)
+        if args.pyiceberg_python:
+            print(f"load average: {os.getloadavg()}")
+            pyiceberg_plan(
+                args.pyiceberg_python,
+                f"{path}-iceberg",
+                args.files,
+                args.rows_per_file,
+                args.batch,
+                user,
+            )
+        print(f"load average: {os.getloadavg()}")
 
 
 if __name__ == "__main__":

@@ -247,20 +247,32 @@ def _stats_to_avro(s: SimpleStats) -> dict[str, Any]:
     }
 
 
+_EMPTY_STATS = SimpleStats(EMPTY_ROW_BYTES, EMPTY_ROW_BYTES, ())
+
+
 def _stats_from_avro(rec: dict[str, Any] | None) -> SimpleStats:
     if rec is None:
-        return SimpleStats(EMPTY_ROW_BYTES, EMPTY_ROW_BYTES, ())
+        return _EMPTY_STATS
+    lo, hi = rec["_MIN_VALUES"], rec["_MAX_VALUES"]
     counts = rec.get("_NULL_COUNTS")
+    if not counts and lo == EMPTY_ROW_BYTES and hi == EMPTY_ROW_BYTES:
+        return _EMPTY_STATS  # append tables' key stats: one shared object
     return SimpleStats(
-        bytes(rec["_MIN_VALUES"]),
-        bytes(rec["_MAX_VALUES"]),
+        lo if type(lo) is bytes else bytes(lo),
+        hi if type(hi) is bytes else bytes(hi),
         tuple(counts) if counts is not None else (),
     )
+
+
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+_MILLI = datetime.timedelta(milliseconds=1)
 
 
 def _millis(value: Any) -> int | None:
     if value is None:
         return None
+    if type(value) is datetime.datetime and value.tzinfo is datetime.timezone.utc:
+        return (value - _EPOCH) // _MILLI  # fastavro's timestamp-millis: aware UTC
     if isinstance(value, datetime.datetime):
         if value.tzinfo is None:
             value = value.replace(tzinfo=datetime.timezone.utc)
@@ -305,29 +317,32 @@ def file_to_avro(f: DataFileMeta) -> dict[str, Any]:
 
 
 def file_from_avro(r: dict[str, Any]) -> DataFileMeta:
-    embedded = r.get("_EMBEDDED_FILE_INDEX")
+    # positional, in DataFileMeta's field order: 100,000 entries are decoded per cold plan
+    get = r.get
+    embedded = get("_EMBEDDED_FILE_INDEX")
+    extra = get("_EXTRA_FILES")
     return DataFileMeta(
-        file_name=r["_FILE_NAME"],
-        file_size=int(r["_FILE_SIZE"]),
-        row_count=int(r["_ROW_COUNT"]),
-        min_key=bytes(r["_MIN_KEY"]),
-        max_key=bytes(r["_MAX_KEY"]),
-        key_stats=_stats_from_avro(r.get("_KEY_STATS")),
-        value_stats=_stats_from_avro(r.get("_VALUE_STATS")),
-        min_sequence_number=int(r["_MIN_SEQUENCE_NUMBER"]),
-        max_sequence_number=int(r["_MAX_SEQUENCE_NUMBER"]),
-        schema_id=int(r["_SCHEMA_ID"]),
-        level=int(r["_LEVEL"]),
-        extra_files=tuple(r.get("_EXTRA_FILES") or ()),
-        creation_time=_millis(r.get("_CREATION_TIME")),
-        delete_row_count=r.get("_DELETE_ROW_COUNT"),
-        embedded_index=bytes(embedded) if embedded is not None else None,
-        file_source=r.get("_FILE_SOURCE"),
-        value_stats_cols=_tuple_or_none(r.get("_VALUE_STATS_COLS")),
-        external_path=r.get("_EXTERNAL_PATH"),
-        first_row_id=r.get("_FIRST_ROW_ID"),
-        write_cols=_tuple_or_none(r.get("_WRITE_COLS")),
-        write_cols_sequences=_tuple_or_none(r.get("_WRITE_COLS_SEQUENCES")),
+        r["_FILE_NAME"],
+        int(r["_FILE_SIZE"]),
+        int(r["_ROW_COUNT"]),
+        bytes(r["_MIN_KEY"]),
+        bytes(r["_MAX_KEY"]),
+        _stats_from_avro(get("_KEY_STATS")),
+        _stats_from_avro(get("_VALUE_STATS")),
+        int(r["_MIN_SEQUENCE_NUMBER"]),
+        int(r["_MAX_SEQUENCE_NUMBER"]),
+        int(r["_SCHEMA_ID"]),
+        int(r["_LEVEL"]),
+        tuple(extra) if extra else (),
+        _millis(get("_CREATION_TIME")),
+        get("_DELETE_ROW_COUNT"),
+        bytes(embedded) if embedded is not None else None,
+        get("_FILE_SOURCE"),
+        _tuple_or_none(get("_VALUE_STATS_COLS")),
+        get("_EXTERNAL_PATH"),
+        get("_FIRST_ROW_ID"),
+        _tuple_or_none(get("_WRITE_COLS")),
+        _tuple_or_none(get("_WRITE_COLS_SEQUENCES")),
     )
 
 
@@ -425,15 +440,23 @@ def read_manifest(
     except FileNotFoundError as e:
         raise CorruptMetadataError(f"manifest {file_name} not found") from e
     out = []
+    # a manifest holds few distinct partitions: decode each once (and share the tuple)
+    partitions: dict[bytes, tuple[Any, ...]] = {}
+    kinds = {int(k): k for k in FileKind}
     for r in _avro_records(data, f"manifest {file_name}"):
         try:
             version = r.get("_VERSION", FORMAT_IDENTIFIER)
             if version != FORMAT_IDENTIFIER:
                 raise CorruptMetadataError(f"manifest {file_name}: unsupported version {version}")
+            raw = bytes(r["_PARTITION"])
+            partition = partitions.get(raw)
+            if partition is None:
+                partition = partitions[raw] = deserialize_row(raw, partition_types)
+            kind = kinds.get(r["_KIND"])
             out.append(
                 ManifestEntry(
-                    kind=FileKind(int(r["_KIND"])),
-                    partition=deserialize_row(bytes(r["_PARTITION"]), partition_types),
+                    kind=kind if kind is not None else FileKind(int(r["_KIND"])),
+                    partition=partition,
                     bucket=int(r["_BUCKET"]),
                     total_buckets=int(r["_TOTAL_BUCKETS"]),
                     file=file_from_avro(r["_FILE"]),

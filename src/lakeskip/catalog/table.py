@@ -227,6 +227,9 @@ class FileStoreTable:
         self._index_manifests: CacheSection[list[IndexManifestEntry]] = shared_cache().section(
             "catalog.index_manifests"
         )
+        self._live: CacheSection[tuple[ManifestEntry, ...]] = shared_cache().section(
+            "catalog.live-files"
+        )
         self._file_prefix = str(uuid.uuid4())
         self._file_counter = itertools.count()
         self._dirs: dict[tuple[str, int], str] = {}
@@ -314,10 +317,22 @@ class FileStoreTable:
             snapshot = self.latest_snapshot()
             if snapshot is None:
                 return []
-        entries = itertools.chain.from_iterable(
-            self._manifest(m.file_name) for m in self.manifest_metas(snapshot)
+        # a snapshot's manifest lists are immutable (new names per commit): its live files
+        # are merged once and kept (a copy of the list is returned: callers may change it)
+        key = (
+            self.path,
+            snapshot.base_manifest_list,
+            snapshot.delta_manifest_list,
+            self.partition_types,
         )
-        return merge_entries(entries)
+        live = self._live.get(key)
+        if live is None:
+            entries = itertools.chain.from_iterable(
+                self._manifest(m.file_name) for m in self.manifest_metas(snapshot)
+            )
+            live = tuple(merge_entries(entries))
+            self._live.put(key, live, 200 + 8 * len(live))
+        return list(live)
 
     def index_entries(self, snapshot: Snapshot | None) -> list[IndexManifestEntry]:
         """The index files a snapshot lists (its ``indexManifest``; none without one)."""

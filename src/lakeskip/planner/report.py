@@ -155,10 +155,15 @@ class ScanPlan:
         by_index: Counter[str] = Counter()
         by_column: Counter[str] = Counter()
         partition = bucket = stats = narrowed = 0
-        kept_rows = 0
-        for d in decisions:
+        kept_rows = kept_files = kept_bytes = total_bytes = total_rows = 0
+        for d in decisions:  # one pass: plans of 100,000 files are built per query
+            f = d.entry.file
+            total_bytes += f.file_size
+            total_rows += f.row_count
             if d.keep:
-                kept_rows += len(d.rows) if d.rows is not None else d.entry.file.row_count
+                kept_files += 1
+                kept_bytes += f.file_size
+                kept_rows += len(d.rows) if d.rows is not None else f.row_count
                 narrowed += d.rows is not None
             elif d.tier is SkipTier.PARTITION:
                 partition += 1
@@ -169,16 +174,15 @@ class ScanPlan:
             elif d.index_type:
                 by_index[d.index_type] += 1
                 by_column[f"{d.index_type}({d.column})"] += 1
-        kept = [d for d in decisions if d.keep]
         report = PruningReport(
             table=table,
             predicate=predicate,
             snapshot_id=snapshot_id,
             total_files=len(decisions),
-            kept_files=len(kept),
-            total_bytes=sum(d.entry.file.file_size for d in decisions),
-            kept_bytes=sum(d.entry.file.file_size for d in kept),
-            total_rows=sum(d.entry.file.row_count for d in decisions),
+            kept_files=kept_files,
+            total_bytes=total_bytes,
+            kept_bytes=kept_bytes,
+            total_rows=total_rows,
             kept_rows=kept_rows,
             skipped_by_partition=partition,
             skipped_by_stats=stats,

@@ -22,10 +22,12 @@ from __future__ import annotations
 import dataclasses
 import time
 import warnings
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from lakeskip.catalog.cache import CacheSection, MetadataCache, shared_cache
 from lakeskip.catalog.deletion_vectors import DeletionFile
@@ -34,16 +36,18 @@ from lakeskip.catalog.merge_engine import MergeEngine, reads_raw
 from lakeskip.catalog.snapshot import Snapshot
 from lakeskip.catalog.stats import file_column_stats
 from lakeskip.catalog.table import FileStoreTable
-from lakeskip.errors import LakeskipWarning
+from lakeskip.errors import CorruptMetadataError, LakeskipWarning
 from lakeskip.expressions import AlwaysFalse, AlwaysTrue, BooleanExpression, and_, bind
 from lakeskip.expressions.tree import And, Not, Or, UnboundPredicate
 from lakeskip.index.file_index import FileIndexFile
 from lakeskip.index.options import parse_file_index_options
+from lakeskip.planner.bloom_batch import BloomColumns
 from lakeskip.planner.bucket_selector import select_buckets
+from lakeskip.planner.columnar_stats import ColumnarStats, decode_file_stats
 from lakeskip.planner.index_evaluator import IndexVerdict, evaluate_file_index
 from lakeskip.planner.report import FileDecision, ScanPlan, SkipTier
-from lakeskip.planner.stats import ColumnStats, FileStats
-from lakeskip.planner.stats_evaluator import StatsEvaluator
+from lakeskip.planner.stats import ColumnStats
+from lakeskip.planner.vector_evaluator import VectorStatsEvaluator
 from lakeskip.types import RowType
 
 __all__ = ["ScanPlanner"]
@@ -63,11 +67,16 @@ __all__ = ["ScanPlanner"]
 #   time zone and whether indexes are used. The snapshot is still found afresh on every call
 #   (that read is what makes every commit visible to the next query); only the per-file work
 #   on an unchanged snapshot is skipped. Plans that warned are not kept: a warning may be
-#   a transient read failure, and the next query should try again.
+#   a transient read failure, and the next query should try again;
+# * the stats of every live file of a snapshot as columns (ColumnarStats), keyed by the
+#   snapshot's manifest lists and the table schema: a new literal on an unchanged table
+#   evaluates tiers 1-2 with a few array operations and decodes nothing.
 _INDEX_BYTES = "planner.index-file-bytes"
 _STATS = "planner.file-stats"
 _INDEX_FILES = "planner.index-containers"
 _PLANS = "planner.plans"
+_COLUMNAR = "planner.columnar-stats"
+_DECISION_BYTES = 100  # one prebuilt FileDecision and its array slot
 _PLAN_BYTES = 400  # per decision: the FileDecision, its slot in the tuple, its share of a report
 _STATS_ENTRY_BYTES = 800  # a ColumnStats, its dict slot and boxed values (tracemalloc: ~850)
 _INDEX_DECODED_FACTOR = 3  # decoded readers (pyroaring C memory) beside the bytes
@@ -80,6 +89,41 @@ def _stats_nbytes(stats: dict[str, ColumnStats]) -> int:
         for v in (cs.min, cs.max):
             n += len(v) if isinstance(v, (str, bytes)) else 32
     return n
+
+
+@dataclass(frozen=True, slots=True)
+class _SnapshotStats:
+    """A snapshot's live files' stats as columns, the row of each file by name, and what
+    decoding them warned about (said again on every query that uses them)."""
+
+    positions: dict[str, int]
+    stats: ColumnarStats
+    warnings: list[str]
+    bloom: list[BloomColumns]  # built on first use (empty until then)
+    prebuilt: list[tuple[np.ndarray, np.ndarray]]  # kept / skipped-by-stats decisions
+    kinds: list[np.ndarray]  # index kind per file, built on first use
+    skips: dict[str | None, np.ndarray]  # bloom-skip decisions per column, built on first use
+
+    @property
+    def nbytes(self) -> int:
+        n = self.stats.nbytes + 120 * len(self.positions)
+        n += sum(b.nbytes for b in self.bloom)
+        n += sum(2 * _DECISION_BYTES * len(k) for k, _ in self.prebuilt)
+        n += sum(_DECISION_BYTES * len(d) for d in self.skips.values())
+        return n + sum(k.nbytes for k in self.kinds)
+
+
+@dataclass(frozen=True, slots=True)
+class _PlanColumns:
+    """What tiers 1-3 read for one plan: the stats of its files (in the plan's order),
+    each file's row among the snapshot's live files, and the snapshot's bloom filters."""
+
+    stats: ColumnarStats
+    live_idx: np.ndarray
+    bloom: Callable[[], BloomColumns | None]
+    prebuilt: Callable[[], tuple[np.ndarray, np.ndarray]]
+    index_kind: Callable[[], np.ndarray]  # _EMBEDDED, _EXTERNAL or 0 per file
+    bloom_skips: Callable[[str | None], np.ndarray]  # "skipped by this column's bloom"
 
 
 @dataclass(slots=True)
@@ -117,6 +161,7 @@ class ScanPlanner:
         self._stats: CacheSection[dict[str, ColumnStats]] = self.cache.section(_STATS)
         self._index_files: CacheSection[FileIndexFile] = self.cache.section(_INDEX_FILES)
         self._plans: CacheSection[ScanPlan] = self.cache.section(_PLANS)
+        self._columnar: CacheSection[_SnapshotStats] = self.cache.section(_COLUMNAR)
 
     def plan(
         self,
@@ -151,9 +196,10 @@ class ScanPlanner:
                 cached, report=dataclasses.replace(cached.report, planning_ms=planning_ms)
             )
         entries = table.scan_files(snapshot) if snapshot is not None else []
+        all_entries = entries
         # a file whose deletion vector deletes every row holds nothing to read
         refs = table.deletion_files(snapshot) if snapshot is not None else {}
-        dead = [e for e in entries if _all_deleted(e, refs.get(e.file.file_name))]
+        dead = [e for e in entries if _all_deleted(e, refs.get(e.file.file_name))] if refs else []
         if dead:
             gone = {e.file.file_name for e in dead}
             entries = [e for e in entries if e.file.file_name not in gone]
@@ -172,16 +218,23 @@ class ScanPlanner:
         bound = bind(row_type, pred, time_zone=time_zone)
         notes = _Warnings([])
         index_files_read = 0
+        cols: _PlanColumns | None = None
+        if not isinstance(bound, (AlwaysFalse, AlwaysTrue)) and snapshot is not None:
+            cols = self._columnar_stats(snapshot, all_entries, entries, notes)
         if isinstance(bound, AlwaysFalse):
             decisions = [FileDecision(e, keep=False, tier=SkipTier.PREDICATE) for e in entries]
         elif isinstance(bound, AlwaysTrue):
             decisions = [FileDecision(e, keep=True) for e in entries]
         elif schema.is_primary_key_table and not raw_pk:
+            assert cols is not None
             decisions, index_files_read = self._decide_primary_key(
-                entries, pred, bound, row_type, use_indexes, notes, time_zone
+                entries, cols, pred, bound, row_type, use_indexes, notes, time_zone
             )
         else:
-            decisions, index_files_read = self._decide(entries, bound, row_type, use_indexes, notes)
+            assert cols is not None
+            decisions, index_files_read = self._decide(
+                entries, cols, bound, row_type, use_indexes, notes
+            )
         decisions = [
             *decisions,
             *(
@@ -212,17 +265,22 @@ class ScanPlanner:
     def _decide(
         self,
         entries: Sequence[ManifestEntry],
+        cols: _PlanColumns,
         bound: Any,
         row_type: RowType,
         use_indexes: bool,
         notes: _Warnings,
     ) -> tuple[list[FileDecision], int]:
+        """Tiers 1-2 for every file at once over ``cols.stats`` (the stats of ``entries``,
+        in order), then the indexes of the files they keep: the embedded bloom filters of
+        all of them together, then each file's indexes where that is not the last word."""
         table = self.table
         schema = table.schema
-        evaluator = StatsEvaluator(bound)
+        evaluator = VectorStatsEvaluator(bound)
         part_keys = list(schema.partition_keys)
         decisions: dict[int, FileDecision] = {}
-        alive: list[int] = []
+        n = len(entries)
+        alive_mask = np.ones(n, dtype=np.bool_)
         buckets: set[int] | None = None
         try:
             spec = schema.bucket_spec()
@@ -230,43 +288,65 @@ class ScanPlanner:
             spec = None
         if spec is not None:
             buckets = select_buckets(bound, spec)
-        for i, e in enumerate(entries):
-            part_stats = {
-                k: ColumnStats(v, v, e.file.row_count if v is None else 0)
-                for k, v in zip(part_keys, e.partition, strict=True)
-            }
-            if part_keys and not evaluator.evaluate(FileStats(e.file.row_count, part_stats)):
-                decisions[i] = FileDecision(e, keep=False, tier=SkipTier.PARTITION)
-                continue
-            if (
-                buckets is not None
-                and spec is not None
-                and e.total_buckets == spec.num_buckets
-                and e.bucket not in buckets
-            ):
-                decisions[i] = FileDecision(e, keep=False, tier=SkipTier.BUCKET)
-                continue
-            stats = self._file_stats(e, notes)
-            stats.update(part_stats)
-            if not evaluator.evaluate(FileStats(e.file.row_count, stats)):
-                decisions[i] = FileDecision(e, keep=False, tier=SkipTier.STATS)
-                continue
-            alive.append(i)
+        colstats = cols.stats
+        stats = colstats
+        if part_keys:
+            part = ColumnarStats.of_values(
+                colstats.row_count,
+                {k: [e.partition[j] for e in entries] for j, k in enumerate(part_keys)},
+                {k: row_type.field(k).type for k in part_keys},
+            )
+            out = ~evaluator.evaluate(part)
+            for i in np.flatnonzero(out).tolist():
+                decisions[i] = FileDecision(entries[i], keep=False, tier=SkipTier.PARTITION)
+            alive_mask &= ~out
+            stats = colstats.with_columns(part)
+        if buckets is not None and spec is not None:
+            out = alive_mask & np.fromiter(
+                (e.total_buckets == spec.num_buckets and e.bucket not in buckets for e in entries),
+                dtype=np.bool_,
+                count=n,
+            )
+            for i in np.flatnonzero(out).tolist():
+                decisions[i] = FileDecision(entries[i], keep=False, tier=SkipTier.BUCKET)
+            alive_mask &= ~out
+        alive_mask &= evaluator.evaluate(stats)
+        # the decisions of files kept, and of files skipped by stats, are prebuilt once
+        # per snapshot (FileDecision is immutable): a plan picks them with one np.where
+        kept_d, stats_d = cols.prebuilt()
+
+        bulk: list[tuple[np.ndarray, np.ndarray]] = []  # (positions, prebuilt decisions)
+
+        def assemble() -> list[FileDecision]:
+            out: np.ndarray = np.where(alive_mask, kept_d, stats_d)
+            for where, decided in bulk:
+                out[where] = decided
+            for i, d in decisions.items():
+                out[i] = d
+            result: list[FileDecision] = out.tolist()
+            return result
+
         options = parse_file_index_options(schema.options, row_type)
         if not use_indexes or not options.read_enabled:
-            for i in alive:
-                decisions[i] = FileDecision(entries[i], keep=True)
-            return [decisions[i] for i in range(len(entries))], 0
-        embedded = [i for i in alive if entries[i].file.embedded_index is not None]
-        external = [
-            i
-            for i in alive
-            if entries[i].file.embedded_index is None and entries[i].file.index_file_name
-        ]
-        indexed = set(embedded) | set(external)
-        for i in alive:
-            if i not in indexed:
-                decisions[i] = FileDecision(entries[i], keep=True)
+            return assemble(), 0
+        alive_idx = np.flatnonzero(alive_mask)
+        kind = cols.index_kind()[alive_idx]
+        emb = alive_idx[kind == _EMBEDDED]
+        external: list[int] = alive_idx[kind == _EXTERNAL].tolist()
+        embedded: list[int] = []
+        if len(emb):
+            bloom = cols.bloom()
+            verdict = bloom.evaluate(bound) if bloom is not None else None
+            if verdict is None:
+                embedded = emb.tolist()
+            else:
+                at = cols.live_idx[emb]
+                skip = ~verdict.keep[at]
+                embedded = emb[~skip & ~verdict.decided[at]].tolist()  # to open one by one
+                by_column = np.asarray([verdict.column[a] for a in at[skip].tolist()], dtype=object)
+                for column in set(by_column.tolist()):
+                    where = emb[skip][by_column == column]
+                    bulk.append((where, cols.bloom_skips(column)[where]))
         for i in embedded:
             e = entries[i]
             assert e.file.embedded_index is not None
@@ -281,11 +361,12 @@ class ScanPlanner:
                 decisions[i] = FileDecision(e, keep=True)
             else:
                 decisions[i] = self._index_decision(e, data, bound, SkipTier.INDEX_FILE, notes)
-        return [decisions[i] for i in range(len(entries))], n_read
+        return assemble(), n_read
 
     def _decide_primary_key(
         self,
         entries: Sequence[ManifestEntry],
+        cols: _PlanColumns,
         pred: BooleanExpression,
         bound: Any,
         row_type: RowType,
@@ -319,10 +400,10 @@ class ScanPlanner:
                 key_part = and_(key_part, c)
         if MergeEngine.of(schema.options).partial_update:
             full, n_full = self._decide_partial_update(
-                entries, pred, key_names, row_type, use_indexes, notes, time_zone
+                entries, cols, pred, key_names, row_type, use_indexes, notes, time_zone
             )
         else:
-            full, n_full = self._decide(entries, bound, row_type, use_indexes, notes)
+            full, n_full = self._decide(entries, cols, bound, row_type, use_indexes, notes)
         key_bound = bind(row_type, key_part, time_zone=time_zone)
         if isinstance(key_bound, AlwaysTrue):
             by_key = [FileDecision(e, keep=True) for e in entries]
@@ -331,7 +412,7 @@ class ScanPlanner:
             by_key = [FileDecision(e, keep=False, tier=SkipTier.PREDICATE) for e in entries]
             n_key = 0
         else:
-            by_key, n_key = self._decide(entries, key_bound, row_type, use_indexes, notes)
+            by_key, n_key = self._decide(entries, cols, key_bound, row_type, use_indexes, notes)
         live: set[tuple[Any, ...]] = {
             (e.partition, e.bucket) for e, d in zip(entries, full, strict=True) if d.keep
         }
@@ -348,6 +429,7 @@ class ScanPlanner:
     def _decide_partial_update(
         self,
         entries: Sequence[ManifestEntry],
+        cols: _PlanColumns,
         pred: BooleanExpression,
         key_names: set[str],
         row_type: RowType,
@@ -369,7 +451,7 @@ class ScanPlanner:
             if isinstance(b, AlwaysFalse):
                 decisions = [FileDecision(e, keep=False, tier=SkipTier.PREDICATE) for e in entries]
             else:
-                decisions, k = self._decide(entries, b, row_type, use_indexes, notes)
+                decisions, k = self._decide(entries, cols, b, row_type, use_indexes, notes)
                 n += k
             alive = {
                 (e.partition, e.bucket) for e, d in zip(entries, decisions, strict=True) if d.keep
@@ -394,6 +476,110 @@ class ScanPlanner:
         stats = {name: ColumnStats(mn, mx, nulls) for name, (mn, mx, nulls) in raw.items()}
         self._stats.put(key, stats, _stats_nbytes(stats))
         return dict(stats)
+
+    def _columnar_stats(
+        self,
+        snapshot: Snapshot,
+        live: Sequence[ManifestEntry],
+        entries: Sequence[ManifestEntry],
+        notes: _Warnings,
+    ) -> _PlanColumns:
+        """The stats of ``entries`` (a subset of the snapshot's ``live`` files) as columns,
+        decoded once per snapshot and table schema and kept in the metadata cache, and
+        where each of ``entries`` is among the live files."""
+        table = self.table
+        key = (
+            table.path,
+            snapshot.base_manifest_list,
+            snapshot.delta_manifest_list,
+            table.schema.id,
+            table.schema.time_millis,
+        )
+        hit = self._columnar.get(key)
+        if hit is None:
+            positions = {e.file.file_name: i for i, e in enumerate(live)}
+            if len(positions) != len(live):  # one name twice: no lookup by name, no cache
+                stats, _ = self._decode_stats(entries, notes)
+                return _PlanColumns(
+                    stats,
+                    np.arange(len(entries)),
+                    lambda: None,
+                    lambda: _decisions(entries),
+                    lambda: _index_kinds(entries),
+                    lambda column: _bloom_skips(entries, column),
+                )
+            stats, messages = self._decode_stats(live, notes)
+            hit = _SnapshotStats(positions, stats, messages, [], [], [], {})
+            self._columnar.put(key, hit, hit.nbytes)
+        else:
+            for m in hit.warnings:
+                notes.add(m)
+        snap = hit
+
+        def bloom() -> BloomColumns:
+            if not snap.bloom:
+                types = {f.name: f.type for f in table.schema.row_type}
+                built = BloomColumns.build(
+                    [
+                        e.file.embedded_index if e.file.schema_id == table.schema.id else None
+                        for e in live
+                    ],
+                    types,
+                )
+                snap.bloom.append(built)
+                self._columnar.put(key, snap, snap.nbytes)
+            return snap.bloom[0]
+
+        def prebuilt() -> tuple[np.ndarray, np.ndarray]:
+            if not snap.prebuilt:
+                snap.prebuilt.append(_decisions(live))
+                self._columnar.put(key, snap, snap.nbytes)
+            return snap.prebuilt[0]
+
+        def kinds() -> np.ndarray:
+            if not snap.kinds:
+                snap.kinds.append(_index_kinds(live))
+                self._columnar.put(key, snap, snap.nbytes)
+            return snap.kinds[0]
+
+        def skips(column: str | None) -> np.ndarray:
+            got = snap.skips.get(column)
+            if got is None:
+                got = snap.skips[column] = _bloom_skips(live, column)
+                self._columnar.put(key, snap, snap.nbytes)
+            return got
+
+        if entries is live:
+            return _PlanColumns(hit.stats, np.arange(len(live)), bloom, prebuilt, kinds, skips)
+        idx = np.fromiter(
+            (hit.positions[e.file.file_name] for e in entries), dtype=np.int64, count=len(entries)
+        )
+
+        def taken() -> tuple[np.ndarray, np.ndarray]:
+            kept, skipped = prebuilt()
+            return kept[idx], skipped[idx]
+
+        return _PlanColumns(
+            hit.stats.take(idx),
+            idx,
+            bloom,
+            taken,
+            lambda: kinds()[idx],
+            lambda column: skips(column)[idx],
+        )
+
+    def _decode_stats(
+        self, entries: Sequence[ManifestEntry], notes: _Warnings
+    ) -> tuple[ColumnarStats, list[str]]:
+        table = self.table
+        before = len(notes.messages)
+
+        def one(i: int) -> dict[str, tuple[Any, Any, int | None]] | None:
+            stats = self._file_stats(entries[i], notes)
+            return {k: (v.min, v.max, v.null_count) for k, v in stats.items()}
+
+        stats = decode_file_stats([e.file for e in entries], table.schema_by_id, table.schema, one)
+        return stats, notes.messages[before:]
 
     def _index_row_type(self, e: ManifestEntry) -> RowType:
         """Columns of the file's schema that still mean the same in the table's schema."""
@@ -481,6 +667,44 @@ class ScanPlanner:
                 ):
                     out[i] = data
         return out
+
+
+def _decisions(entries: Sequence[ManifestEntry]) -> tuple[np.ndarray, np.ndarray]:
+    """Each file's "kept" and "skipped by stats" decisions, as object arrays."""
+    kept = np.empty(len(entries), dtype=object)
+    skipped = np.empty(len(entries), dtype=object)
+    kept[:] = [FileDecision(e, keep=True) for e in entries]
+    skipped[:] = [FileDecision(e, keep=False, tier=SkipTier.STATS) for e in entries]
+    return kept, skipped
+
+
+_EMBEDDED = 1
+_EXTERNAL = 2
+
+
+def _index_kinds(entries: Sequence[ManifestEntry]) -> np.ndarray:
+    """Per file: _EMBEDDED (index in the manifest), _EXTERNAL (an ``.index`` file) or 0."""
+
+    def kind(e: ManifestEntry) -> int:
+        if e.file.embedded_index is not None:
+            return _EMBEDDED
+        try:
+            return _EXTERNAL if e.file.index_file_name else 0
+        except CorruptMetadataError:
+            return _EXTERNAL  # two .index files: raised again if the file is ever read
+
+    return np.fromiter(map(kind, entries), dtype=np.int8, count=len(entries))
+
+
+def _bloom_skips(entries: Sequence[ManifestEntry], column: str | None) -> np.ndarray:
+    out = np.empty(len(entries), dtype=object)
+    out[:] = [
+        FileDecision(
+            e, keep=False, tier=SkipTier.EMBEDDED_INDEX, index_type="bloom-filter", column=column
+        )
+        for e in entries
+    ]
+    return out
 
 
 def _plan_key(

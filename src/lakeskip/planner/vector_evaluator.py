@@ -1,0 +1,258 @@
+"""Tier 1 for every file at once: :class:`StatsEvaluator`'s verdicts over :class:`ColumnarStats`.
+
+Same rules, leaf by leaf, as :mod:`lakeskip.planner.stats_evaluator` (read its docstring
+for the NaN and truncation reasoning); each leaf here is a few array operations over all
+files instead of a visitor call per file. A leaf whose literal cannot be compared with the
+column's stats (a foreign writer's types) answers "might match" for every file, where the
+scalar evaluator does so file by file: never a skip the scalar path would not make.
+
+>>> from lakeskip import types as T
+>>> from lakeskip.expressions import bind, GreaterThan
+>>> from lakeskip.planner.stats import ColumnStats, FileStats
+>>> rt = T.RowType.of(("id", T.BIGINT))
+>>> cs = ColumnarStats.from_file_stats(
+...     [FileStats(10, {"id": ColumnStats(0, 79, 0)}), FileStats(10, {"id": ColumnStats(0, 90, 0)})], rt)
+>>> VectorStatsEvaluator(bind(rt, GreaterThan("id", 85))).evaluate(cs).tolist()
+[False, True]
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from lakeskip.expressions import (
+    BooleanExpression,
+    BoundPredicate,
+    BoundPredicateVisitor,
+    BoundReference,
+    rewrite_not,
+    visit,
+)
+from lakeskip.planner.columnar_stats import ColumnArrays, ColumnarStats
+from lakeskip.planner.stats_evaluator import IN_LIST_LIMIT
+from lakeskip.types import TypeRoot
+
+__all__ = ["VectorStatsEvaluator"]
+
+_ARROW_OPS = {
+    "lt": "less",
+    "le": "less_equal",
+    "gt": "greater",
+    "ge": "greater_equal",
+    "eq": "equal",
+}
+_PY_OPS: dict[str, Callable[..., Any]] = {
+    "lt": lambda a, b: a < b,
+    "le": lambda a, b: a <= b,
+    "gt": lambda a, b: a > b,
+    "ge": lambda a, b: a >= b,
+    "eq": lambda a, b: a == b,
+}
+
+
+def _is_nan(v: Any) -> bool:
+    return isinstance(v, float) and v != v
+
+
+def _is_float(term: BoundReference) -> bool:
+    return term.type.root in (TypeRoot.FLOAT, TypeRoot.DOUBLE)
+
+
+class VectorStatsEvaluator:
+    """Built once per query from a bound expression; :meth:`evaluate` answers all files.
+
+    Args:
+        bound: a bound expression (NOT is pushed down here again).
+    """
+
+    def __init__(self, bound: BooleanExpression) -> None:
+        self.expr = rewrite_not(bound)
+
+    def evaluate(self, stats: ColumnarStats) -> np.ndarray:
+        """A bool per file: False only where no row of the file can match."""
+        out = visit(self.expr, _Leaves(stats))
+        return np.broadcast_to(out, (len(stats),)).copy()
+
+
+class _Leaves(BoundPredicateVisitor[np.ndarray]):
+    def __init__(self, stats: ColumnarStats) -> None:
+        self.stats = stats
+        self.n = len(stats)
+
+    def _all(self, value: bool) -> np.ndarray:
+        return np.full(self.n, value, dtype=np.bool_)
+
+    # -- tree --------------------------------------------------------------------------
+
+    def visit_true(self) -> np.ndarray:
+        return self._all(True)
+
+    def visit_false(self) -> np.ndarray:
+        return self._all(False)
+
+    def visit_not(self, child_result: np.ndarray) -> np.ndarray:
+        return self._all(True)
+
+    def visit_and(self, left_result: np.ndarray, right_result: np.ndarray) -> np.ndarray:
+        out: np.ndarray = left_result & right_result
+        return out
+
+    def visit_or(self, left_result: np.ndarray, right_result: np.ndarray) -> np.ndarray:
+        out: np.ndarray = left_result | right_result
+        return out
+
+    def visit_bound_predicate(self, predicate: BoundPredicate) -> np.ndarray:
+        if predicate.term.key is not None or predicate.term.column not in self.stats.columns:
+            return self._all(True)
+        try:
+            with np.errstate(invalid="ignore"):
+                out: np.ndarray = super().visit_bound_predicate(predicate)
+                return out
+        except (TypeError, ValueError, OverflowError):  # stats of another type than the literal
+            return self._all(True)
+
+    # -- helpers -----------------------------------------------------------------------
+
+    def _col(self, term: BoundReference) -> ColumnArrays:
+        return self.stats.columns[term.column]
+
+    def _all_null(self, col: ColumnArrays) -> np.ndarray:
+        nc = col.null_count
+        return (nc >= 0) & (nc >= self.stats.row_count)
+
+    @staticmethod
+    def _where(known: np.ndarray, values: np.ndarray, test: Callable[[Any], Any]) -> np.ndarray:
+        """``test`` of the known values (the whole array at once for numbers, value by
+        value for Python objects); False where unknown."""
+        out = np.zeros(len(known), dtype=np.bool_)
+        if values.dtype != object:
+            with np.errstate(invalid="ignore"):
+                out[:] = np.asarray(test(values), dtype=np.bool_) & known
+            return out
+        # Python objects one by one: numpy would turn a str literal into its own string
+        # type, which drops trailing NULs ("\x00" < "\x00" as "" < "\x00")
+        sel = np.flatnonzero(known)
+        if len(sel):
+            out[sel] = [bool(test(x)) for x in values[sel].tolist()]
+        return out
+
+    def _cmp(self, col: ColumnArrays, side: str, op: str, value: Any) -> np.ndarray:
+        """``bound <op> value`` for the ``min`` or ``max`` of every file (False where that
+        bound is unknown). Strings and binaries compare in Arrow (byte order of UTF-8 is
+        code point order, Python's), other objects one by one."""
+        values, known = (col.min, col.min_known) if side == "min" else (col.max, col.max_known)
+        if values.dtype == object and isinstance(value, (str, bytes)):
+            arr = col.arrow(side)
+            if arr is not None and (pa.types.is_large_string(arr.type) == isinstance(value, str)):
+                res = getattr(pc, _ARROW_OPS[op])(arr, pa.scalar(value, arr.type))
+                out: np.ndarray = pc.fill_null(res, False).to_numpy(zero_copy_only=False)
+                out &= known
+                return out
+        return self._where(known, values, functools.partial(_PY_OPS[op], b=value))
+
+    # -- leaves (True = might match) ------------------------------------------------------
+
+    def visit_is_null(self, term: BoundReference) -> np.ndarray:
+        out: np.ndarray = self._col(term).null_count != 0
+        return out
+
+    def visit_not_null(self, term: BoundReference) -> np.ndarray:
+        return ~self._all_null(self._col(term))
+
+    def visit_equal(self, term: BoundReference, value: Any) -> np.ndarray:
+        col = self._col(term)
+        cannot = self._all_null(col)
+        if not (_is_float(term) and _is_nan(value)):
+            cannot |= self._cmp(col, "min", "gt", value)
+            cannot |= self._cmp(col, "max", "lt", value)
+        return ~cannot
+
+    def visit_not_equal(self, term: BoundReference, value: Any) -> np.ndarray:
+        col = self._col(term)
+        cannot = self._all_null(col)
+        if not _is_float(term):
+            same = self._cmp(col, "min", "eq", value) & col.max_known
+            same &= self._cmp(col, "max", "eq", value) & col.min_known
+            cannot |= same
+        return ~cannot
+
+    def _below(self, term: BoundReference, value: Any, inclusive: bool) -> np.ndarray:
+        col = self._col(term)
+        cannot = self._all_null(col)
+        if not (_is_float(term) and _is_nan(value)):
+            if inclusive:
+                cannot |= self._cmp(col, "min", "gt", value)
+            else:
+                cannot |= self._cmp(col, "min", "ge", value)
+        return ~cannot
+
+    def _above(self, term: BoundReference, value: Any, inclusive: bool) -> np.ndarray:
+        col = self._col(term)
+        cannot = self._all_null(col)
+        if not _is_float(term):
+            if inclusive:
+                cannot |= self._cmp(col, "max", "lt", value)
+            else:
+                cannot |= self._cmp(col, "max", "le", value)
+        return ~cannot
+
+    def visit_less_than(self, term: BoundReference, value: Any) -> np.ndarray:
+        return self._below(term, value, inclusive=False)
+
+    def visit_less_than_or_equal(self, term: BoundReference, value: Any) -> np.ndarray:
+        return self._below(term, value, inclusive=True)
+
+    def visit_greater_than(self, term: BoundReference, value: Any) -> np.ndarray:
+        return self._above(term, value, inclusive=False)
+
+    def visit_greater_than_or_equal(self, term: BoundReference, value: Any) -> np.ndarray:
+        return self._above(term, value, inclusive=True)
+
+    def visit_in(self, term: BoundReference, values: frozenset[Any]) -> np.ndarray:
+        col = self._col(term)
+        cannot = self._all_null(col)
+        if len(values) > IN_LIST_LIMIT or (_is_float(term) and any(map(_is_nan, values))):
+            return ~cannot
+        inside = np.zeros(self.n, dtype=np.bool_)
+        for v in values:
+            ok = ~self._cmp(col, "min", "gt", v)  # v < lo
+            ok &= ~self._cmp(col, "max", "lt", v)  # v > hi
+            inside |= ok
+        return ~(cannot | ~inside)
+
+    def visit_not_in(self, term: BoundReference, values: frozenset[Any]) -> np.ndarray:
+        col = self._col(term)
+        cannot = self._all_null(col)
+        if not _is_float(term):
+            sel = np.flatnonzero(col.min_known & col.max_known)
+            member = np.zeros(self.n, dtype=np.bool_)
+            if len(sel):
+                lows, highs = col.min[sel].tolist(), col.max[sel].tolist()
+                member[sel] = [
+                    lo == hi and lo in values for lo, hi in zip(lows, highs, strict=True)
+                ]
+            cannot |= member
+        return ~cannot
+
+    def visit_starts_with(self, term: BoundReference, prefix: str) -> np.ndarray:
+        col = self._col(term)
+        cannot = self._all_null(col)
+        n = len(prefix)
+        cannot |= self._where(col.min_known, col.min, lambda lo: lo[:n] > prefix)
+        cannot |= self._where(col.max_known, col.max, lambda hi: hi[:n] < prefix)
+        return ~cannot
+
+    def visit_not_starts_with(self, term: BoundReference, prefix: str) -> np.ndarray:
+        col = self._col(term)
+        cannot = self._all_null(col)
+        both = col.min_known & col.max_known
+        lo_in = self._where(both, col.min, lambda lo: lo.startswith(prefix))
+        hi_in = self._where(both, col.max, lambda hi: hi.startswith(prefix))
+        out: np.ndarray = ~(cannot | (lo_in & hi_in))
+        return out

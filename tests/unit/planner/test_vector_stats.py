@@ -1,0 +1,106 @@
+"""The vectorised stats tier keeps exactly the files the per-file evaluator keeps.
+
+Random files of every scalar type (nulls, NaN, infinities, truncated strings, files with
+no stats or only counts, mixed stats modes in one table, so several stats layouts at once)
+are turned into real manifest stats bytes; random predicates (nested AND/OR/NOT, IN lists,
+foreign literal types) are evaluated both ways:
+
+* the per-file path: :func:`file_column_stats` + :class:`StatsEvaluator`, file by file;
+* the columnar path: :func:`decode_file_stats` (numpy over the ``BinaryRow`` bytes of all
+  files) + :class:`VectorStatsEvaluator`, and the same evaluator over
+  :meth:`ColumnarStats.from_file_stats`.
+
+All three must agree file for file. (That the per-file path never skips a match is
+``test_never_wrong.py``'s job; the planner runs the columnar path.)
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pyarrow as pa
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tests.unit.expressions.strategies import ALL_SCALARS, column_values, predicates
+
+from lakeskip import types as T
+from lakeskip.catalog.data_file import make_data_file_meta
+from lakeskip.catalog.schema import TableSchema
+from lakeskip.catalog.stats import collect_stats, file_column_stats
+from lakeskip.expressions import bind
+from lakeskip.planner.columnar_stats import ColumnarStats, decode_file_stats
+from lakeskip.planner.stats import ColumnStats, FileStats
+from lakeskip.planner.stats_evaluator import StatsEvaluator
+from lakeskip.planner.vector_evaluator import VectorStatsEvaluator
+
+COLUMNS = list(ALL_SCALARS)
+MODES = ["full", "truncate(2)", "counts", "none"]
+
+
+@settings(max_examples=int(os.environ.get("LAKESKIP_NEVER_WRONG_EXAMPLES", "60")), deadline=None)
+@given(data=st.data())
+def test_columnar_stats_keep_what_the_per_file_evaluator_keeps(data: st.DataObject) -> None:
+    names = data.draw(
+        st.lists(st.sampled_from(COLUMNS), min_size=1, max_size=4, unique=True), label="cols"
+    )
+    row_type = T.RowType.of(*[(c, ALL_SCALARS[c][0]) for c in names])
+    schema = TableSchema.create(0, row_type, (), {}, None)
+    metas = []
+    values: dict[str, list[Any]] = {c: [] for c in names}
+    for f in range(data.draw(st.integers(1, 6), label="files")):
+        n = data.draw(st.integers(0, 6), label="rows")
+        cols = {c: data.draw(column_values(c, n), label=c) for c in names}
+        for c in names:
+            values[c] += cols[c]
+        table = pa.table({c: pa.array(cols[c], ALL_SCALARS[c][0].to_arrow()) for c in names})
+        mode = data.draw(st.sampled_from(MODES), label="mode")
+        stats, stats_cols = collect_stats(table, row_type, mode)
+        if stats_cols is None and data.draw(st.booleans(), label="dense subset"):
+            # a dense store naming a subset of the columns, in another order
+            keep = data.draw(st.permutations(names), label="order")[: max(1, len(names) - 1)]
+            stats, stats_cols = collect_stats(
+                table.select(keep), T.RowType.of(*[(c, ALL_SCALARS[c][0]) for c in keep]), mode
+            )
+            stats_cols = tuple(keep) if stats_cols is None else stats_cols
+        metas.append(make_data_file_meta(f"f{f}", 1, n, stats, stats_cols, 0, None, ()))
+    per_file = [file_column_stats(m, schema, schema) for m in metas]
+    file_stats = [
+        FileStats(m.row_count, {k: ColumnStats(*v) for k, v in s.items()})
+        for m, s in zip(metas, per_file, strict=True)
+    ]
+    decoded = decode_file_stats(metas, lambda _: schema, schema, lambda i: per_file[i])
+    generic = ColumnarStats.from_file_stats(file_stats, row_type)
+    for _ in range(5):
+        pred = data.draw(predicates({c: values[c] or [None] for c in names}), label="pred")
+        try:
+            bound = bind(row_type, pred, time_zone="UTC")
+        except Exception:
+            continue  # literals binding rejects are not this test's concern
+        scalar = [StatsEvaluator(bound).evaluate(fs) for fs in file_stats]
+        vector = VectorStatsEvaluator(bound)
+        assert vector.evaluate(decoded).tolist() == scalar, (pred, per_file)
+        assert vector.evaluate(generic).tolist() == scalar, (pred, per_file)
+
+
+def test_decoded_columns_match_file_by_file() -> None:
+    """Strings inline and out of line, nulls, NaN bounds dropped, a column added later."""
+    rt = T.RowType.of(("id", T.BIGINT), ("s", T.STRING), ("x", T.DOUBLE))
+    schema = TableSchema.create(0, rt, (), {}, None)
+    t = pa.table(
+        {
+            "id": [3, None, -7],
+            "s": ["short", "a much longer string", None],
+            "x": [1.5, float("nan"), None],
+        }
+    )
+    stats, cols = collect_stats(t, rt, "full")
+    meta = make_data_file_meta("f", 1, 3, stats, cols, 0, None, ())
+    cs = decode_file_stats([meta, meta], lambda _: schema, schema, lambda i: None)
+    assert cs.columns["id"].min.tolist() == [-7, -7]
+    assert cs.columns["id"].max.tolist() == [3, 3]
+    assert cs.columns["s"].min.tolist() == ["a much longer string"] * 2
+    assert cs.columns["s"].max.tolist() == ["short"] * 2
+    assert cs.columns["x"].min_known.tolist() == [False, False]  # NaN: no bounds
+    assert cs.columns["x"].null_count.tolist() == [1, 1]
+    assert cs.columns["s"].null_count.tolist() == [1, 1]

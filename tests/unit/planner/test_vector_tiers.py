@@ -1,0 +1,89 @@
+"""The planner's vectorised tiers (columnar stats, blooms probed together) keep exactly the
+files the per-file path keeps: stats by :class:`StatsEvaluator` file by file, then each
+file's embedded index container opened and evaluated on its own.
+
+Random tables (several files, nulls, NaN, duplicates), bloom filters on some columns and a
+bitmap beside a bloom on one (so some files are decided by the blooms alone and some go on
+to the per-file evaluation), random predicates; every file's keep/skip must agree."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tests.unit.expressions.strategies import SCALARS, column_values, predicates
+
+from lakeskip import types as T
+from lakeskip.catalog.catalog import Catalog
+from lakeskip.catalog.data_writer import WriteSpec, write_data_file
+from lakeskip.catalog.stats import file_column_stats
+from lakeskip.expressions import AlwaysFalse, AlwaysTrue, bind
+from lakeskip.index.file_index import FileIndexFile
+from lakeskip.planner.index_evaluator import evaluate_file_index
+from lakeskip.planner.scan import ScanPlanner
+from lakeskip.planner.stats import ColumnStats, FileStats
+from lakeskip.planner.stats_evaluator import StatsEvaluator
+
+COLUMNS = ["i32", "i64", "f64", "s", "b"]
+OPTIONS = {
+    "file-index.bloom-filter.columns": "s,i64,i32,f64",
+    "file-index.bloom-filter.s.items": "4",
+    "file-index.bloom-filter.i64.items": "8",
+    "file-index.bloom-filter.i32.items": "3",
+    "file-index.bloom-filter.f64.items": "5",
+    "file-index.bitmap.columns": "i32",
+    "file-index.in-manifest-threshold": "1 mb",
+    "metadata.stats-mode": "full",
+}
+
+
+def _reference_keep(table: Any, entry: Any, bound: Any) -> bool:
+    schema = table.schema
+    raw = file_column_stats(entry.file, schema, schema)
+    stats = FileStats(entry.file.row_count, {k: ColumnStats(*v) for k, v in raw.items()})
+    if not StatsEvaluator(bound).evaluate(stats):
+        return False
+    if entry.file.embedded_index is None:
+        return True
+    index = FileIndexFile.from_bytes(entry.file.embedded_index, schema.row_type)
+    return not evaluate_file_index(bound, index).skip
+
+
+@settings(max_examples=int(os.environ.get("LAKESKIP_NEVER_WRONG_EXAMPLES", "25")), deadline=None)
+@given(data=st.data())
+def test_vectorised_tiers_keep_what_the_per_file_path_keeps(
+    tmp_path_factory: pytest.TempPathFactory, data: st.DataObject
+) -> None:
+    tmp: Path = tmp_path_factory.mktemp("vt")
+    cat = Catalog(str(tmp / "wh"))
+    cat.create_database("db")
+    row_type = T.RowType.of(*[(c, SCALARS[c][0]) for c in COLUMNS])
+    table = cat.create_table("db.t", row_type, options=OPTIONS)
+    spec = WriteSpec(file_io=table.file_io, table_path=table.path, schema=table.schema)
+    values: dict[str, list[Any]] = {c: [] for c in COLUMNS}
+    entries = []
+    for f in range(data.draw(st.integers(1, 8), label="files")):
+        n = data.draw(st.integers(1, 8), label="rows")
+        cols = {c: data.draw(column_values(c, n), label=c) for c in COLUMNS}
+        for c in COLUMNS:
+            values[c] += cols[c]
+        t = pa.table({c: pa.array(cols[c], SCALARS[c][0].to_arrow()) for c in COLUMNS})
+        entries.append(write_data_file(spec, t, (), f"data-vt-{f}.parquet"))
+    table.commit(entries)
+    planner = ScanPlanner(table)
+    for _ in range(4):
+        pred = data.draw(predicates(values, depth=2), label="predicate")
+        bound = bind(row_type, pred, time_zone="UTC")
+        if isinstance(bound, (AlwaysTrue, AlwaysFalse)):
+            continue
+        plan = planner.plan(pred)
+        got = {d.entry.file.file_name: d.keep for d in plan.decisions}
+        want = {
+            d.entry.file.file_name: _reference_keep(table, d.entry, bound) for d in plan.decisions
+        }
+        assert got == want, pred
