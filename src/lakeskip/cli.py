@@ -23,10 +23,11 @@ import threading
 import time
 import traceback
 from collections.abc import Sequence
+from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, TextIO
 
 from lakeskip import __version__
-from lakeskip.errors import LakeskipError
+from lakeskip.errors import LakeskipError, SqlParseError
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -175,22 +176,49 @@ class Shell:
 
     def __init__(
         self,
-        session: Session,
+        session: Session | Future[Session],
         out: TextIO,
         err: TextIO,
         max_rows: int = 1000,
         verbose: bool = False,
         progress: bool = False,
     ) -> None:
-        self.session = session
+        # a Future while Spark starts in the background: the first statement waits for it
+        self._session = session
         self.out = out
         self.err = err
         self.max_rows = max_rows
         self.verbose = verbose
         self.progress = progress
 
-    def run(self, statement: str) -> bool:
-        """Run one statement; print its result. Returns False if it failed."""
+    @property
+    def session(self) -> Session:
+        """The session (waits for Spark to start; raises why it could not)."""
+        if isinstance(self._session, Future):
+            self._session = self._session.result()
+        return self._session
+
+    @property
+    def current_database(self) -> str:
+        """For the prompt: never waits for Spark."""
+        s = self._session
+        if isinstance(s, Future):
+            if not s.done() or s.exception() is not None:
+                return "default"
+            s = s.result()
+        return s.current_database
+
+    def run(self, statement: str, at: tuple[int, int] = (1, 1)) -> bool:
+        """Run one statement; print its result. Returns False if it failed.
+
+        ``at``: the (line, column) where ``statement`` starts in the script or input it
+        came from; a syntax error's position is reported there.
+        """
+        try:
+            _ = self.session  # Spark may still be starting
+        except Exception as e:
+            self.err.write(f"Error: cannot start Spark: {_first_line(e)}\n")
+            return False
         started = time.perf_counter()
         try:
             # fetch under the progress line, print after it is cleared (never glued together)
@@ -204,7 +232,7 @@ class Shell:
             self.err.write("Cancelled.\n")
             return False
         except Exception as e:
-            self.err.write(f"Error: {self._message(e)}\n")
+            self.err.write(f"Error: {self._message(_moved(e, at))}\n")
             if self.verbose:
                 traceback.print_exception(e, file=self.err)
             return False
@@ -289,9 +317,14 @@ class Shell:
         statements, rest = split_complete(text)
         if rest.strip():
             statements.append(rest)
+        pos = 0
         for s in statements:
-            if not self.run(s):
+            pos = text.index(s, pos)
+            line = text.count("\n", 0, pos) + 1
+            col = pos - (text.rfind("\n", 0, pos) + 1) + 1
+            if not self.run(s, (line, col)):
                 return 1
+            pos += len(s)
         return 0
 
     def interactive(self, stdin: TextIO) -> int:
@@ -306,9 +339,7 @@ class Shell:
         failed = False
         while True:
             prompt = (
-                f"lakeskip ({self.session.current_database})> "
-                if not buffer.strip()
-                else "         ...> "
+                f"lakeskip ({self.current_database})> " if not buffer.strip() else "         ...> "
             )
             try:
                 line = input(prompt) if stdin.isatty() else _read_line(stdin)
@@ -322,12 +353,28 @@ class Shell:
                 break
             buffer += line + "\n"
             statements, buffer = split_complete(buffer)
+            if not buffer.strip():
+                buffer = ""  # the newline after a ';' is not the next statement's line 1
             for s in statements:
                 failed |= not self.run(s)
         if readline is not None:
             with contextlib.suppress(OSError):
                 readline.write_history_file(HISTORY_FILE)
         return 1 if failed and not stdin.isatty() else 0
+
+
+def _first_line(e: BaseException) -> str:
+    lines = str(e).strip().splitlines()
+    return lines[0] if lines else type(e).__name__
+
+
+def _moved(e: BaseException, at: tuple[int, int]) -> BaseException:
+    """A syntax error of a statement that starts at ``at``, positioned in the whole text."""
+    if not isinstance(e, SqlParseError) or e.line is None or e.col is None or at == (1, 1):
+        return e
+    line = e.line + at[0] - 1
+    col = e.col + (at[1] - 1 if e.line == 1 else 0)
+    return SqlParseError(e.message, line, col)
 
 
 def _read_line(stdin: TextIO) -> str:
@@ -376,19 +423,50 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _start_in_background(
+    warehouse: str, master: str | None, conf: dict[str, str]
+) -> Future[Session]:
+    """``connect(...)`` on a daemon thread (JVM start, catalog build): the shell's prompt
+    comes up at once."""
+    future: Future[Session] = Future()
+
+    def start() -> None:
+        try:
+            from lakeskip.spark.session import connect
+
+            future.set_result(connect(warehouse, master=master, conf=conf))
+        except BaseException as e:
+            future.set_exception(e)
+
+    threading.Thread(target=start, name="lakeskip-spark-start", daemon=True).start()
+    return future
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command is None:
         _parser().print_help()
         return 2
     conf = _conf_pairs(args.conf)
-    try:
-        from lakeskip.spark.session import connect
+    interactive = args.command == "sql" and args.execute is None and args.file is None
+    source: Session | Future[Session]
+    if interactive:
+        # say who we are at once; Spark starts meanwhile and the first statement waits
+        print(
+            f"lakeskip {__version__}, warehouse {os.path.abspath(args.warehouse)} "
+            "(Spark is starting; end statements with ';', exit to leave)",
+            file=sys.stderr,
+            flush=True,
+        )
+        source = _start_in_background(args.warehouse, args.master, conf)
+    else:
+        try:
+            from lakeskip.spark.session import connect
 
-        session = connect(args.warehouse, master=args.master, conf=conf)
-    except Exception as e:
-        print(f"Error: cannot start Spark: {str(e).strip().splitlines()[0]}", file=sys.stderr)
-        return 1
+            source = connect(args.warehouse, master=args.master, conf=conf)
+        except Exception as e:
+            print(f"Error: cannot start Spark: {_first_line(e)}", file=sys.stderr)
+            return 1
     if threading.current_thread() is threading.main_thread():
         # PySpark's SIGINT handler calls into the JVM from inside the signal handler, in the
         # middle of the main thread's own py4j call; the shell cancels jobs itself
@@ -396,9 +474,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "demo":
         from lakeskip.spark.demo import run_demo
 
-        return run_demo(session, rows=args.rows, files=args.files, out=sys.stdout)
+        assert not isinstance(source, Future)
+        return run_demo(source, rows=args.rows, files=args.files, out=sys.stdout)
     shell = Shell(
-        session,
+        source,
         sys.stdout,
         sys.stderr,
         max_rows=args.max_rows,

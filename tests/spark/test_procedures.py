@@ -113,6 +113,7 @@ def test_sort_compaction_keeps_rows_and_tightens_files(session, strategy: str) -
         f"CALL sys.compact(table => 'z', order_strategy => '{strategy}', order_by => 'a,b')"
     ).collect()[0]
     assert res["files_before"] == 4 and res["rows"] == 800
+    assert res["note"] is None, "files small enough to skip"
     assert _rows(session, "SELECT * FROM z") == before, "rows identical before and after"
     oracle = {"a < 20": lambda r: r[1] < 20, "b BETWEEN 50 AND 60": lambda r: 50 <= r[2] <= 60}
     for pred, frac in kept_before.items():
@@ -125,6 +126,20 @@ def test_sort_compaction_keeps_rows_and_tightens_files(session, strategy: str) -
             f"{strategy}: {pred} kept {r.kept_files}/{r.total_files} files after compaction, "
             f"{frac:.2f} of files before"
         )
+
+
+def test_sort_compaction_into_one_file_says_so(session) -> None:  # type: ignore[no-untyped-def]
+    """Issue 28: a z-order compaction that wrote one file (nothing skippable) said nothing."""
+    session.sql("CREATE TABLE one (id BIGINT, a BIGINT)")
+    for f in range(3):
+        session.sql(f"INSERT INTO one VALUES ({f}, {f * 7}), ({f + 10}, {f})")
+    res = session.sql(
+        "CALL sys.compact(table => 'one', order_strategy => 'zorder', order_by => 'id,a')"
+    ).collect()[0]
+    assert res["files_before"] >= 3 and (res["files_after"], res["rows"]) == (1, 6)
+    assert res["note"].startswith("default.one fits in one file per partition"), res["note"]
+    assert "smaller 'target-file-size'" in res["note"]
+    assert session.sql("CALL sys.compact('one')").collect()[0]["note"] is None, "bin-packing"
 
 
 def test_compact_bin_packs_small_files_and_validates(session) -> None:  # type: ignore[no-untyped-def]

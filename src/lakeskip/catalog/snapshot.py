@@ -226,11 +226,31 @@ class SnapshotManager:
             raise CorruptMetadataError(f"snapshot {snapshot_id} not found in {self.dir}") from e
 
     def parse(self, snapshot_id: int, data: bytes) -> Snapshot:
-        """``snapshot-<id>``'s bytes as a Snapshot (checked to hold that id)."""
-        snap = Snapshot.from_json(data)
+        """``snapshot-<id>``'s bytes as a Snapshot (checked to hold that id).
+
+        Raises:
+            CorruptMetadataError: naming the table and the file, and how to read an older
+                snapshot.
+        """
+        try:
+            snap = Snapshot.from_json(data)
+        except CorruptMetadataError as e:
+            raise CorruptMetadataError(self._corrupt(snapshot_id, str(e))) from e
         if snap.id != snapshot_id:
             raise CorruptMetadataError(f"snapshot-{snapshot_id} holds id {snap.id}")
         return snap
+
+    def _corrupt(self, snapshot_id: int, reason: str) -> str:
+        root, _, table = self.dir[: -len(SNAPSHOT_DIR) - 1].rpartition("/")
+        db = root.rpartition("/")[2]
+        name = f"table {db[:-3]}.{table}: " if db.endswith(".db") else ""
+        older = (
+            f"; to read an older snapshot: SELECT ... VERSION AS OF {snapshot_id - 1} (or "
+            "CALL sys.rollback to one)"
+            if snapshot_id > 1
+            else ""
+        )
+        return f"{name}snapshot file {self.path(snapshot_id)} is corrupt ({reason}){older}"
 
     def latest(self) -> Snapshot | None:
         sid = self.latest_id()

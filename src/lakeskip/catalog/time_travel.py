@@ -25,6 +25,7 @@ Example:
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -71,7 +72,19 @@ class TimeTravel:
             return f"tag {self.tag!r}"
         if self.version is not None:
             return f"version {self.version!r}"
-        return f"timestamp {self.timestamp_millis} ms"
+        assert self.timestamp_millis is not None
+        return f"timestamp {readable_millis(self.timestamp_millis)}"
+
+
+def readable_millis(millis: int) -> str:
+    """Epoch milliseconds as a UTC timestamp a person reads.
+
+    >>> readable_millis(978307200000), readable_millis(1700000000123)
+    ('2001-01-01 00:00:00 UTC', '2023-11-14 22:13:20.123 UTC')
+    """
+    t = datetime.datetime.fromtimestamp(millis / 1000, tz=datetime.timezone.utc)
+    text = t.strftime("%Y-%m-%d %H:%M:%S")
+    return f"{text}.{millis % 1000:03d} UTC" if millis % 1000 else f"{text} UTC"
 
 
 def _option_int(options: Mapping[str, str], key: str) -> int:
@@ -165,10 +178,14 @@ def _at_or_before(table: FileStoreTable, millis: int) -> Snapshot:
             break
     if best is None:
         earliest = sm.earliest_id()
-        first = f"{table.snapshot(earliest).time_millis} ms" if earliest is not None else "none"
+        first = (
+            f"is from {readable_millis(table.snapshot(earliest).time_millis)}"
+            if earliest is not None
+            else "does not exist: the table has no snapshots"
+        )
         raise SnapshotNotFoundError(
-            f"{table.identifier}: no snapshot at or before timestamp {millis} ms "
-            f"(the earliest snapshot is from {first})"
+            f"{table.identifier}: no snapshot at or before {readable_millis(millis)} "
+            f"(the earliest snapshot {first})"
         )
     return best
 

@@ -17,6 +17,7 @@ timestamp millis/micros. They are never ``None``: null tests come as
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -167,8 +168,10 @@ class FileIndexer:
         for k in options:
             if k not in self.option_keys:
                 known = ", ".join(sorted(self.option_keys)) or "none"
+                close = difflib.get_close_matches(k, sorted(self.option_keys), n=1, cutoff=0.6)
+                hint = f"did you mean {close[0]!r}? " if close else ""
                 raise InvalidOptionError(
-                    f"unknown option {k!r} for {self.name} index (known: {known})"
+                    f"unknown option {k!r} for {self.name} index ({hint}known: {known})"
                 )
 
     def create_writer(self, data_type: DataType, options: Mapping[str, str]) -> FileIndexWriter:

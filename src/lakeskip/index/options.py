@@ -27,6 +27,7 @@ Keys (as Paimon's ``FileIndexOptions``):
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -39,7 +40,7 @@ from lakeskip.errors import (
 )
 from lakeskip.index.base import parse_memory_size
 from lakeskip.index.container_order import LAYOUT_LEGACY, LAYOUT_TYPE_FIRST, container_order
-from lakeskip.index.registry import get_indexer
+from lakeskip.index.registry import INDEX_TYPES, get_indexer
 from lakeskip.types import DataType, RowType, TypeRoot
 
 __all__ = [
@@ -207,6 +208,16 @@ def _value_type(
     return f.name, t.value
 
 
+def _suggest(key: str, index_type: str) -> str:
+    """`` (did you mean ...?)`` for a mistyped ``file-index.*`` key, or ``""``."""
+    candidates = [IN_MANIFEST_THRESHOLD, READ_ENABLED, PAIMON_COMPATIBILITY]
+    candidates += [f"{PREFIX}{t}.columns" for t in INDEX_TYPES]
+    close = difflib.get_close_matches(key, candidates, n=1, cutoff=0.6)
+    if not close and index_type in INDEX_TYPES:
+        close = [f"{PREFIX}{index_type}.columns"]
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
 def parse_file_index_options(options: Mapping[str, str], schema: RowType) -> FileIndexOptions:
     """Parse and validate every ``file-index.*`` option against the table's columns.
 
@@ -238,8 +249,8 @@ def parse_file_index_options(options: Mapping[str, str], schema: RowType) -> Fil
             continue
         rest = key[len(PREFIX) :]
         index_type, _, tail = rest.partition(".")
-        if not tail:
-            raise InvalidOptionError(f"unknown option {key!r}")
+        if not tail or ("." not in tail and tail != "columns"):
+            raise InvalidOptionError(f"unknown option {key!r}{_suggest(key, index_type)}")
         get_indexer(index_type)  # UnknownIndexTypeError
         if tail == "columns":
             specs = []
@@ -258,7 +269,7 @@ def parse_file_index_options(options: Mapping[str, str], schema: RowType) -> Fil
             continue
         col_text, dot, opt = tail.rpartition(".")
         if not dot or not col_text or not opt:
-            raise InvalidOptionError(f"unknown option {key!r}")
+            raise InvalidOptionError(f"unknown option {key!r}{_suggest(key, index_type)}")
         per_column.setdefault((index_type, col_text), {})[opt] = str(value)
     specs_out: list[IndexColumnSpec] = []
     used: set[tuple[str, str]] = set()

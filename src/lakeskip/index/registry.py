@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import importlib.util
 
@@ -54,7 +55,9 @@ def get_indexer(name: str) -> FileIndexer:
     target = _FACTORIES.get(name) if name in INDEX_TYPES else None
     if target is None:
         known = ", ".join(INDEX_TYPES)
-        raise UnknownIndexTypeError(f"unknown file index type {name!r} (known: {known})")
+        close = difflib.get_close_matches(name, list(INDEX_TYPES), n=1, cutoff=0.6)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise UnknownIndexTypeError(f"unknown file index type {name!r} ({hint}known: {known})")
     module, cls = target.split(":")
     indexer = getattr(importlib.import_module(module), cls)()
     assert isinstance(indexer, FileIndexer)

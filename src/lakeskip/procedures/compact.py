@@ -29,7 +29,7 @@ from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.data_writer import DataWriter, WriteSpec
 from lakeskip.catalog.deletion_vectors import DeletionVectorUpdate, drop_deleted
 from lakeskip.catalog.manifest import ManifestEntry
-from lakeskip.catalog.options import deletion_vectors_enabled, target_file_size
+from lakeskip.catalog.options import TARGET_FILE_SIZE, deletion_vectors_enabled, target_file_size
 from lakeskip.catalog.snapshot import CommitKind, Snapshot
 from lakeskip.catalog.stats import file_column_stats
 from lakeskip.catalog.table import FileStoreTable
@@ -265,8 +265,10 @@ def _result(
     strategy: str,
     snapshot_id: int | None,
     extra: Sequence[tuple[str, str, float]] = (),
+    note: str | None = None,
 ) -> ProcedureResult:
-    """The one row every compaction returns, plus ``extra`` (name, type, value) columns."""
+    """The one row every compaction returns, plus ``extra`` (name, type, value) columns and
+    ``note`` (what the user should know about the result, else NULL)."""
     return ProcedureResult(
         columns=(
             ("files_before", "INT"),
@@ -275,6 +277,7 @@ def _result(
             ("strategy", "STRING"),
             ("snapshot_id", "BIGINT"),
             *((name, kind) for name, kind, _ in extra),
+            ("note", "STRING"),
         ),
         values=(
             (
@@ -284,8 +287,22 @@ def _result(
                 strategy,
                 snapshot_id,
                 *(value for _, _, value in extra),
+                note,
             ),
         ),
+    )
+
+
+def too_few_files(table: FileStoreTable, new: Sequence[ManifestEntry]) -> str | None:
+    """The note of a sort compaction whose rows fit in one file per partition (and bucket):
+    sorting then clusters nothing a query could skip, so say so and how to get more files."""
+    if not new or len(new) > len({(e.partition, e.bucket) for e in new}):
+        return None
+    size = table.schema.options.get(TARGET_FILE_SIZE, "128 mb")
+    return (
+        f"{table.identifier} fits in one file per partition at target-file-size {size}: "
+        "no file can be skipped within a partition; set a smaller 'target-file-size' "
+        "(ALTER TABLE ... SET TBLPROPERTIES) and compact again"
     )
 
 
@@ -373,7 +390,8 @@ class Compact(Procedure):
             ]
             results = executor.map(rewrite_bin, tasks, f"compact {table.identifier}")
             new = [e for r in results for e in r]
-        return _result(old, new, strategy, _commit(table, old, new, vectors.update))
+        note = too_few_files(table, new) if sort is not None else None
+        return _result(old, new, strategy, _commit(table, old, new, vectors.update), note=note)
 
 
 def _compact_primary_key(

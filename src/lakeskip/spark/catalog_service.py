@@ -51,6 +51,7 @@ from lakeskip.planner.scan import ScanPlanner
 from lakeskip.spark.error_text import spark_error_message
 from lakeskip.spark.predicate_json import predicate_from_json, translate
 from lakeskip.spark.query import configured_time_travel, settings_time_travel, spark_path
+from lakeskip.sql.ddl import OUR_FORMATS
 from lakeskip.types import DataType, Field, RowType, TypeRoot, from_internal, parse_sql_type
 
 __all__ = ["PROTOCOL", "TAG_PROPERTY", "CallbackStats", "CatalogService", "snapshot_for"]
@@ -61,6 +62,13 @@ TAG_PROPERTY = "lakeskip.query.tag"
 
 # properties Spark adds to CREATE TABLE that are not table options
 _RESERVED = frozenset(["owner", "provider", "external", "is_managed_location", "comment"])
+#: the properties Spark's parser turns Hive-only clauses into
+_HIVE_CLAUSES = {
+    "hive.stored-as": "STORED AS",
+    "hive.input-format": "STORED AS INPUTFORMAT",
+    "hive.output-format": "STORED AS OUTPUTFORMAT",
+    "hive.serde": "ROW FORMAT SERDE",
+}
 _MAX_TAGS = 256
 
 
@@ -440,6 +448,19 @@ class CatalogService:
                 f"{name}: lakeskip tables live in the catalog's warehouse; LOCATION is not supported"
             )
         props.pop("location", None)
+        provider = props.get("provider")
+        if provider is not None and provider.lower() not in OUR_FORMATS:
+            raise UnsupportedStatementError(
+                f"CREATE TABLE {name}: USING {provider} is not supported (the lakeskip catalog "
+                "makes lakeskip tables: USING lakeskip or paimon, or no USING)"
+            )
+        for key in props:
+            if key.startswith("hive."):
+                clause = _HIVE_CLAUSES.get(key, key)
+                raise UnsupportedStatementError(
+                    f"CREATE TABLE {name}: {clause} is not supported (a Hive clause; lakeskip "
+                    "tables are Paimon tables of Parquet files)"
+                )
         comment = props.get("comment")
         options = {}
         for k, v in props.items():
@@ -722,11 +743,13 @@ class CatalogService:
     def _rewrite_sql(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
         """Spark SQL for what Spark's parser rejects or cannot route: Paimon's
         ``CREATE TABLE ... WITH (...)`` and ``CALL sys.x(...)`` (``{"sql": null}``: no idea)."""
-        from lakeskip.spark.sql_rewrite import rewrite_for_spark
+        from lakeskip.spark.sql_rewrite import lakeskip_catalogs, rewrite_for_spark
 
         with self._lock:
             bound = list(self._warehouses)
-        return {"sql": rewrite_for_spark(str(p["sql"]), bound)}
+        catalogs = lakeskip_catalogs(self.spark, bound)
+        current = str(self.spark.catalog.currentCatalog())
+        return {"sql": rewrite_for_spark(str(p["sql"]), catalogs, current)}
 
     # -- procedures -----------------------------------------------------------------------
 

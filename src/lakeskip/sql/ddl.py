@@ -84,7 +84,12 @@ def _props_to_options(props: list[exp.Expression]) -> dict[str, str]:
 
 def create_table(tree: exp.Create, text: str) -> Statement:
     schema = tree.this
-    ident = TableIdent.of(schema)
+    table = schema.this if isinstance(schema, exp.Schema) else schema
+    catalog = table.catalog if isinstance(table, exp.Table) and table.catalog else None
+    if catalog is not None:  # lakeskip.db.t: the caller decides whether it names a lakeskip catalog
+        table = table.copy()
+        table.set("catalog", None)
+    ident = TableIdent.of(table)
     props = tree.args.get("properties")
     prop_list = list(props.expressions) if props is not None else []
     options: dict[str, str] = {}
@@ -159,6 +164,7 @@ def create_table(tree: exp.Create, text: str) -> Statement:
         comment=comment,
         as_select=as_select,
         primary_keys=tuple(primary_keys),
+        catalog=catalog,
     )
 
 

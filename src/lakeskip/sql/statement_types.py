@@ -131,6 +131,8 @@ class CreateTable(Statement):
     comment: str | None = None
     as_select: str | None = None
     primary_keys: tuple[str, ...] = ()
+    #: the Spark catalog the name was qualified with (``lakeskip.db.t``), if any
+    catalog: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

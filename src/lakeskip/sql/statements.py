@@ -346,8 +346,7 @@ def _from_tree(tree: exp.Expression, text: str) -> Statement:
         t = tree.this
         return UseDatabase(t.name)
     if isinstance(tree, exp.Describe):
-        style = (tree.args.get("style") or "").upper()
-        return DescribeTable(TableIdent.of(tree.this), style in ("EXTENDED", "FORMATTED"))
+        return _describe(tree, text)
     if isinstance(tree, exp.Alter):
         return alter_table(tree, text)
     if isinstance(tree, exp.Insert):
@@ -375,6 +374,22 @@ def _from_tree(tree: exp.Expression, text: str) -> Statement:
         if isinstance(tree, kind) and isinstance(tree.this, exp.Table):
             return OtherTableStatement(TableIdent.of(tree.this), what, text)
     return Passthrough(text)
+
+
+def _describe(tree: exp.Describe, text: str) -> Statement:
+    """DESCRIBE [TABLE] [EXTENDED|FORMATTED] t; DESCRIBE FUNCTION / DATABASE go to Spark; any
+    other form (Delta's DESCRIBE HISTORY / DETAIL, a PARTITION spec) is an error, never read
+    as a plain DESCRIBE of the table."""
+    kind = (tree.args.get("kind") or "").upper()
+    if kind and kind != "TABLE":
+        return Passthrough(text)
+    style = (tree.args.get("style") or "").upper()
+    if style not in ("", "EXTENDED", "FORMATTED"):
+        raise UnsupportedStatementError(f"DESCRIBE {style} is not supported")
+    extra = [k for k, v in tree.args.items() if v and k not in ("this", "style", "kind", "as_json")]
+    if extra:
+        raise UnsupportedStatementError(f"DESCRIBE ... {extra[0].upper()} is not supported")
+    return DescribeTable(TableIdent.of(tree.this), style in ("EXTENDED", "FORMATTED"))
 
 
 def _dml_extra(tree: exp.Expression, verb: str, allowed: set[str]) -> str | None:

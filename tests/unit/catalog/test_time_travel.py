@@ -55,8 +55,33 @@ def test_timestamp_picks_newest_at_or_before(table: FileStoreTable) -> None:
     for millis, expected in cases.items():
         got = resolve_snapshot(table, TimeTravel(timestamp_millis=millis)).id
         assert got == expected, f"at {millis} ms the newest snapshot is {expected}, got {got}"
-    with pytest.raises(SnapshotNotFoundError, match="no snapshot at or before timestamp 999"):
+    with pytest.raises(SnapshotNotFoundError) as info:
         resolve_snapshot(table, TimeTravel(timestamp_millis=999))
+    assert str(info.value).endswith(
+        ": no snapshot at or before 1970-01-01 00:00:00.999 UTC "
+        "(the earliest snapshot is from 1970-01-01 00:00:01 UTC)"
+    ), "readable timestamps, not epoch milliseconds"
+
+
+def test_a_corrupt_snapshot_file_names_table_file_and_the_way_back(
+    table: FileStoreTable,
+) -> None:
+    from lakeskip.errors import CorruptMetadataError
+
+    latest = table.snapshot_manager.latest_id()
+    assert latest is not None and latest > 1
+    path = table.snapshot_manager.path(latest)
+    table.file_io.write_bytes(path, b'{"version": 3, "id": ')
+    with pytest.raises(CorruptMetadataError) as info:
+        table.snapshot(latest)
+    message = str(info.value)
+    assert message.startswith(f"table {table.identifier}: snapshot file {path} is corrupt (")
+    assert message.endswith(
+        f"to read an older snapshot: SELECT ... VERSION AS OF {latest - 1} "
+        "(or CALL sys.rollback to one)"
+    )
+    assert "\n" not in message
+    assert resolve_snapshot(table, TimeTravel(snapshot_id=latest - 1)).id == latest - 1
 
 
 def test_options() -> None:

@@ -150,3 +150,43 @@ def test_several_index_types_on_one_column() -> None:
     ], "options stay with their own index type"
     assert o.in_manifest_threshold == 2048
     assert next(s for s in o.specs if s.name == "m[k]").data_type == T.INT, "map value type"
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "message"),
+    [
+        (
+            {"file-index.bloom-filter.colums": "s"},
+            InvalidOptionError,
+            "unknown option 'file-index.bloom-filter.colums' "
+            "(did you mean 'file-index.bloom-filter.columns'?)",
+        ),
+        (
+            {"file-index.bitmap": "s"},
+            InvalidOptionError,
+            "unknown option 'file-index.bitmap' (did you mean 'file-index.bitmap.columns'?)",
+        ),
+        (
+            {"file-index.read.enable": "true"},
+            InvalidOptionError,
+            "unknown option 'file-index.read.enable' (did you mean 'file-index.read.enabled'?)",
+        ),
+        (
+            {"file-index.bloom-filtr.columns": "s"},
+            UnknownIndexTypeError,
+            "unknown file index type 'bloom-filtr' (did you mean 'bloom-filter'? known: ",
+        ),
+        (
+            {"file-index.bloom-filter.columns": "s", "file-index.bloom-filter.s.ffp": "0.1"},
+            InvalidOptionError,
+            "unknown option 'ffp' for bloom-filter index (did you mean 'fpp'? known: fpp, items)",
+        ),
+    ],
+)
+def test_typos_get_a_suggestion(
+    options: dict[str, str], error: type[Exception], message: str
+) -> None:
+    schema = T.RowType((T.Field(0, "s", T.STRING),))
+    with pytest.raises(error) as info:
+        parse_file_index_options(options, schema)
+    assert str(info.value).startswith(message), str(info.value)

@@ -268,3 +268,30 @@ def test_condition_predicate_scopes_like_a_query() -> None:
     assert condition_predicate("NOT (upper(k) = 'A' AND id = 1)", rt, "t") == AlwaysTrue()
     with pytest.raises(SqlParseError, match="cannot parse the condition"):
         condition_predicate("id = ", rt, "t")
+
+
+@pytest.mark.parametrize(
+    ("sql", "message"),
+    [
+        ("DESCRIBE HISTORY t", "DESCRIBE HISTORY is not supported"),
+        ("DESC HISTORY db.t", "DESCRIBE HISTORY is not supported"),
+        ("DESCRIBE t PARTITION (p = 1)", r"DESCRIBE \.\.\. PARTITION is not supported"),
+    ],
+)
+def test_describe_forms_lakeskip_does_not_know_are_errors(sql: str, message: str) -> None:
+    """Never read as a plain DESCRIBE of the table (issue 28: DESCRIBE HISTORY returned the
+    column list)."""
+    with pytest.raises(UnsupportedStatementError, match=f"^{message}$"):
+        parse_statement(sql)
+
+
+def test_describe_function_and_database_go_to_spark() -> None:
+    for sql in ("DESCRIBE FUNCTION upper", "DESCRIBE DATABASE d"):
+        assert parse_statement(sql) == Passthrough(sql)
+    assert parse_statement("DESC TABLE EXTENDED d.t") == DescribeTable(TableIdent("d", "t"), True)
+
+
+def test_create_table_keeps_its_catalog_qualifier() -> None:
+    s = parse_statement("CREATE TABLE lakeskip.d.t (a INT, PRIMARY KEY (a)) WITH ('x'='y')")
+    assert isinstance(s, CreateTable)
+    assert (s.catalog, s.ident, s.primary_keys) == ("lakeskip", TableIdent("d", "t"), ("a",))

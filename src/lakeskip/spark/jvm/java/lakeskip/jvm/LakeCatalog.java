@@ -4,7 +4,6 @@ import java.util.Map;
 import org.apache.spark.sql.catalyst.analysis.NoSuchNamespaceException;
 import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
 import org.apache.spark.sql.catalyst.analysis.TableAlreadyExistsException;
-import org.apache.spark.sql.connector.catalog.CatalogV2Util;
 import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.catalog.NamespaceChange;
 import org.apache.spark.sql.connector.catalog.ProcedureCatalog;
@@ -86,8 +85,8 @@ public class LakeCatalog
   public Table createTable(Identifier ident, TableInfo info)
       throws TableAlreadyExistsException, NoSuchNamespaceException {
     return ops.createTable(
-        ident, CatalogV2Util.v2ColumnsToStructType(info.columns()), info.partitions(),
-        LakeOps.withPrimaryKey(info.properties(), info.constraints()));
+        ident, LakeOps.lakeColumns(ident, info.columns()), info.partitions(),
+        propertiesOf(info));
   }
 
   @Override
@@ -124,6 +123,37 @@ public class LakeCatalog
       Identifier ident, StructType schema, Transform[] partitions, Map<String, String> properties)
       throws NoSuchNamespaceException {
     return ops.stageTable(ident, schema, partitions, properties, "create_or_replace");
+  }
+
+  // Spark 4.x stages CREATE / REPLACE TABLE through these (REPLACE TABLE without AS SELECT
+  // too): the PRIMARY KEY constraint must reach Python here as in createTable(TableInfo)
+
+  @Override
+  public StagedTable stageCreate(Identifier ident, TableInfo info)
+      throws TableAlreadyExistsException, NoSuchNamespaceException {
+    return stage(ident, info, "create");
+  }
+
+  @Override
+  public StagedTable stageReplace(Identifier ident, TableInfo info)
+      throws NoSuchNamespaceException, NoSuchTableException {
+    return stage(ident, info, "replace");
+  }
+
+  @Override
+  public StagedTable stageCreateOrReplace(Identifier ident, TableInfo info)
+      throws NoSuchNamespaceException {
+    return stage(ident, info, "create_or_replace");
+  }
+
+  private StagedTable stage(Identifier ident, TableInfo info, String mode) {
+    return ops.stageTable(
+        ident, LakeOps.lakeColumns(ident, info.columns()), info.partitions(),
+        propertiesOf(info), mode);
+  }
+
+  private static Map<String, String> propertiesOf(TableInfo info) {
+    return LakeOps.withPrimaryKey(info.properties(), info.constraints());
   }
 
   @Override

@@ -9,6 +9,8 @@ import java.util.Map;
 import org.apache.spark.sql.catalyst.analysis.NoSuchNamespaceException;
 import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
 import org.apache.spark.sql.catalyst.analysis.TableAlreadyExistsException;
+import org.apache.spark.sql.connector.catalog.CatalogV2Util;
+import org.apache.spark.sql.connector.catalog.Column;
 import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.catalog.TableChange;
 import org.apache.spark.sql.connector.catalog.procedures.UnboundProcedure;
@@ -114,6 +116,31 @@ final class LakeOps {
       TableCache.put(this, ident, table, r);
     }
     return table;
+  }
+
+  /**
+   * The columns as a schema; a clause a lakeskip table cannot keep (DEFAULT, GENERATED ALWAYS
+   * AS, IDENTITY) is an error naming it, never dropped. As spark_catalog lakeskip inherits
+   * Spark's capabilities (column defaults), so Spark does not refuse these itself.
+   */
+  static StructType lakeColumns(Identifier ident, Column[] columns) {
+    for (Column c : columns) {
+      String clause = null;
+      if (c.defaultValue() != null) {
+        clause = "DEFAULT " + c.defaultValue().getSql();
+      } else if (c.generationExpression() != null) {
+        clause = "GENERATED ALWAYS AS (" + c.generationExpression() + ")";
+      } else if (c.identityColumnSpec() != null) {
+        clause = "GENERATED AS IDENTITY";
+      }
+      if (clause != null) {
+        throw Bridge.error(
+            "CREATE TABLE " + ident + ": column " + c.name() + ": " + clause
+                + " is not supported (only NOT NULL, COMMENT)",
+            null);
+      }
+    }
+    return CatalogV2Util.v2ColumnsToStructType(columns);
   }
 
   /**

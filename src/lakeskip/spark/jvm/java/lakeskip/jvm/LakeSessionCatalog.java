@@ -1,16 +1,18 @@
 package lakeskip.jvm;
 
+import java.util.EnumSet;
 import java.util.Map;
+import java.util.Set;
 import org.apache.spark.sql.catalyst.analysis.NoSuchNamespaceException;
 import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
 import org.apache.spark.sql.catalyst.analysis.TableAlreadyExistsException;
-import org.apache.spark.sql.connector.catalog.CatalogV2Util;
 import org.apache.spark.sql.connector.catalog.Column;
 import org.apache.spark.sql.connector.catalog.DelegatingCatalogExtension;
 import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.catalog.ProcedureCatalog;
 import org.apache.spark.sql.connector.catalog.Table;
 import org.apache.spark.sql.connector.catalog.TableInfo;
+import org.apache.spark.sql.connector.catalog.TableCatalogCapability;
 import org.apache.spark.sql.connector.catalog.TableChange;
 import org.apache.spark.sql.connector.catalog.procedures.UnboundProcedure;
 import org.apache.spark.sql.connector.expressions.Transform;
@@ -95,9 +97,22 @@ public class LakeSessionCatalog extends DelegatingCatalogExtension implements Pr
     if (isLakeProvider(properties)) {
       ensureWarehouseNamespace(ident);
       return ops.createTable(
-          ident, CatalogV2Util.v2ColumnsToStructType(columns), partitions, properties);
+          ident, LakeOps.lakeColumns(ident, columns), partitions, properties);
     }
     return super.createTable(ident, columns, partitions, properties);
+  }
+
+  /**
+   * PRIMARY KEY constraints reach {@link #createTable(Identifier, TableInfo)} (lakeskip tables
+   * make them Paimon's primary key); Spark's own tables get them only if Spark's catalog takes
+   * constraints, else that method refuses them.
+   */
+  @Override
+  public Set<TableCatalogCapability> capabilities() {
+    Set<TableCatalogCapability> out = EnumSet.noneOf(TableCatalogCapability.class);
+    out.addAll(super.capabilities());
+    out.add(TableCatalogCapability.SUPPORT_TABLE_CONSTRAINT);
+    return out;
   }
 
   @Override
@@ -106,8 +121,16 @@ public class LakeSessionCatalog extends DelegatingCatalogExtension implements Pr
     if (isLakeProvider(info.properties())) {
       ensureWarehouseNamespace(ident);
       return ops.createTable(
-          ident, CatalogV2Util.v2ColumnsToStructType(info.columns()), info.partitions(),
+          ident, LakeOps.lakeColumns(ident, info.columns()), info.partitions(),
           LakeOps.withPrimaryKey(info.properties(), info.constraints()));
+    }
+    if (info.constraints() != null && info.constraints().length > 0
+        && !super.capabilities().contains(TableCatalogCapability.SUPPORT_TABLE_CONSTRAINT)) {
+      throw Bridge.error(
+          "CREATE TABLE " + ident + ": table constraints are kept only by lakeskip tables "
+              + "(USING lakeskip), not by " + info.properties().get(TableCatalog_PROP_PROVIDER)
+              + " tables",
+          null);
     }
     return super.createTable(ident, info);
   }
