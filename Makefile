@@ -7,7 +7,7 @@ RUN_STAMP := $(VENV)/.installed-run
 STAMP     := $(VENV)/.installed
 SMOKE_VENV ?= build/smoke-venv
 
-.PHONY: demo test test-unit test-spark lint fuzz bench bench-range bench-index bench-kinds bench-clustered bench-merge test-interop test-interop-java check-java smoke clean
+.PHONY: demo test test-unit test-spark lint fuzz bench bench-range bench-index bench-kinds bench-clustered bench-zorder bench-merge test-interop test-interop-java check-java smoke clean
 
 $(RUN_STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "lakeskip needs Python >= 3.11")'
@@ -66,6 +66,11 @@ bench-kinds: $(STAMP) check-java
 
 bench-clustered: $(STAMP) check-java
 	$(PY) bench/clustered_lookup.py $(BENCH_ARGS)
+
+# files a 1% range keeps after z-order / Hilbert (Paimon's keys, rank keys, delta-rs z_order)
+bench-zorder: $(STAMP) check-java
+	$(PY) -c 'import deltalake' 2>/dev/null || $(PY) -m pip install --quiet -e '.[bench]'
+	$(PY) bench/zorder_layout.py $(BENCH_ARGS)
 
 bench-merge: $(STAMP)
 	$(PY) bench/merge_upsert.py $(BENCH_ARGS)

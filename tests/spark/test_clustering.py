@@ -77,3 +77,36 @@ def test_incremental_clustering_reclusters_only_what_overlaps(session) -> None: 
         session.sql(
             "CALL sys.compact(table => 'inc', order_strategy => 'zorder', order_by => 'a,b')"
         )
+
+
+# a key up to 6,000,000 and a day number over 2,500 days: ranges of very different widths
+WIDE_NARROW = (
+    "SELECT /*+ REPARTITION(4) */ id, (id * 7919) % 6000000 AS k, (id * 104729) % 2500 AS d "
+    "FROM range(0, 40000)"
+)
+
+
+def test_zorder_compaction_clusters_both_columns_of_different_ranges(session) -> None:  # type: ignore[no-untyped-def]
+    """Rank keys (the default ``sort.curve-keys``) give each column half the curve: after
+    z-order into 16 files a 1% range of either column keeps about 4 (an even 4 x 4 grid);
+    the answers equal a plain table's."""
+    session.sql("CREATE TABLE wn (id BIGINT, k BIGINT, d INT)")
+    session.sql("CREATE TABLE wn_plain (id BIGINT, k BIGINT, d INT)")
+    session.sql(f"INSERT INTO wn {WIDE_NARROW}")
+    session.sql(f"INSERT INTO wn_plain {WIDE_NARROW}")
+    size = sum(e.file.file_size for e in session.table("wn").table.scan_files())
+    session.sql(f"ALTER TABLE wn SET TBLPROPERTIES ('target-file-size' = '{-(-size // 16)}')")
+    session.sql("CALL sys.compact(table => 'wn', order_strategy => 'zorder', order_by => 'k,d')")
+    for column, top in (("k", 6_000_000), ("d", 2_500)):
+        kept = []
+        for start in (0.03, 0.41, 0.77):
+            lo, hi = int(top * start), int(top * start) + top // 100
+            pred = f"{column} BETWEEN {lo} AND {hi}"
+            session.sql(f"SELECT * FROM wn WHERE {pred}").collect()
+            r = session.last_reports[0]
+            assert r.total_files == 16
+            kept.append(r.kept_files)
+            got = sorted(map(tuple, session.sql(f"SELECT * FROM wn WHERE {pred}").collect()))
+            want = sorted(map(tuple, session.sql(f"SELECT * FROM wn_plain WHERE {pred}").collect()))
+            assert got == want and got, pred
+        assert sum(kept) / len(kept) <= 2 * 4, f"{column}: a 1% range kept {kept} of 16 files"

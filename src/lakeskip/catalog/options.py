@@ -286,6 +286,13 @@ KNOWN_OPTIONS: Mapping[str, OptionSpec] = {
             "bytes a string/binary column contributes to a z-order key",
         ),
         OptionSpec(
+            "sort.curve-keys",
+            "rank",
+            _one_of("rank", "paimon"),
+            "z-order/Hilbert keys: rank (every column by its rank in a sample, equal share "
+            "of the curve) or paimon (Paimon's raw-byte keys, its exact layout)",
+        ),
+        OptionSpec(
             "sort-compaction.range-strategy",
             "size",
             _one_of("size", "quantity"),

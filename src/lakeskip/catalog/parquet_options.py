@@ -19,6 +19,10 @@ key                                         default                pyarrow write
 ``file.compression``                        ``zstd``               ``compression``
 ==========================================  =====================  ==============================
 
+Decimals of precision up to 9 are stored as INT32 and up to 18 as INT64 (pyarrow's
+``store_decimal_as_integer``), the physical types Spark and Paimon write; wider ones as
+FIXED_LEN_BYTE_ARRAY.
+
 ``parquet.page-index.enabled`` is lakeskip's own key: parquet-mr (and so Paimon's Java writer)
 always writes the column and offset indexes, which let Spark skip pages; pyarrow does only when
 asked. Dictionary encoding is chosen per column as parquet-mr ends up choosing it: a
@@ -138,6 +142,9 @@ class ParquetWriteOptions:
             "compression": None if self.compression == "none" else self.compression,
             "write_page_index": self.page_index,
             "use_dictionary": self.use_dictionary(table),
+            # DECIMAL(p <= 9) as INT32, (p <= 18) as INT64, as Spark and Paimon write them:
+            # readers decode integers faster than FIXED_LEN_BYTE_ARRAY
+            "store_decimal_as_integer": True,
         }
         if self.block_size is not None and num_rows > 0:
             kwargs["row_group_size"] = max(1, self.block_size * num_rows // max(1, nbytes))

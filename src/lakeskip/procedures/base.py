@@ -61,11 +61,14 @@ class ProcedureResult:
 
 @dataclass(frozen=True, slots=True)
 class SortSpec:
-    """How compaction orders rows: ``strategy`` is order | zorder | hilbert."""
+    """How compaction orders rows: ``strategy`` is order | zorder | hilbert; ``curve_keys``
+    (``sort.curve-keys``) is ``rank`` (each column by its rank in a sample,
+    :mod:`lakeskip.sort.ranked`) or ``paimon`` (Paimon's raw-byte keys)."""
 
     strategy: str
     columns: tuple[str, ...]
     var_length_contribution: int = 8
+    curve_keys: str = "rank"
 
 
 class Executor(Protocol):

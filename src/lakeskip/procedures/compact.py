@@ -46,7 +46,11 @@ from lakeskip.procedures.base import (
 from lakeskip.procedures.partition_filter import filter_partitions
 from lakeskip.procedures.sort_rewrite import CURVE_STRATEGIES, rewrite_sorted_in_tasks
 from lakeskip.sort import validate_sort_columns
-from lakeskip.sort.clustering import ClusteringSpec, clustering_from_options
+from lakeskip.sort.clustering import (
+    ClusteringSpec,
+    clustering_from_options,
+    curve_keys_from_options,
+)
 
 __all__ = ["Compact", "plan_bins"]
 
@@ -229,7 +233,9 @@ def _incremental(
     new_entries: list[ManifestEntry] = []
     update = None
     if old:
-        sort = SortSpec(cluster.strategy, cluster.columns, cluster.var_length_contribution)
+        sort = SortSpec(
+            cluster.strategy, cluster.columns, cluster.var_length_contribution, cluster.curve_keys
+        )
         vectors = _vectors(table, snapshot, old)
         new_entries = _rewrite_sorted(table, old, sort, executor, vectors.deleted)
         update = vectors.update
@@ -352,7 +358,7 @@ class Compact(Procedure):
             if strategy == "hilbert" and len(columns) < 2:
                 raise InvalidArgumentError("hilbert order needs at least 2 order_by columns")
             var_len = int(schema.options.get("zorder.var-length-contribution", "8"))
-            sort = SortSpec(strategy, columns, var_len)
+            sort = SortSpec(strategy, columns, var_len, curve_keys_from_options(schema.options))
         elif order_by:
             raise InvalidArgumentError("order_by needs an order_strategy (order, zorder, hilbert)")
         schema = table.schema

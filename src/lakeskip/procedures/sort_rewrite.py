@@ -6,12 +6,18 @@ bytes that numpy sorts directly, so the same range-partitioned sort is done in A
 a shuffle works, with :meth:`Executor.map` only:
 
 ```
+ sample   (``sort.curve-keys = rank``, the default) one task per group of files: read the
+          sort columns only, return a uniform sample of their rows (SAMPLE_ROWS per
+          partition in all); the driver turns each partition's sample into per-column rank
+          boundaries (lakeskip.sort.ranked), so every column gets an equal share of the key
  map      one task per group of files (up to 64 MiB, two tasks per core at least): read, compute keys, sort,
           write ONE Arrow IPC spill file of 4096-row batches (key as last column); return
           each batch's first key and every k-th key as a sample
- driver   per partition: n_out = ceil(bytes / target-file-size) key ranges cut at the
-          quantiles of the samples; for each range, the batches of each spill file whose
-          key span meets it
+ driver   per partition: n_out = ceil(bytes / target-file-size) key ranges [low, high) cut
+          near the quantiles of the samples, each cut moved (by at most a quarter of a
+          file) to the coarsest cell boundary of the curve nearby, so a file covers a
+          compact region; for each range, the batches of each spill file whose key span
+          meets it
  reduce   one task per run of consecutive ranges (same size rule): per range, read those
           batches, keep the range's keys, sort, write data files (stats, indexes) through
           DataWriter at level 1
@@ -49,6 +55,14 @@ from lakeskip.catalog.options import option_int, target_file_size
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.procedures.base import Executor, SortSpec
 from lakeskip.sort import sort_keys
+from lakeskip.sort.ranked import (
+    RANK_KEYS,
+    SAMPLE_ROWS,
+    ColumnBounds,
+    column_bounds,
+    ranked_keys,
+    sample_rows,
+)
 
 __all__ = ["CURVE_STRATEGIES", "key_bytes", "rewrite_sorted_in_tasks"]
 
@@ -99,10 +113,44 @@ def _read(spec: WriteSpec, path: str, columns: Sequence[str] | None = None) -> p
     return data.select(names).cast(schema)
 
 
-def _keys(spec: WriteSpec, sort: SortSpec, data: pa.Table) -> KeyArray:
+def _keys(
+    spec: WriteSpec, sort: SortSpec, data: pa.Table, bounds: tuple[ColumnBounds, ...] | None
+) -> KeyArray:
     types = [spec.schema.row_type.field(c).type for c in sort.columns]
     arrays = [data.column(c) for c in sort.columns]
+    if bounds is not None:
+        return key_bytes(ranked_keys(arrays, types, bounds, sort.strategy))
     return key_bytes(sort_keys(arrays, types, sort.strategy, sort.var_length_contribution))
+
+
+@dataclass(frozen=True, slots=True)
+class SampleTask:
+    spec: WriteSpec
+    columns: tuple[str, ...]
+    paths: tuple[str, ...]
+    wanted: int  # rows to sample from these files
+    seed: int
+
+
+def sample_columns(task: SampleTask) -> bytes:
+    """A uniform sample of the sort columns of the task's files, as an Arrow IPC stream
+    (runs in a task; deleted rows may be sampled: the boundaries only steer the layout)."""
+    data = pa.concat_tables([_read(task.spec, p, task.columns) for p in task.paths])
+    rows = sample_rows(data.num_rows, task.wanted, task.seed)
+    sample = data.take(pa.array(rows))
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, sample.schema) as writer:
+        writer.write_table(sample)
+    return bytes(sink.getvalue().to_pybytes())
+
+
+def _bounds(spec: WriteSpec, sort: SortSpec, samples: Sequence[bytes]) -> tuple[ColumnBounds, ...]:
+    tables = [pa.ipc.open_stream(b).read_all() for b in samples]
+    data = pa.concat_tables(tables)
+    types = [spec.schema.row_type.field(c).type for c in sort.columns]
+    return column_bounds(
+        [data.column(c) for c in sort.columns], types, prefix=sort.var_length_contribution
+    )
 
 
 BATCH_ROWS = 4096  # rows per record batch in a spill file: a reducer reads whole batches
@@ -117,6 +165,7 @@ class MapTask:
     out_path: str
     stride: int  # every stride-th key goes back to the driver as a sample
     deleted: tuple[bytes | None, ...] = ()  # per path: its deletion vector (portable bitmap)
+    bounds: tuple[ColumnBounds, ...] | None = None  # rank keys; None: Paimon's keys
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,7 +187,7 @@ def sort_to_spill(task: MapTask) -> MapResult:
             for i, p in enumerate(task.paths)
         ]
     )
-    keys = _keys(task.spec, task.sort, data)
+    keys = _keys(task.spec, task.sort, data, task.bounds)
     order = np.argsort(keys, kind="stable")
     keys = keys[order]
     width = keys.dtype.itemsize
@@ -161,8 +210,8 @@ def sort_to_spill(task: MapTask) -> MapResult:
 
 @dataclass(frozen=True, slots=True)
 class KeyRange:
-    low: bytes | None  # keys > low (None: no lower bound)
-    high: bytes | None  # keys <= high (None: no upper bound)
+    low: bytes | None  # keys >= low (None: no lower bound)
+    high: bytes | None  # keys < high (None: no upper bound)
     pieces: tuple[tuple[str, tuple[int, ...]], ...]  # (spill file, batch indexes), map order
 
 
@@ -184,9 +233,9 @@ def _gather(spec: WriteSpec, width: int, r: KeyRange) -> pa.Table:
     keep = np.ones(len(keys), dtype=bool)
     dtype = f"S{width}"
     if r.low is not None:
-        keep &= keys > np.frombuffer(r.low, dtype=dtype)[0]
+        keep &= keys >= np.frombuffer(r.low, dtype=dtype)[0]
     if r.high is not None:
-        keep &= keys <= np.frombuffer(r.high, dtype=dtype)[0]
+        keep &= keys < np.frombuffer(r.high, dtype=dtype)[0]
     rows = np.flatnonzero(keep)
     order = rows[np.argsort(keys[rows], kind="stable")]
     return data.drop_columns([KEY]).take(pa.array(order))
@@ -208,33 +257,83 @@ def _width(results: Sequence[MapResult]) -> int:
     return max(r.width for r in results)
 
 
+def _split_levels(matrix: npt.NDArray[np.uint8]) -> npt.NDArray[np.int64]:
+    """For consecutive sorted keys (rows of ``matrix``): the first bit where row i and row
+    i + 1 differ (0 = the top bit of the first byte; the key width in bits where equal)."""
+    diff = matrix[:-1] ^ matrix[1:]
+    nonzero = diff != 0
+    byte = np.argmax(nonzero, axis=1)
+    top = diff[np.arange(len(diff)), byte]
+    bit_length = np.zeros(len(diff), dtype=np.int64)
+    for b in range(8):  # bit length of one byte in 8 vectorised steps
+        bit_length = np.where(top >= (1 << b), b + 1, bit_length)
+    level = byte.astype(np.int64) * 8 + (8 - bit_length)
+    out: npt.NDArray[np.int64] = np.where(nonzero.any(axis=1), level, matrix.shape[1] * 8)
+    return out
+
+
+def _cell_corner(upper: npt.NDArray[np.uint8], level: int) -> bytes:
+    """``upper``'s bits up to and including bit ``level``, then zeros: the corner of the
+    largest curve cell that begins between ``upper`` and the key before it."""
+    cut = bytearray(upper.tobytes())
+    byte, bit = divmod(level, 8)
+    cut[byte] &= (0xFF00 >> (bit + 1)) & 0xFF
+    cut[byte + 1 :] = bytes(len(cut) - byte - 1)
+    return bytes(cut)
+
+
 def _ranges(results: Sequence[MapResult], n_out: int) -> list[tuple[bytes | None, bytes | None]]:
-    """``n_out`` key ranges ``(low, high]`` cut at the quantiles of the samples (ties merged,
-    so no range is empty by construction)."""
+    """``n_out`` key ranges ``[low, high)`` cut near the quantiles of the samples.
+
+    Each cut may move by up to a quarter of a range's samples to the neighbouring pair of
+    samples that differ in the earliest bit, and is placed at the corner of the curve cell
+    that begins there: a file then covers whole cells (a compact region of every column)
+    instead of a sliver of a neighbouring one. Cuts never repeat, so no range is empty by
+    construction (equal keys always share a range)."""
     width = _width(results)
     dtype = f"S{width}"
     samples = np.sort(np.concatenate([np.frombuffer(r.samples, dtype=dtype) for r in results]))
-    if n_out <= 1 or len(samples) == 0:
+    if n_out <= 1 or len(samples) < 2:
         return [(None, None)]
-    picks = np.unique(samples[[(len(samples) * k) // n_out for k in range(1, n_out)]])
-    edges: list[bytes | None] = [None, *(p.tobytes().ljust(width, b"\0") for p in picks), None]
+    m = len(samples)
+    matrix = np.ascontiguousarray(samples).view(np.uint8).reshape(m, width)
+    levels = _split_levels(matrix)  # levels[i]: between samples i and i + 1
+    equal = width * 8
+    window = m // n_out // 4
+    cuts: list[bytes] = []
+    for k in range(1, n_out):
+        ideal = (m * k) // n_out - 1
+        lo, hi = max(0, ideal - window), min(m - 1, ideal + window + 1)
+        span = levels[lo:hi]
+        if len(span) == 0 or int(span.min()) == equal:  # all equal here: the nearest step
+            steps = np.flatnonzero(levels != equal)
+            if len(steps) == 0:
+                break
+            i = int(steps[np.argmin(np.abs(steps - ideal))])
+        else:
+            distance = np.abs(np.arange(lo, hi) - ideal)
+            i = lo + int(np.argmin(span * (m + 1) + distance))
+        cut = _cell_corner(matrix[i + 1], int(levels[i]))
+        if not cuts or cut > cuts[-1]:
+            cuts.append(cut)
+    edges: list[bytes | None] = [None, *cuts, None]
     return list(itertools.pairwise(edges))
 
 
 def _pieces(
     results: Sequence[MapResult], low: bytes | None, high: bytes | None
 ) -> tuple[tuple[str, tuple[int, ...]], ...]:
-    """Per spill file, the batches that can hold keys in ``(low, high]``: batch i spans
+    """Per spill file, the batches that can hold keys in ``[low, high)``: batch i spans
     ``[first[i], first[i + 1]]``."""
     out = []
     for r in results:
         first = np.frombuffer(r.first_keys, dtype=f"S{r.width}")
         if len(first) == 0:
             continue
-        # batches starting at or below high...
-        stop = len(first) if high is None else int(np.searchsorted(first, high, side="right"))
-        # ...whose successor starts above low (else every key of the batch is <= low)
-        start = 0 if low is None else max(0, int(np.searchsorted(first, low, side="right")) - 1)
+        # batches starting below high...
+        stop = len(first) if high is None else int(np.searchsorted(first, high, side="left"))
+        # ...whose successor starts at or above low (else every key of the batch is < low)
+        start = 0 if low is None else max(0, int(np.searchsorted(first, low, side="left")) - 1)
         if stop > start:
             out.append((r.path, tuple(range(start, stop))))
     return tuple(out)
@@ -251,6 +350,33 @@ def _groups(entries: Sequence[ManifestEntry], target: int) -> list[list[Manifest
         groups[-1].append(e)
         size += e.file.file_size
     return groups
+
+
+def _sample_bounds(
+    spec: WriteSpec,
+    sort: SortSpec,
+    table: FileStoreTable,
+    partitions: Sequence[tuple[Sequence[ManifestEntry], Sequence[Sequence[ManifestEntry]]]],
+    executor: Executor,
+    name: str,
+) -> list[tuple[ColumnBounds, ...]]:
+    """Per partition, the sort columns' rank boundaries from a sample of about
+    :data:`SAMPLE_ROWS` rows, drawn in tasks (each group of files gives its share)."""
+    tasks: list[SampleTask] = []
+    owners: list[int] = []
+    for p, (entries, groups) in enumerate(partitions):
+        rows = max(1, sum(e.file.row_count for e in entries))
+        for g in groups:
+            share = sum(e.file.row_count for e in g)
+            wanted = math.ceil(SAMPLE_ROWS * share / rows)
+            paths = tuple(table.data_file_path(e) for e in g)
+            tasks.append(SampleTask(spec, sort.columns, paths, wanted, len(tasks)))
+            owners.append(p)
+    samples = executor.map(sample_columns, tasks, f"{name}: sample")
+    by_partition: list[list[bytes]] = [[] for _ in partitions]
+    for p, sample in zip(owners, samples, strict=True):
+        by_partition[p].append(sample)
+    return [_bounds(spec, sort, s) for s in by_partition]
 
 
 def rewrite_sorted_in_tasks(
@@ -294,16 +420,19 @@ def rewrite_sorted_in_tasks(
     for e in files:
         by_partition[tuple(e.partition)].append(e)
     name = f"compact {table.identifier} ({sort.strategy})"
+    partitions = [(entries, _groups(entries, per_task)) for entries in by_partition.values()]
+    bounds: list[tuple[ColumnBounds, ...] | None] = [None] * len(partitions)
+    if sort.curve_keys == RANK_KEYS:
+        bounds = list(_sample_bounds(spec, sort, table, partitions, executor, name))
     tmp = f"{table.path.rstrip('/')}/{SPILL_DIR_PREFIX}{uuid.uuid4()}"
     table.file_io.mkdirs(tmp)
     try:
         map_tasks: list[MapTask] = []
         plans: list[tuple[int, int, int, int]] = []  # (first map task, count, n_out, bytes)
-        for entries in by_partition.values():
+        for (entries, groups), part_bounds in zip(partitions, bounds, strict=True):
             size = sum(e.file.file_size for e in entries)
             n_out = max(1, math.ceil(size / target))
             stride = max(1, sum(e.file.row_count for e in entries) // (n_out * magnification))
-            groups = _groups(entries, per_task)
             plans.append((len(map_tasks), len(groups), n_out, size))
             map_tasks += [
                 MapTask(
@@ -313,6 +442,7 @@ def rewrite_sorted_in_tasks(
                     f"{tmp}/map-{len(map_tasks) + i}.arrow",
                     stride,
                     tuple((deleted or {}).get(e.file.file_name) for e in g),
+                    part_bounds,
                 )
                 for i, g in enumerate(groups)
             ]

@@ -73,6 +73,7 @@ class SparkExecutor:
             sort.columns,
             sort.var_length_contribution,
             n_out,
+            sort.curve_keys,
         )
         spark.sparkContext.setJobDescription(f"compact {table.identifier} ({sort.strategy})")
         try:

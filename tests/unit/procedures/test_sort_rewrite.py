@@ -26,6 +26,7 @@ from lakeskip.procedures.base import SortSpec
 from lakeskip.procedures.compact import Compact
 from lakeskip.procedures.sort_rewrite import key_bytes, rewrite_sorted_in_tasks
 from lakeskip.sort import sort_keys
+from lakeskip.sort.ranked import column_bounds, ranked_keys
 from lakeskip.types import RowType, parse_sql_type
 
 T = TypeVar("T")
@@ -61,8 +62,14 @@ def _rows(table: FileStoreTable, entries: Sequence[ManifestEntry]) -> list[pa.Ta
     return [pq.read_table(table.data_file_path(e)) for e in entries]
 
 
-def _key_of(t: pa.Table, sort: SortSpec) -> np.ndarray:  # type: ignore[type-arg]
+def _key_of(t: pa.Table, sort: SortSpec, sample: pa.Table | None = None) -> np.ndarray:  # type: ignore[type-arg]
+    """The rewrite's key of every row of ``t``; rank keys take their boundaries from
+    ``sample`` (a small partition is sampled whole, so the boundaries are its rows')."""
     types = [ROW.field(c).type for c in sort.columns]
+    if sort.curve_keys == "rank":
+        source = sample if sample is not None else t
+        bounds = column_bounds([source[c] for c in sort.columns], types)
+        return key_bytes(ranked_keys([t[c] for c in sort.columns], types, bounds, sort.strategy))
     keys = sort_keys([t[c] for c in sort.columns], types, sort.strategy, 8)
     return key_bytes(keys)
 
@@ -81,9 +88,9 @@ def _check(
     before = pa.concat_tables(_rows(table, old))
     executor = executor if executor is not None else LocalExecutor()
     new = rewrite_sorted_in_tasks(table, old, sort, executor, task_bytes=task_bytes)
+    rounds = ["sample", "sort", "write"] if sort.curve_keys == "rank" else ["sort", "write"]
     assert [d for d, _ in executor.calls] == [
-        f"compact {table.identifier} ({sort.strategy}): sort",
-        f"compact {table.identifier} ({sort.strategy}): write",
+        f"compact {table.identifier} ({sort.strategy}): {r}" for r in rounds
     ]
     files = _rows(table, new)
     after = pa.concat_tables(files) if files else before.slice(0, 0)
@@ -92,8 +99,12 @@ def _check(
     assert all(e.file.level == 1 for e in new)
     assert sum(e.file.row_count for e in new) == before.num_rows
     by_partition: dict[tuple[Any, ...], list[np.ndarray]] = {}  # type: ignore[type-arg]
+    partition_rows = {
+        p: pa.concat_tables([t for e, t in zip(new, files, strict=True) if e.partition == p])
+        for p in {e.partition for e in new}
+    }
     for e, t in zip(new, files, strict=True):
-        keys = _key_of(t, sort)
+        keys = _key_of(t, sort, partition_rows[e.partition])
         assert (keys[:-1] <= keys[1:]).all(), f"{e.file.file_name} is not sorted by the key"
         by_partition.setdefault(tuple(e.partition), []).append(keys)
     for ranges in by_partition.values():
@@ -147,17 +158,21 @@ def _data(n: int, seed: int, countries: int = 30) -> pa.Table:
     )
 
 
+@pytest.mark.parametrize("curve", ["rank", "paimon"])
 @pytest.mark.parametrize("strategy", ["zorder", "hilbert"])
 @pytest.mark.parametrize("grouping", ["one per task", "grouped", "default"])
-def test_many_ranges_from_many_files(tmp_path: Path, strategy: str, grouping: str) -> None:
+def test_many_ranges_from_many_files(
+    tmp_path: Path, strategy: str, grouping: str, curve: str
+) -> None:
     table = _table(Catalog(str(tmp_path / "wh")), "8 kb")
     old = _write(table, _data(20_000, 1), pieces=7)
     largest = max(e.file.file_size for e in old)
     task_bytes = {"one per task": 1, "grouped": 2 * largest + 1, "default": None}[grouping]
     executor = LocalExecutor()
-    new = _check(table, old, SortSpec(strategy, ("country", "price"), 8), task_bytes, executor)
+    sort = SortSpec(strategy, ("country", "price"), 8, curve)
+    new = _check(table, old, sort, task_bytes, executor)
     assert len(new) > 4, "a small target file size should give several ranges"
-    (_, maps), (_, reduces) = executor.calls
+    (_, maps), (_, reduces) = executor.calls[-2:]
     if task_bytes == 1:
         assert (maps, reduces) == (len(old), len(new)), "one task per file and per range"
     elif task_bytes is None:
@@ -187,9 +202,10 @@ def test_rows_with_equal_keys_keep_their_input_order(tmp_path: Path) -> None:
     table = _table(Catalog(str(tmp_path / "wh")), "1 gb")
     data = _data(3_000, 4, countries=2)
     old = _write(table, data, pieces=1)
-    (entry,) = _check(table, old, SortSpec("zorder", ("country",), 8))
+    sort = SortSpec("zorder", ("country",), 8, "paimon")
+    (entry,) = _check(table, old, sort)
     out = pq.read_table(table.data_file_path(entry))
-    expected = data.take(pc.sort_indices(_key_array(data, SortSpec("zorder", ("country",), 8))))
+    expected = data.take(pc.sort_indices(_key_array(data, sort)))
     assert out["id"].to_pylist() == expected["id"].to_pylist()
 
 
@@ -208,6 +224,7 @@ def _key_array(t: pa.Table, sort: SortSpec) -> pa.Array:
     seed=st.integers(0, 2**16),
     target_kb=st.integers(1, 64),
     task_bytes=st.sampled_from([1, 5_000, 50_000, None]),
+    curve=st.sampled_from(["rank", "paimon"]),
 )
 def test_random_tables(
     tmp_path: Path,
@@ -217,13 +234,14 @@ def test_random_tables(
     seed: int,
     target_kb: int,
     task_bytes: int | None,
+    curve: str,
 ) -> None:
-    wh = tmp_path / f"wh-{seed}-{n}-{pieces}-{countries}-{target_kb}-{task_bytes}"
+    wh = tmp_path / f"wh-{seed}-{n}-{pieces}-{countries}-{target_kb}-{task_bytes}-{curve}"
     table = _table(Catalog(str(wh)), f"{target_kb} kb")
     _check(
         table,
         _write(table, _data(n, seed, countries), pieces),
-        SortSpec("zorder", ("country", "price"), 8),
+        SortSpec("zorder", ("country", "price"), 8, curve),
         task_bytes,
     )
 
