@@ -48,6 +48,7 @@ from lakeskip.planner.report import PruningReport
 from lakeskip.planner.scan import ScanPlanner
 from lakeskip.spark.error_text import spark_error_message
 from lakeskip.spark.predicate_json import predicate_from_json, translate
+from lakeskip.spark.system_service import describe_system, system_payload_name, system_rows
 from lakeskip.spark.query import configured_time_travel, settings_time_travel, spark_path
 from lakeskip.types import DataType, Field, RowType, TypeRoot, from_internal, parse_sql_type
 
@@ -236,6 +237,7 @@ class CatalogService:
             "drop_namespace": self._drop_namespace,
             "plan_scan": self._plan_scan,
             "file_report": self._file_report,
+            "system_rows": self._system_rows,
             "write": self._write,
             "procedure_info": self._procedure_info,
             "list_procedures": self._list_procedures,
@@ -334,6 +336,13 @@ class CatalogService:
         return self.catalog(p).get_table(self._ident(p))
 
     def _table_exists(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
+        base, system = system_payload_name(p)
+        if system is not None:
+            try:
+                describe_system(self._table({**p, "name": base}), system, None)
+            except LakeskipError:
+                return {"exists": False}
+            return {"exists": True}
         try:
             return {"exists": self.catalog(p).table_exists(self._ident(p))}
         except InvalidArgumentError:
@@ -369,6 +378,13 @@ class CatalogService:
 
     def _load_table(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
         version, ts = p.get("version"), p.get("timestamp_micros")
+        base, system = system_payload_name(p)
+        if system is not None:  # t$snapshots ...: LakeSystemTable.java
+            table = self._table({**p, "name": base})
+            snap = snapshot_for(table, version, ts)
+            out = describe_system(table, system, snap)
+            out["location"] = table.file_io.uri(table.path)
+            return out
         if version is not None or ts is not None:
             table = self._table(p)
             snap = snapshot_for(table, version, ts)
@@ -593,6 +609,16 @@ class CatalogService:
                 else ""
             ),
         }
+
+    def _system_rows(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
+        """The rows of ``t$name`` (at ``snapshot_id``, else the latest snapshot)."""
+        base, system = system_payload_name(p)
+        if system is None:
+            raise InvalidArgumentError(f"{p.get('name')} is not a system table")
+        table = self._table({**p, "name": base})
+        sid = p.get("snapshot_id")
+        snap = table.snapshot(int(sid)) if sid is not None else table.latest_snapshot()
+        return system_rows(table, system, snap, str(p.get("time_zone") or self.time_zone))
 
     def _file_report(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
         """A scan Java reused (``ScanCache``) reports again: its stored report is filed
