@@ -437,20 +437,20 @@ class _Builder:
                 raise CorruptMetadataError(
                     f"{table.identifier}: unreadable file index of {f.file_name}: {err}"
                 ) from err
-            for c in container.entries:
-                out.append(
-                    (
-                        *head,
-                        *head2,
-                        c.column,
-                        c.index_type,
-                        storage,
-                        index_path,
-                        c.length,
-                        container_size,
-                        c.start < 0,
-                    )
+            out.extend(
+                (
+                    *head,
+                    *head2,
+                    c.column,
+                    c.index_type,
+                    storage,
+                    index_path,
+                    c.length,
+                    container_size,
+                    c.start < 0,
                 )
+                for c in container.entries
+            )
         return out
 
     def manifests(self) -> list[tuple[Any, ...]]:

@@ -48,8 +48,8 @@ from lakeskip.planner.report import PruningReport
 from lakeskip.planner.scan import ScanPlanner
 from lakeskip.spark.error_text import spark_error_message
 from lakeskip.spark.predicate_json import predicate_from_json, translate
-from lakeskip.spark.system_service import describe_system, system_payload_name, system_rows
 from lakeskip.spark.query import configured_time_travel, settings_time_travel, spark_path
+from lakeskip.spark.system_service import describe_system, system_payload_name, system_rows
 from lakeskip.types import DataType, Field, RowType, TypeRoot, from_internal, parse_sql_type
 
 __all__ = ["PROTOCOL", "TAG_PROPERTY", "CallbackStats", "CatalogService", "snapshot_for"]
