@@ -32,6 +32,7 @@ from lakeskip.catalog.merge_engine import MergeEngine, reads_raw
 from lakeskip.catalog.primary_key import PRIMARY_KEY_OPTION
 from lakeskip.catalog.snapshot import Snapshot
 from lakeskip.catalog.staging import can_stage, publish, staging_identifier
+from lakeskip.catalog.system_tables import table_details
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.catalog.time_travel import TimeTravel, resolve_snapshot
 from lakeskip.errors import (
@@ -60,6 +61,15 @@ TAG_PROPERTY = "lakeskip.query.tag"
 
 # properties Spark adds to CREATE TABLE that are not table options
 _RESERVED = frozenset(["owner", "provider", "external", "is_managed_location", "comment"])
+# the table state DESCRIBE EXTENDED shows as properties (table_details): SHOW CREATE TABLE
+# prints them, and a CREATE from its text must not turn them into options
+_STATE_PREFIX = "lakeskip."
+
+
+def _is_option(key: str) -> bool:
+    return key not in _RESERVED and not key.startswith(_STATE_PREFIX)
+
+
 _MAX_TAGS = 256
 
 
@@ -129,6 +139,31 @@ def _partition_json(t: DataType, value: Any) -> Any:
         f = float(value)
         return f if math.isfinite(f) else repr(f).replace("inf", "Infinity").replace("nan", "NaN")
     return value
+
+
+def pruning_json(report: PruningReport, planning_ms: float) -> dict[str, Any]:
+    """What the JVM scan shows of a pruning report: its EXPLAIN text and its Spark metrics
+    (``LakePruning.java``); ``planning_ms`` is the time this scan's planning took (a plan
+    served from the planner's cache keeps the first plan's time in its report)."""
+    return {
+        "snapshot": report.snapshot_id,
+        "total": report.total_files,
+        "kept": report.kept_files,
+        "partition": report.skipped_by_partition,
+        "bucket": report.skipped_by_bucket,
+        "stats": report.skipped_by_stats,
+        # files skipped by each index type and by each index(column)
+        "index": dict(sorted(report.skipped_by_index.items())),
+        "column": dict(sorted(report.skipped_by_column.items())),
+        "other": report.skipped_files
+        - report.skipped_by_partition
+        - report.skipped_by_bucket
+        - report.skipped_by_stats
+        - sum(report.skipped_by_index.values()),
+        "index_files_read": report.index_files_read,
+        "index_bytes_read": report.index_bytes_read,
+        "planning_ms": round(planning_ms, 3),
+    }
 
 
 def _json_value(v: Any) -> Any:
@@ -238,6 +273,7 @@ class CatalogService:
             "plan_scan": self._plan_scan,
             "file_report": self._file_report,
             "system_rows": self._system_rows,
+            "table_detail": self._table_detail,
             "write": self._write,
             "procedure_info": self._procedure_info,
             "list_procedures": self._list_procedures,
@@ -433,7 +469,7 @@ class CatalogService:
         comment = props.get("comment")
         options = {}
         for k, v in props.items():
-            if k in _RESERVED:
+            if not _is_option(k):
                 continue
             options[k[len("option.") :] if k.startswith("option.") else k] = v
         return self.catalog(p).create_table(
@@ -487,8 +523,8 @@ class CatalogService:
     def _alter_table(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
         cat = self.catalog(p)
         name = self._ident(p)
-        sets = {k: v for k, v in dict(p.get("set") or {}).items() if k not in _RESERVED}
-        unset = [k for k in p.get("unset") or [] if k not in _RESERVED]
+        sets = {k: v for k, v in dict(p.get("set") or {}).items() if _is_option(k)}
+        unset = [k for k in p.get("unset") or [] if _is_option(k)]
         if not cat.table_exists(name):
             raise TableNotFoundError(f"table not found: {name}")
         cat.alter_table(name, set_options=sets, unset_options=unset)
@@ -577,7 +613,10 @@ class CatalogService:
             # this is a py4j callback thread: the warnings travel in the report instead
             # (Session.sql re-issues them on the querying thread)
             warnings.simplefilter("ignore", LakeskipWarning)
+            started = time.perf_counter()
             plan = ScanPlanner(table).plan(predicate, time_zone=tz, snapshot=snap)
+            # this callback's planning (the report's is the first plan's when it was cached)
+            planned_ms = (time.perf_counter() - started) * 1000
         types = [row_type.field(k).type for k in schema.partition_keys]
         vectors = _deletion_vectors(table, plan.report.snapshot_id, plan.files)
         files = [
@@ -600,6 +639,7 @@ class CatalogService:
         return {
             "files": files,
             "report_id": report_id,
+            "pruning": pruning_json(plan.report, planned_ms),
             "merge": merge,
             # an empty table may have gained its first snapshot while planning: then the
             # files are not the token's, and the JVM must not keep the scan under it
@@ -609,6 +649,17 @@ class CatalogService:
                 else ""
             ),
         }
+
+    def _table_detail(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
+        """The table state ``DESCRIBE TABLE EXTENDED`` lists (``LakeTable.properties``), at
+        ``snapshot_id`` (time travel) or the latest snapshot."""
+        try:
+            table = self._table(p)
+            sid = p.get("snapshot_id")
+            snap = table.snapshot(int(sid)) if sid is not None else table.latest_snapshot()
+            return {"properties": dict(table_details(table, snap))}
+        except LakeskipError as e:  # never the query's error (ErrorLog): DESCRIBE says it
+            return {"properties": {"lakeskip.state": f"unavailable: {e}"}}
 
     def _system_rows(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
         """The rows of ``t$name`` (at ``snapshot_id``, else the latest snapshot)."""

@@ -113,9 +113,38 @@ public class LakeTable implements SupportsRead, SupportsWrite {
     return out;
   }
 
+  /** The table's properties plus, asked once, its state (snapshot, files, rows, indexes). */
+  private volatile Map<String, String> detailed;
+
+  /**
+   * The table options plus its state at this table's snapshot as {@code lakeskip.*}
+   * properties ({@code table_detail}): what {@code DESCRIBE TABLE EXTENDED} and {@code SHOW
+   * TBLPROPERTIES} list. Asked of Python once per loaded table, when first needed (a query
+   * does not ask: the callback counts in the Spark tests check it); a failure leaves the
+   * options alone.
+   */
   @Override
   public Map<String, String> properties() {
-    return properties;
+    Map<String, String> d = detailed;
+    if (d == null) {
+      d = new HashMap<>(properties);
+      com.fasterxml.jackson.databind.node.ObjectNode p = ops.payload(ident);
+      if (snapshotId != null) {
+        p.put("snapshot_id", snapshotId);
+      }
+      try {
+        Iterator<Map.Entry<String, JsonNode>> it =
+            Bridge.call("table_detail", p, null).path("properties").fields();
+        while (it.hasNext()) {
+          Map.Entry<String, JsonNode> e = it.next();
+          d.put(e.getKey(), e.getValue().asText());
+        }
+      } catch (RuntimeException e) {
+        d.put("lakeskip.state", "unavailable: " + Bridge.firstLine(e.getMessage()));
+      }
+      detailed = d;
+    }
+    return d;
   }
 
   @Override
