@@ -128,7 +128,7 @@ def test_metadata_system_tables_match_the_table_state(spark: SparkSession, lk: A
 
     with pytest.raises(AnalysisException, match=r"cannot be found|not found"):
         spark.sql("SELECT * FROM lakeskip.db.`ev$nope`").collect()
-    with pytest.raises(AnalysisException):
+    with pytest.raises(AnalysisException, match=r"does not support append|read-only|UNSUPPORTED"):
         spark.sql("INSERT INTO lakeskip.db.`ev$snapshots` SELECT * FROM lakeskip.db.`ev$snapshots`")
 
 
@@ -176,3 +176,32 @@ def test_shell_lists_snapshots(spark: SparkSession, tmp_path: Path, capsys: Any)
     assert code == 0, err
     assert "| snapshot_id | total_record_count |" in out
     assert "| 2           | 2                  |" in out
+
+
+def test_read_optimized_reads_the_top_level_only(spark: SparkSession, lk: Any) -> None:
+    lk.sql(
+        "CREATE TABLE db.r (id INT, v STRING, p STRING, PRIMARY KEY (id, p) NOT ENFORCED) "
+        "PARTITIONED BY (p) WITH ('bucket'='2')"
+    )
+    lk.sql("INSERT INTO db.r VALUES (1, 'a', 'x'), (2, 'b', 'x'), (3, 'c', 'y')")
+    lk.sql("INSERT INTO db.r VALUES (1, 'a2', 'x')")
+    ro = "lakeskip.db.`r$read_optimized`"
+    assert spark.sql(f"SELECT * FROM {ro}").collect() == []  # nothing compacted yet
+    lk.sql("CALL sys.compact(table => 'db.r')")
+    lk.sql("INSERT INTO db.r VALUES (2, 'b2', 'x')")  # level 0: not read-optimized yet
+
+    def rows(sql: str) -> list[tuple[Any, ...]]:
+        return sorted(tuple(r) for r in spark.sql(sql).collect())
+
+    assert rows(f"SELECT * FROM {ro}") == [(1, "a2", "x"), (2, "b", "x"), (3, "c", "y")]
+    assert rows(f"SELECT v FROM {ro} WHERE id = 2") == [("b",)]
+    assert rows("SELECT * FROM lakeskip.db.r WHERE id = 2") == [(2, "b2", "x")]
+    assert rows(f"SELECT * FROM {ro} VERSION AS OF 2") == []
+    top = {r["level"] for r in _sys(spark, "lakeskip.db.r", "files") if r["level"] > 0}
+    assert top == {5}, "Paimon's read-optimized level: num-levels (6 by default) - 1"
+    with pytest.raises(AnalysisException, match="system tables are read-only"):
+        spark.sql(f"INSERT INTO {ro} VALUES (9, 'z', 'x')")
+    # an append table: read_optimized is the table
+    spark.sql("CREATE TABLE lakeskip.db.a (id INT)")
+    spark.sql("INSERT INTO lakeskip.db.a VALUES (1), (2)")
+    assert rows("SELECT * FROM lakeskip.db.`a$read_optimized`") == [(1,), (2,)]

@@ -32,7 +32,7 @@ from lakeskip.catalog.merge_engine import MergeEngine, reads_raw
 from lakeskip.catalog.primary_key import PRIMARY_KEY_OPTION
 from lakeskip.catalog.snapshot import Snapshot
 from lakeskip.catalog.staging import can_stage, publish, staging_identifier
-from lakeskip.catalog.system_tables import table_details
+from lakeskip.catalog.system_tables import read_optimized_level, table_details
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.catalog.time_travel import TimeTravel, resolve_snapshot
 from lakeskip.errors import (
@@ -45,7 +45,7 @@ from lakeskip.errors import (
 )
 from lakeskip.expressions import BooleanExpression, and_, bind, evaluate_arrow
 from lakeskip.index._roaring import serialize_bitmap
-from lakeskip.planner.report import PruningReport
+from lakeskip.planner.report import PruningReport, ScanPlan
 from lakeskip.planner.scan import ScanPlanner
 from lakeskip.spark.error_text import spark_error_message
 from lakeskip.spark.predicate_json import predicate_from_json, translate
@@ -139,6 +139,23 @@ def _partition_json(t: DataType, value: Any) -> Any:
         f = float(value)
         return f if math.isfinite(f) else repr(f).replace("inf", "Infinity").replace("nan", "NaN")
     return value
+
+
+def _top_level_only(plan: ScanPlan, level: int) -> ScanPlan:
+    """``t$read_optimized`` of a primary-key table: only the files at the top level (fully
+    compacted: one version per key, read without a merge), as Paimon's
+    ``ReadOptimizedTable``; the report counts only those files."""
+    r = plan.report
+    return ScanPlan.build(
+        table=f"{r.table}$read_optimized",
+        predicate=r.predicate,
+        snapshot_id=r.snapshot_id,
+        decisions=[d for d in plan.decisions if d.entry.file.level == level],
+        index_files_read=r.index_files_read,
+        planning_ms=r.planning_ms,
+        warnings=r.warnings,
+        index_bytes_read=r.index_bytes_read,
+    )
 
 
 def pruning_json(report: PruningReport, planning_ms: float) -> dict[str, Any]:
@@ -418,6 +435,14 @@ class CatalogService:
         if system is not None:  # t$snapshots ...: LakeSystemTable.java
             table = self._table({**p, "name": base})
             snap = snapshot_for(table, version, ts)
+            if system == "read_optimized":
+                # the table's own scan (LakeTable) over other files, read without a merge
+                pinned = version is not None or ts is not None
+                out = self._describe(table, snap, pinned=pinned)
+                out["trimmed_keys"] = []
+                out["system"] = system
+                out["token"] = snapshot_token(table, snap) + f"|${system}"
+                return out
             out = describe_system(table, system, snap)
             out["location"] = table.file_io.uri(table.path)
             return out
@@ -575,6 +600,9 @@ class CatalogService:
         return str(self.spark.conf.get("spark.sql.session.timeZone") or "UTC")
 
     def _plan_scan(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
+        base, system = system_payload_name(p)
+        if system is not None:  # t$read_optimized: the table's scan, other files
+            p = {**p, "name": base}
         table = self._table(p)
         snapshot_id = p.get("snapshot_id")
         # the querying session's settings travel with the callback (LakeScanBuilder): each
@@ -615,6 +643,8 @@ class CatalogService:
             warnings.simplefilter("ignore", LakeskipWarning)
             started = time.perf_counter()
             plan = ScanPlanner(table).plan(predicate, time_zone=tz, snapshot=snap)
+            if system == "read_optimized" and schema.primary_keys:
+                plan = _top_level_only(plan, read_optimized_level(schema.options))
             # this callback's planning (the report's is the first plan's when it was cached)
             planned_ms = (time.perf_counter() - started) * 1000
         types = [row_type.field(k).type for k in schema.partition_keys]

@@ -8,8 +8,8 @@ shows the metadata as of its planning, as a data scan shows the data. The rows c
 decodes: TIMESTAMP_NTZ as epoch microseconds of the wall-clock time, arrays as lists,
 structs as lists of fields.
 
-``audit_log`` and ``read_optimized`` read data files: they are the table's own scan with a
-different file choice / row form (``LakeTable`` with ``system`` set), not rows from here.
+``read_optimized`` reads data files: it is the table's own scan (``LakeTable``) of the
+files at the top level of a primary-key table, read without a merge (``catalog_service``).
 """
 
 from __future__ import annotations
@@ -71,20 +71,14 @@ def _ddl(columns: tuple[SystemColumn, ...]) -> str:
     )
 
 
-def _data_columns(table: FileStoreTable, name: str) -> str:
-    ddl = table.schema.row_type.spark_ddl()
-    return f"`rowkind` STRING NOT NULL, {ddl}" if name == "audit_log" else ddl
-
-
 def describe_system(table: FileStoreTable, name: str, snapshot: Snapshot | None) -> dict[str, Any]:
     """The ``load_table`` reply for ``table$name``: columns, and what the scan must ask.
 
     Raises:
-        TableNotFoundError: no such system table (``audit_log`` / ``read_optimized`` only on
-            primary-key tables, as in Paimon's Spark catalog for ``audit_log``).
+        TableNotFoundError: no such system table.
     """
     if name in DATA_SYSTEM_TABLES:
-        schema = _data_columns(table, name)
+        schema = table.schema.row_type.spark_ddl()
     else:
         schema = _ddl(system_table_columns(name))
     return {

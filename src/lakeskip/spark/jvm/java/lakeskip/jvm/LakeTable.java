@@ -36,6 +36,8 @@ public class LakeTable implements SupportsRead, SupportsWrite {
   final String location;
   /** Names the schema and snapshot Python loaded ({@link ScanCache}); "" when not given. */
   final String token;
+  /** A system table read through this scan ({@code t$read_optimized}): read-only. */
+  final String system;
 
   LakeTable(LakeOps ops, Identifier ident, JsonNode desc) {
     this.ops = ops;
@@ -57,6 +59,7 @@ public class LakeTable implements SupportsRead, SupportsWrite {
     this.pinned = desc.path("pinned").asBoolean(false);
     this.location = desc.path("location").asText("");
     this.token = desc.path("token").asText("");
+    this.system = desc.path("system").asText("");
   }
 
   /** Parsed schemas by DDL: StructType is immutable, and Spark's SQL parser costs about a
@@ -165,6 +168,9 @@ public class LakeTable implements SupportsRead, SupportsWrite {
   public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
     if (pinned) {
       throw Bridge.error("cannot write to " + name() + " at an older snapshot (time travel)", null);
+    }
+    if (!system.isEmpty()) {
+      throw Bridge.error("cannot write to " + name() + ": system tables are read-only", null);
     }
     return new LakeWriteBuilder(this);
   }
