@@ -37,7 +37,7 @@ def test_paimon_java_reads_lakeskip_primary_key_table(
     assert len(ours) > 5
     (result,) = paimon_java(wh, {"op": "read", "table": "default.t", "queries": []})
     assert sorted(result["rows"], key=repr) == ours
-    # after a full compaction (one sorted run per bucket at level 4, deletes gone)
+    # after a full compaction (one sorted run per bucket at the top level (5), deletes gone)
     session.sql("CALL sys.compact(table => 't')")
     (result,) = paimon_java(wh, {"op": "read", "table": "default.t", "queries": []})
     assert sorted(result["rows"], key=repr) == ours

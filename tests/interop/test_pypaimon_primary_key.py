@@ -101,7 +101,7 @@ def test_pypaimon_reads_lakeskip_upserts_and_deletes(
     want = [r for r in latest.values() if r is not None]
     got = run_pypaimon(pypaimon_python, READ_SCRIPT, wh, "db.pk")
     assert _key(got) == _key(want)
-    # after a full compaction: one sorted run per bucket at level 4
+    # after a full compaction: one sorted run per bucket at the top level (5)
     from tests.unit.procedures.test_sort_rewrite import LocalExecutor
 
     from lakeskip.procedures.compact import Compact
@@ -109,7 +109,7 @@ def test_pypaimon_reads_lakeskip_upserts_and_deletes(
     Compact().run(
         catalog=cat, executor=LocalExecutor(), arguments={"table": "db.pk"}, default_database="db"
     )
-    assert {e.file.level for e in t.scan_files()} == {4}
+    assert {e.file.level for e in t.scan_files()} == {5}
     got = run_pypaimon(pypaimon_python, READ_SCRIPT, wh, "db.pk")
     assert _key(got) == _key(want)
 

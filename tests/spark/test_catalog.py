@@ -235,6 +235,9 @@ def test_as_spark_catalog_beside_parquet_tables(spark: SparkSession, tmp_path: P
         assert _rows(spark.table("lk_sc").filter("id = 2")) == [(2, "b")]
         calls = service.callback_stats().since(before).calls
         assert not any(calls.values()), f"repeated on an unchanged table: no callback, {calls}"
+        # Paimon's system tables through spark_catalog too
+        snaps = spark.sql("SELECT snapshot_id, total_record_count FROM `lk_sc$snapshots`")
+        assert _rows(snaps) == [(1, 2)]
         spark.sql("CALL sys.rewrite_file_index('default.lk_sc')")
         names = {r.tableName for r in spark.sql("SHOW TABLES").collect()}
         assert {"lk_sc", "pq_sc"} <= names

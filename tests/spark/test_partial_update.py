@@ -68,7 +68,7 @@ def test_partial_update_takes_each_columns_newest_non_null_value(session: Any) -
         assert got == []
     session.sql("CALL sys.compact(table => 't')")
     entries = session.catalog.get_table("default.t").scan_files()
-    assert {e.file.level for e in entries} == {4}
+    assert {e.file.level for e in entries} == {5}
     for got in _all_paths(session, "t"):
         assert got == want
     # UPDATE writes the changed row; later partial inserts still fill in

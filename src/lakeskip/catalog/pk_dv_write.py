@@ -15,7 +15,7 @@ in the Spark task that owns the bucket::
                                    is removed instead)
       │
       ├─ DELETE: nothing else is written (no -D row)
-      ├─ the bucket is empty          ─► new file(s) at the top level (num-levels - 1 = 4)
+      ├─ the bucket is empty          ─► new file(s) at the top level (num-levels - 1 = 5)
       ├─ lowest used level L > 1      ─► new file(s) at level L - 1 (newer data lower, one
       │                                  sorted run per level: the LSM invariant Paimon's
       │                                  readers and writers rely on)

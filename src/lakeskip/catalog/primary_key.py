@@ -69,9 +69,11 @@ DEFAULT_MERGE_ENGINE = DEDUPLICATE
 # ``bucket`` instead (Paimon's own default before dynamic bucket existed): every reader
 # (Paimon Java, pypaimon) reads a fixed-bucket table, and no index file is needed.
 DEFAULT_PK_BUCKETS = "1"
-# Paimon's default ``num-levels`` for these tables is 5 or more: full compaction (and a
-# deletion-vector write into an empty bucket) writes to level 4, which every reader accepts.
-TOP_LEVEL = 4
+# Paimon's ``num-levels`` defaults to ``num-sorted-run.compaction-trigger`` (5) + 1 = 6, and
+# its full compaction writes to the top level, 5: so do lakeskip's compaction and a
+# deletion-vector write into an empty bucket. Paimon's ``t$read_optimized`` reads exactly
+# that level (level 4 was read correctly by every reader, but was not "read-optimized").
+TOP_LEVEL = 5
 
 # Key types whose order is the same in pyarrow's sort (the writer), Spark's ordering (the
 # merging reader) and Paimon's key comparator: integers, decimals, dates, timestamps,

@@ -79,6 +79,9 @@ class PruningReport:
     planning_ms: float
     warnings: tuple[str, ...] = ()
     skipped_by_bucket: int = 0
+    #: bytes of file indexes the planner evaluated (embedded, or ``.index`` files read from
+    #: storage or the metadata cache)
+    index_bytes_read: int = 0
 
     @property
     def skipped_files(self) -> int:
@@ -121,6 +124,7 @@ class PruningReport:
         rows += [
             ("files narrowed to rows by bitmap", str(self.rows_narrowed_files)),
             ("index files read", str(self.index_files_read)),
+            ("index bytes read", str(self.index_bytes_read)),
             ("bytes total", str(self.total_bytes)),
             ("bytes kept", str(self.kept_bytes)),
             ("rows total", str(self.total_rows)),
@@ -151,6 +155,7 @@ class ScanPlan:
         index_files_read: int,
         planning_ms: float,
         warnings: Sequence[str] = (),
+        index_bytes_read: int = 0,
     ) -> ScanPlan:
         by_index: Counter[str] = Counter()
         by_column: Counter[str] = Counter()
@@ -193,5 +198,6 @@ class ScanPlan:
             planning_ms=planning_ms,
             warnings=tuple(warnings),
             skipped_by_bucket=bucket,
+            index_bytes_read=index_bytes_read,
         )
         return ScanPlan(decisions=tuple(decisions), report=report)

@@ -162,6 +162,7 @@ class ScanPlanner:
         self._index_files: CacheSection[FileIndexFile] = self.cache.section(_INDEX_FILES)
         self._plans: CacheSection[ScanPlan] = self.cache.section(_PLANS)
         self._columnar: CacheSection[_SnapshotStats] = self.cache.section(_COLUMNAR)
+        self._index_bytes_read = 0  # of the plan being made (one plan at a time per planner)
 
     def plan(
         self,
@@ -221,6 +222,7 @@ class ScanPlanner:
         cols: _PlanColumns | None = None
         if not isinstance(bound, (AlwaysFalse, AlwaysTrue)) and snapshot is not None:
             cols = self._columnar_stats(snapshot, all_entries, entries, notes)
+        self._index_bytes_read = 0
         if isinstance(bound, AlwaysFalse):
             decisions = [FileDecision(e, keep=False, tier=SkipTier.PREDICATE) for e in entries]
         elif isinstance(bound, AlwaysTrue):
@@ -255,6 +257,7 @@ class ScanPlanner:
             index_files_read=index_files_read,
             planning_ms=planning_ms,
             warnings=notes.messages,
+            index_bytes_read=self._index_bytes_read,
         )
         if key is not None and not notes.messages:
             self._plans.put(key, plan, _plan_nbytes(plan))
@@ -355,6 +358,9 @@ class ScanPlanner:
             )
         loaded = self._load_index_files([entries[i] for i in external], notes)
         n_read = sum(1 for d in loaded if d is not None)
+        self._index_bytes_read += sum(len(d) for d in loaded if d is not None) + sum(
+            len(entries[i].file.embedded_index or b"") for i in embedded
+        )
         for i, data in zip(external, loaded, strict=True):
             e = entries[i]
             if data is None:

@@ -34,6 +34,7 @@ from lakeskip.catalog.primary_key import PRIMARY_KEY_OPTION
 from lakeskip.catalog.snapshot import Snapshot
 from lakeskip.catalog.staging import can_stage, publish, staging_identifier
 from lakeskip.catalog.stats import unpushable_columns
+from lakeskip.catalog.system_tables import read_optimized_level, table_details
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.catalog.time_travel import TimeTravel, resolve_snapshot
 from lakeskip.errors import (
@@ -46,12 +47,13 @@ from lakeskip.errors import (
 )
 from lakeskip.expressions import BooleanExpression, and_, bind, evaluate_arrow
 from lakeskip.index._roaring import serialize_bitmap
-from lakeskip.planner.report import PruningReport
+from lakeskip.planner.report import PruningReport, ScanPlan
 from lakeskip.planner.scan import ScanPlanner
 from lakeskip.spark.error_text import spark_error_message
 from lakeskip.spark.predicate_json import predicate_from_json, translate
 from lakeskip.spark.query import configured_time_travel, settings_time_travel, spark_path
 from lakeskip.sql.ddl import OUR_FORMATS
+from lakeskip.spark.system_service import describe_system, system_payload_name, system_rows
 from lakeskip.types import DataType, Field, RowType, TypeRoot, from_internal, parse_sql_type
 
 __all__ = ["PROTOCOL", "TAG_PROPERTY", "CallbackStats", "CatalogService", "snapshot_for"]
@@ -69,6 +71,15 @@ _HIVE_CLAUSES = {
     "hive.output-format": "STORED AS OUTPUTFORMAT",
     "hive.serde": "ROW FORMAT SERDE",
 }
+# the table state DESCRIBE EXTENDED shows as properties (table_details): SHOW CREATE TABLE
+# prints them, and a CREATE from its text must not turn them into options
+_STATE_PREFIX = "lakeskip."
+
+
+def _is_option(key: str) -> bool:
+    return key not in _RESERVED and not key.startswith(_STATE_PREFIX)
+
+
 _MAX_TAGS = 256
 
 
@@ -138,6 +149,48 @@ def _partition_json(t: DataType, value: Any) -> Any:
         f = float(value)
         return f if math.isfinite(f) else repr(f).replace("inf", "Infinity").replace("nan", "NaN")
     return value
+
+
+def _top_level_only(plan: ScanPlan, level: int) -> ScanPlan:
+    """``t$read_optimized`` of a primary-key table: only the files at the top level (fully
+    compacted: one version per key, read without a merge), as Paimon's
+    ``ReadOptimizedTable``; the report counts only those files."""
+    r = plan.report
+    return ScanPlan.build(
+        table=f"{r.table}$read_optimized",
+        predicate=r.predicate,
+        snapshot_id=r.snapshot_id,
+        decisions=[d for d in plan.decisions if d.entry.file.level == level],
+        index_files_read=r.index_files_read,
+        planning_ms=r.planning_ms,
+        warnings=r.warnings,
+        index_bytes_read=r.index_bytes_read,
+    )
+
+
+def pruning_json(report: PruningReport, planning_ms: float) -> dict[str, Any]:
+    """What the JVM scan shows of a pruning report: its EXPLAIN text and its Spark metrics
+    (``LakePruning.java``); ``planning_ms`` is the time this scan's planning took (a plan
+    served from the planner's cache keeps the first plan's time in its report)."""
+    return {
+        "snapshot": report.snapshot_id,
+        "total": report.total_files,
+        "kept": report.kept_files,
+        "partition": report.skipped_by_partition,
+        "bucket": report.skipped_by_bucket,
+        "stats": report.skipped_by_stats,
+        # files skipped by each index type and by each index(column)
+        "index": dict(sorted(report.skipped_by_index.items())),
+        "column": dict(sorted(report.skipped_by_column.items())),
+        "other": report.skipped_files
+        - report.skipped_by_partition
+        - report.skipped_by_bucket
+        - report.skipped_by_stats
+        - sum(report.skipped_by_index.values()),
+        "index_files_read": report.index_files_read,
+        "index_bytes_read": report.index_bytes_read,
+        "planning_ms": round(planning_ms, 3),
+    }
 
 
 def _json_value(v: Any) -> Any:
@@ -270,6 +323,8 @@ class CatalogService:
             "drop_namespace": self._drop_namespace,
             "plan_scan": self._plan_scan,
             "file_report": self._file_report,
+            "system_rows": self._system_rows,
+            "table_detail": self._table_detail,
             "write": self._write,
             "procedure_info": self._procedure_info,
             "list_procedures": self._list_procedures,
@@ -368,6 +423,13 @@ class CatalogService:
         return self.catalog(p).get_table(self._ident(p))
 
     def _table_exists(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
+        base, system = system_payload_name(p)
+        if system is not None:
+            try:
+                describe_system(self._table({**p, "name": base}), system, None)
+            except LakeskipError:
+                return {"exists": False}
+            return {"exists": True}
         try:
             return {"exists": self.catalog(p).table_exists(self._ident(p))}
         except InvalidArgumentError:
@@ -403,6 +465,21 @@ class CatalogService:
 
     def _load_table(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
         version, ts = p.get("version"), p.get("timestamp_micros")
+        base, system = system_payload_name(p)
+        if system is not None:  # t$snapshots ...: LakeSystemTable.java
+            table = self._table({**p, "name": base})
+            snap = snapshot_for(table, version, ts)
+            if system == "read_optimized":
+                # the table's own scan (LakeTable) over other files, read without a merge
+                pinned = version is not None or ts is not None
+                out = self._describe(table, snap, pinned=pinned)
+                out["trimmed_keys"] = []
+                out["system"] = system
+                out["token"] = snapshot_token(table, snap) + f"|${system}"
+                return out
+            out = describe_system(table, system, snap)
+            out["location"] = table.file_io.uri(table.path)
+            return out
         if version is not None or ts is not None:
             table = self._table(p)
             snap = snapshot_for(table, version, ts)
@@ -464,7 +541,7 @@ class CatalogService:
         comment = props.get("comment")
         options = {}
         for k, v in props.items():
-            if k in _RESERVED:
+            if not _is_option(k):
                 continue
             options[k[len("option.") :] if k.startswith("option.") else k] = v
         return self.catalog(p).create_table(
@@ -518,8 +595,8 @@ class CatalogService:
     def _alter_table(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
         cat = self.catalog(p)
         name = self._ident(p)
-        sets = {k: v for k, v in dict(p.get("set") or {}).items() if k not in _RESERVED}
-        unset = [k for k in p.get("unset") or [] if k not in _RESERVED]
+        sets = {k: v for k, v in dict(p.get("set") or {}).items() if _is_option(k)}
+        unset = [k for k in p.get("unset") or [] if _is_option(k)]
         if not cat.table_exists(name):
             raise TableNotFoundError(f"table not found: {name}")
         cat.alter_table(name, set_options=sets, unset_options=unset)
@@ -570,6 +647,9 @@ class CatalogService:
         return str(self.spark.conf.get("spark.sql.session.timeZone") or "UTC")
 
     def _plan_scan(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
+        base, system = system_payload_name(p)
+        if system is not None:  # t$read_optimized: the table's scan, other files
+            p = {**p, "name": base}
         table = self._table(p)
         snapshot_id = p.get("snapshot_id")
         # the querying session's settings travel with the callback (LakeScanBuilder): each
@@ -608,7 +688,12 @@ class CatalogService:
             # this is a py4j callback thread: the warnings travel in the report instead
             # (Session.sql re-issues them on the querying thread)
             warnings.simplefilter("ignore", LakeskipWarning)
+            started = time.perf_counter()
             plan = ScanPlanner(table).plan(predicate, time_zone=tz, snapshot=snap)
+            if system == "read_optimized" and schema.primary_keys:
+                plan = _top_level_only(plan, read_optimized_level(schema.options))
+            # this callback's planning (the report's is the first plan's when it was cached)
+            planned_ms = (time.perf_counter() - started) * 1000
         types = [row_type.field(k).type for k in schema.partition_keys]
         vectors = _deletion_vectors(table, plan.report.snapshot_id, plan.files)
         files = [
@@ -631,6 +716,7 @@ class CatalogService:
         return {
             "files": files,
             "report_id": report_id,
+            "pruning": pruning_json(plan.report, planned_ms),
             "merge": merge,
             # columns whose filters Spark's Parquet reader may answer wrongly from the
             # statistics, dictionaries or bloom filters of some of these files (NaN left out
@@ -646,6 +732,27 @@ class CatalogService:
                 else ""
             ),
         }
+
+    def _table_detail(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
+        """The table state ``DESCRIBE TABLE EXTENDED`` lists (``LakeTable.properties``), at
+        ``snapshot_id`` (time travel) or the latest snapshot."""
+        try:
+            table = self._table(p)
+            sid = p.get("snapshot_id")
+            snap = table.snapshot(int(sid)) if sid is not None else table.latest_snapshot()
+            return {"properties": dict(table_details(table, snap))}
+        except LakeskipError as e:  # never the query's error (ErrorLog): DESCRIBE says it
+            return {"properties": {"lakeskip.state": f"unavailable: {e}"}}
+
+    def _system_rows(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
+        """The rows of ``t$name`` (at ``snapshot_id``, else the latest snapshot)."""
+        base, system = system_payload_name(p)
+        if system is None:
+            raise InvalidArgumentError(f"{p.get('name')} is not a system table")
+        table = self._table({**p, "name": base})
+        sid = p.get("snapshot_id")
+        snap = table.snapshot(int(sid)) if sid is not None else table.latest_snapshot()
+        return system_rows(table, system, snap, str(p.get("time_zone") or self.time_zone))
 
     def _file_report(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
         """A scan Java reused (``ScanCache``) reports again: its stored report is filed

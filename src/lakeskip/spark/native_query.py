@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 
+from lakeskip.catalog.system_tables import split_system_name
 from lakeskip.errors import LakeskipError
 from lakeskip.planner.report import PruningReport
 from lakeskip.spark.catalog_service import TAG_PROPERTY, CatalogService
@@ -68,8 +69,11 @@ def qualify_query(query: Query, catalog: Catalog, catalog_name: str, default_db:
     """The query's Spark SQL with every lakeskip table reference catalog-qualified."""
 
     def lookup(ident: TableIdent) -> RowType | None:
+        base, system = split_system_name(ident.qualified(default_db))
         try:
-            return catalog.get_table(ident.qualified(default_db)).schema.row_type
+            row_type = catalog.get_table(base).schema.row_type
+            # t$snapshots ...: the catalog's, with no column to prune by
+            return row_type if system is None else RowType(())
         except LakeskipError:
             return None
 

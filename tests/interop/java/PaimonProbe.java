@@ -17,6 +17,8 @@
  *                 the filter (its kept files and row groups; rows are not filtered one by one)
  *   {"op": "files", "table": "db.t"} -> [{"file", "partition", "extra", "embedded" (hex)}]
  *   {"op": "expire", "table": "db.t", "retain": n} -> number of expired snapshots
+ *   {"op": "system", "table": "db.t$snapshots", "options": {...} optional (time travel)}
+ *      -> {"fields": [name, ...], "rows": [[text | null, ...]]}: a system table as Paimon reads it
  *   {"op": "dv", "positions": [n, ...]} -> hex of Paimon's BitmapDeletionVector bytes
  *      (magic + RoaringBitmap32, as inside a deletion-vector index file block)
  *
@@ -115,6 +117,8 @@ public class PaimonProbe {
                 return readFiltered(table(catalog, id), op);
             case "files":
                 return files(table(catalog, id));
+            case "system":
+                return system(catalog, id, op);
             case "expire":
                 return JSON.valueToTree(
                         table(catalog, id)
@@ -244,6 +248,23 @@ public class PaimonProbe {
                         out.add(vals);
                     });
         }
+        return out;
+    }
+
+    static JsonNode system(Catalog catalog, Identifier id, JsonNode op) throws Exception {
+        Table t = catalog.getTable(id);
+        if (op.has("options")) {
+            Map<String, String> dynamic = new HashMap<>();
+            op.get("options").fields().forEachRemaining(e -> dynamic.put(e.getKey(), e.getValue().asText()));
+            t = t.copy(dynamic);
+        }
+        ReadBuilder rb = t.newReadBuilder();
+        ObjectNode out = JSON.createObjectNode();
+        ArrayNode fields = out.putArray("fields");
+        for (DataField f : rb.readType().getFields()) {
+            fields.add(f.name());
+        }
+        out.set("rows", JSON.valueToTree(rows(rb, rb.newScan().plan().splits())));
         return out;
     }
 

@@ -198,7 +198,7 @@ def test_full_compaction_keeps_the_merged_rows(tmp_path: Path) -> None:
     )
     after = t.scan_files()
     assert result.values[0][0] == files_before and result.values[0][1] == len(after)
-    assert {e.file.level for e in after} == {4}
+    assert {e.file.level for e in after} == {5}
     assert sum(e.file.row_count for e in after) == len(want)  # deletes are gone
     assert sorted(merged(t, after).to_pylist(), key=repr) == want
     # a later write still wins over the compacted versions

@@ -90,9 +90,10 @@ final class LakeOps {
     return call("table_exists", payload(ident)).path("exists").asBoolean(false);
   }
 
-  LakeTable loadTable(Identifier ident, String version, Long timestampMicros)
-      throws NoSuchTableException {
-    boolean latest = version == null && timestampMicros == null;
+  org.apache.spark.sql.connector.catalog.Table loadTable(
+      Identifier ident, String version, Long timestampMicros) throws NoSuchTableException {
+    boolean system = ident.name().indexOf('$') > 0;  // t$snapshots: LakeSystemTable
+    boolean latest = version == null && timestampMicros == null && !system;
     if (latest) {
       LakeTable cached = TableCache.get(this, ident);
       if (cached != null) {
@@ -111,6 +112,9 @@ final class LakeOps {
         kind.equals("TableNotFoundError") || kind.equals("DatabaseNotFoundError")
             || kind.equals("InvalidArgumentError") && ident.namespace().length != 1
             ? Bridge.noSuchTable(ident) : null);
+    if (r.has("system") && !r.has("token")) {
+      return new LakeSystemTable(this, ident, r);
+    }
     LakeTable table = new LakeTable(this, ident, r);
     if (latest) {
       TableCache.put(this, ident, table, r);

@@ -27,18 +27,45 @@ import org.apache.spark.sql.types.StructType;
  * needs the same factory as an earlier one (same schemas, pushed filters, options and
  * configuration) reuses it ({@link ReaderFactories}): no broadcast at all.
  *
- * <p>Everything else is the inner scan's: read schema, EXPLAIN text and metadata
- * ({@code PushedFilters}, {@code Location}), statistics (broadcast-join decisions), equality.
+ * <p>It also shows the planner's decision in Spark's own tools ({@link LakePruning}): a
+ * {@code Pruning} part of the EXPLAIN description and metadata, and driver-side custom metrics
+ * (files total, kept, skipped per tier / index / column, index files and bytes read, planning
+ * time) in the SQL tab and {@code SQLMetrics} of the executed plan.
+ *
+ * <p>Everything else is the inner scan's: read schema, the rest of the EXPLAIN text and
+ * metadata ({@code PushedFilters}, {@code Location}), statistics (broadcast-join decisions),
+ * equality.
  */
 public final class LakeScan implements Scan, Batch, SupportsReportStatistics, SupportsMetadata {
   private final Scan inner;
   private final String table;
-  private PartitionReaderFactory factory;
-  private InputPartition[] partitions;
+  /** The planner's decision for this scan (EXPLAIN text, Spark metrics); null: none. */
+  private final LakePruning pruning;
+  /** The reader factory and splits, built once and shared with {@link #reused} copies. */
+  private final Built built;
 
-  LakeScan(Scan inner, String table) {
+  private static final class Built {
+    PartitionReaderFactory factory;
+    InputPartition[] partitions;
+  }
+
+  LakeScan(Scan inner, String table, LakePruning pruning) {
+    this(inner, table, pruning, new Built());
+  }
+
+  private LakeScan(Scan inner, String table, LakePruning pruning, Built built) {
     this.inner = inner;
     this.table = table;
+    this.pruning = pruning;
+    this.built = built;
+  }
+
+  /**
+   * This scan for a later query that reuses it ({@link ScanCache}): the same files, splits
+   * and reader factory; its pruning figures say that nothing was planned for that query.
+   */
+  LakeScan reused() {
+    return new LakeScan(inner, table, pruning == null ? null : pruning.reused(), built);
   }
 
   /** The wrapped scan ({@code lakeskip.spark.input_files} reads its file index). */
@@ -59,7 +86,9 @@ public final class LakeScan implements Scan, Batch, SupportsReportStatistics, Su
 
   @Override
   public String description() {
-    return inner.description();
+    return pruning == null
+        ? inner.description()
+        : inner.description() + ", Pruning: " + pruning.text();
   }
 
   @Override
@@ -68,24 +97,28 @@ public final class LakeScan implements Scan, Batch, SupportsReportStatistics, Su
   }
 
   @Override
-  public synchronized InputPartition[] planInputPartitions() {
-    if (partitions == null) {
-      partitions = inner.toBatch().planInputPartitions();
+  public InputPartition[] planInputPartitions() {
+    synchronized (built) {
+      if (built.partitions == null) {
+        built.partitions = inner.toBatch().planInputPartitions();
+      }
+      return built.partitions;
     }
-    return partitions;
   }
 
   @Override
-  public synchronized PartitionReaderFactory createReaderFactory() {
-    if (factory == null) {
-      factory =
-          new ReadErrors(
-              inner instanceof ParquetScan
-                  ? ReaderFactories.of((ParquetScan) inner)
-                  : inner.toBatch().createReaderFactory(),
-              table);
+  public PartitionReaderFactory createReaderFactory() {
+    synchronized (built) {
+      if (built.factory == null) {
+        built.factory =
+            new ReadErrors(
+                inner instanceof ParquetScan
+                    ? ReaderFactories.of((ParquetScan) inner)
+                    : inner.toBatch().createReaderFactory(),
+                table);
+      }
+      return built.factory;
     }
-    return factory;
   }
 
   @Override
@@ -95,12 +128,20 @@ public final class LakeScan implements Scan, Batch, SupportsReportStatistics, Su
 
   @Override
   public CustomMetric[] supportedCustomMetrics() {
-    return inner.supportedCustomMetrics();
+    CustomMetric[] own = inner.supportedCustomMetrics();
+    return pruning == null ? own : concat(own, pruning.metrics());
   }
 
   @Override
   public CustomTaskMetric[] reportDriverMetrics() {
-    return inner.reportDriverMetrics();
+    CustomTaskMetric[] own = inner.reportDriverMetrics();
+    return pruning == null ? own : concat(own, pruning.values());
+  }
+
+  private static <T> T[] concat(T[] a, T[] b) {
+    T[] out = java.util.Arrays.copyOf(a, a.length + b.length);
+    System.arraycopy(b, 0, out, a.length, b.length);
+    return out;
   }
 
   @Override
@@ -123,10 +164,11 @@ public final class LakeScan implements Scan, Batch, SupportsReportStatistics, Su
 
   @Override
   public scala.collection.immutable.Map<String, String> getMetaData() {
-    if (inner instanceof SupportsMetadata) {
-      return ((SupportsMetadata) inner).getMetaData();
-    }
-    return scala.collection.immutable.Map$.MODULE$.<String, String>empty();
+    scala.collection.immutable.Map<String, String> own =
+        inner instanceof SupportsMetadata
+            ? ((SupportsMetadata) inner).getMetaData()
+            : scala.collection.immutable.Map$.MODULE$.<String, String>empty();
+    return pruning == null ? own : own.updated("Pruning", pruning.text());
   }
 
   @Override

@@ -75,7 +75,7 @@ final class LakeScanBuilder implements SupportsPushDownCatalystFilters, Supports
           filters, required, options);
       ScanCache.Entry hit = ScanCache.get(key);
       if (hit != null && reported(hit.reportId)) {
-        return hit.scan;
+        return hit.scan instanceof LakeScan ? ((LakeScan) hit.scan).reused() : hit.scan;
       }
     }
     ObjectNode p = table.ops.payload(table.ident);
@@ -117,8 +117,10 @@ final class LakeScanBuilder implements SupportsPushDownCatalystFilters, Supports
 
   /** Spark's scan of the files Python kept (with their DVs; merged by key for a PK table). */
   private Scan scan(SparkSession session, JsonNode reply) {
+    LakePruning pruning = LakePruning.of(reply.get("pruning"));
     if (!table.trimmedKeys.isEmpty()) {
-      return LakePkScan.create(table, reply, required, options, filters);
+      return new LakeScan(
+          LakePkScan.create(table, reply, required, options, filters), table.name(), pruning);
     }
     LakeFileIndex index = LakeFileIndex.of(session, table.partitionSchema(), reply.path("files"));
     Map<String, byte[]> vectors = new HashMap<>();
@@ -147,7 +149,7 @@ final class LakeScanBuilder implements SupportsPushDownCatalystFilters, Supports
       parquet.pruneColumns(want);
     }
     Scan scan = parquet.build();
-    return new LakeScan(vectors.isEmpty() ? scan : new LakeDvScan(scan, vectors), table.name());
+    return new LakeScan(vectors.isEmpty() ? scan : new LakeDvScan(scan, vectors), table.name(), pruning);
   }
 
   /**

@@ -36,6 +36,8 @@ public class LakeTable implements SupportsRead, SupportsWrite {
   final String location;
   /** Names the schema and snapshot Python loaded ({@link ScanCache}); "" when not given. */
   final String token;
+  /** A system table read through this scan ({@code t$read_optimized}): read-only. */
+  final String system;
 
   LakeTable(LakeOps ops, Identifier ident, JsonNode desc) {
     this.ops = ops;
@@ -57,6 +59,7 @@ public class LakeTable implements SupportsRead, SupportsWrite {
     this.pinned = desc.path("pinned").asBoolean(false);
     this.location = desc.path("location").asText("");
     this.token = desc.path("token").asText("");
+    this.system = desc.path("system").asText("");
   }
 
   /** Parsed schemas by DDL: StructType is immutable, and Spark's SQL parser costs about a
@@ -113,9 +116,38 @@ public class LakeTable implements SupportsRead, SupportsWrite {
     return out;
   }
 
+  /** The table's properties plus, asked once, its state (snapshot, files, rows, indexes). */
+  private volatile Map<String, String> detailed;
+
+  /**
+   * The table options plus its state at this table's snapshot as {@code lakeskip.*}
+   * properties ({@code table_detail}): what {@code DESCRIBE TABLE EXTENDED} and {@code SHOW
+   * TBLPROPERTIES} list. Asked of Python once per loaded table, when first needed (a query
+   * does not ask: the callback counts in the Spark tests check it); a failure leaves the
+   * options alone.
+   */
   @Override
   public Map<String, String> properties() {
-    return properties;
+    Map<String, String> d = detailed;
+    if (d == null) {
+      d = new HashMap<>(properties);
+      com.fasterxml.jackson.databind.node.ObjectNode p = ops.payload(ident);
+      if (snapshotId != null) {
+        p.put("snapshot_id", snapshotId);
+      }
+      try {
+        Iterator<Map.Entry<String, JsonNode>> it =
+            Bridge.call("table_detail", p, null).path("properties").fields();
+        while (it.hasNext()) {
+          Map.Entry<String, JsonNode> e = it.next();
+          d.put(e.getKey(), e.getValue().asText());
+        }
+      } catch (RuntimeException e) {
+        d.put("lakeskip.state", "unavailable: " + Bridge.firstLine(e.getMessage()));
+      }
+      detailed = d;
+    }
+    return d;
   }
 
   @Override
@@ -136,6 +168,9 @@ public class LakeTable implements SupportsRead, SupportsWrite {
   public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
     if (pinned) {
       throw Bridge.error("cannot write to " + name() + " at an older snapshot (time travel)", null);
+    }
+    if (!system.isEmpty()) {
+      throw Bridge.error("cannot write to " + name() + ": system tables are read-only", null);
     }
     return new LakeWriteBuilder(this);
   }

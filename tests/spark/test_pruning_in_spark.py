@@ -1,0 +1,133 @@
+"""Pruning shown by Spark's own tools: the scan's EXPLAIN description, its custom metrics in
+``SQLMetrics`` of the executed plan (what the SQL tab and the SQL listener show), and the
+table state in ``DESCRIBE TABLE EXTENDED`` through plain ``spark.sql``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyspark.sql import DataFrame, SparkSession
+
+import lakeskip
+from lakeskip.spark import pruning_reports
+from lakeskip.spark.catalog_setup import service_for
+
+T = "lakeskip.db.ev"
+
+
+@pytest.fixture
+def lk(spark: SparkSession, tmp_path: Path) -> Any:
+    s = lakeskip.connect(str(tmp_path / "wh"), spark=spark)
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS lakeskip.db")
+    spark.sql(
+        f"CREATE TABLE {T} (id BIGINT, cat STRING, p STRING) PARTITIONED BY (p) "
+        "TBLPROPERTIES ('file-index.bloom-filter.columns'='cat')"
+    )
+    for i, p in enumerate(["x", "y", "x", "y"]):
+        spark.sql(
+            f"INSERT INTO {T} SELECT id, concat('c', CAST(id AS STRING)), '{p}' "
+            f"FROM range({i * 100}, {i * 100 + 20}, 1, 1)"
+        )
+    return s
+
+
+def _scan_metrics(df: DataFrame) -> dict[str, int]:
+    """The lakeskip SQLMetrics of the executed plan's scan node (after the query ran)."""
+    leaves = df._jdf.queryExecution().executedPlan().collectLeaves().iterator()
+    found: list[dict[str, int]] = []
+    while leaves.hasNext():
+        leaf = leaves.next()
+        metrics = leaf.metrics().iterator()
+        got = {}
+        while metrics.hasNext():
+            kv = metrics.next()
+            if kv._1().startswith("lakeskip"):
+                got[kv._1()] = int(kv._2().value())
+        if got:
+            found.append(got)
+    assert len(found) == 1, found
+    return found[0]
+
+
+def test_point_lookup_metrics_equal_the_pruning_report(spark: SparkSession, lk: Any) -> None:
+    query = f"SELECT * FROM {T} WHERE cat = 'c205' AND p = 'x'"
+    with pruning_reports(spark) as reports:
+        df = spark.sql(query)
+        assert [tuple(r) for r in df.collect()] == [(205, "c205", "x")]
+    (report,) = reports
+    m = _scan_metrics(df)
+    assert (m["lakeskipFilesTotal"], m["lakeskipFilesKept"]) == (
+        report.total_files,
+        report.kept_files,
+    )
+    assert (report.total_files, report.kept_files) == (4, 1)
+    assert m["lakeskipSkippedPartition"] == report.skipped_by_partition == 2
+    assert m["lakeskipSkippedStats"] == report.skipped_by_stats
+    assert m["lakeskipSkippedIndex_bloom-filter"] == report.skipped_by_index["bloom-filter"]
+    assert (
+        m["lakeskipSkippedColumn_bloom-filter(cat)"]
+        == report.skipped_by_column["bloom-filter(cat)"]
+    )
+    assert m["lakeskipIndexFilesRead"] == report.index_files_read > 0
+    assert m["lakeskipIndexBytesRead"] == report.index_bytes_read > 0
+
+    # the same query again reuses the scan (ScanCache): the same figures, no planning
+    with pruning_reports(spark) as again:
+        df2 = spark.sql(query)
+        df2.collect()
+    m2 = _scan_metrics(df2)
+    assert {k: v for k, v in m2.items() if k != "lakeskipPlanningMs"} == {
+        k: v for k, v in m.items() if k != "lakeskipPlanningMs"
+    }
+    assert m2["lakeskipPlanningMs"] == 0
+    assert [r.kept_files for r in again] == [1]
+
+    # another predicate on the same snapshot: its own figures
+    with pruning_reports(spark) as third:
+        df3 = spark.sql(f"SELECT * FROM {T} WHERE id >= 300")
+        df3.collect()
+    m3 = _scan_metrics(df3)
+    assert (m3["lakeskipFilesTotal"], m3["lakeskipFilesKept"]) == (4, 1)
+    assert m3["lakeskipSkippedStats"] == 3 == third[0].skipped_by_stats
+    assert m3["lakeskipIndexFilesRead"] == third[0].index_files_read
+
+
+def test_explain_names_kept_total_and_reasons(spark: SparkSession, lk: Any) -> None:
+    text = spark.sql(f"EXPLAIN SELECT * FROM {T} WHERE cat = 'c205'").collect()[0][0]
+    assert "Pruning: files 1/4 kept; skipped by partition" not in text
+    assert "Pruning: files 1/4 kept; skipped by stats 2, bloom-filter(cat) 1; snapshot 4" in text
+    formatted = spark.sql(f"EXPLAIN FORMATTED SELECT * FROM {T} WHERE p = 'y'").collect()[0][0]
+    assert "Pruning: files 2/4 kept; skipped by partition 2; snapshot 4" in formatted
+
+
+def test_describe_extended_lists_state_and_queries_do_not_ask(spark: SparkSession, lk: Any) -> None:
+    service = service_for(spark)
+    before = service.callback_stats()
+    spark.sql(f"SELECT * FROM {T} WHERE id = 5").collect()
+    spark.table(T).groupBy("p").count().collect()
+    assert "table_detail" not in {
+        k for k, v in service.callback_stats().since(before).calls.items() if v
+    }
+    rows = {r[0]: r[1] for r in spark.sql(f"DESCRIBE TABLE EXTENDED {T}").collect()}
+    props = rows["Table Properties"]
+    for part in (
+        "lakeskip.snapshot=4",
+        "lakeskip.data-files=4",
+        "lakeskip.rows=80",
+        "lakeskip.indexes=bloom-filter(cat)",
+        "lakeskip.indexed-files=0 embedded, 4 in .index files",
+    ):
+        assert part in props, props
+    shown = {r[0]: r[1] for r in spark.sql(f"SHOW TBLPROPERTIES {T}").collect()}
+    assert shown["lakeskip.rows"] == "80"
+    # a new commit is a new state
+    spark.sql(f"DELETE FROM {T} WHERE p = 'y'")
+    shown = {r[0]: r[1] for r in spark.sql(f"SHOW TBLPROPERTIES {T}").collect()}
+    assert (shown["lakeskip.rows"], shown["lakeskip.snapshot"]) == ("40", "5")
+    # SHOW CREATE TABLE's text creates the same table: the state is not taken as options
+    ddl = spark.sql(f"SHOW CREATE TABLE {T}").collect()[0][0]
+    spark.sql(ddl.replace(T, "lakeskip.db.copy", 1))
+    copy = lk.catalog.get_table("db.copy")
+    assert dict(copy.schema.options) == {"file-index.bloom-filter.columns": "cat"}
