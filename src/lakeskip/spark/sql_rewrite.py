@@ -9,12 +9,15 @@ printed back as Spark SQL against the lakeskip catalog.
 "CREATE TABLE lakeskip.db.t (`id` BIGINT, `s` STRING) TBLPROPERTIES ('a' = 'b')"
 >>> rewrite_for_spark("CALL sys.compact(table => 'db.t')", ["lakeskip"])
 "CALL lakeskip.sys.compact(table => 'db.t')"
+>>> rewrite_for_spark("CREATE TABLE lake2.db.t (id INT) WITH ('a'='b')", ["lakeskip", "lake2"])
+"CREATE TABLE lake2.db.t (`id` INT) TBLPROPERTIES ('a' = 'b')"
 >>> rewrite_for_spark("SELEC 1", ["lakeskip"]) is None
 True
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -77,12 +80,26 @@ def _call(s: Call, catalog: str) -> str | None:
     return f"CALL {catalog}.{s.procedure}({', '.join(args)})"
 
 
+_CREATE_HEAD = r"(?is)^(\s*CREATE\s+(?:OR\s+REPLACE\s+)?TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?)"
+
+
+def _strip_catalog(sql: str, catalogs: Sequence[str]) -> tuple[str, str | None]:
+    """``CREATE TABLE <catalog>.db.t ...`` naming one of ``catalogs``: the statement without
+    the catalog (lakeskip's own SQL names tables db.t) and that catalog."""
+    for c in catalogs:
+        m = re.match(_CREATE_HEAD + r"(?:`" + re.escape(c) + r"`|" + re.escape(c) + r")\.", sql)
+        if m is not None:
+            return m.group(1) + sql[m.end() :], c
+    return sql, None
+
+
 def rewrite_for_spark(sql: str, catalogs: Sequence[str]) -> str | None:
-    """Spark SQL for ``sql`` on the first of ``catalogs`` (``lakeskip`` preferred), or
-    ``None`` when there is nothing to rewrite."""
+    """Spark SQL for ``sql`` on the catalog it names, else the first of ``catalogs``
+    (``lakeskip`` preferred), or ``None`` when there is nothing to rewrite."""
     if not catalogs:
         return None
-    catalog = "lakeskip" if "lakeskip" in catalogs else catalogs[0]
+    sql, named = _strip_catalog(sql, catalogs)
+    catalog = named or ("lakeskip" if "lakeskip" in catalogs else catalogs[0])
     try:
         statements = parse_statements(sql)
     except LakeskipError:
