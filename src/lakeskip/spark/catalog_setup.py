@@ -162,10 +162,13 @@ def attach_catalog(
     spark._jsparkSession.sessionState().catalogManager().catalog(name)
     # DELETE / UPDATE / MERGE INTO from plain spark.sql: the extension injects the planner
     # strategy; a session attached at run time gets it through experimental.extraStrategies
+    jvm = spark._jvm
+    assert jvm is not None
     if EXTENSIONS_CLASS not in str(spark.conf.get("spark.sql.extensions", "") or ""):
-        jvm = spark._jvm
-        assert jvm is not None
         jvm.lakeskip.jvm.LakeDmlStrategy.install(spark._jsparkSession)
+    # and the parser (Paimon's WITH, CALL sys.x, EXPLAIN PRUNING) over its own (a no-op
+    # where the extension installed it)
+    jvm.lakeskip.jvm.LakeParser.install(spark._jsparkSession)
     return service
 
 

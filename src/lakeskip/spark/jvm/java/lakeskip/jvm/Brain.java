@@ -192,11 +192,16 @@ public final class Brain {
     SparkConf conf = env.conf();
     String python = python(conf);
     try {
-      if (server == null) {
-        Py4JServer s = new Py4JServer(conf);
-        s.start();
-        server = s;
+      // a py4j server of its own for each brain: the proxy of a dead brain's handler, once
+      // garbage collected, tells its gateway to forget its object id -- a shared gateway
+      // would pass that on to the next brain, which hands out the same ids
+      if (server != null) {
+        server.shutdown();
+        server = null;
       }
+      Py4JServer s = new Py4JServer(conf);
+      s.start();
+      server = s;
       if (log == null) {
         log = File.createTempFile(
             "lakeskip-brain-" + ProcessHandle.current().pid() + "-", ".log");

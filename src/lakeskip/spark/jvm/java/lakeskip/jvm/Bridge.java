@@ -154,6 +154,11 @@ public final class Bridge {
     throw (T) t;
   }
 
+  /**
+   * With a SQLSTATE (42000, or {@code 58000} for the brain's system errors): Spark's CLI
+   * prints a stack trace under the message of any error without one, as for an internal
+   * error, and JDBC / Connect clients get a class to branch on.
+   */
   static AnalysisException analysis(String message, Throwable cause) {
     return new AnalysisException(
         message,
@@ -162,7 +167,9 @@ public final class Bridge {
         Option.apply(cause),
         Option.empty(),
         scala.collection.immutable.Map$.MODULE$.<String, String>empty(),
-        new QueryContext[0]);
+        new QueryContext[0],
+        Option.apply(message.contains("Python brain") ? "58000" : "42000"),
+        Option.empty());
   }
 
   /** A typed error from Python; callers turn the kinds Spark cares about into its exceptions. */

@@ -38,12 +38,43 @@ public final class LakeParser implements ParserInterface {
     this.delegate = delegate;
   }
 
+  /** Over {@code delegate}, for the active session at each parse. */
+  public LakeParser(ParserInterface delegate) {
+    this(null, delegate);
+  }
+
+  /**
+   * A session the catalog is attached to at run time has no extension (Spark reads
+   * {@code spark.sql.extensions} once, when the session is built): this puts the parser over
+   * its own, reflectively (Spark keeps it in a final field of SessionState). False where the
+   * JVM refuses; then Paimon's WITH needs TBLPROPERTIES and {@code CALL sys.x} the catalog name.
+   */
+  public static boolean install(org.apache.spark.sql.classic.SparkSession session) {
+    org.apache.spark.sql.internal.SessionState state = session.sessionState();
+    if (state.sqlParser() instanceof LakeParser) {
+      return true;
+    }
+    try {
+      java.lang.reflect.Field f =
+          org.apache.spark.sql.internal.SessionState.class.getDeclaredField("sqlParser");
+      f.setAccessible(true);
+      f.set(state, new LakeParser(session, state.sqlParser()));
+      return true;
+    } catch (ReflectiveOperationException | RuntimeException e) {
+      return false;
+    }
+  }
+
+  private org.apache.spark.sql.classic.SparkSession session() {
+    return (org.apache.spark.sql.classic.SparkSession)
+        (session != null ? session : SparkSession.active());
+  }
+
   /** The session's lakeskip catalogs: the current one first, then {@code lakeskip}. */
   private List<String> catalogs() {
     List<String> out = new ArrayList<>();
     scala.collection.Iterator<scala.Tuple2<String, String>> it =
-        ((org.apache.spark.sql.classic.SparkSession) session).sessionState().conf()
-            .getAllConfs().iterator();
+        session().sessionState().conf().getAllConfs().iterator();
     while (it.hasNext()) {
       scala.Tuple2<String, String> kv = it.next();
       String key = kv._1();
@@ -60,8 +91,7 @@ public final class LakeParser implements ParserInterface {
   private int rank(String name) {
     String current;
     try {
-      current = ((org.apache.spark.sql.classic.SparkSession) session).sessionState()
-          .catalogManager().currentCatalog().name();
+      current = session().sessionState().catalogManager().currentCatalog().name();
     } catch (RuntimeException e) {
       current = "";
     }
