@@ -67,7 +67,7 @@ def test_sql_dataframes_writes_and_call(remote) -> None:  # type: ignore[no-unty
     metrics = {r[1]: r[2] for r in rows}
     assert metrics["files total"] == "3" and metrics["files kept"] == "1", metrics
     [res] = spark.sql("CALL sys.rewrite_file_index(table => 'default.c')").collect()
-    assert sum(int(v) for v in res) >= 3, res
+    assert res["files_rewritten"] + res["files_unchanged"] == 3, res
     spark.sql("DELETE FROM lakeskip.default.c WHERE id = 0")
     assert spark.table("lakeskip.default.c").count() == 2
 

@@ -300,6 +300,11 @@ def test_attached_session_takes_paimon_with_call_sys_and_explain_pruning(
     with pytest.raises(AnalysisException, match="takes a query"):
         spark.sql("EXPLAIN PRUNING DELETE FROM lakeskip.db.aw WHERE id = 1").collect()
     assert spark.table("lakeskip.db.aw").count() == 3, "EXPLAIN PRUNING never runs a statement"
+    assert spark._jvm is not None
+    assert spark._jvm.lakeskip.jvm.Brain.pid() == -1, "a PySpark driver is its own brain"
+    # a session created after the attach (as a Thrift server makes per connection) sees it
+    other = spark.newSession()
+    assert [r[1] for r in other.sql("SHOW TABLES IN lakeskip.db").collect()].count("aw") == 1
 
 
 _NEW_SESSION_SCRIPT = """

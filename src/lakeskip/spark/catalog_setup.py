@@ -157,6 +157,11 @@ def attach_catalog(
     if current not in (CATALOG_CLASS, SESSION_CATALOG_CLASS):
         spark.conf.set(key, CATALOG_CLASS)
     spark.conf.set(f"{key}.warehouse", wh)
+    # sessions created afterwards (a Thrift server's per-connection sessions, newSession())
+    # copy their catalog keys from the SparkContext's conf, not from this session's
+    jconf = spark._jsc.sc().conf()
+    jconf.set(key, spark.conf.get(key))
+    jconf.set(f"{key}.warehouse", wh)
     # Instantiate the catalog now, on this thread: after a run-time ADD JAR only this thread's
     # class loader sees the jar, and Spark caches the instance for every later thread.
     spark._jsparkSession.sessionState().catalogManager().catalog(name)

@@ -44,6 +44,7 @@ public final class Brain {
   private static String token;
   private static File log;
   private static boolean hooked;
+  private static boolean starting;
   private static volatile PythonBridge owned;
   private static volatile String pythonOption;
   private static volatile long timeoutMillis = 180_000L;
@@ -167,6 +168,15 @@ public final class Brain {
       return h;
     }
     synchronized (LOCK) {
+      // start() waits with LOCK released: another thread's start is waited for, not repeated
+      while (starting) {
+        try {
+          LOCK.wait(100);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw Bridge.error("lakeskip: interrupted while its Python brain was starting", null);
+        }
+      }
       h = Bridge.current();
       if (h != null && (h != owned || processRunning())) {
         return h;
@@ -174,7 +184,13 @@ public final class Brain {
       if (h != null) {
         Bridge.uninstall(h); // our brain died since the last call
       }
-      return start();
+      starting = true;
+      try {
+        return start();
+      } finally {
+        starting = false;
+        LOCK.notifyAll();
+      }
     }
   }
 
