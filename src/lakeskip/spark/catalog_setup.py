@@ -173,7 +173,15 @@ def attach_catalog(
         jvm.lakeskip.jvm.LakeDmlStrategy.install(spark._jsparkSession)
     # and the parser (Paimon's WITH, CALL sys.x, EXPLAIN PRUNING) over its own (a no-op
     # where the extension installed it)
-    jvm.lakeskip.jvm.LakeParser.install(spark._jsparkSession)
+    if not jvm.lakeskip.jvm.LakeParser.install(spark._jsparkSession):
+        warnings.warn(
+            "this session's SQL parser could not be extended: plain spark.sql needs "
+            f"TBLPROPERTIES instead of WITH (...) and CALL {name}.sys.x instead of CALL sys.x, "
+            f"and has no EXPLAIN PRUNING (CALL {name}.sys.explain_pruning(query => '...')); "
+            f"or start the session with spark.sql.extensions={EXTENSIONS_CLASS}",
+            LakeskipWarning,
+            stacklevel=3,
+        )
     return service
 
 
