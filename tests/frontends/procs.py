@@ -23,8 +23,15 @@ def frontend_env() -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(SRC), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     env["PYSPARK_PYTHON"] = sys.executable
-    env.pop("PYSPARK_GATEWAY_PORT", None)
-    env.pop("PYSPARK_GATEWAY_SECRET", None)
+    # PySpark's Connect client (test_connect) leaves these in the test process's environment
+    for key in (
+        "PYSPARK_GATEWAY_PORT",
+        "PYSPARK_GATEWAY_SECRET",
+        "SPARK_REMOTE",
+        "SPARK_CONNECT_MODE_ENABLED",
+        "SPARK_LOCAL_REMOTE",
+    ):
+        env.pop(key, None)
     return env
 
 

@@ -66,6 +66,19 @@ def main() -> int:
         )
         return 2
     _exit_with_parent(int(os.environ.get("LAKESKIP_BRAIN_PARENT", "0") or 0))
+    try:
+        _serve(token)
+    except BaseException as e:  # the JVM names this log; its last line says why
+        import traceback
+
+        traceback.print_exc()
+        first = (str(e).strip().splitlines() or [""])[0]
+        print(f"lakeskip brain failed: {type(e).__name__}: {first}", flush=True)
+        os._exit(1)  # daemon threads hold stdin: no interpreter shutdown
+    return 0
+
+
+def _serve(token: str) -> None:
     started = time.perf_counter()
 
     from pyspark import SparkConf, SparkContext
@@ -94,7 +107,6 @@ def main() -> int:
     if protocol != PROTOCOL:
         print("lakeskip: catalog jar and Python disagree on the protocol", flush=True)
     threading.Event().wait()  # serve callbacks until the JVM goes away
-    return 0
 
 
 if __name__ == "__main__":

@@ -71,3 +71,58 @@ def test_brain_module_refuses_to_run_by_hand() -> None:
     )
     assert proc.returncode == 2
     assert "started by the lakeskip catalog" in proc.stderr
+
+
+def test_brain_failure_is_its_log_last_line() -> None:
+    """A brain that cannot start says why in its last output line (the JVM's error quotes
+    it with the log's path) and exits at once; its stdin stays open, as the JVM's pipe."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "lakeskip.spark.brain"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={
+            "PATH": "/usr/bin:/bin",
+            "PYTHONPATH": str(Path(__file__).parents[3] / "src"),
+            "LAKESKIP_BRAIN_TOKEN": "t",
+            "PYSPARK_GATEWAY_PORT": "9",  # nothing listens there
+            "PYSPARK_GATEWAY_SECRET": "s",
+        },
+    )
+    try:
+        code = proc.wait(timeout=120)
+        assert proc.stdout is not None and proc.stderr is not None
+        out, err = proc.stdout.read(), proc.stderr.read()
+    finally:
+        proc.kill()
+        assert proc.stdin is not None
+        proc.stdin.close()
+    assert code == 1, err
+    assert out.strip().splitlines()[-1].startswith("lakeskip brain failed: "), out
+
+
+def test_brain_exits_when_its_stdin_closes() -> None:
+    """EOF on stdin (the JVM is gone, even after kill -9) ends the brain: here it waits
+    forever on a gateway that never answers, so only the EOF can end it."""
+    import socket
+
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        proc = subprocess.run(
+            [sys.executable, "-m", "lakeskip.spark.brain"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+            input="",
+            env={
+                "PATH": "/usr/bin:/bin",
+                "PYTHONPATH": str(Path(__file__).parents[3] / "src"),
+                "LAKESKIP_BRAIN_TOKEN": "t",
+                "PYSPARK_GATEWAY_PORT": str(silent.getsockname()[1]),
+                "PYSPARK_GATEWAY_SECRET": "s",
+            },
+        )
+    assert proc.returncode == 0 and "lakeskip brain failed" not in proc.stdout, proc.stdout

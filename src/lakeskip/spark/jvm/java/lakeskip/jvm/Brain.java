@@ -232,6 +232,11 @@ public final class Brain {
       owned = null;
       ProcessBuilder pb = new ProcessBuilder(python, "-m", MODULE);
       Map<String, String> e = pb.environment();
+      // a Spark Connect client's settings would make PySpark refuse to wrap this JVM's context
+      for (String key : new String[] {"SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED",
+          "SPARK_LOCAL_REMOTE", "SPARK_API_MODE"}) {
+        e.remove(key);
+      }
       e.put("PYSPARK_GATEWAY_PORT", String.valueOf(server.getListeningPort()));
       e.put("PYSPARK_GATEWAY_SECRET", server.secret());
       e.put("LAKESKIP_BRAIN_TOKEN", token);
