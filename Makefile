@@ -7,7 +7,7 @@ RUN_STAMP := $(VENV)/.installed-run
 STAMP     := $(VENV)/.installed
 SMOKE_VENV ?= build/smoke-venv
 
-.PHONY: demo test test-unit test-spark lint fuzz bench bench-range bench-index bench-kinds bench-clustered bench-zorder bench-merge test-interop test-interop-java check-java smoke clean
+.PHONY: demo test test-unit test-spark lint fuzz bench bench-range bench-index bench-kinds bench-clustered bench-zorder bench-merge bench-frontends test-interop test-interop-java check-java smoke clean
 
 $(RUN_STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "lakeskip needs Python >= 3.11")'
@@ -56,6 +56,7 @@ test-interop-java: $(STAMP) check-java
 bench: $(STAMP) check-java
 	$(PY) -c 'import matplotlib, deltalake' 2>/dev/null || $(PY) -m pip install --quiet -e '.[bench]'
 	$(PY) bench/run.py $(BENCH_ARGS)
+	$(PY) bench/frontends.py
 
 bench-range: $(STAMP) check-java
 	$(PY) bench/range_index.py $(BENCH_ARGS)
@@ -71,6 +72,10 @@ bench-clustered: $(STAMP) check-java
 bench-zorder: $(STAMP) check-java
 	$(PY) -c 'import deltalake' 2>/dev/null || $(PY) -m pip install --quiet -e '.[bench]'
 	$(PY) bench/zorder_layout.py $(BENCH_ARGS)
+
+# repeated point lookup: JVM-started brain (spark-sql) vs the in-process brain (issue #27)
+bench-frontends: $(STAMP) check-java
+	$(PY) bench/frontends.py $(BENCH_ARGS)
 
 bench-merge: $(STAMP)
 	$(PY) bench/merge_upsert.py $(BENCH_ARGS)

@@ -6,6 +6,10 @@ Usage::
     lakeskip sql -e "SHOW TABLES; SELECT 1"
     lakeskip sql -f script.sql --warehouse ./warehouse --conf spark.driver.memory=4g
     lakeskip demo                         # sample table, indexed queries, timings
+    lakeskip spark-conf --warehouse W     # the --conf flags that put lakeskip into any Spark
+    lakeskip spark-sql --warehouse W -- -f script.sql     # Spark's own spark-sql, configured
+    lakeskip thriftserver --warehouse W --port 10000       # Spark's Thrift JDBC server
+    lakeskip connect-server --warehouse W --port 15002     # a Spark Connect server
 
 Exit status: 0 when every statement succeeded, 1 when one failed (``-e``/``-f`` stop at the
 first failure), 2 for bad command-line usage.
@@ -420,6 +424,40 @@ def _parser() -> argparse.ArgumentParser:
     common(demo)
     demo.add_argument("--rows", type=int, default=2_000_000)
     demo.add_argument("--files", type=int, default=32)
+
+    def spark_side(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--warehouse", default=os.environ.get("LAKESKIP_WAREHOUSE", "./warehouse"))
+        p.add_argument("--catalog-name", default="lakeskip", help="the catalog's name")
+        p.add_argument(
+            "--session-catalog",
+            action="store_true",
+            help="also install lakeskip as spark_catalog (unqualified names)",
+        )
+        p.add_argument("--python", default=None, help="Python with lakeskip (default: this one)")
+        p.add_argument("--conf", action="append", default=[], metavar="K=V", help="Spark config")
+
+    conf = sub.add_parser("spark-conf", help="print the --conf flags that install lakeskip")
+    spark_side(conf)
+    conf.add_argument(
+        "--format",
+        choices=("flags", "properties"),
+        default="flags",
+        help="--conf flags (default) or spark-defaults.conf lines",
+    )
+    for name, what in (
+        ("spark-sql", "run Spark's spark-sql with lakeskip (arguments after -- go to it)"),
+        ("thriftserver", "run Spark's Thrift JDBC server with lakeskip (foreground)"),
+        ("connect-server", "run a Spark Connect server with lakeskip (foreground)"),
+    ):
+        p = sub.add_parser(name, help=what)
+        spark_side(p)
+        if name != "spark-sql":
+            p.add_argument("--host", default="127.0.0.1", help="address to listen on")
+            p.add_argument("--port", type=int, default=None, help="port to listen on")
+        p.add_argument(
+            "--print", action="store_true", help="print the command instead of running it"
+        )
+        p.add_argument("args", nargs=argparse.REMAINDER, help="passed on to Spark")
     return parser
 
 
@@ -442,11 +480,50 @@ def _start_in_background(
     return future
 
 
+def _frontend(args: argparse.Namespace) -> int:
+    """``spark-conf`` and the Spark front ends: no Spark in this process."""
+    from lakeskip.spark.frontends import conf_flags, frontend_command, frontend_conf, shell_line
+
+    try:
+        conf = frontend_conf(
+            args.warehouse,
+            args.catalog_name,
+            as_session_catalog=args.session_catalog,
+            python=args.python,
+        )
+    except LakeskipError as e:
+        print(f"Error: {e}", file=sys.stderr)
+        return 1
+    conf.update(_conf_pairs(args.conf))
+    if args.command == "spark-conf":
+        if args.format == "properties":
+            print("\n".join(f"{k} {v}" for k, v in conf.items()))
+        else:
+            print(shell_line(conf_flags(conf)))
+        return 0
+    rest = [a for a in args.args if a != "--"] if args.args[:1] == ["--"] else list(args.args)
+    cmd = frontend_command(
+        args.command,
+        conf,
+        port=getattr(args, "port", None),
+        host=getattr(args, "host", "127.0.0.1"),
+        args=rest,
+    )
+    if args.print:
+        print(shell_line(cmd))
+        return 0
+    sys.stdout.flush()
+    os.execv(cmd[0], cmd)
+    return 0  # not reached
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command is None:
         _parser().print_help()
         return 2
+    if args.command in ("spark-conf", "spark-sql", "thriftserver", "connect-server"):
+        return _frontend(args)
     conf = _conf_pairs(args.conf)
     interactive = args.command == "sql" and args.execute is None and args.file is None
     source: Session | Future[Session]

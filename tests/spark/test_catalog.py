@@ -283,6 +283,33 @@ def test_parser_extension_accepts_paimon_with_and_call_sys(spark: SparkSession, 
         parser.parsePlan("SELEC 1")
 
 
+def test_attached_session_takes_paimon_with_call_sys_and_explain_pruning(
+    spark: SparkSession, lk: Any
+) -> None:
+    """A session attached at run time gets the parser too (no spark.sql.extensions): plain
+    spark.sql accepts WITH (...), CALL sys.x without the catalog, EXPLAIN PRUNING."""
+    spark.sql(
+        "CREATE TABLE lakeskip.db.aw (id BIGINT, s STRING) "
+        "WITH ('file-index.bloom-filter.columns'='s')"
+    )
+    assert lk.catalog.get_table("db.aw").schema.options == {"file-index.bloom-filter.columns": "s"}
+    for i in range(3):
+        spark.sql(f"INSERT INTO lakeskip.db.aw VALUES ({i}, 's{i}')")
+    rows = spark.sql("EXPLAIN PRUNING SELECT * FROM lakeskip.db.aw WHERE s = 's1'").collect()
+    metrics = {(r[0], r[1]): r[2] for r in rows}
+    assert metrics[("db.aw", "files total")] == "3", rows
+    assert metrics[("db.aw", "files kept")] == "1", rows
+    assert spark.sql("CALL sys.rewrite_file_index(table => 'db.aw')").collect()
+    with pytest.raises(AnalysisException, match="takes a query"):
+        spark.sql("EXPLAIN PRUNING DELETE FROM lakeskip.db.aw WHERE id = 1").collect()
+    assert spark.table("lakeskip.db.aw").count() == 3, "EXPLAIN PRUNING never runs a statement"
+    assert spark._jvm is not None
+    assert spark._jvm.lakeskip.jvm.Brain.pid() == -1, "a PySpark driver is its own brain"
+    # a session created after the attach (as a Thrift server makes per connection) sees it
+    other = spark.newSession()
+    assert [r[1] for r in other.sql("SHOW TABLES IN lakeskip.db").collect()].count("aw") == 1
+
+
 _NEW_SESSION_SCRIPT = """
 import json, sys
 import lakeskip

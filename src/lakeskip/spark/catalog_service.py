@@ -330,6 +330,7 @@ class CatalogService:
             "list_procedures": self._list_procedures,
             "call_procedure": self._call_procedure,
             "rewrite_sql": self._rewrite_sql,
+            "explain_rows": self._explain_rows,
             "dml": self._dml,
             "stage_table": self._stage_table,
             "commit_staged": self._commit_staged,
@@ -350,6 +351,17 @@ class CatalogService:
         jvm = self.spark._jvm
         assert jvm is not None
         jvm.lakeskip.jvm.TableCache.clear()
+
+    def session_of(self, jsession: Any) -> SparkSession:
+        """The calling Spark session (a JVM session object a callback passed), as PySpark's:
+        one brain serves every session of its JVM (a Thrift server opens one per JDBC
+        connection, Connect one per client), and a statement runs with its own session's
+        settings and current namespace. ``None``: this service's own session."""
+        if jsession is None:
+            return self.spark
+        if jsession.equals(self.spark._jsparkSession):
+            return self.spark
+        return SparkSession(self.spark.sparkContext, jsession)
 
     def catalog(self, payload: Mapping[str, Any]) -> Catalog:
         name = str(payload.get("catalog", ""))
@@ -772,11 +784,13 @@ class CatalogService:
         table = self._table(p)
         row_type = table.schema.row_type
         mode = p.get("mode", "append")
-        df: DataFrame = ClassicDataFrame(jdf, self.spark)
+        df: DataFrame = ClassicDataFrame(jdf, self.session_of(jdf.sparkSession()))
+        session = p.get("session")
+        tz = str(session.get("time_zone") or "UTC") if isinstance(session, dict) else self.time_zone
         what = f"write to {table.identifier}"
         partitions: list[tuple[Any, ...]] | None = None
         if mode == "overwrite":
-            partitions = self._overwrite_partitions(table, p.get("condition") or [])
+            partitions = self._overwrite_partitions(table, p.get("condition") or [], tz)
         aligned = align_by_position(df, row_type, what)
         if mode == "append":
             snap = write_dataframe(table, aligned)
@@ -791,7 +805,7 @@ class CatalogService:
         return {"snapshot_id": snap.id if snap is not None else None}
 
     def _overwrite_partitions(
-        self, table: FileStoreTable, condition: list[Any]
+        self, table: FileStoreTable, condition: list[Any], time_zone: str
     ) -> list[tuple[Any, ...]] | None:
         """The live partitions an overwrite condition selects exactly (``None``: all)."""
         import pyarrow as pa
@@ -826,7 +840,7 @@ class CatalogService:
         batch = pa.table(
             {k: pa.array(columns[k], type=part_type.field(k).type.to_arrow()) for k in keys}
         )
-        mask = evaluate_arrow(bind(part_type, pred, time_zone=self.time_zone), batch)
+        mask = evaluate_arrow(bind(part_type, pred, time_zone=time_zone), batch)
         return [part for part, keep in zip(live, mask.to_pylist(), strict=True) if keep]
 
     # -- DML ------------------------------------------------------------------------------
@@ -839,7 +853,7 @@ class CatalogService:
                 "Python process"
             )
         db, name = self._ident(p).split(".", 1)
-        reports = runner(self.catalog(p), self.spark, str(p["sql"]), db, name)
+        reports = runner(self.catalog(p), self.session_of(arg), str(p["sql"]), db, name)
         tag = str(p.get("tag") or "")
         for r in reports:
             self.reports.add(tag, r)
@@ -854,9 +868,20 @@ class CatalogService:
 
         with self._lock:
             bound = list(self._warehouses)
-        catalogs = lakeskip_catalogs(self.spark, bound)
-        current = str(self.spark.catalog.currentCatalog())
-        return {"sql": rewrite_for_spark(str(p["sql"]), catalogs, current)}
+        # the calling session's lakeskip catalogs (its current one first, sent by LakeParser),
+        # then attached ones
+        given = [str(c) for c in p.get("catalogs") or []]
+        catalogs = list(dict.fromkeys([*given, *lakeskip_catalogs(self.spark, bound)]))
+        current = p.get("current_catalog")
+        if current is None:
+            current = str(self.spark.catalog.currentCatalog())
+        return {"sql": rewrite_for_spark(str(p["sql"]), catalogs, str(current))}
+
+    def _explain_rows(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
+        """``EXPLAIN PRUNING`` in plain Spark SQL (``LakeExplain.java``): the reports the
+        query's scans filed under ``query_tag``, as ``Session.sql``'s EXPLAIN PRUNING rows."""
+        reports = self.reports.pop(str(p.get("query_tag") or ""))
+        return {"rows": [[r.table, k, v] for r in reports for k, v in r.lines()]}
 
     # -- procedures -----------------------------------------------------------------------
 
@@ -888,13 +913,15 @@ class CatalogService:
 
         proc = get_procedure(str(p["procedure"]))
         bound = proc.bind_arguments([], dict(p.get("arguments") or {}))
+        # the calling session's namespace when its current catalog is this one (USE db)
+        current = list(p.get("current_namespace") or [])
         catalog = self.catalog(p)
         result = run_procedure(
             proc,
             catalog=catalog,
-            executor=SparkExecutor(self.spark),
+            executor=SparkExecutor(self.session_of(arg)),
             arguments=bound,
-            default_database="default",
+            default_database=current[0] if len(current) == 1 else "default",
         )
         return {
             "schema": result.spark_schema(),

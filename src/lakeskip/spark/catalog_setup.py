@@ -157,15 +157,31 @@ def attach_catalog(
     if current not in (CATALOG_CLASS, SESSION_CATALOG_CLASS):
         spark.conf.set(key, CATALOG_CLASS)
     spark.conf.set(f"{key}.warehouse", wh)
+    # sessions created afterwards (a Thrift server's per-connection sessions, newSession())
+    # copy their catalog keys from the SparkContext's conf, not from this session's
+    jconf = spark._jsc.sc().conf()
+    jconf.set(key, spark.conf.get(key))
+    jconf.set(f"{key}.warehouse", wh)
     # Instantiate the catalog now, on this thread: after a run-time ADD JAR only this thread's
     # class loader sees the jar, and Spark caches the instance for every later thread.
     spark._jsparkSession.sessionState().catalogManager().catalog(name)
     # DELETE / UPDATE / MERGE INTO from plain spark.sql: the extension injects the planner
     # strategy; a session attached at run time gets it through experimental.extraStrategies
+    jvm = spark._jvm
+    assert jvm is not None
     if EXTENSIONS_CLASS not in str(spark.conf.get("spark.sql.extensions", "") or ""):
-        jvm = spark._jvm
-        assert jvm is not None
         jvm.lakeskip.jvm.LakeDmlStrategy.install(spark._jsparkSession)
+    # and the parser (Paimon's WITH, CALL sys.x, EXPLAIN PRUNING) over its own (a no-op
+    # where the extension installed it)
+    if not jvm.lakeskip.jvm.LakeParser.install(spark._jsparkSession):
+        warnings.warn(
+            "this session's SQL parser could not be extended: plain spark.sql needs "
+            f"TBLPROPERTIES instead of WITH (...) and CALL {name}.sys.x instead of CALL sys.x, "
+            f"and has no EXPLAIN PRUNING (CALL {name}.sys.explain_pruning(query => '...')); "
+            f"or start the session with spark.sql.extensions={EXTENSIONS_CLASS}",
+            LakeskipWarning,
+            stacklevel=3,
+        )
     return service
 
 

@@ -42,6 +42,7 @@ from lakeskip.spark.catalog_setup import (
 from lakeskip.spark.error_text import spark_error_message
 from lakeskip.spark.native_query import qualify_query, run_native_query
 from lakeskip.spark.query import plan_query, run_planned
+from lakeskip.spark.remote import connect_remote, is_connect_session
 from lakeskip.spark.writer import align_by_name, write_dataframe
 from lakeskip.sql.statements import Query, Statement, parse_statements
 
@@ -60,6 +61,11 @@ def connect(
     as_session_catalog: bool = False,
 ) -> Session:
     """Open a lakeskip session on a warehouse, with the lakeskip Spark catalog installed.
+
+    On a Spark Connect client session (``SparkSession.builder.remote(...)``) the server must
+    have the catalog configured already (``lakeskip connect-server``): the server's catalog
+    is checked and a :class:`~lakeskip.spark.remote.RemoteSession` returned, or a one-line
+    error says what the server needs.
 
     After this, the SparkSession itself knows the tables: ``spark.sql("SELECT ... FROM
     lakeskip.db.t")``, ``spark.table(...)``, ``df.writeTo(...)`` all prune and write through
@@ -80,6 +86,8 @@ def connect(
             ``spark_catalog``, so unqualified names resolve to lakeskip tables beside
             ordinary Spark tables (``CREATE TABLE t ... USING lakeskip``).
     """
+    if spark is not None and is_connect_session(spark):
+        return connect_remote(spark, warehouse, catalog_name, TableHandle)  # type: ignore[return-value]
     if warehouse is None and spark is not None:
         warehouse = spark.conf.get(f"spark.sql.catalog.{catalog_name}.warehouse", None)
     warehouse = warehouse or "./warehouse"

@@ -14,6 +14,8 @@ keep whole (an unsupported clause) raises its typed error instead of Spark's syn
 "CREATE TABLE t (`id` INT) TBLPROPERTIES ('a' = 'b', 'primary-key' = 'id')"
 >>> rewrite_for_spark("CALL sys.compact(table => 'db.t')", ["lakeskip"])
 "CALL lakeskip.sys.compact(table => 'db.t')"
+>>> rewrite_for_spark("CREATE TABLE lake2.db.t (id INT) WITH ('a'='b')", ["lakeskip", "lake2"])
+"CREATE TABLE lake2.db.t (`id` INT) TBLPROPERTIES ('a' = 'b')"
 >>> rewrite_for_spark("SELEC 1", ["lakeskip"]) is None
 True
 """

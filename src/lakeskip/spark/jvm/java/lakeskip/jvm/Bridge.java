@@ -30,12 +30,29 @@ public final class Bridge {
 
   private Bridge() {}
 
+  /** A PySpark driver's in-process handler (a brain process started earlier ends). */
   public static int register(PythonBridge h) {
+    Brain.retire();
+    install(h);
+    return PROTOCOL;
+  }
+
+  static synchronized void install(PythonBridge h) {
     handler = h;
     // what the JVM kept from an earlier handler answered for another Python side
     TableCache.clear();
     ScanCache.clear();
-    return PROTOCOL;
+  }
+
+  /** Forget {@code h} if it is still the handler (a brain that died). */
+  static synchronized void uninstall(PythonBridge h) {
+    if (handler == h) {
+      handler = null;
+    }
+  }
+
+  static PythonBridge current() {
+    return handler;
   }
 
   public static void unregister() {
@@ -62,19 +79,18 @@ public final class Bridge {
   }
 
   static JsonNode call(String op, ObjectNode payload, Object arg) {
-    PythonBridge h = handler;
-    if (h == null) {
-      throw error(
-          "lakeskip catalog has no Python handler: start it from PySpark with lakeskip.connect()"
-              + " (or lakeskip.spark.attach_catalog)",
-          null);
-    }
+    // the registered handler, or a Python brain started for this JVM (Brain)
+    PythonBridge h = Brain.handler();
     payload.put("protocol", PROTOCOL);
     payload.put("tag", tag());
     String reply;
     try {
       reply = h.call(op, JSON.writeValueAsString(payload), arg);
     } catch (Exception e) {
+      if (Brain.owns(h) && !Brain.alive()) {
+        uninstall(h);
+        throw Brain.died(op);
+      }
       throw error("lakeskip: Python handler failed in " + op + ": " + firstLine(e.getMessage()), e);
     }
     JsonNode node;
@@ -138,6 +154,11 @@ public final class Bridge {
     throw (T) t;
   }
 
+  /**
+   * With a SQLSTATE (42000, or {@code 58000} for the brain's system errors): Spark's CLI
+   * prints a stack trace under the message of any error without one, as for an internal
+   * error, and JDBC / Connect clients get a class to branch on.
+   */
   static AnalysisException analysis(String message, Throwable cause) {
     return new AnalysisException(
         message,
@@ -146,7 +167,9 @@ public final class Bridge {
         Option.apply(cause),
         Option.empty(),
         scala.collection.immutable.Map$.MODULE$.<String, String>empty(),
-        new QueryContext[0]);
+        new QueryContext[0],
+        Option.apply(message.contains("Python brain") ? "58000" : "42000"),
+        Option.empty());
   }
 
   /** A typed error from Python; callers turn the kinds Spark cares about into its exceptions. */

@@ -49,7 +49,7 @@ public final class LakeDmlExec extends V2CommandExec {
     for (String n : s.sessionState().catalogManager().currentNamespace()) {
       ns.add(n);
     }
-    Bridge.ask("dml", p, null);
+    Bridge.ask("dml", p, s); // the statement runs in its own session
     return scala.jdk.javaapi.CollectionConverters.asScala(new ArrayList<InternalRow>()).toList();
   }
 

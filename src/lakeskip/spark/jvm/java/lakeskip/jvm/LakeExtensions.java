@@ -13,7 +13,7 @@ import scala.runtime.BoxedUnit;
 public class LakeExtensions extends AbstractFunction1<SparkSessionExtensions, BoxedUnit> {
   @Override
   public BoxedUnit apply(SparkSessionExtensions extensions) {
-    extensions.injectParser((session, parser) -> new LakeParser(parser));
+    extensions.injectParser((session, parser) -> new LakeParser(session, parser));
     extensions.injectPlannerStrategy(session -> new LakeDmlStrategy());
     return BoxedUnit.UNIT;
   }

@@ -30,6 +30,7 @@ final class LakeOps {
   LakeOps(String catalogName, CaseInsensitiveStringMap options) {
     this.catalogName = catalogName;
     this.warehouse = options.get("warehouse");
+    Brain.configure(options);
   }
 
   ObjectNode payload() {
@@ -295,6 +296,9 @@ final class LakeOps {
   // -- procedures ------------------------------------------------------------------------
 
   UnboundProcedure loadProcedure(Identifier ident) {
+    if (LakeExplain.NAME.equals(String.join(".", ident.namespace()) + "." + ident.name())) {
+      return new LakeExplain(this);
+    }
     ObjectNode p = payload();
     p.put("procedure", String.join(".", ident.namespace()) + "." + ident.name());
     JsonNode r = call("procedure_info", p);

@@ -107,7 +107,18 @@ final class LakeProcedure implements UnboundProcedure, BoundProcedure {
         args.put(n, input.getUTF8String(i).toString());
       }
     }
-    JsonNode r = ops.call("call_procedure", p);
+    // the calling session: its settings, current namespace and jobs are the procedure's (one
+    // brain serves every session of the JVM)
+    org.apache.spark.sql.SparkSession session = org.apache.spark.sql.SparkSession.active();
+    org.apache.spark.sql.connector.catalog.CatalogManager manager =
+        ((org.apache.spark.sql.classic.SparkSession) session).sessionState().catalogManager();
+    if (manager.currentCatalog().name().equals(ops.catalogName)) {
+      com.fasterxml.jackson.databind.node.ArrayNode ns = p.putArray("current_namespace");
+      for (String n : manager.currentNamespace()) {
+        ns.add(n);
+      }
+    }
+    JsonNode r = Bridge.ask("call_procedure", p, session);
     final StructType schema = StructType.fromDDL(r.get("schema").asText());
     List<InternalRow> rows = new ArrayList<>();
     for (JsonNode row : r.path("rows")) {
@@ -117,6 +128,11 @@ final class LakeProcedure implements UnboundProcedure, BoundProcedure {
       }
       rows.add(new GenericInternalRow(values));
     }
+    return localScan(schema, rows);
+  }
+
+  /** A procedure result: {@code rows} of {@code schema}. */
+  static Iterator<Scan> localScan(StructType schema, List<InternalRow> rows) {
     final InternalRow[] out = rows.toArray(new InternalRow[0]);
     Scan scan =
         new LocalScan() {

@@ -189,7 +189,7 @@ final class LakeScanBuilder implements SupportsPushDownCatalystFilters, Supports
    * with the callback: Python reading them back with {@code spark.conf.get} cost one more
    * round trip into the JVM per key and query.
    */
-  private static ObjectNode session() {
+  static ObjectNode session() {
     SQLConf conf = SQLConf.get();
     ObjectNode n = Bridge.obj();
     n.put("time_zone", conf.sessionLocalTimeZone());

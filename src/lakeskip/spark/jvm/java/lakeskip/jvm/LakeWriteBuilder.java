@@ -49,6 +49,7 @@ final class LakeWriteBuilder implements SupportsOverwriteV2 {
           ObjectNode p = table.ops.payload(table.ident);
           p.put("mode", overwrite ? "truncate" : m);
           p.set("condition", PredicateJson.predicates(c));
+          p.set("session", LakeScanBuilder.session());
           Bridge.ask("write", p, data);
         };
       }

@@ -1,0 +1,121 @@
+"""Spark's own ``bin/spark-sql`` with nothing but ``--conf`` flags: the catalog starts its
+Python brain, Paimon's SQL works in plain Spark SQL, errors are one line, the brain is
+restarted when killed and never outlives the JVM."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import pytest
+from tests.frontends.procs import (
+    START_TIMEOUT,
+    Lines,
+    brain_pids,
+    frontend_conf_for,
+    frontend_env,
+    kill_tree,
+    spawn,
+    wait_for,
+)
+
+SCRIPT = """
+CREATE TABLE lakeskip.default.ev (id BIGINT, user_id STRING)
+  WITH ('file-index.bloom-filter.columns' = 'user_id');
+INSERT INTO lakeskip.default.ev VALUES (1, 'u1');
+INSERT INTO lakeskip.default.ev VALUES (2, 'u2');
+INSERT INTO lakeskip.default.ev VALUES (3, 'u3');
+SELECT 'lookup', id, user_id FROM lakeskip.default.ev WHERE user_id = 'u3';
+EXPLAIN PRUNING SELECT * FROM lakeskip.default.ev WHERE user_id = 'u3';
+DELETE FROM lakeskip.default.ev WHERE id = 1;
+CALL sys.rewrite_file_index(table => 'default.ev');
+SELECT 'v1', count(*) FROM lakeskip.default.ev VERSION AS OF 1;
+SELECT 'now', count(*), min(id) FROM lakeskip.default.ev;
+"""
+
+
+def _spark_sql(tmp: Path, args: list[str]) -> list[str]:
+    from lakeskip.spark.frontends import frontend_command
+
+    return frontend_command("spark-sql", frontend_conf_for(tmp / "wh", tmp), args=args)
+
+
+def test_script_with_conf_only(frontend_dir: Path) -> None:
+    script = frontend_dir / "script.sql"
+    script.write_text(SCRIPT)
+    proc = spawn(_spark_sql(frontend_dir, ["-f", str(script)]), frontend_dir, frontend_env())
+    try:
+        out, err = proc.communicate(timeout=START_TIMEOUT)
+    finally:
+        kill_tree(proc)
+    assert proc.returncode == 0, err[-3000:]
+    rows = [line.split("\t") for line in out.splitlines()]
+    assert ["lookup", "3", "u3"] in rows, out
+    explain = {(r[1], r[2]) for r in rows if len(r) == 3 and r[0] == "default.ev"}
+    assert ("files total", "3") in explain and ("files kept", "1") in explain, out
+    assert ("files skipped by stats", "2") in explain, out
+    assert ["v1", "1"] in rows, out
+    assert ["now", "2", "2"] in rows, out
+    assert "\tat " not in err, err[-3000:]
+    # the JVM has exited: its brain too
+    wait_for(lambda: not brain_pids(proc.pid), 15, "the brain to exit with the JVM")
+
+
+@pytest.fixture(scope="module")
+def shell(frontend_dir: Path):  # type: ignore[no-untyped-def]
+    """One interactive spark-sql (statements on stdin) for the tests below."""
+    tmp = frontend_dir / "interactive"
+    tmp.mkdir()
+    proc = spawn(_spark_sql(tmp, []), tmp, frontend_env())
+    out, err = Lines(proc.stdout), Lines(proc.stderr)
+    try:
+        err.wait_line(lambda line: line.startswith("Spark master:"), START_TIMEOUT)
+        yield proc, out, err
+    finally:
+        kill_tree(proc)
+
+
+def _run(shell, statement: str) -> tuple[list[str], list[str]]:  # type: ignore[no-untyped-def]
+    """Run one statement; (stdout lines, stderr lines). Waits for Spark's "Time taken" line,
+    or for an error line and a moment for anything printed after it."""
+    proc, out, err = shell
+    out.drain()
+    err.drain()
+    assert proc.stdin is not None
+    proc.stdin.write(statement.strip().rstrip(";") + ";\n")
+    proc.stdin.flush()
+    got = err.wait_line(lambda line: True, START_TIMEOUT)
+    if not got[-1].startswith("Time taken"):
+        import time
+
+        time.sleep(3)  # a stack trace, if any, follows at once
+        got += err.drain()
+    return out.drain(), got
+
+
+def test_error_is_one_line_then_brain_killed_restarts(shell) -> None:  # type: ignore[no-untyped-def]
+    proc, _, _ = shell
+    out, err = _run(
+        shell,
+        "CREATE TABLE lakeskip.default.k (id BIGINT) WITH ('file-index.bloom-filter.columns' = 'id')",
+    )
+    assert err[-1].startswith("Time taken"), err
+    out, err = _run(shell, "CALL sys.rewrite_file_index(table => 'default.nope')")
+    assert err == ["table not found: default.nope"], err
+
+    first = brain_pids(proc.pid)
+    assert len(first) == 1, first
+    os.kill(first[0], signal.SIGKILL)
+    wait_for(lambda: not brain_pids(proc.pid), 15, "the killed brain to go")
+    out, err = _run(shell, "INSERT INTO lakeskip.default.k VALUES (7)")
+    assert err[-1].startswith("Time taken"), err
+    out, err = _run(shell, "SELECT 'k', id FROM lakeskip.default.k")
+    assert "k\t7" in out, (out, err)
+    second = brain_pids(proc.pid)
+    assert len(second) == 1 and second != first, (first, second)
+
+    # kill -9 of the JVM: the brain notices (stdin EOF, parent gone) and exits
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    wait_for(lambda: not brain_pids(proc.pid), 15, "no brain left after kill -9 of the JVM")
