@@ -52,8 +52,8 @@ from lakeskip.planner.scan import ScanPlanner
 from lakeskip.spark.error_text import spark_error_message
 from lakeskip.spark.predicate_json import predicate_from_json, translate
 from lakeskip.spark.query import configured_time_travel, settings_time_travel, spark_path
-from lakeskip.sql.ddl import OUR_FORMATS
 from lakeskip.spark.system_service import describe_system, system_payload_name, system_rows
+from lakeskip.sql.ddl import OUR_FORMATS
 from lakeskip.types import DataType, Field, RowType, TypeRoot, from_internal, parse_sql_type
 
 __all__ = ["PROTOCOL", "TAG_PROPERTY", "CallbackStats", "CatalogService", "snapshot_for"]
