@@ -30,7 +30,7 @@ from lakeskip.catalog.system_tables import (
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import TableNotFoundError
 
-__all__ = ["describe_system", "is_system_name", "spark_type", "system_rows"]
+__all__ = ["describe_system", "spark_type", "system_payload_name", "system_rows"]
 
 _SIMPLE = {
     "STRING": "STRING",
@@ -40,10 +40,6 @@ _SIMPLE = {
     "TIMESTAMP(3)": "TIMESTAMP_NTZ",
 }
 _ROW = re.compile(r"ROW<(.*)>$")
-
-
-def is_system_name(name: str) -> bool:
-    return split_system_name(name)[1] is not None
 
 
 def spark_type(paimon: str) -> str:

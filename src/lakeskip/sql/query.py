@@ -167,7 +167,8 @@ def analyze_query(
                     base = TableIdent(ident.database, source.name.split("$", 1)[0])
                     if tables(base) is not None:
                         raise UnsupportedStatementError(
-                            f"system tables are not supported yet: {source.name}"
+                            f"system table {source.name} is read through the Spark catalog "
+                            "(lakeskip.connect with javac available)"
                         )
                 known = (schemas or {}).get(ident.qualified(default_db))
                 other_columns[alias] = {c.lower() for c in known} if known is not None else None
@@ -195,7 +196,8 @@ def analyze_query(
             if alias_node is not None and not isinstance(alias_node.this, exp.Identifier):
                 # `t$snapshots` parses as `t AS ${snapshots}`
                 raise UnsupportedStatementError(
-                    f"system tables are not supported yet: {node.sql(DIALECT)}"
+                    f"quote a system table name in backquotes: `{node.name}$...` "
+                    f"(got {node.sql(DIALECT)})"
                 )
             scans.append(
                 TableScan(node, ident, node.alias or None, predicate, time_travel_of(node))
