@@ -189,7 +189,8 @@ def pyiceberg_plan(python: str, path: str, files: int, rows: int, batch: int, us
         built = f", table built in {r['build_s']:.1f} s" if r.get("build_s") else ""
         print(
             f"pyiceberg fresh process #{run + 1}: imports {r['imports_s']:.2f} s, open + load + "
-            f"plan_files point lookup {r['plan_s']:.2f} s, kept {r['kept']}{built}"
+            f"plan_files point lookup {r['plan_s']:.2f} s (CPU {r['plan_cpu_s']:.2f} s), "
+            f"kept {r['kept']}{built}"
         )
 
 

@@ -28,6 +28,7 @@ is decoded file by file as before, where a bad file is "unknown" and warned abou
 
 from __future__ import annotations
 
+import decimal
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -223,6 +224,9 @@ _FIXED: dict[TypeRoot, str] = {
 }
 
 
+_DECIMAL_CTX = decimal.Context(prec=80, rounding=decimal.ROUND_HALF_UP)  # as binary_row's
+
+
 class _Undecodable(Exception):
     """A group's bytes are not what its layout says: decode it file by file instead."""
 
@@ -269,6 +273,25 @@ def _decode_rows(
             out.append((vals.astype(_dtype(t)), known))
         elif t.is_timestamp and (t.precision if t.precision is not None else 6) <= 3:
             out.append((raw.view("<i8").ravel().astype(np.int64), known))
+        elif t.is_timestamp:
+            # offset << 32 | nanoOfMillisecond, the epoch millis in an 8-byte chunk at offset
+            word = raw.view("<u8").ravel()
+            at = row0 + (word >> np.uint64(32)).astype(np.int64)
+            nanos = (word & np.uint64(0xFFFFFFFF)).astype(np.int64)
+            if (known & ((at + 8 > starts + lens) | (nanos >= 1_000_000))).any():
+                raise _Undecodable("timestamp slot")
+            millis = _gather_slots(buf, np.where(known, at, row0)).view("<i8").ravel()
+            micros = millis.astype(np.int64) * 1000 + nanos // 1000
+            out.append((micros if t.timestamp_unit == "us" else micros // 1000, known))
+        elif r is TypeRoot.DECIMAL and (t.precision if t.precision is not None else 10) <= 18:
+            unscaled = raw.view("<i8").ravel().tolist()
+            scale = t.scale or 0
+            vals = np.empty(n, dtype=object)
+            vals[:] = [
+                decimal.Decimal(u).scaleb(-scale, context=_DECIMAL_CTX) if k else None
+                for u, k in zip(unscaled, known.tolist(), strict=True)
+            ]
+            out.append((vals, known))
         elif r is TypeRoot.BOOLEAN:
             vals = np.empty(n, dtype=object)
             vals[:] = list(raw[:, 0] != 0)

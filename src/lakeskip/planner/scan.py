@@ -220,8 +220,12 @@ class ScanPlanner:
         notes = _Warnings([])
         index_files_read = 0
         cols: _PlanColumns | None = None
-        if not isinstance(bound, (AlwaysFalse, AlwaysTrue)) and snapshot is not None:
-            cols = self._columnar_stats(snapshot, all_entries, entries, notes)
+        if not isinstance(bound, (AlwaysFalse, AlwaysTrue)):
+            cols = (
+                self._columnar_stats(snapshot, all_entries, entries, notes)
+                if snapshot is not None
+                else self._uncached_columns(entries, notes)
+            )
         self._index_bytes_read = 0
         if isinstance(bound, AlwaysFalse):
             decisions = [FileDecision(e, keep=False, tier=SkipTier.PREDICATE) for e in entries]
@@ -505,15 +509,7 @@ class ScanPlanner:
         if hit is None:
             positions = {e.file.file_name: i for i, e in enumerate(live)}
             if len(positions) != len(live):  # one name twice: no lookup by name, no cache
-                stats, _ = self._decode_stats(entries, notes)
-                return _PlanColumns(
-                    stats,
-                    np.arange(len(entries)),
-                    lambda: None,
-                    lambda: _decisions(entries),
-                    lambda: _index_kinds(entries),
-                    lambda column: _bloom_skips(entries, column),
-                )
+                return self._uncached_columns(entries, notes)
             stats, messages = self._decode_stats(live, notes)
             hit = _SnapshotStats(positions, stats, messages, [], [], [], {})
             self._columnar.put(key, hit, hit.nbytes)
@@ -572,6 +568,18 @@ class ScanPlanner:
             taken,
             lambda: kinds()[idx],
             lambda column: skips(column)[idx],
+        )
+
+    def _uncached_columns(self, entries: Sequence[ManifestEntry], notes: _Warnings) -> _PlanColumns:
+        """:meth:`_columnar_stats` for files of no snapshot (or one that names a file twice)."""
+        stats, _ = self._decode_stats(entries, notes)
+        return _PlanColumns(
+            stats,
+            np.arange(len(entries)),
+            lambda: None,
+            lambda: _decisions(entries),
+            lambda: _index_kinds(entries),
+            lambda column: _bloom_skips(entries, column),
         )
 
     def _decode_stats(
