@@ -35,12 +35,14 @@ def frontend_env() -> dict[str, str]:
     return env
 
 
-def frontend_conf_for(warehouse: Path, tmp: Path) -> dict[str, str]:
+def frontend_conf_for(
+    warehouse: Path, tmp: Path, *, as_session_catalog: bool = False
+) -> dict[str, str]:
     """lakeskip's front-end conf (what ``lakeskip spark-conf`` prints) plus small-machine
     settings; nothing lakeskip-specific beyond the printed flags."""
     from lakeskip.spark.frontends import frontend_conf
 
-    conf = frontend_conf(str(warehouse))
+    conf = frontend_conf(str(warehouse), as_session_catalog=as_session_catalog)
     conf.update(
         {
             "spark.master": "local[2]",

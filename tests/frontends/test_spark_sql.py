@@ -35,10 +35,11 @@ SELECT 'now', count(*), min(id) FROM lakeskip.default.ev;
 """
 
 
-def _spark_sql(tmp: Path, args: list[str]) -> list[str]:
+def _spark_sql(tmp: Path, args: list[str], *, as_session_catalog: bool = False) -> list[str]:
     from lakeskip.spark.frontends import frontend_command
 
-    return frontend_command("spark-sql", frontend_conf_for(tmp / "wh", tmp), args=args)
+    conf = frontend_conf_for(tmp / "wh", tmp, as_session_catalog=as_session_catalog)
+    return frontend_command("spark-sql", conf, args=args)
 
 
 def test_script_with_conf_only(frontend_dir: Path) -> None:
@@ -64,10 +65,11 @@ def test_script_with_conf_only(frontend_dir: Path) -> None:
 
 @pytest.fixture(scope="module")
 def shell(frontend_dir: Path):  # type: ignore[no-untyped-def]
-    """One interactive spark-sql (statements on stdin) for the tests below."""
+    """One interactive spark-sql (statements on stdin) for the tests below, with lakeskip
+    also as spark_catalog (`lakeskip spark-conf --session-catalog`)."""
     tmp = frontend_dir / "interactive"
     tmp.mkdir()
-    proc = spawn(_spark_sql(tmp, []), tmp, frontend_env())
+    proc = spawn(_spark_sql(tmp, [], as_session_catalog=True), tmp, frontend_env())
     out, err = Lines(proc.stdout), Lines(proc.stderr)
     try:
         err.wait_line(lambda line: line.startswith("Spark master:"), START_TIMEOUT)
@@ -101,6 +103,17 @@ def test_error_is_one_line_then_brain_killed_restarts(shell) -> None:  # type: i
         "CREATE TABLE lakeskip.default.k (id BIGINT) WITH ('file-index.bloom-filter.columns' = 'id')",
     )
     assert err[-1].startswith("Time taken"), err
+    # the session-catalog form: unqualified names, USING lakeskip
+    for statement in (
+        "CREATE TABLE sc (id BIGINT, s STRING) USING lakeskip "
+        "TBLPROPERTIES ('file-index.bloom-filter.columns' = 's')",
+        "INSERT INTO sc VALUES (1, 'a')",
+        "INSERT INTO sc VALUES (2, 'b')",
+    ):
+        out, err = _run(shell, statement)
+        assert err[-1].startswith("Time taken"), (statement, err)
+    out, err = _run(shell, "SELECT 'sc', id FROM sc WHERE s = 'b'")
+    assert "sc\t2" in out and "sc\t1" not in out, (out, err)
     out, err = _run(shell, "CALL sys.rewrite_file_index(table => 'default.nope')")
     assert err == ["table not found: default.nope"], err
 

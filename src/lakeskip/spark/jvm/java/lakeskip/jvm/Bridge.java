@@ -26,6 +26,11 @@ public final class Bridge {
   public static final String TAG_PROPERTY = "lakeskip.query.tag";
 
   static final ObjectMapper JSON = new ObjectMapper();
+
+  /** Operations that change nothing: safe to ask a restarted brain again. */
+  private static final java.util.Set<String> READ_ONLY = java.util.Set.of(
+      "table_exists", "load_table", "list_tables", "list_namespaces", "namespace_exists",
+      "plan_scan", "file_report", "procedure_info", "list_procedures", "rewrite_sql");
   private static volatile PythonBridge handler;
 
   private Bridge() {}
@@ -84,14 +89,33 @@ public final class Bridge {
     payload.put("protocol", PROTOCOL);
     payload.put("tag", tag());
     String reply;
+    String json;
     try {
-      reply = h.call(op, JSON.writeValueAsString(payload), arg);
+      json = JSON.writeValueAsString(payload);
     } catch (Exception e) {
-      if (Brain.owns(h) && !Brain.alive()) {
-        uninstall(h);
+      throw error("lakeskip: cannot encode " + op, e);
+    }
+    try {
+      reply = h.call(op, json, arg);
+    } catch (Exception e) {
+      if (!Brain.owns(h) || Brain.alive()) {
+        throw error(
+            "lakeskip: Python handler failed in " + op + ": " + firstLine(e.getMessage()), e);
+      }
+      // the brain died (perhaps just before this call, not yet reaped): a question that
+      // changes nothing is asked again of a new brain; anything else fails in one line
+      uninstall(h);
+      if (!READ_ONLY.contains(op)) {
         throw Brain.died(op);
       }
-      throw error("lakeskip: Python handler failed in " + op + ": " + firstLine(e.getMessage()), e);
+      try {
+        reply = Brain.handler().call(op, json, arg);
+      } catch (Exception again) {
+        if (again instanceof AnalysisException) {
+          throw Bridge.<RuntimeException>sneaky(again); // the restart failed: its own line
+        }
+        throw Brain.died(op);
+      }
     }
     JsonNode node;
     try {
