@@ -146,18 +146,27 @@ def test_concurrent_dv_change_conflicts(session, monkeypatch) -> None:  # type: 
     import lakeskip.spark.dv_dml as dv_dml
 
     _fill(session, n_files=1, rows=10)
+    session.sql("ALTER TABLE t SET TBLPROPERTIES ('commit.max-retries' = '0')")
     real = dv_dml.read_vectors
 
-    def racing(table, entries, snapshot):  # type: ignore[no-untyped-def]
-        out = real(table, entries, snapshot)
-        monkeypatch.setattr(dv_dml, "read_vectors", real)
-        session.sql("DELETE FROM t WHERE id = 1")  # another writer, in between
-        return out
+    def racing(other: int):  # type: ignore[no-untyped-def]
+        def read(table, entries, snapshot):  # type: ignore[no-untyped-def]
+            out = real(table, entries, snapshot)
+            monkeypatch.setattr(dv_dml, "read_vectors", real)
+            session.sql(f"DELETE FROM t WHERE id = {other}")  # another writer, in between
+            return out
 
-    monkeypatch.setattr(dv_dml, "read_vectors", racing)
+        return read
+
+    monkeypatch.setattr(dv_dml, "read_vectors", racing(1))
     with pytest.raises(CommitConflictError, match="run it again"):
         session.sql("DELETE FROM t WHERE id = 2")
     assert _rows(session.sql("SELECT id FROM t")) == [(i,) for i in range(10) if i != 1]
+    # with retries left the DELETE reads the changed DV again and commits
+    session.sql("ALTER TABLE t UNSET TBLPROPERTIES ('commit.max-retries')")
+    monkeypatch.setattr(dv_dml, "read_vectors", racing(3))
+    session.sql("DELETE FROM t WHERE id = 2")
+    assert _rows(session.sql("SELECT id FROM t")) == [(i,) for i in range(10) if i not in (1, 2, 3)]
 
 
 _CONDITIONS = st.sampled_from(

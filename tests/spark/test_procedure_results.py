@@ -148,20 +148,24 @@ def test_a_truncated_data_file_is_one_line_naming_file_and_table(
     spark: SparkSession, lk: Any
 ) -> None:
     spark.sql("CREATE TABLE lakeskip.db.tr (id BIGINT, s STRING)")
-    spark.sql("INSERT INTO lakeskip.db.tr VALUES (1, 'a'), (2, 'b')")
-    table = lk.catalog.get_table("db.tr")
-    path = table.data_file_path(table.scan_files()[0])
-    with open(path, "rb") as f:
-        data = f.read()
-    with open(path, "wb") as f:
-        f.write(data[: len(data) // 2])
-    for run in (
-        lambda: spark.sql("SELECT * FROM lakeskip.db.tr").collect(),
-        lambda: lk.sql("SELECT * FROM db.tr").collect(),
-    ):
-        with pytest.raises(Exception) as e:
-            run()
-        message = str(e.value).strip()
-        assert len(message.splitlines()) == 1, message[:3000]
-        assert f"data file file://{path}" in message or f"data file {path}" in message, message
-        assert "of table lakeskip.db.tr cannot be read" in message, message
+    spark.sql(
+        "CREATE TABLE lakeskip.db.pk (id BIGINT, s STRING) TBLPROPERTIES ('primary-key' = 'id')"
+    )
+    for name in ("tr", "pk"):
+        spark.sql(f"INSERT INTO lakeskip.db.{name} VALUES (1, 'a'), (2, 'b')")
+        table = lk.catalog.get_table(f"db.{name}")
+        path = table.data_file_path(table.scan_files()[0])
+        with open(path, "rb") as f:
+            data = f.read()
+        with open(path, "wb") as f:
+            f.write(data[: len(data) // 2])
+        for run in (
+            lambda n=name: spark.sql(f"SELECT * FROM lakeskip.db.{n}").collect(),
+            lambda n=name: lk.sql(f"SELECT * FROM db.{n}").collect(),
+        ):
+            with pytest.raises(Exception) as e:
+                run()
+            message = str(e.value).strip()
+            assert len(message.splitlines()) == 1, message[:3000]
+            assert path in message, message
+            assert f"of table lakeskip.db.{name} cannot be read" in message, message

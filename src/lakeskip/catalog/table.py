@@ -630,14 +630,14 @@ def retry_on_conflict(table: FileStoreTable, run: Callable[[], T]) -> T:
     primary-key write looks its keys up again in the buckets that gained files, so
     same-key writes resolve in commit order. The last conflict is raised as it is.
     """
-    options = table.schema.options
-    retries = commit_max_retries(options)
-    for attempt in range(retries + 1):
+    attempt = 0
+    while True:
         try:
             return run()
         except CommitConflictError:
-            if attempt == retries:
+            options = table.schema.options  # read now: the statement may have altered them
+            if attempt >= commit_max_retries(options):
                 raise
             table._back_off(attempt, options)
             table.refresh()
-    raise AssertionError("unreachable")
+            attempt += 1

@@ -204,7 +204,7 @@ final class LakePkScan implements Scan, Batch {
 
   @Override
   public PartitionReaderFactory createReaderFactory() {
-    return factory;
+    return new ReadErrors(factory, name);
   }
 
   /** The kept files of one (partition, bucket). */
