@@ -22,9 +22,15 @@ pytest.importorskip("grpc", reason="pyspark[connect] (lakeskip's connect extra) 
 
 @pytest.fixture(scope="module")
 def remote(frontend_dir: Path):  # type: ignore[no-untyped-def]
+    import os
+
     from pyspark.sql import SparkSession
 
     from lakeskip.spark.frontends import frontend_command
+
+    # builder.remote() switches this process to Connect mode through os.environ
+    # (SPARK_CONNECT_MODE_ENABLED): the suite's later local sessions must not inherit it
+    saved_env = dict(os.environ)
 
     tmp = frontend_dir / "connect"
     tmp.mkdir()
@@ -47,6 +53,8 @@ def remote(frontend_dir: Path):  # type: ignore[no-untyped-def]
         if spark is not None:
             spark.stop()
         kill_tree(proc)
+        os.environ.clear()
+        os.environ.update(saved_env)
 
 
 def test_sql_dataframes_writes_and_call(remote) -> None:  # type: ignore[no-untyped-def]

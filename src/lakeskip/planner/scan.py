@@ -362,8 +362,10 @@ class ScanPlanner:
             )
         loaded = self._load_index_files([entries[i] for i in external], notes)
         n_read = sum(1 for d in loaded if d is not None)
+        # every embedded container this tier consulted: opened one by one, or answered by
+        # the snapshot's bloom matrix built from the same bytes
         self._index_bytes_read += sum(len(d) for d in loaded if d is not None) + sum(
-            len(entries[i].file.embedded_index or b"") for i in embedded
+            len(entries[i].file.embedded_index or b"") for i in emb.tolist()
         )
         for i, data in zip(external, loaded, strict=True):
             e = entries[i]

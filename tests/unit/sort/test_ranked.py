@@ -82,8 +82,8 @@ def test_ordered_bytes_follow_the_values_order(
         for i in range(len(xs)):
             for j in range(len(xs)):
                 a, b = _sort_key(xs[i]), _sort_key(xs[j])
-                if dtype == STRING:
-                    a, b = (0, xs[i].encode()), (0, xs[j].encode())
+                if dtype == STRING:  # the key is the UTF-8 prefix padded with zero bytes
+                    a, b = ((0, x.encode()[:32].ljust(32, b"\0")) for x in (xs[i], xs[j]))
                 if a < b:
                     assert encoded[i] < encoded[j], (xs[i], xs[j])
 
