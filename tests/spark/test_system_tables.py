@@ -169,13 +169,15 @@ def test_shell_lists_snapshots(spark: SparkSession, tmp_path: Path, capsys: Any)
             wh,
             "-e",
             "CREATE TABLE t (id BIGINT); INSERT INTO t VALUES (1); INSERT INTO t VALUES (2); "
-            "SELECT snapshot_id, total_record_count FROM `t$snapshots` ORDER BY snapshot_id",
+            "SELECT snapshot_id, total_record_count FROM `t$snapshots` ORDER BY snapshot_id; "
+            "SELECT rowkind, id FROM `t$audit_log` ORDER BY id",
         ]
     )
     out, err = capsys.readouterr()
     assert code == 0, err
     assert "| snapshot_id | total_record_count |" in out
     assert "| 2           | 2                  |" in out
+    assert "| rowkind | id |" in out and "| +I      | 2  |" in out
 
 
 def test_read_optimized_reads_the_top_level_only(spark: SparkSession, lk: Any) -> None:
