@@ -102,3 +102,23 @@ def test_system_tables_agree_with_paimon_09(session: Any, paimon_java: Any, tmp_
     session.sql("CALL sys.expire_snapshots(table => 't', retain_max => 1)")
     assert _compare(session, paimon_java, wh, "snapshots") == 1
     assert _compare(session, paimon_java, wh, "tags") == 2
+
+
+@pytest.mark.parametrize("dv", ["false", "true"])
+def test_audit_log_agrees_with_paimon_09(
+    session: Any, paimon_java: Any, tmp_path: Path, dv: str
+) -> None:
+    """``t$audit_log`` of a primary-key table after inserts, upserts and a DELETE (``-D``
+    records without DVs; DVs otherwise), now and at an older snapshot."""
+    wh = tmp_path / "warehouse"
+    session.sql(
+        "CREATE TABLE t (id BIGINT, s STRING, dt STRING) PARTITIONED BY (dt) WITH ("
+        f"'primary-key'='id,dt', 'bucket'='2', 'deletion-vectors.enabled'='{dv}', {PIN})"
+    )
+    session.sql("INSERT INTO t SELECT id, concat('s', CAST(id AS STRING)), 'a' FROM range(0, 8)")
+    session.sql("INSERT INTO t SELECT id, 'up', 'a' FROM range(4, 10)")
+    session.sql("DELETE FROM t WHERE id IN (1, 6)")
+    n = _compare(session, paimon_java, wh, "audit_log")
+    kinds = {r[0] for r in session.sql("SELECT rowkind FROM `t$audit_log`").collect()}
+    assert (n, kinds) == ((10, {"+I", "-D"}) if dv == "false" else (8, {"+I"}))
+    assert _compare(session, paimon_java, wh, "audit_log", "1") == 8

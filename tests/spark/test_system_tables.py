@@ -169,13 +169,15 @@ def test_shell_lists_snapshots(spark: SparkSession, tmp_path: Path, capsys: Any)
             wh,
             "-e",
             "CREATE TABLE t (id BIGINT); INSERT INTO t VALUES (1); INSERT INTO t VALUES (2); "
-            "SELECT snapshot_id, total_record_count FROM `t$snapshots` ORDER BY snapshot_id",
+            "SELECT snapshot_id, total_record_count FROM `t$snapshots` ORDER BY snapshot_id; "
+            "SELECT rowkind, id FROM `t$audit_log` ORDER BY id",
         ]
     )
     out, err = capsys.readouterr()
     assert code == 0, err
     assert "| snapshot_id | total_record_count |" in out
     assert "| 2           | 2                  |" in out
+    assert "| rowkind | id |" in out and "| +I      | 2  |" in out
 
 
 def test_read_optimized_reads_the_top_level_only(spark: SparkSession, lk: Any) -> None:
@@ -205,3 +207,53 @@ def test_read_optimized_reads_the_top_level_only(spark: SparkSession, lk: Any) -
     spark.sql("CREATE TABLE lakeskip.db.a (id INT)")
     spark.sql("INSERT INTO lakeskip.db.a VALUES (1), (2)")
     assert rows("SELECT * FROM lakeskip.db.`a$read_optimized`") == [(1,), (2,)]
+
+
+def test_audit_log_keeps_row_kinds_and_deletes(spark: SparkSession, lk: Any) -> None:
+    """``t$audit_log``: Paimon's batch read with forceKeepDelete (each key's newest version per
+    bucket, ``-D`` kept, rowkind first); DVs applied; append rows are all ``+I``."""
+    lk.sql(
+        "CREATE TABLE db.u (id INT, v STRING, p STRING, PRIMARY KEY (id, p) NOT ENFORCED) "
+        "PARTITIONED BY (p) WITH ('bucket'='2')"
+    )
+    lk.sql("INSERT INTO db.u VALUES (1, 'a', 'x'), (2, 'b', 'x'), (3, 'c', 'y')")
+    lk.sql("INSERT INTO db.u VALUES (1, 'a2', 'x')")
+    lk.sql("DELETE FROM db.u WHERE id = 2")
+    au = "lakeskip.db.`u$audit_log`"
+
+    def rows(sql: str) -> list[tuple[Any, ...]]:
+        return sorted(tuple(r) for r in spark.sql(sql).collect())
+
+    assert spark.table(au).columns == ["rowkind", "id", "v", "p"]
+    assert rows(f"SELECT * FROM {au}") == [
+        ("+I", 1, "a2", "x"),
+        ("+I", 3, "c", "y"),
+        ("-D", 2, "b", "x"),
+    ]
+    assert rows(f"SELECT id FROM {au} WHERE rowkind = '-D'") == [(2,)]
+    assert rows(f"SELECT v, rowkind FROM {au} WHERE id < 3") == [("a2", "+I"), ("b", "-D")]
+    assert rows(f"SELECT * FROM {au} VERSION AS OF 1") == [
+        ("+I", 1, "a", "x"),
+        ("+I", 2, "b", "x"),
+        ("+I", 3, "c", "y"),
+    ]
+    assert "AuditLog" in "\n".join(r[0] for r in spark.sql(f"EXPLAIN SELECT * FROM {au}").collect())
+    by_session = lk.sql("SELECT rowkind, id FROM db.`u$audit_log` WHERE id = 2").collect()
+    assert [tuple(r) for r in by_session] == [("-D", 2)]
+    with pytest.raises(AnalysisException, match="system tables are read-only"):
+        spark.sql(f"INSERT INTO {au} VALUES ('+I', 9, 'z', 'x')")
+
+    # deletion vectors: Paimon reads the files above level 0 minus their DVs
+    lk.sql(
+        "CREATE TABLE db.d (id INT, v STRING, PRIMARY KEY (id) NOT ENFORCED) "
+        "WITH ('deletion-vectors.enabled'='true', 'bucket'='1')"
+    )
+    lk.sql("INSERT INTO db.d VALUES (1, 'a'), (2, 'b'), (3, 'c')")
+    lk.sql("INSERT INTO db.d VALUES (1, 'a2')")
+    lk.sql("DELETE FROM db.d WHERE id = 3")
+    assert rows("SELECT * FROM lakeskip.db.`d$audit_log`") == [("+I", 1, "a2"), ("+I", 2, "b")]
+
+    # an append table: every row, +I
+    spark.sql("CREATE TABLE lakeskip.db.ap (id INT)")
+    spark.sql("INSERT INTO lakeskip.db.ap VALUES (1), (2)")
+    assert rows("SELECT * FROM lakeskip.db.`ap$audit_log`") == [("+I", 1), ("+I", 2)]

@@ -4,8 +4,9 @@ Names, column names and column types are Paimon 1.4's (``paimon-core/.../table/s
 at ``release-1.4.2``); ``file_indexes`` is the one Paimon added after 1.4 (its master's
 ``FileIndexesTable``: one row per data file, column and index type, embedded or in a
 ``.index`` file, with sizes). Every table is computed from the catalog's metadata alone (no
-data file is read); ``read_optimized`` reads data and is the Spark layer's scan of the
-table's top-level files. ``audit_log`` is not served yet.
+data file is read); ``read_optimized`` and ``audit_log`` read data and are the Spark layer's
+scan of the table: ``read_optimized`` of the top-level files only, ``audit_log`` with a
+``rowkind`` column first and the deleted keys kept (Paimon's ``forceKeepDelete`` read).
 
 Time travel: ``files``, ``file_indexes``, ``manifests``, ``partitions`` and
 ``table_indexes`` describe the snapshot a ``VERSION AS OF`` / ``TIMESTAMP AS OF`` names, as
@@ -178,9 +179,9 @@ _COLUMNS: dict[str, tuple[SystemColumn, ...]] = {
 #: system tables computed from metadata here
 METADATA_SYSTEM_TABLES = tuple(_COLUMNS)
 #: system tables that read data files (served by the Spark layer's scan)
-DATA_SYSTEM_TABLES = ("read_optimized",)
+DATA_SYSTEM_TABLES = ("audit_log", "read_optimized")
 #: Paimon system tables lakeskip does not serve yet
-_NOT_YET = ("audit_log", "binlog", "buckets", "branches", "consumers", "statistics")
+_NOT_YET = ("binlog", "buckets", "branches", "consumers", "statistics")
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,6 +216,8 @@ def system_table_columns(name: str) -> tuple[SystemColumn, ...]:
 
 def _unknown(name: str) -> str:
     known = ", ".join(sorted([*METADATA_SYSTEM_TABLES, *DATA_SYSTEM_TABLES]))
+    if name in DATA_SYSTEM_TABLES:
+        return f"system table ${name} reads data files: it is served by the Spark catalog's scan"
     what = "not supported yet" if name in _NOT_YET else "unknown"
     return f"system table ${name} is {what} (lakeskip serves {known})"
 

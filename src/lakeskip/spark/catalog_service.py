@@ -481,11 +481,21 @@ class CatalogService:
         if system is not None:  # t$snapshots ...: LakeSystemTable.java
             table = self._table({**p, "name": base})
             snap = snapshot_for(table, version, ts)
-            if system == "read_optimized":
-                # the table's own scan (LakeTable) over other files, read without a merge
+            if system in ("read_optimized", "audit_log"):
+                # the table's own scan (LakeTable): read_optimized over other files without
+                # a merge; audit_log with rowkind first and deleted keys kept (LakeAuditScan)
                 pinned = version is not None or ts is not None
                 out = self._describe(table, snap, pinned=pinned)
-                out["trimmed_keys"] = []
+                if system == "read_optimized":
+                    out["trimmed_keys"] = []
+                elif out["trimmed_keys"] and (engine := MergeEngine.of(table.schema.options)) != (
+                    MergeEngine()
+                ):
+                    # the keep-delete merge is deduplicate's (LakePkScan)
+                    raise TableNotFoundError(
+                        f"system table $audit_log is not supported yet for merge-engine "
+                        f"{engine.kind}{' with ignore-delete' if engine.ignore_delete else ''}"
+                    )
                 out["system"] = system
                 out["token"] = snapshot_token(table, snap) + f"|${system}"
                 return out

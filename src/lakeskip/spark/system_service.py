@@ -8,8 +8,10 @@ shows the metadata as of its planning, as a data scan shows the data. The rows c
 decodes: TIMESTAMP_NTZ as epoch microseconds of the wall-clock time, arrays as lists,
 structs as lists of fields.
 
-``read_optimized`` reads data files: it is the table's own scan (``LakeTable``) of the
-files at the top level of a primary-key table, read without a merge (``catalog_service``).
+``read_optimized`` and ``audit_log`` read data files: they are the table's own scan
+(``LakeTable``; ``catalog_service``): of the files at the top level of a primary-key table,
+read without a merge, or with Paimon's ``rowkind`` first and deleted keys kept
+(``LakeAuditScan``).
 """
 
 from __future__ import annotations

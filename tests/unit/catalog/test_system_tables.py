@@ -78,7 +78,9 @@ def test_details_and_unknown_names(table: FileStoreTable) -> None:
     assert details["lakeskip.indexed-files"] == "2 embedded, 0 in .index files"
     assert details["lakeskip.indexes"] == "bloom-filter(s), bitmap(id)"
     assert dict(table_details(table, None))["lakeskip.data-files"] == "0"
-    with pytest.raises(TableNotFoundError, match="audit_log is not supported yet"):
+    with pytest.raises(TableNotFoundError, match="binlog is not supported yet"):
+        system_table(table, "binlog", None)
+    with pytest.raises(TableNotFoundError, match="audit_log reads data files"):
         system_table(table, "audit_log", None)
     with pytest.raises(TableNotFoundError, match="nope is unknown"):
         system_table(table, "nope", None)

@@ -74,9 +74,14 @@ final class LakePkScan implements Scan, Batch {
 
   static LakePkScan create(
       LakeTable table, JsonNode reply, StructType required, CaseInsensitiveStringMap options,
-      scala.collection.immutable.Seq<Expression> filters) {
+      scala.collection.immutable.Seq<Expression> filters, boolean keepDelete) {
     SparkSession session = SparkSession.active();
     StructType out = required != null ? required : table.schema;
+    if (keepDelete) {
+      // t$audit_log: each key's newest version whatever its kind, with that kind
+      out = LakeAuditScan.prepend(
+          new StructField(KIND, ByteType$.MODULE$, true, Metadata.empty()), out);
+    }
     List<String> keys = table.trimmedKeys;
     List<StructField> fileFields = new ArrayList<>();
     for (String k : keys) {
@@ -91,7 +96,9 @@ final class LakePkScan implements Scan, Batch {
     StructType fileSchema = new StructType(fileFields.toArray(new StructField[0]));
     List<StructField> wanted = new ArrayList<>(fileFields.subList(0, keys.size() + 2));
     for (StructField f : out.fields()) {
-      wanted.add(fileSchema.apply(f.name()));
+      if (!f.name().equals(KIND)) {
+        wanted.add(fileSchema.apply(f.name()));
+      }
     }
     // partition columns are read from the files (Paimon writes the whole row as the value),
     // so Spark's file index here has no partition schema
@@ -140,7 +147,8 @@ final class LakePkScan implements Scan, Batch {
             got.fieldIndex(KIND), outOrdinals, outTypes,
             "partial-update".equals(merge.path("engine").asText("deduplicate")),
             merge.path("ignore_delete").asBoolean(false),
-            merge.path("remove_record_on_delete").asBoolean(false));
+            merge.path("remove_record_on_delete").asBoolean(false),
+            keepDelete);
     Configuration conf = session.sessionState().newHadoopConf();
     Map<String, List<PartitionedFile>> groups = new LinkedHashMap<>();
     for (JsonNode f : reply.path("files")) {
@@ -227,11 +235,14 @@ final class LakePkScan implements Scan, Batch {
     final boolean partialUpdate;
     final boolean ignoreDelete;
     final boolean removeRecordOnDelete;
+    /** Keep {@code -U}/{@code -D} winners (Paimon's forceKeepDelete: t$audit_log). */
+    final boolean keepDelete;
 
     Factory(
         PartitionReaderFactory parquet, DataType[] keyTypes, int sequence, int kind, int[] out,
         DataType[] outTypes, boolean partialUpdate, boolean ignoreDelete,
-        boolean removeRecordOnDelete) {
+        boolean removeRecordOnDelete, boolean keepDelete) {
+      this.keepDelete = keepDelete;
       this.parquet = parquet;
       this.keyTypes = keyTypes;
       this.sequence = sequence;
@@ -336,7 +347,7 @@ final class LakePkScan implements Scan, Batch {
           }
         }
         byte kind = best.getByte(f.kind);
-        if (kind == 0 || kind == 2) { // +I, +U: the key's row; -U, -D: no row
+        if (kind == 0 || kind == 2 || f.keepDelete) { // +I, +U: the key's row; -U, -D: none
           Object[] values = new Object[f.out.length];
           for (int i = 0; i < values.length; i++) {
             values[i] = best.isNullAt(f.out[i]) ? null : best.get(f.out[i], f.outTypes[i]);

@@ -51,6 +51,22 @@ final class LakeScanBuilder implements SupportsPushDownCatalystFilters, Supports
   @Override
   public scala.collection.immutable.Seq<Expression> pushFilters(
       scala.collection.immutable.Seq<Expression> filters) {
+    if (table.audit()) {
+      // filters on t$audit_log's rowkind stay Spark's alone (no file holds that column)
+      java.util.List<Expression> kept = new java.util.ArrayList<>();
+      for (Expression e : scala.jdk.javaapi.CollectionConverters.asJava(filters)) {
+        boolean onRowkind = false;
+        for (org.apache.spark.sql.catalyst.expressions.Attribute a :
+            scala.jdk.javaapi.CollectionConverters.asJava(e.references().toSeq())) {
+          onRowkind |= a.name().equals(LakeAuditScan.ROWKIND);
+        }
+        if (!onRowkind) {
+          kept.add(e);
+        }
+      }
+      this.filters = scala.jdk.javaapi.CollectionConverters.asScala(kept).toList();
+      return filters;
+    }
     this.filters = filters;
     return filters;
   }
@@ -62,7 +78,7 @@ final class LakeScanBuilder implements SupportsPushDownCatalystFilters, Supports
 
   @Override
   public void pruneColumns(StructType requiredSchema) {
-    this.required = requiredSchema;
+    this.required = table.audit() ? LakeAuditScan.withoutRowkind(requiredSchema) : requiredSchema;
   }
 
   @Override
@@ -118,9 +134,10 @@ final class LakeScanBuilder implements SupportsPushDownCatalystFilters, Supports
   /** Spark's scan of the files Python kept (with their DVs; merged by key for a PK table). */
   private Scan scan(SparkSession session, JsonNode reply) {
     LakePruning pruning = LakePruning.of(reply.get("pruning"));
+    boolean audit = table.audit();
     if (!table.trimmedKeys.isEmpty()) {
-      return new LakeScan(
-          LakePkScan.create(table, reply, required, options, filters), table.name(), pruning);
+      Scan pk = LakePkScan.create(table, reply, required, options, filters, audit);
+      return new LakeScan(audit ? new LakeAuditScan(pk) : pk, table.name(), pruning);
     }
     LakeFileIndex index = LakeFileIndex.of(session, table.partitionSchema(), reply.path("files"));
     Map<String, byte[]> vectors = new HashMap<>();
@@ -134,13 +151,21 @@ final class LakeScanBuilder implements SupportsPushDownCatalystFilters, Supports
     StructType schema = table.schema;
     StructType dataSchema = table.dataSchema();
     StructType want = required;
+    if (audit && table.primaryKey()) {
+      // t$audit_log of a table read without a merge: each version's kind from its file
+      StructField kind =
+          new StructField(LakePkScan.KIND, DataTypes.ByteType, true, Metadata.empty());
+      schema = schema.add(kind);
+      dataSchema = dataSchema.add(kind);
+      want = (want != null ? want : table.schema).add(kind);
+    }
     if (!vectors.isEmpty()) {
       // Spark's Parquet reader fills this column with each row's position in its file
       StructField rowIndex = new StructField(LakeDvScan.ROW_INDEX, DataTypes.LongType, true,
           Metadata.empty());
       schema = schema.add(rowIndex);
       dataSchema = dataSchema.add(rowIndex);
-      want = (required != null ? required : table.schema).add(rowIndex);
+      want = (want != null ? want : table.schema).add(rowIndex);
     }
     ParquetScanBuilder parquet =
         new ParquetScanBuilder(session, index, schema, dataSchema, options);
@@ -149,7 +174,8 @@ final class LakeScanBuilder implements SupportsPushDownCatalystFilters, Supports
       parquet.pruneColumns(want);
     }
     Scan scan = parquet.build();
-    return new LakeScan(vectors.isEmpty() ? scan : new LakeDvScan(scan, vectors), table.name(), pruning);
+    scan = vectors.isEmpty() ? scan : new LakeDvScan(scan, vectors);
+    return new LakeScan(audit ? new LakeAuditScan(scan) : scan, table.name(), pruning);
   }
 
   /**

@@ -36,7 +36,8 @@ public class LakeTable implements SupportsRead, SupportsWrite {
   final String location;
   /** Names the schema and snapshot Python loaded ({@link ScanCache}); "" when not given. */
   final String token;
-  /** A system table read through this scan ({@code t$read_optimized}): read-only. */
+  /** A system table read through this scan ({@code t$read_optimized}, {@code t$audit_log}):
+   * read-only. */
   final String system;
 
   LakeTable(LakeOps ops, Identifier ident, JsonNode desc) {
@@ -86,7 +87,17 @@ public class LakeTable implements SupportsRead, SupportsWrite {
   @Override
   @SuppressWarnings("deprecation")
   public StructType schema() {
-    return schema;
+    return audit() ? LakeAuditScan.schema(schema) : schema;
+  }
+
+  /** {@code t$audit_log}: rowkind first, every version kept ({@link LakeAuditScan}). */
+  boolean audit() {
+    return "audit_log".equals(system);
+  }
+
+  /** A primary-key table (its files are key-value files with {@code _VALUE_KIND}). */
+  boolean primaryKey() {
+    return properties.containsKey("primary-key");
   }
 
   StructType partitionSchema() {
