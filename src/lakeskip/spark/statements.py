@@ -248,12 +248,10 @@ def _table_statement(
 
 def _create_table(ctx: StatementContext, s: CreateTable) -> DataFrame:
     if s.catalog is not None:  # lakeskip.db.t: the same statement through that Spark catalog
-        from lakeskip.spark.catalog_setup import service_for
-        from lakeskip.spark.native_query import run_native_query
         from lakeskip.spark.sql_rewrite import create_table_sql, lakeskip_catalogs
 
-        sql = create_table_sql(s, lakeskip_catalogs(ctx.spark, [s.catalog]))
-        run_native_query(ctx.spark, service_for(ctx.spark), sql)  # raises its typed error
+        # a catalog error reaches the caller as Session.execute's one-line QueryFailedError
+        ctx.spark.sql(create_table_sql(s, lakeskip_catalogs(ctx.spark, [s.catalog])))
         return _ok(ctx, f"table {s.catalog}.{s.ident.qualified('default')} created")
     cat = ctx.catalog
     name = _ident(ctx, s.ident)
