@@ -5,7 +5,9 @@
 Writes an events table with bloom(user_id) from a PySpark driver (``lakeskip.connect``), then
 runs the same point lookup ``--runs`` times two ways, each after one warm-up run:
 
-* in-process: ``spark.sql(q).collect()`` in this PySpark driver (the brain is this process);
+* in-process: the query run in this PySpark driver's JVM and its rows collected there
+  (``spark._jsparkSession.sql(q).collect()``, like for like with the CLI, which also collects
+  in the JVM), and for reference ``spark.sql(q).collect()`` (rows converted to Python too);
 * JVM-started: Spark's own ``bin/spark-sql`` with only the ``lakeskip spark-conf`` flags, one
   process running the lookup ``runs + 1`` times (its catalog starts the Python brain); the
   time per statement is the CLI's own "Time taken".
@@ -34,14 +36,20 @@ from lakeskip.spark.frontends import frontend_command, frontend_conf
 TABLE = "bench.frontends"
 
 
-def _in_process(spark: object, query: str, runs: int) -> list[float]:
-    times = []
+def _in_process(spark: object, query: str, runs: int) -> tuple[list[float], list[float]]:
+    """(JVM-side collect times, Python collect times), alternating, after one warm-up each."""
+    jvm_side: list[float] = []
+    python_side: list[float] = []
     for i in range(runs + 1):
         started = time.perf_counter()
-        spark.sql(query).collect()  # type: ignore[attr-defined]
+        spark._jsparkSession.sql(query).collect()  # type: ignore[attr-defined]
         if i:  # the first run warms up
-            times.append(time.perf_counter() - started)
-    return times
+            jvm_side.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        spark.sql(query).collect()  # type: ignore[attr-defined]
+        if i:
+            python_side.append(time.perf_counter() - started)
+    return jvm_side, python_side
 
 
 def _spark_sql(warehouse: str, query: str, runs: int, tmp: Path) -> list[float]:
@@ -93,7 +101,7 @@ def main() -> None:
         )
         session.write(generate_events(session, args.rows, args.files), TABLE)
     query = f"SELECT * FROM lakeskip.{TABLE} WHERE user_id = 'u4242'"
-    inproc = _in_process(spark, query, args.runs)
+    inproc, inproc_python = _in_process(spark, query, args.runs)
     spark.stop()  # one JVM at a time on the machine
     with tempfile.TemporaryDirectory() as tmp:
         jvm = _spark_sql(args.warehouse, query, args.runs, Path(tmp))
@@ -103,16 +111,19 @@ def main() -> None:
         "files": args.files,
         "runs": args.runs,
         "in_process_median_s": statistics.median(inproc),
+        "in_process_python_collect_median_s": statistics.median(inproc_python),
         "jvm_started_median_s": statistics.median(jvm),
         "ratio": statistics.median(jvm) / statistics.median(inproc),
         "load_average": load,
         "in_process_s": inproc,
+        "in_process_python_collect_s": inproc_python,
         "jvm_started_s": jvm,
     }
     print(
         f"point lookup, median of {args.runs} (loaded: load average "
         f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}):\n"
-        f"  in-process brain (PySpark driver): {result['in_process_median_s'] * 1000:8.1f} ms\n"
+        f"  in-process brain (PySpark driver): {result['in_process_median_s'] * 1000:8.1f} ms"
+        f"  (rows to Python: {result['in_process_python_collect_median_s'] * 1000:.1f} ms)\n"
         f"  JVM-started brain (spark-sql)    : {result['jvm_started_median_s'] * 1000:8.1f} ms"
         f"  ({result['ratio']:.2f}x)"
     )
