@@ -400,6 +400,7 @@ class FileStoreTable:
         deletion_vectors: DeletionVectorUpdate | None = None,
         *,
         merge_manifests: bool = False,
+        concurrent_check: Callable[[Snapshot | None], None] | None = None,
     ) -> Snapshot | None:
         """Publish one snapshot adding and deleting files.
 
@@ -417,6 +418,10 @@ class FileStoreTable:
                 commit that adds back a file an earlier snapshot deleted needs it: pypaimon
                 drops every ADD of a file whose identifier any manifest of the snapshot
                 deletes.
+            concurrent_check: called with the snapshot this commit would follow, before every
+                attempt to publish; raises :class:`CommitConflictError` when a commit that
+                landed since the writer read the table invalidates what it wrote (a
+                DELETE/UPDATE whose condition may match rows a concurrent writer added).
 
         Returns:
             The new snapshot, or ``None`` when nothing was added or deleted.
@@ -444,6 +449,12 @@ class FileStoreTable:
         last_error = ""
         for attempt in range(retries + 1):
             latest = self.snapshot_manager.latest()
+            if concurrent_check is not None:
+                try:
+                    concurrent_check(latest)
+                except CommitConflictError:
+                    self._discard_manifest(delta_meta)
+                    raise
             base_metas = self.manifest_metas(latest) if latest is not None else []
             deletes = explicit_deletes
             if explicit_deletes or match is not None:

@@ -221,7 +221,11 @@ def _copy_on_write(request: DmlRequest) -> DmlResult:
     new_entries = write_entries(table, align_by_position(rewritten, row_type, what))
     try:
         snap = table.commit(
-            new_entries, deleted=affected, kind=CommitKind.OVERWRITE, overwrite_partitions=[]
+            new_entries,
+            deleted=affected,
+            kind=CommitKind.OVERWRITE,
+            overwrite_partitions=[],
+            concurrent_check=c.concurrent_check(table),
         )
     except CommitConflictError as e:
         remove_files(table, new_entries)

@@ -33,7 +33,8 @@ from pyspark.sql import functions as F
 from lakeskip.catalog.manifest import ManifestEntry
 from lakeskip.catalog.snapshot import Snapshot
 from lakeskip.catalog.table import FileStoreTable
-from lakeskip.errors import ColumnNotFoundError, InvalidArgumentError
+from lakeskip.errors import ColumnNotFoundError, CommitConflictError, InvalidArgumentError
+from lakeskip.expressions import BooleanExpression
 from lakeskip.planner.report import PruningReport
 from lakeskip.planner.scan import ScanPlanner
 from lakeskip.spark.dv_read import pushdown_safe_frame
@@ -240,10 +241,37 @@ class Candidates:
     alias: str
     what: str
     report: PruningReport | None
+    predicate: BooleanExpression | None = None
+    time_zone: str = "UTC"
 
     def nothing(self) -> DmlResult:
         """The result when nothing matched."""
         return DmlResult(0, len(self.files), 0, 0, None, self.report)
+
+    def concurrent_check(self, table: FileStoreTable) -> Callable[[Snapshot | None], None]:
+        """The commit's check that no file committed since :attr:`snapshot` may hold a row
+        the condition matches: such a row was never read, so committing would leave it
+        un-deleted / un-updated although the statement commits after it (a lost update).
+        A :class:`CommitConflictError` makes ``retry_on_conflict`` plan the statement again
+        on the newer snapshot (Delta's ConcurrentAppendException, Iceberg's serializable
+        isolation)."""
+        read = self.snapshot
+        assert read is not None and self.predicate is not None
+        read_ids = {e.identifier for e in table.scan_files(read)}
+        predicate, time_zone, what = self.predicate, self.time_zone, self.what
+
+        def check(latest: Snapshot | None) -> None:
+            if latest is None or latest.id == read.id:
+                return
+            plan = ScanPlanner(table).plan(predicate, time_zone=time_zone, snapshot=latest)
+            new = [e.file.file_name for e in plan.files if e.identifier not in read_ids]
+            if new:
+                raise CommitConflictError(
+                    f"{what}: {len(new)} file(s) committed after it read snapshot {read.id} "
+                    f"may hold rows its condition matches (e.g. {new[0]})"
+                )
+
+        return check
 
 
 def plan_candidates(request: DmlRequest) -> Candidates:
@@ -264,7 +292,7 @@ def plan_candidates(request: DmlRequest) -> Candidates:
     tz = session_time_zone(spark, time_zone)
     predicate = condition_predicate(condition, table.schema.row_type, alias, tz)
     plan = ScanPlanner(table).plan(predicate, time_zone=tz, snapshot=snapshot)
-    return Candidates(snapshot, tuple(plan.files), cond, alias, what, plan.report)
+    return Candidates(snapshot, tuple(plan.files), cond, alias, what, plan.report, predicate, tz)
 
 
 def resolve_set(

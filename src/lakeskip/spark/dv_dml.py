@@ -28,7 +28,7 @@ are never lost nor rows resurrected.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -40,7 +40,7 @@ from pyspark.sql import functions as F
 from lakeskip.catalog.deletion_vectors import DeletionVectorUpdate
 from lakeskip.catalog.manifest import ManifestEntry
 from lakeskip.catalog.options import deletion_vectors_enabled
-from lakeskip.catalog.snapshot import CommitKind
+from lakeskip.catalog.snapshot import CommitKind, Snapshot
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import CommitConflictError
 from lakeskip.index._roaring import bitmap_of, serialize_bitmap
@@ -129,6 +129,7 @@ def _commit(
     matched: Mapping[str, BitMap],
     added: Sequence[ManifestEntry],
     what: str,
+    concurrent_check: Callable[[Snapshot | None], None] | None = None,
 ) -> _Marked:
     """One snapshot: ``matched`` positions added to the files' DVs (a file with no live row
     left is removed instead) and ``added`` files. Removes ``added`` if the commit fails."""
@@ -151,6 +152,7 @@ def _commit(
                 kind=CommitKind.OVERWRITE,
                 overwrite_partitions=[],
                 deletion_vectors=DeletionVectorUpdate(vectors, base, dvs.vectors),
+                concurrent_check=concurrent_check,
             )
         else:
             snap = table.commit(list(added), kind=CommitKind.APPEND) if added else None
@@ -206,7 +208,7 @@ def _delete_update(request: DmlRequest) -> DmlResult:
             lambda view: f"SELECT {', '.join(items)} FROM {view} {as_alias} WHERE {c.cond}",
         )
         added = write_entries(table, align_by_position(new_rows, row_type, c.what))
-    out = _commit(table, c.files, dvs, matched, added, c.what)
+    out = _commit(table, c.files, dvs, matched, added, c.what, c.concurrent_check(table))
     return DmlResult(
         rows=out.rows,
         files_scanned=len(c.files),
