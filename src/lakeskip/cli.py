@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from lakeskip import __version__
 from lakeskip.errors import LakeskipError, SqlParseError
+from lakeskip.sql.splitter import position, split_complete, split_statements
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -39,52 +40,9 @@ if TYPE_CHECKING:
     from lakeskip.planner.report import PruningReport
     from lakeskip.spark.session import Session
 
-__all__ = ["format_table", "main", "split_complete"]
+__all__ = ["format_table", "main"]
 
 HISTORY_FILE = os.path.expanduser("~/.lakeskip_history")
-
-
-# -- statement splitting -------------------------------------------------------------------
-
-
-def split_complete(buffer: str) -> tuple[list[str], str]:
-    """Split off the complete ``;``-terminated statements of ``buffer``.
-
-    Quotes (``'``, ``"``, backticks) and comments (``--``, ``/* */``) are respected.
-    Returns the complete statements (without the ``;``) and the unfinished rest.
-
-    >>> split_complete("select ';'; select 2")
-    (["select ';'"], ' select 2')
-    >>> split_complete("select 1 -- no; end\\n;")
-    (['select 1 -- no; end\\n'], '')
-    """
-    done: list[str] = []
-    start = 0
-    i, n = 0, len(buffer)
-    quote: str | None = None
-    while i < n:
-        c = buffer[i]
-        if quote:
-            if c == "\\" and quote != "`":
-                i += 2
-                continue
-            if c == quote:
-                quote = None
-        elif c in ("'", '"', "`"):
-            quote = c
-        elif c == "-" and buffer.startswith("--", i):
-            j = buffer.find("\n", i)
-            i = n if j < 0 else j
-            continue
-        elif c == "/" and buffer.startswith("/*", i):
-            j = buffer.find("*/", i + 2)
-            i = n if j < 0 else j + 2
-            continue
-        elif c == ";":
-            done.append(buffer[start:i])
-            start = i + 1
-        i += 1
-    return [d for d in done if d.strip()], buffer[start:]
 
 
 # -- output ----------------------------------------------------------------------------------
@@ -318,17 +276,9 @@ class Shell:
         return f"{type(e).__name__}: {first[0] if first else ''}"
 
     def run_script(self, text: str) -> int:
-        statements, rest = split_complete(text)
-        if rest.strip():
-            statements.append(rest)
-        pos = 0
-        for s in statements:
-            pos = text.index(s, pos)
-            line = text.count("\n", 0, pos) + 1
-            col = pos - (text.rfind("\n", 0, pos) + 1) + 1
-            if not self.run(s, (line, col)):
+        for piece in split_statements(text):
+            if not self.run(piece.text, position(text, piece.offset)):
                 return 1
-            pos += len(s)
         return 0
 
     def interactive(self, stdin: TextIO) -> int:
@@ -360,7 +310,7 @@ class Shell:
             if not buffer.strip():
                 buffer = ""  # the newline after a ';' is not the next statement's line 1
             for s in statements:
-                failed |= not self.run(s)
+                failed |= not self.run(s.text)
         if readline is not None:
             with contextlib.suppress(OSError):
                 readline.write_history_file(HISTORY_FILE)

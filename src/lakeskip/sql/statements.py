@@ -31,6 +31,12 @@ from sqlglot.tokenizer_core import TokenType
 from lakeskip.errors import SqlParseError, UnsupportedStatementError
 from lakeskip.sql.ddl import alter_table, create_database, create_table, parse_unset
 from lakeskip.sql.literals import literal_value
+from lakeskip.sql.splitter import (
+    LEADING_COMMENTS,
+    position,
+    split_statements,
+    strip_comments,
+)
 from lakeskip.sql.statement_types import (
     DIALECT,
     AlterTableAddColumns,
@@ -98,65 +104,15 @@ __all__ = [
 logging.getLogger("sqlglot").setLevel(logging.ERROR)
 
 
-# -- splitting ------------------------------------------------------------------------------
-
-
-def split_statements(text: str) -> list[tuple[str, int]]:
-    """Split on ``;`` outside quotes and comments: (statement, offset of its first char).
-
-    >>> [s for s, _ in split_statements("select ';' ; -- c;\\nselect 2;")]
-    ["select ';' ", ' -- c;\\nselect 2']
-    """
-    out: list[tuple[str, int]] = []
-    start, i, n = 0, 0, len(text)
-    quote: str | None = None
-    while i < n:
-        c = text[i]
-        if quote:
-            if c == "\\" and quote != "`":
-                i += 2
-                continue
-            if c == quote:
-                quote = None
-        elif c in ("'", '"', "`"):
-            quote = c
-        elif text.startswith("--", i):
-            j = text.find("\n", i)
-            i = n if j < 0 else j
-            continue
-        elif text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            i = n if j < 0 else j + 2
-            continue
-        elif c == ";":
-            out.append((text[start:i], start))
-            start = i + 1
-        i += 1
-    out.append((text[start:], start))
-    return [(s, o) for s, o in out if _strip_comments(s).strip()]
-
-
-def _strip_comments(s: str) -> str:
-    return re.sub(r"--[^\n]*|/\*.*?\*/", " ", s, flags=re.S)
-
-
-_LEADING_COMMENTS = re.compile(r"^(?:\s+|--[^\n]*(?:\n|$)|/\*.*?\*/)+", re.S)
-
-
-def _position(text: str, offset: int) -> tuple[int, int]:
-    line = text.count("\n", 0, offset) + 1
-    col = offset - (text.rfind("\n", 0, offset) + 1) + 1
-    return line, col
-
-
 # -- parsing --------------------------------------------------------------------------------
 
 
 def parse_statements(text: str) -> list[Statement]:
     """Parse ``;``-separated statements; positions in errors refer to ``text``."""
     out = []
-    for chunk, offset in split_statements(text):
-        m = _LEADING_COMMENTS.match(chunk)
+    for piece in split_statements(text):
+        chunk, offset = piece.text, piece.offset
+        m = LEADING_COMMENTS.match(chunk)
         lead = m.end() if m else 0
         chunk, offset = chunk[lead:], offset + lead
         try:
@@ -164,7 +120,7 @@ def parse_statements(text: str) -> list[Statement]:
         except SqlParseError as e:
             if e.line is None or e.col is None:
                 raise
-            base_line, base_col = _position(text, offset)
+            base_line, base_col = position(text, offset)
             line = base_line + e.line - 1
             col = e.col + (base_col - 1 if e.line == 1 else 0)
             raise SqlParseError(e.message, line, col) from e
@@ -249,16 +205,16 @@ def _check_head(text: str) -> None:
         return
     first = tokens[0]
     if first.text.upper() not in _STATEMENT_HEADS:
-        line, col = _position(text, first.start)
+        line, col = position(text, first.start)
         raise SqlParseError(f"Syntax error at or near {first.text!r}", line, col)
 
 
 def parse_statement(sql: str) -> Statement:
     """Parse one statement (no trailing ``;`` needed)."""
-    text = _LEADING_COMMENTS.sub("", sql).strip().rstrip(";").strip()
+    text = LEADING_COMMENTS.sub("", sql).strip().rstrip(";").strip()
     if not text:
         raise SqlParseError("empty statement")
-    words = _strip_comments(text).split(None, 1)
+    words = strip_comments(text).split(None, 1)
     head = words[0].upper() if words else ""
     if head == "HELP" and len(words) == 1:
         return Help()
@@ -281,7 +237,7 @@ def parse_statement(sql: str) -> Statement:
 def parse_dml(sql: str) -> Statement:
     """Parse a DELETE / UPDATE / MERGE INTO whose target a Spark catalog has already resolved:
     the target may be catalog-qualified (``lakeskip.db.t``); the caller replaces ``ident``."""
-    text = _LEADING_COMMENTS.sub("", sql).strip().rstrip(";").strip()
+    text = LEADING_COMMENTS.sub("", sql).strip().rstrip(";").strip()
     try:
         tree = sqlglot.parse_one(text, read=DIALECT)
     except (ParseError, TokenError) as e:
