@@ -184,11 +184,10 @@ class Session:
         """Run one parsed statement."""
         self._set_reports([])
         try:
-            if isinstance(statement, Query):
-                return self._query(statement)
             ctx = self._context()
             result = st_exec.execute(ctx, statement)
-            self.current_database = ctx.current_database
+            if ctx.current_database != self.current_database:  # USE, DROP DATABASE
+                self.current_database = ctx.current_database
             if ctx.reports is not None:
                 self._set_reports(ctx.reports)
             return result
@@ -208,7 +207,9 @@ class Session:
             df, reports = self._plan_native(query)
             self._set_reports(reports)
             for message in dict.fromkeys(w for r in reports for w in r.warnings):
-                warnings.warn(message, LakeskipWarning, stacklevel=4)
+                # at the caller of Session.sql (sql -> execute -> the statements' execute ->
+                # their query handler -> here)
+                warnings.warn(message, LakeskipWarning, stacklevel=6)
             return df
         planned = plan_query(self.spark, self.catalog, query, self.current_database, self.time_zone)
         self._set_reports(planned.reports)
@@ -263,6 +264,7 @@ class Session:
             current_database=self.current_database,
             run_query=self.sql,
             plan_native=self._plan_native if self._service is not None else None,
+            run_parsed=self._query,
         )
 
 

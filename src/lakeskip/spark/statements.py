@@ -15,6 +15,7 @@ from lakeskip.catalog.snapshot import CommitKind, Snapshot
 from lakeskip.catalog.staging import can_stage, publish, staging_identifier
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import (
+    DatabaseNotFoundError,
     InvalidArgumentError,
     InvalidOptionError,
     TableNotFoundError,
@@ -24,6 +25,7 @@ from lakeskip.planner.report import PruningReport
 from lakeskip.spark.dml_base import DmlRequest, MergeRequest, resolve_set
 from lakeskip.spark.dml_engines import run_dml, run_merge
 from lakeskip.spark.writer import align_by_position, write_dataframe
+from lakeskip.sql.help import HELP
 from lakeskip.sql.merge import Merge
 from lakeskip.sql.statements import (
     AlterTableAddColumns,
@@ -55,7 +57,7 @@ from lakeskip.sql.statements import (
 )
 from lakeskip.types import DataType, Field, RowType, parse_sql_type
 
-__all__ = ["StatementContext", "call_procedure", "execute", "run_catalog_dml"]
+__all__ = ["HANDLERS", "StatementContext", "call_procedure", "execute", "run_catalog_dml"]
 
 
 @dataclass(slots=True)
@@ -73,6 +75,9 @@ class StatementContext:
     #: a query through the Spark catalog, planned (its DataFrame and pruning reports);
     #: ``None``: no catalog (temp-view fallback)
     plan_native: Callable[[Query], tuple[DataFrame, list[PruningReport]]] | None = None
+    #: how a parsed query runs (the session's: over the pruned files); ``None``: Spark runs
+    #: its text as it is
+    run_parsed: Callable[[Query], DataFrame] | None = None
 
     @property
     def time_zone(self) -> str:
@@ -92,117 +97,102 @@ def _ident(ctx: StatementContext, ident: TableIdent) -> str:
 
 
 def execute(ctx: StatementContext, s: Statement) -> DataFrame:
-    """Run one non-query statement; returns a small result DataFrame."""
-    cat = ctx.catalog
-    if isinstance(s, CreateDatabase):
-        existed = s.if_not_exists and cat.database_exists(s.name)
-        cat.create_database(s.name, ignore_if_exists=s.if_not_exists)
-        return _ok(ctx, f"database {s.name} " + ("already exists" if existed else "created"))
-    if isinstance(s, DropDatabase):
-        cat.drop_database(s.name, ignore_if_not_exists=s.if_exists, cascade=s.cascade)
-        if ctx.current_database == s.name:
-            ctx.current_database = "default"
-        return _ok(ctx, f"database {s.name} dropped")
-    if isinstance(s, ShowDatabases):
-        names = sorted({DEFAULT_DATABASE, *cat.list_databases()})  # default always exists
-        return _rows(ctx, "namespace STRING", [(d,) for d in names])
-    if isinstance(s, UseDatabase):
-        if not cat.database_exists(s.name):
-            from lakeskip.errors import DatabaseNotFoundError
-
-            raise DatabaseNotFoundError(f"database not found: {s.name}")
-        ctx.current_database = s.name
-        return _ok(ctx, f"using database {s.name}")
-    if isinstance(s, CreateTable):
-        return _create_table(ctx, s)
-    if isinstance(s, AlterTableSetOptions):
-        schema = cat.alter_table(_ident(ctx, s.ident), set_options=dict(s.options))
-        return _ok(ctx, f"table {_ident(ctx, s.ident)} altered (schema {schema.id})")
-    if isinstance(s, AlterTableUnsetOptions):
-        name = _ident(ctx, s.ident)
-        if not s.if_exists:
-            current = cat.get_table(name).schema.options
-            missing = [k for k in s.keys if k not in current]
-            if missing:
-                raise InvalidOptionError(
-                    f"cannot unset option(s) not set on {name}: {', '.join(missing)}"
-                )
-        schema = cat.alter_table(name, unset_options=list(s.keys))
-        return _ok(ctx, f"table {name} altered (schema {schema.id})")
-    if isinstance(s, (DropTable, DescribeTable, ShowCreateTable)):
-        name = _ident(ctx, s.ident)
-        if not cat.table_exists(name) and ctx.spark.catalog.tableExists(name):
-            # an ordinary Spark table: Spark's own statement
-            verb = {
-                DropTable: "DROP TABLE",
-                DescribeTable: "DESCRIBE TABLE EXTENDED"
-                if isinstance(s, DescribeTable) and s.extended
-                else "DESCRIBE TABLE",
-                ShowCreateTable: "SHOW CREATE TABLE",
-            }[type(s)]
-            return ctx.spark.sql(f"{verb} {name}")
-    if isinstance(s, DropTable):
-        cat.drop_table(_ident(ctx, s.ident), ignore_if_not_exists=s.if_exists)
-        return _ok(ctx, f"table {_ident(ctx, s.ident)} dropped")
-    if isinstance(s, ShowTables):
-        db = s.database or ctx.current_database
-        return _rows(
-            ctx,
-            "namespace STRING, tableName STRING, isTemporary BOOLEAN",
-            [(db, t, False) for t in cat.list_tables(db)],
-        )
-    if isinstance(s, DescribeTable):
-        return _describe(ctx, s)
-    if isinstance(s, ShowCreateTable):
-        return _rows(ctx, "createtab_stmt STRING", [(_show_create(ctx, s.ident),)])
-    if isinstance(s, Insert):
-        return _insert(ctx, s)
-    if isinstance(s, (Delete, Update)):
-        return _dml(ctx, s)
-    if isinstance(s, Merge):
-        return _merge(ctx, s)
-    if isinstance(s, Call):
-        return call_procedure(ctx, s.procedure, s.args, s.kwargs)
-    if isinstance(s, Explain):
-        return _explain(ctx, s)
-    if isinstance(s, (AlterTableAddColumns, RenameTable, TruncateTable, OtherTableStatement)):
-        return _table_statement(ctx, s)
-    if isinstance(s, Help):
-        return _rows(ctx, "statement STRING, description STRING", HELP)
-    if isinstance(s, Passthrough):
-        return ctx.spark.sql(s.sql)
-    raise UnsupportedStatementError(f"unsupported statement: {type(s).__name__}")
+    """Run one statement (its handler in :data:`HANDLERS`); returns its result DataFrame."""
+    handler = HANDLERS.get(type(s))
+    if handler is None:
+        raise UnsupportedStatementError(f"unsupported statement: {type(s).__name__}")
+    return handler(ctx, s)
 
 
-HELP: tuple[tuple[str, str], ...] = (
-    ("SELECT ... FROM t [VERSION|TIMESTAMP AS OF x]", "query; lakeskip tables are pruned first"),
-    ("EXPLAIN [PRUNING] SELECT ...", "files kept/skipped per table, and why"),
-    (
-        "CREATE TABLE t (...) [PARTITIONED BY (...)] WITH ('file-index.<type>.columns'=...)",
-        "index types: bloom-filter, bitmap, bsi, range-bitmap",
-    ),
-    ("INSERT INTO|OVERWRITE t [PARTITION (k=v)] SELECT ...|VALUES ...", "append or replace"),
-    ("ALTER TABLE t SET|UNSET TBLPROPERTIES (...)", "change options (indexes apply to new files)"),
-    ("ALTER TABLE t ADD COLUMNS (...) | RENAME TO u", "schema evolution; rename"),
-    ("TRUNCATE TABLE t | DROP TABLE [IF EXISTS] t", "empty or remove a table"),
-    ("DESCRIBE [EXTENDED] t | SHOW CREATE TABLE t | SHOW TABLES | SHOW DATABASES", "metadata"),
-    ("CREATE|DROP DATABASE [IF [NOT] EXISTS] d | USE d", "databases"),
-    ("CALL sys.rewrite_file_index(table => 'd.t' [, where => '...'])", "(re)build indexes"),
-    (
-        "CALL sys.compact(table => 'd.t', order_strategy => 'zorder', order_by => 'a,b')",
-        "cluster files",
-    ),
-    ("CALL sys.expire_snapshots(...) | sys.remove_orphan_files(...)", "maintenance"),
-    ("CALL sys.create_tag(table => 'd.t', tag => 'v1' [, snapshot => n])", "name a snapshot"),
-    ("CALL sys.rollback(table => 'd.t', version => 'v1' | '3')", "restore as a new snapshot"),
-    ("DELETE FROM t [WHERE cond]", "copy-on-write: rewrites only files holding matching rows"),
-    ("UPDATE t SET c = expr, ... [WHERE cond]", "copy-on-write, like DELETE"),
-    (
-        "MERGE INTO t USING s ON ... WHEN [NOT] MATCHED [AND c] THEN UPDATE|DELETE|INSERT",
-        "copy-on-write: rewrites only files holding matched rows",
-    ),
-    ("anything else", "runs in Spark unchanged"),
-)
+def _query(ctx: StatementContext, s: Query) -> DataFrame:
+    return ctx.run_parsed(s) if ctx.run_parsed is not None else ctx.spark.sql(s.sql)
+
+
+def _passthrough(ctx: StatementContext, s: Passthrough) -> DataFrame:
+    return ctx.spark.sql(s.sql)
+
+
+def _help(ctx: StatementContext, s: Help) -> DataFrame:
+    rows = [(r.syntax, r.description) for r in HELP]
+    return _rows(ctx, "statement STRING, description STRING", rows)
+
+
+# -- databases ------------------------------------------------------------------------------
+
+
+def _create_database(ctx: StatementContext, s: CreateDatabase) -> DataFrame:
+    existed = s.if_not_exists and ctx.catalog.database_exists(s.name)
+    ctx.catalog.create_database(s.name, ignore_if_exists=s.if_not_exists)
+    return _ok(ctx, f"database {s.name} " + ("already exists" if existed else "created"))
+
+
+def _drop_database(ctx: StatementContext, s: DropDatabase) -> DataFrame:
+    ctx.catalog.drop_database(s.name, ignore_if_not_exists=s.if_exists, cascade=s.cascade)
+    if ctx.current_database == s.name:
+        ctx.current_database = "default"
+    return _ok(ctx, f"database {s.name} dropped")
+
+
+def _show_databases(ctx: StatementContext, s: ShowDatabases) -> DataFrame:
+    names = sorted({DEFAULT_DATABASE, *ctx.catalog.list_databases()})  # default always exists
+    return _rows(ctx, "namespace STRING", [(d,) for d in names])
+
+
+def _use_database(ctx: StatementContext, s: UseDatabase) -> DataFrame:
+    if not ctx.catalog.database_exists(s.name):
+        raise DatabaseNotFoundError(f"database not found: {s.name}")
+    ctx.current_database = s.name
+    return _ok(ctx, f"using database {s.name}")
+
+
+# -- table options, DROP, SHOW TABLES, CALL -------------------------------------------------
+
+
+def _set_options(ctx: StatementContext, s: AlterTableSetOptions) -> DataFrame:
+    schema = ctx.catalog.alter_table(_ident(ctx, s.ident), set_options=dict(s.options))
+    return _ok(ctx, f"table {_ident(ctx, s.ident)} altered (schema {schema.id})")
+
+
+def _unset_options(ctx: StatementContext, s: AlterTableUnsetOptions) -> DataFrame:
+    name = _ident(ctx, s.ident)
+    if not s.if_exists:
+        current = ctx.catalog.get_table(name).schema.options
+        missing = [k for k in s.keys if k not in current]
+        if missing:
+            raise InvalidOptionError(
+                f"cannot unset option(s) not set on {name}: {', '.join(missing)}"
+            )
+    schema = ctx.catalog.alter_table(name, unset_options=list(s.keys))
+    return _ok(ctx, f"table {name} altered (schema {schema.id})")
+
+
+def _spark_table(ctx: StatementContext, ident: TableIdent) -> str | None:
+    """The name of the ordinary Spark table (not a lakeskip one) ``ident`` names, if any:
+    Spark's own statement runs on it."""
+    name = _ident(ctx, ident)
+    if not ctx.catalog.table_exists(name) and ctx.spark.catalog.tableExists(name):
+        return name
+    return None
+
+
+def _drop_table(ctx: StatementContext, s: DropTable) -> DataFrame:
+    if (spark_name := _spark_table(ctx, s.ident)) is not None:
+        return ctx.spark.sql(f"DROP TABLE {spark_name}")
+    ctx.catalog.drop_table(_ident(ctx, s.ident), ignore_if_not_exists=s.if_exists)
+    return _ok(ctx, f"table {_ident(ctx, s.ident)} dropped")
+
+
+def _show_tables(ctx: StatementContext, s: ShowTables) -> DataFrame:
+    db = s.database or ctx.current_database
+    return _rows(
+        ctx,
+        "namespace STRING, tableName STRING, isTemporary BOOLEAN",
+        [(db, t, False) for t in ctx.catalog.list_tables(db)],
+    )
+
+
+def _call(ctx: StatementContext, s: Call) -> DataFrame:
+    return call_procedure(ctx, s.procedure, s.args, s.kwargs)
 
 
 # -- ALTER ADD COLUMNS / RENAME / TRUNCATE / unsupported DML --------------------------------
@@ -466,6 +456,9 @@ def run_catalog_dml(
 
 
 def _describe(ctx: StatementContext, s: DescribeTable) -> DataFrame:
+    if (spark_name := _spark_table(ctx, s.ident)) is not None:
+        verb = "DESCRIBE TABLE EXTENDED" if s.extended else "DESCRIBE TABLE"
+        return ctx.spark.sql(f"{verb} {spark_name}")
     name = _ident(ctx, s.ident)
     table = ctx.catalog.get_table(name)
     schema = table.schema
@@ -506,6 +499,12 @@ def _describe(ctx: StatementContext, s: DescribeTable) -> DataFrame:
             rows.append(("Index", f"{spec.index_type}({spec.name})", opts or None))
         rows += [(f"Option {k}", v, None) for k, v in sorted(schema.options.items())]
     return _rows(ctx, "col_name STRING, data_type STRING, comment STRING", rows)
+
+
+def _show_create_table(ctx: StatementContext, s: ShowCreateTable) -> DataFrame:
+    if (spark_name := _spark_table(ctx, s.ident)) is not None:
+        return ctx.spark.sql(f"SHOW CREATE TABLE {spark_name}")
+    return _rows(ctx, "createtab_stmt STRING", [(_show_create(ctx, s.ident),)])
 
 
 def _type_text(t: DataType) -> str:
@@ -584,3 +583,35 @@ def call_procedure(
         default_database=ctx.current_database,
     )
     return _rows(ctx, result.spark_schema(), result.rows())
+
+
+# -- the routing table ----------------------------------------------------------------------
+
+#: statement type -> its handler. Every statement type the parser makes has one, and a
+#: ``HELP`` row (:mod:`lakeskip.sql.help`): tests/unit/spark/test_statement_routing.py
+HANDLERS: Mapping[type[Statement], Callable[[StatementContext, Any], DataFrame]] = {
+    Query: _query,
+    Explain: _explain,
+    CreateTable: _create_table,
+    Insert: _insert,
+    AlterTableSetOptions: _set_options,
+    AlterTableUnsetOptions: _unset_options,
+    AlterTableAddColumns: _table_statement,
+    RenameTable: _table_statement,
+    TruncateTable: _table_statement,
+    OtherTableStatement: _table_statement,
+    DropTable: _drop_table,
+    DescribeTable: _describe,
+    ShowCreateTable: _show_create_table,
+    ShowTables: _show_tables,
+    ShowDatabases: _show_databases,
+    CreateDatabase: _create_database,
+    DropDatabase: _drop_database,
+    UseDatabase: _use_database,
+    Call: _call,
+    Delete: _dml,
+    Update: _dml,
+    Merge: _merge,
+    Help: _help,
+    Passthrough: _passthrough,
+}

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 from typing import Any
 
 import sqlglot
@@ -31,6 +32,7 @@ from sqlglot.tokenizer_core import TokenType
 from lakeskip.errors import SqlParseError, UnsupportedStatementError
 from lakeskip.sql.ddl import alter_table, create_database, create_table, parse_unset
 from lakeskip.sql.literals import literal_value
+from lakeskip.sql.merge import merge_from_tree
 from lakeskip.sql.splitter import (
     LEADING_COMMENTS,
     position,
@@ -215,18 +217,11 @@ def parse_statement(sql: str) -> Statement:
     if not text:
         raise SqlParseError("empty statement")
     words = strip_comments(text).split(None, 1)
-    head = words[0].upper() if words else ""
-    if head == "HELP" and len(words) == 1:
-        return Help()
-    if head == "CALL":
-        return _parse_call(text)
-    if head == "EXPLAIN":
-        return _parse_explain(text)
-    if head == "SHOW":
-        return _parse_show(text)
+    by_head = _BY_HEAD.get(words[0].upper() if words else "")
+    statement = by_head(text) if by_head is not None else None
+    if statement is not None:
+        return statement
     _check_head(text)
-    if head == "ALTER" and re.match(r"(?is)ALTER\s+TABLE\s+\S+\s+(UNSET|RESET)\b", text):
-        return parse_unset(text)
     try:
         tree = sqlglot.parse_one(_normalize_time_travel(text), read=DIALECT)
     except (ParseError, TokenError) as e:
@@ -276,59 +271,58 @@ def _normalize_time_travel(text: str) -> str:
 
 
 def _from_tree(tree: exp.Expression, text: str) -> Statement:
-    if isinstance(tree, (exp.Query, exp.Values)) or (
-        isinstance(tree, exp.Table) and text.upper().startswith("TABLE")
-    ):
-        return Query(text, tree)
-    if isinstance(tree, exp.Create):
-        kind = (tree.args.get("kind") or "").upper()
-        if kind in ("DATABASE", "SCHEMA"):
-            return create_database(tree)
-        if kind == "TABLE":
-            return create_table(tree, text)
-        return Passthrough(text)
-    if isinstance(tree, exp.Drop):
-        kind = (tree.args.get("kind") or "").upper()
-        targets = tree.args.get("tables") or [tree.this]
-        if kind in ("DATABASE", "SCHEMA"):
-            t = targets[0]
-            return DropDatabase(
-                t.name or t.db, bool(tree.args.get("exists")), bool(tree.args.get("cascade"))
-            )
-        if kind == "TABLE" and not tree.args.get("temporary"):
-            return DropTable(TableIdent.of(targets[0]), bool(tree.args.get("exists")))
-        return Passthrough(text)
-    if isinstance(tree, exp.Use) and not tree.args.get("kind"):
-        t = tree.this
-        return UseDatabase(t.name)
-    if isinstance(tree, exp.Describe):
-        return _describe(tree, text)
-    if isinstance(tree, exp.Alter):
-        return alter_table(tree, text)
-    if isinstance(tree, exp.Insert):
-        return _insert(tree, text)
-    if isinstance(tree, exp.TruncateTable):
-        targets = tree.expressions
-        if len(targets) == 1 and not tree.args.get("partition"):
-            return TruncateTable(TableIdent.of(targets[0]), text)
-        if len(targets) == 1:
-            return OtherTableStatement(
-                TableIdent.of(targets[0]), "TRUNCATE TABLE ... PARTITION", text
-            )
-        return Passthrough(text)
-    if isinstance(tree, exp.Delete) and isinstance(tree.this, exp.Table):
-        return _delete(tree, text)
-    if isinstance(tree, exp.Update) and isinstance(tree.this, exp.Table):
-        return _update(tree, text)
-    if isinstance(tree, exp.Merge) and isinstance(tree.this, exp.Table):
-        from lakeskip.sql.merge import merge_from_tree  # merge imports this module
+    """The statement of a parsed tree: the builder of its node type (:data:`_BY_TREE`, the
+    nearest base class that has one), else :class:`Passthrough`."""
+    for node_type in type(tree).__mro__:
+        build = _BY_TREE.get(node_type)
+        if build is not None:
+            return build(tree, text)
+    return Passthrough(text)
 
-        _check_target(tree.this, "MERGE INTO")
-        return merge_from_tree(tree, TableIdent.of(tree.this), text)
-    dml = {exp.Update: "UPDATE", exp.Delete: "DELETE", exp.Merge: "MERGE INTO"}
-    for kind, what in dml.items():
-        if isinstance(tree, kind) and isinstance(tree.this, exp.Table):
-            return OtherTableStatement(TableIdent.of(tree.this), what, text)
+
+def _query(tree: exp.Expression, text: str) -> Statement:
+    return Query(text, tree)
+
+
+def _table(tree: exp.Table, text: str) -> Statement:
+    """``TABLE t``: a query (sqlglot parses it to a bare table node)."""
+    return Query(text, tree) if text.upper().startswith("TABLE") else Passthrough(text)
+
+
+def _create(tree: exp.Create, text: str) -> Statement:
+    kind = (tree.args.get("kind") or "").upper()
+    if kind in ("DATABASE", "SCHEMA"):
+        return create_database(tree)
+    if kind == "TABLE":
+        return create_table(tree, text)
+    return Passthrough(text)
+
+
+def _drop(tree: exp.Drop, text: str) -> Statement:
+    kind = (tree.args.get("kind") or "").upper()
+    targets = tree.args.get("tables") or [tree.this]
+    if kind in ("DATABASE", "SCHEMA"):
+        t = targets[0]
+        return DropDatabase(
+            t.name or t.db, bool(tree.args.get("exists")), bool(tree.args.get("cascade"))
+        )
+    if kind == "TABLE" and not tree.args.get("temporary"):
+        return DropTable(TableIdent.of(targets[0]), bool(tree.args.get("exists")))
+    return Passthrough(text)
+
+
+def _use(tree: exp.Use, text: str) -> Statement:
+    if tree.args.get("kind"):  # USE CATALOG ... and the like: Spark's
+        return Passthrough(text)
+    return UseDatabase(tree.this.name)
+
+
+def _truncate(tree: exp.TruncateTable, text: str) -> Statement:
+    targets = tree.expressions
+    if len(targets) == 1 and not tree.args.get("partition"):
+        return TruncateTable(TableIdent.of(targets[0]), text)
+    if len(targets) == 1:
+        return OtherTableStatement(TableIdent.of(targets[0]), "TRUNCATE TABLE ... PARTITION", text)
     return Passthrough(text)
 
 
@@ -377,6 +371,8 @@ def _where_sql(tree: exp.Expression) -> str | None:
 
 
 def _delete(tree: exp.Delete, text: str) -> Statement:
+    if not isinstance(tree.this, exp.Table):
+        return Passthrough(text)
     ident = TableIdent.of(tree.this)
     _check_target(tree.this, "DELETE FROM")
     extra = _dml_extra(tree, "DELETE", {"this", "where"})
@@ -386,6 +382,8 @@ def _delete(tree: exp.Delete, text: str) -> Statement:
 
 
 def _update(tree: exp.Update, text: str) -> Statement:
+    if not isinstance(tree.this, exp.Table):
+        return Passthrough(text)
     ident = TableIdent.of(tree.this)
     _check_target(tree.this, "UPDATE")
     extra = _dml_extra(tree, "UPDATE", {"this", "where", "expressions"})
@@ -403,6 +401,13 @@ def _update(tree: exp.Update, text: str) -> Statement:
             raise SqlParseError(f"UPDATE {ident}: SET names column {target.sql(DIALECT)}")
         assignments.append((target.name, a.expression.sql(DIALECT)))
     return Update(ident, alias, tuple(assignments), _where_sql(tree), text)
+
+
+def _merge(tree: exp.Merge, text: str) -> Statement:
+    if not isinstance(tree.this, exp.Table):
+        return Passthrough(text)
+    _check_target(tree.this, "MERGE INTO")
+    return merge_from_tree(tree, TableIdent.of(tree.this), text)
 
 
 _INSERT_ARGS = frozenset({"this", "expression", "overwrite", "by_name", "with_"})
@@ -458,6 +463,19 @@ def _insert(tree: exp.Insert, text: str) -> Statement:
 _SHOW_TABLES = re.compile(r"(?is)^SHOW\s+TABLES(?:\s+(?:IN|FROM)\s+(?P<db>[\w`]+))?\s*$")
 _SHOW_DBS = re.compile(r"(?is)^SHOW\s+(?:DATABASES|SCHEMAS|NAMESPACES)\s*$")
 _SHOW_CREATE = re.compile(r"(?is)^SHOW\s+CREATE\s+TABLE\s+(?P<t>[\w.`]+)\s*$")
+
+
+def _parse_help(text: str) -> Statement | None:
+    """``HELP`` alone (``HELP <topic>`` is Spark's)."""
+    return Help() if len(strip_comments(text).split()) == 1 else None
+
+
+_ALTER_UNSET = re.compile(r"(?is)ALTER\s+TABLE\s+\S+\s+(UNSET|RESET)\b")
+
+
+def _parse_alter_unset(text: str) -> Statement | None:
+    """``ALTER TABLE t UNSET|RESET ...`` (sqlglot has no node for it); other ALTERs: ``None``."""
+    return parse_unset(text) if _ALTER_UNSET.match(text) else None
 
 
 def _parse_show(text: str) -> Statement:
@@ -552,3 +570,34 @@ def _parse_call(text: str) -> Statement:
                 raise SqlParseError("CALL: positional argument after named arguments")
             args.append(literal_value(a))
     return Call(".".join(name_parts), tuple(args), kwargs)
+
+
+# -- the routing tables ---------------------------------------------------------------------
+
+#: statements told by their first word, before (or instead of) sqlglot; ``None`` from a
+#: parser: not its form after all, sqlglot parses the text
+_BY_HEAD: dict[str, Callable[[str], Statement | None]] = {
+    "HELP": _parse_help,
+    "CALL": _parse_call,
+    "EXPLAIN": _parse_explain,
+    "SHOW": _parse_show,
+    "ALTER": _parse_alter_unset,
+}
+
+#: sqlglot node type -> the statement built from it (:func:`_from_tree`); a node type with
+#: no entry (nor a base class with one) is Spark's: :class:`Passthrough`
+_BY_TREE: dict[type[exp.Expr], Callable[[Any, str], Statement]] = {
+    exp.Query: _query,
+    exp.Values: _query,
+    exp.Table: _table,
+    exp.Create: _create,
+    exp.Drop: _drop,
+    exp.Use: _use,
+    exp.Describe: _describe,
+    exp.Alter: alter_table,
+    exp.Insert: _insert,
+    exp.TruncateTable: _truncate,
+    exp.Delete: _delete,
+    exp.Update: _update,
+    exp.Merge: _merge,
+}
