@@ -126,6 +126,35 @@ def test_scan_options_time_travel(session) -> None:  # type: ignore[no-untyped-d
     assert _ids(session.sql("SELECT id FROM tt")) == [1, 2]
 
 
+def test_both_read_paths_choose_the_same_snapshot(session) -> None:  # type: ignore[no-untyped-def]
+    """The Spark catalog's scan and the session's pruned views (EXPLAIN, no javac) take the
+    snapshot from one function (lakeskip.catalog.time_travel.read_snapshot)."""
+    from lakeskip.spark.query import plan_query, run_planned
+    from lakeskip.sql.statements import Query, parse_statement
+
+    t1, _ = _two_inserts(session)
+
+    def both(sql: str) -> tuple[list[int], list[int]]:
+        query = parse_statement(sql)
+        assert isinstance(query, Query)
+        planned = plan_query(session.spark, session.catalog, query, "default", session.time_zone)
+        return _ids(session.sql(sql)), _ids(run_planned(session.spark, planned))
+
+    assert both("SELECT id FROM tt VERSION AS OF 1") == ([1], [1])
+    assert both(f"SELECT id FROM tt TIMESTAMP AS OF timestamp_millis({t1})") == ([1], [1])
+    session.sql("ALTER TABLE tt SET TBLPROPERTIES ('scan.tag-name' = 'first')")
+    session.sql("CALL sys.create_tag(table => 'default.tt', tag => 'first', snapshot => 1)")
+    assert both("SELECT id FROM tt") == ([1], [1]), "the table's option"
+    assert both("SELECT id FROM tt VERSION AS OF 2") == ([1, 2], [1, 2]), "the clause wins"
+    session.spark.conf.set("spark.paimon.scan.snapshot-id", "2")
+    try:
+        assert both("SELECT id FROM tt") == ([1, 2], [1, 2]), "the session's setting wins"
+    finally:
+        session.spark.conf.unset("spark.paimon.scan.snapshot-id")
+    session.sql("ALTER TABLE tt UNSET TBLPROPERTIES ('scan.tag-name')")
+    assert both("SELECT id FROM tt") == ([1, 2], [1, 2]), "the latest"
+
+
 def test_time_travel_prunes_that_snapshots_files(session) -> None:  # type: ignore[no-untyped-def]
     session.sql("CREATE TABLE p (id BIGINT, s STRING) WITH ('file-index.bloom-filter.columns'='s')")
     for i in range(3):

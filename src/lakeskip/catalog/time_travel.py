@@ -9,8 +9,11 @@ Follows Paimon (``TimeTravelUtil``, ``StaticFromTimestampStartingScanner``):
 * the table options ``scan.snapshot-id``, ``scan.tag-name``, ``scan.version`` and
   ``scan.timestamp-millis`` do the same for every batch read of the table.
 
-A time-travel read plans and reads that snapshot's files with that snapshot's schema
-(:func:`table_at`).
+:func:`read_snapshot` is the one place that decides which snapshot a read sees: the
+statement's ``AS OF`` clause, else the session's ``scan.*`` settings, else the table's
+``scan.*`` options, else the latest. Both read paths (the Spark catalog's scan and the
+session's pruned views) call it. A time-travel read plans and reads that snapshot's files
+with that snapshot's schema (:func:`table_at`).
 
 Example:
     >>> TimeTravel.version_of(3)
@@ -21,6 +24,8 @@ Example:
     TimeTravel(snapshot_id=2, tag=None, version=None, timestamp_millis=None)
     >>> time_travel_from_options({"bucket": "-1"}) is None
     True
+    >>> TimeTravel.of_clause(version="v1"), TimeTravel.of_clause() is None
+    (TimeTravel(snapshot_id=None, tag=None, version='v1', timestamp_millis=None), True)
 """
 
 from __future__ import annotations
@@ -36,6 +41,8 @@ from lakeskip.errors import CorruptMetadataError, InvalidOptionError, SnapshotNo
 __all__ = [
     "SCAN_OPTIONS",
     "TimeTravel",
+    "choose_time_travel",
+    "read_snapshot",
     "read_tag",
     "resolve_snapshot",
     "table_at",
@@ -64,6 +71,18 @@ class TimeTravel:
         if isinstance(value, int):
             return cls(snapshot_id=value)
         return cls(version=value)
+
+    @classmethod
+    def of_clause(
+        cls, version: int | str | None = None, timestamp_millis: int | None = None
+    ) -> TimeTravel | None:
+        """A statement's ``VERSION AS OF <version>`` or ``TIMESTAMP AS OF`` (evaluated to
+        epoch milliseconds), or ``None`` when it has neither."""
+        if version is not None:
+            return cls.version_of(version)
+        if timestamp_millis is not None:
+            return cls(timestamp_millis=timestamp_millis)
+        return None
 
     def describe(self) -> str:
         if self.snapshot_id is not None:
@@ -114,6 +133,42 @@ def time_travel_from_options(options: Mapping[str, str]) -> TimeTravel | None:
     if key == SCAN_TAG_NAME:
         return TimeTravel(tag=options[key])
     return TimeTravel(version=options[key])
+
+
+def choose_time_travel(
+    table: FileStoreTable,
+    clause: TimeTravel | None = None,
+    session_options: Mapping[str, str] | None = None,
+) -> TimeTravel | None:
+    """The time travel a batch read of ``table`` does: the statement's clause, else the
+    session's ``scan.*`` settings (``session_options``, keys without Spark's
+    ``spark.paimon.`` prefix), else the table's ``scan.*`` options; ``None``: the latest.
+
+    Raises:
+        InvalidOptionError: conflicting or malformed ``scan.*`` settings or options (read
+            only when no clause or setting comes before them).
+    """
+    if clause is not None:
+        return clause
+    return time_travel_from_options(session_options or {}) or time_travel_from_options(
+        table.schema.options
+    )
+
+
+def read_snapshot(
+    table: FileStoreTable,
+    clause: TimeTravel | None = None,
+    session_options: Mapping[str, str] | None = None,
+) -> Snapshot | None:
+    """The snapshot a batch read of ``table`` sees (:func:`choose_time_travel`, resolved);
+    ``None``: no time travel, the read sees the latest snapshot.
+
+    Raises:
+        SnapshotNotFoundError: the chosen snapshot, tag or timestamp does not exist.
+        InvalidOptionError: see :func:`choose_time_travel`.
+    """
+    travel = choose_time_travel(table, clause, session_options)
+    return resolve_snapshot(table, travel) if travel is not None else None
 
 
 def read_tag(table: FileStoreTable, name: str) -> Snapshot | None:

@@ -36,7 +36,7 @@ from lakeskip.catalog.staging import can_stage, publish, staging_identifier
 from lakeskip.catalog.stats import unpushable_columns
 from lakeskip.catalog.system_tables import read_optimized_level, table_details
 from lakeskip.catalog.table import FileStoreTable
-from lakeskip.catalog.time_travel import TimeTravel, resolve_snapshot
+from lakeskip.catalog.time_travel import TimeTravel, read_snapshot, resolve_snapshot
 from lakeskip.errors import (
     InvalidArgumentError,
     LakeskipError,
@@ -51,7 +51,7 @@ from lakeskip.planner.report import PruningReport, ScanPlan
 from lakeskip.planner.scan import ScanPlanner
 from lakeskip.spark.error_text import spark_error_message
 from lakeskip.spark.predicate_json import predicate_from_json, translate
-from lakeskip.spark.query import configured_time_travel, settings_time_travel, spark_path
+from lakeskip.spark.query import scan_settings, spark_path
 from lakeskip.spark.system_service import describe_system, system_payload_name, system_rows
 from lakeskip.sql.ddl import OUR_FORMATS
 from lakeskip.types import DataType, Field, RowType, TypeRoot, from_internal, parse_sql_type
@@ -94,11 +94,11 @@ def snapshot_for(
     Raises:
         SnapshotNotFoundError: no such snapshot or tag.
     """
-    if version is not None:
-        return resolve_snapshot(table, TimeTravel(version=str(version).strip()))
-    if timestamp_micros is not None:
-        return resolve_snapshot(table, TimeTravel(timestamp_millis=timestamp_micros // 1000))
-    return None
+    clause = TimeTravel.of_clause(
+        str(version).strip() if version is not None else None,
+        timestamp_micros // 1000 if timestamp_micros is not None else None,
+    )
+    return resolve_snapshot(table, clause) if clause is not None else None
 
 
 def snapshot_token(table: FileStoreTable, snapshot: Snapshot | None) -> str:
@@ -678,13 +678,13 @@ class CatalogService:
         # spark.conf.get from here would be one more round trip into the JVM per query
         session = p.get("session")
         snap: Snapshot | None
-        if snapshot_id is None:
-            travel = (
-                settings_time_travel(dict(session.get("settings") or {}), table)
+        if snapshot_id is None:  # else the snapshot _load_table chose from the AS OF clause
+            settings = (
+                scan_settings(dict(session.get("settings") or {}).get)
                 if isinstance(session, dict)
-                else configured_time_travel(self.spark, table)
+                else scan_settings(lambda key: self.spark.conf.get(key, ""))
             )
-            snap = resolve_snapshot(table, travel) if travel is not None else None
+            snap = read_snapshot(table, None, settings)
             if snap is None:
                 # the latest, named once: the plan and its token are of the same snapshot
                 snap = table.latest_snapshot()

@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import threading
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -27,13 +27,7 @@ from lakeskip.catalog.primary_key import SEQUENCE_NUMBER, VALUE_KIND, RowKind, s
 from lakeskip.catalog.schema import TableSchema
 from lakeskip.catalog.snapshot import Snapshot
 from lakeskip.catalog.table import FileStoreTable
-from lakeskip.catalog.time_travel import (
-    SCAN_OPTIONS,
-    TimeTravel,
-    resolve_snapshot,
-    table_at,
-    time_travel_from_options,
-)
+from lakeskip.catalog.time_travel import SCAN_OPTIONS, TimeTravel, read_snapshot, table_at
 from lakeskip.errors import (
     ColumnNotFoundError,
     InvalidArgumentError,
@@ -280,9 +274,10 @@ SPARK_CONF_PREFIX = "spark.paimon."
 def _time_travel_snapshot(
     spark: SparkSession, table: FileStoreTable, as_of: AsOf | None
 ) -> Snapshot | None:
-    """The snapshot a reference reads: its AS OF clause, else the session's
-    ``spark.paimon.scan.*`` settings, else the table's ``scan.*`` options; ``None``: latest."""
-    travel: TimeTravel | None = None
+    """The snapshot a reference reads (:func:`~lakeskip.catalog.time_travel.read_snapshot`
+    chooses: its AS OF clause, the session's settings, the table's options); ``None``:
+    the latest."""
+    clause: TimeTravel | None = None
     if as_of is not None and as_of.timestamp_sql is not None:
         row = spark.sql(
             f"SELECT unix_micros(CAST(({as_of.timestamp_sql}) AS TIMESTAMP)) AS us"
@@ -291,28 +286,17 @@ def _time_travel_snapshot(
             raise InvalidArgumentError(
                 f"TIMESTAMP AS OF {as_of.timestamp_sql}: not a timestamp (it is NULL)"
             )
-        travel = TimeTravel(timestamp_millis=int(row[0]) // 1000)
-    elif as_of is not None and as_of.version is not None:
-        travel = TimeTravel.version_of(as_of.version)
-    else:
-        travel = configured_time_travel(spark, table)
-    if travel is None:
-        return None
-    return resolve_snapshot(table, travel)
+        clause = TimeTravel.of_clause(timestamp_millis=int(row[0]) // 1000)
+    elif as_of is not None:
+        clause = TimeTravel.of_clause(version=as_of.version)
+    return read_snapshot(table, clause, scan_settings(lambda key: spark.conf.get(key, "")))
 
 
-def configured_time_travel(spark: SparkSession, table: FileStoreTable) -> TimeTravel | None:
-    """The time travel a read without an AS OF clause does: the session's
-    ``spark.paimon.scan.*`` settings, else the table's ``scan.*`` options (``None``: latest)."""
-    conf = {k: str(spark.conf.get(SPARK_CONF_PREFIX + k, "") or "") for k in SCAN_OPTIONS}
-    return time_travel_from_options(conf) or time_travel_from_options(table.schema.options)
-
-
-def settings_time_travel(settings: Mapping[str, str], table: FileStoreTable) -> TimeTravel | None:
-    """:func:`configured_time_travel` from the session's ``spark.paimon.*`` settings as the
-    JVM sent them with a callback (no round trip back into the JVM per key)."""
-    conf = {k: str(settings.get(SPARK_CONF_PREFIX + k, "") or "") for k in SCAN_OPTIONS}
-    return time_travel_from_options(conf) or time_travel_from_options(table.schema.options)
+def scan_settings(setting: Callable[[str], object]) -> dict[str, str]:
+    """The session's ``spark.paimon.scan.*`` settings (``setting``: a key's value, from the
+    SparkSession or as the JVM sent them with a callback) as the ``scan.*`` options
+    :func:`~lakeskip.catalog.time_travel.read_snapshot` takes; unset ones are empty."""
+    return {k: str(setting(SPARK_CONF_PREFIX + k) or "") for k in SCAN_OPTIONS}
 
 
 def _columns_exist(predicate: BooleanExpression, row_type: RowType) -> bool:

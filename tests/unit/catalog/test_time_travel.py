@@ -11,6 +11,7 @@ from lakeskip import types as T
 from lakeskip.catalog import Catalog, FileStoreTable
 from lakeskip.catalog.time_travel import (
     TimeTravel,
+    read_snapshot,
     resolve_snapshot,
     table_at,
     time_travel_from_options,
@@ -103,6 +104,31 @@ def test_table_at_uses_the_snapshots_schema(catalog: Catalog, table: FileStoreTa
     table.refresh()
     old = table_at(table, table.snapshot(1))
     assert old.schema.id == table.snapshot(1).schema_id != table.schema.id
+
+
+def test_read_snapshot_clause_then_session_then_table_options(
+    catalog: Catalog, table: FileStoreTable
+) -> None:
+    """The one choice of both read paths: the AS OF clause, else the session's ``scan.*``
+    settings, else the table's ``scan.*`` options, else the latest (``None``)."""
+    assert read_snapshot(table) is None
+    session = {"scan.snapshot-id": "2", "scan.tag-name": ""}  # empty: not set
+    clause = TimeTravel.of_clause(version=1)
+    catalog.alter_table("db.t", set_options={"scan.version": "3"})
+    table.refresh()
+    snap = read_snapshot(table, clause, session)
+    assert snap is not None and snap.id == 1, "the clause wins"
+    snap = read_snapshot(table, None, session)
+    assert snap is not None and snap.id == 2, "then the session's settings"
+    snap = read_snapshot(table, None, {})
+    assert snap is not None and snap.id == 3, "then the table's options"
+    conflicting = {"scan.snapshot-id": "1", "scan.version": "2"}
+    snap = read_snapshot(table, clause, conflicting)
+    assert snap is not None and snap.id == 1, "settings a clause overrides are not read"
+    with pytest.raises(InvalidOptionError, match="conflicting"):
+        read_snapshot(table, None, conflicting)
+    with pytest.raises(SnapshotNotFoundError):
+        read_snapshot(table, None, {"scan.tag-name": "nope"})
 
 
 @pytest.mark.parametrize(
