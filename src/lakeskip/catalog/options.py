@@ -24,14 +24,14 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from lakeskip.catalog.merge_engine import (
+from lakeskip.catalog.format.paimon_options import PAIMON_CORE_OPTIONS
+from lakeskip.catalog.format.parquet_options import is_parquet_option, parquet_write_options
+from lakeskip.catalog.pk.merge_engine import (
     IGNORE_DELETE,
     REMOVE_RECORD_ON_DELETE,
     MergeEngine,
     check_merge_options,
 )
-from lakeskip.catalog.paimon_options import PAIMON_CORE_OPTIONS
-from lakeskip.catalog.parquet_options import is_parquet_option, parquet_write_options
 from lakeskip.errors import ColumnNotFoundError, InvalidOptionError
 from lakeskip.types import RowType
 
@@ -218,7 +218,7 @@ KNOWN_OPTIONS: Mapping[str, OptionSpec] = {
             _boolean,
             "partial-update tables: a delete removes the whole row (DELETE is allowed)",
         ),
-        # time travel of batch reads (lakeskip.catalog.time_travel)
+        # time travel of batch reads (lakeskip.catalog.ops.time_travel)
         OptionSpec("scan.snapshot-id", None, _int_at_least(1), "read this snapshot"),
         OptionSpec("scan.timestamp-millis", None, _int_at_least(0), "read as of this time"),
         OptionSpec("scan.tag-name", None, _any, "read this tag"),
@@ -461,7 +461,7 @@ def validate_options(
 
 def check_deletion_vectors(options: Mapping[str, str], primary_keys: Sequence[str] = ()) -> None:
     """Deletion vectors are supported on unaware-bucket append tables (``bucket`` = -1) and
-    on primary-key tables (fixed buckets; see :mod:`lakeskip.catalog.pk_dv_write`).
+    on primary-key tables (fixed buckets; see :mod:`lakeskip.catalog.write.pk_dv_write`).
 
     Raises:
         InvalidOptionError: deletion vectors on a fixed-bucket append table, or on a
