@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from lakeskip.catalog.format.paimon_options import PAIMON_CORE_OPTIONS
 from lakeskip.catalog.format.parquet_options import is_parquet_option, parquet_write_options
+from lakeskip.catalog.format.stats import parse_stats_mode
 from lakeskip.catalog.pk.merge_engine import (
     IGNORE_DELETE,
     REMOVE_RECORD_ON_DELETE,
@@ -63,7 +64,6 @@ DEFAULT_PARTITION_NAME = "__DEFAULT_PARTITION__"
 DELETION_VECTORS = "deletion-vectors.enabled"
 OPTION_ALIASES = {"deletion-vectors": DELETION_VECTORS}
 
-_STATS_MODE_RE = re.compile(r"^(none|counts|full|truncate\((\d+)\))$", re.IGNORECASE)
 _DURATION_UNITS = {
     "ms": 1,
     "milli": 1,
@@ -83,26 +83,6 @@ _DURATION_UNITS = {
     "day": 86_400_000,
     "days": 86_400_000,
 }
-
-
-def parse_stats_mode(text: str) -> tuple[str, int | None]:
-    """``("truncate", 16)``, ``("full", None)``, ... for a stats-mode string.
-
-    Raises:
-        InvalidOptionError: not one of none, counts, full, truncate(N) with N > 0.
-
-    >>> parse_stats_mode("Truncate(8)")
-    ('truncate', 8)
-    """
-    m = _STATS_MODE_RE.match(str(text).strip())
-    if m is None or (m.group(2) is not None and int(m.group(2)) <= 0):
-        raise InvalidOptionError(
-            f"invalid stats mode {text!r} (expected none, counts, full or truncate(N))"
-        )
-    kind = m.group(1).lower()
-    if m.group(2) is not None:
-        return "truncate", int(m.group(2))
-    return kind, None
 
 
 def parse_duration_millis(text: str, key: str = "duration") -> int:

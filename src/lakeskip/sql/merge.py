@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from lakeskip.errors import SqlParseError, UnsupportedStatementError
-from lakeskip.sql.statements import DIALECT, Statement, TableIdent
+from lakeskip.sql.statement_types import DIALECT, Statement, TableIdent
 
 __all__ = ["Merge", "MergeAction", "MergeActionKind", "merge_from_tree"]
 

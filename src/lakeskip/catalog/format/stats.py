@@ -31,6 +31,7 @@ Example:
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -40,8 +41,7 @@ import pyarrow.compute as pc
 from lakeskip.catalog.format.binary_row import deserialize_row, serialize_row
 from lakeskip.catalog.format.data_file import DataFileMeta, SimpleStats
 from lakeskip.catalog.format.parquet_options import parquet_write_options
-from lakeskip.catalog.options import parse_stats_mode
-from lakeskip.errors import CorruptMetadataError, LakeskipError
+from lakeskip.errors import CorruptMetadataError, InvalidOptionError, LakeskipError
 from lakeskip.types import DataType, RowType, TypeRoot
 
 if TYPE_CHECKING:
@@ -51,6 +51,7 @@ if TYPE_CHECKING:
 __all__ = [
     "collect_stats",
     "file_column_stats",
+    "parse_stats_mode",
     "truncate_max",
     "truncate_min",
     "unpushable_columns",
@@ -58,6 +59,29 @@ __all__ = [
 
 _MAX_CODE_POINT = 0x10FFFF
 _SURROGATES = range(0xD800, 0xE000)
+
+
+_STATS_MODE_RE = re.compile(r"^(none|counts|full|truncate\((\d+)\))$", re.IGNORECASE)
+
+
+def parse_stats_mode(text: str) -> tuple[str, int | None]:
+    """``("truncate", 16)``, ``("full", None)``, ... for a stats-mode string.
+
+    Raises:
+        InvalidOptionError: not one of none, counts, full, truncate(N) with N > 0.
+
+    >>> parse_stats_mode("Truncate(8)")
+    ('truncate', 8)
+    """
+    m = _STATS_MODE_RE.match(str(text).strip())
+    if m is None or (m.group(2) is not None and int(m.group(2)) <= 0):
+        raise InvalidOptionError(
+            f"invalid stats mode {text!r} (expected none, counts, full or truncate(N))"
+        )
+    kind = m.group(1).lower()
+    if m.group(2) is not None:
+        return "truncate", int(m.group(2))
+    return kind, None
 
 
 def truncate_min(value: Any, length: int) -> Any:

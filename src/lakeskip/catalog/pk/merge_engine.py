@@ -51,6 +51,7 @@ __all__ = [
     "REMOVE_RECORD_ON_DELETE",
     "MergeEngine",
     "check_merge_options",
+    "dedupe_latest",
     "reads_raw",
 ]
 
@@ -215,18 +216,14 @@ class MergeEngine:
         kind of every row of the write (a :class:`~lakeskip.catalog.pk.primary_key.RowKind`)."""
         add = kind in (0, 2)  # +I, +U
         if self.first_row:  # the first row of each key stands
-            return _dedupe_latest(
-                table.take(pa.array(np.arange(table.num_rows)[::-1])), key_columns
-            )
+            return dedupe_latest(table.take(pa.array(np.arange(table.num_rows)[::-1])), key_columns)
         if not self.partial_update:
-            return _dedupe_latest(table, key_columns)
+            return dedupe_latest(table, key_columns)
         if not add:
             if kind == 3 and self.remove_record_on_delete:
-                return _dedupe_latest(table, key_columns)  # the last -D resets the row
+                return dedupe_latest(table, key_columns)  # the last -D resets the row
             # any other retract only seeds the row when it comes first: the first one stands
-            return _dedupe_latest(
-                table.take(pa.array(np.arange(table.num_rows)[::-1])), key_columns
-            )
+            return dedupe_latest(table.take(pa.array(np.arange(table.num_rows)[::-1])), key_columns)
         n = table.num_rows
         if n <= 1:
             return table
@@ -354,7 +351,35 @@ def _partial_columns(
     return pa.Table.from_arrays(columns, schema=ordered.schema)
 
 
-def _dedupe_latest(table: pa.Table, key_columns: Sequence[str]) -> pa.Table:
-    from lakeskip.catalog.pk.primary_key import dedupe_latest
+def dedupe_latest(table: pa.Table, key_columns: Sequence[str]) -> pa.Table:
+    """Sort ``table`` by key and keep, per key, the row that arrived last (Paimon's write
+    buffer with the deduplicate merge engine: the later record of a key wins).
 
-    return dedupe_latest(table, key_columns)
+    >>> t = pa.table({"k": [2, 1, 2], "v": ["a", "b", "c"]})
+    >>> dedupe_latest(t, ["k"]).to_pydict()
+    {'k': [1, 2], 'v': ['b', 'c']}
+    """
+    n = table.num_rows
+    if n == 0:
+        return table
+    order_col = "__lakeskip_arrival"
+    with_order = table.append_column(order_col, pa.array(np.arange(n, dtype=np.int64)))
+    idx = pc.sort_indices(
+        with_order,
+        sort_keys=[(k, "ascending") for k in key_columns] + [(order_col, "ascending")],
+    )
+    ordered = table.take(idx)
+    if n == 1:
+        return ordered
+    # the last row of each run of equal keys: the key differs from the next row's
+    last = np.zeros(n, dtype=bool)
+    last[-1] = True
+    differs = np.zeros(n - 1, dtype=bool)
+    for k in key_columns:
+        col = ordered.column(k).combine_chunks()
+        ne = pc.not_equal(col.slice(0, n - 1), col.slice(1))
+        differs |= np.asarray(pc.fill_null(ne, True).to_numpy(zero_copy_only=False), dtype=bool)
+    last[:-1] = differs
+    if last.all():
+        return ordered
+    return ordered.filter(pa.array(last))

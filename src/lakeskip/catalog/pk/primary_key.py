@@ -35,7 +35,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from lakeskip.catalog.pk.merge_engine import DEDUPLICATE, MERGE_ENGINE, check_merge_options
 from lakeskip.errors import InvalidArgumentError, InvalidOptionError
@@ -54,7 +53,6 @@ __all__ = [
     "KeyLayout",
     "RowKind",
     "check_primary_key",
-    "dedupe_latest",
     "kv_field_names",
     "to_key_value",
 ]
@@ -220,40 +218,6 @@ def default_bucket_key(
 ) -> tuple[str, ...]:
     """Paimon's bucket key when ``bucket-key`` is not set: the trimmed primary key."""
     return tuple(k for k in primary_keys if k not in partition_keys)
-
-
-def dedupe_latest(table: pa.Table, key_columns: Sequence[str]) -> pa.Table:
-    """Sort ``table`` by key and keep, per key, the row that arrived last (Paimon's write
-    buffer with the deduplicate merge engine: the later record of a key wins).
-
-    >>> t = pa.table({"k": [2, 1, 2], "v": ["a", "b", "c"]})
-    >>> dedupe_latest(t, ["k"]).to_pydict()
-    {'k': [1, 2], 'v': ['b', 'c']}
-    """
-    n = table.num_rows
-    if n == 0:
-        return table
-    order_col = "__lakeskip_arrival"
-    with_order = table.append_column(order_col, pa.array(np.arange(n, dtype=np.int64)))
-    idx = pc.sort_indices(
-        with_order,
-        sort_keys=[(k, "ascending") for k in key_columns] + [(order_col, "ascending")],
-    )
-    ordered = table.take(idx)
-    if n == 1:
-        return ordered
-    # the last row of each run of equal keys: the key differs from the next row's
-    last = np.zeros(n, dtype=bool)
-    last[-1] = True
-    differs = np.zeros(n - 1, dtype=bool)
-    for k in key_columns:
-        col = ordered.column(k).combine_chunks()
-        ne = pc.not_equal(col.slice(0, n - 1), col.slice(1))
-        differs |= np.asarray(pc.fill_null(ne, True).to_numpy(zero_copy_only=False), dtype=bool)
-    last[:-1] = differs
-    if last.all():
-        return ordered
-    return ordered.filter(pa.array(last))
 
 
 def to_key_value(

@@ -42,13 +42,12 @@ from pyroaring import BitMap
 
 from lakeskip.catalog.format.deletion_vectors import DeletionVectorUpdate, drop_deleted
 from lakeskip.catalog.format.manifest import ManifestEntry
-from lakeskip.catalog.pk.merge_engine import FIRST_ROW, MergeEngine
+from lakeskip.catalog.pk.merge_engine import FIRST_ROW, MergeEngine, dedupe_latest
 from lakeskip.catalog.pk.primary_key import (
     SEQUENCE_NUMBER,
     TOP_LEVEL,
     VALUE_KIND,
     RowKind,
-    dedupe_latest,
     schema_key_layout,
 )
 from lakeskip.catalog.write.data_writer import DataWriter, WriteSpec, write_kv_data_file
