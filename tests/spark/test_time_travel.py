@@ -128,8 +128,8 @@ def test_scan_options_time_travel(session) -> None:  # type: ignore[no-untyped-d
 
 def test_both_read_paths_choose_the_same_snapshot(session) -> None:  # type: ignore[no-untyped-def]
     """The Spark catalog's scan and the session's pruned views (EXPLAIN, no javac) take the
-    snapshot from one function (lakeskip.catalog.time_travel.read_snapshot)."""
-    from lakeskip.spark.query import plan_query, run_planned
+    snapshot from one function (lakeskip.catalog.ops.time_travel.read_snapshot)."""
+    from lakeskip.spark.read.query import plan_query, run_planned
     from lakeskip.sql.statements import Query, parse_statement
 
     t1, _ = _two_inserts(session)

@@ -3,7 +3,7 @@ statement type the row covers.
 
 The examples tie the three places a statement lives: the parser
 (:mod:`lakeskip.sql.statements`, which must turn each example into its statement type), the
-handlers (``lakeskip.spark.statements.HANDLERS``, one per type) and this table (every
+handlers (``lakeskip.spark.front.statements.HANDLERS``, one per type) and this table (every
 statement type has a row); ``tests/unit/spark/test_statement_routing.py`` checks all three.
 
 Example:

@@ -2,7 +2,7 @@
 
 The fragments (source query, ON condition, clause conditions, assigned values) stay Spark SQL
 text: Spark evaluates them, with its own semantics, when the copy-on-write job runs
-(:mod:`lakeskip.spark.dml`). Here we only take the statement apart and check its shape::
+(:mod:`lakeskip.spark.modify.dispatch`). Here we only take the statement apart and check its shape::
 
     MERGE INTO target [[AS] t] USING (source_table | (query)) [[AS] s] ON <on>
       WHEN MATCHED [AND <cond>] THEN UPDATE SET c = expr, ... | UPDATE SET * | DELETE

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 
 import lakeskip.sql.merge  # noqa: F401  (Merge is a statement type too)
-from lakeskip.spark.statements import HANDLERS
+from lakeskip.spark.front.statements import HANDLERS
 from lakeskip.sql.help import HELP
 from lakeskip.sql.statements import Statement, parse_statement
 
@@ -43,7 +43,7 @@ def test_every_statement_type_parses_from_a_help_example() -> None:
 
 def test_every_statement_type_has_a_handler() -> None:
     missing = sorted(t.__name__ for t in _statement_types() - set(HANDLERS))
-    assert not missing, f"no handler in lakeskip.spark.statements.HANDLERS for {missing}"
+    assert not missing, f"no handler in lakeskip.spark.front.statements.HANDLERS for {missing}"
     stale = sorted(t.__name__ for t in set(HANDLERS) - _statement_types())
     assert not stale, stale
 
