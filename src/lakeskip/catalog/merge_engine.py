@@ -23,6 +23,20 @@ on exactly that (a predicate on one value column may prune a whole bucket).
     first-row        the oldest version wins (Paimon's FirstRowMergeFunction); a table that
                      accepts no DELETE / UPDATE / MERGE
 
+    aggregation      each column folds its versions with its aggregate function
+                     (:mod:`lakeskip.catalog.aggregation`); no DELETE / UPDATE / MERGE
+
+``sequence.field`` (one or more columns, any engine but first-row) orders the versions of a
+key before the engine sees them: by those columns (NULL oldest; ``sequence.field.sort-order``
+= ascending, the default, or descending; nulls stay oldest either way: Paimon's
+``UserDefinedSeqComparator``), ties by sequence number (Paimon's ``SortMergeReader``). The
+writer's in-write merge orders a write's rows the same way, arrival breaking ties. Paimon 0.9
+has no ``sequence.field.sort-order`` (its readers order ascending); later Paimons do.
+
+The error texts of a merge are defined here once (:data:`ERRORS`) and sent to Java with the
+rest of :meth:`MergeEngine.to_json`; ``tests/cases/pk_merge_cases.json`` is the one table of
+cases both implementations (and the Spark view over this one) are tested against.
+
 Paimon's batch reads skip the level-0 files of a first-row table
 (``CoreOptions.batchScanSkipLevel0``) and read the higher levels as they are, so lakeskip
 writes first-row tables as it writes primary-key tables with deletion vectors
@@ -34,23 +48,42 @@ down. :func:`reads_raw` names both layouts.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lakeskip.catalog.aggregation import (
+    OVERFLOW_ERROR,
+    RETRACT_ERROR,
+    FieldAgg,
+    check_aggregation,
+    check_functions,
+    field_aggs,
+    fold,
+)
 from lakeskip.errors import CorruptMetadataError, InvalidOptionError
+from lakeskip.types import RowType, TypeRoot
+
+if TYPE_CHECKING:
+    from lakeskip.catalog.schema import TableSchema
 
 __all__ = [
+    "AGGREGATION",
     "DEDUPLICATE",
+    "ERRORS",
     "FIRST_ROW",
     "IGNORE_DELETE",
     "MERGE_ENGINE",
     "PARTIAL_UPDATE",
     "REMOVE_RECORD_ON_DELETE",
+    "SEQUENCE_FIELD",
+    "SEQUENCE_FIELD_SORT_ORDER",
     "MergeEngine",
     "check_merge_options",
+    "is_merge_option",
     "reads_raw",
 ]
 
@@ -58,31 +91,58 @@ MERGE_ENGINE = "merge-engine"
 DEDUPLICATE = "deduplicate"
 PARTIAL_UPDATE = "partial-update"
 FIRST_ROW = "first-row"
+AGGREGATION = "aggregation"
 IGNORE_DELETE = "ignore-delete"
 REMOVE_RECORD_ON_DELETE = "partial-update.remove-record-on-delete"
+SEQUENCE_FIELD = "sequence.field"
+SEQUENCE_FIELD_SORT_ORDER = "sequence.field.sort-order"
 
-_KINDS = (DEDUPLICATE, PARTIAL_UPDATE, FIRST_ROW)
+_KINDS = (DEDUPLICATE, PARTIAL_UPDATE, FIRST_ROW, AGGREGATION)
 # row kinds (Paimon's RowKind bytes): +I 0, -U 1, +U 2, -D 3
 _ADD = (0, 2)
 _DELETE = 3
+# The texts of a merge's errors, Python's and Java's (sent with to_json)
+ERRORS = {
+    "partial_update_retract": (
+        "a partial-update table holds -U/-D versions but neither 'ignore-delete' nor "
+        "'partial-update.remove-record-on-delete' is set (Paimon fails to read it too)"
+    ),
+    "first_row_retract": (
+        "a first-row table holds -U/-D versions (Paimon's first-row engine accepts none "
+        "without 'ignore-delete')"
+    ),
+    "aggregate_retract": RETRACT_ERROR,
+    "aggregate_overflow": OVERFLOW_ERROR,
+}
 # Paimon options of the merge functions lakeskip does not implement (named in the error)
 _UNSUPPORTED_EXACT = {
-    "fields.default-aggregate-function": "aggregation functions",
     "partial-update.remove-record-on-sequence-group": "sequence groups",
-    "sequence.field": "user-defined sequence fields",
-    "sequence.field.sort-order": "user-defined sequence fields",
+    "aggregation.remove-record-on-delete": "a Paimon 1.0 option Paimon 0.9 readers ignore",
     "first-row.ignore-delete": "use 'ignore-delete'",
     "partial-update.ignore-delete": "use 'ignore-delete'",
     "deduplicate.ignore-delete": "use 'ignore-delete'",
 }
 _UNSUPPORTED_FIELD_SUFFIXES = {
     ".sequence-group": "sequence groups",
-    ".aggregate-function": "aggregation functions",
-    ".ignore-retract": "aggregation functions",
     ".distinct": "aggregation functions",
-    ".list-agg-delimiter": "aggregation functions",
     ".nested-key": "aggregation functions",
 }
+_AGGREGATION_SUFFIXES = (".aggregate-function", ".ignore-retract", ".list-agg-delimiter")
+# sequence field types whose order is the same in pyarrow, Spark and Paimon (no FLOAT/DOUBLE:
+# NaN and -0.0 order differently between them)
+_SEQUENCE_ROOTS = frozenset(
+    {
+        TypeRoot.TINYINT,
+        TypeRoot.SMALLINT,
+        TypeRoot.INT,
+        TypeRoot.BIGINT,
+        TypeRoot.DECIMAL,
+        TypeRoot.DATE,
+        TypeRoot.TIMESTAMP,
+        TypeRoot.TIMESTAMP_LTZ,
+        TypeRoot.STRING,
+    }
+)
 
 
 def _flag(options: Mapping[str, str], key: str) -> bool:
@@ -90,6 +150,27 @@ def _flag(options: Mapping[str, str], key: str) -> bool:
     if raw not in ("true", "false"):
         raise InvalidOptionError(f"option {key!r} = {options[key]!r}: expected true or false")
     return raw == "true"
+
+
+def _engine(options: Mapping[str, str]) -> str:
+    return str(options.get(MERGE_ENGINE, DEDUPLICATE)).strip().lower()
+
+
+def _is_aggregation_option(key: str) -> bool:
+    return key == "fields.default-aggregate-function" or (
+        key.startswith("fields.") and key.endswith(_AGGREGATION_SUFFIXES)
+    )
+
+
+def is_merge_option(key: str) -> bool:
+    """Whether ``key`` changes how the stored versions of a key merge (fixed at CREATE)."""
+    return key in (
+        MERGE_ENGINE,
+        IGNORE_DELETE,
+        REMOVE_RECORD_ON_DELETE,
+        SEQUENCE_FIELD,
+        SEQUENCE_FIELD_SORT_ORDER,
+    ) or _is_aggregation_option(key)
 
 
 def unsupported_merge_option(key: str) -> str | None:
@@ -103,25 +184,48 @@ def unsupported_merge_option(key: str) -> str | None:
     return None
 
 
-def check_merge_options(options: Mapping[str, str], primary_keys: Sequence[str]) -> None:
-    """Validate the merge-engine options of a table (any table: they need a primary key).
+def sequence_fields(options: Mapping[str, str]) -> tuple[str, ...]:
+    """The ``sequence.field`` columns (Paimon splits on ``,``)."""
+    raw = options.get(SEQUENCE_FIELD)
+    if raw is None or not str(raw).strip():
+        return ()
+    return tuple(c.strip() for c in str(raw).split(","))
+
+
+def _descending(options: Mapping[str, str]) -> bool:
+    raw = str(options.get(SEQUENCE_FIELD_SORT_ORDER, "ascending")).strip().lower()
+    if raw not in ("ascending", "descending"):
+        raise InvalidOptionError(
+            f"option {SEQUENCE_FIELD_SORT_ORDER!r} = {options[SEQUENCE_FIELD_SORT_ORDER]!r}: "
+            "expected ascending or descending"
+        )
+    return raw == "descending"
+
+
+def check_merge_options(
+    options: Mapping[str, str], primary_keys: Sequence[str], row_type: RowType | None = None
+) -> None:
+    """Validate the merge-engine options of a table (any table: they need a primary key);
+    ``row_type``: the columns, to check the options that name them (None skips that).
 
     Raises:
-        InvalidOptionError: an unknown or unsupported engine (``first-row``, ``aggregation``),
-            a merge option on an append table or with the wrong engine, sequence groups /
-            aggregation functions, a malformed boolean.
+        InvalidOptionError: an unknown engine, a merge option on an append table or with the
+            wrong engine, sequence groups, an unknown or unsupported aggregate function (named),
+            a bad sequence field, a malformed boolean.
     """
+    engine = _engine(options)
     for key in options:
         why = unsupported_merge_option(key)
         if why is not None:
+            raise InvalidOptionError(f"option {key!r} is not supported yet ({why})")
+        if _is_aggregation_option(key) and engine != AGGREGATION:
             raise InvalidOptionError(
-                f"option {key!r} is not supported yet ({why}; lakeskip's partial-update "
-                "merges each column to its newest non-null value)"
+                f"option {key!r} needs 'merge-engine' = 'aggregation' (aggregation functions "
+                "of partial-update need sequence groups, not supported yet)"
             )
-    engine = str(options.get(MERGE_ENGINE, DEDUPLICATE)).strip().lower()
     if engine not in _KINDS:
         raise InvalidOptionError(
-            f"option {MERGE_ENGINE!r} = {options[MERGE_ENGINE]!r} is not supported yet "
+            f"option {MERGE_ENGINE!r} = {options[MERGE_ENGINE]!r} is not supported "
             f"(only {', '.join(repr(k) for k in _KINDS)})"
         )
     for key in (IGNORE_DELETE, REMOVE_RECORD_ON_DELETE):
@@ -132,13 +236,56 @@ def check_merge_options(options: Mapping[str, str], primary_keys: Sequence[str])
             raise InvalidOptionError(
                 f"option {key!r} is supported with 'merge-engine' = 'partial-update' only"
             )
-    if MERGE_ENGINE in options and not primary_keys and engine != DEDUPLICATE:
-        raise InvalidOptionError(f"option {MERGE_ENGINE!r} needs a primary key")
-    if engine in (PARTIAL_UPDATE, FIRST_ROW) and _flag(options, "deletion-vectors.enabled"):
+    if not primary_keys and (engine != DEDUPLICATE or SEQUENCE_FIELD in options):
+        what = MERGE_ENGINE if engine != DEDUPLICATE else SEQUENCE_FIELD
+        raise InvalidOptionError(f"option {what!r} needs a primary key")
+    if engine != DEDUPLICATE and _flag(options, "deletion-vectors.enabled"):
         raise InvalidOptionError(
             "option 'deletion-vectors.enabled' is not supported with "
             f"'merge-engine' = '{engine}' yet"
         )
+    _check_sequence(options, engine, primary_keys, row_type)
+    check_functions(options)
+    if engine == AGGREGATION and row_type is not None:
+        check_aggregation(options, row_type, primary_keys)
+
+
+def _check_sequence(
+    options: Mapping[str, str], engine: str, primary_keys: Sequence[str], row_type: RowType | None
+) -> None:
+    fields = sequence_fields(options)
+    _descending(options)
+    if not fields:
+        return
+    if engine == FIRST_ROW:
+        raise InvalidOptionError(
+            f"option {SEQUENCE_FIELD!r} cannot be used with 'merge-engine' = 'first-row' "
+            "(Paimon refuses it too)"
+        )
+    if _flag(options, "deletion-vectors.enabled"):
+        raise InvalidOptionError(
+            f"option {SEQUENCE_FIELD!r} is not supported with deletion vectors yet"
+        )
+    if len(set(fields)) != len(fields):
+        raise InvalidOptionError(f"option {SEQUENCE_FIELD!r}: a column is listed twice")
+    if row_type is None:
+        return
+    for c in fields:
+        if not c or not row_type.has(c):
+            raise InvalidOptionError(
+                f"option {SEQUENCE_FIELD!r}: no column {c!r} (columns: {', '.join(row_type.names)})"
+            )
+        t = row_type.field(c).type
+        if t.root not in _SEQUENCE_ROOTS:
+            raise InvalidOptionError(
+                f"option {SEQUENCE_FIELD!r}: column {c!r} of type {t} is not supported "
+                "(integers, decimals, strings, dates, timestamps)"
+            )
+        if f"fields.{c}.aggregate-function" in options:
+            raise InvalidOptionError(
+                f"option 'fields.{c}.aggregate-function': {c!r} is a sequence field "
+                "(Paimon refuses an aggregation on it)"
+            )
 
 
 def reads_raw(options: Mapping[str, str], primary_keys: Sequence[str]) -> bool:
@@ -147,27 +294,66 @@ def reads_raw(options: Mapping[str, str], primary_keys: Sequence[str]) -> bool:
     it is, and lakeskip's writes keep each key live at most once there (lookup writes)."""
     if not primary_keys:
         return False
-    engine = str(options.get(MERGE_ENGINE, DEDUPLICATE)).strip().lower()
-    return engine == FIRST_ROW or _flag(options, "deletion-vectors.enabled")
+    return _engine(options) == FIRST_ROW or _flag(options, "deletion-vectors.enabled")
 
 
 @dataclass(frozen=True, slots=True)
 class MergeEngine:
-    """The merge engine of a primary-key table and its delete handling."""
+    """The merge engine of a primary-key table: its kind, delete handling, sequence fields
+    and (aggregation) every column's function."""
 
     kind: str = DEDUPLICATE
     ignore_delete: bool = False
     remove_record_on_delete: bool = False
+    sequence_fields: tuple[str, ...] = ()
+    sequence_descending: bool = False
+    aggs: tuple[FieldAgg, ...] = field(default=())
+    # DECIMAL precision/scale and type roots of the aggregated columns
+    types: tuple[tuple[str, TypeRoot, int, int], ...] = field(default=())
 
     @classmethod
-    def of(cls, options: Mapping[str, str]) -> MergeEngine:
-        """The engine a table's (validated) options name."""
-        kind = str(options.get(MERGE_ENGINE, DEDUPLICATE)).strip().lower()
+    def of(
+        cls,
+        options: Mapping[str, str],
+        row_type: RowType | None = None,
+        primary_keys: Sequence[str] = (),
+    ) -> MergeEngine:
+        """The engine a table's (validated) options name; an aggregation engine needs the
+        columns (``row_type``, ``primary_keys``) to merge."""
+        kind = _engine(options)
         if kind not in _KINDS:
-            raise InvalidOptionError(f"option {MERGE_ENGINE!r} = {kind!r} is not supported yet")
+            raise InvalidOptionError(f"option {MERGE_ENGINE!r} = {kind!r} is not supported")
+        seq = sequence_fields(options)
+        desc = _descending(options) if seq else False
         if kind == DEDUPLICATE:
-            return cls()
-        return cls(kind, _flag(options, IGNORE_DELETE), _flag(options, REMOVE_RECORD_ON_DELETE))
+            return cls(sequence_fields=seq, sequence_descending=desc)
+        aggs: tuple[FieldAgg, ...] = ()
+        types: tuple[tuple[str, TypeRoot, int, int], ...] = ()
+        if kind == AGGREGATION and row_type is not None:
+            aggs = field_aggs(options, row_type, primary_keys)
+            types = tuple(
+                (
+                    f.name,
+                    f.type.root,
+                    getattr(f.type, "precision", 0) or 0,
+                    getattr(f.type, "scale", 0) or 0,
+                )
+                for f in row_type
+            )
+        return cls(
+            kind,
+            _flag(options, IGNORE_DELETE),
+            _flag(options, REMOVE_RECORD_ON_DELETE),
+            seq,
+            desc,
+            aggs,
+            types,
+        )
+
+    @classmethod
+    def for_schema(cls, schema: TableSchema) -> MergeEngine:
+        """The engine of a primary-key table's schema, ready to merge."""
+        return cls.of(schema.options, schema.row_type, schema.primary_keys)
 
     @property
     def partial_update(self) -> bool:
@@ -177,6 +363,10 @@ class MergeEngine:
     def first_row(self) -> bool:
         return self.kind == FIRST_ROW
 
+    @property
+    def aggregation(self) -> bool:
+        return self.kind == AGGREGATION
+
     def dml_refusal(self, statement: str, table: str) -> str | None:
         """Why DELETE / UPDATE / MERGE cannot run on this table (None: they may)."""
         if self.first_row:
@@ -184,14 +374,24 @@ class MergeEngine:
                 f"{statement} on {table}: a first-row table keeps the first row written for "
                 "each key and accepts no deletes or updates (Paimon's first-row engine)"
             )
+        if self.aggregation:
+            return (
+                f"{statement} on {table}: an aggregation table folds every version of a key "
+                "into its row; a delete or update record would be retracted from the "
+                "aggregates, not replace the row (INSERT adds to them)"
+            )
         return None
 
     def to_json(self) -> dict[str, object]:
-        """What Java's ``LakePkScan`` needs to merge."""
+        """What Java's ``LakePkScan`` needs to merge (the error texts included)."""
         return {
             "engine": self.kind,
             "ignore_delete": self.ignore_delete,
             "remove_record_on_delete": self.remove_record_on_delete,
+            "sequence_fields": list(self.sequence_fields),
+            "sequence_descending": self.sequence_descending,
+            "aggregates": {a.column: a.to_json() for a in self.aggs},
+            "errors": dict(ERRORS),
         }
 
     def delete_refusal(self, table: str) -> str | None:
@@ -209,30 +409,41 @@ class MergeEngine:
             "table otherwise)"
         )
 
+    def _order(
+        self, table: pa.Table, tie: pa.Array | pa.ChunkedArray
+    ) -> list[tuple[pa.Array | pa.ChunkedArray, bool]]:
+        """What orders the versions of a key, oldest first: the sequence fields (descending
+        or not), then ``tie`` (sequence numbers, or arrival in a write)."""
+        return [(table.column(c), self.sequence_descending) for c in self.sequence_fields] + [
+            (tie, False)
+        ]
+
     def merge_write(self, table: pa.Table, key_columns: Sequence[str], kind: int) -> pa.Table:
-        """Merge the rows of one write that share a key (arrival order = sequence order), as
-        Paimon's write buffer does; returns unique keys sorted by key. ``kind``: the value
-        kind of every row of the write (a :class:`~lakeskip.catalog.primary_key.RowKind`)."""
-        add = kind in (0, 2)  # +I, +U
-        if self.first_row:  # the first row of each key stands
-            return _dedupe_latest(
-                table.take(pa.array(np.arange(table.num_rows)[::-1])), key_columns
-            )
-        if not self.partial_update:
-            return _dedupe_latest(table, key_columns)
-        if not add:
-            if kind == 3 and self.remove_record_on_delete:
-                return _dedupe_latest(table, key_columns)  # the last -D resets the row
-            # any other retract only seeds the row when it comes first: the first one stands
-            return _dedupe_latest(
-                table.take(pa.array(np.arange(table.num_rows)[::-1])), key_columns
-            )
+        """Merge the rows of one write that share a key (arrival order = sequence order, after
+        the sequence fields), as Paimon's write buffer does; returns unique keys sorted by
+        key. ``kind``: the value kind of every row of the write (a
+        :class:`~lakeskip.catalog.primary_key.RowKind`)."""
         n = table.num_rows
         if n <= 1:
             return table
-        arrival = np.arange(n, dtype=np.int64)
-        order, starts = _group(table, key_columns, pa.array(arrival))
+        arrival = pa.array(np.arange(n, dtype=np.int64))
+        order, starts = _group(table, key_columns, self._order(table, arrival))
         ordered = table.take(pa.array(order))
+        ends = np.append(starts[1:], n) - 1
+        add = kind in _ADD
+        if self.aggregation:
+            kinds = np.full(n, kind, dtype=np.int64)
+            merged, _ = self._aggregate(ordered, starts, kinds)
+            return merged
+        if self.first_row:  # the first row of each key stands
+            return ordered.take(pa.array(starts))
+        if not self.partial_update:
+            return ordered.take(pa.array(ends))
+        if not add:
+            if kind == _DELETE and self.remove_record_on_delete:
+                return ordered.take(pa.array(ends))  # the last -D resets the row
+            # any other retract only seeds the row when it comes first: the first one stands
+            return ordered.take(pa.array(starts))
         is_add = np.ones(n, dtype=bool)
         base = np.full(len(starts), -1, dtype=np.int64)
         return _partial_columns(ordered, key_columns, starts, is_add, base)
@@ -246,32 +457,37 @@ class MergeEngine:
         n = table.num_rows
         if n == 0:
             return table
-        order, starts = _group(table, key_columns, table.column(sequence))
+        order, starts = _group(table, key_columns, self._order(table, table.column(sequence)))
         ordered = table.take(pa.array(order))
         kinds = np.asarray(ordered.column(kind).to_numpy(zero_copy_only=False), dtype=np.int64)
         ends = np.append(starts[1:], n) - 1
         if self.first_row:
             if not np.isin(kinds, _ADD).all() and not self.ignore_delete:
-                raise CorruptMetadataError(
-                    "a first-row table holds -U/-D versions (Paimon's first-row engine "
-                    "accepts none without 'ignore-delete')"
-                )
+                raise CorruptMetadataError(ERRORS["first_row_retract"])
             adds = np.nonzero(np.isin(kinds, _ADD))[0]
             # per key the oldest +I/+U version; a key with none has no row
             run = np.repeat(np.arange(len(starts)), np.diff(np.append(starts, n)))
             pick = _first_add(run, adds, len(starts))
             rows = pick[pick >= 0]
             return ordered.take(pa.array(rows))
+        if self.aggregation:
+            merged, merged_kinds = self._aggregate(ordered, starts, kinds)
+            seq = ordered.column(sequence).take(pa.array(ends))
+            merged = merged.set_column(
+                merged.schema.get_field_index(sequence), sequence, seq
+            ).set_column(
+                merged.schema.get_field_index(kind),
+                kind,
+                pa.array(merged_kinds.astype(np.int8)),
+            )
+            return merged.filter(pa.array(np.isin(merged_kinds, _ADD)))
         if not self.partial_update:
             last = ordered.take(pa.array(ends))
             alive = np.isin(kinds[ends], _ADD)
             return last.filter(pa.array(alive))
         is_add = np.isin(kinds, _ADD)
         if not is_add.all() and not (self.ignore_delete or self.remove_record_on_delete):
-            raise CorruptMetadataError(
-                "a partial-update table holds -U/-D versions but neither 'ignore-delete' nor "
-                "'partial-update.remove-record-on-delete' is set (Paimon fails to read it too)"
-            )
+            raise CorruptMetadataError(ERRORS["partial_update_retract"])
         idx = np.arange(n, dtype=np.int64)
         starts_i = starts.astype(np.int64)
         base = np.full(len(starts), -1, dtype=np.int64)
@@ -295,6 +511,39 @@ class MergeEngine:
         )
         return merged.filter(pa.array(alive))
 
+    def _aggregate(
+        self, ordered: pa.Table, starts: np.ndarray, kinds: np.ndarray
+    ) -> tuple[pa.Table, np.ndarray]:
+        """One row per key run of ``ordered`` (versions oldest first) and its kind: a lone
+        version as it is, else every column folded by its function (+I)."""
+        if not self.aggs:
+            raise InvalidOptionError("an aggregation engine needs the table's columns to merge")
+        n = ordered.num_rows
+        ends = np.append(starts[1:], n) - 1
+        single = starts == ends
+        out_kinds = np.where(single, kinds[ends], 0)
+        by_name = {a.column: a for a in self.aggs}
+        types = {t[0]: t[1:] for t in self.types}
+        retract = ~np.isin(kinds, _ADD)
+        bounds = list(zip(starts.tolist(), (ends + 1).tolist(), strict=True))
+        columns = []
+        for name in ordered.column_names:
+            col = ordered.column(name)
+            last = col.take(pa.array(ends))
+            agg = by_name.get(name)
+            if agg is None or single.all():
+                columns.append(last)
+                continue
+            root, precision, scale = types[name]
+            run = fold(agg, root, precision, scale)
+            values: list[Any] = col.to_pylist()
+            flags: list[bool] = retract.tolist()
+            merged = [
+                values[e - 1] if e - s == 1 else run(values[s:e], flags[s:e]) for s, e in bounds
+            ]
+            columns.append(pa.array(merged, type=col.type))
+        return pa.Table.from_arrays(columns, schema=ordered.schema), out_kinds
+
 
 def _first_add(run: np.ndarray, adds: np.ndarray, runs: int) -> np.ndarray:
     """Per key run, the first index in ``adds`` (sorted ascending) that belongs to it; -1
@@ -308,15 +557,21 @@ def _first_add(run: np.ndarray, adds: np.ndarray, runs: int) -> np.ndarray:
 
 
 def _group(
-    table: pa.Table, key_columns: Sequence[str], order_by: pa.Array | pa.ChunkedArray
+    table: pa.Table,
+    key_columns: Sequence[str],
+    order_by: Sequence[tuple[pa.Array | pa.ChunkedArray, bool]],
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Row order sorted by (key, ``order_by``) and the start of every key's run in it."""
+    """Row order sorted by key, then by each ``order_by`` column (``True``: descending; NULL
+    first either way, as Paimon's sequence comparator), and the start of every key's run."""
     n = table.num_rows
-    with_order = pa.table(
-        {**{f"k{i}": table.column(k) for i, k in enumerate(key_columns)}, "o": order_by}
-    )
-    sort_keys = [(f"k{i}", "ascending") for i in range(len(key_columns))] + [("o", "ascending")]
-    order = np.asarray(pc.sort_indices(with_order, sort_keys=sort_keys), dtype=np.int64)
+    cols: dict[str, pa.Array | pa.ChunkedArray] = {
+        f"k{i}": table.column(k) for i, k in enumerate(key_columns)
+    }
+    sort_keys = [(f"k{i}", "ascending", "at_start") for i in range(len(key_columns))]
+    for j, (col, desc) in enumerate(order_by):
+        cols[f"o{j}"] = col
+        sort_keys.append((f"o{j}", "descending" if desc else "ascending", "at_start"))
+    order = np.asarray(pc.sort_indices(pa.table(cols), sort_keys=sort_keys), dtype=np.int64)
     differs = np.zeros(max(n - 1, 0), dtype=bool)
     for k in key_columns:
         col = table.column(k).take(pa.array(order)).combine_chunks()
@@ -352,9 +607,3 @@ def _partial_columns(
         mask = pick < 0
         columns.append(col.take(pa.array(np.where(mask, 0, pick), mask=mask)))
     return pa.Table.from_arrays(columns, schema=ordered.schema)
-
-
-def _dedupe_latest(table: pa.Table, key_columns: Sequence[str]) -> pa.Table:
-    from lakeskip.catalog.primary_key import dedupe_latest
-
-    return dedupe_latest(table, key_columns)

@@ -29,6 +29,7 @@ from lakeskip.catalog.merge_engine import (
     REMOVE_RECORD_ON_DELETE,
     MergeEngine,
     check_merge_options,
+    is_merge_option,
 )
 from lakeskip.catalog.paimon_options import PAIMON_CORE_OPTIONS
 from lakeskip.catalog.parquet_options import is_parquet_option, parquet_write_options
@@ -204,7 +205,27 @@ KNOWN_OPTIONS: Mapping[str, OptionSpec] = {
             "deduplicate",
             _merge_engine,
             "primary-key tables: how versions of a key merge (deduplicate: the newest wins; "
-            "partial-update: each column's newest non-null value)",
+            "partial-update: each column's newest non-null value; aggregation: "
+            "fields.<column>.aggregate-function)",
+        ),
+        OptionSpec(
+            "sequence.field",
+            None,
+            _any,
+            "primary-key tables: column(s) ordering the versions of a key (ties: write order)",
+        ),
+        OptionSpec(
+            "sequence.field.sort-order",
+            "ascending",
+            _one_of("ascending", "descending"),
+            "the order of sequence.field (Paimon 0.9 readers know only ascending)",
+        ),
+        OptionSpec(
+            "fields.default-aggregate-function",
+            None,
+            _any,
+            "aggregation tables: the function of columns without their own "
+            "(default last_non_null_value)",
         ),
         OptionSpec(
             IGNORE_DELETE,
@@ -422,7 +443,7 @@ def validate_options(
     has_index = False
     _validate_bucket(options, row_type, partition_keys, primary_keys)
     check_deletion_vectors(options, primary_keys)
-    check_merge_options(options, primary_keys)
+    check_merge_options(options, primary_keys, row_type)
     for key, value in options.items():
         if not isinstance(value, str):
             raise InvalidOptionError(f"option {key!r}: value must be a string, got {value!r}")
@@ -431,6 +452,8 @@ def validate_options(
             continue
         if is_parquet_option(key):
             continue  # checked together below: per-column keys need the whole map
+        if is_merge_option(key) and key not in KNOWN_OPTIONS:
+            continue  # fields.<c>.aggregate-function ...: check_merge_options above
         if key.startswith(FIELDS_PREFIX) and key.endswith(STATS_MODE_SUFFIX):
             column = key[len(FIELDS_PREFIX) : -len(STATS_MODE_SUFFIX)]
             if row_type is not None:
