@@ -127,11 +127,11 @@ def test_partial_update_delete_options(session: Any) -> None:
     ("options", "match"),
     [
         ("'merge-engine' = 'first-row', 'deletion-vectors' = 'true'", "first-row' yet"),
-        ("'merge-engine' = 'aggregation'", "not supported yet"),
+        ("'merge-engine' = 'aggregation', 'fields.v.aggregate-function' = 'count'", "'count'"),
         (f"{PU}, 'fields.v.sequence-group' = 'w'", "sequence groups"),
         (f"{PU}, 'fields.v.aggregate-function' = 'sum'", "aggregation functions"),
         (f"{PU}, 'fields.default-aggregate-function' = 'sum'", "aggregation functions"),
-        (f"{PU}, 'sequence.field' = 'v'", "sequence fields"),
+        (f"{PU}, 'sequence.field' = 'nope'", "no column 'nope'"),
         ("'ignore-delete' = 'true'", "partial-update' only"),
         (f"{PU}, 'ignore-delete' = 'maybe'", "expected true or false"),
     ],
