@@ -128,7 +128,7 @@ def test_partial_update_delete_options(session: Any) -> None:
     [
         ("'merge-engine' = 'first-row', 'deletion-vectors' = 'true'", "first-row' yet"),
         ("'merge-engine' = 'aggregation', 'fields.v.aggregate-function' = 'count'", "'count'"),
-        (f"{PU}, 'fields.v.sequence-group' = 'w'", "sequence groups"),
+        (f"{PU}, 'fields.v.sequence-group' = 'nope'", "no column 'nope'"),
         (f"{PU}, 'fields.v.aggregate-function' = 'sum'", "aggregation functions"),
         (f"{PU}, 'fields.default-aggregate-function' = 'sum'", "aggregation functions"),
         (f"{PU}, 'sequence.field' = 'nope'", "no column 'nope'"),

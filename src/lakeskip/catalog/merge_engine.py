@@ -123,7 +123,6 @@ _UNSUPPORTED_EXACT = {
     "deduplicate.ignore-delete": "use 'ignore-delete'",
 }
 _UNSUPPORTED_FIELD_SUFFIXES = {
-    ".sequence-group": "sequence groups",
     ".distinct": "aggregation functions",
     ".nested-key": "aggregation functions",
 }
@@ -164,6 +163,8 @@ def _is_aggregation_option(key: str) -> bool:
 
 def is_merge_option(key: str) -> bool:
     """Whether ``key`` changes how the stored versions of a key merge (fixed at CREATE)."""
+    if key.startswith("fields.") and key.endswith(_GROUP_SUFFIX):
+        return True
     return key in (
         MERGE_ENGINE,
         IGNORE_DELETE,
@@ -182,6 +183,27 @@ def unsupported_merge_option(key: str) -> str | None:
             if key.endswith(suffix):
                 return what
     return None
+
+
+_GROUP_SUFFIX = ".sequence-group"
+
+
+def sequence_groups(
+    options: Mapping[str, str],
+) -> tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]:
+    """Partial-update sequence groups, (sequence columns, the columns they order) each:
+    ``fields.<s1>,<s2>.sequence-group = <a>,<b>`` (Paimon's spelling), sorted by key."""
+    out = []
+    for key in sorted(options):
+        if key.startswith("fields.") and key.endswith(_GROUP_SUFFIX):
+            seq = key[len("fields.") : -len(_GROUP_SUFFIX)]
+            out.append(
+                (
+                    tuple(c.strip() for c in seq.split(",")),
+                    tuple(c.strip() for c in str(options[key]).split(",")),
+                )
+            )
+    return tuple(out)
 
 
 def sequence_fields(options: Mapping[str, str]) -> tuple[str, ...]:
@@ -245,6 +267,7 @@ def check_merge_options(
             f"'merge-engine' = '{engine}' yet"
         )
     _check_sequence(options, engine, primary_keys, row_type)
+    _check_groups(options, engine, primary_keys, row_type)
     check_functions(options)
     if engine == AGGREGATION and row_type is not None:
         check_aggregation(options, row_type, primary_keys)
@@ -288,6 +311,47 @@ def _check_sequence(
             )
 
 
+def _check_groups(
+    options: Mapping[str, str], engine: str, primary_keys: Sequence[str], row_type: RowType | None
+) -> None:
+    groups = sequence_groups(options)
+    if not groups:
+        return
+    if engine != PARTIAL_UPDATE:
+        raise InvalidOptionError(
+            "option 'fields.<column>.sequence-group' needs 'merge-engine' = 'partial-update'"
+        )
+    for what in (SEQUENCE_FIELD, REMOVE_RECORD_ON_DELETE):
+        if what in options and (what != REMOVE_RECORD_ON_DELETE or _flag(options, what)):
+            raise InvalidOptionError(
+                f"option {what!r} together with sequence groups is not supported yet"
+            )
+    owner: dict[str, str] = {}
+    for seq, fields in groups:
+        name = ",".join(seq)
+        for c in (*seq, *fields):
+            if not c or (row_type is not None and not row_type.has(c)):
+                raise InvalidOptionError(f"option 'fields.{name}.sequence-group': no column {c!r}")
+            if c in primary_keys:
+                raise InvalidOptionError(
+                    f"option 'fields.{name}.sequence-group': {c!r} is a primary key column"
+                )
+        for c in fields:
+            if c in owner and owner[c] != name:
+                raise InvalidOptionError(
+                    f"column {c!r} is in two sequence groups ({owner[c]!r}, {name!r})"
+                )
+            owner[c] = name
+        if row_type is not None:
+            for c in seq:
+                t = row_type.field(c).type
+                if t.root not in _SEQUENCE_ROOTS:
+                    raise InvalidOptionError(
+                        f"option 'fields.{name}.sequence-group': column {c!r} of type {t} "
+                        "cannot order a group (integers, decimals, strings, dates, timestamps)"
+                    )
+
+
 def reads_raw(options: Mapping[str, str], primary_keys: Sequence[str]) -> bool:
     """Whether a primary-key table is read like an append table: deletion vectors or
     ``first-row``. Paimon's batch reads then skip level 0 and read every file above it as
@@ -308,6 +372,8 @@ class MergeEngine:
     sequence_fields: tuple[str, ...] = ()
     sequence_descending: bool = False
     aggs: tuple[FieldAgg, ...] = field(default=())
+    # partial-update sequence groups: (sequence columns, the columns they order)
+    groups: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = field(default=())
     # DECIMAL precision/scale and type roots of the aggregated columns
     types: tuple[tuple[str, TypeRoot, int, int], ...] = field(default=())
 
@@ -347,6 +413,7 @@ class MergeEngine:
             seq,
             desc,
             aggs,
+            sequence_groups(options) if kind == PARTIAL_UPDATE else (),
             types,
         )
 
@@ -391,11 +458,19 @@ class MergeEngine:
             "sequence_fields": list(self.sequence_fields),
             "sequence_descending": self.sequence_descending,
             "aggregates": {a.column: a.to_json() for a in self.aggs},
+            "sequence_groups": [
+                {"sequence": list(seq), "fields": list(fields)} for seq, fields in self.groups
+            ],
             "errors": dict(ERRORS),
         }
 
     def delete_refusal(self, table: str) -> str | None:
         """Why DELETE cannot run on this table (None: it can), as Paimon would decide."""
+        if self.groups and not self.ignore_delete:
+            return (
+                f"DELETE FROM {table}: on a table with sequence groups a delete record only "
+                "clears each group's columns (Paimon's retract), it does not remove the row"
+            )
         if not self.partial_update or self.remove_record_on_delete:
             return None
         if self.ignore_delete:
@@ -422,7 +497,9 @@ class MergeEngine:
         """Merge the rows of one write that share a key (arrival order = sequence order, after
         the sequence fields), as Paimon's write buffer does; returns unique keys sorted by
         key. ``kind``: the value kind of every row of the write (a
-        :class:`~lakeskip.catalog.primary_key.RowKind`)."""
+        :class:`~lakeskip.catalog.primary_key.RowKind`); the merged rows keep it (where
+        Paimon's buffer turns several retracts of one aggregation key into a +I row: lakeskip
+        writes retracts only by DELETE, which names a key once)."""
         n = table.num_rows
         if n <= 1:
             return table
@@ -439,6 +516,8 @@ class MergeEngine:
             return ordered.take(pa.array(starts))
         if not self.partial_update:
             return ordered.take(pa.array(ends))
+        if self.groups and add:
+            return self._grouped(ordered, starts, np.full(n, kind, dtype=np.int64))[0]
         if not add:
             if kind == _DELETE and self.remove_record_on_delete:
                 return ordered.take(pa.array(ends))  # the last -D resets the row
@@ -485,6 +564,17 @@ class MergeEngine:
             last = ordered.take(pa.array(ends))
             alive = np.isin(kinds[ends], _ADD)
             return last.filter(pa.array(alive))
+        if self.groups:
+            merged, alive = self._grouped(ordered, starts, kinds)
+            seq = ordered.column(sequence).take(pa.array(ends))
+            merged = merged.set_column(
+                merged.schema.get_field_index(sequence), sequence, seq
+            ).set_column(
+                merged.schema.get_field_index(kind),
+                kind,
+                pa.array(np.zeros(len(starts), dtype=np.int8)),
+            )
+            return merged.filter(pa.array(alive))
         is_add = np.isin(kinds, _ADD)
         if not is_add.all() and not (self.ignore_delete or self.remove_record_on_delete):
             raise CorruptMetadataError(ERRORS["partial_update_retract"])
@@ -510,6 +600,53 @@ class MergeEngine:
             pa.array(np.zeros(len(starts), dtype=np.int8)),
         )
         return merged.filter(pa.array(alive))
+
+    def _grouped(
+        self, ordered: pa.Table, starts: np.ndarray, kinds: np.ndarray
+    ) -> tuple[pa.Table, np.ndarray]:
+        """Partial-update with sequence groups (Paimon's ``updateWithSequenceGroup`` /
+        ``retractWithSequenceGroup``), one row per key run and whether it exists: a version
+        whose group sequence is not all NULL and not older than the row's (NULL oldest) sets
+        the whole group, NULLs included (a retract sets the sequence columns and clears the
+        others); columns outside groups take the newest non-null value; retracts are skipped
+        with ignore-delete; a key with no +I/+U version has no row; a key with one version
+        keeps it as it is (Paimon's ``ReducerMergeFunctionWrapper``: its group columns stand
+        even when its group sequence is NULL)."""
+        n = ordered.num_rows
+        names = ordered.column_names
+        data = {c: ordered.column(c).to_pylist() for c in names}
+        in_group = {c for seq, fields in self.groups for c in (*seq, *fields)}
+        plain = [c for c in names if c not in in_group and not _is_system(c)]
+        ends = np.append(starts[1:], n).tolist()
+        out: dict[str, list[Any]] = {c: [] for c in names}
+        alive = np.zeros(len(starts), dtype=bool)
+        for r, (s, e) in enumerate(zip(starts.tolist(), ends, strict=True)):
+            row: dict[str, Any] = dict.fromkeys(names)
+            if e - s == 1:  # a lone version stays as it is (ReducerMergeFunctionWrapper)
+                row = {c: data[c][s] for c in names}
+                alive[r] = int(kinds[s]) in _ADD
+            for i in range(s, e if e - s > 1 else s):
+                retract = int(kinds[i]) not in _ADD
+                if retract and self.ignore_delete:
+                    continue
+                if not retract:
+                    alive[r] = True
+                    for c in plain:
+                        if data[c][i] is not None:
+                            row[c] = data[c][i]
+                for seq, fields in self.groups:
+                    new = tuple(data[c][i] for c in seq)
+                    if all(v is None for v in new):
+                        continue  # an empty group sequence leaves the group alone
+                    if _seq_key(new) >= _seq_key(tuple(row[c] for c in seq)):
+                        for c in fields:
+                            row[c] = None if retract else data[c][i]
+                        for c in seq:
+                            row[c] = data[c][i]
+            for c in names:
+                out[c].append(data[c][e - 1] if _is_system(c) else row[c])
+        columns = [pa.array(out[c], type=ordered.schema.field(c).type) for c in names]
+        return pa.Table.from_arrays(columns, schema=ordered.schema), alive
 
     def _aggregate(
         self, ordered: pa.Table, starts: np.ndarray, kinds: np.ndarray
@@ -543,6 +680,16 @@ class MergeEngine:
             ]
             columns.append(pa.array(merged, type=col.type))
         return pa.Table.from_arrays(columns, schema=ordered.schema), out_kinds
+
+
+def _is_system(column: str) -> bool:
+    """A key-value file's system column (``lakeskip.catalog.primary_key``'s layout)."""
+    return column.startswith("_KEY_") or column in ("_SEQUENCE_NUMBER", "_VALUE_KIND")
+
+
+def _seq_key(values: tuple[Any, ...]) -> tuple[tuple[int, Any], ...]:
+    """A group's sequence values as a sort key: NULL smallest (Paimon's comparator)."""
+    return tuple((0, 0) if v is None else (1, v) for v in values)
 
 
 def _first_add(run: np.ndarray, adds: np.ndarray, runs: int) -> np.ndarray:

@@ -405,6 +405,8 @@ class ScanPlanner:
         * ``merge-engine = aggregation``: the same, but only for columns whose function
           returns a value some version holds (max, min, first_*, bool_*); a sum can match
           where no version does, so conjuncts on summed columns never prune.
+          With sequence groups, a retract sets a group's columns to NULL (a value no
+          version may hold): conjuncts on them never prune.
 
         Row-level index results are dropped (rows of a file are versions, not rows).
         """
@@ -417,11 +419,12 @@ class ScanPlanner:
         engine = MergeEngine.for_schema(schema)
         if engine.partial_update or engine.aggregation:
             # aggregation: only columns whose merged value is a value some version holds
-            held = (
-                {a.column.lower() for a in engine.aggs if a.function in VALUE_PRESERVING}
-                if engine.aggregation
-                else None
-            )
+            held: set[str] | None = None
+            if engine.aggregation:
+                held = {a.column.lower() for a in engine.aggs if a.function in VALUE_PRESERVING}
+            elif engine.groups:  # a retract clears a group's columns to NULL
+                cleared = {c.lower() for seq, cols in engine.groups for c in cols if c not in seq}
+                held = {n.lower() for n in row_type.names} - cleared
             full, n_full = self._decide_partial_update(
                 entries, cols, pred, key_names, row_type, use_indexes, notes, time_zone, held
             )

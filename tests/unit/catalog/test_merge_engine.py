@@ -84,7 +84,23 @@ def test_option_checks() -> None:
         ({"merge-engine": "first-row", "deletion-vectors.enabled": "true"}, "first-row' yet"),
         ({"merge-engine": "partial-update"}, "needs a primary key"),
         ({"ignore-delete": "true"}, "partial-update' only"),
-        ({"merge-engine": "partial-update", "fields.a.sequence-group": "b"}, "sequence groups"),
+        ({"merge-engine": "deduplicate", "fields.a.sequence-group": "b"}, "partial-update"),
+        (
+            {
+                "merge-engine": "partial-update",
+                "fields.a.sequence-group": "b",
+                "sequence.field": "a",
+            },
+            "together with sequence groups",
+        ),
+        (
+            {
+                "merge-engine": "partial-update",
+                "fields.a.sequence-group": "b",
+                "fields.c.sequence-group": "b",
+            },
+            "two sequence groups",
+        ),
     ):
         with pytest.raises(InvalidOptionError, match=match):
             check_merge_options(options, ["id"] if "needs" not in match else [])

@@ -109,6 +109,13 @@ final class LakePkScan implements Scan, Batch {
         wanted.add(fileSchema.apply(s.asText()));
       }
     }
+    for (JsonNode g : merge.path("sequence_groups")) {
+      for (JsonNode s : g.path("sequence")) {
+        if (wantedNames.add(s.asText())) { // a group's order needs them, projected or not
+          wanted.add(fileSchema.apply(s.asText()));
+        }
+      }
+    }
     // partition columns are read from the files (Paimon writes the whole row as the value),
     // so Spark's file index here has no partition schema
     LakeFileIndex index = LakeFileIndex.of(session, new StructType(), reply.path("files"));
@@ -164,6 +171,33 @@ final class LakePkScan implements Scan, Batch {
                 a.path("ignore_retract").asBoolean(false), a.path("delimiter").asText(","));
       }
     }
+    List<String> outNames = java.util.Arrays.asList(out.fieldNames());
+    List<PkMerge.Group> seqGroups = new ArrayList<>();
+    for (JsonNode g : merge.path("sequence_groups")) {
+      List<Integer> seqOrd = new ArrayList<>();
+      List<DataType> seqTy = new ArrayList<>();
+      List<Integer> outSeq = new ArrayList<>();
+      for (JsonNode s : g.path("sequence")) {
+        int o = got.fieldIndex(s.asText());
+        seqOrd.add(o);
+        seqTy.add(got.fields()[o].dataType());
+        if (outNames.contains(s.asText())) {
+          outSeq.add(outNames.indexOf(s.asText()));
+        }
+      }
+      List<Integer> outValues = new ArrayList<>();
+      for (JsonNode f : g.path("fields")) {
+        if (outNames.contains(f.asText()) && !outSeq.contains(outNames.indexOf(f.asText()))) {
+          outValues.add(outNames.indexOf(f.asText()));
+        }
+      }
+      seqGroups.add(
+          new PkMerge.Group(
+              seqOrd.stream().mapToInt(Integer::intValue).toArray(),
+              seqTy.toArray(new DataType[0]),
+              outValues.stream().mapToInt(Integer::intValue).toArray(),
+              outSeq.stream().mapToInt(Integer::intValue).toArray()));
+    }
     Map<String, String> errors = new java.util.HashMap<>();
     merge.path("errors").fields().forEachRemaining(e -> errors.put(e.getKey(), e.getValue().asText()));
     PkMerge rule =
@@ -173,7 +207,7 @@ final class LakePkScan implements Scan, Batch {
             merge.path("remove_record_on_delete").asBoolean(false),
             keepDelete, got.fieldIndex(SEQUENCE), got.fieldIndex(KIND), outOrdinals, outTypes,
             seqOrdinals, seqTypes, merge.path("sequence_descending").asBoolean(false), aggs,
-            errors);
+            errors, seqGroups.toArray(new PkMerge.Group[0]));
     Factory factory =
         new Factory(rowReaderFactory(scan.toBatch().createReaderFactory()), keyTypes, rule);
     Configuration conf = session.sessionState().newHadoopConf();

@@ -51,12 +51,63 @@ final class PkMerge implements Serializable {
   private final boolean seqDescending;
   private final Agg[] aggs;
   private final Map<String, String> errors;
+  private final Group[] groups;
   private transient Comparator<InternalRow> order;
+
+  /**
+   * A partial-update sequence group: its sequence columns (ordinals in the file rows) and the
+   * output positions it sets (its columns and its sequence columns, where projected).
+   */
+  static final class Group implements Serializable {
+    private static final long serialVersionUID = 1L;
+    final int[] seq;
+    final DataType[] seqTypes;
+    final int[] outValues;
+    final int[] outSeq;
+    private transient BaseOrdering[] one;
+
+    Group(int[] seq, DataType[] seqTypes, int[] outValues, int[] outSeq) {
+      this.seq = seq;
+      this.seqTypes = seqTypes;
+      this.outValues = outValues;
+      this.outSeq = outSeq;
+    }
+
+    /** The version's group sequence against the row's (NULL smallest); null: all NULL. */
+    Integer compare(InternalRow v, Object[] current) {
+      if (one == null) {
+        one = new BaseOrdering[seq.length];
+        for (int i = 0; i < seq.length; i++) {
+          one[i] = naturalOrdering(seqTypes[i]);
+        }
+      }
+      boolean empty = true;
+      int result = 0;
+      for (int i = 0; i < seq.length; i++) {
+        Object a = v.isNullAt(seq[i]) ? null : v.get(seq[i], seqTypes[i]);
+        empty &= a == null;
+        if (result != 0) {
+          continue;
+        }
+        Object b = current[i];
+        if (a == null || b == null) {
+          result = a == null ? (b == null ? 0 : -1) : 1;
+        } else {
+          result =
+              one[i].compare(
+                  new GenericInternalRow(new Object[] {a}), new GenericInternalRow(new Object[] {b}));
+        }
+      }
+      return empty ? null : result;
+    }
+  }
 
   PkMerge(
       String engine, boolean ignoreDelete, boolean removeRecordOnDelete, boolean keepDelete,
       int sequence, int kind, int[] out, DataType[] outTypes, int[] seqFields,
-      DataType[] seqTypes, boolean seqDescending, Agg[] aggs, Map<String, String> errors) {
+      DataType[] seqTypes, boolean seqDescending, Agg[] aggs, Map<String, String> errors,
+      Group[] groups) {
+    this.groups = groups;
     this.engine = engine;
     this.ignoreDelete = ignoreDelete;
     this.removeRecordOnDelete = removeRecordOnDelete;
@@ -119,6 +170,9 @@ final class PkMerge implements Serializable {
     InternalRow last = versions.get(versions.size() - 1);
     switch (engine) {
       case "partial-update":
+        if (groups.length > 0 && versions.size() == 1) {
+          break; // a lone version stays as it is (ReducerMergeFunctionWrapper)
+        }
         return partialUpdate(versions);
       case "aggregation":
         if (versions.size() > 1) {
@@ -151,6 +205,9 @@ final class PkMerge implements Serializable {
    * Null: no row.
    */
   private InternalRow partialUpdate(List<InternalRow> versions) throws IOException {
+    if (groups.length > 0) {
+      return groupedUpdate(versions);
+    }
     Object[] values = new Object[out.length];
     boolean filled = false;
     boolean meetInsert = false;
@@ -184,6 +241,59 @@ final class PkMerge implements Serializable {
       filled = true;
     }
     return deleted || !meetInsert ? null : new GenericInternalRow(values);
+  }
+
+  /**
+   * Partial-update with sequence groups (lakeskip.catalog.merge_engine's {@code _grouped}):
+   * a version whose group sequence is not all NULL and not older than the row's sets the whole
+   * group, NULLs included (a retract sets the sequence columns and clears the others); other
+   * columns take the newest non-null value; a key with no +I/+U version has no row.
+   */
+  private InternalRow groupedUpdate(List<InternalRow> versions) {
+    Object[] values = new Object[out.length];
+    boolean[] grouped = new boolean[out.length];
+    Object[][] current = new Object[groups.length][];
+    for (int g = 0; g < groups.length; g++) {
+      current[g] = new Object[groups[g].seq.length];
+      for (int i : groups[g].outValues) {
+        grouped[i] = true;
+      }
+      for (int i : groups[g].outSeq) {
+        grouped[i] = true;
+      }
+    }
+    boolean meetInsert = false;
+    for (InternalRow v : versions) {
+      boolean retract = !isAdd(v.getByte(kind));
+      if (retract && ignoreDelete) {
+        continue;
+      }
+      if (!retract) {
+        meetInsert = true;
+        for (int i = 0; i < values.length; i++) {
+          if (!grouped[i] && !v.isNullAt(out[i])) {
+            values[i] = v.get(out[i], outTypes[i]);
+          }
+        }
+      }
+      for (int g = 0; g < groups.length; g++) {
+        Group group = groups[g];
+        Integer c = group.compare(v, current[g]);
+        if (c == null || c < 0) {
+          continue;
+        }
+        for (int i : group.outValues) {
+          values[i] = retract || v.isNullAt(out[i]) ? null : v.get(out[i], outTypes[i]);
+        }
+        for (int j = 0; j < group.seq.length; j++) {
+          current[g][j] = v.isNullAt(group.seq[j]) ? null : v.get(group.seq[j], group.seqTypes[j]);
+        }
+        for (int i : group.outSeq) {
+          values[i] = v.isNullAt(out[i]) ? null : v.get(out[i], outTypes[i]);
+        }
+      }
+    }
+    return meetInsert ? new GenericInternalRow(values) : null;
   }
 
   /** Paimon's {@code AggregateMergeFunction} over two or more versions: always a +I row. */
