@@ -130,3 +130,28 @@ def test_pypaimon_reads_lakeskip_aggregation_table(
     session.sql("CALL sys.compact(table => 't')")
     session.sql("INSERT INTO t VALUES (2, 1, 0, 'e', 'i', 'w', 2.00)")
     assert _py(pypaimon_python, wh, AGG_COLUMNS) == _ours(session, "*")
+
+
+def test_paimon_java_reads_lakeskip_sequence_group_table(
+    session: Any, paimon_java: Any, tmp_path: Path
+) -> None:
+    wh = tmp_path / "warehouse"
+    session.sql(
+        "CREATE TABLE t (id BIGINT PRIMARY KEY NOT ENFORCED, g INT, a STRING, b INT, c STRING) "
+        "WITH ('merge-engine' = 'partial-update', 'fields.g.sequence-group' = 'a,b', "
+        "'bucket' = '2')"
+    )
+    session.sql("INSERT INTO t VALUES (1, 2, 'a2', 2, 'c1'), (2, NULL, 'x', 1, NULL)")
+    session.sql("INSERT INTO t VALUES (1, 1, 'old', 9, NULL), (2, 1, 'y', NULL, 'c2')")
+    session.sql("INSERT INTO t VALUES (1, 3, NULL, 3, NULL), (3, 5, 'z', 5, 'c3')")
+    want = [
+        ["1", "3", None, "3", "c1"],
+        ["2", "1", "y", None, "c2"],
+        ["3", "5", "z", "5", "c3"],
+    ]
+    assert _ours(session, "*") == want
+    assert _java(paimon_java, wh) == want
+    session.sql("CALL sys.compact(table => 't')")
+    session.sql("INSERT INTO t VALUES (3, 4, 'stale', 4, 'c4')")
+    assert _ours(session, "*")[2] == ["3", "5", "z", "5", "c4"]
+    assert _java(paimon_java, wh) == _ours(session, "*")
