@@ -13,8 +13,8 @@ from typing import Any
 import pyarrow as pa
 
 from lakeskip import types as T
-from lakeskip.catalog.merge_engine import ERRORS
-from lakeskip.catalog.primary_key import SEQUENCE_NUMBER, VALUE_KIND
+from lakeskip.catalog.pk.merge_engine import ERRORS
+from lakeskip.catalog.pk.primary_key import SEQUENCE_NUMBER, VALUE_KIND
 
 _KINDS = {"+I": 0, "-U": 1, "+U": 2, "-D": 3}
 KEY = "k"

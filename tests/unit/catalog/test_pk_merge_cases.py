@@ -10,8 +10,8 @@ import pyarrow as pa
 import pytest
 from tests.cases.pk_merge_cases import Case, load
 
-from lakeskip.catalog.merge_engine import MergeEngine, check_merge_options
-from lakeskip.catalog.primary_key import SEQUENCE_NUMBER, VALUE_KIND
+from lakeskip.catalog.pk.merge_engine import MergeEngine, check_merge_options
+from lakeskip.catalog.pk.primary_key import SEQUENCE_NUMBER, VALUE_KIND
 from lakeskip.errors import LakeskipError
 
 CASES = load()

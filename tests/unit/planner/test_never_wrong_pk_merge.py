@@ -3,7 +3,7 @@
 An independent model, a plain per-key loop written from Paimon 0.9's Java (``SortMergeReader``
 with ``UserDefinedSeqComparator``, ``ReducerMergeFunctionWrapper``, ``AggregateMergeFunction``
 and the ``Field*Agg`` classes, ``DeduplicateMergeFunction``), not from
-``lakeskip.catalog.merge_engine``, follows Paimon's two steps: each write's rows of one key
+``lakeskip.catalog.pk.merge_engine``, follows Paimon's two steps: each write's rows of one key
 merge in the write buffer (ordered by the sequence fields, then arrival), and the written
 versions merge at read time (sequence fields, then sequence number). Random writes go through
 the real writer; then
@@ -32,9 +32,9 @@ from tests.unit.expressions.strategies import predicates
 from lakeskip import expressions as E
 from lakeskip import types as T
 from lakeskip.catalog.catalog import Catalog
-from lakeskip.catalog.data_writer import DataWriter, WriteSpec, next_sequences
-from lakeskip.catalog.merge_engine import MergeEngine
-from lakeskip.catalog.primary_key import SEQUENCE_NUMBER, VALUE_KIND, RowKind
+from lakeskip.catalog.pk.merge_engine import MergeEngine
+from lakeskip.catalog.pk.primary_key import SEQUENCE_NUMBER, VALUE_KIND, RowKind
+from lakeskip.catalog.write.data_writer import DataWriter, WriteSpec, next_sequences
 from lakeskip.planner.scan import ScanPlanner
 
 ROW_TYPE = T.RowType.of(

@@ -27,7 +27,7 @@ import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * How the versions of one primary-key become its row, in Java: the rules of
- * {@code lakeskip.catalog.merge_engine} and {@code lakeskip.catalog.aggregation} (the Python
+ * {@code lakeskip.catalog.pk.merge_engine} and {@code lakeskip.catalog.pk.aggregation} (the Python
  * copy; both are tested against tests/cases/pk_merge_cases.json). Versions are ordered oldest
  * first by the sequence fields (NULL oldest, ascending or descending), then {@code
  * _SEQUENCE_NUMBER}; then deduplicate takes the newest, partial-update each column's newest
@@ -244,7 +244,7 @@ final class PkMerge implements Serializable {
   }
 
   /**
-   * Partial-update with sequence groups (lakeskip.catalog.merge_engine's {@code _grouped}):
+   * Partial-update with sequence groups (lakeskip.catalog.pk.merge_engine's {@code _grouped}):
    * a version whose group sequence is not all NULL and not older than the row's sets the whole
    * group, NULLs included (a retract sets the sequence columns and clears the others); other
    * columns take the newest non-null value; a key with no +I/+U version has no row.
