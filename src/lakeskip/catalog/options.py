@@ -395,8 +395,8 @@ def _unknown_option(key: str) -> InvalidOptionError:
     if key in PAIMON_CORE_OPTIONS:
         return InvalidOptionError(
             f"table option {key!r} is a Paimon option lakeskip does not support yet "
-            "(lakeskip writes Parquet, fixed or unaware buckets, merge-engine deduplicate or "
-            "partial-update)"
+            "(lakeskip writes Parquet, fixed or unaware buckets, merge-engine deduplicate, "
+            "partial-update, first-row or aggregation)"
         )
     return InvalidOptionError(f"unknown table option {key!r}{_suggest(key)}")
 
