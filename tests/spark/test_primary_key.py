@@ -78,7 +78,7 @@ def test_primary_key_ddl_errors(session: Any) -> None:
     with pytest.raises(InvalidOptionError, match="merge-engine"):
         session.sql(
             "CREATE TABLE e2 (id INT PRIMARY KEY NOT ENFORCED, v INT) "
-            "WITH ('merge-engine' = 'aggregation')"
+            "WITH ('merge-engine' = 'aggregate')"
         )
     with pytest.raises(InvalidOptionError, match="dynamic bucket"):
         session.sql(

@@ -44,8 +44,8 @@ from lakeskip.catalog.options import (
     option_bool,
     validate_options,
 )
-from lakeskip.catalog.pk.merge_engine import IGNORE_DELETE, REMOVE_RECORD_ON_DELETE
-from lakeskip.catalog.pk.primary_key import MERGE_ENGINE, PRIMARY_KEY_OPTION, check_primary_key
+from lakeskip.catalog.pk.merge_engine import is_merge_option
+from lakeskip.catalog.pk.primary_key import PRIMARY_KEY_OPTION, check_primary_key
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import (
     CatalogError,
@@ -461,14 +461,9 @@ class Catalog:
                     "primary-key table (its files are laid out for one mode); create a new table"
                 )
             check_deletion_vectors(merged, current.primary_keys)
-            for k in (
-                "bucket",
-                "bucket-key",
-                PRIMARY_KEY_OPTION,
-                MERGE_ENGINE,
-                IGNORE_DELETE,
-                REMOVE_RECORD_ON_DELETE,
-            ):
+            fixed = {"bucket", "bucket-key", PRIMARY_KEY_OPTION}
+            fixed |= {k for k in (*merged, *current.options) if is_merge_option(k)}
+            for k in sorted(fixed):
                 if merged.get(k) != current.options.get(k):
                     raise InvalidOptionError(
                         f"option {k!r} cannot be changed by ALTER TABLE (the table's files "

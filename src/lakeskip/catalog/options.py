@@ -32,6 +32,7 @@ from lakeskip.catalog.pk.merge_engine import (
     REMOVE_RECORD_ON_DELETE,
     MergeEngine,
     check_merge_options,
+    is_merge_option,
 )
 from lakeskip.errors import ColumnNotFoundError, InvalidOptionError
 from lakeskip.types import RowType
@@ -184,7 +185,27 @@ KNOWN_OPTIONS: Mapping[str, OptionSpec] = {
             "deduplicate",
             _merge_engine,
             "primary-key tables: how versions of a key merge (deduplicate: the newest wins; "
-            "partial-update: each column's newest non-null value)",
+            "partial-update: each column's newest non-null value; aggregation: "
+            "fields.<column>.aggregate-function)",
+        ),
+        OptionSpec(
+            "sequence.field",
+            None,
+            _any,
+            "primary-key tables: column(s) ordering the versions of a key (ties: write order)",
+        ),
+        OptionSpec(
+            "sequence.field.sort-order",
+            "ascending",
+            _one_of("ascending", "descending"),
+            "the order of sequence.field (Paimon 0.9 readers know only ascending)",
+        ),
+        OptionSpec(
+            "fields.default-aggregate-function",
+            None,
+            _any,
+            "aggregation tables: the function of columns without their own "
+            "(default last_non_null_value)",
         ),
         OptionSpec(
             IGNORE_DELETE,
@@ -374,8 +395,8 @@ def _unknown_option(key: str) -> InvalidOptionError:
     if key in PAIMON_CORE_OPTIONS:
         return InvalidOptionError(
             f"table option {key!r} is a Paimon option lakeskip does not support yet "
-            "(lakeskip writes Parquet, fixed or unaware buckets, merge-engine deduplicate or "
-            "partial-update)"
+            "(lakeskip writes Parquet, fixed or unaware buckets, merge-engine deduplicate, "
+            "partial-update, first-row or aggregation)"
         )
     return InvalidOptionError(f"unknown table option {key!r}{_suggest(key)}")
 
@@ -402,7 +423,7 @@ def validate_options(
     has_index = False
     _validate_bucket(options, row_type, partition_keys, primary_keys)
     check_deletion_vectors(options, primary_keys)
-    check_merge_options(options, primary_keys)
+    check_merge_options(options, primary_keys, row_type)
     for key, value in options.items():
         if not isinstance(value, str):
             raise InvalidOptionError(f"option {key!r}: value must be a string, got {value!r}")
@@ -411,6 +432,8 @@ def validate_options(
             continue
         if is_parquet_option(key):
             continue  # checked together below: per-column keys need the whole map
+        if is_merge_option(key) and key not in KNOWN_OPTIONS:
+            continue  # fields.<c>.aggregate-function ...: check_merge_options above
         if key.startswith(FIELDS_PREFIX) and key.endswith(STATS_MODE_SUFFIX):
             column = key[len(FIELDS_PREFIX) : -len(STATS_MODE_SUFFIX)]
             if row_type is not None:

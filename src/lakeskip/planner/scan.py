@@ -34,6 +34,7 @@ from lakeskip.catalog.format.deletion_vectors import DeletionFile
 from lakeskip.catalog.format.manifest import ManifestEntry
 from lakeskip.catalog.format.snapshot import Snapshot
 from lakeskip.catalog.format.stats import file_column_stats
+from lakeskip.catalog.pk.aggregation import VALUE_PRESERVING
 from lakeskip.catalog.pk.merge_engine import MergeEngine, reads_raw
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import CorruptMetadataError, LakeskipWarning
@@ -401,6 +402,11 @@ class ScanPlanner:
           only conjuncts that read at most one non-key column may prune a bucket (a file
           none of whose rows satisfies such a conjunct holds no version that makes the
           merged row satisfy it); ``a = 1 AND b = 2`` is two such conjuncts, judged apart.
+        * ``merge-engine = aggregation``: the same, but only for columns whose function
+          returns a value some version holds (max, min, first_*, bool_*); a sum can match
+          where no version does, so conjuncts on summed columns never prune.
+          With sequence groups, a retract sets a group's columns to NULL (a value no
+          version may hold): conjuncts on them never prune.
 
         Row-level index results are dropped (rows of a file are versions, not rows).
         """
@@ -410,9 +416,17 @@ class ScanPlanner:
         for c in _conjuncts(pred):
             if _columns(c) <= key_names:
                 key_part = and_(key_part, c)
-        if MergeEngine.of(schema.options).partial_update:
+        engine = MergeEngine.for_schema(schema)
+        if engine.partial_update or engine.aggregation:
+            # aggregation: only columns whose merged value is a value some version holds
+            held: set[str] | None = None
+            if engine.aggregation:
+                held = {a.column.lower() for a in engine.aggs if a.function in VALUE_PRESERVING}
+            elif engine.groups:  # a retract clears a group's columns to NULL
+                cleared = {c.lower() for seq, cols in engine.groups for c in cols if c not in seq}
+                held = {n.lower() for n in row_type.names} - cleared
             full, n_full = self._decide_partial_update(
-                entries, cols, pred, key_names, row_type, use_indexes, notes, time_zone
+                entries, cols, pred, key_names, row_type, use_indexes, notes, time_zone, held
             )
         else:
             full, n_full = self._decide(entries, cols, bound, row_type, use_indexes, notes)
@@ -448,14 +462,18 @@ class ScanPlanner:
         use_indexes: bool,
         notes: _Warnings,
         time_zone: str,
+        held: set[str] | None = None,
     ) -> tuple[list[FileDecision], int]:
         """Per file: kept unless its bucket has no file that may satisfy some conjunct
         reading at most one non-key column (each conjunct judged on its own: the merged row
-        may take each column from a different version)."""
+        may take each column from a different version). ``held``: the non-key columns that
+        may be that one (None: any; aggregation: those whose function returns a value of
+        some version, e.g. max, not sum)."""
         out = [FileDecision(e, keep=True) for e in entries]
         n = 0
         for c in _conjuncts(pred):
-            if len(_columns(c) - key_names) > 1:
+            extra = _columns(c) - key_names
+            if len(extra) > 1 or (held is not None and not extra <= held):
                 continue
             b = bind(row_type, c, time_zone=time_zone)
             if isinstance(b, AlwaysTrue):

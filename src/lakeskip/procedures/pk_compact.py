@@ -101,7 +101,7 @@ def compact_bucket(task: BucketTask) -> list[ManifestEntry]:
     nullable = pa.schema([f.with_nullable(True) for f in parts[0].schema])
     merged = pa.concat_tables([p.cast(nullable) for p in parts])
     # every key's versions merged by the table's engine; keys that end deleted are dropped
-    latest = MergeEngine.of(schema.options).merge_versions(
+    latest = MergeEngine.for_schema(schema).merge_versions(
         merged, layout.trimmed, SEQUENCE_NUMBER, VALUE_KIND
     )
     if latest.num_rows == 0:

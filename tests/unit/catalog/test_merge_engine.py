@@ -74,11 +74,33 @@ def test_merge_write_fills_in_arrival_order() -> None:
 def test_option_checks() -> None:
     check_merge_options({"merge-engine": "partial-update", "ignore-delete": "true"}, ["id"])
     for options, match in (
-        ({"merge-engine": "aggregation"}, "not supported yet"),
+        ({"merge-engine": "aggregate"}, "is not supported"),
+        ({"merge-engine": "aggregation", "fields.v.aggregate-function": "count"}, "'count'"),
+        ({"merge-engine": "aggregation", "fields.v.aggregate-function": "avg"}, "unknown .*'avg'"),
+        ({"merge-engine": "partial-update", "fields.v.aggregate-function": "sum"}, "aggregation"),
+        ({"merge-engine": "first-row", "sequence.field": "v"}, "first-row"),
+        ({"sequence.field": "v", "sequence.field.sort-order": "up"}, "ascending or desc"),
+        ({"sequence.field": "v,v"}, "listed twice"),
         ({"merge-engine": "first-row", "deletion-vectors.enabled": "true"}, "first-row' yet"),
         ({"merge-engine": "partial-update"}, "needs a primary key"),
         ({"ignore-delete": "true"}, "partial-update' only"),
-        ({"merge-engine": "partial-update", "fields.a.sequence-group": "b"}, "sequence groups"),
+        ({"merge-engine": "deduplicate", "fields.a.sequence-group": "b"}, "partial-update"),
+        (
+            {
+                "merge-engine": "partial-update",
+                "fields.a.sequence-group": "b",
+                "sequence.field": "a",
+            },
+            "together with sequence groups",
+        ),
+        (
+            {
+                "merge-engine": "partial-update",
+                "fields.a.sequence-group": "b",
+                "fields.c.sequence-group": "b",
+            },
+            "two sequence groups",
+        ),
     ):
         with pytest.raises(InvalidOptionError, match=match):
             check_merge_options(options, ["id"] if "needs" not in match else [])

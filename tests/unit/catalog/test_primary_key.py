@@ -69,9 +69,15 @@ def test_create_stores_keys_not_null_and_a_fixed_bucket(tmp_path: Path) -> None:
         ({"options": {"primary-key": "id,id"}}, InvalidArgumentError, "twice"),
         ({"options": {"primary-key": "id", "bucket": "-1"}}, InvalidOptionError, "dynamic bucket"),
         (
-            {"options": {"primary-key": "id", "merge-engine": "aggregation"}},
+            {
+                "options": {
+                    "primary-key": "id",
+                    "merge-engine": "aggregation",
+                    "fields.v.aggregate-function": "count",
+                }
+            },
             InvalidOptionError,
-            "not supported yet",
+            "aggregate function 'count' .*Paimon removed it",
         ),
         (
             {"options": {"primary-key": "id", "bucket": "2", "bucket-key": "v"}},

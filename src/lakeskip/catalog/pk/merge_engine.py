@@ -23,6 +23,20 @@ on exactly that (a predicate on one value column may prune a whole bucket).
     first-row        the oldest version wins (Paimon's FirstRowMergeFunction); a table that
                      accepts no DELETE / UPDATE / MERGE
 
+    aggregation      each column folds its versions with its aggregate function
+                     (:mod:`lakeskip.catalog.pk.aggregation`); no DELETE / UPDATE / MERGE
+
+``sequence.field`` (one or more columns, any engine but first-row) orders the versions of a
+key before the engine sees them: by those columns (NULL oldest; ``sequence.field.sort-order``
+= ascending, the default, or descending; nulls stay oldest either way: Paimon's
+``UserDefinedSeqComparator``), ties by sequence number (Paimon's ``SortMergeReader``). The
+writer's in-write merge orders a write's rows the same way, arrival breaking ties. Paimon 0.9
+has no ``sequence.field.sort-order`` (its readers order ascending); later Paimons do.
+
+The error texts of a merge are defined here once (:data:`ERRORS`) and sent to Java with the
+rest of :meth:`MergeEngine.to_json`; ``tests/cases/pk_merge_cases.json`` is the one table of
+cases both implementations (and the Spark view over this one) are tested against.
+
 Paimon's batch reads skip the level-0 files of a first-row table
 (``CoreOptions.batchScanSkipLevel0``) and read the higher levels as they are, so lakeskip
 writes first-row tables as it writes primary-key tables with deletion vectors
@@ -34,141 +48,156 @@ down. :func:`reads_raw` names both layouts.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lakeskip.catalog.pk.aggregation import (
+    OVERFLOW_ERROR,
+    RETRACT_ERROR,
+    FieldAgg,
+    field_aggs,
+    fold,
+)
+from lakeskip.catalog.pk.merge_options import (
+    _ADD,
+    _DELETE,
+    _KINDS,
+    AGGREGATION,
+    DEDUPLICATE,
+    FIRST_ROW,
+    IGNORE_DELETE,
+    MERGE_ENGINE,
+    PARTIAL_UPDATE,
+    REMOVE_RECORD_ON_DELETE,
+    SEQUENCE_FIELD,
+    SEQUENCE_FIELD_SORT_ORDER,
+    _descending,
+    _engine,
+    _flag,
+    check_merge_options,
+    is_merge_option,
+    reads_raw,
+    sequence_fields,
+    sequence_groups,
+    unsupported_merge_option,
+)
 from lakeskip.errors import CorruptMetadataError, InvalidOptionError
+from lakeskip.types import RowType, TypeRoot
+
+
+class _Schema(Protocol):
+    """What :meth:`MergeEngine.for_schema` reads of a table schema (no catalog import)."""
+
+    @property
+    def options(self) -> Mapping[str, str]: ...
+
+    @property
+    def row_type(self) -> RowType: ...
+
+    @property
+    def primary_keys(self) -> Sequence[str]: ...
+
 
 __all__ = [
+    "AGGREGATION",
     "DEDUPLICATE",
+    "ERRORS",
     "FIRST_ROW",
     "IGNORE_DELETE",
     "MERGE_ENGINE",
     "PARTIAL_UPDATE",
     "REMOVE_RECORD_ON_DELETE",
+    "SEQUENCE_FIELD",
+    "SEQUENCE_FIELD_SORT_ORDER",
     "MergeEngine",
     "check_merge_options",
     "dedupe_latest",
+    "is_merge_option",
     "reads_raw",
+    "sequence_fields",
+    "sequence_groups",
+    "unsupported_merge_option",
 ]
 
-MERGE_ENGINE = "merge-engine"
-DEDUPLICATE = "deduplicate"
-PARTIAL_UPDATE = "partial-update"
-FIRST_ROW = "first-row"
-IGNORE_DELETE = "ignore-delete"
-REMOVE_RECORD_ON_DELETE = "partial-update.remove-record-on-delete"
-
-_KINDS = (DEDUPLICATE, PARTIAL_UPDATE, FIRST_ROW)
-# row kinds (Paimon's RowKind bytes): +I 0, -U 1, +U 2, -D 3
-_ADD = (0, 2)
-_DELETE = 3
-# Paimon options of the merge functions lakeskip does not implement (named in the error)
-_UNSUPPORTED_EXACT = {
-    "fields.default-aggregate-function": "aggregation functions",
-    "partial-update.remove-record-on-sequence-group": "sequence groups",
-    "sequence.field": "user-defined sequence fields",
-    "sequence.field.sort-order": "user-defined sequence fields",
-    "first-row.ignore-delete": "use 'ignore-delete'",
-    "partial-update.ignore-delete": "use 'ignore-delete'",
-    "deduplicate.ignore-delete": "use 'ignore-delete'",
+# The texts of a merge's errors, Python's and Java's (sent with to_json)
+ERRORS = {
+    "partial_update_retract": (
+        "a partial-update table holds -U/-D versions but neither 'ignore-delete' nor "
+        "'partial-update.remove-record-on-delete' is set (Paimon fails to read it too)"
+    ),
+    "first_row_retract": (
+        "a first-row table holds -U/-D versions (Paimon's first-row engine accepts none "
+        "without 'ignore-delete')"
+    ),
+    "aggregate_retract": RETRACT_ERROR,
+    "aggregate_overflow": OVERFLOW_ERROR,
 }
-_UNSUPPORTED_FIELD_SUFFIXES = {
-    ".sequence-group": "sequence groups",
-    ".aggregate-function": "aggregation functions",
-    ".ignore-retract": "aggregation functions",
-    ".distinct": "aggregation functions",
-    ".list-agg-delimiter": "aggregation functions",
-    ".nested-key": "aggregation functions",
-}
-
-
-def _flag(options: Mapping[str, str], key: str) -> bool:
-    raw = str(options.get(key, "false")).strip().lower()
-    if raw not in ("true", "false"):
-        raise InvalidOptionError(f"option {key!r} = {options[key]!r}: expected true or false")
-    return raw == "true"
-
-
-def unsupported_merge_option(key: str) -> str | None:
-    """Why ``key`` (a Paimon merge-function option) is refused, or None if it is not one."""
-    if key in _UNSUPPORTED_EXACT:
-        return _UNSUPPORTED_EXACT[key]
-    if key.startswith("fields."):
-        for suffix, what in _UNSUPPORTED_FIELD_SUFFIXES.items():
-            if key.endswith(suffix):
-                return what
-    return None
-
-
-def check_merge_options(options: Mapping[str, str], primary_keys: Sequence[str]) -> None:
-    """Validate the merge-engine options of a table (any table: they need a primary key).
-
-    Raises:
-        InvalidOptionError: an unknown or unsupported engine (``first-row``, ``aggregation``),
-            a merge option on an append table or with the wrong engine, sequence groups /
-            aggregation functions, a malformed boolean.
-    """
-    for key in options:
-        why = unsupported_merge_option(key)
-        if why is not None:
-            raise InvalidOptionError(
-                f"option {key!r} is not supported yet ({why}; lakeskip's partial-update "
-                "merges each column to its newest non-null value)"
-            )
-    engine = str(options.get(MERGE_ENGINE, DEDUPLICATE)).strip().lower()
-    if engine not in _KINDS:
-        raise InvalidOptionError(
-            f"option {MERGE_ENGINE!r} = {options[MERGE_ENGINE]!r} is not supported yet "
-            f"(only {', '.join(repr(k) for k in _KINDS)})"
-        )
-    for key in (IGNORE_DELETE, REMOVE_RECORD_ON_DELETE):
-        if key not in options:
-            continue
-        _flag(options, key)
-        if engine != PARTIAL_UPDATE:
-            raise InvalidOptionError(
-                f"option {key!r} is supported with 'merge-engine' = 'partial-update' only"
-            )
-    if MERGE_ENGINE in options and not primary_keys and engine != DEDUPLICATE:
-        raise InvalidOptionError(f"option {MERGE_ENGINE!r} needs a primary key")
-    if engine in (PARTIAL_UPDATE, FIRST_ROW) and _flag(options, "deletion-vectors.enabled"):
-        raise InvalidOptionError(
-            "option 'deletion-vectors.enabled' is not supported with "
-            f"'merge-engine' = '{engine}' yet"
-        )
-
-
-def reads_raw(options: Mapping[str, str], primary_keys: Sequence[str]) -> bool:
-    """Whether a primary-key table is read like an append table: deletion vectors or
-    ``first-row``. Paimon's batch reads then skip level 0 and read every file above it as
-    it is, and lakeskip's writes keep each key live at most once there (lookup writes)."""
-    if not primary_keys:
-        return False
-    engine = str(options.get(MERGE_ENGINE, DEDUPLICATE)).strip().lower()
-    return engine == FIRST_ROW or _flag(options, "deletion-vectors.enabled")
 
 
 @dataclass(frozen=True, slots=True)
 class MergeEngine:
-    """The merge engine of a primary-key table and its delete handling."""
+    """The merge engine of a primary-key table: its kind, delete handling, sequence fields
+    and (aggregation) every column's function."""
 
     kind: str = DEDUPLICATE
     ignore_delete: bool = False
     remove_record_on_delete: bool = False
+    sequence_fields: tuple[str, ...] = ()
+    sequence_descending: bool = False
+    aggs: tuple[FieldAgg, ...] = field(default=())
+    # partial-update sequence groups: (sequence columns, the columns they order)
+    groups: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = field(default=())
+    # DECIMAL precision/scale and type roots of the aggregated columns
+    types: tuple[tuple[str, TypeRoot, int, int], ...] = field(default=())
 
     @classmethod
-    def of(cls, options: Mapping[str, str]) -> MergeEngine:
-        """The engine a table's (validated) options name."""
-        kind = str(options.get(MERGE_ENGINE, DEDUPLICATE)).strip().lower()
+    def of(
+        cls,
+        options: Mapping[str, str],
+        row_type: RowType | None = None,
+        primary_keys: Sequence[str] = (),
+    ) -> MergeEngine:
+        """The engine a table's (validated) options name; an aggregation engine needs the
+        columns (``row_type``, ``primary_keys``) to merge."""
+        kind = _engine(options)
         if kind not in _KINDS:
-            raise InvalidOptionError(f"option {MERGE_ENGINE!r} = {kind!r} is not supported yet")
+            raise InvalidOptionError(f"option {MERGE_ENGINE!r} = {kind!r} is not supported")
+        seq = sequence_fields(options)
+        desc = _descending(options) if seq else False
         if kind == DEDUPLICATE:
-            return cls()
-        return cls(kind, _flag(options, IGNORE_DELETE), _flag(options, REMOVE_RECORD_ON_DELETE))
+            return cls(sequence_fields=seq, sequence_descending=desc)
+        aggs: tuple[FieldAgg, ...] = ()
+        types: tuple[tuple[str, TypeRoot, int, int], ...] = ()
+        if kind == AGGREGATION and row_type is not None:
+            aggs = field_aggs(options, row_type, primary_keys)
+            types = tuple(
+                (
+                    f.name,
+                    f.type.root,
+                    getattr(f.type, "precision", 0) or 0,
+                    getattr(f.type, "scale", 0) or 0,
+                )
+                for f in row_type
+            )
+        return cls(
+            kind,
+            _flag(options, IGNORE_DELETE),
+            _flag(options, REMOVE_RECORD_ON_DELETE),
+            seq,
+            desc,
+            aggs,
+            sequence_groups(options) if kind == PARTIAL_UPDATE else (),
+            types,
+        )
+
+    @classmethod
+    def for_schema(cls, schema: _Schema) -> MergeEngine:
+        """The engine of a primary-key table's schema, ready to merge."""
+        return cls.of(schema.options, schema.row_type, schema.primary_keys)
 
     @property
     def partial_update(self) -> bool:
@@ -178,6 +207,10 @@ class MergeEngine:
     def first_row(self) -> bool:
         return self.kind == FIRST_ROW
 
+    @property
+    def aggregation(self) -> bool:
+        return self.kind == AGGREGATION
+
     def dml_refusal(self, statement: str, table: str) -> str | None:
         """Why DELETE / UPDATE / MERGE cannot run on this table (None: they may)."""
         if self.first_row:
@@ -185,18 +218,36 @@ class MergeEngine:
                 f"{statement} on {table}: a first-row table keeps the first row written for "
                 "each key and accepts no deletes or updates (Paimon's first-row engine)"
             )
+        if self.aggregation:
+            return (
+                f"{statement} on {table}: an aggregation table folds every version of a key "
+                "into its row; a delete or update record would be retracted from the "
+                "aggregates, not replace the row (INSERT adds to them)"
+            )
         return None
 
     def to_json(self) -> dict[str, object]:
-        """What Java's ``LakePkScan`` needs to merge."""
+        """What Java's ``LakePkScan`` needs to merge (the error texts included)."""
         return {
             "engine": self.kind,
             "ignore_delete": self.ignore_delete,
             "remove_record_on_delete": self.remove_record_on_delete,
+            "sequence_fields": list(self.sequence_fields),
+            "sequence_descending": self.sequence_descending,
+            "aggregates": {a.column: a.to_json() for a in self.aggs},
+            "sequence_groups": [
+                {"sequence": list(seq), "fields": list(fields)} for seq, fields in self.groups
+            ],
+            "errors": dict(ERRORS),
         }
 
     def delete_refusal(self, table: str) -> str | None:
         """Why DELETE cannot run on this table (None: it can), as Paimon would decide."""
+        if self.groups and not self.ignore_delete:
+            return (
+                f"DELETE FROM {table}: on a table with sequence groups a delete record only "
+                "clears each group's columns (Paimon's retract), it does not remove the row"
+            )
         if not self.partial_update or self.remove_record_on_delete:
             return None
         if self.ignore_delete:
@@ -210,26 +261,45 @@ class MergeEngine:
             "table otherwise)"
         )
 
+    def _order(
+        self, table: pa.Table, tie: pa.Array | pa.ChunkedArray
+    ) -> list[tuple[pa.Array | pa.ChunkedArray, bool]]:
+        """What orders the versions of a key, oldest first: the sequence fields (descending
+        or not), then ``tie`` (sequence numbers, or arrival in a write)."""
+        return [(table.column(c), self.sequence_descending) for c in self.sequence_fields] + [
+            (tie, False)
+        ]
+
     def merge_write(self, table: pa.Table, key_columns: Sequence[str], kind: int) -> pa.Table:
-        """Merge the rows of one write that share a key (arrival order = sequence order), as
-        Paimon's write buffer does; returns unique keys sorted by key. ``kind``: the value
-        kind of every row of the write (a :class:`~lakeskip.catalog.pk.primary_key.RowKind`)."""
-        add = kind in (0, 2)  # +I, +U
-        if self.first_row:  # the first row of each key stands
-            return dedupe_latest(table.take(pa.array(np.arange(table.num_rows)[::-1])), key_columns)
-        if not self.partial_update:
-            return dedupe_latest(table, key_columns)
-        if not add:
-            if kind == 3 and self.remove_record_on_delete:
-                return dedupe_latest(table, key_columns)  # the last -D resets the row
-            # any other retract only seeds the row when it comes first: the first one stands
-            return dedupe_latest(table.take(pa.array(np.arange(table.num_rows)[::-1])), key_columns)
+        """Merge the rows of one write that share a key (arrival order = sequence order, after
+        the sequence fields), as Paimon's write buffer does; returns unique keys sorted by
+        key. ``kind``: the value kind of every row of the write (a
+        :class:`~lakeskip.catalog.pk.primary_key.RowKind`); the merged rows keep it (where
+        Paimon's buffer turns several retracts of one aggregation key into a +I row: lakeskip
+        writes retracts only by DELETE, which names a key once)."""
         n = table.num_rows
         if n <= 1:
             return table
-        arrival = np.arange(n, dtype=np.int64)
-        order, starts = _group(table, key_columns, pa.array(arrival))
+        arrival = pa.array(np.arange(n, dtype=np.int64))
+        order, starts = _group(table, key_columns, self._order(table, arrival))
         ordered = table.take(pa.array(order))
+        ends = np.append(starts[1:], n) - 1
+        add = kind in _ADD
+        if self.aggregation:
+            kinds = np.full(n, kind, dtype=np.int64)
+            merged, _ = self._aggregate(ordered, starts, kinds)
+            return merged
+        if self.first_row:  # the first row of each key stands
+            return ordered.take(pa.array(starts))
+        if not self.partial_update:
+            return ordered.take(pa.array(ends))
+        if self.groups and add:
+            return self._grouped(ordered, starts, np.full(n, kind, dtype=np.int64))[0]
+        if not add:
+            if kind == _DELETE and self.remove_record_on_delete:
+                return ordered.take(pa.array(ends))  # the last -D resets the row
+            # any other retract only seeds the row when it comes first: the first one stands
+            return ordered.take(pa.array(starts))
         is_add = np.ones(n, dtype=bool)
         base = np.full(len(starts), -1, dtype=np.int64)
         return _partial_columns(ordered, key_columns, starts, is_add, base)
@@ -243,32 +313,48 @@ class MergeEngine:
         n = table.num_rows
         if n == 0:
             return table
-        order, starts = _group(table, key_columns, table.column(sequence))
+        order, starts = _group(table, key_columns, self._order(table, table.column(sequence)))
         ordered = table.take(pa.array(order))
         kinds = np.asarray(ordered.column(kind).to_numpy(zero_copy_only=False), dtype=np.int64)
         ends = np.append(starts[1:], n) - 1
         if self.first_row:
             if not np.isin(kinds, _ADD).all() and not self.ignore_delete:
-                raise CorruptMetadataError(
-                    "a first-row table holds -U/-D versions (Paimon's first-row engine "
-                    "accepts none without 'ignore-delete')"
-                )
+                raise CorruptMetadataError(ERRORS["first_row_retract"])
             adds = np.nonzero(np.isin(kinds, _ADD))[0]
             # per key the oldest +I/+U version; a key with none has no row
             run = np.repeat(np.arange(len(starts)), np.diff(np.append(starts, n)))
             pick = _first_add(run, adds, len(starts))
             rows = pick[pick >= 0]
             return ordered.take(pa.array(rows))
+        if self.aggregation:
+            merged, merged_kinds = self._aggregate(ordered, starts, kinds)
+            seq = ordered.column(sequence).take(pa.array(ends))
+            merged = merged.set_column(
+                merged.schema.get_field_index(sequence), sequence, seq
+            ).set_column(
+                merged.schema.get_field_index(kind),
+                kind,
+                pa.array(merged_kinds.astype(np.int8)),
+            )
+            return merged.filter(pa.array(np.isin(merged_kinds, _ADD)))
         if not self.partial_update:
             last = ordered.take(pa.array(ends))
             alive = np.isin(kinds[ends], _ADD)
             return last.filter(pa.array(alive))
+        if self.groups:
+            merged, alive = self._grouped(ordered, starts, kinds)
+            seq = ordered.column(sequence).take(pa.array(ends))
+            merged = merged.set_column(
+                merged.schema.get_field_index(sequence), sequence, seq
+            ).set_column(
+                merged.schema.get_field_index(kind),
+                kind,
+                pa.array(np.zeros(len(starts), dtype=np.int8)),
+            )
+            return merged.filter(pa.array(alive))
         is_add = np.isin(kinds, _ADD)
         if not is_add.all() and not (self.ignore_delete or self.remove_record_on_delete):
-            raise CorruptMetadataError(
-                "a partial-update table holds -U/-D versions but neither 'ignore-delete' nor "
-                "'partial-update.remove-record-on-delete' is set (Paimon fails to read it too)"
-            )
+            raise CorruptMetadataError(ERRORS["partial_update_retract"])
         idx = np.arange(n, dtype=np.int64)
         starts_i = starts.astype(np.int64)
         base = np.full(len(starts), -1, dtype=np.int64)
@@ -292,6 +378,96 @@ class MergeEngine:
         )
         return merged.filter(pa.array(alive))
 
+    def _grouped(
+        self, ordered: pa.Table, starts: np.ndarray, kinds: np.ndarray
+    ) -> tuple[pa.Table, np.ndarray]:
+        """Partial-update with sequence groups (Paimon's ``updateWithSequenceGroup`` /
+        ``retractWithSequenceGroup``), one row per key run and whether it exists: a version
+        whose group sequence is not all NULL and not older than the row's (NULL oldest) sets
+        the whole group, NULLs included (a retract sets the sequence columns and clears the
+        others); columns outside groups take the newest non-null value; retracts are skipped
+        with ignore-delete; a key with no +I/+U version has no row; a key with one version
+        keeps it as it is (Paimon's ``ReducerMergeFunctionWrapper``: its group columns stand
+        even when its group sequence is NULL)."""
+        n = ordered.num_rows
+        names = ordered.column_names
+        data = {c: ordered.column(c).to_pylist() for c in names}
+        in_group = {c for seq, fields in self.groups for c in (*seq, *fields)}
+        plain = [c for c in names if c not in in_group and not _is_system(c)]
+        ends = np.append(starts[1:], n).tolist()
+        out: dict[str, list[Any]] = {c: [] for c in names}
+        alive = np.zeros(len(starts), dtype=bool)
+        for r, (s, e) in enumerate(zip(starts.tolist(), ends, strict=True)):
+            row: dict[str, Any] = dict.fromkeys(names)
+            if e - s == 1:  # a lone version stays as it is (ReducerMergeFunctionWrapper)
+                row = {c: data[c][s] for c in names}
+                alive[r] = int(kinds[s]) in _ADD
+            for i in range(s, e if e - s > 1 else s):
+                retract = int(kinds[i]) not in _ADD
+                if retract and self.ignore_delete:
+                    continue
+                if not retract:
+                    alive[r] = True
+                    for c in plain:
+                        if data[c][i] is not None:
+                            row[c] = data[c][i]
+                for seq, fields in self.groups:
+                    new = tuple(data[c][i] for c in seq)
+                    if all(v is None for v in new):
+                        continue  # an empty group sequence leaves the group alone
+                    if _seq_key(new) >= _seq_key(tuple(row[c] for c in seq)):
+                        for c in fields:
+                            row[c] = None if retract else data[c][i]
+                        for c in seq:
+                            row[c] = data[c][i]
+            for c in names:
+                out[c].append(data[c][e - 1] if _is_system(c) else row[c])
+        columns = [pa.array(out[c], type=ordered.schema.field(c).type) for c in names]
+        return pa.Table.from_arrays(columns, schema=ordered.schema), alive
+
+    def _aggregate(
+        self, ordered: pa.Table, starts: np.ndarray, kinds: np.ndarray
+    ) -> tuple[pa.Table, np.ndarray]:
+        """One row per key run of ``ordered`` (versions oldest first) and its kind: a lone
+        version as it is, else every column folded by its function (+I)."""
+        if not self.aggs:
+            raise InvalidOptionError("an aggregation engine needs the table's columns to merge")
+        n = ordered.num_rows
+        ends = np.append(starts[1:], n) - 1
+        single = starts == ends
+        out_kinds = np.where(single, kinds[ends], 0)
+        by_name = {a.column: a for a in self.aggs}
+        types = {t[0]: t[1:] for t in self.types}
+        retract = ~np.isin(kinds, _ADD)
+        bounds = list(zip(starts.tolist(), (ends + 1).tolist(), strict=True))
+        columns = []
+        for name in ordered.column_names:
+            col = ordered.column(name)
+            last = col.take(pa.array(ends))
+            agg = by_name.get(name)
+            if agg is None or single.all():
+                columns.append(last)
+                continue
+            root, precision, scale = types[name]
+            run = fold(agg, root, precision, scale)
+            values: list[Any] = col.to_pylist()
+            flags: list[bool] = retract.tolist()
+            merged = [
+                values[e - 1] if e - s == 1 else run(values[s:e], flags[s:e]) for s, e in bounds
+            ]
+            columns.append(pa.array(merged, type=col.type))
+        return pa.Table.from_arrays(columns, schema=ordered.schema), out_kinds
+
+
+def _is_system(column: str) -> bool:
+    """A key-value file's system column (``lakeskip.catalog.pk.primary_key``'s layout)."""
+    return column.startswith("_KEY_") or column in ("_SEQUENCE_NUMBER", "_VALUE_KIND")
+
+
+def _seq_key(values: tuple[Any, ...]) -> tuple[tuple[int, Any], ...]:
+    """A group's sequence values as a sort key: NULL smallest (Paimon's comparator)."""
+    return tuple((0, 0) if v is None else (1, v) for v in values)
+
 
 def _first_add(run: np.ndarray, adds: np.ndarray, runs: int) -> np.ndarray:
     """Per key run, the first index in ``adds`` (sorted ascending) that belongs to it; -1
@@ -305,15 +481,21 @@ def _first_add(run: np.ndarray, adds: np.ndarray, runs: int) -> np.ndarray:
 
 
 def _group(
-    table: pa.Table, key_columns: Sequence[str], order_by: pa.Array | pa.ChunkedArray
+    table: pa.Table,
+    key_columns: Sequence[str],
+    order_by: Sequence[tuple[pa.Array | pa.ChunkedArray, bool]],
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Row order sorted by (key, ``order_by``) and the start of every key's run in it."""
+    """Row order sorted by key, then by each ``order_by`` column (``True``: descending; NULL
+    first either way, as Paimon's sequence comparator), and the start of every key's run."""
     n = table.num_rows
-    with_order = pa.table(
-        {**{f"k{i}": table.column(k) for i, k in enumerate(key_columns)}, "o": order_by}
-    )
-    sort_keys = [(f"k{i}", "ascending") for i in range(len(key_columns))] + [("o", "ascending")]
-    order = np.asarray(pc.sort_indices(with_order, sort_keys=sort_keys), dtype=np.int64)
+    cols: dict[str, pa.Array | pa.ChunkedArray] = {
+        f"k{i}": table.column(k) for i, k in enumerate(key_columns)
+    }
+    sort_keys = [(f"k{i}", "ascending", "at_start") for i in range(len(key_columns))]
+    for j, (col, desc) in enumerate(order_by):
+        cols[f"o{j}"] = col
+        sort_keys.append((f"o{j}", "descending" if desc else "ascending", "at_start"))
+    order = np.asarray(pc.sort_indices(pa.table(cols), sort_keys=sort_keys), dtype=np.int64)
     differs = np.zeros(max(n - 1, 0), dtype=bool)
     for k in key_columns:
         col = table.column(k).take(pa.array(order)).combine_chunks()

@@ -186,7 +186,7 @@ def check_primary_key(
         for f in row_type
     )
     opts = dict(options)
-    check_merge_options(opts, keys)
+    check_merge_options(opts, keys, row_type)
     bucket = opts.setdefault("bucket", DEFAULT_PK_BUCKETS).strip()
     try:
         n = int(bucket)

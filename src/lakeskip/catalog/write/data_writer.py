@@ -456,7 +456,7 @@ class DataWriter:
             from lakeskip.catalog.table import normalize_partition
 
             # rows of one write that share a key merge as the table's engine merges versions
-            table = MergeEngine.of(self.spec.schema.options).merge_write(
+            table = MergeEngine.for_schema(self.spec.schema).merge_write(
                 table,
                 self.key_layout.trimmed,
                 int(self.spec.value_kind),

@@ -734,7 +734,7 @@ class CatalogService:
         ]
         report_id = self.reports.add(str(p.get("tag") or ""), plan.report)
         # how LakePkScan merges the versions of a key (primary-key tables)
-        merge = MergeEngine.of(schema.options).to_json() if schema.primary_keys else None
+        merge = MergeEngine.for_schema(schema).to_json() if schema.primary_keys else None
         return {
             "files": files,
             "report_id": report_id,

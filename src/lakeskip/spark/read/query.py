@@ -14,10 +14,13 @@ from __future__ import annotations
 import itertools
 import threading
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from pyspark.sql import Column, DataFrame, SparkSession
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql import DataFrame, SparkSession
 
 from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.format.manifest import ManifestEntry
@@ -26,7 +29,7 @@ from lakeskip.catalog.format.snapshot import Snapshot
 from lakeskip.catalog.ops.time_travel import SCAN_OPTIONS, TimeTravel, read_snapshot, table_at
 from lakeskip.catalog.pk import merge_engine
 from lakeskip.catalog.pk.merge_engine import MergeEngine
-from lakeskip.catalog.pk.primary_key import SEQUENCE_NUMBER, VALUE_KIND, RowKind, schema_key_layout
+from lakeskip.catalog.pk.primary_key import SEQUENCE_NUMBER, VALUE_KIND, schema_key_layout
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import (
     ColumnNotFoundError,
@@ -91,10 +94,11 @@ def reads_raw(table: FileStoreTable) -> bool:
 
 
 def merged_view(spark: SparkSession, schema: TableSchema, paths: Sequence[str]) -> DataFrame:
-    """Merge-on-read of a primary-key table's files as a Spark plan (a window per key): the
-    path of reads that do not go through the Spark catalog (the catalog's scan merges the
-    sorted files of each bucket without a shuffle)."""
-    from pyspark.sql import Window
+    """Merge-on-read of a primary-key table's files as a Spark plan: the versions are
+    shuffled by key and sorted, and each task merges its keys with the table's
+    :class:`~lakeskip.catalog.pk.merge_engine.MergeEngine` (the one Python merge). The path of
+    reads that do not go through the Spark catalog (the catalog's scan merges the sorted
+    files of each bucket without a shuffle)."""
     from pyspark.sql import functions as F
 
     layout = schema_key_layout(schema)
@@ -112,80 +116,54 @@ def merged_view(spark: SparkSession, schema: TableSchema, paths: Sequence[str]) 
         *[spark_path(p) for p in paths]
     )
     keys = [F.col(f"`{k}`") for k in (*schema.partition_keys, *layout.key_columns)]
-    engine = MergeEngine.of(schema.options)
-    if engine.partial_update:
-        return _partial_update_view(df, schema, keys, engine)
-    rank = "__lakeskip_version"
-    newest = Window.partitionBy(*keys).orderBy(F.col(SEQUENCE_NUMBER).desc())
-    return (
-        df.withColumn(rank, F.row_number().over(newest))
-        .where(
-            (F.col(rank) == 1)
-            & F.col(VALUE_KIND).isin(int(RowKind.INSERT), int(RowKind.UPDATE_AFTER))
-        )
-        .select(*[F.col(f"`{n}`") for n in row_type.names])
+    merge = _KeyMerge(
+        MergeEngine.for_schema(schema),
+        (*schema.partition_keys, *layout.key_columns),
+        tuple(row_type.names),
     )
+    return df.repartition(*keys).sortWithinPartitions(*keys).mapInArrow(merge, row_type.spark_ddl())
 
 
-def _partial_update_view(
-    df: DataFrame, schema: TableSchema, keys: Sequence[Column], engine: MergeEngine
-) -> DataFrame:
-    """``merge-engine = partial-update`` as a Spark plan, the rules of
-    :mod:`lakeskip.catalog.pk.merge_engine`: per key, a *base* version (the newest -D with
-    remove-record-on-delete, else a retract version that comes first), then each column's
-    newest non-null value among the +I/+U versions after the base, else the base's value."""
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
+@dataclass(frozen=True, slots=True)
+class _KeyMerge:
+    """A task's merge of key-sorted versions, batch by batch: the versions of the last key of
+    a batch wait for the next batch (a key's versions may span two)."""
 
-    seq, kind = F.col(SEQUENCE_NUMBER), F.col(VALUE_KIND)
-    is_add = kind.isin(int(RowKind.INSERT), int(RowKind.UPDATE_AFTER))
-    if not (engine.ignore_delete or engine.remove_record_on_delete):
-        df = df.withColumn(
-            VALUE_KIND,
-            F.when(
-                is_add | kind.isNull(),
-                kind,
-            ).otherwise(
-                F.raise_error(
-                    F.lit(
-                        "a partial-update table holds -U/-D versions but neither "
-                        "'ignore-delete' nor 'partial-update.remove-record-on-delete' is set"
-                    )
-                ).cast("tinyint")
-            ),
-        )
-    group = Window.partitionBy(*keys)
-    removes = engine.remove_record_on_delete and not engine.ignore_delete
-    base = "__lakeskip_base"
-    first_retract = F.when(~F.min_by(is_add, seq).over(group), F.min(seq).over(group))
-    if removes:
-        base_col = F.coalesce(
-            F.max(F.when(kind == int(RowKind.DELETE), seq)).over(group), first_retract
-        )
-    else:
-        base_col = first_retract
-    with_base = df.withColumn(base, base_col)
-    b = F.col(base)
-    after = b.isNull() | (seq > b)
-    values = []
-    for n in schema.row_type.names:
-        c = F.col(f"`{n}`")
-        if n in schema.partition_keys:
-            continue  # a grouping column already
-        if n in schema.primary_keys:
-            values.append(F.first(c).alias(n))
-            continue
-        newest = F.max_by(c, F.when(is_add & c.isNotNull() & after, seq))
-        values.append(F.coalesce(newest, F.max_by(c, F.when(seq == b, seq))).alias(n))
-    alive = F.max(is_add.cast("int")) == 1
-    if removes:
-        alive = alive & (F.max_by(kind, seq) != int(RowKind.DELETE))
-    return (
-        with_base.groupBy(*keys)
-        .agg(alive.alias("__lakeskip_alive"), *values)
-        .where(F.col("__lakeskip_alive"))
-        .select(*[F.col(f"`{n}`") for n in schema.row_type.names])
-    )
+    engine: MergeEngine
+    keys: tuple[str, ...]
+    names: tuple[str, ...]
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        carry: pa.Table | None = None
+        for batch in batches:
+            t = pa.Table.from_batches([batch])
+            if carry is not None:
+                t = pa.concat_tables([carry, t])
+            if t.num_rows == 0:
+                continue
+            tail = _last_key_rows(t, self.keys)
+            carry = t.slice(t.num_rows - tail)
+            yield from self._merge(t.slice(0, t.num_rows - tail))
+        if carry is not None:
+            yield from self._merge(carry)
+
+    def _merge(self, versions: pa.Table) -> Iterator[pa.RecordBatch]:
+        if versions.num_rows == 0:
+            return
+        rows = self.engine.merge_versions(versions, self.keys, SEQUENCE_NUMBER, VALUE_KIND)
+        yield from rows.select(list(self.names)).to_batches()
+
+
+def _last_key_rows(t: pa.Table, keys: Sequence[str]) -> int:
+    """How many rows at the end of ``t`` (sorted by ``keys``) hold its last row's key."""
+    n = t.num_rows
+    same = np.ones(n, dtype=bool)
+    for k in keys:
+        col = t.column(k)
+        eq = pc.equal(col, col[n - 1])
+        same &= np.asarray(pc.fill_null(eq, False).to_numpy(zero_copy_only=False), dtype=bool)
+    differ = np.nonzero(~same)[0]
+    return int(n - (int(differ[-1]) + 1 if len(differ) else 0))
 
 
 def _new_view_name(ident: str) -> str:

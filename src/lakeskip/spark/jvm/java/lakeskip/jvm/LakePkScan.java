@@ -43,9 +43,8 @@ import scala.jdk.javaapi.CollectionConverters;
  * Merge-on-read of a primary-key table: one input partition per (partition, bucket) with the
  * files Python kept; each file is read by Spark's own Parquet reader (files are sorted by key
  * with unique keys), the files are k-way merged by key (Spark's natural ordering of the key
- * types), the version with the largest {@code _SEQUENCE_NUMBER} wins and {@code -U}/{@code -D}
- * versions are dropped (merge-engine = partial-update: each column's newest non-null value,
- * see {@code partialUpdate}). No value filter is pushed into the files being merged (an older
+ * types), and each key's versions become its row by {@link PkMerge} (the table's merge engine
+ * and sequence fields). No value filter is pushed into the files being merged (an older
  * version of a key must never come back because its newer version was filtered out); filters
  * on key columns only may skip row groups. Spark applies every filter after the merge. Python
  * planned which files and buckets to read; this class only reads.
@@ -95,9 +94,26 @@ final class LakePkScan implements Scan, Batch {
     }
     StructType fileSchema = new StructType(fileFields.toArray(new StructField[0]));
     List<StructField> wanted = new ArrayList<>(fileFields.subList(0, keys.size() + 2));
+    java.util.Set<String> wantedNames = new java.util.HashSet<>();
     for (StructField f : out.fields()) {
       if (!f.name().equals(KIND)) {
         wanted.add(fileSchema.apply(f.name()));
+        wantedNames.add(f.name());
+      }
+    }
+    JsonNode merge = reply.path("merge");
+    List<String> seqFields = new ArrayList<>();
+    for (JsonNode s : merge.path("sequence_fields")) {
+      seqFields.add(s.asText());
+      if (wantedNames.add(s.asText())) { // the versions' order needs them, projected or not
+        wanted.add(fileSchema.apply(s.asText()));
+      }
+    }
+    for (JsonNode g : merge.path("sequence_groups")) {
+      for (JsonNode s : g.path("sequence")) {
+        if (wantedNames.add(s.asText())) { // a group's order needs them, projected or not
+          wanted.add(fileSchema.apply(s.asText()));
+        }
       }
     }
     // partition columns are read from the files (Paimon writes the whole row as the value),
@@ -139,16 +155,61 @@ final class LakePkScan implements Scan, Batch {
       outOrdinals[i] = got.fieldIndex(out.fields()[i].name());
       outTypes[i] = out.fields()[i].dataType();
     }
-    JsonNode merge = reply.path("merge");
-    Factory factory =
-        new Factory(
-            rowReaderFactory(scan.toBatch().createReaderFactory()), keyTypes,
-            got.fieldIndex(SEQUENCE),
-            got.fieldIndex(KIND), outOrdinals, outTypes,
-            "partial-update".equals(merge.path("engine").asText("deduplicate")),
+    int[] seqOrdinals = new int[seqFields.size()];
+    DataType[] seqTypes = new DataType[seqFields.size()];
+    for (int i = 0; i < seqOrdinals.length; i++) {
+      seqOrdinals[i] = got.fieldIndex(seqFields.get(i));
+      seqTypes[i] = got.fields()[seqOrdinals[i]].dataType();
+    }
+    PkMerge.Agg[] aggs = new PkMerge.Agg[outOrdinals.length];
+    for (int i = 0; i < aggs.length; i++) {
+      JsonNode a = merge.path("aggregates").path(out.fields()[i].name());
+      if (!a.isMissingNode() && !"primary-key".equals(a.path("function").asText())) {
+        aggs[i] =
+            new PkMerge.Agg(
+                a.path("function").asText(), out.fields()[i].name(), outTypes[i],
+                a.path("ignore_retract").asBoolean(false), a.path("delimiter").asText(","));
+      }
+    }
+    List<String> outNames = java.util.Arrays.asList(out.fieldNames());
+    List<PkMerge.Group> seqGroups = new ArrayList<>();
+    for (JsonNode g : merge.path("sequence_groups")) {
+      List<Integer> seqOrd = new ArrayList<>();
+      List<DataType> seqTy = new ArrayList<>();
+      List<Integer> outSeq = new ArrayList<>();
+      for (JsonNode s : g.path("sequence")) {
+        int o = got.fieldIndex(s.asText());
+        seqOrd.add(o);
+        seqTy.add(got.fields()[o].dataType());
+        if (outNames.contains(s.asText())) {
+          outSeq.add(outNames.indexOf(s.asText()));
+        }
+      }
+      List<Integer> outValues = new ArrayList<>();
+      for (JsonNode f : g.path("fields")) {
+        if (outNames.contains(f.asText()) && !outSeq.contains(outNames.indexOf(f.asText()))) {
+          outValues.add(outNames.indexOf(f.asText()));
+        }
+      }
+      seqGroups.add(
+          new PkMerge.Group(
+              seqOrd.stream().mapToInt(Integer::intValue).toArray(),
+              seqTy.toArray(new DataType[0]),
+              outValues.stream().mapToInt(Integer::intValue).toArray(),
+              outSeq.stream().mapToInt(Integer::intValue).toArray()));
+    }
+    Map<String, String> errors = new java.util.HashMap<>();
+    merge.path("errors").fields().forEachRemaining(e -> errors.put(e.getKey(), e.getValue().asText()));
+    PkMerge rule =
+        new PkMerge(
+            merge.path("engine").asText("deduplicate"),
             merge.path("ignore_delete").asBoolean(false),
             merge.path("remove_record_on_delete").asBoolean(false),
-            keepDelete);
+            keepDelete, got.fieldIndex(SEQUENCE), got.fieldIndex(KIND), outOrdinals, outTypes,
+            seqOrdinals, seqTypes, merge.path("sequence_descending").asBoolean(false), aggs,
+            errors, seqGroups.toArray(new PkMerge.Group[0]));
+    Factory factory =
+        new Factory(rowReaderFactory(scan.toBatch().createReaderFactory()), keyTypes, rule);
     Configuration conf = session.sessionState().newHadoopConf();
     Map<String, List<PartitionedFile>> groups = new LinkedHashMap<>();
     for (JsonNode f : reply.path("files")) {
@@ -227,31 +288,13 @@ final class LakePkScan implements Scan, Batch {
   static final class Factory implements PartitionReaderFactory {
     final PartitionReaderFactory parquet;
     final DataType[] keyTypes;
-    final int sequence;
-    final int kind;
-    final int[] out;
-    final DataType[] outTypes;
-    /** merge-engine = partial-update (else deduplicate) and its delete handling. */
-    final boolean partialUpdate;
-    final boolean ignoreDelete;
-    final boolean removeRecordOnDelete;
-    /** Keep {@code -U}/{@code -D} winners (Paimon's forceKeepDelete: t$audit_log). */
-    final boolean keepDelete;
+    /** How the versions of one key become its row (lakeskip.jvm.PkMerge). */
+    final PkMerge rule;
 
-    Factory(
-        PartitionReaderFactory parquet, DataType[] keyTypes, int sequence, int kind, int[] out,
-        DataType[] outTypes, boolean partialUpdate, boolean ignoreDelete,
-        boolean removeRecordOnDelete, boolean keepDelete) {
-      this.keepDelete = keepDelete;
+    Factory(PartitionReaderFactory parquet, DataType[] keyTypes, PkMerge rule) {
       this.parquet = parquet;
       this.keyTypes = keyTypes;
-      this.sequence = sequence;
-      this.kind = kind;
-      this.out = out;
-      this.outTypes = outTypes;
-      this.partialUpdate = partialUpdate;
-      this.ignoreDelete = ignoreDelete;
-      this.removeRecordOnDelete = removeRecordOnDelete;
+      this.rule = rule;
     }
 
     @Override
@@ -313,102 +356,28 @@ final class LakePkScan implements Scan, Batch {
       }
       while (!heap.isEmpty()) {
         Cursor c = heap.poll();
-        InternalRow best = c.row;
         same.clear();
         same.add(c);
         while (!heap.isEmpty() && ordering.compare(heap.peek().row, c.row) == 0) {
-          Cursor d = heap.poll();
-          same.add(d);
-          if (d.row.getLong(f.sequence) > best.getLong(f.sequence)) {
-            best = d.row;
-          }
+          same.add(heap.poll());
         }
-        if (f.partialUpdate) {
-          // the versions' rows before the cursors move on (advance() replaces c.row)
-          List<InternalRow> versions = new ArrayList<>(same.size());
-          for (Cursor d : same) {
-            versions.add(d.row);
-          }
-          for (Cursor d : same) {
-            if (d.advance()) {
-              heap.add(d);
-            }
-          }
-          InternalRow merged = partialUpdate(versions);
-          if (merged != null) {
-            current = merged;
-            return true;
-          }
-          continue;
+        // the versions' rows before the cursors move on (advance() replaces c.row)
+        List<InternalRow> versions = new ArrayList<>(same.size());
+        for (Cursor d : same) {
+          versions.add(d.row);
         }
         for (Cursor d : same) {
           if (d.advance()) {
             heap.add(d);
           }
         }
-        byte kind = best.getByte(f.kind);
-        if (kind == 0 || kind == 2 || f.keepDelete) { // +I, +U: the key's row; -U, -D: none
-          Object[] values = new Object[f.out.length];
-          for (int i = 0; i < values.length; i++) {
-            values[i] = best.isNullAt(f.out[i]) ? null : best.get(f.out[i], f.outTypes[i]);
-          }
-          current = new GenericInternalRow(values);
+        InternalRow merged = f.rule.merge(versions);
+        if (merged != null) {
+          current = merged;
           return true;
         }
       }
       return false;
-    }
-
-    /**
-     * Paimon's {@code PartialUpdateMergeFunction} without sequence groups or aggregation
-     * (lakeskip.catalog.pk.merge_engine has the same rules in Python): versions oldest first;
-     * +I/+U set their non-null columns; a retract version first seeds the row with its values;
-     * a -D resets the row to its values when remove-record-on-delete (and, newest, means no
-     * row); retracts are skipped with ignore-delete and are an error otherwise. Null: no row.
-     */
-    private InternalRow partialUpdate(List<InternalRow> versions) throws IOException {
-      versions.sort((a, b) -> Long.compare(a.getLong(f.sequence), b.getLong(f.sequence)));
-      Object[] values = new Object[f.out.length];
-      boolean filled = false;
-      boolean meetInsert = false;
-      boolean deleted = false;
-      for (InternalRow v : versions) {
-        byte kind = v.getByte(f.kind);
-        deleted = false;
-        if (kind == 1 || kind == 3) {
-          if (!filled) {
-            copyAll(v, values);
-            filled = true;
-          }
-          if (f.ignoreDelete) {
-            continue;
-          }
-          if (f.removeRecordOnDelete) {
-            if (kind == 3) {
-              deleted = true;
-              copyAll(v, values);
-            }
-            continue;
-          }
-          throw new IOException(
-              "lakeskip: a partial-update table holds -U/-D versions but neither "
-                  + "'ignore-delete' nor 'partial-update.remove-record-on-delete' is set");
-        }
-        for (int i = 0; i < values.length; i++) {
-          if (!v.isNullAt(f.out[i])) {
-            values[i] = v.get(f.out[i], f.outTypes[i]);
-          }
-        }
-        meetInsert = true;
-        filled = true;
-      }
-      return deleted || !meetInsert ? null : new GenericInternalRow(values);
-    }
-
-    private void copyAll(InternalRow v, Object[] values) {
-      for (int i = 0; i < values.length; i++) {
-        values[i] = v.isNullAt(f.out[i]) ? null : v.get(f.out[i], f.outTypes[i]);
-      }
     }
 
     @Override
