@@ -85,7 +85,8 @@ def _serve(token: str) -> None:
     from pyspark.java_gateway import ensure_callback_server_started, launch_gateway
     from pyspark.sql import SparkSession
 
-    from lakeskip.spark.catalog_service import PROTOCOL, CatalogService
+    from lakeskip.spark.catalog_service import CatalogService
+    from lakeskip.spark.protocol import PROTOCOL
     from lakeskip.spark.statements import run_catalog_dml
 
     gateway = launch_gateway()  # type: ignore[no-untyped-call]
