@@ -131,9 +131,9 @@ class ErrorKind(StrEnum):
     UNKNOWN_OPERATION = "unknown_operation"
     BAD_REQUEST = "bad_request"
     #: any other lakeskip error (its message says what)
-    LAKESKIP = "lakeskip"
+    LAKESKIP = "lakeskip_error"
     #: not a lakeskip error: a bug, or a failure underneath (Spark, I/O)
-    INTERNAL = "internal"
+    INTERNAL = "internal_error"
 
 
 class WriteMode(StrEnum):
@@ -169,7 +169,7 @@ def error_kind(error: BaseException) -> ErrorKind:
     """The wire kind of ``error``.
 
     >>> error_kind(TableNotFoundError("t")), error_kind(KeyError("k"))
-    (<ErrorKind.TABLE_NOT_FOUND: 'table_not_found'>, <ErrorKind.INTERNAL: 'internal'>)
+    (<ErrorKind.TABLE_NOT_FOUND: 'table_not_found'>, <ErrorKind.INTERNAL: 'internal_error'>)
     """
     kind = _ERROR_KINDS.get(type(error))
     if kind is not None:
@@ -623,8 +623,8 @@ def _fields(cls: type) -> tuple[tuple[str, bool], ...]:
 
 
 def decode(cls: type[T], obj: Any, where: str = "") -> T:
-    """``cls`` from a JSON object: every key must be one of its fields; a missing key or a
-    JSON ``null`` takes the field's default.
+    """``cls`` from a JSON object: every key must be one of its fields; a missing key takes
+    the field's default, and so does a JSON ``null`` for a field that cannot be ``None``.
 
     Raises:
         ProtocolError: an unknown key, a missing required key or a value of the wrong type.
@@ -636,11 +636,19 @@ def decode(cls: type[T], obj: Any, where: str = "") -> T:
     unknown = sorted(set(obj) - set(hints))
     if unknown:
         raise ProtocolError(f"{where}: unknown key(s) {', '.join(unknown)}")
-    kwargs = {k: _value(hints[k], v, f"{where}.{k}") for k, v in obj.items() if v is not None}
+    kwargs = {
+        k: _value(hints[k], v, f"{where}.{k}")
+        for k, v in obj.items()
+        if v is not None or _nullable(hints[k])
+    }
     try:
         return cls(**kwargs)
     except TypeError as e:  # a required key missing
         raise ProtocolError(f"{where}: {e}") from e
+
+
+def _nullable(tp: Any) -> bool:
+    return tp is Any or type(None) in typing.get_args(tp)
 
 
 def _value(tp: Any, v: Any, where: str) -> Any:

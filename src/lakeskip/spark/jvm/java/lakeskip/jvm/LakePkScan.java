@@ -8,6 +8,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.PriorityQueue;
+import lakeskip.jvm.Protocol.Key;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
@@ -102,7 +103,7 @@ final class LakePkScan implements Scan, Batch {
     }
     // partition columns are read from the files (Paimon writes the whole row as the value),
     // so Spark's file index here has no partition schema
-    LakeFileIndex index = LakeFileIndex.of(session, new StructType(), reply.path("files"));
+    LakeFileIndex index = LakeFileIndex.of(session, new StructType(), reply.path(Key.FILES));
     ParquetScanBuilder parquet =
         new ParquetScanBuilder(session, index, fileSchema, fileSchema, options);
     // filters on key columns only (primary key incl. partition columns, whose value columns
@@ -139,32 +140,32 @@ final class LakePkScan implements Scan, Batch {
       outOrdinals[i] = got.fieldIndex(out.fields()[i].name());
       outTypes[i] = out.fields()[i].dataType();
     }
-    JsonNode merge = reply.path("merge");
+    JsonNode merge = reply.path(Key.MERGE);
     Factory factory =
         new Factory(
             rowReaderFactory(scan.toBatch().createReaderFactory()), keyTypes,
             got.fieldIndex(SEQUENCE),
             got.fieldIndex(KIND), outOrdinals, outTypes,
-            "partial-update".equals(merge.path("engine").asText("deduplicate")),
-            merge.path("ignore_delete").asBoolean(false),
-            merge.path("remove_record_on_delete").asBoolean(false),
+            "partial-update".equals(merge.path(Key.ENGINE).asText("deduplicate")),
+            merge.path(Key.IGNORE_DELETE).asBoolean(false),
+            merge.path(Key.REMOVE_RECORD_ON_DELETE).asBoolean(false),
             keepDelete);
     Configuration conf = session.sessionState().newHadoopConf();
     Map<String, List<PartitionedFile>> groups = new LinkedHashMap<>();
-    for (JsonNode f : reply.path("files")) {
-      Path path = new Path(f.get("path").asText());
+    for (JsonNode f : reply.path(Key.FILES)) {
+      Path path = new Path(f.get(Key.PATH).asText());
       try {
         FileSystem fs = path.getFileSystem(conf);
         path = fs.makeQualified(path);
       } catch (IOException e) {
         throw Bridge.error("lakeskip: cannot resolve " + path + ": " + e.getMessage(), e);
       }
-      long size = f.get("size").asLong();
+      long size = f.get(Key.SIZE).asLong();
       PartitionedFile pf =
           PartitionedFile.apply(
               new GenericInternalRow(0), SparkPath.fromPath(path), 0L, size, new String[0],
-              f.path("mtime").asLong(0), size, PartitionedFile.apply$default$8());
-      groups.computeIfAbsent(f.get("group").asText(), g -> new ArrayList<>()).add(pf);
+              f.path(Key.MTIME).asLong(0), size, PartitionedFile.apply$default$8());
+      groups.computeIfAbsent(f.get(Key.GROUP).asText(), g -> new ArrayList<>()).add(pf);
     }
     List<PkPartition> parts = new ArrayList<>();
     for (List<PartitionedFile> g : groups.values()) {

@@ -153,8 +153,8 @@ final class Protocol {
     static final String PROTOCOL_MISMATCH = "protocol_mismatch";
     static final String UNKNOWN_OPERATION = "unknown_operation";
     static final String BAD_REQUEST = "bad_request";
-    static final String LAKESKIP = "lakeskip";
-    static final String INTERNAL = "internal";
+    static final String LAKESKIP = "lakeskip_error";
+    static final String INTERNAL = "internal_error";
   }
 
   /** The modes of a write. */
