@@ -46,13 +46,19 @@ from lakeskip.spark.protocol import (
 
 JAVA_DIR = JAVA_PATH.parent
 
-#: Java string literals that equal a protocol word but are not one (file -> literals, why)
+#: Java string literals that look like protocol words but are not (file -> literals, why)
 _NOT_PROTOCOL = {
     # the catalog option spark.sql.catalog.<name>.warehouse (sent on as the key WAREHOUSE)
     "LakeOps.java": {"warehouse"},
     # the parameter of Spark's FAILED_READ_FILE error
     "ReadErrors.java": {"path"},
+    # the catalog option spark.sql.catalog.<name>.python
+    "Brain.java": {"python"},
 }
+#: a literal key-like first argument of a JSON accessor: a new key written by hand
+_ACCESSOR_LITERAL = re.compile(
+    r'\.(?:put|putArray|putObject|putNull|set|path|has|hasNonNull|get)\("([a-z][a-z0-9_]*)"'
+)
 #: the predicate tree inside ``filters`` / ``condition``: its own codec, read by
 #: lakeskip.spark.predicate_json (its literal tags "type", "other" are not payload keys)
 _OWN_FORMAT = {"PredicateJson.java"}
@@ -95,6 +101,22 @@ def test_java_spells_no_operation_or_key_itself() -> None:
             if lit in words and lit not in allowed:
                 found.append(f"{path.name}:{line}: {lit!r}")
     assert not found, f"use the Protocol.java constants, not literals: {found}"
+
+
+def test_java_reads_and_writes_no_key_the_protocol_lacks() -> None:
+    found = []
+    for path in sorted(JAVA_DIR.glob("*.java")):
+        if path.name in {JAVA_PATH.name, *_OWN_FORMAT}:
+            continue
+        allowed = _NOT_PROTOCOL.get(path.name, set())
+        for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            found += [
+                f"{path.name}:{i}: {k!r}"
+                for k in _ACCESSOR_LITERAL.findall(line.split("//", 1)[0])
+                if k not in allowed
+            ]
+    assert not found, f"a JSON key written by hand (add it to lakeskip.spark.protocol): {found}"
+    assert _ACCESSOR_LITERAL.findall('n.put("new_key", 1); r.path("x")') == ["new_key", "x"]
 
 
 def test_the_literal_scan_sees_a_literal_key() -> None:
