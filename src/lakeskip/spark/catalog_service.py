@@ -117,15 +117,15 @@ class CatalogService(ServiceContext):
         """py4j entry point: never raises (an exception would reach Spark as a py4j stack)."""
         started = time.perf_counter()
         try:
-            return json.dumps(encode(self.serve(op, payload_json, arg)))
+            return self._serve(op, payload_json, arg)
         finally:
             elapsed = time.perf_counter() - started
             with self._stats_lock:
                 self._calls[op] = self._calls.get(op, 0) + 1
                 self._seconds[op] = self._seconds.get(op, 0.0) + elapsed
 
-    def serve(self, op: str, payload_json: str, arg: Any) -> Any:
-        """The typed reply to one callback: its handler's, or an :class:`ErrorReply`."""
+    def _serve(self, op: str, payload_json: str, arg: Any) -> str:
+        """The JSON reply to one callback: its handler's, or an :class:`ErrorReply`'s."""
         tag = ""
         try:
             payload = json.loads(payload_json)
@@ -147,7 +147,7 @@ class CatalogService(ServiceContext):
             reply = HANDLERS[operation](self, request, arg)
             if not isinstance(reply, spec.replies):
                 raise TypeError(f"{op} handler replied {type(reply).__name__}")
-            return reply
+            return json.dumps(encode(reply))
         except LakeskipError as e:
             # the querying thread re-raises this typed error (native_query.run_native_query)
             self.errors.add(tag, e)
@@ -159,6 +159,6 @@ class CatalogService(ServiceContext):
         implements: ClassVar[list[str]] = ["lakeskip.jvm.PythonBridge"]
 
 
-def _error(kind: ErrorKind, message: str) -> ErrorReply:
+def _error(kind: ErrorKind, message: str) -> str:
     first = message.strip().splitlines()[0] if message.strip() else kind.value
-    return ErrorReply(error=ErrorInfo(kind=kind, message=first))
+    return json.dumps(encode(ErrorReply(error=ErrorInfo(kind=kind, message=first))))

@@ -356,3 +356,24 @@ def test_a_non_lakeskip_failure_is_an_internal_error(service: CatalogService) ->
 )
 def test_error_kind_of_each_class(error: BaseException, kind: ErrorKind) -> None:
     assert error_kind(error) is kind
+
+
+def test_a_reply_of_the_wrong_type_or_not_json_is_an_internal_error(
+    service: CatalogService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The callback never raises into py4j: a handler's bug is an error reply too."""
+    monkeypatch.setitem(
+        HANDLERS, Op.LIST_PROCEDURES, lambda ctx, req, arg: protocol.ExistsReply(exists=True)
+    )
+    kind, message = _error(_call(service, Op.LIST_PROCEDURES))
+    assert (kind, message) == (
+        ErrorKind.INTERNAL,
+        "TypeError: list_procedures handler replied ExistsReply",
+    )
+    monkeypatch.setitem(
+        HANDLERS,
+        Op.LIST_PROCEDURES,
+        lambda ctx, req, arg: protocol.ListProceduresReply(procedures=(object(),)),  # type: ignore[arg-type]
+    )
+    kind, message = _error(_call(service, Op.LIST_PROCEDURES))
+    assert kind == ErrorKind.INTERNAL and "not JSON serializable" in message
