@@ -12,8 +12,9 @@ from pyspark.sql import SparkSession
 
 import lakeskip
 from lakeskip.errors import LakeskipError
-from lakeskip.spark import catalog_service, catalog_setup
-from lakeskip.spark.protocol import PROTOCOL
+from lakeskip.spark.bridge import catalog_service
+from lakeskip.spark.front import catalog_setup
+from lakeskip.spark.jvm.protocol import PROTOCOL
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""The Python–JVM protocol (:mod:`lakeskip.spark.protocol`), without Spark: the Java twin is
+"""The Python–JVM protocol (:mod:`lakeskip.spark.jvm.protocol`), without Spark: the Java twin is
 the generated file, no Java class spells an operation or key itself, every message type
 round-trips, and the dispatcher answers bad callbacks and each error kind as specified."""
 
@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from lakeskip.catalog.primary_key import PRIMARY_KEY_OPTION
+from lakeskip.catalog.pk.primary_key import PRIMARY_KEY_OPTION
 from lakeskip.errors import (
     ColumnNotFoundError,
     DatabaseNotFoundError,
@@ -29,10 +29,9 @@ from lakeskip.errors import (
     TableNotFoundError,
     UnknownOperationError,
 )
-from lakeskip.spark import protocol
-from lakeskip.spark.catalog_service import HANDLERS, CatalogService
-from lakeskip.spark.jvm.protocol_java import JAVA_PATH, java_source
-from lakeskip.spark.protocol import (
+from lakeskip.spark.bridge.catalog_service import HANDLERS, CatalogService
+from lakeskip.spark.jvm import protocol
+from lakeskip.spark.jvm.protocol import (
     OPERATIONS,
     PROTOCOL,
     ErrorKind,
@@ -43,6 +42,7 @@ from lakeskip.spark.protocol import (
     encode,
     error_kind,
 )
+from lakeskip.spark.jvm.protocol_java import JAVA_PATH, java_source
 
 JAVA_DIR = JAVA_PATH.parent
 
@@ -60,7 +60,7 @@ _ACCESSOR_LITERAL = re.compile(
     r'\.(?:put|putArray|putObject|putNull|set|path|has|hasNonNull|get)\("([a-z][a-z0-9_]*)"'
 )
 #: the predicate tree inside ``filters`` / ``condition``: its own codec, read by
-#: lakeskip.spark.predicate_json (its literal tags "type", "other" are not payload keys)
+#: lakeskip.spark.read.predicate_json (its literal tags "type", "other" are not payload keys)
 _OWN_FORMAT = {"PredicateJson.java"}
 
 
@@ -85,7 +85,7 @@ def _java_literals(text: str) -> list[tuple[int, str]]:
 
 def test_protocol_java_is_generated_from_the_python_module() -> None:
     assert JAVA_PATH.read_text(encoding="utf-8") == java_source(), (
-        "Protocol.java differs from lakeskip.spark.protocol: an operation, key or constant was "
+        "Protocol.java differs from lakeskip.spark.jvm.protocol: an operation, key or constant was "
         "added or renamed on one side only; run `python -m lakeskip.spark.jvm.protocol_java`"
     )
 
@@ -115,7 +115,7 @@ def test_java_reads_and_writes_no_key_the_protocol_lacks() -> None:
                 for k in _ACCESSOR_LITERAL.findall(line.split("//", 1)[0])
                 if k not in allowed
             ]
-    assert not found, f"a JSON key written by hand (add it to lakeskip.spark.protocol): {found}"
+    assert not found, f"a JSON key written by hand (add it to lakeskip.spark.jvm.protocol): {found}"
     assert _ACCESSOR_LITERAL.findall('n.put("new_key", 1); r.path("x")') == ["new_key", "x"]
 
 
@@ -152,7 +152,7 @@ def test_python_spells_no_operation_outside_the_protocol_module() -> None:
             for node in ast.walk(tree)
             if isinstance(node, ast.Constant) and node.value in ops and id(node) not in exported
         ]
-    assert not found, f"use lakeskip.spark.protocol.Op: {found}"
+    assert not found, f"use lakeskip.spark.jvm.protocol.Op: {found}"
 
 
 def test_every_operation_has_types_a_handler_and_a_java_name() -> None:

@@ -11,10 +11,10 @@ import pytest
 @pytest.mark.parametrize(
     "name",
     [
-        "lakeskip.spark.predicate_json",
-        "lakeskip.spark.sql_rewrite",
-        "lakeskip.spark.protocol",
-        "lakeskip.spark.catalog_procedures",
+        "lakeskip.spark.read.predicate_json",
+        "lakeskip.spark.bridge.sql_rewrite",
+        "lakeskip.spark.jvm.protocol",
+        "lakeskip.spark.bridge.catalog_procedures",
     ],
 )
 def test_doctests(name: str) -> None:

@@ -1,4 +1,4 @@
-"""``Protocol.java``, the Java twin of :mod:`lakeskip.spark.protocol`, generated from it.
+"""``Protocol.java``, the Java twin of :mod:`lakeskip.spark.jvm.protocol`, generated from it.
 
 Every Java class of the catalog spells an operation, a JSON key, an error kind or a shared
 property name through these constants, never as a literal; ``tests/unit/spark/test_protocol.py``
@@ -14,7 +14,7 @@ import sys
 from enum import StrEnum
 from pathlib import Path
 
-from lakeskip.spark import protocol
+from lakeskip.spark.jvm import protocol
 
 __all__ = ["JAVA_PATH", "java_source"]
 
@@ -45,14 +45,14 @@ def java_source() -> str:
     """The text of ``Protocol.java``."""
     read_only = [op for op, spec in protocol.OPERATIONS.items() if spec.read_only]
     lines = [
-        "// Generated from lakeskip/spark/protocol.py by"
+        "// Generated from lakeskip/spark/jvm/protocol.py by"
         " `python -m lakeskip.spark.jvm.protocol_java`: do not edit.",
         "package lakeskip.jvm;",
         "",
         "/**",
         " * The Python–JVM protocol's constants: operations, JSON keys, error kinds, the version",
         " * and shared property names. Every other class uses these, never a literal; the types",
-        " * of each operation's JSON are in {@code lakeskip.spark.protocol}.",
+        " * of each operation's JSON are in {@code lakeskip.spark.jvm.protocol}.",
         " */",
         "final class Protocol {",
         "  private Protocol() {}",

@@ -1,10 +1,10 @@
-// Generated from lakeskip/spark/protocol.py by `python -m lakeskip.spark.jvm.protocol_java`: do not edit.
+// Generated from lakeskip/spark/jvm/protocol.py by `python -m lakeskip.spark.jvm.protocol_java`: do not edit.
 package lakeskip.jvm;
 
 /**
  * The Python–JVM protocol's constants: operations, JSON keys, error kinds, the version
  * and shared property names. Every other class uses these, never a literal; the types
- * of each operation's JSON are in {@code lakeskip.spark.protocol}.
+ * of each operation's JSON are in {@code lakeskip.spark.jvm.protocol}.
  */
 final class Protocol {
   private Protocol() {}

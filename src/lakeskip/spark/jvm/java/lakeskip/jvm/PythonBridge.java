@@ -1,9 +1,9 @@
 package lakeskip.jvm;
 
 /**
- * The one callback interface, implemented in Python (lakeskip.spark.catalog_service) and
+ * The one callback interface, implemented in Python (lakeskip.spark.bridge.catalog_service) and
  * served by py4j's callback server. An operation name ({@link Protocol.Op}) and a JSON object
- * in, a JSON object out, of the types {@code lakeskip.spark.protocol} defines; {@code arg}
+ * in, a JSON object out, of the types {@code lakeskip.spark.jvm.protocol} defines; {@code arg}
  * carries a JVM object where JSON cannot (the Dataset of a write). When an operation's JSON
  * changes, bump the version there and regenerate {@link Protocol}.
  */
