@@ -721,14 +721,23 @@ def encode(message: Any) -> dict[str, Json]:
     return out
 
 
+_SCALARS = frozenset([str, int, float, bool, type(None)])
+
+
 def _plain(v: Any) -> Json:
-    if dataclasses.is_dataclass(v) and not isinstance(v, type):
+    # a scan's reply holds one ScanFile per file: the common cases are tested first
+    t = type(v)
+    if t in _SCALARS:
+        return v
+    if t is tuple or t is list:
+        return [_plain(x) for x in v]
+    if dataclasses.is_dataclass(t):
         out: dict[str, Json] = {}
-        for name, omit in _fields(type(v)):
+        for name, omit in _fields(t):
             x = getattr(v, name)
             if x is None and omit:
                 continue
-            out[name] = _plain(x)
+            out[name] = x if type(x) in _SCALARS else _plain(x)
         return out
     if isinstance(v, StrEnum):
         return v.value
