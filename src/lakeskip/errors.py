@@ -30,6 +30,8 @@ __all__ = [
     "LakeskipError",
     "LakeskipWarning",
     "ProcedureError",
+    "ProtocolError",
+    "ProtocolMismatchError",
     "QueryFailedError",
     "SnapshotNotFoundError",
     "SqlError",
@@ -38,6 +40,7 @@ __all__ = [
     "TableNotFoundError",
     "TypeMismatchError",
     "UnknownIndexTypeError",
+    "UnknownOperationError",
     "UnknownProcedureError",
     "UnsupportedIndexTypeError",
     "UnsupportedStatementError",
@@ -189,6 +192,22 @@ class ProcedureError(LakeskipError):
 
 class UnknownProcedureError(SqlError, ProcedureError, InvalidArgumentError):
     """``CALL sys.<name>`` of a procedure that does not exist."""
+
+
+# --- the Spark catalog's Python-JVM protocol --------------------------------------------
+
+
+class ProtocolError(LakeskipError):
+    """A callback from the Spark catalog's Java side that Python cannot read (a key or value
+    the protocol does not define): the two sides disagree."""
+
+
+class ProtocolMismatchError(ProtocolError):
+    """The catalog's Java classes speak another protocol version than this Python package."""
+
+
+class UnknownOperationError(ProtocolError):
+    """A callback names an operation the protocol does not define."""
 
 
 # --- warnings --------------------------------------------------------------------------

@@ -9,7 +9,13 @@ import pytest
 
 
 @pytest.mark.parametrize(
-    "name", ["lakeskip.spark.read.predicate_json", "lakeskip.spark.bridge.sql_rewrite"]
+    "name",
+    [
+        "lakeskip.spark.read.predicate_json",
+        "lakeskip.spark.bridge.sql_rewrite",
+        "lakeskip.spark.jvm.protocol",
+        "lakeskip.spark.bridge.catalog_procedures",
+    ],
 )
 def test_doctests(name: str) -> None:
     result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)

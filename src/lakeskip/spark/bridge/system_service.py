@@ -9,7 +9,7 @@ decodes: TIMESTAMP_NTZ as epoch microseconds of the wall-clock time, arrays as l
 structs as lists of fields.
 
 ``read_optimized`` and ``audit_log`` read data files: they are the table's own scan
-(``LakeTable``; ``catalog_service``): of the files at the top level of a primary-key table,
+(``LakeTable``; ``catalog_tables``, ``catalog_scans``): of the files at the top level of a primary-key table,
 read without a merge, or with Paimon's ``rowkind`` first and deleted keys kept
 (``LakeAuditScan``).
 """
@@ -18,21 +18,20 @@ from __future__ import annotations
 
 import datetime
 import re
-from collections.abc import Mapping
 from typing import Any
 
 from lakeskip.catalog.format.snapshot import Snapshot
 from lakeskip.catalog.ops.system_tables import (
     DATA_SYSTEM_TABLES,
     SystemColumn,
-    split_system_name,
     system_table,
     system_table_columns,
 )
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import TableNotFoundError
+from lakeskip.spark.jvm.protocol import RowsReply, SystemTableDescription, TableProperty
 
-__all__ = ["describe_system", "spark_type", "system_payload_name", "system_rows"]
+__all__ = ["describe_system", "spark_type", "system_rows"]
 
 _SIMPLE = {
     "STRING": "STRING",
@@ -69,7 +68,9 @@ def _ddl(columns: tuple[SystemColumn, ...]) -> str:
     )
 
 
-def describe_system(table: FileStoreTable, name: str, snapshot: Snapshot | None) -> dict[str, Any]:
+def describe_system(
+    table: FileStoreTable, name: str, snapshot: Snapshot | None
+) -> SystemTableDescription:
     """The ``load_table`` reply for ``table$name``: columns, and what the scan must ask.
 
     Raises:
@@ -79,12 +80,15 @@ def describe_system(table: FileStoreTable, name: str, snapshot: Snapshot | None)
         schema = table.schema.row_type.spark_ddl()
     else:
         schema = _ddl(system_table_columns(name))
-    return {
-        "system": name,
-        "schema": schema,
-        "snapshot_id": snapshot.id if snapshot is not None else None,
-        "properties": {"provider": "lakeskip", "system-table": name},
-    }
+    return SystemTableDescription(
+        system=name,
+        schema=schema,
+        snapshot_id=snapshot.id if snapshot is not None else None,
+        properties={
+            TableProperty.PROVIDER.value: "lakeskip",
+            TableProperty.SYSTEM_TABLE.value: name,
+        },
+    )
 
 
 def _json_value(v: Any) -> Any:
@@ -98,14 +102,9 @@ def _json_value(v: Any) -> Any:
 
 def system_rows(
     table: FileStoreTable, name: str, snapshot: Snapshot | None, time_zone: str
-) -> dict[str, Any]:
-    """The ``system_rows`` reply: ``{"rows": [[value, ...], ...]}`` in the Java forms."""
+) -> RowsReply:
+    """The ``system_rows`` reply: rows of values in the Java forms."""
     if name in DATA_SYSTEM_TABLES:
         raise TableNotFoundError(f"{table.identifier}${name} is read as a data scan")
     t = system_table(table, name, snapshot, time_zone)
-    return {"rows": [[_json_value(v) for v in row] for row in t.rows]}
-
-
-def system_payload_name(payload: Mapping[str, Any]) -> tuple[str, str | None]:
-    """(table name, system table name or None) of a callback payload's ``name``."""
-    return split_system_name(str(payload.get("name", "")))
+    return RowsReply(rows=tuple([_json_value(v) for v in row] for row in t.rows))

@@ -85,8 +85,9 @@ def _serve(token: str) -> None:
     from pyspark.java_gateway import ensure_callback_server_started, launch_gateway
     from pyspark.sql import SparkSession
 
-    from lakeskip.spark.bridge.catalog_service import PROTOCOL, CatalogService
+    from lakeskip.spark.bridge.catalog_service import CatalogService
     from lakeskip.spark.front.statements import run_catalog_dml
+    from lakeskip.spark.jvm.protocol import PROTOCOL
 
     gateway = launch_gateway()  # type: ignore[no-untyped-call]
     jvm = gateway.jvm

@@ -22,8 +22,9 @@ from pathlib import Path
 from pyspark.sql import DataFrame, SparkSession
 
 from lakeskip.errors import LakeskipError, LakeskipWarning
-from lakeskip.spark.bridge.catalog_service import PROTOCOL, CatalogService
+from lakeskip.spark.bridge.catalog_service import CatalogService
 from lakeskip.spark.jvm.build import JavaBuildError, build_jar
+from lakeskip.spark.jvm.protocol import PROTOCOL
 
 __all__ = [
     "CATALOG_CLASS",

@@ -20,7 +20,8 @@ from pyspark.sql import DataFrame, SparkSession
 from lakeskip.catalog.ops.system_tables import split_system_name
 from lakeskip.errors import LakeskipError
 from lakeskip.planner.report import PruningReport
-from lakeskip.spark.bridge.catalog_service import TAG_PROPERTY, CatalogService
+from lakeskip.spark.bridge.catalog_service import CatalogService
+from lakeskip.spark.jvm.protocol import TAG_PROPERTY
 from lakeskip.sql.query import qualify_tables
 from lakeskip.sql.statements import Query, TableIdent
 from lakeskip.types import RowType

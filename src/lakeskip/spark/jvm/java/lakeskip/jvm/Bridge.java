@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.function.Function;
+import lakeskip.jvm.Protocol.Key;
 import org.apache.spark.QueryContext;
 import org.apache.spark.SparkContext;
 import org.apache.spark.sql.AnalysisException;
@@ -19,18 +20,14 @@ import scala.Option;
  * as one readable {@link AnalysisException} (no py4j stack).
  */
 public final class Bridge {
-  /** Version of the JSON protocol; Python checks it on registration. */
-  public static final int PROTOCOL = 1;
+  /** Version of the JSON protocol ({@link Protocol#VERSION}); Python checks it on registration. */
+  public static final int PROTOCOL = Protocol.VERSION;
 
   /** Spark local property correlating callbacks with the Python thread that ran the query. */
-  public static final String TAG_PROPERTY = "lakeskip.query.tag";
+  public static final String TAG_PROPERTY = Protocol.TAG_PROPERTY;
 
   static final ObjectMapper JSON = new ObjectMapper();
 
-  /** Operations that change nothing: safe to ask a restarted brain again. */
-  private static final java.util.Set<String> READ_ONLY = java.util.Set.of(
-      "table_exists", "load_table", "list_tables", "list_namespaces", "namespace_exists",
-      "plan_scan", "file_report", "procedure_info", "list_procedures", "rewrite_sql");
   private static volatile PythonBridge handler;
 
   private Bridge() {}
@@ -86,8 +83,8 @@ public final class Bridge {
   static JsonNode call(String op, ObjectNode payload, Object arg) {
     // the registered handler, or a Python brain started for this JVM (Brain)
     PythonBridge h = Brain.handler();
-    payload.put("protocol", PROTOCOL);
-    payload.put("tag", tag());
+    payload.put(Key.PROTOCOL, PROTOCOL);
+    payload.put(Key.TAG, tag());
     String reply;
     String json;
     try {
@@ -105,7 +102,7 @@ public final class Bridge {
       // the brain died (perhaps just before this call, not yet reaped): a question that
       // changes nothing is asked again of a new brain; anything else fails in one line
       uninstall(h);
-      if (!READ_ONLY.contains(op)) {
+      if (!Protocol.READ_ONLY.contains(op)) {
         throw Brain.died(op);
       }
       try {
@@ -123,9 +120,9 @@ public final class Bridge {
     } catch (Exception e) {
       throw error("lakeskip: unreadable reply to " + op, e);
     }
-    if (node.has("error")) {
-      JsonNode err = node.get("error");
-      throw new PythonError(err.path("kind").asText(""), err.path("message").asText(""));
+    if (node.has(Key.ERROR)) {
+      JsonNode err = node.get(Key.ERROR);
+      throw new PythonError(err.path(Key.KIND).asText(""), err.path(Key.MESSAGE).asText(""));
     }
     return node;
   }

@@ -1,6 +1,7 @@
 package lakeskip.jvm;
 
 import java.util.Map;
+import lakeskip.jvm.Protocol.StageMode;
 import org.apache.spark.sql.catalyst.analysis.NoSuchNamespaceException;
 import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
 import org.apache.spark.sql.catalyst.analysis.TableAlreadyExistsException;
@@ -106,7 +107,7 @@ public class LakeCatalog
   public StagedTable stageCreate(
       Identifier ident, StructType schema, Transform[] partitions, Map<String, String> properties)
       throws TableAlreadyExistsException, NoSuchNamespaceException {
-    return ops.stageTable(ident, schema, partitions, properties, "create");
+    return ops.stageTable(ident, schema, partitions, properties, StageMode.CREATE);
   }
 
   @Override
@@ -114,7 +115,7 @@ public class LakeCatalog
   public StagedTable stageReplace(
       Identifier ident, StructType schema, Transform[] partitions, Map<String, String> properties)
       throws NoSuchNamespaceException, NoSuchTableException {
-    return ops.stageTable(ident, schema, partitions, properties, "replace");
+    return ops.stageTable(ident, schema, partitions, properties, StageMode.REPLACE);
   }
 
   @Override
@@ -122,7 +123,7 @@ public class LakeCatalog
   public StagedTable stageCreateOrReplace(
       Identifier ident, StructType schema, Transform[] partitions, Map<String, String> properties)
       throws NoSuchNamespaceException {
-    return ops.stageTable(ident, schema, partitions, properties, "create_or_replace");
+    return ops.stageTable(ident, schema, partitions, properties, StageMode.CREATE_OR_REPLACE);
   }
 
   // Spark 4.x stages CREATE / REPLACE TABLE through these (REPLACE TABLE without AS SELECT
@@ -131,19 +132,19 @@ public class LakeCatalog
   @Override
   public StagedTable stageCreate(Identifier ident, TableInfo info)
       throws TableAlreadyExistsException, NoSuchNamespaceException {
-    return stage(ident, info, "create");
+    return stage(ident, info, StageMode.CREATE);
   }
 
   @Override
   public StagedTable stageReplace(Identifier ident, TableInfo info)
       throws NoSuchNamespaceException, NoSuchTableException {
-    return stage(ident, info, "replace");
+    return stage(ident, info, StageMode.REPLACE);
   }
 
   @Override
   public StagedTable stageCreateOrReplace(Identifier ident, TableInfo info)
       throws NoSuchNamespaceException {
-    return stage(ident, info, "create_or_replace");
+    return stage(ident, info, StageMode.CREATE_OR_REPLACE);
   }
 
   private StagedTable stage(Identifier ident, TableInfo info, String mode) {

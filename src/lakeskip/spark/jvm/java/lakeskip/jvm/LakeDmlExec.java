@@ -2,6 +2,8 @@ package lakeskip.jvm;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;
+import lakeskip.jvm.Protocol.Key;
+import lakeskip.jvm.Protocol.Op;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
@@ -41,15 +43,15 @@ public final class LakeDmlExec extends V2CommandExec {
           null);
     }
     ObjectNode p = table.ops.payload(table.ident);
-    p.put("verb", verb);
-    p.put("sql", sql);
+    p.put(Key.VERB, verb);
+    p.put(Key.SQL, sql);
     SparkSession s = SparkSession.active();
-    p.put("current_catalog", s.sessionState().catalogManager().currentCatalog().name());
-    com.fasterxml.jackson.databind.node.ArrayNode ns = p.putArray("current_namespace");
+    p.put(Key.CURRENT_CATALOG, s.sessionState().catalogManager().currentCatalog().name());
+    com.fasterxml.jackson.databind.node.ArrayNode ns = p.putArray(Key.CURRENT_NAMESPACE);
     for (String n : s.sessionState().catalogManager().currentNamespace()) {
       ns.add(n);
     }
-    Bridge.ask("dml", p, s); // the statement runs in its own session
+    Bridge.ask(Op.DML, p, s); // the statement runs in its own session
     return scala.jdk.javaapi.CollectionConverters.asScala(new ArrayList<InternalRow>()).toList();
   }
 

@@ -6,6 +6,8 @@ import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.UUID;
+import lakeskip.jvm.Protocol.Key;
+import lakeskip.jvm.Protocol.Op;
 import org.apache.spark.SparkContext;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.InternalRow;
@@ -97,10 +99,10 @@ final class LakeExplain implements UnboundProcedure, BoundProcedure {
       sc.setLocalProperty(Bridge.TAG_PROPERTY, previous);
     }
     ObjectNode p = ops.payload();
-    p.put("query_tag", tag);
-    JsonNode r = ops.call("explain_rows", p);
+    p.put(Key.QUERY_TAG, tag);
+    JsonNode r = ops.call(Op.EXPLAIN_ROWS, p);
     List<InternalRow> rows = new ArrayList<>();
-    for (JsonNode row : r.path("rows")) {
+    for (JsonNode row : r.path(Key.ROWS)) {
       Object[] values = new Object[3];
       for (int i = 0; i < 3; i++) {
         values[i] = UTF8String.fromString(row.path(i).asText(""));

@@ -10,6 +10,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import lakeskip.jvm.Protocol.Key;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
@@ -88,7 +89,7 @@ final class LakeFileIndex extends PartitioningAwareFileIndex {
     FileSystem fs = null;
     List<FileStatus> statuses = new ArrayList<>();
     for (JsonNode f : files) {
-      Path path = new Path(f.get("path").asText());
+      Path path = new Path(f.get(Key.PATH).asText());
       try {
         if (fs == null) {
           fs = path.getFileSystem(hadoopConf());
@@ -99,14 +100,14 @@ final class LakeFileIndex extends PartitioningAwareFileIndex {
       }
       FileStatus status =
           new FileStatus(
-              f.get("size").asLong(), false, 1, 128L * 1024 * 1024, f.path("mtime").asLong(0),
+              f.get(Key.SIZE).asLong(), false, 1, 128L * 1024 * 1024, f.path(Key.MTIME).asLong(0),
               path);
       leafFiles.update(path, status);
       statuses.add(status);
       if (partitioned) {
-        String key = f.get("partition").toString();
+        String key = f.get(Key.PARTITION).toString();
         groups.computeIfAbsent(key, k -> new ArrayList<>()).add(status);
-        groupValues.computeIfAbsent(key, k -> row(partitionSchema, f.get("partition")));
+        groupValues.computeIfAbsent(key, k -> row(partitionSchema, f.get(Key.PARTITION)));
       }
     }
     List<Path> rootList = new ArrayList<>();

@@ -6,6 +6,10 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import lakeskip.jvm.Protocol.ErrorKind;
+import lakeskip.jvm.Protocol.Key;
+import lakeskip.jvm.Protocol.Op;
+import lakeskip.jvm.Protocol.TableProperty;
 import org.apache.spark.sql.catalyst.analysis.NoSuchNamespaceException;
 import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
 import org.apache.spark.sql.catalyst.analysis.TableAlreadyExistsException;
@@ -29,32 +33,32 @@ final class LakeOps {
 
   LakeOps(String catalogName, CaseInsensitiveStringMap options) {
     this.catalogName = catalogName;
-    this.warehouse = options.get("warehouse");
+    this.warehouse = options.get("warehouse");  // the catalog option
     Brain.configure(options);
   }
 
   ObjectNode payload() {
     ObjectNode n = Bridge.obj();
-    n.put("catalog", catalogName);
+    n.put(Key.CATALOG, catalogName);
     if (warehouse != null) {
-      n.put("warehouse", warehouse);
+      n.put(Key.WAREHOUSE, warehouse);
     }
     return n;
   }
 
   ObjectNode payload(Identifier ident) {
     ObjectNode n = payload();
-    ArrayNode ns = n.putArray("namespace");
+    ArrayNode ns = n.putArray(Key.NAMESPACE);
     for (String s : ident.namespace()) {
       ns.add(s);
     }
-    n.put("name", ident.name());
+    n.put(Key.NAME, ident.name());
     return n;
   }
 
   ObjectNode payload(String[] namespace) {
     ObjectNode n = payload();
-    ArrayNode ns = n.putArray("namespace");
+    ArrayNode ns = n.putArray(Key.NAMESPACE);
     for (String s : namespace) {
       ns.add(s);
     }
@@ -71,11 +75,11 @@ final class LakeOps {
    */
   static Exception tableError(String kind, Identifier ident) {
     switch (kind) {
-      case "TableAlreadyExistsError":
+      case ErrorKind.TABLE_ALREADY_EXISTS:
         return new TableAlreadyExistsException(ident);
-      case "TableNotFoundError":
+      case ErrorKind.TABLE_NOT_FOUND:
         return Bridge.noSuchTable(ident);
-      case "DatabaseNotFoundError":
+      case ErrorKind.DATABASE_NOT_FOUND:
         return Bridge.noSuchNamespace(ident.namespace());
       default:
         return null;
@@ -88,7 +92,7 @@ final class LakeOps {
     if (ident.namespace().length != 1) {
       return false;
     }
-    return call("table_exists", payload(ident)).path("exists").asBoolean(false);
+    return call(Op.TABLE_EXISTS, payload(ident)).path(Key.EXISTS).asBoolean(false);
   }
 
   org.apache.spark.sql.connector.catalog.Table loadTable(
@@ -103,17 +107,17 @@ final class LakeOps {
     }
     ObjectNode p = payload(ident);
     if (version != null) {
-      p.put("version", version);
+      p.put(Key.VERSION, version);
     }
     if (timestampMicros != null) {
-      p.put("timestamp_micros", timestampMicros);
+      p.put(Key.TIMESTAMP_MICROS, timestampMicros);
     }
     // loadTable may throw only NoSuchTableException: a missing database is a missing table
-    JsonNode r = Bridge.ask("load_table", p, null, kind ->
-        kind.equals("TableNotFoundError") || kind.equals("DatabaseNotFoundError")
-            || kind.equals("InvalidArgumentError") && ident.namespace().length != 1
+    JsonNode r = Bridge.ask(Op.LOAD_TABLE, p, null, kind ->
+        kind.equals(ErrorKind.TABLE_NOT_FOUND) || kind.equals(ErrorKind.DATABASE_NOT_FOUND)
+            || kind.equals(ErrorKind.INVALID_ARGUMENT) && ident.namespace().length != 1
             ? Bridge.noSuchTable(ident) : null);
-    if (r.has("system") && !r.has("token")) {
+    if (r.has(Key.SYSTEM) && !r.has(Key.TOKEN)) {
       return new LakeSystemTable(this, ident, r);
     }
     LakeTable table = new LakeTable(this, ident, r);
@@ -170,13 +174,13 @@ final class LakeOps {
         cols.add(String.join(".", r.fieldNames()));
       }
       String keys = String.join(",", cols);
-      String given = out.get("primary-key");
+      String given = out.get(TableProperty.PRIMARY_KEY);
       if (given != null && !given.replace(" ", "").equalsIgnoreCase(keys)) {
         throw Bridge.error(
             "primary key given twice: PRIMARY KEY (" + keys + ") and 'primary-key' = '"
                 + given + "'", null);
       }
-      out.put("primary-key", keys);
+      out.put(TableProperty.PRIMARY_KEY, keys);
     }
     return out;
   }
@@ -187,7 +191,7 @@ final class LakeOps {
     ObjectNode p = payload(ident);
     fillCreate(p, schema, partitions, properties);
     return new LakeTable(
-        this, ident, Bridge.ask("create_table", p, null, kind -> tableError(kind, ident)));
+        this, ident, Bridge.ask(Op.CREATE_TABLE, p, null, kind -> tableError(kind, ident)));
   }
 
   /**
@@ -204,15 +208,15 @@ final class LakeOps {
       String mode) {
     ObjectNode p = payload(ident);
     fillCreate(p, schema, partitions, properties);
-    p.put("mode", mode);
-    JsonNode r = Bridge.ask("stage_table", p, null, kind -> tableError(kind, ident));
+    p.put(Key.MODE, mode);
+    JsonNode r = Bridge.ask(Op.STAGE_TABLE, p, null, kind -> tableError(kind, ident));
     return LakeStagedTable.of(this, ident, r, mode);
   }
 
   private static void fillCreate(
       ObjectNode p, StructType schema, Transform[] partitions, Map<String, String> properties) {
-    p.put("schema", schema.json());
-    ArrayNode keys = p.putArray("partition_keys");
+    p.put(Key.SCHEMA, schema.json());
+    ArrayNode keys = p.putArray(Key.PARTITION_KEYS);
     for (Transform t : partitions) {
       if (!t.name().equals("identity") || t.references().length != 1) {
         throw Bridge.error("lakeskip tables are partitioned by columns only, not " + t.describe(),
@@ -221,7 +225,7 @@ final class LakeOps {
       NamedReference ref = t.references()[0];
       keys.add(String.join(".", ref.fieldNames()));
     }
-    ObjectNode props = p.putObject("properties");
+    ObjectNode props = p.putObject(Key.PROPERTIES);
     for (Map.Entry<String, String> e : properties.entrySet()) {
       props.put(e.getKey(), e.getValue());
     }
@@ -229,8 +233,8 @@ final class LakeOps {
 
   LakeTable alterTable(Identifier ident, TableChange... changes) throws NoSuchTableException {
     ObjectNode p = payload(ident);
-    ObjectNode set = p.putObject("set");
-    ArrayNode unset = p.putArray("unset");
+    ObjectNode set = p.putObject(Key.SET);
+    ArrayNode unset = p.putArray(Key.UNSET);
     for (TableChange c : changes) {
       if (c instanceof TableChange.SetProperty) {
         TableChange.SetProperty s = (TableChange.SetProperty) c;
@@ -245,21 +249,21 @@ final class LakeOps {
       }
     }
     TableCache.forget(this, ident);
-    JsonNode r = Bridge.ask("alter_table", p, null, kind ->
-        kind.equals("TableNotFoundError") ? Bridge.noSuchTable(ident) : null);
+    JsonNode r = Bridge.ask(Op.ALTER_TABLE, p, null, kind ->
+        kind.equals(ErrorKind.TABLE_NOT_FOUND) ? Bridge.noSuchTable(ident) : null);
     return new LakeTable(this, ident, r);
   }
 
   boolean dropTable(Identifier ident) {
     TableCache.forget(this, ident);
-    return call("drop_table", payload(ident)).path("dropped").asBoolean(false);
+    return call(Op.DROP_TABLE, payload(ident)).path(Key.DROPPED).asBoolean(false);
   }
 
   Identifier[] listTables(String[] namespace) throws NoSuchNamespaceException {
-    JsonNode r = Bridge.ask("list_tables", payload(namespace), null, kind ->
-        kind.equals("DatabaseNotFoundError") ? Bridge.noSuchNamespace(namespace) : null);
+    JsonNode r = Bridge.ask(Op.LIST_TABLES, payload(namespace), null, kind ->
+        kind.equals(ErrorKind.DATABASE_NOT_FOUND) ? Bridge.noSuchNamespace(namespace) : null);
     List<Identifier> out = new ArrayList<>();
-    for (JsonNode t : r.path("tables")) {
+    for (JsonNode t : r.path(Key.TABLES)) {
       out.add(Identifier.of(namespace, t.asText()));
     }
     return out.toArray(new Identifier[0]);
@@ -268,9 +272,9 @@ final class LakeOps {
   // -- namespaces ------------------------------------------------------------------------
 
   String[][] listNamespaces() {
-    JsonNode r = call("list_namespaces", payload());
+    JsonNode r = call(Op.LIST_NAMESPACES, payload());
     List<String[]> out = new ArrayList<>();
-    for (JsonNode t : r.path("namespaces")) {
+    for (JsonNode t : r.path(Key.NAMESPACES)) {
       out.add(new String[] {t.asText()});
     }
     return out.toArray(new String[0][]);
@@ -280,17 +284,17 @@ final class LakeOps {
     if (namespace.length != 1) {
       return false;
     }
-    return call("namespace_exists", payload(namespace)).path("exists").asBoolean(false);
+    return call(Op.NAMESPACE_EXISTS, payload(namespace)).path(Key.EXISTS).asBoolean(false);
   }
 
   void createNamespace(String[] namespace) {
-    call("create_namespace", payload(namespace));
+    call(Op.CREATE_NAMESPACE, payload(namespace));
   }
 
   boolean dropNamespace(String[] namespace, boolean cascade) {
     ObjectNode p = payload(namespace);
-    p.put("cascade", cascade);
-    return call("drop_namespace", p).path("dropped").asBoolean(false);
+    p.put(Key.CASCADE, cascade);
+    return call(Op.DROP_NAMESPACE, p).path(Key.DROPPED).asBoolean(false);
   }
 
   // -- procedures ------------------------------------------------------------------------
@@ -300,15 +304,15 @@ final class LakeOps {
       return new LakeExplain(this);
     }
     ObjectNode p = payload();
-    p.put("procedure", String.join(".", ident.namespace()) + "." + ident.name());
-    JsonNode r = call("procedure_info", p);
+    p.put(Key.PROCEDURE, String.join(".", ident.namespace()) + "." + ident.name());
+    JsonNode r = call(Op.PROCEDURE_INFO, p);
     return new LakeProcedure(this, r);
   }
 
   Identifier[] listProcedures() {
-    JsonNode r = call("list_procedures", payload());
+    JsonNode r = call(Op.LIST_PROCEDURES, payload());
     List<Identifier> out = new ArrayList<>();
-    for (JsonNode t : r.path("procedures")) {
+    for (JsonNode t : r.path(Key.PROCEDURES)) {
       out.add(Identifier.of(new String[] {"sys"}, t.asText()));
     }
     return out.toArray(new Identifier[0]);

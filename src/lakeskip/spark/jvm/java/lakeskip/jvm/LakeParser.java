@@ -6,6 +6,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import lakeskip.jvm.Protocol.Key;
+import lakeskip.jvm.Protocol.Op;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.FunctionIdentifier;
 import org.apache.spark.sql.catalyst.TableIdentifier;
@@ -117,14 +119,14 @@ public final class LakeParser implements ParserInterface {
           + "(query => '" + query + "')";
     }
     ObjectNode p = Bridge.obj();
-    p.put("sql", sql);
-    com.fasterxml.jackson.databind.node.ArrayNode names = p.putArray("catalogs");
+    p.put(Key.SQL, sql);
+    com.fasterxml.jackson.databind.node.ArrayNode names = p.putArray(Key.CATALOGS);
     for (String c : catalogs) {
       names.add(c);
     }
-    p.put("current_catalog", currentCatalog());
-    JsonNode r = Bridge.ask("rewrite_sql", p, null);
-    JsonNode out = r.get("sql");
+    p.put(Key.CURRENT_CATALOG, currentCatalog());
+    JsonNode r = Bridge.ask(Op.REWRITE_SQL, p, null);
+    JsonNode out = r.get(Key.SQL);
     return out == null || out.isNull() ? null : out.asText();
   }
 

@@ -8,6 +8,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.PriorityQueue;
+import lakeskip.jvm.Protocol.Key;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
@@ -101,16 +102,16 @@ final class LakePkScan implements Scan, Batch {
         wantedNames.add(f.name());
       }
     }
-    JsonNode merge = reply.path("merge");
+    JsonNode merge = reply.path(Key.MERGE);
     List<String> seqFields = new ArrayList<>();
-    for (JsonNode s : merge.path("sequence_fields")) {
+    for (JsonNode s : merge.path(Key.SEQUENCE_FIELDS)) {
       seqFields.add(s.asText());
       if (wantedNames.add(s.asText())) { // the versions' order needs them, projected or not
         wanted.add(fileSchema.apply(s.asText()));
       }
     }
-    for (JsonNode g : merge.path("sequence_groups")) {
-      for (JsonNode s : g.path("sequence")) {
+    for (JsonNode g : merge.path(Key.SEQUENCE_GROUPS)) {
+      for (JsonNode s : g.path(Key.SEQUENCE)) {
         if (wantedNames.add(s.asText())) { // a group's order needs them, projected or not
           wanted.add(fileSchema.apply(s.asText()));
         }
@@ -118,7 +119,7 @@ final class LakePkScan implements Scan, Batch {
     }
     // partition columns are read from the files (Paimon writes the whole row as the value),
     // so Spark's file index here has no partition schema
-    LakeFileIndex index = LakeFileIndex.of(session, new StructType(), reply.path("files"));
+    LakeFileIndex index = LakeFileIndex.of(session, new StructType(), reply.path(Key.FILES));
     ParquetScanBuilder parquet =
         new ParquetScanBuilder(session, index, fileSchema, fileSchema, options);
     // filters on key columns only (primary key incl. partition columns, whose value columns
@@ -163,21 +164,21 @@ final class LakePkScan implements Scan, Batch {
     }
     PkMerge.Agg[] aggs = new PkMerge.Agg[outOrdinals.length];
     for (int i = 0; i < aggs.length; i++) {
-      JsonNode a = merge.path("aggregates").path(out.fields()[i].name());
-      if (!a.isMissingNode() && !"primary-key".equals(a.path("function").asText())) {
+      JsonNode a = merge.path(Key.AGGREGATES).path(out.fields()[i].name());
+      if (!a.isMissingNode() && !"primary-key".equals(a.path(Key.FUNCTION).asText())) {
         aggs[i] =
             new PkMerge.Agg(
-                a.path("function").asText(), out.fields()[i].name(), outTypes[i],
-                a.path("ignore_retract").asBoolean(false), a.path("delimiter").asText(","));
+                a.path(Key.FUNCTION).asText(), out.fields()[i].name(), outTypes[i],
+                a.path(Key.IGNORE_RETRACT).asBoolean(false), a.path(Key.DELIMITER).asText(","));
       }
     }
     List<String> outNames = java.util.Arrays.asList(out.fieldNames());
     List<PkMerge.Group> seqGroups = new ArrayList<>();
-    for (JsonNode g : merge.path("sequence_groups")) {
+    for (JsonNode g : merge.path(Key.SEQUENCE_GROUPS)) {
       List<Integer> seqOrd = new ArrayList<>();
       List<DataType> seqTy = new ArrayList<>();
       List<Integer> outSeq = new ArrayList<>();
-      for (JsonNode s : g.path("sequence")) {
+      for (JsonNode s : g.path(Key.SEQUENCE)) {
         int o = got.fieldIndex(s.asText());
         seqOrd.add(o);
         seqTy.add(got.fields()[o].dataType());
@@ -186,7 +187,7 @@ final class LakePkScan implements Scan, Batch {
         }
       }
       List<Integer> outValues = new ArrayList<>();
-      for (JsonNode f : g.path("fields")) {
+      for (JsonNode f : g.path(Key.FIELDS)) {
         if (outNames.contains(f.asText()) && !outSeq.contains(outNames.indexOf(f.asText()))) {
           outValues.add(outNames.indexOf(f.asText()));
         }
@@ -199,33 +200,33 @@ final class LakePkScan implements Scan, Batch {
               outSeq.stream().mapToInt(Integer::intValue).toArray()));
     }
     Map<String, String> errors = new java.util.HashMap<>();
-    merge.path("errors").fields().forEachRemaining(e -> errors.put(e.getKey(), e.getValue().asText()));
+    merge.path(Key.ERRORS).fields().forEachRemaining(e -> errors.put(e.getKey(), e.getValue().asText()));
     PkMerge rule =
         new PkMerge(
-            merge.path("engine").asText("deduplicate"),
-            merge.path("ignore_delete").asBoolean(false),
-            merge.path("remove_record_on_delete").asBoolean(false),
+            merge.path(Key.ENGINE).asText("deduplicate"),
+            merge.path(Key.IGNORE_DELETE).asBoolean(false),
+            merge.path(Key.REMOVE_RECORD_ON_DELETE).asBoolean(false),
             keepDelete, got.fieldIndex(SEQUENCE), got.fieldIndex(KIND), outOrdinals, outTypes,
-            seqOrdinals, seqTypes, merge.path("sequence_descending").asBoolean(false), aggs,
+            seqOrdinals, seqTypes, merge.path(Key.SEQUENCE_DESCENDING).asBoolean(false), aggs,
             errors, seqGroups.toArray(new PkMerge.Group[0]));
     Factory factory =
         new Factory(rowReaderFactory(scan.toBatch().createReaderFactory()), keyTypes, rule);
     Configuration conf = session.sessionState().newHadoopConf();
     Map<String, List<PartitionedFile>> groups = new LinkedHashMap<>();
-    for (JsonNode f : reply.path("files")) {
-      Path path = new Path(f.get("path").asText());
+    for (JsonNode f : reply.path(Key.FILES)) {
+      Path path = new Path(f.get(Key.PATH).asText());
       try {
         FileSystem fs = path.getFileSystem(conf);
         path = fs.makeQualified(path);
       } catch (IOException e) {
         throw Bridge.error("lakeskip: cannot resolve " + path + ": " + e.getMessage(), e);
       }
-      long size = f.get("size").asLong();
+      long size = f.get(Key.SIZE).asLong();
       PartitionedFile pf =
           PartitionedFile.apply(
               new GenericInternalRow(0), SparkPath.fromPath(path), 0L, size, new String[0],
-              f.path("mtime").asLong(0), size, PartitionedFile.apply$default$8());
-      groups.computeIfAbsent(f.get("group").asText(), g -> new ArrayList<>()).add(pf);
+              f.path(Key.MTIME).asLong(0), size, PartitionedFile.apply$default$8());
+      groups.computeIfAbsent(f.get(Key.GROUP).asText(), g -> new ArrayList<>()).add(pf);
     }
     List<PkPartition> parts = new ArrayList<>();
     for (List<PartitionedFile> g : groups.values()) {

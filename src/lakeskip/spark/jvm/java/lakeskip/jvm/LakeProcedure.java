@@ -6,6 +6,8 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Iterator;
 import java.util.List;
+import lakeskip.jvm.Protocol.Key;
+import lakeskip.jvm.Protocol.Op;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
 import org.apache.spark.sql.catalyst.util.ArrayBasedMapData;
@@ -39,12 +41,12 @@ final class LakeProcedure implements UnboundProcedure, BoundProcedure {
 
   LakeProcedure(LakeOps ops, JsonNode info) {
     this.ops = ops;
-    this.name = info.get("name").asText();
-    this.description = info.path("description").asText("");
+    this.name = info.get(Key.NAME).asText();
+    this.description = info.path(Key.DESCRIPTION).asText("");
     List<ProcedureParameter> params = new ArrayList<>();
-    for (JsonNode p : info.path("parameters")) {
-      ProcedureParameter.Builder b = ProcedureParameter.in(p.get("name").asText(), type(p));
-      if (!p.path("required").asBoolean(false)) {
+    for (JsonNode p : info.path(Key.PARAMETERS)) {
+      ProcedureParameter.Builder b = ProcedureParameter.in(p.get(Key.NAME).asText(), type(p));
+      if (!p.path(Key.REQUIRED).asBoolean(false)) {
         b = b.defaultValue("NULL");
       }
       params.add(b.build());
@@ -53,7 +55,7 @@ final class LakeProcedure implements UnboundProcedure, BoundProcedure {
   }
 
   private static DataType type(JsonNode p) {
-    switch (p.path("type").asText("string")) {
+    switch (p.path(Key.TYPE).asText("string")) {
       case "bigint":
         return DataTypes.LongType;
       case "boolean":
@@ -91,8 +93,8 @@ final class LakeProcedure implements UnboundProcedure, BoundProcedure {
   @Override
   public Iterator<Scan> call(InternalRow input) {
     ObjectNode p = ops.payload();
-    p.put("procedure", name);
-    ObjectNode args = p.putObject("arguments");
+    p.put(Key.PROCEDURE, name);
+    ObjectNode args = p.putObject(Key.ARGUMENTS);
     for (int i = 0; i < parameters.length; i++) {
       if (input.isNullAt(i)) {
         continue;
@@ -113,15 +115,15 @@ final class LakeProcedure implements UnboundProcedure, BoundProcedure {
     org.apache.spark.sql.connector.catalog.CatalogManager manager =
         ((org.apache.spark.sql.classic.SparkSession) session).sessionState().catalogManager();
     if (manager.currentCatalog().name().equals(ops.catalogName)) {
-      com.fasterxml.jackson.databind.node.ArrayNode ns = p.putArray("current_namespace");
+      com.fasterxml.jackson.databind.node.ArrayNode ns = p.putArray(Key.CURRENT_NAMESPACE);
       for (String n : manager.currentNamespace()) {
         ns.add(n);
       }
     }
-    JsonNode r = Bridge.ask("call_procedure", p, session);
-    final StructType schema = StructType.fromDDL(r.get("schema").asText());
+    JsonNode r = Bridge.ask(Op.CALL_PROCEDURE, p, session);
+    final StructType schema = StructType.fromDDL(r.get(Key.SCHEMA).asText());
     List<InternalRow> rows = new ArrayList<>();
-    for (JsonNode row : r.path("rows")) {
+    for (JsonNode row : r.path(Key.ROWS)) {
       Object[] values = new Object[schema.fields().length];
       for (int i = 0; i < values.length; i++) {
         values[i] = cell(schema.fields()[i], row.get(i));

@@ -6,6 +6,7 @@ import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import lakeskip.jvm.Protocol.Key;
 import org.apache.spark.sql.connector.metric.CustomMetric;
 import org.apache.spark.sql.connector.metric.CustomTaskMetric;
 
@@ -35,48 +36,48 @@ final class LakePruning {
       return null;
     }
     Map<String, Object[]> f = new LinkedHashMap<>();
-    put(f, "lakeskipFilesTotal", "lakeskip files total", p.path("total").asLong());
-    put(f, "lakeskipFilesKept", "lakeskip files kept", p.path("kept").asLong());
+    put(f, "lakeskipFilesTotal", "lakeskip files total", p.path(Key.TOTAL).asLong());
+    put(f, "lakeskipFilesKept", "lakeskip files kept", p.path(Key.KEPT).asLong());
     put(f, "lakeskipSkippedPartition", "lakeskip files skipped by partition",
-        p.path("partition").asLong());
-    put(f, "lakeskipSkippedBucket", "lakeskip files skipped by bucket", p.path("bucket").asLong());
-    put(f, "lakeskipSkippedStats", "lakeskip files skipped by stats", p.path("stats").asLong());
+        p.path(Key.PARTITION).asLong());
+    put(f, "lakeskipSkippedBucket", "lakeskip files skipped by bucket", p.path(Key.BUCKET).asLong());
+    put(f, "lakeskipSkippedStats", "lakeskip files skipped by stats", p.path(Key.STATS).asLong());
     List<String> reasons = new ArrayList<>();
-    addReason(reasons, "partition", p.path("partition").asLong());
-    addReason(reasons, "bucket", p.path("bucket").asLong());
-    addReason(reasons, "stats", p.path("stats").asLong());
-    Iterator<Map.Entry<String, JsonNode>> it = p.path("index").fields();
+    addReason(reasons, Key.PARTITION, p.path(Key.PARTITION).asLong());
+    addReason(reasons, Key.BUCKET, p.path(Key.BUCKET).asLong());
+    addReason(reasons, Key.STATS, p.path(Key.STATS).asLong());
+    Iterator<Map.Entry<String, JsonNode>> it = p.path(Key.INDEX).fields();
     while (it.hasNext()) {
       Map.Entry<String, JsonNode> e = it.next();
       put(f, "lakeskipSkippedIndex_" + e.getKey(), "lakeskip files skipped by " + e.getKey(),
           e.getValue().asLong());
     }
-    it = p.path("column").fields();
+    it = p.path(Key.COLUMN).fields();
     while (it.hasNext()) {
       Map.Entry<String, JsonNode> e = it.next();
       put(f, "lakeskipSkippedColumn_" + e.getKey(), "lakeskip files skipped by " + e.getKey(),
           e.getValue().asLong());
       addReason(reasons, e.getKey(), e.getValue().asLong());
     }
-    long other = p.path("other").asLong();
+    long other = p.path(Key.OTHER).asLong();
     if (other > 0) {
       put(f, "lakeskipSkippedOther", "lakeskip files skipped by deletion vectors or level 0",
           other);
       addReason(reasons, "deletion vectors / level 0", other);
     }
     put(f, "lakeskipIndexFilesRead", "lakeskip index files read",
-        p.path("index_files_read").asLong());
+        p.path(Key.INDEX_FILES_READ).asLong());
     put(f, "lakeskipIndexBytesRead", "lakeskip index bytes read",
-        p.path("index_bytes_read").asLong());
-    double ms = p.path("planning_ms").asDouble();
+        p.path(Key.INDEX_BYTES_READ).asLong());
+    double ms = p.path(Key.PLANNING_MS).asDouble();
     put(f, "lakeskipPlanningMs", "lakeskip planning time (ms)", Math.round(ms));
     StringBuilder text = new StringBuilder("files ")
-        .append(p.path("kept").asLong()).append('/').append(p.path("total").asLong())
+        .append(p.path(Key.KEPT).asLong()).append('/').append(p.path(Key.TOTAL).asLong())
         .append(" kept");
     if (!reasons.isEmpty()) {
       text.append("; skipped by ").append(String.join(", ", reasons));
     }
-    JsonNode snap = p.path("snapshot");
+    JsonNode snap = p.path(Key.SNAPSHOT);
     text.append(snap.isNumber() ? "; snapshot " + snap.asLong() : "; empty table");
     text.append(String.format(java.util.Locale.ROOT, "; planned in %.1f ms", ms));
     return new LakePruning(f, text.toString());

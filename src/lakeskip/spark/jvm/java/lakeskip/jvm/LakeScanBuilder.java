@@ -5,6 +5,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.Base64;
 import java.util.HashMap;
 import java.util.Map;
+import lakeskip.jvm.Protocol.Key;
+import lakeskip.jvm.Protocol.Op;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.Expression;
@@ -96,9 +98,9 @@ final class LakeScanBuilder implements SupportsPushDownCatalystFilters, Supports
     }
     ObjectNode p = table.ops.payload(table.ident);
     if (table.snapshotId != null) {
-      p.put("snapshot_id", table.snapshotId);
+      p.put(Key.SNAPSHOT_ID, table.snapshotId);
     }
-    p.set("filters", PredicateJson.catalyst(filters));
+    p.set(Key.FILTERS, PredicateJson.catalyst(filters));
     // the columns Spark may push filters on: Python checks only these for unpushable ones
     java.util.TreeSet<String> columns = new java.util.TreeSet<>();
     for (Expression e : scala.jdk.javaapi.CollectionConverters.asJava(filters)) {
@@ -106,13 +108,13 @@ final class LakeScanBuilder implements SupportsPushDownCatalystFilters, Supports
         columns.add(a.name());
       }
     }
-    com.fasterxml.jackson.databind.node.ArrayNode names = p.putArray("filter_columns");
+    com.fasterxml.jackson.databind.node.ArrayNode names = p.putArray(Key.FILTER_COLUMNS);
     columns.forEach(names::add);
-    p.set("session", session());
-    JsonNode reply = Bridge.ask("plan_scan", p, null);
+    p.set(Key.SESSION, session());
+    JsonNode reply = Bridge.ask(Op.PLAN_SCAN, p, null);
     Scan scan = scan(session, reply);
-    if (key != null && table.token.equals(reply.path("token").asText(null))) {
-      ScanCache.put(key, scan, reply.path("report_id").asText(""));
+    if (key != null && table.token.equals(reply.path(Key.TOKEN).asText(null))) {
+      ScanCache.put(key, scan, reply.path(Key.REPORT_ID).asText(""));
     }
     return scan;
   }
@@ -127,25 +129,25 @@ final class LakeScanBuilder implements SupportsPushDownCatalystFilters, Supports
       return true;
     }
     ObjectNode p = Bridge.obj();
-    p.put("report_id", reportId);
-    return Bridge.ask("file_report", p, null).path("found").asBoolean(false);
+    p.put(Key.REPORT_ID, reportId);
+    return Bridge.ask(Op.FILE_REPORT, p, null).path(Key.FOUND).asBoolean(false);
   }
 
   /** Spark's scan of the files Python kept (with their DVs; merged by key for a PK table). */
   private Scan scan(SparkSession session, JsonNode reply) {
-    LakePruning pruning = LakePruning.of(reply.get("pruning"));
+    LakePruning pruning = LakePruning.of(reply.get(Key.PRUNING));
     boolean audit = table.audit();
     if (!table.trimmedKeys.isEmpty()) {
       Scan pk = LakePkScan.create(table, reply, required, options, filters, audit);
       return new LakeScan(audit ? new LakeAuditScan(pk) : pk, table.name(), pruning);
     }
-    LakeFileIndex index = LakeFileIndex.of(session, table.partitionSchema(), reply.path("files"));
+    LakeFileIndex index = LakeFileIndex.of(session, table.partitionSchema(), reply.path(Key.FILES));
     Map<String, byte[]> vectors = new HashMap<>();
-    for (JsonNode f : reply.path("files")) {
-      if (f.hasNonNull("dv")) {
-        String path = f.get("path").asText();
+    for (JsonNode f : reply.path(Key.FILES)) {
+      if (f.hasNonNull(Key.DV)) {
+        String path = f.get(Key.PATH).asText();
         vectors.put(path.substring(path.lastIndexOf('/') + 1),
-            Base64.getDecoder().decode(f.get("dv").asText()));
+            Base64.getDecoder().decode(f.get(Key.DV).asText()));
       }
     }
     StructType schema = table.schema;
@@ -188,7 +190,7 @@ final class LakeScanBuilder implements SupportsPushDownCatalystFilters, Supports
   static scala.collection.immutable.Seq<Expression> pushable(
       scala.collection.immutable.Seq<Expression> filters, JsonNode reply) {
     java.util.Set<String> unsafe = new java.util.HashSet<>();
-    for (JsonNode n : reply.path("unpushable")) {
+    for (JsonNode n : reply.path(Key.UNPUSHABLE)) {
       unsafe.add(n.asText().toLowerCase(java.util.Locale.ROOT));
     }
     if (unsafe.isEmpty()) {
@@ -218,8 +220,8 @@ final class LakeScanBuilder implements SupportsPushDownCatalystFilters, Supports
   static ObjectNode session() {
     SQLConf conf = SQLConf.get();
     ObjectNode n = Bridge.obj();
-    n.put("time_zone", conf.sessionLocalTimeZone());
-    ObjectNode settings = n.putObject("settings");
+    n.put(Key.TIME_ZONE, conf.sessionLocalTimeZone());
+    ObjectNode settings = n.putObject(Key.SETTINGS);
     scala.collection.Iterator<scala.Tuple2<String, String>> it = conf.getAllConfs().iterator();
     while (it.hasNext()) {
       scala.Tuple2<String, String> kv = it.next();

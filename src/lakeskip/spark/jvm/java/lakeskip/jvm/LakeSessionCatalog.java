@@ -39,7 +39,8 @@ public class LakeSessionCatalog extends DelegatingCatalogExtension implements Pr
     return provider != null && provider.equalsIgnoreCase(LakeSource.SHORT_NAME);
   }
 
-  private static final String TableCatalog_PROP_PROVIDER = "provider";
+  private static final String TableCatalog_PROP_PROVIDER =
+      org.apache.spark.sql.connector.catalog.TableCatalog.PROP_PROVIDER;
 
   @Override
   public Table loadTable(Identifier ident) throws NoSuchTableException {

@@ -2,6 +2,8 @@ package lakeskip.jvm;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import lakeskip.jvm.Protocol.Key;
+import lakeskip.jvm.Protocol.Op;
 import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.catalog.StagedTable;
 
@@ -21,12 +23,12 @@ final class LakeStagedTable extends LakeTable implements StagedTable {
       LakeOps ops, Identifier writeTo, Identifier target, JsonNode desc, String mode) {
     super(ops, writeTo, desc);
     this.target = target;
-    this.staged = desc.path("staged").isTextual() ? desc.get("staged").asText() : null;
+    this.staged = desc.path(Key.STAGED).isTextual() ? desc.get(Key.STAGED).asText() : null;
     this.mode = mode;
   }
 
   static LakeStagedTable of(LakeOps ops, Identifier target, JsonNode desc, String mode) {
-    JsonNode s = desc.path("staged");
+    JsonNode s = desc.path(Key.STAGED);
     Identifier writeTo = s.isTextual() ? Identifier.of(target.namespace(), s.asText()) : target;
     return new LakeStagedTable(ops, writeTo, target, desc, mode);
   }
@@ -38,9 +40,9 @@ final class LakeStagedTable extends LakeTable implements StagedTable {
 
   private ObjectNode payload() {
     ObjectNode p = ops.payload(target);
-    p.put("mode", mode);
+    p.put(Key.MODE, mode);
     if (staged != null) {
-      p.put("staged", staged);
+      p.put(Key.STAGED, staged);
     }
     return p;
   }
@@ -48,12 +50,12 @@ final class LakeStagedTable extends LakeTable implements StagedTable {
   @Override
   public void commitStagedChanges() {
     if (staged != null) {
-      ops.call("commit_staged", payload());
+      ops.call(Op.COMMIT_STAGED, payload());
     }
   }
 
   @Override
   public void abortStagedChanges() {
-    ops.call("abort_staged", payload());
+    ops.call(Op.ABORT_STAGED, payload());
   }
 }

@@ -7,6 +7,8 @@ import java.util.HashMap;
 import java.util.Iterator;
 import java.util.Map;
 import java.util.Set;
+import lakeskip.jvm.Protocol.Key;
+import lakeskip.jvm.Protocol.Op;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
 import org.apache.spark.sql.catalyst.util.GenericArrayData;
@@ -46,10 +48,10 @@ final class LakeSystemTable implements SupportsRead {
   LakeSystemTable(LakeOps ops, Identifier ident, JsonNode desc) {
     this.ops = ops;
     this.ident = ident;
-    this.schema = StructType.fromDDL(desc.get("schema").asText());
-    JsonNode snap = desc.path("snapshot_id");
+    this.schema = StructType.fromDDL(desc.get(Key.SCHEMA).asText());
+    JsonNode snap = desc.path(Key.SNAPSHOT_ID);
     this.snapshotId = snap.isNumber() ? snap.asLong() : null;
-    Iterator<Map.Entry<String, JsonNode>> it = desc.path("properties").fields();
+    Iterator<Map.Entry<String, JsonNode>> it = desc.path(Key.PROPERTIES).fields();
     while (it.hasNext()) {
       Map.Entry<String, JsonNode> e = it.next();
       properties.put(e.getKey(), e.getValue().asText());
@@ -85,11 +87,11 @@ final class LakeSystemTable implements SupportsRead {
   private Scan scan() {
     ObjectNode p = ops.payload(ident);
     if (snapshotId != null) {
-      p.put("snapshot_id", snapshotId);
+      p.put(Key.SNAPSHOT_ID, snapshotId);
     }
-    p.put("time_zone", SQLConf.get().sessionLocalTimeZone());
-    JsonNode reply = Bridge.ask("system_rows", p, null);
-    JsonNode rows = reply.path("rows");
+    p.put(Key.TIME_ZONE, SQLConf.get().sessionLocalTimeZone());
+    JsonNode reply = Bridge.ask(Op.SYSTEM_ROWS, p, null);
+    JsonNode rows = reply.path(Key.ROWS);
     InternalRow[] out = new InternalRow[rows.size()];
     for (int i = 0; i < out.length; i++) {
       out[i] = (InternalRow) value(rows.get(i), schema);

@@ -9,6 +9,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import lakeskip.jvm.Protocol.Key;
+import lakeskip.jvm.Protocol.Op;
+import lakeskip.jvm.Protocol.TableProperty;
 import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
 import org.apache.spark.sql.connector.catalog.SupportsWrite;
@@ -43,24 +46,24 @@ public class LakeTable implements SupportsRead, SupportsWrite {
   LakeTable(LakeOps ops, Identifier ident, JsonNode desc) {
     this.ops = ops;
     this.ident = ident;
-    this.schema = parseSchema(desc.get("schema").asText());
-    for (JsonNode k : desc.path("partition_keys")) {
+    this.schema = parseSchema(desc.get(Key.SCHEMA).asText());
+    for (JsonNode k : desc.path(Key.PARTITION_KEYS)) {
       partitionKeys.add(k.asText());
     }
-    for (JsonNode k : desc.path("trimmed_keys")) {
+    for (JsonNode k : desc.path(Key.TRIMMED_KEYS)) {
       trimmedKeys.add(k.asText());
     }
-    Iterator<Map.Entry<String, JsonNode>> it = desc.path("properties").fields();
+    Iterator<Map.Entry<String, JsonNode>> it = desc.path(Key.PROPERTIES).fields();
     while (it.hasNext()) {
       Map.Entry<String, JsonNode> e = it.next();
       properties.put(e.getKey(), e.getValue().asText());
     }
-    JsonNode snap = desc.path("snapshot_id");
+    JsonNode snap = desc.path(Key.SNAPSHOT_ID);
     this.snapshotId = snap.isNumber() ? snap.asLong() : null;
-    this.pinned = desc.path("pinned").asBoolean(false);
-    this.location = desc.path("location").asText("");
-    this.token = desc.path("token").asText("");
-    this.system = desc.path("system").asText("");
+    this.pinned = desc.path(Key.PINNED).asBoolean(false);
+    this.location = desc.path(Key.LOCATION).asText("");
+    this.token = desc.path(Key.TOKEN).asText("");
+    this.system = desc.path(Key.SYSTEM).asText("");
   }
 
   /** Parsed schemas by DDL: StructType is immutable, and Spark's SQL parser costs about a
@@ -97,7 +100,7 @@ public class LakeTable implements SupportsRead, SupportsWrite {
 
   /** A primary-key table (its files are key-value files with {@code _VALUE_KIND}). */
   boolean primaryKey() {
-    return properties.containsKey("primary-key");
+    return properties.containsKey(TableProperty.PRIMARY_KEY);
   }
 
   StructType partitionSchema() {
@@ -144,17 +147,17 @@ public class LakeTable implements SupportsRead, SupportsWrite {
       d = new HashMap<>(properties);
       com.fasterxml.jackson.databind.node.ObjectNode p = ops.payload(ident);
       if (snapshotId != null) {
-        p.put("snapshot_id", snapshotId);
+        p.put(Key.SNAPSHOT_ID, snapshotId);
       }
       try {
         Iterator<Map.Entry<String, JsonNode>> it =
-            Bridge.call("table_detail", p, null).path("properties").fields();
+            Bridge.call(Op.TABLE_DETAIL, p, null).path(Key.PROPERTIES).fields();
         while (it.hasNext()) {
           Map.Entry<String, JsonNode> e = it.next();
           d.put(e.getKey(), e.getValue().asText());
         }
       } catch (RuntimeException e) {
-        d.put("lakeskip.state", "unavailable: " + Bridge.firstLine(e.getMessage()));
+        d.put(TableProperty.STATE, "unavailable: " + Bridge.firstLine(e.getMessage()));
       }
       detailed = d;
     }

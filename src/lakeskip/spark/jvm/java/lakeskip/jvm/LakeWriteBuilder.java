@@ -1,6 +1,9 @@
 package lakeskip.jvm;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import lakeskip.jvm.Protocol.Key;
+import lakeskip.jvm.Protocol.Op;
+import lakeskip.jvm.Protocol.WriteMode;
 import org.apache.spark.sql.connector.expressions.filter.Predicate;
 import org.apache.spark.sql.connector.write.SupportsOverwriteV2;
 import org.apache.spark.sql.connector.write.V1Write;
@@ -18,7 +21,7 @@ import org.apache.spark.sql.sources.InsertableRelation;
  */
 final class LakeWriteBuilder implements SupportsOverwriteV2 {
   private final LakeTable table;
-  private String mode = "append";
+  private String mode = WriteMode.APPEND;
   private Predicate[] condition = new Predicate[0];
 
   LakeWriteBuilder(LakeTable table) {
@@ -27,13 +30,13 @@ final class LakeWriteBuilder implements SupportsOverwriteV2 {
 
   @Override
   public WriteBuilder truncate() {
-    mode = "truncate";
+    mode = WriteMode.TRUNCATE;
     return this;
   }
 
   @Override
   public WriteBuilder overwrite(Predicate[] predicates) {
-    mode = "overwrite";
+    mode = WriteMode.OVERWRITE;
     condition = predicates;
     return this;
   }
@@ -47,10 +50,10 @@ final class LakeWriteBuilder implements SupportsOverwriteV2 {
       public InsertableRelation toInsertableRelation() {
         return (data, overwrite) -> {
           ObjectNode p = table.ops.payload(table.ident);
-          p.put("mode", overwrite ? "truncate" : m);
-          p.set("condition", PredicateJson.predicates(c));
-          p.set("session", LakeScanBuilder.session());
-          Bridge.ask("write", p, data);
+          p.put(Key.MODE, overwrite ? WriteMode.TRUNCATE : m);
+          p.set(Key.CONDITION, PredicateJson.predicates(c));
+          p.set(Key.SESSION, LakeScanBuilder.session());
+          Bridge.ask(Op.WRITE, p, data);
         };
       }
 

@@ -230,7 +230,7 @@ final class PkMerge implements Serializable {
           }
           continue;
         }
-        throw new IOException("lakeskip: " + errors.get("partial_update_retract"));
+        throw new IOException("lakeskip: " + errors.get(Key.PARTIAL_UPDATE_RETRACT));
       }
       for (int i = 0; i < values.length; i++) {
         if (!v.isNullAt(out[i])) {
@@ -364,7 +364,7 @@ final class PkMerge implements Serializable {
         }
       } catch (ArithmeticException e) {
         throw new IOException(
-            "lakeskip: " + format(errors.get("aggregate_overflow")) + " (" + e.getMessage() + ")",
+            "lakeskip: " + format(errors.get(Key.AGGREGATE_OVERFLOW)) + " (" + e.getMessage() + ")",
             e);
       }
       return acc;
@@ -432,7 +432,7 @@ final class PkMerge implements Serializable {
         case "last_non_null_value":
           return x != null ? null : acc;
         default:
-          throw new IOException("lakeskip: " + format(errors.get("aggregate_retract")));
+          throw new IOException("lakeskip: " + format(errors.get(Key.AGGREGATE_RETRACT)));
       }
     }
 

@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
+import lakeskip.jvm.Protocol.Key;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
 import org.apache.spark.sql.SparkSession;
@@ -73,15 +74,15 @@ public final class TableCache {
 
   /** Keep a freshly loaded table, if Python said how to tell that it is still current. */
   static void put(LakeOps ops, Identifier ident, LakeTable table, JsonNode reply) {
-    JsonNode facts = reply.path("unchanged_while");
+    JsonNode facts = reply.path(Key.UNCHANGED_WHILE);
     if (!facts.isObject()) {
       return;
     }
     Entry e = new Entry(table);
-    for (JsonNode p : facts.path("absent")) {
+    for (JsonNode p : facts.path(Key.ABSENT)) {
       e.absent.add(new Path(p.asText()));
     }
-    for (JsonNode f : facts.path("sha256")) {
+    for (JsonNode f : facts.path(Key.SHA256)) {
       e.files.add(new Path(f.get(0).asText()));
       e.digests.add(f.get(1).asText());
     }

@@ -1,0 +1,240 @@
+"""The Spark catalog's read callbacks: plan a scan (the files to read, their deletion
+vectors, the pruning report), file a reused scan's report again, a metadata system table's
+rows, and EXPLAIN PRUNING's rows.
+
+Callbacks run on py4j's callback threads, not the thread that ran the query: pruning reports
+are filed under the query's tag (:data:`~lakeskip.spark.jvm.protocol.TAG_PROPERTY`).
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+import time
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+from lakeskip.catalog.format.manifest import ManifestEntry
+from lakeskip.catalog.format.snapshot import Snapshot
+from lakeskip.catalog.format.stats import unpushable_columns
+from lakeskip.catalog.ops.system_tables import read_optimized_level, split_system_name
+from lakeskip.catalog.ops.time_travel import read_snapshot
+from lakeskip.catalog.pk.merge_engine import MergeEngine
+from lakeskip.catalog.table import FileStoreTable
+from lakeskip.errors import InvalidArgumentError, LakeskipError, LakeskipWarning
+from lakeskip.expressions import BooleanExpression, bind
+from lakeskip.index.primitives.roaring import serialize_bitmap
+from lakeskip.planner.report import PruningReport, ScanPlan
+from lakeskip.planner.scan import ScanPlanner
+from lakeskip.spark.bridge.catalog_context import ServiceContext, snapshot_token
+from lakeskip.spark.bridge.system_service import system_rows as system_table_rows
+from lakeskip.spark.jvm.protocol import (
+    ExplainRowsRequest,
+    FileReportRequest,
+    FoundReply,
+    MergeSpec,
+    PlanScanReply,
+    PlanScanRequest,
+    PruningFigures,
+    RowsReply,
+    ScanFile,
+    SystemRowsRequest,
+    decode,
+)
+from lakeskip.spark.read.predicate_json import predicate_from_json
+from lakeskip.spark.read.query import scan_settings, spark_path
+from lakeskip.types import DataType, TypeRoot
+
+__all__ = ["explain_rows", "file_report", "plan_scan", "pruning_figures", "system_rows"]
+
+
+def _deletion_vectors(
+    table: FileStoreTable, snapshot_id: int | None, entries: Sequence[ManifestEntry]
+) -> dict[str, str]:
+    """Data file name -> its DV (portable RoaringBitmap, base64) for the Java reader; read and
+    checked here, in the plan's snapshot (a corrupt DV fails the query)."""
+    if snapshot_id is None:
+        return {}
+    refs = table.deletion_files(table.snapshot(snapshot_id))
+    out: dict[str, str] = {}
+    for e in entries:
+        ref = refs.get(e.file.file_name)
+        if ref is not None:
+            bm = table.read_deletion_vector(ref, e.file.row_count)
+            if len(bm):
+                out[e.file.file_name] = base64.b64encode(serialize_bitmap(bm)).decode("ascii")
+    return out
+
+
+def _partition_json(t: DataType, value: Any) -> Any:
+    """A partition value (internal form) as the Java file index reads it."""
+    if value is None:
+        return None
+    r = t.root
+    if t.is_timestamp:
+        return int(value) * 1000 if t.timestamp_unit == "ms" else int(value)
+    if r is TypeRoot.DECIMAL:
+        return format(value, "f")
+    if r is TypeRoot.BINARY:
+        return base64.b64encode(bytes(value)).decode()
+    if r in (TypeRoot.FLOAT, TypeRoot.DOUBLE):
+        f = float(value)
+        return f if math.isfinite(f) else repr(f).replace("inf", "Infinity").replace("nan", "NaN")
+    return value
+
+
+def _top_level_only(plan: ScanPlan, level: int) -> ScanPlan:
+    """``t$read_optimized`` of a primary-key table: only the files at the top level (fully
+    compacted: one version per key, read without a merge), as Paimon's
+    ``ReadOptimizedTable``; the report counts only those files."""
+    r = plan.report
+    return ScanPlan.build(
+        table=f"{r.table}$read_optimized",
+        predicate=r.predicate,
+        snapshot_id=r.snapshot_id,
+        decisions=[d for d in plan.decisions if d.entry.file.level == level],
+        index_files_read=r.index_files_read,
+        planning_ms=r.planning_ms,
+        warnings=r.warnings,
+        index_bytes_read=r.index_bytes_read,
+    )
+
+
+def pruning_figures(report: PruningReport, planning_ms: float) -> PruningFigures:
+    """What the JVM scan shows of a pruning report: its EXPLAIN text and its Spark metrics
+    (``LakePruning.java``); ``planning_ms`` is the time this scan's planning took (a plan
+    served from the planner's cache keeps the first plan's time in its report)."""
+    return PruningFigures(
+        snapshot=report.snapshot_id,
+        total=report.total_files,
+        kept=report.kept_files,
+        partition=report.skipped_by_partition,
+        bucket=report.skipped_by_bucket,
+        stats=report.skipped_by_stats,
+        index=dict(sorted(report.skipped_by_index.items())),
+        column=dict(sorted(report.skipped_by_column.items())),
+        other=report.skipped_files
+        - report.skipped_by_partition
+        - report.skipped_by_bucket
+        - report.skipped_by_stats
+        - sum(report.skipped_by_index.values()),
+        index_files_read=report.index_files_read,
+        index_bytes_read=report.index_bytes_read,
+        planning_ms=round(planning_ms, 3),
+    )
+
+
+def plan_scan(ctx: ServiceContext, req: PlanScanRequest, arg: Any) -> PlanScanReply:
+    base, system = split_system_name(req.name)
+    # t$read_optimized: the table's scan, other files
+    table = ctx.table(req, base)
+    snapshot_id = req.snapshot_id
+    # the querying session's settings travel with the callback (LakeScanBuilder): each
+    # spark.conf.get from here would be one more round trip into the JVM per query
+    session = req.session
+    snap: Snapshot | None
+    if snapshot_id is None:  # else the snapshot load_table chose from the AS OF clause
+        settings = (
+            scan_settings(dict(session.settings).get)
+            if session is not None
+            else scan_settings(lambda key: ctx.spark.conf.get(key, ""))
+        )
+        snap = read_snapshot(table, None, settings)
+        if snap is None:
+            # the latest, named once: the plan and its token are of the same snapshot
+            snap = table.latest_snapshot()
+        else:
+            snapshot_id = snap.id
+    else:
+        snap = table.snapshot(snapshot_id)
+    schema = (
+        table.schema_by_id(snap.schema_id) if snapshot_id and snap is not None else table.schema
+    )
+    row_type = schema.row_type
+    tz = str(session.time_zone or "UTC") if session is not None else ctx.time_zone
+
+    def binds(e: BooleanExpression) -> bool:
+        try:
+            bind(row_type, e, time_zone=tz)
+        except LakeskipError:
+            return False
+        return True
+
+    predicate = predicate_from_json(req.filters, row_type, check=binds)
+    with warnings.catch_warnings():
+        # this is a py4j callback thread: the warnings travel in the report instead
+        # (Session.sql re-issues them on the querying thread)
+        warnings.simplefilter("ignore", LakeskipWarning)
+        started = time.perf_counter()
+        plan = ScanPlanner(table).plan(predicate, time_zone=tz, snapshot=snap)
+        if system == "read_optimized" and schema.primary_keys:
+            plan = _top_level_only(plan, read_optimized_level(schema.options))
+        # this callback's planning (the report's is the first plan's when it was cached)
+        planned_ms = (time.perf_counter() - started) * 1000
+    types = [row_type.field(k).type for k in schema.partition_keys]
+    vectors = _deletion_vectors(table, plan.report.snapshot_id, plan.files)
+    files = tuple(
+        ScanFile(
+            path=spark_path(table.file_io.uri(table.data_file_path(e))),
+            size=e.file.file_size,
+            mtime=e.file.creation_time or 0,
+            partition=tuple(_partition_json(t, v) for t, v in zip(types, e.partition, strict=True)),
+            dv=vectors.get(e.file.file_name),
+            # merge-on-read unit of a primary-key table: its (partition, bucket)
+            group=repr((e.partition, e.bucket)),
+        )
+        for e in plan.files
+    )
+    report_id = ctx.reports.add(req.tag, plan.report)
+    # how LakePkScan merges the versions of a key (primary-key tables)
+    # (a key to_json gains must be added to MergeSpec, and Protocol.java regenerated)
+    merge = (
+        decode(MergeSpec, MergeEngine.for_schema(schema).to_json()) if schema.primary_keys else None
+    )
+    return PlanScanReply(
+        files=files,
+        report_id=report_id,
+        pruning=pruning_figures(plan.report, planned_ms),
+        merge=merge,
+        # columns whose filters Spark's Parquet reader may answer wrongly from the
+        # statistics, dictionaries or bloom filters of some of these files (NaN left out
+        # of min/max, -0.0 vs 0.0, millisecond timestamps): not pushed into the scan
+        unpushable=tuple(
+            sorted(unpushable_columns(plan.files, schema, table.schema_by_id, req.filter_columns))
+        ),
+        # an empty table may have gained its first snapshot while planning: then the
+        # files are not the token's, and the JVM must not keep the scan under it
+        token=(
+            snapshot_token(table, snap)
+            if plan.report.snapshot_id == (snap.id if snap is not None else None)
+            else ""
+        ),
+    )
+
+
+def system_rows(ctx: ServiceContext, req: SystemRowsRequest, arg: Any) -> RowsReply:
+    """The rows of ``t$name`` (at ``snapshot_id``, else the latest snapshot)."""
+    base, system = split_system_name(req.name)
+    if system is None:
+        raise InvalidArgumentError(f"{req.name} is not a system table")
+    table = ctx.table(req, base)
+    sid = req.snapshot_id
+    snap = table.snapshot(sid) if sid is not None else table.latest_snapshot()
+    return system_table_rows(table, system, snap, req.time_zone or ctx.time_zone)
+
+
+def file_report(ctx: ServiceContext, req: FileReportRequest, arg: Any) -> FoundReply:
+    """A scan Java reused (``ScanCache``) reports again: its stored report is filed under
+    this query's tag; ``found`` false if the log has let it go."""
+    report = ctx.reports.by_id(req.report_id)
+    if report is not None:
+        ctx.reports.add(req.tag, report)
+    return FoundReply(found=report is not None)
+
+
+def explain_rows(ctx: ServiceContext, req: ExplainRowsRequest, arg: Any) -> RowsReply:
+    """``EXPLAIN PRUNING`` in plain Spark SQL (``LakeExplain.java``): the reports the
+    query's scans filed under ``query_tag``, as ``Session.sql``'s EXPLAIN PRUNING rows."""
+    reports = ctx.reports.pop(req.query_tag)
+    return RowsReply(rows=tuple([r.table, k, v] for r in reports for k, v in r.lines()))

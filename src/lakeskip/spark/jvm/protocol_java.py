@@ -1,0 +1,98 @@
+"""``Protocol.java``, the Java twin of :mod:`lakeskip.spark.jvm.protocol`, generated from it.
+
+Every Java class of the catalog spells an operation, a JSON key, an error kind or a shared
+property name through these constants, never as a literal; ``tests/unit/spark/test_protocol.py``
+fails when the checked-in file is not what :func:`java_source` makes. After changing the
+protocol module, regenerate::
+
+    python -m lakeskip.spark.jvm.protocol_java
+"""
+
+from __future__ import annotations
+
+import sys
+from enum import StrEnum
+from pathlib import Path
+
+from lakeskip.spark.jvm import protocol
+
+__all__ = ["JAVA_PATH", "java_source"]
+
+#: where the generated file lives (with the other Java sources, so javac builds it)
+JAVA_PATH = Path(__file__).parent / "java" / "lakeskip" / "jvm" / "Protocol.java"
+
+
+def _quote(s: str) -> str:
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _constant(name: str) -> str:
+    return name.upper().replace(".", "_").replace("-", "_")
+
+
+def _strings(doc: str, name: str, values: list[tuple[str, str]]) -> list[str]:
+    out = ["", f"  /** {doc} */", f"  static final class {name} {{", f"    private {name}() {{}}"]
+    out += [""] + [f"    static final String {k} = {_quote(v)};" for k, v in values]
+    out.append("  }")
+    return out
+
+
+def _enum(doc: str, name: str, enum: type[StrEnum]) -> list[str]:
+    return _strings(doc, name, [(m.name, m.value) for m in enum])
+
+
+def java_source() -> str:
+    """The text of ``Protocol.java``."""
+    read_only = [op for op, spec in protocol.OPERATIONS.items() if spec.read_only]
+    lines = [
+        "// Generated from lakeskip/spark/jvm/protocol.py by"
+        " `python -m lakeskip.spark.jvm.protocol_java`: do not edit.",
+        "package lakeskip.jvm;",
+        "",
+        "/**",
+        " * The Python–JVM protocol's constants: operations, JSON keys, error kinds, the version",
+        " * and shared property names. Every other class uses these, never a literal; the types",
+        " * of each operation's JSON are in {@code lakeskip.spark.jvm.protocol}.",
+        " */",
+        "final class Protocol {",
+        "  private Protocol() {}",
+        "",
+        "  /** Version of the JSON protocol; Python checks it on every callback. */",
+        f"  static final int VERSION = {protocol.PROTOCOL};",
+        "",
+        "  /** Spark local property correlating callbacks with the query's Python thread. */",
+        f"  static final String TAG_PROPERTY = {_quote(protocol.TAG_PROPERTY)};",
+    ]
+    lines += _enum("Operation names ({@link PythonBridge#call}).", "Op", protocol.Op)
+    lines += [
+        "",
+        "  /** Operations that change nothing: safe to ask a restarted brain again. */",
+        "  static final java.util.Set<String> READ_ONLY = java.util.Set.of(",
+        *[
+            f"      Op.{op.name}{',' if i < len(read_only) - 1 else ');'}"
+            for i, op in enumerate(read_only)
+        ],
+    ]
+    lines += _strings(
+        "The keys of every request and reply object.",
+        "Key",
+        [(_constant(k), k) for k in protocol.wire_keys()],
+    )
+    lines += _enum("The kinds of an error reply.", "ErrorKind", protocol.ErrorKind)
+    lines += _enum("The modes of a write.", "WriteMode", protocol.WriteMode)
+    lines += _enum("The modes of a staged CTAS / RTAS.", "StageMode", protocol.StageMode)
+    lines += _enum("Table property names.", "TableProperty", protocol.TableProperty)
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    """Write ``Protocol.java`` (``--check``: exit 1 if it is not up to date)."""
+    text = java_source()
+    if "--check" in sys.argv[1:]:
+        sys.exit(0 if JAVA_PATH.read_text(encoding="utf-8") == text else 1)
+    JAVA_PATH.write_text(text, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
