@@ -1,6 +1,7 @@
 package lakeskip.jvm;
 
 import java.io.IOException;
+import lakeskip.jvm.Protocol.Key;
 import java.io.Serializable;
 import java.math.BigDecimal;
 import java.math.MathContext;
