@@ -209,7 +209,9 @@ def _merge(request: MergeRequest) -> MergeResult:
     keys = list(schema.primary_keys)
     planned = merge_target(spark, table, spec, source)
     entries, report, source = list(planned.files), planned.report, planned.source
-    target = table_view(spark, table, entries) if entries else None
+    # the planned files with the DVs of the snapshot they were planned on: a newer
+    # snapshot (a compaction) may have dropped them, resurrecting superseded versions
+    target = table_view(spark, table, entries, planned.snapshot) if entries else None
     old = [f"__lakeskip_old{i}" for i in range(len(keys))]
     carry = [(k, o, row_type.field(k).type.spark_ddl()) for k, o in zip(keys, old, strict=True)]
     changes = merge_changes(spark, spec, row_type, target, source, keys, carry)
