@@ -31,6 +31,7 @@ from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.manifest import ManifestEntry
 from lakeskip.catalog.merge_engine import MergeEngine, reads_raw
 from lakeskip.catalog.primary_key import PRIMARY_KEY_OPTION
+from lakeskip.catalog.schema import TableSchema
 from lakeskip.catalog.snapshot import Snapshot
 from lakeskip.catalog.staging import can_stage, publish, staging_identifier
 from lakeskip.catalog.stats import unpushable_columns
@@ -47,6 +48,12 @@ from lakeskip.errors import (
 )
 from lakeskip.expressions import BooleanExpression, and_, bind, evaluate_arrow
 from lakeskip.index._roaring import serialize_bitmap
+from lakeskip.planner.aggregate import (
+    AggregateCall,
+    AggregateFunction,
+    Refusal,
+    aggregate_from_metadata,
+)
 from lakeskip.planner.report import PruningReport, ScanPlan
 from lakeskip.planner.scan import ScanPlanner
 from lakeskip.spark.error_text import spark_error_message
@@ -282,6 +289,18 @@ class ErrorLog:
 
 
 @dataclass(frozen=True, slots=True)
+class ScanTarget:
+    """What a scan callback reads (:meth:`CatalogService._scan_target`)."""
+
+    table: FileStoreTable
+    snapshot: Snapshot | None
+    schema: TableSchema
+    time_zone: str
+    predicate: BooleanExpression | None
+    system: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class CallbackStats:
     """Callbacks served per operation and the seconds Python spent on them (from the
     payload's arrival to the reply's encoding; py4j's transport is not included)."""
@@ -322,6 +341,7 @@ class CatalogService:
             "create_namespace": self._create_namespace,
             "drop_namespace": self._drop_namespace,
             "plan_scan": self._plan_scan,
+            "aggregate_scan": self._aggregate_scan,
             "file_report": self._file_report,
             "system_rows": self._system_rows,
             "table_detail": self._table_detail,
@@ -668,7 +688,10 @@ class CatalogService:
     def time_zone(self) -> str:
         return str(self.spark.conf.get("spark.sql.session.timeZone") or "UTC")
 
-    def _plan_scan(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
+    def _scan_target(self, p: dict[str, Any]) -> ScanTarget:
+        """What a scan callback (``plan_scan``, ``aggregate_scan``) reads: the table, the
+        snapshot (pinned, time travel of the session's settings, else the latest), the schema
+        and the query's filters as one predicate."""
         base, system = system_payload_name(p)
         if system is not None:  # t$read_optimized: the table's scan, other files
             p = {**p, "name": base}
@@ -706,6 +729,18 @@ class CatalogService:
             return True
 
         predicate = predicate_from_json(p.get("filters") or [], row_type, check=binds)
+        return ScanTarget(table, snap, schema, tz, predicate, system)
+
+    def _plan_scan(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
+        target = self._scan_target(p)
+        table, snap, schema, tz, predicate = (
+            target.table,
+            target.snapshot,
+            target.schema,
+            target.time_zone,
+            target.predicate,
+        )
+        system, row_type = target.system, schema.row_type
         with warnings.catch_warnings():
             # this is a py4j callback thread: the warnings travel in the report instead
             # (Session.sql re-issues them on the querying thread)
@@ -753,6 +788,76 @@ class CatalogService:
                 if plan.report.snapshot_id == (snap.id if snap is not None else None)
                 else ""
             ),
+        }
+
+    def _aggregate_scan(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:
+        """Spark's aggregate push-down (``LakeScanBuilder.pushAggregation``): ``aggregates``
+        (``[{"function": "count_star" | "count" | "min" | "max", "column": name}]``) over
+        the files ``plan_scan`` would read, answered from the manifests
+        (:mod:`lakeskip.planner.aggregate`): one partial row per partition -- its values,
+        and one of its files (path, size) by which Java narrows the partitions to the
+        query's filters exactly, as Spark's file index does -- or ``refused``: why not (then
+        Spark reads the rows)."""
+        target = self._scan_target(p)
+        table, snap, schema = target.table, target.snapshot, target.schema
+        if target.system is not None:
+            return {"refused": f"system table ${target.system}"}
+        try:
+            calls = [
+                AggregateCall(AggregateFunction(str(c["function"])), c.get("column"))
+                for c in p.get("aggregates") or []
+            ]
+        except (KeyError, ValueError, TypeError) as e:
+            return {"refused": f"unsupported aggregate ({e})"}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", LakeskipWarning)
+            plan = ScanPlanner(table).plan(
+                target.predicate, time_zone=target.time_zone, snapshot=snap
+            )
+        refs = table.deletion_files(snap) if snap is not None else {}
+
+        def deleted_rows(e: ManifestEntry) -> int:
+            ref = refs.get(e.file.file_name)
+            if ref is None:
+                return 0
+            if ref.meta.cardinality is not None:
+                return int(ref.meta.cardinality)
+            return len(table.read_deletion_vector(ref, e.file.row_count))
+
+        answer = aggregate_from_metadata(
+            schema,
+            plan.files,
+            calls,
+            schema_by_id=table.schema_by_id,
+            deleted_rows=deleted_rows,
+        )
+        if isinstance(answer, Refusal):
+            return {"refused": answer.reason}
+        row_type = schema.row_type
+        part_types = [row_type.field(k).type for k in schema.partition_keys]
+        value_types = [
+            row_type.field(c.column).type if c.column is not None else None for c in calls
+        ]
+        return {
+            "partitions": [
+                {
+                    "path": spark_path(table.file_io.uri(table.data_file_path(a.sample))),
+                    "size": a.sample.file.file_size,
+                    "partition": [
+                        _partition_json(t, v) for t, v in zip(part_types, a.partition, strict=True)
+                    ],
+                    "values": [
+                        v
+                        if t is None or c.function is AggregateFunction.COUNT
+                        else (_partition_json(t, v))
+                        for c, t, v in zip(calls, value_types, a.values, strict=True)
+                    ],
+                    "files": a.files,
+                }
+                for a in answer.partitions
+            ],
+            "files": len(plan.files),
+            "report_id": self.reports.add(str(p.get("tag") or ""), plan.report),
         }
 
     def _table_detail(self, p: dict[str, Any], arg: Any) -> dict[str, Any]:

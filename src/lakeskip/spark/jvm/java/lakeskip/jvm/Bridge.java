@@ -30,7 +30,8 @@ public final class Bridge {
   /** Operations that change nothing: safe to ask a restarted brain again. */
   private static final java.util.Set<String> READ_ONLY = java.util.Set.of(
       "table_exists", "load_table", "list_tables", "list_namespaces", "namespace_exists",
-      "plan_scan", "file_report", "procedure_info", "list_procedures", "rewrite_sql");
+      "plan_scan", "aggregate_scan", "file_report", "procedure_info", "list_procedures",
+      "rewrite_sql");
   private static volatile PythonBridge handler;
 
   private Bridge() {}
