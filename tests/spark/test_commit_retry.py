@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from lakeskip.catalog.maintenance import remove_orphan_files
+from lakeskip.catalog.ops.maintenance import remove_orphan_files
 
 THREADS = 2
 OPS = 4
@@ -156,8 +156,8 @@ def test_update_and_delete_see_rows_committed_after_they_planned(
     which the condition matches, must not survive untouched: the statement commits after it.
     The commit finds the newer file (stats say it may match) and the statement runs again
     (found by bench/soak_commits.py: an UPDATE left a concurrently inserted row as it was)."""
-    import lakeskip.spark.dml as dml
-    import lakeskip.spark.dv_dml as dv_dml
+    import lakeskip.spark.modify.dispatch as dml
+    import lakeskip.spark.modify.dv as dv_dml
 
     for table, opts, module, hook in (
         ("iso", "", dml, "write_entries"),
@@ -227,7 +227,7 @@ def test_pk_merge_reads_its_target_at_one_snapshot(session: Any, monkeypatch: An
     rows and distinct source keys failed with "a target row matches more than one source
     row" (seen twice in bench/soak_commits.py). Without DVs the merged read of the planned
     files is already one snapshot's; the case guards it."""
-    import lakeskip.spark.pk_dml as pk_dml
+    import lakeskip.spark.modify.pk as pk_dml
 
     for table, opts in (
         ("pk_dv", "'bucket' = '1', 'deletion-vectors.enabled' = 'true'"),
@@ -257,8 +257,8 @@ def test_merge_sees_rows_committed_after_it_planned(session: Any, monkeypatch: A
     deletes in between is inserted again by an insert-only MERGE that had seen it. The
     commit finds the newer file may match (or a file it read lost rows) and the MERGE runs
     again on the newer snapshot."""
-    import lakeskip.spark.dml as dml
-    import lakeskip.spark.dv_dml as dv_dml
+    import lakeskip.spark.modify.dispatch as dml
+    import lakeskip.spark.modify.dv as dv_dml
 
     for table, opts, module in (
         ("m_cow", "", dml),

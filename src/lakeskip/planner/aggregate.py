@@ -37,10 +37,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lakeskip.catalog.manifest import ManifestEntry
-from lakeskip.catalog.merge_engine import reads_raw
-from lakeskip.catalog.schema import TableSchema
-from lakeskip.catalog.stats import file_column_stats
+from lakeskip.catalog.format.manifest import ManifestEntry
+from lakeskip.catalog.format.schema import TableSchema
+from lakeskip.catalog.format.stats import file_column_stats
+from lakeskip.catalog.pk.merge_engine import reads_raw
 from lakeskip.errors import LakeskipError
 from lakeskip.types import DataType, TypeRoot
 
@@ -140,9 +140,9 @@ def aggregate_from_metadata(
         deleted_rows: how many rows of a file its deletion vector deletes (0: none).
 
     >>> import pyarrow as pa
-    >>> from lakeskip.catalog.data_file import make_data_file_meta
-    >>> from lakeskip.catalog.manifest import FileKind
-    >>> from lakeskip.catalog.stats import collect_stats
+    >>> from lakeskip.catalog.format.data_file import make_data_file_meta
+    >>> from lakeskip.catalog.format.manifest import FileKind
+    >>> from lakeskip.catalog.format.stats import collect_stats
     >>> from lakeskip.types import BIGINT, RowType
     >>> s = TableSchema.create(0, RowType.of(("id", BIGINT)), (), {}, None)
     >>> def entry(name, ids):

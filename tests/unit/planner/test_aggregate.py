@@ -10,10 +10,10 @@ import pyarrow.compute as pc
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lakeskip.catalog.data_file import make_data_file_meta
-from lakeskip.catalog.manifest import FileKind, ManifestEntry
-from lakeskip.catalog.schema import TableSchema
-from lakeskip.catalog.stats import collect_stats
+from lakeskip.catalog.format.data_file import make_data_file_meta
+from lakeskip.catalog.format.manifest import FileKind, ManifestEntry
+from lakeskip.catalog.format.schema import TableSchema
+from lakeskip.catalog.format.stats import collect_stats
 from lakeskip.planner.aggregate import (
     AggregateCall,
     AggregateFunction,
