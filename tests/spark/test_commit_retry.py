@@ -288,3 +288,33 @@ def test_merge_sees_rows_committed_after_it_planned(session: Any, monkeypatch: A
             f"{table}: the MERGE committed after 9 was deleted, so it inserts 9: {rows}"
         )
         _no_trace(session, f"default.{table}")
+
+
+def test_pk_delete_and_update_see_keys_committed_after_they_planned(
+    session: Any, monkeypatch: Any
+) -> None:
+    """DELETE/UPDATE on a primary-key table (with and without DVs) write versions of the
+    keys they read; a matching key another writer commits between their planning and their
+    commit must be deleted / updated too, since they commit after it (found by
+    bench/soak_commits.py: a DELETE left a concurrently inserted key)."""
+    import lakeskip.spark.modify.pk as pk_dml
+
+    for table, opts in (
+        ("pkd_dv", "'bucket' = '1', 'deletion-vectors.enabled' = 'true'"),
+        ("pkd_mor", "'bucket' = '1'"),
+    ):
+        session.sql(
+            f"CREATE TABLE {table} (k INT PRIMARY KEY NOT ENFORCED, v STRING) WITH ({opts})"
+        )
+        session.sql(f"INSERT INTO {table} VALUES (1, 'a'), (2, 'a'), (3, 'a')")
+        insert = f"INSERT INTO {table} VALUES (19, 'x'), (5, 'x')"
+        with _race(monkeypatch, pk_dml, "plan_candidates", session, insert):
+            session.sql(f"DELETE FROM {table} WHERE k BETWEEN 3 AND 20")
+        rows = sorted(tuple(r) for r in session.sql(f"SELECT k, v FROM {table}").collect())
+        assert rows == [(1, "a"), (2, "a")], f"{table}: 5 and 19 must go too: {rows}"
+        insert = f"INSERT INTO {table} VALUES (7, 'y')"
+        with _race(monkeypatch, pk_dml, "plan_candidates", session, insert):
+            session.sql(f"UPDATE {table} SET v = 'u' WHERE k >= 2")
+        rows = sorted(tuple(r) for r in session.sql(f"SELECT k, v FROM {table}").collect())
+        assert rows == [(1, "a"), (2, "u"), (7, "u")], f"{table}: 7 must be updated: {rows}"
+        _no_trace(session, f"default.{table}")
