@@ -33,7 +33,12 @@ from pyspark.sql import functions as F
 from lakeskip.catalog.format.manifest import ManifestEntry
 from lakeskip.catalog.format.snapshot import Snapshot
 from lakeskip.catalog.table import FileStoreTable
-from lakeskip.errors import ColumnNotFoundError, CommitConflictError, InvalidArgumentError
+from lakeskip.errors import (
+    ColumnNotFoundError,
+    CommitConflictError,
+    InvalidArgumentError,
+    TypeMismatchError,
+)
 from lakeskip.expressions import BooleanExpression
 from lakeskip.planner.report import PruningReport
 from lakeskip.planner.scan import ScanPlanner
@@ -61,6 +66,7 @@ __all__ = [
     "MergeTarget",
     "files_frame",
     "merge_changes",
+    "merge_concurrent_check",
     "merge_spec",
     "merge_target",
     "plan_candidates",
@@ -68,6 +74,7 @@ __all__ = [
     "quote",
     "remove_files",
     "resolve_set",
+    "serializable_check",
     "sql_over",
     "sql_with",
 ]
@@ -255,23 +262,73 @@ class Candidates:
         A :class:`CommitConflictError` makes ``retry_on_conflict`` plan the statement again
         on the newer snapshot (Delta's ConcurrentAppendException, Iceberg's serializable
         isolation)."""
-        read = self.snapshot
-        assert read is not None and self.predicate is not None
-        read_ids = {e.identifier for e in table.scan_files(read)}
-        predicate, time_zone, what = self.predicate, self.time_zone, self.what
+        assert self.snapshot is not None and self.predicate is not None
+        return serializable_check(table, self.snapshot, self.predicate, self.time_zone, self.what)
 
-        def check(latest: Snapshot | None) -> None:
-            if latest is None or latest.id == read.id:
-                return
+
+def serializable_check(
+    table: FileStoreTable,
+    read: Snapshot | None,
+    predicate: BooleanExpression,
+    time_zone: str,
+    what: str,
+    *,
+    read_files: Sequence[ManifestEntry] | None = None,
+) -> Callable[[Snapshot | None], None]:
+    """A commit's check (``FileStoreTable.commit(concurrent_check=...)``) that the statement,
+    which read the table at ``read``, still sees what it would see at the snapshot it commits
+    on, as far as rows satisfying ``predicate`` go; else :class:`CommitConflictError`, and
+    ``retry_on_conflict`` runs the statement again on the newer snapshot.
+
+    * A file committed since ``read`` that the planner says may hold a row satisfying
+      ``predicate`` (stats, indexes, partitions, buckets): a row the statement never read
+      (DELETE / UPDATE / MERGE would leave it untouched although they commit after it; a
+      MERGE would insert a second row for its key).
+    * ``read_files`` (a MERGE that inserts: its inserts depend on a row's *absence*): one of
+      these files, read at ``read``, is no longer live or its deletion vector changed, so a
+      row the statement saw may be gone (a MERGE that saw the key would not insert it,
+      although in commit order the key is absent). Files the statement also deletes or
+      marks are checked by the commit itself; this covers the ones it only read.
+
+    Args:
+        read: the snapshot the statement read (``None``: it read an empty table).
+        predicate: what a row must satisfy to matter to the statement (bound against the
+            table's schema).
+        what: the statement, for the message.
+    """
+    read_ids = {e.identifier for e in table.scan_files(read)} if read is not None else set()
+    read_dvs = table.deletion_files(read) if read is not None and read_files else {}
+
+    def check(latest: Snapshot | None) -> None:
+        if latest is None or (read is not None and latest.id == read.id):
+            return
+        since = f"snapshot {read.id}" if read is not None else "the empty table"
+        try:
             plan = ScanPlanner(table).plan(predicate, time_zone=time_zone, snapshot=latest)
-            new = [e.file.file_name for e in plan.files if e.identifier not in read_ids]
-            if new:
+        except TypeMismatchError as err:  # the schema changed under the statement
+            raise CommitConflictError(f"{what}: the table changed after it read {since}") from err
+        new = [e.file.file_name for e in plan.files if e.identifier not in read_ids]
+        if new:
+            raise CommitConflictError(
+                f"{what}: {len(new)} file(s) committed after it read {since} may hold rows "
+                f"its condition matches (e.g. {new[0]})"
+            )
+        if not read_files:
+            return
+        live = {e.identifier for e in table.scan_files(latest)}
+        dvs = table.deletion_files(latest)
+        for entry in read_files:
+            name = entry.file.file_name
+            old, now = read_dvs.get(name), dvs.get(name)
+            if entry.identifier not in live or (
+                (old.index_file if old else None) != (now.index_file if now else None)
+            ):
                 raise CommitConflictError(
-                    f"{what}: {len(new)} file(s) committed after it read snapshot {read.id} "
-                    f"may hold rows its condition matches (e.g. {new[0]})"
+                    f"{what}: rows of {name}, read at {since}, were deleted or rewritten by a "
+                    "later commit"
                 )
 
-        return check
+    return check
 
 
 def plan_candidates(request: DmlRequest) -> Candidates:
@@ -454,6 +511,23 @@ def merge_target(
         source_alias=spec.source_alias,
         by_source=bool(spec.not_matched_by_source),
         time_zone=spec.time_zone,
+    )
+
+
+def merge_concurrent_check(
+    table: FileStoreTable, spec: MergeSpec, planned: MergeTarget
+) -> Callable[[Snapshot | None], None]:
+    """A MERGE's :func:`serializable_check`: no file committed since it planned may hold a
+    target row matching a source row (ON's target conjuncts and the source's keys, as
+    planned; every row when the target was not pruned), and, when it inserts, none of the
+    files it read lost a row since."""
+    return serializable_check(
+        table,
+        planned.snapshot,
+        planned.predicate,
+        spec.time_zone,
+        spec.what,
+        read_files=planned.files if spec.not_matched else None,
     )
 
 

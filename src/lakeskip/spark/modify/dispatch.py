@@ -21,11 +21,14 @@ One statement, four steps, one snapshot::
     commit    one OVERWRITE snapshot that DELETEs the affected files and ADDs the new ones
               (no partition is replaced wholesale: only the listed files go)
 
-Concurrency is that of ``sys.compact``: the commit checks that every file it deletes is still
-live in the latest snapshot. If a concurrent commit removed one (a compaction, an overwrite,
-another DELETE), the statement fails with :class:`~lakeskip.errors.CommitConflictError`, deletes
-the files it wrote, and leaves the table as it was -- rows are never resurrected nor lost. Rows
-appended concurrently are not in the files being rewritten, so they are simply kept.
+Concurrency is serializable: the commit checks that every file it deletes is still live in
+the latest snapshot (a compaction, an overwrite, another DELETE may have removed one), and
+that no file committed since the statement read its snapshot may hold a row the condition
+matches (:func:`~lakeskip.spark.modify.base.serializable_check`; MERGE: a target row matching
+a source row, and when it inserts, no file it read lost rows). Otherwise the attempt fails
+with :class:`~lakeskip.errors.CommitConflictError`, deletes the files it wrote, and
+``retry_on_conflict`` runs the statement again on the newer snapshot -- rows are never
+resurrected nor lost, and the table equals the statements replayed in commit order.
 
 The functions take a :class:`~lakeskip.catalog.table.FileStoreTable` and Spark SQL text, so the
 SQL front end (:mod:`lakeskip.spark.front.statements`) and a Spark catalog can share them.
@@ -59,6 +62,7 @@ from lakeskip.spark.modify.base import (
     check_single_match,
     files_frame,
     merge_changes,
+    merge_concurrent_check,
     merge_joined,
     merge_spec,
     merge_target,
@@ -254,7 +258,8 @@ def _cow_merge(request: MergeRequest) -> MergeResult:
     whose condition is TRUE applies; a target row matched by more than one source row is an
     error when there are WHEN MATCHED clauses; per unmatched source row the first WHEN NOT
     MATCHED clause inserts. Only the files holding a row that an UPDATE or DELETE applies to are
-    rewritten; inserted rows go to new files; one atomic commit (the conflict check of DELETE).
+    rewritten; inserted rows go to new files; one atomic commit (the conflict checks of DELETE,
+    and :func:`~lakeskip.spark.modify.base.merge_concurrent_check`).
 
     Raises:
         InvalidArgumentError: a target row matches several source rows; a condition is not
@@ -334,13 +339,18 @@ def _cow_merge(request: MergeRequest) -> MergeResult:
     for p in pieces[1:]:
         data = data.unionAll(align_by_position(p.select(*names), row_type, what))
     new_entries = write_entries(table, data)
+    check = merge_concurrent_check(table, spec, planned)
     try:
         if affected:
             snap = table.commit(
-                new_entries, deleted=affected, kind=CommitKind.OVERWRITE, overwrite_partitions=[]
+                new_entries,
+                deleted=affected,
+                kind=CommitKind.OVERWRITE,
+                overwrite_partitions=[],
+                concurrent_check=check,
             )
         else:
-            snap = table.commit(new_entries, kind=CommitKind.APPEND)
+            snap = table.commit(new_entries, kind=CommitKind.APPEND, concurrent_check=check)
     except CommitConflictError as e:
         remove_files(table, new_entries)
         raise CommitConflictError(f"{what}: nothing was changed, run it again ({e})") from e

@@ -23,7 +23,11 @@ keep a MERGE's cost proportional to the rows it changes, as DELETE / UPDATE here
 The commit names the index file each DV was read from; if another commit changed one of them
 in between (a concurrent DELETE, a compaction) it fails with
 :class:`~lakeskip.errors.CommitConflictError` and the statement removes what it wrote, so deletes
-are never lost nor rows resurrected.
+are never lost nor rows resurrected. It also fails when a file committed since the
+statement read its snapshot may hold a row the condition (MERGE: a target row matching a
+source row) matches, or when a MERGE that inserts read a file that has lost rows since
+(:func:`~lakeskip.spark.modify.base.serializable_check`): ``retry_on_conflict`` then runs the
+statement again on the newer snapshot, so the table equals a replay in commit order.
 """
 
 from __future__ import annotations
@@ -55,6 +59,7 @@ from lakeskip.spark.modify.base import (
     MergeResult,
     check_single_match,
     merge_changes,
+    merge_concurrent_check,
     merge_spec,
     merge_target,
     plan_candidates,
@@ -155,7 +160,11 @@ def _commit(
                 concurrent_check=concurrent_check,
             )
         else:
-            snap = table.commit(list(added), kind=CommitKind.APPEND) if added else None
+            snap = (
+                table.commit(list(added), kind=CommitKind.APPEND, concurrent_check=concurrent_check)
+                if added
+                else None
+            )
     except CommitConflictError as e:
         remove_files(table, added)
         raise CommitConflictError(f"{what}: nothing was changed, run it again ({e})") from e
@@ -263,7 +272,8 @@ def _merge(request: MergeRequest) -> MergeResult:
             )
     finally:
         changes.unpersist()
-    out = _commit(table, entries, dvs, marked, added, spec.what)
+    check = merge_concurrent_check(table, spec, planned)
+    out = _commit(table, entries, dvs, marked, added, spec.what, check)
     return MergeResult(
         updated=sum(counts.get(c, 0) for c in updates),
         deleted=sum(counts.get(c, 0) for c in deletes),

@@ -74,6 +74,7 @@ _SAME = {
     TypeRoot.TIMESTAMP_LTZ: "timestamp",
 }
 _REPORT_PREDICATE_CHARS = 300
+_EVERY_ROW: BooleanExpression = AlwaysTrue()
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +87,8 @@ class MergeTarget:
         report: the planner's report (``None``: empty table).
         source: the source to read from here on (materialised when non-deterministic).
         pruned_by: the target columns whose source values pruned the scan (empty: none).
+        predicate: what a target row must satisfy to match some source row, as planned
+            (``AlwaysTrue``: not pruned); the commit's concurrency check plans it again.
     """
 
     snapshot: Snapshot | None
@@ -93,6 +96,7 @@ class MergeTarget:
     report: PruningReport | None
     source: DataFrame
     pruned_by: tuple[str, ...] = ()
+    predicate: BooleanExpression = _EVERY_ROW
 
 
 def plan_merge_target(
@@ -118,7 +122,7 @@ def plan_merge_target(
     snapshot = table.latest_snapshot()
     if snapshot is None:
         return MergeTarget(None, (), None, source)
-    predicate: BooleanExpression = AlwaysTrue()
+    predicate: BooleanExpression = _EVERY_ROW
     pruned_by: tuple[str, ...] = ()
     limit = _max_keys(spark)
     if not by_source and limit > 0:
@@ -132,14 +136,15 @@ def plan_merge_target(
     try:
         plan = planner.plan(predicate, time_zone=time_zone, snapshot=snapshot)
     except TypeMismatchError:  # not expected (types are checked): keep every file
-        plan = planner.plan(AlwaysTrue(), time_zone=time_zone, snapshot=snapshot)
+        predicate = AlwaysTrue()
+        plan = planner.plan(predicate, time_zone=time_zone, snapshot=snapshot)
         pruned_by = ()
     report = plan.report
     if len(report.predicate) > _REPORT_PREDICATE_CHARS:  # thousands of key values
         report = dataclasses.replace(
             report, predicate=report.predicate[:_REPORT_PREDICATE_CHARS] + " ...)"
         )
-    return MergeTarget(snapshot, tuple(plan.files), report, source, pruned_by)
+    return MergeTarget(snapshot, tuple(plan.files), report, source, pruned_by, predicate)
 
 
 def evaluated_once(source: DataFrame) -> DataFrame:
@@ -213,7 +218,7 @@ def _source_key_predicate(
     found = rows.distinct().limit(limit + 1).collect()
     if len(found) > limit:
         return None
-    predicate: BooleanExpression = AlwaysTrue()
+    predicate: BooleanExpression = _EVERY_ROW
     for i, (k, column, _) in enumerate(usable):
         values = {_value(r[i], column) for r in found}
         has_null = None in values

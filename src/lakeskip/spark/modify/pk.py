@@ -12,7 +12,10 @@ one set of key-value files, as Paimon's merge-on-read write does::
               the bucket's largest, so the new version wins at read time (partial-update
               tables: DELETE needs ``partial-update.remove-record-on-delete``, and UPDATE
               cannot set a non-null column to NULL, as the merge would keep the old value)
-    commit    one APPEND snapshot (no file is removed)
+    commit    one APPEND snapshot (no file is removed); serializable as on append tables:
+              a file committed since the plan that may hold a matching key fails the
+              commit (:func:`~lakeskip.spark.modify.base.serializable_check`) and
+              ``retry_on_conflict`` runs the statement again on the newer snapshot
 
 With deletion vectors (:mod:`lakeskip.catalog.write.pk_dv_write`) the matched rows are read as
 they are (files at level > 0 minus their DVs); DELETE only marks each matched key's live
@@ -66,6 +69,7 @@ from lakeskip.spark.modify.base import (
     MergeSpec,
     check_single_match,
     merge_changes,
+    merge_concurrent_check,
     merge_spec,
     merge_target,
     plan_candidates,
@@ -165,7 +169,7 @@ def _write_versions(request: DmlRequest) -> DmlResult:
         if not entries and not entries.removed and entries.vectors is None:
             return c.nothing()
         try:
-            snap = commit_written(table, entries)
+            snap = commit_written(table, entries, concurrent_check=c.concurrent_check(table))
         except CommitConflictError:
             remove_files(table, entries)  # nothing was published
             raise
@@ -181,7 +185,13 @@ def _write_versions(request: DmlRequest) -> DmlResult:
         )
     if not entries:
         return c.nothing()
-    snap = table.commit(entries, kind=CommitKind.APPEND)
+    try:
+        snap = table.commit(
+            entries, kind=CommitKind.APPEND, concurrent_check=c.concurrent_check(table)
+        )
+    except CommitConflictError:
+        remove_files(table, entries)  # nothing was published
+        raise
     return DmlResult(
         rows=sum(e.file.row_count for e in entries),
         files_scanned=len(c.files),
@@ -209,7 +219,9 @@ def _merge(request: MergeRequest) -> MergeResult:
     keys = list(schema.primary_keys)
     planned = merge_target(spark, table, spec, source)
     entries, report, source = list(planned.files), planned.report, planned.source
-    target = table_view(spark, table, entries) if entries else None
+    # the planned files with the DVs of the snapshot they were planned on: a newer
+    # snapshot (a compaction) may have dropped them, resurrecting superseded versions
+    target = table_view(spark, table, entries, planned.snapshot) if entries else None
     old = [f"__lakeskip_old{i}" for i in range(len(keys))]
     carry = [(k, o, row_type.field(k).type.spark_ddl()) for k, o in zip(keys, old, strict=True)]
     changes = merge_changes(spark, spec, row_type, target, source, keys, carry)
@@ -219,6 +231,9 @@ def _merge(request: MergeRequest) -> MergeResult:
     written: list[ManifestEntry] = []
     removed = rewritten = marked = 0  # deletion vectors: files removed / compacted / marked
     snap = None
+    # serializable as DELETE/UPDATE: a key written or (with DVs) deleted since the plan
+    # makes the commit fail and the statement run again (merge_concurrent_check)
+    check = merge_concurrent_check(table, spec, planned)
     try:
         counts = _check(spark, spec, changes, keys, old)
         names = [quote(f.name) for f in row_type]
@@ -235,7 +250,7 @@ def _merge(request: MergeRequest) -> MergeResult:
                 removed = len(written.removed)
                 rewritten, marked = written.files_rewritten, written.files_marked
                 changed = written or written.removed or written.vectors is not None
-                snap = commit_written(table, written) if changed else None
+                snap = commit_written(table, written, concurrent_check=check) if changed else None
         else:
             # three writes, one commit: each write numbers its rows from the bucket's next
             # sequence number, which is right because no key is written twice (checked above)
@@ -248,7 +263,11 @@ def _merge(request: MergeRequest) -> MergeResult:
                     rows = changes.where(F.col(ACTION_COLUMN).isin(*codes)).select(*names)
                     data = align_by_position(rows, row_type, what)
                     written += write_entries(table, data, value_kind=kind)
-            snap = table.commit(written, kind=CommitKind.APPEND) if written else None
+            snap = (
+                table.commit(written, kind=CommitKind.APPEND, concurrent_check=check)
+                if written
+                else None
+            )
     except BaseException:
         remove_files(table, written)
         raise

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pickle
 import threading
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -129,9 +129,12 @@ def commit_written(
     entries: Sequence[ManifestEntry],
     kind: CommitKind = CommitKind.APPEND,
     overwrite_partitions: Sequence[tuple[Any, ...]] | None = None,
+    *,
+    concurrent_check: Callable[[Snapshot | None], None] | None = None,
 ) -> Snapshot | None:
     """Commit what :func:`write_entries` wrote: with the files it removes and the DVs it
-    set (deletion-vector primary-key tables) in the same snapshot."""
+    set (deletion-vector primary-key tables) in the same snapshot. ``concurrent_check``: as
+    :meth:`~lakeskip.catalog.table.FileStoreTable.commit`'s."""
     removed = entries.removed if isinstance(entries, WrittenEntries) else []
     vectors = entries.vectors if isinstance(entries, WrittenEntries) else None
     if kind is CommitKind.APPEND and (removed or vectors is not None):
@@ -143,6 +146,7 @@ def commit_written(
         kind=kind,
         overwrite_partitions=overwrite_partitions,
         deletion_vectors=vectors,
+        concurrent_check=concurrent_check,
     )
 
 

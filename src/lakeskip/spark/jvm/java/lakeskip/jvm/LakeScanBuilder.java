@@ -13,12 +13,23 @@ import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.IsNotNull;
 import org.apache.spark.sql.catalyst.expressions.IsNull;
 import org.apache.spark.sql.catalyst.expressions.UnaryExpression;
+import org.apache.spark.sql.connector.expressions.NamedReference;
+import org.apache.spark.sql.connector.expressions.aggregate.AggregateFunc;
+import org.apache.spark.sql.connector.expressions.aggregate.Aggregation;
+import org.apache.spark.sql.connector.expressions.aggregate.Count;
+import org.apache.spark.sql.connector.expressions.aggregate.CountStar;
+import org.apache.spark.sql.connector.expressions.aggregate.Max;
+import org.apache.spark.sql.connector.expressions.aggregate.Min;
 import org.apache.spark.sql.connector.expressions.filter.Predicate;
 import org.apache.spark.sql.connector.read.Scan;
+import org.apache.spark.sql.connector.read.SupportsPushDownAggregates;
 import org.apache.spark.sql.connector.read.SupportsPushDownRequiredColumns;
+import org.apache.spark.sql.execution.datasources.FileStatusWithMetadata;
+import org.apache.spark.sql.execution.datasources.PartitionDirectory;
 import org.apache.spark.sql.execution.datasources.v2.parquet.ParquetScanBuilder;
 import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.internal.connector.SupportsPushDownCatalystFilters;
+import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.Metadata;
 import org.apache.spark.sql.types.StructField;
@@ -38,12 +49,19 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * would force a lossy V2 -> V1 round trip ({@code PredicateUtils.toV1} drops OR branches).
  * Every filter stays a post-scan filter: file pruning never replaces Spark's own filtering.
  */
-final class LakeScanBuilder implements SupportsPushDownCatalystFilters, SupportsPushDownRequiredColumns {
+final class LakeScanBuilder
+    implements SupportsPushDownCatalystFilters, SupportsPushDownRequiredColumns,
+        SupportsPushDownAggregates {
+  /** Spark conf: answer count / min / max from the manifests where exact (default true). */
+  static final String AGGREGATE_PUSHDOWN = "spark.lakeskip.aggregate-pushdown.enabled";
+
   private final LakeTable table;
   private final CaseInsensitiveStringMap options;
   private scala.collection.immutable.Seq<Expression> filters =
       scala.jdk.javaapi.CollectionConverters.asScala(new java.util.ArrayList<Expression>()).toList();
   private StructType required;
+  /** The pushed aggregate's answer ({@link #pushAggregation}); null: rows are read. */
+  private LakeAggregateScan aggregate;
 
   LakeScanBuilder(LakeTable table, CaseInsensitiveStringMap options) {
     this.table = table;
@@ -70,7 +88,44 @@ final class LakeScanBuilder implements SupportsPushDownCatalystFilters, Supports
       return filters;
     }
     this.filters = filters;
-    return filters;
+    if (!table.trimmedKeys.isEmpty()) {
+      return filters;  // merge-on-read (LakePkScan): every filter stays after the merge
+    }
+    // as Spark's own file sources: a filter on partition columns only is answered exactly by
+    // the file index (LakeFileIndex: Spark evaluates it on each partition's values, which
+    // are also the values the rows get), so it is no post-scan filter; this is also what
+    // lets Spark push an aggregate (it pushes none above a post-scan filter)
+    java.util.Set<String> partitions = new java.util.HashSet<>(table.partitionKeys);
+    java.util.List<Expression> post = new java.util.ArrayList<>();
+    for (Expression e : scala.jdk.javaapi.CollectionConverters.asJava(filters)) {
+      if (!partitionOnly(e, partitions)) {
+        post.add(e);
+      }
+    }
+    return scala.jdk.javaapi.CollectionConverters.asScala(post).toList();
+  }
+
+  /**
+   * Whether the file index answers {@code e} exactly: deterministic, no subquery, and every
+   * column it reads a partition column (a subset of what Spark's {@code FileScanBuilder} takes
+   * as partition filters, so Spark's Parquet scan prunes partitions by it).
+   */
+  static boolean partitionOnly(Expression e, java.util.Set<String> partitions) {
+    if (partitions.isEmpty() || !e.deterministic()
+        || org.apache.spark.sql.catalyst.expressions.SubqueryExpression$.MODULE$.hasSubquery(e)) {
+      return false;
+    }
+    java.util.List<Attribute> refs =
+        scala.jdk.javaapi.CollectionConverters.asJava(e.references().toSeq());
+    if (refs.isEmpty()) {
+      return false;
+    }
+    for (Attribute a : refs) {
+      if (!partitions.contains(a.name())) {
+        return false;
+      }
+    }
+    return true;
   }
 
   @Override
@@ -83,8 +138,135 @@ final class LakeScanBuilder implements SupportsPushDownCatalystFilters, Supports
     this.required = table.audit() ? LakeAuditScan.withoutRowkind(requiredSchema) : requiredSchema;
   }
 
+  /**
+   * {@code count(*)}, {@code count(c)}, {@code min(c)}, {@code max(c)} without GROUP BY,
+   * answered from the manifests by Python ({@code aggregate_scan}; lakeskip.planner.aggregate
+   * says when that is exact and refuses otherwise: then false, and Spark reads the rows).
+   * Only partition filters can be here (Spark pushes no aggregate above a post-scan filter);
+   * the partitions they keep are decided by Spark's own file index, as for a scan. The
+   * answer is partial (one row per partition): Spark's final aggregate combines the rows.
+   */
+  @Override
+  public boolean pushAggregation(Aggregation aggregation) {
+    aggregate = null;
+    SparkSession session = SparkSession.active();
+    if (!Boolean.parseBoolean(session.conf().get(AGGREGATE_PUSHDOWN, "true").trim())
+        || table.audit() || !table.system.isEmpty() || !table.trimmedKeys.isEmpty()
+        || aggregation.groupByExpressions().length > 0) {
+      return false;
+    }
+    java.util.Set<String> partitions = new java.util.HashSet<>(table.partitionKeys);
+    for (Expression e : scala.jdk.javaapi.CollectionConverters.asJava(filters)) {
+      if (!partitionOnly(e, partitions)) {
+        return false;
+      }
+    }
+    ObjectNode p = table.ops.payload(table.ident);
+    if (table.snapshotId != null) {
+      p.put("snapshot_id", table.snapshotId);
+    }
+    p.set("filters", PredicateJson.catalyst(filters));
+    p.set("session", session());
+    com.fasterxml.jackson.databind.node.ArrayNode calls = p.putArray("aggregates");
+    StructType out = new StructType();
+    java.util.List<String> described = new java.util.ArrayList<>();
+    java.util.List<Boolean> counts = new java.util.ArrayList<>();
+    for (AggregateFunc f : aggregation.aggregateExpressions()) {
+      ObjectNode call = calls.addObject();
+      DataType type = DataTypes.LongType;
+      counts.add(f instanceof CountStar || f instanceof Count);
+      if (f instanceof CountStar) {
+        call.put("function", "count_star");
+      } else {
+        String function;
+        org.apache.spark.sql.connector.expressions.Expression arg;
+        if (f instanceof Count && !((Count) f).isDistinct()) {
+          function = "count";
+          arg = ((Count) f).column();
+        } else if (f instanceof Min) {
+          function = "min";
+          arg = ((Min) f).column();
+        } else if (f instanceof Max) {
+          function = "max";
+          arg = ((Max) f).column();
+        } else {
+          return false;
+        }
+        if (!(arg instanceof NamedReference) || ((NamedReference) arg).fieldNames().length != 1) {
+          return false;
+        }
+        String column = ((NamedReference) arg).fieldNames()[0];
+        if (!java.util.Arrays.asList(table.schema.fieldNames()).contains(column)) {
+          return false;
+        }
+        call.put("function", function);
+        call.put("column", column);
+        if (!function.equals("count")) {
+          type = table.schema.apply(column).dataType();
+        }
+      }
+      out = out.add("__lakeskip_agg" + described.size(), type, true);
+      described.add(f.describe());
+    }
+    JsonNode reply = Bridge.ask("aggregate_scan", p, null);
+    if (reply.has("refused")) {
+      return false;
+    }
+    java.util.Set<String> kept = null;  // names of the partitions' sample files; null: all
+    if (!filters.isEmpty()) {
+      com.fasterxml.jackson.databind.node.ArrayNode files = p.arrayNode();
+      for (JsonNode part : reply.path("partitions")) {
+        ObjectNode f = files.addObject();
+        f.set("path", part.get("path"));
+        f.set("size", part.get("size"));
+        f.put("mtime", 0);
+        f.set("partition", part.get("partition"));
+      }
+      kept = new java.util.HashSet<>();
+      LakeFileIndex index = LakeFileIndex.of(session, table.partitionSchema(), files);
+      scala.collection.immutable.Seq<Expression> none =
+          scala.jdk.javaapi.CollectionConverters.asScala(new java.util.ArrayList<Expression>())
+              .toList();
+      for (PartitionDirectory dir :
+          scala.jdk.javaapi.CollectionConverters.asJava(index.listFiles(filters, none))) {
+        for (FileStatusWithMetadata f : scala.jdk.javaapi.CollectionConverters.asJava(dir.files())) {
+          kept.add(f.getPath().getName());
+        }
+      }
+    }
+    java.util.List<Object[]> rows = new java.util.ArrayList<>();
+    int files = 0;
+    for (JsonNode part : reply.path("partitions")) {
+      String path = part.get("path").asText();
+      if (kept != null && !kept.contains(path.substring(path.lastIndexOf('/') + 1))) {
+        continue;
+      }
+      files += part.path("files").asInt(0);
+      Object[] row = new Object[out.fields().length];
+      for (int i = 0; i < row.length; i++) {
+        row[i] = LakeFileIndex.value(out.fields()[i].dataType(), part.path("values").get(i));
+      }
+      rows.add(row);
+    }
+    if (rows.isEmpty()) {  // no file: counts 0, min/max NULL (a final SUM of no row is NULL)
+      Object[] row = new Object[out.fields().length];
+      for (int i = 0; i < row.length; i++) {
+        row[i] = counts.get(i) ? (Object) 0L : null;
+      }
+      rows.add(row);
+    }
+    aggregate = new LakeAggregateScan(out, rows,
+        "LakeAggregateScan " + table.name() + " PushedAggregation: [" + String.join(", ", described)
+            + "], PushedGroupBy: [], PushedFilters: " + filters.mkString("[", ", ", "]")
+            + ", answered from the manifests of " + files + " file(s), no data file read");
+    return true;
+  }
+
   @Override
   public Scan build() {
+    if (aggregate != null) {
+      return aggregate;
+    }
     SparkSession session = SparkSession.active();
     SessionKey key = null;
     if (!table.token.isEmpty()) {
@@ -171,7 +353,7 @@ final class LakeScanBuilder implements SupportsPushDownCatalystFilters, Supports
     }
     ParquetScanBuilder parquet =
         new ParquetScanBuilder(session, index, schema, dataSchema, options);
-    parquet.pushFilters(pushable(filters, reply));
+    parquet.pushFilters(pushable(filters, reply, new java.util.HashSet<>(table.partitionKeys)));
     if (want != null) {
       parquet.pruneColumns(want);
     }
@@ -189,6 +371,17 @@ final class LakeScanBuilder implements SupportsPushDownCatalystFilters, Supports
    */
   static scala.collection.immutable.Seq<Expression> pushable(
       scala.collection.immutable.Seq<Expression> filters, JsonNode reply) {
+    return pushable(filters, reply, java.util.Collections.emptySet());
+  }
+
+  /**
+   * As {@link #pushable(scala.collection.immutable.Seq, JsonNode)}, but a filter on the
+   * {@code partitions} columns only is always kept: Spark evaluates it on the partition
+   * values (no statistics), and it may be no post-scan filter ({@link #pushFilters}).
+   */
+  static scala.collection.immutable.Seq<Expression> pushable(
+      scala.collection.immutable.Seq<Expression> filters, JsonNode reply,
+      java.util.Set<String> partitions) {
     java.util.Set<String> unsafe = new java.util.HashSet<>();
     for (JsonNode n : reply.path(Key.UNPUSHABLE)) {
       unsafe.add(n.asText().toLowerCase(java.util.Locale.ROOT));
@@ -205,7 +398,7 @@ final class LakeScanBuilder implements SupportsPushDownCatalystFilters, Supports
           scala.jdk.javaapi.CollectionConverters.asJava(e.references().toSeq())) {
         touches |= unsafe.contains(a.name().toLowerCase(java.util.Locale.ROOT));
       }
-      if (nullTest || !touches) {
+      if (nullTest || !touches || partitionOnly(e, partitions)) {
         out.add(e);
       }
     }

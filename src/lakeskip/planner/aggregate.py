@@ -1,0 +1,239 @@
+"""Aggregates answered from the manifests: ``count(*)``, ``count(c)``, ``min(c)`` and ``max(c)``
+over the files a scan reads, without reading a data file (Spark's aggregate push-down,
+``LakeScanBuilder.pushAggregation``; Paimon's and Iceberg's connectors do the same).
+
+Exact or nothing. Per file the manifest holds the row count, and per column the null count,
+min and max; a file's answer is exact only where these describe exactly the rows a scan of
+the file returns::
+
+    table kind / file            count(*)            count(c)             min(c) / max(c)
+    append                       row count           rows - nulls         the stats
+    append, file with a DV       rows - |DV|         refused              refused
+    primary key read raw         as append (the scan reads the files above level 0 as they
+      (DVs or first-row)         are, minus their DVs: no merge)
+    primary key, merge-on-read   refused (the rows are the merge of versions)
+
+and a column's stats must be there and untruncated:
+
+* ``min``/``max`` only of BOOLEAN, integers, DECIMAL, DATE and TIMESTAMP (millisecond or
+  microsecond): never STRING/BINARY (``truncate(N)``, Paimon's default stats mode, cuts them
+  and the manifest does not say which file was cut), never FLOAT/DOUBLE (a NaN leaves no
+  min/max, issue 26, and Spark's ``min`` of -0.0 and 0.0 is the first it meets);
+* a file without the column's stats (``none``/``counts`` mode, retyped column) refuses,
+  unless the null count says every row is NULL there; a file written before the column was
+  added holds only NULLs of it (Spark reads them as NULL), so it adds nothing;
+* stats that do not decode refuse.
+
+The answer is one partial row per partition (Spark's final aggregate combines them: sums the
+counts, takes the min of the mins). The caller narrows the partitions by the query's filters
+exactly (Spark evaluates them on each partition's values); the files here are the planner's
+(a superset: it never drops a file that holds a matching row).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from lakeskip.catalog.format.manifest import ManifestEntry
+from lakeskip.catalog.format.schema import TableSchema
+from lakeskip.catalog.format.stats import file_column_stats
+from lakeskip.catalog.pk.merge_engine import reads_raw
+from lakeskip.errors import LakeskipError
+from lakeskip.types import DataType, TypeRoot
+
+__all__ = [
+    "AggregateCall",
+    "AggregateFunction",
+    "MetadataAggregate",
+    "PartitionAggregate",
+    "Refusal",
+    "aggregate_from_metadata",
+]
+
+
+class AggregateFunction(enum.Enum):
+    """The aggregates a manifest can answer (values: the protocol's names)."""
+
+    COUNT_STAR = "count_star"
+    COUNT = "count"
+    MIN = "min"
+    MAX = "max"
+
+
+@dataclass(frozen=True, slots=True)
+class AggregateCall:
+    """One aggregate of the query: ``function(column)`` (``column`` ``None`` for ``count(*)``)."""
+
+    function: AggregateFunction
+    column: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionAggregate:
+    """The partial aggregates of one partition's files.
+
+    Attributes:
+        partition: the partition's values (internal form, as the manifest holds them).
+        values: per call, in order: a count (int) or a min/max (``None``: no non-NULL value).
+        files: the partition's files that were summed.
+        sample: one of those files (the caller names the partition by it).
+    """
+
+    partition: tuple[Any, ...]
+    values: tuple[Any, ...]
+    files: int
+    sample: ManifestEntry
+
+
+@dataclass(frozen=True, slots=True)
+class MetadataAggregate:
+    """The answer: one partial row per partition that has files."""
+
+    partitions: tuple[PartitionAggregate, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """Why the manifests cannot answer exactly (Spark then aggregates the rows itself)."""
+
+    reason: str
+
+
+_MIN_MAX_ROOTS = frozenset(
+    {
+        TypeRoot.BOOLEAN,
+        TypeRoot.TINYINT,
+        TypeRoot.SMALLINT,
+        TypeRoot.INT,
+        TypeRoot.BIGINT,
+        TypeRoot.DECIMAL,
+        TypeRoot.DATE,
+    }
+)
+
+
+def _min_max_exact(t: DataType) -> bool:
+    if t.root in _MIN_MAX_ROOTS:
+        return True
+    return t.is_timestamp and t.timestamp_unit in ("ms", "us")
+
+
+def aggregate_from_metadata(
+    schema: TableSchema,
+    entries: Sequence[ManifestEntry],
+    calls: Sequence[AggregateCall],
+    *,
+    schema_by_id: Callable[[int], TableSchema],
+    deleted_rows: Callable[[ManifestEntry], int],
+) -> MetadataAggregate | Refusal:
+    """The partial aggregates of ``calls`` over ``entries`` (the files a scan reads), or why
+    they cannot be exact (module docstring).
+
+    Args:
+        schema: the schema the scan reads with (the snapshot's, for time travel).
+        entries: the planner's kept files.
+        calls: the aggregates, in the order of the answer's values.
+        schema_by_id: a file's schema by its id.
+        deleted_rows: how many rows of a file its deletion vector deletes (0: none).
+
+    >>> import pyarrow as pa
+    >>> from lakeskip.catalog.format.data_file import make_data_file_meta
+    >>> from lakeskip.catalog.format.manifest import FileKind
+    >>> from lakeskip.catalog.format.stats import collect_stats
+    >>> from lakeskip.types import BIGINT, RowType
+    >>> s = TableSchema.create(0, RowType.of(("id", BIGINT)), (), {}, None)
+    >>> def entry(name, ids):
+    ...     st, cols = collect_stats(pa.table({"id": ids}), s.row_type, "full")
+    ...     meta = make_data_file_meta(name, 1, len(ids), st, cols, 0, None, ())
+    ...     return ManifestEntry(FileKind.ADD, (), 0, -1, meta)
+    >>> calls = [AggregateCall(AggregateFunction.COUNT_STAR),
+    ...          AggregateCall(AggregateFunction.MAX, "id"),
+    ...          AggregateCall(AggregateFunction.COUNT, "id")]
+    >>> out = aggregate_from_metadata(s, [entry("a", [1, 5]), entry("b", [None, 9, 2])],
+    ...     calls, schema_by_id=lambda _: s, deleted_rows=lambda e: 0)
+    >>> out.partitions[0].values
+    (5, 9, 4)
+    """
+    if schema.primary_keys and not reads_raw(schema.options, schema.primary_keys):
+        return Refusal("a primary-key table read by merge: its rows are the merge of versions")
+    row_type = schema.row_type
+    for call in calls:
+        if call.function is AggregateFunction.COUNT_STAR:
+            continue
+        if call.column is None or not row_type.has(call.column):
+            return Refusal(f"{call.function.value} of an unknown column {call.column}")
+        t = row_type.field(call.column).type
+        if call.function is not AggregateFunction.COUNT and not _min_max_exact(t):
+            return Refusal(
+                f"{call.function.value}({call.column}): {t.root.name} stats may be truncated "
+                "or leave NaN out"
+            )
+    by_id = {f.id: f for f in row_type}
+    stats_needed = any(c.function is not AggregateFunction.COUNT_STAR for c in calls)
+    groups: dict[tuple[Any, ...], list[Any]] = {}
+    counts: dict[tuple[Any, ...], int] = {}
+    samples: dict[tuple[Any, ...], ManifestEntry] = {}
+    for e in entries:
+        meta = e.file
+        deleted = deleted_rows(e)
+        values: list[Any] = []
+        stats: dict[str, tuple[Any, Any, int | None]] = {}
+        file_ids: set[int] = set()
+        if stats_needed:
+            if deleted:
+                return Refusal(f"{meta.file_name} has deleted rows: its stats include them")
+            try:
+                file_schema = schema_by_id(meta.schema_id)
+                stats = file_column_stats(meta, file_schema, schema)
+            except (LakeskipError, LookupError, ValueError) as err:
+                return Refusal(f"{meta.file_name}: stats unreadable ({err})")
+            file_ids = {f.id for f in file_schema.row_type}
+        for call in calls:
+            if call.function is AggregateFunction.COUNT_STAR:
+                values.append(meta.row_count - deleted)
+                continue
+            assert call.column is not None
+            field = row_type.field(call.column)
+            if field.id not in file_ids or field.id not in by_id:
+                # added after the file was written: every row of it is NULL there
+                values.append(0 if call.function is AggregateFunction.COUNT else None)
+                continue
+            s = stats.get(field.name)
+            lo, hi, nulls = s if s is not None else (None, None, None)
+            if nulls is None:
+                return Refusal(f"{meta.file_name} has no null count of {field.name}")
+            if call.function is AggregateFunction.COUNT:
+                values.append(meta.row_count - nulls)
+            elif nulls == meta.row_count:
+                values.append(None)  # only NULLs: nothing to a min or a max
+            elif lo is None or hi is None:
+                return Refusal(f"{meta.file_name} has no min/max of {field.name}")
+            else:
+                values.append(lo if call.function is AggregateFunction.MIN else hi)
+        key = tuple(e.partition)
+        if key not in groups:
+            groups[key], counts[key], samples[key] = values, 1, e
+            continue
+        counts[key] += 1
+        groups[key] = [
+            _combine(c.function, a, b) for c, a, b in zip(calls, groups[key], values, strict=True)
+        ]
+    return MetadataAggregate(
+        tuple(
+            PartitionAggregate(key, tuple(values), counts[key], samples[key])
+            for key, values in groups.items()
+        )
+    )
+
+
+def _combine(function: AggregateFunction, a: Any, b: Any) -> Any:
+    if function in (AggregateFunction.COUNT_STAR, AggregateFunction.COUNT):
+        return a + b
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return min(a, b) if function is AggregateFunction.MIN else max(a, b)
