@@ -54,7 +54,14 @@ from lakeskip.spark.predicate_json import predicate_from_json, translate
 from lakeskip.spark.query import configured_time_travel, settings_time_travel, spark_path
 from lakeskip.spark.system_service import describe_system, system_payload_name, system_rows
 from lakeskip.sql.ddl import OUR_FORMATS
-from lakeskip.types import DataType, Field, RowType, TypeRoot, from_internal, parse_sql_type
+from lakeskip.types import (
+    DataType,
+    Field,
+    RowType,
+    TypeRoot,
+    from_internal,
+    from_spark_json,
+)
 
 __all__ = ["PROTOCOL", "TAG_PROPERTY", "CallbackStats", "CatalogService", "snapshot_for"]
 
@@ -532,7 +539,7 @@ class CatalogService:
         struct = StructType.fromJson(json.loads(p["schema"]))
         fields = []
         for i, f in enumerate(struct.fields):
-            t = parse_sql_type(f.dataType.simpleString())
+            t = from_spark_json(f.dataType.jsonValue())
             fields.append(
                 Field(
                     i,

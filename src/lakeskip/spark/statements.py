@@ -53,7 +53,7 @@ from lakeskip.sql.statements import (
     UseDatabase,
     parse_dml,
 )
-from lakeskip.types import DataType, Field, RowType, parse_sql_type
+from lakeskip.types import DataType, Field, RowType, from_spark_json
 
 __all__ = ["StatementContext", "call_procedure", "execute", "run_catalog_dml"]
 
@@ -280,7 +280,7 @@ def _create_table(ctx: StatementContext, s: CreateTable) -> DataFrame:
     df = ctx.run_query(s.as_select)
     row_type = RowType(
         tuple(
-            Field(i, f.name, parse_sql_type(f.dataType.simpleString()))
+            Field(i, f.name, from_spark_json(f.dataType.jsonValue()).as_nullable())
             for i, f in enumerate(df.schema.fields)
         )
     )
