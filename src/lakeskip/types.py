@@ -225,6 +225,24 @@ class DataType:
             return "TIMESTAMP"
         return str(r.value)
 
+    def simple_string(self) -> str:
+        """Spark's ``simpleString`` (what DESCRIBE shows): ``struct<x:int,y:map<string,int>>``.
+
+        >>> parse_sql_type("ROW<Ab INT, c MAP<STRING, ARRAY<BIGINT>>>").simple_string()
+        'struct<Ab:int,c:map<string,array<bigint>>>'
+        """
+        r = self.root
+        if r is TypeRoot.MAP:
+            assert self.key is not None and self.value is not None
+            return f"map<{self.key.simple_string()},{self.value.simple_string()}>"
+        if r is TypeRoot.ARRAY:
+            assert self.value is not None
+            return f"array<{self.value.simple_string()}>"
+        if r is TypeRoot.ROW:
+            inner = ",".join(f"{f.name}:{f.type.simple_string()}" for f in self.row_fields)
+            return f"struct<{inner}>"
+        return self.spark_ddl().lower()
+
     # -- Arrow ------------------------------------------------------------------------------
 
     def to_arrow(self) -> pa.DataType:
@@ -598,9 +616,8 @@ def from_spark_json(obj: Any) -> DataType:
     field's nullability and comment, which ``simpleString()`` drops. Raises
     :class:`TypeMismatchError` for a type lakeskip has no equivalent of.
 
-    >>> from_spark_json({"type": "struct", "fields": [
-    ...     {"name": "x", "type": "integer", "nullable": False, "metadata": {"comment": "c"}}]})
-    ...     .spark_ddl()
+    >>> x = {"name": "x", "type": "integer", "nullable": False, "metadata": {"comment": "c"}}
+    >>> from_spark_json({"type": "struct", "fields": [x]}).spark_ddl()
     "STRUCT<`x`: INT NOT NULL COMMENT 'c'>"
     """
     if isinstance(obj, str):

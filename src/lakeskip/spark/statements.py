@@ -509,7 +509,7 @@ def _describe(ctx: StatementContext, s: DescribeTable) -> DataFrame:
 
 
 def _type_text(t: DataType) -> str:
-    return t.spark_ddl().lower() + ("" if t.nullable else " not null")
+    return t.simple_string() + ("" if t.nullable else " not null")
 
 
 def _quote(v: str) -> str:
