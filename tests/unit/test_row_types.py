@@ -11,7 +11,7 @@ import pytest
 
 from lakeskip import types as T
 from lakeskip.catalog import Catalog, collect_stats
-from lakeskip.catalog.binary_row import deserialize_row
+from lakeskip.catalog.format.binary_row import deserialize_row
 from lakeskip.errors import (
     ColumnNotFoundError,
     TypeMismatchError,
