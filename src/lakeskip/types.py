@@ -55,11 +55,15 @@ __all__ = [
     "RowType",
     "TypeRoot",
     "array_of",
+    "assign_field_ids",
     "decimal_type",
+    "field_ids",
     "from_arrow",
+    "from_spark_json",
     "map_of",
     "parse_paimon_json",
     "parse_sql_type",
+    "row_of",
     "to_internal",
 ]
 
@@ -85,6 +89,7 @@ class TypeRoot(enum.Enum):
     TIMESTAMP_LTZ = "TIMESTAMP_LTZ"  # with local time zone (Spark TIMESTAMP)
     MAP = "MAP"
     ARRAY = "ARRAY"
+    ROW = "ROW"  # Spark STRUCT: ``fields`` holds the nested fields, with Paimon's field ids
 
 
 _INTEGERS = frozenset({TypeRoot.TINYINT, TypeRoot.SMALLINT, TypeRoot.INT, TypeRoot.BIGINT})
@@ -108,6 +113,7 @@ class DataType:
     fixed: bool = False  # CHAR / BINARY(n) rather than VARCHAR / VARBINARY
     key: DataType | None = None  # MAP key
     value: DataType | None = None  # MAP value, ARRAY element
+    fields: tuple[Field, ...] | None = None  # ROW fields, in order
 
     # -- classification ------------------------------------------------------------------
 
@@ -125,7 +131,12 @@ class DataType:
 
     @property
     def is_nested(self) -> bool:
-        return self.root in (TypeRoot.MAP, TypeRoot.ARRAY)
+        return self.root in (TypeRoot.MAP, TypeRoot.ARRAY, TypeRoot.ROW)
+
+    @property
+    def row_fields(self) -> tuple[Field, ...]:
+        """A ROW's fields (empty for any other type)."""
+        return self.fields or ()
 
     @property
     def is_orderable(self) -> bool:
@@ -139,6 +150,15 @@ class DataType:
 
     def with_nullable(self, nullable: bool) -> DataType:
         return replace(self, nullable=nullable)
+
+    def as_nullable(self) -> DataType:
+        """This type with every nested ROW field nullable too (Spark's ``asNullable``, which
+        a CTAS applies to its query's schema)."""
+        fields = self.fields
+        if fields is not None:
+            fields = tuple(replace(f, type=f.type.as_nullable()) for f in fields)
+        value = self.value.as_nullable() if self.value is not None else None
+        return replace(self, nullable=True, fields=fields, value=value)
 
     # -- Paimon -----------------------------------------------------------------------------
 
@@ -156,6 +176,8 @@ class DataType:
         if r is TypeRoot.ARRAY:
             assert self.value is not None
             return {"type": "ARRAY" + suffix, "element": self.value.to_paimon_json()}
+        if r is TypeRoot.ROW:
+            return {"type": "ROW" + suffix, "fields": [f.to_paimon_json() for f in self.row_fields]}
         return self._paimon_atomic() + suffix
 
     def _paimon_atomic(self) -> str:
@@ -191,6 +213,8 @@ class DataType:
         if r is TypeRoot.ARRAY:
             assert self.value is not None
             return f"ARRAY<{self.value.spark_ddl()}>"
+        if r is TypeRoot.ROW:
+            return f"STRUCT<{', '.join(f.spark_ddl(':') for f in self.row_fields)}>"
         if r is TypeRoot.DECIMAL:
             return f"DECIMAL({self.precision},{self.scale})"
         if r is TypeRoot.STRING:
@@ -200,6 +224,24 @@ class DataType:
         if r is TypeRoot.TIMESTAMP_LTZ:
             return "TIMESTAMP"
         return str(r.value)
+
+    def simple_string(self) -> str:
+        """Spark's ``simpleString`` (what DESCRIBE shows): ``struct<x:int,y:map<string,int>>``.
+
+        >>> parse_sql_type("ROW<Ab INT, c MAP<STRING, ARRAY<BIGINT>>>").simple_string()
+        'struct<Ab:int,c:map<string,array<bigint>>>'
+        """
+        r = self.root
+        if r is TypeRoot.MAP:
+            assert self.key is not None and self.value is not None
+            return f"map<{self.key.simple_string()},{self.value.simple_string()}>"
+        if r is TypeRoot.ARRAY:
+            assert self.value is not None
+            return f"array<{self.value.simple_string()}>"
+        if r is TypeRoot.ROW:
+            inner = ",".join(f"{f.name}:{f.type.simple_string()}" for f in self.row_fields)
+            return f"struct<{inner}>"
+        return self.spark_ddl().lower()
 
     # -- Arrow ------------------------------------------------------------------------------
 
@@ -229,6 +271,11 @@ class DataType:
         if r is TypeRoot.MAP:
             assert self.key is not None and self.value is not None
             return pa.map_(self.key.to_arrow(), self.value.to_arrow())
+        if r is TypeRoot.ROW:
+            # nested fields are nullable in Arrow (and so optional in Parquet) even when NOT
+            # NULL: under a NULL row Spark's Arrow batches hold NULL children, which Arrow
+            # refuses to cast to a non-nullable field; the writer checks NOT NULL fields itself
+            return pa.struct([pa.field(f.name, f.type.to_arrow()) for f in self.row_fields])
         assert r is TypeRoot.ARRAY and self.value is not None
         return pa.list_(self.value.to_arrow())
 
@@ -264,6 +311,84 @@ def array_of(element: DataType) -> DataType:
     return DataType(TypeRoot.ARRAY, value=element)
 
 
+def row_of(*fields: tuple[str, DataType] | Field) -> DataType:
+    """A nullable ROW of ``(name, type)`` pairs or :class:`Field` s.
+
+    Pairs are numbered 0, 1, ... here; a table's schema renumbers every nested field by
+    Paimon's rule when the column is created (:func:`assign_field_ids`).
+
+    >>> row_of(("x", INT), ("y", STRING)).spark_ddl()
+    'STRUCT<`x`: INT, `y`: STRING>'
+    """
+    out = tuple(f if isinstance(f, Field) else Field(i, f[0], f[1]) for i, f in enumerate(fields))
+    if not out:
+        raise TypeMismatchError("a ROW needs at least one field")
+    seen: set[str] = set()
+    for f in out:
+        if f.name.lower() in seen:
+            raise TypeMismatchError(f"duplicate field name in ROW: {f.name}")
+        seen.add(f.name.lower())
+    return DataType(TypeRoot.ROW, fields=out)
+
+
+def assign_field_ids(
+    columns: Iterable[tuple[str, DataType, str | None]], highest: int
+) -> tuple[tuple[Field, ...], int]:
+    """Number new top-level columns and every field nested in them as Paimon does.
+
+    Paimon's ``Schema.Builder.column`` takes the next id for the column, then
+    ``ReassignFieldId`` walks its type: a nested ROW field's own type is renumbered before the
+    field takes its id (Java evaluates the argument first), so inner fields get the lower ids.
+
+    Args:
+        columns: ``(name, type, description)`` of each new column, in order.
+        highest: the schema's ``highestFieldId`` so far (-1 for a new table).
+
+    Returns:
+        The fields and the new highest id.
+
+    >>> fs, top = assign_field_ids(
+    ...     [("id", INT, None), ("st", row_of(("a", row_of(("b", INT))), ("c", INT)), None)], -1)
+    >>> [(f.name, f.id) for f in fs], [(f.name, f.id) for f in fs[1].type.row_fields], top
+    ([('id', 0), ('st', 1)], [('a', 3), ('c', 4)], 4)
+    """
+    counter = [highest]
+
+    def renumber(t: DataType) -> DataType:
+        if t.root is TypeRoot.ROW:
+            nested = []
+            for f in t.row_fields:
+                inner = renumber(f.type)
+                counter[0] += 1
+                nested.append(Field(counter[0], f.name, inner, f.description))
+            return replace(t, fields=tuple(nested))
+        if t.root is TypeRoot.MAP:
+            assert t.key is not None and t.value is not None
+            return replace(t, key=renumber(t.key), value=renumber(t.value))
+        if t.root is TypeRoot.ARRAY:
+            assert t.value is not None
+            return replace(t, value=renumber(t.value))
+        return t
+
+    out = []
+    for name, t, description in columns:
+        counter[0] += 1
+        top = counter[0]
+        out.append(Field(top, name, renumber(t), description))
+    return tuple(out), counter[0]
+
+
+def field_ids(t: DataType) -> Iterator[int]:
+    """Every field id nested in ``t`` (Paimon's ``collectFieldIds``)."""
+    for f in t.row_fields:
+        yield f.id
+        yield from field_ids(f.type)
+    if t.key is not None:
+        yield from field_ids(t.key)
+    if t.value is not None:
+        yield from field_ids(t.value)
+
+
 # -- parsing -------------------------------------------------------------------------------
 
 _SQL_SIMPLE = {
@@ -294,7 +419,7 @@ _SQL_SIMPLE = {
     "NUMERIC": decimal_type(10, 0),
 }
 
-_TOKEN = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*|\d+|[<>(),])")
+_TOKEN = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*|\d+|[<>(),:]|`(?:[^`]|``)*`|'(?:[^'\\]|\\.|'')*')")
 
 
 class _TypeParser:
@@ -348,8 +473,40 @@ class _TypeParser:
             raise TypeMismatchError(f"cannot parse type {self.text!r}: unexpected {self.peek()!r}")
         return t
 
+    def field_name(self) -> str:
+        tok = self.take()
+        if tok.startswith("`"):
+            return tok[1:-1].replace("``", "`")
+        if not (tok[0].isalpha() or tok[0] == "_"):
+            raise TypeMismatchError(f"cannot parse type {self.text!r}: expected a field name")
+        return tok
+
+    def row(self) -> DataType:
+        """``ROW<x INT, y STRING>`` (Paimon) or ``STRUCT<x: INT, y: STRING>`` (Spark), each
+        field optionally ``NOT NULL`` and ``COMMENT '...'`` (Paimon: a bare ``'...'``)."""
+        self.take("<")
+        fields: list[tuple[str, DataType] | Field] = []
+        while True:
+            name = self.field_name()
+            if self.peek() == ":":
+                self.take(":")
+            t = self.parse_type()
+            description = None
+            if (self.peek() or "").upper() == "COMMENT":
+                self.take()
+            if (self.peek() or "").startswith("'"):
+                description = _unquote(self.take())
+            fields.append(Field(len(fields), name, t, description))
+            if self.peek() != ",":
+                break
+            self.take(",")
+        self.take(">")
+        return self.nullability(row_of(*fields))
+
     def parse_type(self) -> DataType:
         name = self.take().upper()
+        if name in ("ROW", "STRUCT"):
+            return self.row()
         if name == "MAP":
             self.take("<")
             k = self.parse_type()
@@ -410,6 +567,15 @@ class _TypeParser:
         return t
 
 
+def _quote(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _unquote(tok: str) -> str:
+    body = tok[1:-1]
+    return re.sub(r"\\(.)|''", lambda m: m.group(1) if m.group(1) is not None else "'", body)
+
+
 def parse_sql_type(text: str) -> DataType:
     """Parse a Spark SQL or Paimon type spelling.
 
@@ -435,8 +601,44 @@ def parse_paimon_json(obj: Any) -> DataType:
             ).with_nullable(nullable)
         if head[0] == "ARRAY":
             return array_of(parse_paimon_json(obj["element"])).with_nullable(nullable)
+        if head[0] == "ROW":
+            return row_of(*(Field.from_paimon_json(f) for f in obj["fields"])).with_nullable(
+                nullable
+            )
         raise TypeMismatchError(f"unsupported Paimon type {obj['type']!r}")
     raise TypeMismatchError(f"malformed Paimon type {obj!r}")
+
+
+def from_spark_json(obj: Any) -> DataType:
+    """Our type for a Spark ``DataType`` in Spark's JSON form (``dataType.jsonValue()``).
+
+    Atomic types are Spark's names (``"integer"``, ``"decimal(10,2)"``); a STRUCT keeps each
+    field's nullability and comment, which ``simpleString()`` drops. Raises
+    :class:`TypeMismatchError` for a type lakeskip has no equivalent of.
+
+    >>> x = {"name": "x", "type": "integer", "nullable": False, "metadata": {"comment": "c"}}
+    >>> from_spark_json({"type": "struct", "fields": [x]}).spark_ddl()
+    "STRUCT<`x`: INT NOT NULL COMMENT 'c'>"
+    """
+    if isinstance(obj, str):
+        return parse_sql_type(obj)
+    if not isinstance(obj, dict):
+        raise TypeMismatchError(f"malformed Spark type {obj!r}")
+    kind = obj.get("type")
+    if kind == "array":
+        return array_of(from_spark_json(obj["elementType"]))
+    if kind == "map":
+        return map_of(from_spark_json(obj["keyType"]), from_spark_json(obj["valueType"]))
+    if kind == "struct":
+        fields = []
+        for i, f in enumerate(obj["fields"]):
+            t = from_spark_json(f["type"])
+            comment = (f.get("metadata") or {}).get("comment")
+            fields.append(
+                Field(i, f["name"], t.with_nullable(bool(f.get("nullable", True))), comment)
+            )
+        return row_of(*fields)
+    raise TypeMismatchError(f"unsupported Spark type {kind!r}")
 
 
 def from_arrow(t: pa.DataType) -> DataType:
@@ -473,6 +675,13 @@ def from_arrow(t: pa.DataType) -> DataType:
         return map_of(from_arrow(t.key_type), from_arrow(t.item_type))
     if pa.types.is_list(t) or pa.types.is_large_list(t):
         return array_of(from_arrow(t.value_type))
+    if pa.types.is_struct(t):
+        return row_of(
+            *(
+                Field(i, f.name, from_arrow(f.type).with_nullable(f.nullable))
+                for i, f in enumerate(t)
+            )
+        )
     raise TypeMismatchError(f"unsupported Arrow type {t}")
 
 
@@ -487,6 +696,37 @@ class Field:
     name: str
     type: DataType
     description: str | None = None
+
+    def to_paimon_json(self) -> dict[str, Any]:
+        """Paimon's ``DataField`` JSON (``id``, ``name``, ``type``, ``description``)."""
+        out: dict[str, Any] = {"id": self.id, "name": self.name, "type": self.type.to_paimon_json()}
+        if self.description is not None:
+            out["description"] = self.description
+        return out
+
+    @classmethod
+    def from_paimon_json(cls, obj: Any) -> Field:
+        try:
+            return cls(
+                int(obj["id"]),
+                str(obj["name"]),
+                parse_paimon_json(obj["type"]),
+                obj.get("description"),
+            )
+        except (KeyError, TypeError, ValueError) as e:
+            raise TypeMismatchError(f"malformed Paimon field {obj!r}") from e
+
+    def spark_ddl(self, sep: str = "") -> str:
+        """```name` TYPE [NOT NULL] [COMMENT '...']`` (``sep`` ``":"`` inside a STRUCT)."""
+        text = f"`{self.name.replace('`', '``')}`{sep} {self.type.spark_ddl()}"
+        if not self.type.nullable:
+            text += " NOT NULL"
+        if self.description is not None:
+            text += " COMMENT " + _quote(self.description)
+        return text
+
+    def to_arrow(self) -> pa.Field:
+        return pa.field(self.name, self.type.to_arrow(), self.type.nullable)
 
 
 @dataclass(frozen=True, slots=True)

@@ -58,7 +58,7 @@ from lakeskip.errors import (
     TableAlreadyExistsError,
     TableNotFoundError,
 )
-from lakeskip.types import Field, RowType
+from lakeskip.types import Field, RowType, assign_field_ids
 
 __all__ = [
     "DEFAULT_DATABASE",
@@ -377,9 +377,8 @@ class Catalog:
             if f.name.lower() in lowered:
                 raise InvalidArgumentError(f"duplicate column name: {f.name}")
             lowered.add(f.name.lower())
-        return RowType(
-            tuple(Field(i, f.name, f.type, f.description) for i, f in enumerate(row_type))
-        )
+        fields, _ = assign_field_ids(((f.name, f.type, f.description) for f in row_type), -1)
+        return RowType(fields)
 
     @staticmethod
     def _check_partition_keys(row_type: RowType, partition_keys: Sequence[str]) -> tuple[str, ...]:
@@ -500,9 +499,11 @@ class Catalog:
             if current is None:
                 raise TableNotFoundError(f"table not found: {db}.{name}")
             fields = list(current.row_type)
-            next_id = current.highest_field_id + 1
+            added, highest = assign_field_ids(
+                ((c.name, c.type, c.description) for c in columns), current.highest_field_id
+            )
             seen = {f.name.lower() for f in fields}
-            for c in columns:
+            for c in added:
                 if c.name.lower() in seen:
                     raise InvalidArgumentError(f"table {db}.{name} already has a column {c.name}")
                 if not c.type.nullable:
@@ -511,12 +512,11 @@ class Catalog:
                         "would hold NULL"
                     )
                 seen.add(c.name.lower())
-                fields.append(Field(next_id, c.name, c.type, c.description))
-                next_id += 1
+                fields.append(c)
             new = dataclasses.replace(
                 current.with_options(current.id + 1, current.options),
                 fields=RowType(tuple(fields)),
-                highest_field_id=next_id - 1,
+                highest_field_id=highest,
             )
             if manager.try_commit(new):
                 return new

@@ -196,6 +196,14 @@ def _value_type(
     try:
         f = row_type.field(column)
     except ColumnNotFoundError as e:
+        head = column.split(".", 1)[0]
+        if "." in column and row_type.has(head) and row_type.field(head).type.root is TypeRoot.ROW:
+            # Paimon's DataFileIndexWriter indexes top-level columns and map keys only
+            raise UnsupportedIndexTypeError(
+                f"option {key!r}: {column} is a field of ROW column {head}; file indexes on "
+                "nested ROW fields are not supported (as in Paimon: top-level columns and "
+                "map keys col[key] only)"
+            ) from e
         raise ColumnNotFoundError(f"option {key!r}: {e}") from e
     if map_key is None:
         return f.name, f.type

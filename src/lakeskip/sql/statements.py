@@ -223,7 +223,7 @@ def parse_statement(sql: str) -> Statement:
         return statement
     _check_head(text)
     try:
-        tree = sqlglot.parse_one(_normalize_time_travel(text), read=DIALECT)
+        tree = sqlglot.parse_one(_normalize_row_types(_normalize_time_travel(text)), read=DIALECT)
     except (ParseError, TokenError) as e:
         raise _parse_error(e, text) from e
     return _from_tree(tree, text)  # type: ignore[arg-type]
@@ -244,6 +244,51 @@ def parse_dml(sql: str) -> Statement:
 
 
 _TRAVEL_WORDS = {"SYSTEM_VERSION": "VERSION", "SYSTEM_TIME": "TIMESTAMP"}
+
+
+def _normalize_row_types(text: str) -> str:
+    """Paimon's ``ROW<x INT, ...>`` in the column list of a CREATE TABLE / ALTER TABLE spelled
+    as the ``STRUCT<x INT, ...>`` sqlglot parses.
+
+    Only inside the statement's first parenthesised list (the column list), before any ``AS``
+    / ``SELECT``, so that ``row < 5`` in a query is never touched.
+
+    >>> _normalize_row_types("CREATE TABLE t (id INT, st ROW<x INT, y ARRAY<ROW<z INT>>>)")
+    'CREATE TABLE t (id INT, st STRUCT<x INT, y ARRAY<STRUCT<z INT>>>)'
+    >>> _normalize_row_types("CREATE TABLE t AS SELECT * FROM s WHERE (row < 5)")
+    'CREATE TABLE t AS SELECT * FROM s WHERE (row < 5)'
+    """
+    if "ROW" not in text.upper():
+        return text
+    try:
+        tokens = sqlglot.Dialect.get_or_raise(DIALECT).tokenize(text)
+    except TokenError:
+        return text
+    if not tokens or tokens[0].text.upper() not in ("CREATE", "ALTER"):
+        return text
+    depth = 0
+    starts: list[int] = []
+    for i, tok in enumerate(tokens):
+        kind = tok.token_type
+        if depth == 0 and kind in (TokenType.ALIAS, TokenType.SELECT):
+            break
+        if kind is TokenType.L_PAREN:
+            depth += 1
+        elif kind is TokenType.R_PAREN:
+            depth -= 1
+            if depth == 0:
+                break
+        elif (
+            depth > 0
+            and tok.text.upper() == "ROW"
+            and i + 1 < len(tokens)
+            and tokens[i + 1].token_type is TokenType.LT
+            and tok.token_type is not TokenType.STRING
+        ):
+            starts.append(tok.start)
+    for start in reversed(starts):
+        text = text[:start] + "STRUCT" + text[start + 3 :]
+    return text
 
 
 def _normalize_time_travel(text: str) -> str:

@@ -6,6 +6,7 @@
  *   {"op": "create", "table": "db.t", "fields": [["id", "BIGINT"], ...], "partition": [...],
  *    "options": {...}}
  *   {"op": "write", "table": "db.t", "rows": [[v, ...], ...], "overwrite": null | {"k": "v"}}
+ *      (a ROW value is a JSON array of its field values, an ARRAY value a JSON array)
  *   {"op": "read", "table": "db.t", "queries": [predicate, ...], "tag": optional tag name}
  *      -> {"snapshot": id, "rows": [[text | null, ...]], "results": [{"plan": [file, ...],
  *          "kept": [file, ...]}]}: "plan" is what the scan planned (stats + embedded indexes),
@@ -23,7 +24,9 @@
  *      (magic + RoaringBitmap32, as inside a deletion-vector index file block)
  *
  * Values are JSON numbers/strings in Paimon's internal form (DATE = epoch day). Read rows come
- * back as text: numbers as Java's toString, strings as is, null as null.
+ * back as text: numbers as Java's toString, strings as is, null as null; a ROW as {a,b} and an
+ * ARRAY as [a,b] (nested values alike, a nested null as "null"). A create op's field type is a
+ * simple name or Paimon's schema-file JSON for the type (ROW / ARRAY / MAP objects).
  */
 
 import org.apache.paimon.catalog.Catalog;
@@ -158,7 +161,14 @@ public class PaimonProbe {
         catalog.createDatabase(id.getDatabaseName(), true);
         Schema.Builder b = Schema.newBuilder();
         for (JsonNode f : op.get("fields")) {
-            b.column(f.get(0).asText(), type(f.get(1).asText()));
+            // a type is a simple name, or Paimon's schema-file JSON (ROW / ARRAY / MAP objects);
+            // Schema.Builder.column numbers nested ROW fields itself (ReassignFieldId)
+            JsonNode tn = f.get(1);
+            b.column(
+                    f.get(0).asText(),
+                    tn.isObject()
+                            ? org.apache.paimon.types.DataTypeJsonParser.parseDataType(tn)
+                            : type(tn.asText()));
         }
         List<String> parts = new ArrayList<>();
         if (op.has("partition")) op.get("partition").forEach(p -> parts.add(p.asText()));
@@ -180,6 +190,18 @@ public class PaimonProbe {
             case DATE: return v.asInt();
             case DOUBLE: return v.asDouble();
             case VARCHAR: return BinaryString.fromString(v.asText());
+            case ROW: {
+                RowType rt = (RowType) t;
+                Object[] vals = new Object[rt.getFieldCount()];
+                for (int i = 0; i < vals.length; i++) vals[i] = value(rt.getTypeAt(i), v.get(i));
+                return GenericRow.of(vals);
+            }
+            case ARRAY: {
+                DataType e = ((org.apache.paimon.types.ArrayType) t).getElementType();
+                Object[] vals = new Object[v.size()];
+                for (int i = 0; i < vals.length; i++) vals[i] = value(e, v.get(i));
+                return new org.apache.paimon.data.GenericArray(vals);
+            }
             default: throw new IllegalArgumentException("value of " + t);
         }
     }
@@ -241,14 +263,37 @@ public class PaimonProbe {
             r.forEachRemaining(
                     row -> {
                         List<String> vals = new ArrayList<>();
-                        for (InternalRow.FieldGetter g : getters) {
-                            Object v = g.getFieldOrNull(row);
-                            vals.add(v == null ? null : v.toString());
+                        for (int i = 0; i < getters.size(); i++) {
+                            Object v = getters.get(i).getFieldOrNull(row);
+                            vals.add(v == null ? null : text(rt.getTypeAt(i), v));
                         }
                         out.add(vals);
                     });
         }
         return out;
+    }
+
+    /** A value as text; a ROW as {a,b} and an ARRAY as [a,b], nested values alike, null as null. */
+    static String text(DataType t, Object v) {
+        if (v == null) return "null";
+        if (t instanceof RowType) {
+            RowType rt = (RowType) t;
+            InternalRow r = (InternalRow) v;
+            List<String> parts = new ArrayList<>();
+            for (int i = 0; i < rt.getFieldCount(); i++) {
+                parts.add(text(rt.getTypeAt(i), InternalRow.createFieldGetter(rt.getTypeAt(i), i).getFieldOrNull(r)));
+            }
+            return "{" + String.join(",", parts) + "}";
+        }
+        if (t instanceof org.apache.paimon.types.ArrayType) {
+            DataType e = ((org.apache.paimon.types.ArrayType) t).getElementType();
+            org.apache.paimon.data.InternalArray a = (org.apache.paimon.data.InternalArray) v;
+            org.apache.paimon.data.InternalArray.ElementGetter g = org.apache.paimon.data.InternalArray.createElementGetter(e);
+            List<String> parts = new ArrayList<>();
+            for (int i = 0; i < a.size(); i++) parts.add(text(e, g.getElementOrNull(a, i)));
+            return "[" + String.join(",", parts) + "]";
+        }
+        return v.toString();
     }
 
     static JsonNode system(Catalog catalog, Identifier id, JsonNode op) throws Exception {

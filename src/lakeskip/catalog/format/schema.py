@@ -36,7 +36,7 @@ from typing import Any
 from lakeskip.catalog.file_io import FileIO
 from lakeskip.catalog.format.bucket import BucketSpec, bucket_spec
 from lakeskip.errors import CorruptMetadataError, LakeskipError
-from lakeskip.types import DataType, Field, RowType, parse_paimon_json
+from lakeskip.types import DataType, Field, RowType, field_ids
 
 __all__ = ["SCHEMA_VERSION", "SchemaManager", "TableSchema"]
 
@@ -69,8 +69,8 @@ class TableSchema:
         comment: str | None,
         primary_keys: Sequence[str] = (),
     ) -> TableSchema:
-        """A new schema; field ids are taken from ``row_type`` as given."""
-        highest = max((f.id for f in row_type), default=-1)
+        """A new schema; field ids (nested ones too) are taken from ``row_type`` as given."""
+        highest = _highest_id(row_type)
         return cls(
             id=schema_id,
             fields=row_type,
@@ -141,17 +141,7 @@ class TableSchema:
         """
         try:
             obj = json.loads(text)
-            fields = RowType(
-                tuple(
-                    Field(
-                        int(f["id"]),
-                        str(f["name"]),
-                        parse_paimon_json(f["type"]),
-                        f.get("description"),
-                    )
-                    for f in obj["fields"]
-                )
-            )
+            fields = RowType(tuple(Field.from_paimon_json(f) for f in obj["fields"]))
             return cls(
                 id=int(obj["id"]),
                 fields=fields,
@@ -159,9 +149,7 @@ class TableSchema:
                 primary_keys=tuple(obj.get("primaryKeys") or ()),
                 options={str(k): str(v) for k, v in (obj.get("options") or {}).items()},
                 comment=obj.get("comment"),
-                highest_field_id=int(
-                    obj.get("highestFieldId", max((f.id for f in fields), default=-1))
-                ),
+                highest_field_id=int(obj.get("highestFieldId", _highest_id(fields))),
                 time_millis=int(obj.get("timeMillis") or 0),
                 version=int(obj.get("version", 1)),
             )
@@ -172,10 +160,12 @@ class TableSchema:
 
 
 def _field_json(f: Field) -> dict[str, Any]:
-    out: dict[str, Any] = {"id": f.id, "name": f.name, "type": f.type.to_paimon_json()}
-    if f.description is not None:
-        out["description"] = f.description
-    return out
+    return f.to_paimon_json()
+
+
+def _highest_id(row_type: RowType) -> int:
+    """Paimon's ``RowType.currentHighestFieldId``: the largest id, nested fields included."""
+    return max((i for f in row_type for i in (f.id, *field_ids(f.type))), default=-1)
 
 
 class SchemaManager:

@@ -138,7 +138,11 @@ def _scalar_internal(s: pa.Scalar, t: DataType) -> Any:
 
 def _column_stats(
     column: pa.ChunkedArray, t: DataType, mode: str, length: int | None
-) -> tuple[Any, Any, int]:
+) -> tuple[Any, Any, int | None]:
+    if t.root is TypeRoot.ROW:
+        # as Paimon's ParquetSimpleStatsExtractor: a ROW's Parquet columns are its leaves
+        # (st.x, st.y), none is named st, so min, max and null count are all null
+        return None, None, None
     nulls = int(column.null_count)
     if mode == "counts" or t.is_nested:
         return None, None, nulls

@@ -51,7 +51,7 @@ from lakeskip.spark.jvm.protocol import (
 )
 from lakeskip.spark.read.query import spark_path
 from lakeskip.sql.ddl import OUR_FORMATS
-from lakeskip.types import Field, RowType, parse_sql_type
+from lakeskip.types import Field, RowType, from_spark_json
 
 __all__ = [
     "abort_staged",
@@ -190,7 +190,7 @@ def _create(ctx: ServiceContext, req: CreateTableRequest, name: str) -> FileStor
     struct = StructType.fromJson(json.loads(req.schema))
     fields = []
     for i, f in enumerate(struct.fields):
-        t = parse_sql_type(f.dataType.simpleString())
+        t = from_spark_json(f.dataType.jsonValue())
         fields.append(
             Field(
                 i,

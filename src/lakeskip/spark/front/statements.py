@@ -55,7 +55,7 @@ from lakeskip.sql.statements import (
     UseDatabase,
     parse_dml,
 )
-from lakeskip.types import DataType, Field, RowType, parse_sql_type
+from lakeskip.types import DataType, Field, RowType, from_spark_json
 
 __all__ = ["HANDLERS", "StatementContext", "call_procedure", "execute", "run_catalog_dml"]
 
@@ -270,7 +270,7 @@ def _create_table(ctx: StatementContext, s: CreateTable) -> DataFrame:
     df = ctx.run_query(s.as_select)
     row_type = RowType(
         tuple(
-            Field(i, f.name, parse_sql_type(f.dataType.simpleString()))
+            Field(i, f.name, from_spark_json(f.dataType.jsonValue()).as_nullable())
             for i, f in enumerate(df.schema.fields)
         )
     )
@@ -508,7 +508,7 @@ def _show_create_table(ctx: StatementContext, s: ShowCreateTable) -> DataFrame:
 
 
 def _type_text(t: DataType) -> str:
-    return t.spark_ddl().lower() + ("" if t.nullable else " not null")
+    return t.simple_string() + ("" if t.nullable else " not null")
 
 
 def _quote(v: str) -> str:
