@@ -52,7 +52,6 @@ from lakeskip.catalog.merge_engine import MergeEngine
 from lakeskip.catalog.options import deletion_vectors_enabled
 from lakeskip.catalog.pk_dv_write import DELETE_FLAG
 from lakeskip.catalog.primary_key import RowKind
-from lakeskip.catalog.snapshot import CommitKind
 from lakeskip.errors import CommitConflictError, InvalidArgumentError, UnsupportedStatementError
 from lakeskip.spark.dml_base import (
     ACTION_COLUMN,
@@ -78,6 +77,7 @@ from lakeskip.spark.writer import (
     WrittenEntries,
     align_by_position,
     commit_written,
+    join_written,
     write_entries,
 )
 from lakeskip.types import RowType
@@ -181,7 +181,7 @@ def _write_versions(request: DmlRequest) -> DmlResult:
         )
     if not entries:
         return c.nothing()
-    snap = table.commit(entries, kind=CommitKind.APPEND)
+    snap = commit_written(table, entries)  # dynamic bucket: with its HASH files
     return DmlResult(
         rows=sum(e.file.row_count for e in entries),
         files_scanned=len(c.files),
@@ -239,6 +239,7 @@ def _merge(request: MergeRequest) -> MergeResult:
         else:
             # three writes, one commit: each write numbers its rows from the bucket's next
             # sequence number, which is right because no key is written twice (checked above)
+            parts: list[list[ManifestEntry]] = []
             for kind, codes in (
                 (RowKind.UPDATE_AFTER, tuple(spec.updates)),
                 (RowKind.DELETE, spec.deletes),
@@ -247,8 +248,10 @@ def _merge(request: MergeRequest) -> MergeResult:
                 if any(counts.get(c, (0, 0))[0] for c in codes):
                     rows = changes.where(F.col(ACTION_COLUMN).isin(*codes)).select(*names)
                     data = align_by_position(rows, row_type, what)
-                    written += write_entries(table, data, value_kind=kind)
-            snap = table.commit(written, kind=CommitKind.APPEND) if written else None
+                    parts.append(write_entries(table, data, value_kind=kind))
+                    written += parts[-1]
+            joined = join_written(table, parts)  # dynamic bucket: one HASH file per bucket
+            snap = commit_written(table, joined) if written else None
     except BaseException:
         remove_files(table, written)
         raise
