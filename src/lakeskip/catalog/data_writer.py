@@ -56,6 +56,7 @@ from lakeskip.catalog.primary_key import (
 )
 from lakeskip.catalog.schema import TableSchema
 from lakeskip.catalog.stats import collect_stats
+from lakeskip.errors import InvalidArgumentError
 from lakeskip.index.file_index import build_file_index
 from lakeskip.index.options import FileIndexOptions, parse_file_index_options
 from lakeskip.types import RowType, to_internal
@@ -410,6 +411,11 @@ class DataWriter:
         self.total_buckets = -1 if self.bucket_spec is None else self.bucket_spec.num_buckets
         # dynamic bucket: key hashes written per (partition, bucket), for the HASH index
         self.dynamic = spec.hash_index is not None
+        if self.key_layout is not None and self.bucket_spec is None and not self.dynamic:
+            raise InvalidArgumentError(
+                "a dynamic-bucket table (bucket = -1) is written through its bucket assigner "
+                "(lakeskip.spark.writer.write_entries), which keeps each key in one bucket"
+            )
         self._hashes: dict[tuple[tuple[Any, ...], int], list[np.ndarray]] = {}
         self.hash_index: list[IndexManifestEntry] = []
 
