@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from lakeskip.catalog.hash_index import HASH_INDEX, hash_entries, key_hashes, read_hash_index
+from lakeskip.catalog.format.hash_index import HASH_INDEX, hash_entries, key_hashes, read_hash_index
 from lakeskip.types import BIGINT
 
 

@@ -39,12 +39,12 @@ from typing import Any, TypeVar
 from pyroaring import BitMap
 
 from lakeskip.catalog.cache import CacheSection, shared_cache
-from lakeskip.catalog.deletion_vectors import DeletionFile, DeletionVectorUpdate, read_vector
 from lakeskip.catalog.dv_commit import deletion_files, plan_index_change
 from lakeskip.catalog.file_io import FileIO
-from lakeskip.catalog.hash_index import HashIndexChange
-from lakeskip.catalog.index_manifest import IndexManifestEntry, read_index_manifest
-from lakeskip.catalog.manifest import (
+from lakeskip.catalog.format.deletion_vectors import DeletionFile, DeletionVectorUpdate, read_vector
+from lakeskip.catalog.format.hash_index import HashIndexChange
+from lakeskip.catalog.format.index_manifest import IndexManifestEntry, read_index_manifest
+from lakeskip.catalog.format.manifest import (
     FileKind,
     ManifestEntry,
     ManifestFileMeta,
@@ -53,6 +53,14 @@ from lakeskip.catalog.manifest import (
     write_manifest,
     write_manifest_list,
 )
+from lakeskip.catalog.format.schema import SchemaManager, TableSchema
+from lakeskip.catalog.format.snapshot import (
+    BATCH_COMMIT_IDENTIFIER,
+    CommitKind,
+    Snapshot,
+    SnapshotManager,
+    tag_files,
+)
 from lakeskip.catalog.options import (
     DEFAULT_PARTITION_NAME,
     commit_max_retries,
@@ -60,14 +68,6 @@ from lakeskip.catalog.options import (
     option_bool,
     option_int,
     option_millis,
-)
-from lakeskip.catalog.schema import SchemaManager, TableSchema
-from lakeskip.catalog.snapshot import (
-    BATCH_COMMIT_IDENTIFIER,
-    CommitKind,
-    Snapshot,
-    SnapshotManager,
-    tag_files,
 )
 from lakeskip.errors import CommitConflictError, CorruptMetadataError, InvalidArgumentError
 from lakeskip.types import DataType, TypeRoot, from_internal, to_internal
@@ -421,7 +421,7 @@ class FileStoreTable:
                 drops every ADD of a file whose identifier any manifest of the snapshot
                 deletes.
             hash_index: dynamic-bucket tables: the buckets' new HASH index files (and the
-                ones the write read, checked; see :mod:`lakeskip.catalog.hash_index`). An
+                ones the write read, checked; see :mod:`lakeskip.catalog.format.hash_index`). An
                 OVERWRITE drops the HASH files of the partitions it replaces.
             concurrent_check: called with the snapshot this commit would follow, before every
                 attempt to publish; raises :class:`CommitConflictError` when a commit that

@@ -30,11 +30,11 @@ from typing import Any
 import numpy as np
 
 from lakeskip.catalog.cache import CacheSection, MetadataCache, shared_cache
-from lakeskip.catalog.deletion_vectors import DeletionFile
-from lakeskip.catalog.manifest import ManifestEntry
-from lakeskip.catalog.merge_engine import MergeEngine, reads_raw
-from lakeskip.catalog.snapshot import Snapshot
-from lakeskip.catalog.stats import file_column_stats
+from lakeskip.catalog.format.deletion_vectors import DeletionFile
+from lakeskip.catalog.format.manifest import ManifestEntry
+from lakeskip.catalog.format.snapshot import Snapshot
+from lakeskip.catalog.format.stats import file_column_stats
+from lakeskip.catalog.pk.merge_engine import MergeEngine, reads_raw
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import CorruptMetadataError, LakeskipWarning
 from lakeskip.expressions import AlwaysFalse, AlwaysTrue, BooleanExpression, and_, bind

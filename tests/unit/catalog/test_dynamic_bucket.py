@@ -15,19 +15,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lakeskip.catalog.deletion_vectors import IndexFileMeta
-from lakeskip.catalog.dynamic_bucket import (
-    AssignSpec,
-    BucketMode,
-    DynamicBucketOptions,
-    PartitionIndex,
-    assign_table,
-    assigner_ids,
-    bucket_mode,
-    routing_values,
-)
 from lakeskip.catalog.file_io import FileIO
-from lakeskip.catalog.hash_index import (
+from lakeskip.catalog.format.deletion_vectors import IndexFileMeta
+from lakeskip.catalog.format.hash_index import (
     HASH_INDEX,
     HashIndexChange,
     combine_hash_entries,
@@ -37,8 +27,18 @@ from lakeskip.catalog.hash_index import (
     read_hash_index,
     write_hash_index,
 )
-from lakeskip.catalog.index_manifest import IndexManifestEntry
-from lakeskip.catalog.manifest import FileKind
+from lakeskip.catalog.format.index_manifest import IndexManifestEntry
+from lakeskip.catalog.format.manifest import FileKind
+from lakeskip.catalog.pk.dynamic_bucket import (
+    AssignSpec,
+    BucketMode,
+    DynamicBucketOptions,
+    PartitionIndex,
+    assign_table,
+    assigner_ids,
+    bucket_mode,
+    routing_values,
+)
 from lakeskip.errors import CommitConflictError, CorruptMetadataError, InvalidOptionError
 from lakeskip.types import BIGINT, STRING
 
@@ -72,7 +72,7 @@ def test_read_hash_index_checks_row_count(tmp_path: Path) -> None:
 
 
 def test_key_hash_is_paimons_binary_row_hash() -> None:
-    from lakeskip.catalog.bucket import row_hash
+    from lakeskip.catalog.format.bucket import row_hash
 
     ids = [0, 1, -7, 2**40]
     got = key_hashes([pa.array(ids, pa.int64())], (BIGINT,)).tolist()
@@ -106,12 +106,15 @@ def test_bucket_mode_and_options() -> None:
 def test_assigner_ids_follow_paimons_compute_assigner() -> None:
     # BucketAssigner.computeAssigner: (|ph % P| + |kh % A|) % P with Java remainders
     ph, kh = np.array([-7, 5, 2**31 - 1], np.int32), np.array([-3, 10, -(2**31)], np.int32)
-    want = [(abs(int(math.fmod(p, 4))) + abs(int(math.fmod(k, 3)))) % 4 for p, k in zip(ph, kh)]
+    want = [
+        (abs(int(math.fmod(p, 4))) + abs(int(math.fmod(k, 3)))) % 4
+        for p, k in zip(ph, kh, strict=True)
+    ]
     assert assigner_ids(ph, kh, 4, 3).tolist() == want
 
 
 def test_routing_values_reach_distinct_spark_partitions() -> None:
-    from lakeskip.catalog.bucket import murmur_words
+    from lakeskip.catalog.format.bucket import murmur_words
 
     for n in (1, 2, 8, 13):
         routes = routing_values(n)
@@ -155,7 +158,7 @@ def _one_write(
         {"p": [p for p, _ in rows], "id": [k for _, k in rows]},
         schema=pa.schema([("p", pa.int64()), ("id", pa.int64())]),
     )
-    from lakeskip.catalog.dynamic_bucket import row_assigners
+    from lakeskip.catalog.pk.dynamic_bucket import row_assigners
 
     ids = row_assigners(table, spec) if rows else np.empty(0, np.int32)
     got: dict[tuple[int, int], int] = {}
@@ -167,7 +170,10 @@ def _one_write(
             part = mine.slice(start, batch)
             buckets = assign_table(part, spec, state, lambda p: p)
             for p, k, b in zip(
-                part.column("p").to_pylist(), part.column("id").to_pylist(), buckets.tolist()
+                part.column("p").to_pylist(),
+                part.column("id").to_pylist(),
+                buckets.tolist(),
+                strict=True,
             ):
                 assert got.setdefault((p, k), b) == b
                 written[((p,), b)].append(k)

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from lakeskip.spark import dml
-from lakeskip.spark.dml_base import DmlEngine, DmlRequest, DmlResult, MergeRequest, MergeResult
+from lakeskip.spark.modify import dispatch as dml
+from lakeskip.spark.modify.base import DmlEngine, DmlRequest, DmlResult, MergeRequest, MergeResult
 from lakeskip.sql.merge import MergeAction, MergeActionKind
 
 

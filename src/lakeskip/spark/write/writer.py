@@ -1,0 +1,686 @@
+"""The write path: rows are written by Spark tasks, the driver only commits.
+
+``df.mapInArrow`` runs :class:`~lakeskip.catalog.write.data_writer.DataWriter` in every task: each
+task writes its Parquet files (rolling at ``target-file-size``), their stats and file indexes,
+and yields only the pickled manifest entries. The driver collects those small records and
+commits one snapshot per statement. No data passes through the driver.
+"""
+
+from __future__ import annotations
+
+import pickle
+import threading
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from lakeskip.catalog.format.bucket import bucket_ids
+from lakeskip.catalog.format.deletion_vectors import DeletionVectorUpdate, IndexFileMeta
+from lakeskip.catalog.format.hash_index import HashIndexChange, hash_entries, merge_hash_changes
+from lakeskip.catalog.format.index_manifest import IndexManifestEntry
+from lakeskip.catalog.format.manifest import ManifestEntry
+from lakeskip.catalog.format.snapshot import CommitKind, Snapshot
+from lakeskip.catalog.pk.dynamic_bucket import (
+    AssignSpec,
+    BucketMode,
+    DynamicBucketOptions,
+    assign_table,
+    bucket_mode,
+    routing_values,
+    row_assigners,
+)
+from lakeskip.catalog.pk.merge_engine import reads_raw
+from lakeskip.catalog.pk.primary_key import RowKind, schema_key_layout
+from lakeskip.catalog.table import FileStoreTable, retry_on_conflict
+from lakeskip.catalog.write.data_writer import (
+    BUCKET_COLUMN,
+    DataWriter,
+    WriteSpec,
+    WriteTimings,
+    next_sequences,
+)
+from lakeskip.catalog.write.pk_dv_write import (
+    DELETE_FLAG,
+    BucketWrite,
+    PkDvSpec,
+    PkDvWriter,
+    dv_update,
+    pk_dv_spec,
+)
+from lakeskip.errors import ColumnNotFoundError, CommitConflictError, InvalidArgumentError
+from lakeskip.sort.clustering import clustering_from_options
+from lakeskip.sort.ranked import RANK_KEYS, ColumnBounds
+from lakeskip.types import DataType, Field, RowType
+
+__all__ = [
+    "WrittenEntries",
+    "align_by_name",
+    "align_by_position",
+    "commit_written",
+    "last_write_timings",
+    "write_dataframe",
+    "write_entries",
+]
+
+_RESULT_SCHEMA = "entry binary, timings binary"
+_RESULT_ARROW = pa.schema([("entry", pa.binary()), ("timings", pa.binary())])
+_local = threading.local()
+
+
+def _task(spec: WriteSpec | PkDvSpec):  # type: ignore[no-untyped-def]
+    """The function shipped to tasks (a closure over the picklable spec). Each task yields
+    one row per file written (its pickled manifest entry) and one row with its stage
+    timings; on a deletion-vector primary-key table also one row per bucket written (its
+    pickled :class:`BucketWrite`: DVs set, files removed)."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        prefix = str(uuid.uuid4())
+        writer = (
+            PkDvWriter(spec, prefix) if isinstance(spec, PkDvSpec) else DataWriter(spec, prefix)
+        )
+        entries: list[object] = list(writer.write_batches(batches))
+        if isinstance(writer, PkDvWriter):
+            entries.extend(writer.changes)
+        entries.extend(writer.hash_index)
+        dump = pickle.HIGHEST_PROTOCOL
+        yield pa.RecordBatch.from_pydict(
+            {
+                "entry": [pickle.dumps(e, protocol=dump) for e in entries] + [None],
+                "timings": [None] * len(entries) + [pickle.dumps(writer.timings(), protocol=dump)],
+            },
+            schema=_RESULT_ARROW,
+        )
+
+    return run
+
+
+class WrittenEntries(list[ManifestEntry]):
+    """The ADD entries of a write; on a deletion-vector primary-key table also what the
+    write's lookup changed in the bucket's older files (commit it with
+    :func:`commit_written`, which puts both in one snapshot).
+
+    Attributes:
+        removed: live files the write removes (every row deleted, or compacted away).
+        vectors: the DV part of the commit (``None``: none).
+        marked: live rows the write marked deleted (DELETE: the rows deleted).
+        emptied: how many of ``removed`` left because every row is now deleted; the others
+            were compacted (rewritten into the added files).
+        hash_index: dynamic-bucket tables: the buckets' new HASH index files.
+    """
+
+    removed: list[ManifestEntry]
+    vectors: DeletionVectorUpdate | None
+    marked: int
+    emptied: int
+    hash_index: HashIndexChange | None
+
+    def __init__(
+        self,
+        added: Sequence[ManifestEntry] = (),
+        removed: Sequence[ManifestEntry] = (),
+        vectors: DeletionVectorUpdate | None = None,
+        marked: int = 0,
+        emptied: int = 0,
+        hash_index: HashIndexChange | None = None,
+    ) -> None:
+        super().__init__(added)
+        self.removed = list(removed)
+        self.vectors = vectors
+        self.marked = marked
+        self.emptied = emptied
+        self.hash_index = hash_index
+
+    @property
+    def files_rewritten(self) -> int:
+        """Older files compacted into the added ones."""
+        return len(self.removed) - self.emptied
+
+    @property
+    def files_marked(self) -> int:
+        """Older files whose rows were marked deleted: given a new DV, or (every row deleted)
+        removed."""
+        return (len(self.vectors.vectors) if self.vectors is not None else 0) + self.emptied
+
+
+def commit_written(
+    table: FileStoreTable,
+    entries: Sequence[ManifestEntry],
+    kind: CommitKind = CommitKind.APPEND,
+    overwrite_partitions: Sequence[tuple[Any, ...]] | None = None,
+) -> Snapshot | None:
+    """Commit what :func:`write_entries` wrote: with the files it removes and the DVs it
+    set (deletion-vector primary-key tables) in the same snapshot."""
+    removed = entries.removed if isinstance(entries, WrittenEntries) else []
+    vectors = entries.vectors if isinstance(entries, WrittenEntries) else None
+    hashes = entries.hash_index if isinstance(entries, WrittenEntries) else None
+    if kind is CommitKind.APPEND and (removed or vectors is not None):
+        # files leave the table: an OVERWRITE that replaces no partition
+        kind, overwrite_partitions = CommitKind.OVERWRITE, []
+    return table.commit(
+        entries,
+        deleted=removed,
+        kind=kind,
+        overwrite_partitions=overwrite_partitions,
+        deletion_vectors=vectors,
+        hash_index=hashes,
+    )
+
+
+def join_written(table: FileStoreTable, parts: Sequence[Sequence[ManifestEntry]]) -> WrittenEntries:
+    """Several writes of one statement (MERGE on a primary-key table without DVs), to be
+    committed together: their files, and their HASH index files (two writes that added hashes
+    to the same bucket give one file with both)."""
+    added: list[ManifestEntry] = []
+    change: HashIndexChange | None = None
+    for p in parts:
+        added.extend(p)
+        h = p.hash_index if isinstance(p, WrittenEntries) else None
+        if h is not None:
+            change = (
+                h if change is None else merge_hash_changes(table.file_io, table.path, change, h)
+            )
+    return WrittenEntries(added, hash_index=change)
+
+
+def last_write_timings() -> WriteTimings | None:
+    """Stage timings of the most recent write (INSERT, CTAS, ``Session.write``, sort
+    compaction) run from this thread, summed over its tasks; ``None`` before any write.
+
+    >>> last_write_timings() is None or isinstance(last_write_timings(), WriteTimings)
+    True
+    """
+    timings: WriteTimings | None = getattr(_local, "timings", None)
+    return timings
+
+
+def align_by_position(
+    df: DataFrame, row_type: RowType, what: str, *, extra: Sequence[str] = ()
+) -> DataFrame:
+    """INSERT semantics: columns by position, cast to the table's types (ANSI store rules).
+    ``extra``: trailing columns of ``df`` kept as they are, after the table's."""
+    columns = [c for c in df.columns if c not in extra]
+    if len(columns) != len(row_type):
+        raise InvalidArgumentError(
+            f"{what}: the query produces {len(columns)} columns, the table has "
+            f"{len(row_type)} ({', '.join(row_type.names)})"
+        )
+    cols: list[Column] = [
+        _not_null(F.col(f"`{src}`").cast(f.type.spark_ddl()), f, what).alias(f.name)
+        for src, f in zip(columns, row_type.fields, strict=True)
+    ]
+    return df.select(*cols, *(F.col(f"`{e}`") for e in extra))
+
+
+def _not_null(col: Column, f: Field, what: str) -> Column:
+    """A NOT NULL column fails the write with a one-line message naming the column."""
+    if f.type.nullable:
+        return col
+    message = f"{what}: NULL in NOT NULL column {f.name}"
+    return F.when(col.isNull(), F.raise_error(F.lit(message))).otherwise(col)
+
+
+def align_by_name(df: DataFrame, row_type: RowType, what: str) -> DataFrame:
+    """DataFrame-write semantics: columns by name (case-insensitive), cast to the table's types."""
+    by_lower = {c.lower(): c for c in df.columns}
+    missing = [f.name for f in row_type if f.name.lower() not in by_lower]
+    if missing:
+        raise ColumnNotFoundError(f"{what}: the DataFrame lacks column(s) {', '.join(missing)}")
+    extra = sorted(set(by_lower) - {f.name.lower() for f in row_type})
+    if extra:
+        raise ColumnNotFoundError(f"{what}: the table has no column(s) {', '.join(extra)}")
+    return df.select(
+        *[
+            _not_null(
+                F.col(f"`{by_lower[f.name.lower()]}`").cast(f.type.spark_ddl()), f, what
+            ).alias(f.name)
+            for f in row_type
+        ]
+    )
+
+
+SORT_KEY = "__lakeskip_sort_key"
+
+
+def _bucket_task(columns: list[str], types: list[DataType], num_buckets: int):  # type: ignore[no-untyped-def]
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            arrays = [batch.column(batch.schema.get_field_index(c)) for c in columns]
+            ids = pa.array(bucket_ids(arrays, types, num_buckets), pa.int32())
+            yield pa.RecordBatch.from_arrays(
+                [*batch.columns, ids], names=[*batch.schema.names, BUCKET_COLUMN]
+            )
+
+    return run
+
+
+def repartition_by_bucket(df: DataFrame, table: FileStoreTable, mixed: bool = False) -> DataFrame:
+    """On a fixed-bucket table, shuffle rows by (partition, Paimon bucket) so each bucket of
+    a partition is written by one task (fewer, larger files); other tables unchanged.
+    ``mixed``: ``df`` ends with the MERGE delete flag (see :func:`write_entries`)."""
+    schema = table.schema
+    spec = schema.bucket_spec()
+    if spec is None:
+        return df
+    flag = f", `{DELETE_FLAG}` BOOLEAN" if mixed else ""
+    keyed = df.mapInArrow(
+        _bucket_task(list(spec.key), list(spec.types), spec.num_buckets),
+        schema.row_type.spark_ddl() + flag + f", `{BUCKET_COLUMN}` INT",
+    )
+    parts = [F.col(f"`{k}`") for k in schema.partition_keys]
+    return keyed.repartition(*parts, F.col(BUCKET_COLUMN)).drop(BUCKET_COLUMN)
+
+
+ROUTE_COLUMN = "__lakeskip_route"
+
+
+def _route_task(spec: AssignSpec, routes: list[int]):  # type: ignore[no-untyped-def]
+    """Each row's assigner, as a value Spark's hash partitioning sends to that assigner's task."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        import numpy as np
+
+        table_routes = np.asarray(routes, dtype=np.int32)
+        for batch in batches:
+            ids = row_assigners(pa.Table.from_batches([batch]), spec)
+            yield pa.RecordBatch.from_arrays(
+                [*batch.columns, pa.array(table_routes[ids], pa.int32())],
+                names=[*batch.schema.names, ROUTE_COLUMN],
+            )
+
+    return run
+
+
+def _assign_task(spec: AssignSpec, schema: Any):  # type: ignore[no-untyped-def]
+    """The bucket assigners: each task keeps one index per (partition, assigner) it meets."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from lakeskip.catalog.table import normalize_partition
+
+        state: dict[Any, Any] = {}
+        for batch in batches:
+            table = pa.Table.from_batches([batch])
+            buckets = assign_table(table, spec, state, lambda p: normalize_partition(schema, p))
+            yield pa.RecordBatch.from_arrays(
+                [*batch.columns[:-1], pa.array(buckets, pa.int32())],
+                names=[*batch.schema.names[:-1], BUCKET_COLUMN],
+            )
+
+    return run
+
+
+def assign_dynamic_buckets(
+    df: DataFrame,
+    table: FileStoreTable,
+    index: Mapping[tuple[tuple[Any, ...], int], IndexFileMeta],
+    *,
+    mixed: bool = False,
+    fresh: bool = False,
+) -> DataFrame:
+    """Dynamic bucket mode (:mod:`lakeskip.catalog.pk.dynamic_bucket`): shuffle rows to ``P``
+    assigner tasks by (partition hash, key hash), give each row its bucket there (from the
+    HASH index ``index`` of the write's snapshot), then shuffle by (partition, bucket) so one
+    task writes each bucket. The result ends with the bucket column the writer takes."""
+    schema = table.schema
+    options = DynamicBucketOptions.of(schema.options)
+    default = df.sparkSession.sparkContext.defaultParallelism
+    channels, assigners = options.assigners(default)
+    by_partition: dict[tuple[Any, ...], list[tuple[int, IndexFileMeta]]] = {}
+    for (partition, bucket), meta in sorted(index.items(), key=repr):
+        by_partition.setdefault(partition, []).append((bucket, meta))
+    layout = schema_key_layout(schema)
+    spec = AssignSpec(
+        file_io=table.file_io,
+        table_path=table.path,
+        partition_keys=tuple(schema.partition_keys),
+        partition_types=tuple(schema.row_type.field(k).type for k in schema.partition_keys),
+        key=layout.trimmed,
+        key_types=layout.types,
+        channels=channels,
+        assigners=assigners,
+        options=options,
+        index={k: tuple(v) for k, v in by_partition.items()},
+        fresh=fresh,
+    )
+    flag = f", `{DELETE_FLAG}` BOOLEAN" if mixed else ""
+    ddl = schema.row_type.spark_ddl() + flag
+    routed = df.mapInArrow(
+        _route_task(spec, routing_values(channels).tolist()), ddl + f", `{ROUTE_COLUMN}` INT"
+    ).repartition(channels, F.col(ROUTE_COLUMN))
+    assigned = routed.mapInArrow(_assign_task(spec, schema), ddl + f", `{BUCKET_COLUMN}` INT")
+    parts = [F.col(f"`{k}`") for k in schema.partition_keys]
+    return assigned.repartition(*parts, F.col(BUCKET_COLUMN))
+
+
+def _key_task(  # type: ignore[no-untyped-def]
+    columns: list[str],
+    strategy: str,
+    types: list[DataType],
+    var_len: int,
+    bounds: tuple[ColumnBounds, ...] | None = None,
+):
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from lakeskip.sort import hilbert_keys, zorder_keys
+        from lakeskip.sort.ranked import ranked_keys
+
+        for batch in batches:
+            arrays = [batch.column(batch.schema.get_field_index(c)) for c in columns]
+            if bounds is not None:
+                key = ranked_keys(arrays, types, bounds, strategy)
+            elif strategy == "zorder":
+                key = zorder_keys(arrays, types, var_length_contribution=var_len)
+            else:
+                key = hilbert_keys(arrays, types)
+            yield pa.RecordBatch.from_arrays(
+                [*batch.columns, key], names=[*batch.schema.names, SORT_KEY]
+            )
+
+    return run
+
+
+_SAMPLE_RESULT = "rows bigint, sample binary"
+
+
+def _sample_task(columns: list[str], wanted: int):  # type: ignore[no-untyped-def]
+    """Per Spark partition: its row count and a uniform sample of up to ``wanted`` rows of
+    ``columns`` (an Arrow IPC stream): reservoir sampling by random priority, bounded
+    memory whatever the partition's size."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        import numpy as np
+
+        rng = np.random.default_rng()
+        kept: pa.Table | None = None
+        priority = np.empty(0)
+        rows = 0
+        for batch in batches:
+            rows += batch.num_rows
+            part = pa.Table.from_batches([batch]).select(columns)
+            both = part if kept is None else pa.concat_tables([kept, part])
+            priority = np.concatenate([priority, rng.random(batch.num_rows)])
+            if both.num_rows > wanted:
+                keep = np.sort(np.argpartition(priority, wanted)[:wanted])
+                both, priority = both.take(pa.array(keep)), priority[keep]
+            kept = both
+        sink = pa.BufferOutputStream()
+        if kept is not None:
+            with pa.ipc.new_stream(sink, kept.schema) as writer:
+                writer.write_table(kept)
+        yield pa.RecordBatch.from_pydict(
+            {"rows": [rows], "sample": [sink.getvalue().to_pybytes()]},
+            schema=pa.schema([("rows", pa.int64()), ("sample", pa.binary())]),
+        )
+
+    return run
+
+
+def sample_bounds(
+    df: DataFrame, row_type: RowType, columns: Sequence[str], prefix: int
+) -> tuple[ColumnBounds, ...]:
+    """The rank boundaries of ``columns`` (:mod:`lakeskip.sort.ranked`) from a sample of
+    ``df`` drawn in Spark tasks: each partition returns a bounded reservoir and its row
+    count; the driver weights the reservoirs by their partitions' sizes."""
+    import numpy as np
+
+    from lakeskip.sort.ranked import SAMPLE_ROWS, column_bounds
+
+    wanted = max(1, SAMPLE_ROWS // max(1, df.rdd.getNumPartitions()))
+    # Spark's INT/DATE/... Arrow types are what row_type.to_arrow() gives, by name
+    rows = df.mapInArrow(_sample_task(list(columns), wanted), _SAMPLE_RESULT).collect()
+    total = sum(int(r["rows"]) for r in rows)
+    parts: list[pa.Table] = []
+    rng = np.random.default_rng(0)
+    for r in rows:
+        blob = bytes(r["sample"])
+        if not blob or not int(r["rows"]):
+            continue
+        sample = pa.ipc.open_stream(blob).read_all()
+        share = min(sample.num_rows, round(SAMPLE_ROWS * int(r["rows"]) / max(1, total)))
+        if share < sample.num_rows:  # a partition's weight is its size, not its sample's
+            pick = np.sort(rng.choice(sample.num_rows, size=max(1, share), replace=False))
+            sample = sample.take(pa.array(pick))
+        parts.append(sample)
+    types = [row_type.field(c).type for c in columns]
+    arrow = pa.schema([row_type.to_arrow().field(c) for c in columns])
+    if not parts:
+        empty = arrow.empty_table()
+        return column_bounds([empty.column(c) for c in columns], types, prefix=prefix)
+    data = pa.concat_tables([p.cast(arrow) for p in parts])
+    return column_bounds([data.column(c) for c in columns], types, prefix=prefix)
+
+
+def sort_dataframe(
+    df: DataFrame,
+    row_type: RowType,
+    partition_keys: Sequence[str],
+    strategy: str,
+    columns: Sequence[str],
+    var_length_contribution: int,
+    n_out: int,
+    curve_keys: str = RANK_KEYS,
+) -> DataFrame:
+    """Range-partition ``df`` into ``n_out`` tasks on the sort key (Spark samples the
+    boundaries, as Paimon's range shuffle does) and sort within each: ``order`` sorts by the
+    columns, ``zorder``/``hilbert`` by curve keys computed in Arrow batches -- rank keys
+    (``curve_keys = rank``: every column by its rank in a sample drawn in Spark tasks, see
+    :func:`sample_bounds`) or Paimon's raw-byte keys (``paimon``)."""
+    parts = [F.col(f"`{k}`") for k in partition_keys]
+    if strategy == "order":
+        keys = [F.col(f"`{c}`") for c in columns]
+        return df.repartitionByRange(n_out, *parts, *keys).sortWithinPartitions(*parts, *keys)
+    types = [row_type.field(c).type for c in columns]
+    bounds = (
+        sample_bounds(df, row_type, columns, var_length_contribution)
+        if curve_keys == RANK_KEYS
+        else None
+    )
+    keyed = df.mapInArrow(
+        _key_task(list(columns), strategy, types, var_length_contribution, bounds),
+        row_type.spark_ddl() + f", `{SORT_KEY}` BINARY",
+    )
+    key = F.col(SORT_KEY)
+    return (
+        keyed.repartitionByRange(n_out, *parts, key)
+        .sortWithinPartitions(*parts, key)
+        .drop(SORT_KEY)
+    )
+
+
+def collect_entries(
+    table: FileStoreTable,
+    df: DataFrame,
+    level: int = 0,
+    value_kind: RowKind = RowKind.INSERT,
+    *,
+    fresh: bool = False,
+    mixed: bool = False,
+    hash_index: Mapping[tuple[tuple[Any, ...], int], IndexFileMeta] | None = None,
+) -> list[ManifestEntry]:
+    """Run the write tasks and bring back their manifest entries (metadata only).
+
+    On a primary-key table every row is written as a version of kind ``value_kind`` with
+    sequence numbers after the bucket's existing ones; with deletion vectors the older
+    versions of the written keys are marked deleted (:mod:`lakeskip.catalog.write.pk_dv_write`)
+    and the result is a :class:`WrittenEntries`. ``fresh``: INSERT OVERWRITE (no lookup).
+    ``hash_index``: dynamic-bucket tables (``df`` ends with each row's bucket): the buckets'
+    HASH index files the assigner read; the result is a :class:`WrittenEntries` with the new
+    ones."""
+    spec: WriteSpec | PkDvSpec
+    if table.schema.is_primary_key_table:
+        spec = WriteSpec(
+            file_io=table.file_io,
+            table_path=table.path,
+            schema=table.schema,
+            level=0,
+            value_kind=value_kind,
+            next_sequence=next_sequences(
+                table.schema, table.scan_files() if table.latest_snapshot() else []
+            ),
+            hash_index=None if hash_index is None else ({} if fresh else dict(hash_index)),
+        )
+        if reads_raw(table.schema.options, table.schema.primary_keys):
+            spec = pk_dv_spec(table, spec, fresh=fresh, mixed=mixed)
+    else:
+        spec = WriteSpec(
+            file_io=table.file_io, table_path=table.path, schema=table.schema, level=level
+        )
+    rows = df.mapInArrow(_task(spec), _RESULT_SCHEMA).collect()
+    entries: list[ManifestEntry] = []
+    changes: list[BucketWrite] = []
+    hashes: list[IndexManifestEntry] = []
+    timings = WriteTimings()
+    for r in rows:
+        if r["entry"] is not None:
+            item = pickle.loads(bytes(r["entry"]))
+            if isinstance(item, BucketWrite):
+                changes.append(item)
+            elif isinstance(item, IndexManifestEntry):
+                hashes.append(item)
+            else:
+                entries.append(item)
+        else:
+            timings = timings + pickle.loads(bytes(r["timings"]))
+    _local.timings = timings
+    change = None
+    if hash_index is not None:
+        change = hash_change(hashes, hash_index, fresh)
+    if not isinstance(spec, PkDvSpec):
+        return entries if change is None else WrittenEntries(entries, hash_index=change)
+    return WrittenEntries(
+        entries,
+        [e for c in changes for e in c.removed],
+        dv_update(spec, changes),
+        sum(c.marked for c in changes),
+        sum(c.emptied for c in changes),
+        hash_index=change,
+    )
+
+
+def hash_change(
+    written: Sequence[IndexManifestEntry],
+    read: Mapping[tuple[tuple[Any, ...], int], IndexFileMeta],
+    fresh: bool,
+) -> HashIndexChange:
+    """The HASH part of a write's commit: the new files, and per partition they are in the
+    files the assigner read (the commit's conflict check; none for INSERT OVERWRITE)."""
+    base: dict[tuple[Any, ...], frozenset[tuple[int, str]]] = {}
+    if not fresh:
+        for p in {e.partition for e in written}:
+            base[p] = frozenset((b, m.file_name) for (q, b), m in read.items() if q == p)
+    return HashIndexChange(tuple(written), base)
+
+
+def write_entries(
+    table: FileStoreTable,
+    df: DataFrame,
+    value_kind: RowKind = RowKind.INSERT,
+    *,
+    fresh: bool = False,
+    mixed: bool = False,
+) -> list[ManifestEntry]:
+    """Write ``df`` (already aligned to the table) as data files in Spark tasks, without the
+    commit: sorted on the clustering key when the table has write-time clustering, else
+    grouped by bucket on fixed-bucket tables. Shared by INSERT and DELETE/UPDATE.
+    ``mixed`` (MERGE on a DV primary-key table): ``df`` has a trailing
+    :data:`~lakeskip.catalog.write.pk_dv_write.DELETE_FLAG` column; flagged keys are only marked."""
+    schema = table.schema
+    cluster = (
+        None  # a primary-key table's bucket must be written by one task (sequence numbers)
+        if schema.is_primary_key_table
+        else clustering_from_options(schema.options, schema.row_type, schema.partition_keys)
+    )
+    if cluster is not None:  # write-time clustering: new files come out sorted
+        df = sort_dataframe(
+            df,
+            schema.row_type,
+            schema.partition_keys,
+            cluster.strategy,
+            cluster.columns,
+            cluster.var_length_contribution,
+            max(1, df.rdd.getNumPartitions()),
+            cluster.curve_keys,
+        )
+    elif bucket_mode(schema.options, schema.primary_keys) is BucketMode.DYNAMIC:
+        index = hash_entries(table.index_entries(table.latest_snapshot()))
+        df = assign_dynamic_buckets(df, table, index, mixed=mixed, fresh=fresh)
+        return collect_entries(
+            table, df, value_kind=value_kind, fresh=fresh, mixed=mixed, hash_index=index
+        )
+    else:
+        df = repartition_by_bucket(df, table, mixed)
+    return collect_entries(table, df, value_kind=value_kind, fresh=fresh, mixed=mixed)
+
+
+def write_dataframe(
+    table: FileStoreTable,
+    df: DataFrame,
+    *,
+    overwrite: bool = False,
+    static_partition: Mapping[str, Any] | None = None,
+    overwrite_partitions: Sequence[tuple[Any, ...]] | None = None,
+    overwrite_all: bool = False,
+) -> Snapshot | None:
+    """Write an aligned DataFrame (columns already in table order and types) and commit.
+
+    Args:
+        table: the target table.
+        df: rows to write, aligned with :func:`align_by_position` or :func:`align_by_name`.
+        overwrite: replace data instead of appending. On a partitioned table this replaces the
+            partitions the new rows land in (dynamic overwrite), or just ``static_partition``.
+        static_partition: ``INSERT OVERWRITE t PARTITION (k=v)`` values.
+        overwrite_partitions: replace exactly these partitions (full value tuples).
+        overwrite_all: replace the whole table, also when it is partitioned.
+
+    Returns:
+        The committed snapshot, or ``None`` when nothing changed.
+
+    A commit that conflicts (a deletion-vector primary-key write whose lookup another
+    commit made stale) removes what it wrote and writes again against the latest snapshot
+    (:func:`~lakeskip.catalog.table.retry_on_conflict`).
+    """
+
+    def attempt() -> Snapshot | None:
+        entries = write_entries(table, df, fresh=overwrite)
+        try:
+            return _commit_write(
+                table, entries, overwrite, static_partition, overwrite_partitions, overwrite_all
+            )
+        except CommitConflictError:  # nothing was published
+            table.remove_unpublished(entries)
+            raise
+
+    return retry_on_conflict(table, attempt)
+
+
+def _commit_write(
+    table: FileStoreTable,
+    entries: list[ManifestEntry],
+    overwrite: bool,
+    static_partition: Mapping[str, Any] | None,
+    overwrite_partitions: Sequence[tuple[Any, ...]] | None,
+    overwrite_all: bool,
+) -> Snapshot | None:
+    if not overwrite:
+        if not entries and not getattr(entries, "removed", None):
+            return None
+        return commit_written(table, entries)
+    hashes = entries.hash_index if isinstance(entries, WrittenEntries) else None
+    partitions: Sequence[tuple[Any, ...]] | None = None
+    keys = list(table.schema.partition_keys)
+    if overwrite_all:
+        partitions = None
+    elif overwrite_partitions is not None:
+        partitions = list(overwrite_partitions)
+    elif keys:
+        if static_partition:
+            partitions = [tuple(static_partition[k] for k in keys)]
+        else:
+            partitions = sorted({e.partition for e in entries}, key=repr)
+            if not partitions:
+                return None
+    return table.commit(
+        entries, kind=CommitKind.OVERWRITE, overwrite_partitions=partitions, hash_index=hashes
+    )
