@@ -60,7 +60,9 @@ __all__ = [
     "assign_table",
     "assigner_ids",
     "bucket_mode",
+    "partition_hashes",
     "routing_values",
+    "row_assigners",
 ]
 
 TARGET_ROW_NUM = "dynamic-bucket.target-row-num"

@@ -30,6 +30,7 @@ from lakeskip.catalog.pk.dynamic_bucket import (
     DynamicBucketOptions,
     assign_table,
     bucket_mode,
+    partition_hashes,
     routing_values,
     row_assigners,
 )
@@ -294,19 +295,25 @@ def _route_task(spec: AssignSpec, routes: list[int]):  # type: ignore[no-untyped
     return run
 
 
-def _assign_task(spec: AssignSpec, schema: Any):  # type: ignore[no-untyped-def]
-    """The bucket assigners: each task keeps one index per (partition, assigner) it meets."""
+def _assign_task(spec: AssignSpec, schema: Any, writers: list[int]):  # type: ignore[no-untyped-def]
+    """The bucket assigners: each task keeps one index per (partition, assigner) it meets.
+    Each row leaves with its bucket and the route to its bucket's write task
+    (``(partition hash + bucket) mod len(writers)``: one task per bucket of a partition)."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        import numpy as np
+
         from lakeskip.catalog.table import normalize_partition
 
+        routes = np.asarray(writers, dtype=np.int32)
         state: dict[Any, Any] = {}
         for batch in batches:
             table = pa.Table.from_batches([batch])
             buckets = assign_table(table, spec, state, lambda p: normalize_partition(schema, p))
+            slot = np.mod(partition_hashes(table, spec).astype(np.int64) + buckets, len(routes))
             yield pa.RecordBatch.from_arrays(
-                [*batch.columns[:-1], pa.array(buckets, pa.int32())],
-                names=[*batch.schema.names[:-1], BUCKET_COLUMN],
+                [*batch.columns[:-1], pa.array(buckets, pa.int32()), pa.array(routes[slot])],
+                names=[*batch.schema.names[:-1], BUCKET_COLUMN, ROUTE_COLUMN],
             )
 
     return run
@@ -350,9 +357,14 @@ def assign_dynamic_buckets(
     routed = df.mapInArrow(
         _route_task(spec, routing_values(channels).tolist()), ddl + f", `{ROUTE_COLUMN}` INT"
     ).repartition(channels, F.col(ROUTE_COLUMN))
-    assigned = routed.mapInArrow(_assign_task(spec, schema), ddl + f", `{BUCKET_COLUMN}` INT")
-    parts = [F.col(f"`{k}`") for k in schema.partition_keys]
-    return assigned.repartition(*parts, F.col(BUCKET_COLUMN))
+    # an explicit task count: Spark's adaptive execution would coalesce the buckets of a
+    # small write into one task (a repartition by columns is coalescable, by number is not)
+    writers = max(channels, int(df.sparkSession.conf.get("spark.sql.shuffle.partitions") or 1))
+    assigned = routed.mapInArrow(
+        _assign_task(spec, schema, routing_values(writers).tolist()),
+        ddl + f", `{BUCKET_COLUMN}` INT, `{ROUTE_COLUMN}` INT",
+    )
+    return assigned.repartition(writers, F.col(ROUTE_COLUMN)).drop(ROUTE_COLUMN)
 
 
 def _key_task(  # type: ignore[no-untyped-def]
