@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -111,3 +112,9 @@ def test_dynamic_bucket_default_write_read_dml(session: Any) -> None:
     table = s.table("db.t").table
     types = {e.index_file.index_type for e in table.index_entries(table.latest_snapshot())}
     assert types == {HASH_INDEX}
+    # expiry deletes the HASH files only expired snapshots named; the live ones stay
+    s.sql("CALL sys.expire_snapshots(table => 'db.t', retain_max => 1, retain_min => 1)")
+    live = {e.index_file.file_name for e in table.index_entries(table.latest_snapshot())}
+    on_disk = {p.name for p in (Path(table.path) / "index").iterdir()}
+    assert on_disk == live
+    assert rows() == dict.fromkeys(range(10), "o")
