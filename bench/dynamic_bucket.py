@@ -9,7 +9,8 @@ an INSERT of ``--rows`` rows and an upsert of 1% of the keys (half existing, hal
 thread polls Spark's status tracker every 20 ms during each statement and records, per stage,
 its task count and the most tasks seen running at once. Per statement: wall time, buckets,
 files and bytes added, the stages. ``--baseline`` runs the same on a ``'bucket' = '1'`` table
-(lakeskip's default before dynamic buckets). The machine's load (``uptime``) is printed with
+(lakeskip's default before dynamic buckets). A 10,000-row run warms the session up first. The
+machine's load (``uptime``) is printed with
 the figures; on a shared machine they are loaded figures. Writes
 ``bench/results/dynamic-bucket-<timestamp>.json``.
 """
@@ -124,6 +125,7 @@ def main() -> None:
         args.warehouse, master=args.master, conf={"spark.driver.memory": "6g"}
     )
     session.sql("CREATE DATABASE IF NOT EXISTS bench")
+    run(session, 10_000, "")  # warm-up (JVM, Python workers), not recorded
     sc = session.spark.sparkContext
     result: dict[str, Any] = {
         "rows": args.rows,
