@@ -34,10 +34,14 @@ def test_key_inserted_twice_returns_latest_row(session: Any) -> None:
     assert _rows(session.sql("SELECT id FROM t WHERE v = 'b'")) == []
     table = session.catalog.get_table("default.t")
     assert table.schema.primary_keys == ("id",)
-    assert table.schema.options["bucket"] == "1"
+    assert table.schema.options["bucket"] == "-1"  # dynamic bucket, Paimon's default
     assert not table.schema.row_type.field("id").type.nullable
     entries = table.scan_files()
-    assert sorted(e.file.min_sequence_number for e in entries) == [0, 3, 5]
+    by_bucket: dict[int, list[int]] = {}
+    for e in entries:
+        by_bucket.setdefault(e.bucket, []).append(e.file.min_sequence_number)
+    for seqs in by_bucket.values():  # sequence numbers continue per bucket
+        assert sorted(seqs)[0] == 0 and len(set(seqs)) == len(seqs)
     data = pq.read_table(table.data_file_path(entries[0]))
     assert data.column_names[:3] == ["_KEY_id", "_SEQUENCE_NUMBER", "_VALUE_KIND"]
 
@@ -80,9 +84,9 @@ def test_primary_key_ddl_errors(session: Any) -> None:
             "CREATE TABLE e2 (id INT PRIMARY KEY NOT ENFORCED, v INT) "
             "WITH ('merge-engine' = 'aggregate')"
         )
-    with pytest.raises(InvalidOptionError, match="dynamic bucket"):
+    with pytest.raises(InvalidOptionError, match="bucket"):
         session.sql(
-            "CREATE TABLE e3 (id INT PRIMARY KEY NOT ENFORCED, v INT) WITH ('bucket' = '-1')"
+            "CREATE TABLE e3 (id INT PRIMARY KEY NOT ENFORCED, v INT) WITH ('bucket' = '0')"
         )
     with pytest.raises(InvalidArgumentError, match="not supported yet"):
         session.sql("CREATE TABLE e4 (id DOUBLE PRIMARY KEY NOT ENFORCED, v INT)")
@@ -163,9 +167,14 @@ _OPS = st.lists(
 
 
 @settings(max_examples=int(os.environ.get("LAKESKIP_PK_SPARK_EXAMPLES", "6")), deadline=None)
-@given(ops=_OPS, lo=st.integers(-4, 4), key=st.integers(0, 11))
+@given(
+    ops=_OPS,
+    lo=st.integers(-4, 4),
+    key=st.integers(0, 11),
+    bucket=st.sampled_from(["'bucket' = '2'", "'dynamic-bucket.target-row-num' = '3'"]),
+)
 def test_spark_reads_equal_latest_row_per_key(
-    spark: Any, tmp_path_factory: pytest.TempPathFactory, ops: Any, lo: int, key: int
+    spark: Any, tmp_path_factory: pytest.TempPathFactory, ops: Any, lo: int, key: int, bucket: str
 ) -> None:
     """Random upserts / deletes / updates through SQL; every read (Spark catalog, with value
     and key filters) equals "latest row per key" recomputed here in Python."""
@@ -174,8 +183,8 @@ def test_spark_reads_equal_latest_row_per_key(
     s = lakeskip.connect(str(tmp_path_factory.mktemp("pkh") / "wh"), spark=spark)
     s.sql(
         "CREATE TABLE t (k INT, p STRING, n INT, PRIMARY KEY (k, p) NOT ENFORCED) "
-        "PARTITIONED BY (p) WITH ('bucket' = '2', 'file-index.bloom-filter.columns' = 'n')"
-    )
+        f"PARTITIONED BY (p) WITH ({bucket}, 'file-index.bloom-filter.columns' = 'n')"
+    )  # fixed buckets, or dynamic ones (bucket = -1) growing every 3 keys
     model: dict[tuple[int, str], int] = {}
     for i, (op, keys, n) in enumerate(ops):
         if op == "insert":

@@ -35,6 +35,7 @@ from lakeskip.catalog.format.deletion_vectors import (
     decode_vector,
     write_index_file,
 )
+from lakeskip.catalog.format.hash_index import HashIndexChange, combine_hash_entries
 from lakeskip.catalog.format.index_manifest import IndexManifestEntry, write_index_manifest
 from lakeskip.catalog.format.manifest import FileKind, ManifestEntry
 from lakeskip.errors import CommitConflictError, CorruptDeletionVectorError
@@ -94,13 +95,22 @@ def plan_index_change(
     update: DeletionVectorUpdate | None,
     partition_types: Sequence[DataType],
     codec: str,
+    hash_index: HashIndexChange | None = None,
+    overwritten: Callable[[tuple[Any, ...]], bool] | None = None,
 ) -> IndexChange:
-    """Compute (and write) the index manifest of the next snapshot.
+    """Compute (and write) the index manifest of the next snapshot. ``hash_index``: the
+    HASH files of a dynamic-bucket write; ``overwritten``: partitions an OVERWRITE replaces
+    (their HASH files leave).
 
     Raises:
-        CommitConflictError: a DV changed under the writer, or its data file is gone.
+        CommitConflictError: a DV changed under the writer, or its data file is gone, or a
+            partition's HASH files changed since the write read them.
         CorruptDeletionVectorError: a DV to carry over cannot be read.
     """
+    hashed = combine_hash_entries(identifier, previous, hash_index, overwritten)
+    if hashed is not None:
+        # the HASH files change: the DV work below starts from the new list
+        previous, previous_manifest = hashed, None
     current = deletion_files(table_path, previous)
     added_names = {e.file.file_name for e in adds}
     if update is not None and update.seen is not None and adds:
@@ -119,7 +129,9 @@ def plan_index_change(
             )
     dropped = {e.file.file_name for e in deletes} - added_names
     if (update is None or not (update.vectors or update.base)) and not (dropped & current.keys()):
-        return IndexChange(previous_manifest, (), 0)
+        if hashed is None:
+            return IndexChange(previous_manifest, (), 0)
+        return _publish_hashed(file_io, table_path, hashed, partition_types, codec)
     vectors = dict(update.vectors) if update is not None else {}
     by_name: dict[str, ManifestEntry] = {}
     if update is not None:
@@ -187,3 +199,17 @@ def plan_index_change(
             file_io.delete(p)
         raise
     return IndexChange(manifest, tuple(written), deleted_positions)
+
+
+def _publish_hashed(
+    file_io: FileIO,
+    table_path: str,
+    entries: Sequence[IndexManifestEntry],
+    partition_types: Sequence[DataType],
+    codec: str,
+) -> IndexChange:
+    """A new index manifest for a commit that changes only HASH files."""
+    if not entries:
+        return IndexChange(None, (), 0)
+    manifest = write_index_manifest(file_io, table_path, entries, partition_types, codec)
+    return IndexChange(manifest, (f"{table_path}/manifest/{manifest}",), 0)

@@ -143,6 +143,12 @@ def _bucket(value: str, key: str) -> None:
         )
 
 
+def _max_buckets(value: str, key: str) -> None:
+    _int_at_least(-1)(value, key)
+    if int(str(value).strip()) == 0:
+        raise InvalidOptionError(f"option {key!r} = {value!r}: -1 (unlimited) or > 0")
+
+
 def _merge_engine(value: str, key: str) -> None:
     """Checked with the whole option map by :func:`check_merge_options` (the engine's
     options and the primary key decide together)."""
@@ -180,6 +186,30 @@ KNOWN_OPTIONS: Mapping[str, OptionSpec] = {
             BUCKET, "-1", _bucket, "-1 (unaware-bucket) or N > 0 fixed buckets (needs bucket-key)"
         ),
         OptionSpec(BUCKET_KEY, None, _any, "columns hashed to pick a row's bucket (bucket > 0)"),
+        OptionSpec(
+            "dynamic-bucket.target-row-num",
+            "2000000",
+            _int_at_least(1),
+            "dynamic bucket mode: keys per bucket before a new bucket opens",
+        ),
+        OptionSpec(
+            "dynamic-bucket.initial-buckets",
+            None,
+            _int_at_least(1),
+            "dynamic bucket mode: assigners (buckets opened at first) per partition",
+        ),
+        OptionSpec(
+            "dynamic-bucket.assigner-parallelism",
+            None,
+            _int_at_least(1),
+            "dynamic bucket mode: Spark tasks assigning buckets (default: Spark's parallelism)",
+        ),
+        OptionSpec(
+            "dynamic-bucket.max-buckets",
+            "-1",
+            _max_buckets,
+            "dynamic bucket mode: most buckets per partition (-1: unlimited)",
+        ),
         OptionSpec(
             "merge-engine",
             "deduplicate",

@@ -42,6 +42,7 @@ from lakeskip.catalog.cache import CacheSection, shared_cache
 from lakeskip.catalog.dv_commit import deletion_files, plan_index_change
 from lakeskip.catalog.file_io import FileIO
 from lakeskip.catalog.format.deletion_vectors import DeletionFile, DeletionVectorUpdate, read_vector
+from lakeskip.catalog.format.hash_index import HashIndexChange
 from lakeskip.catalog.format.index_manifest import IndexManifestEntry, read_index_manifest
 from lakeskip.catalog.format.manifest import (
     FileKind,
@@ -401,6 +402,7 @@ class FileStoreTable:
         *,
         merge_manifests: bool = False,
         concurrent_check: Callable[[Snapshot | None], None] | None = None,
+        hash_index: HashIndexChange | None = None,
     ) -> Snapshot | None:
         """Publish one snapshot adding and deleting files.
 
@@ -418,6 +420,9 @@ class FileStoreTable:
                 commit that adds back a file an earlier snapshot deleted needs it: pypaimon
                 drops every ADD of a file whose identifier any manifest of the snapshot
                 deletes.
+            hash_index: dynamic-bucket tables: the buckets' new HASH index files (and the
+                ones the write read, checked; see :mod:`lakeskip.catalog.format.hash_index`). An
+                OVERWRITE drops the HASH files of the partitions it replaces.
             concurrent_check: called with the snapshot this commit would follow, before every
                 attempt to publish; raises :class:`CommitConflictError` when a commit that
                 landed since the writer read the table invalidates what it wrote (a
@@ -476,7 +481,12 @@ class FileStoreTable:
                     ]
                     self._discard_manifest(delta_meta)  # deletions depend on the base
                     delta_meta = None
-            if not adds and not deletes and (dv is None or not dv.vectors):
+            if (
+                not adds
+                and not deletes
+                and (dv is None or not dv.vectors)
+                and (hash_index is None or not hash_index.replace_all)
+            ):
                 return None
             try:
                 index = plan_index_change(
@@ -491,6 +501,8 @@ class FileStoreTable:
                     dv,
                     self.partition_types,
                     codec,
+                    hash_index,
+                    match,
                 )
             except CommitConflictError:
                 self._discard_manifest(delta_meta)

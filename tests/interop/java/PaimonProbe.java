@@ -215,11 +215,33 @@ public class PaimonProbe {
             ow.fields().forEachRemaining(e -> part.put(e.getKey(), e.getValue().asText()));
             wb = wb.withOverwrite(part);
         }
+        // dynamic bucket (bucket = -1 with a primary key): Paimon's own assigner over the
+        // table's HASH index, one channel, as a single-writer job does
+        boolean dynamic =
+                t.bucketMode() == org.apache.paimon.table.BucketMode.HASH_DYNAMIC;
+        org.apache.paimon.index.HashBucketAssigner assigner =
+                dynamic
+                        ? new org.apache.paimon.index.HashBucketAssigner(
+                                t.snapshotManager(),
+                                java.util.UUID.randomUUID().toString(),
+                                t.store().newIndexFileHandler(),
+                                1,
+                                1,
+                                0,
+                                t.coreOptions().dynamicBucketTargetRowNum())
+                        : null;
+        org.apache.paimon.table.sink.RowPartitionKeyExtractor keys =
+                dynamic ? new org.apache.paimon.table.sink.RowPartitionKeyExtractor(t.schema()) : null;
         try (BatchTableWrite w = wb.newWrite(); BatchTableCommit c = wb.newCommit()) {
             for (JsonNode row : op.get("rows")) {
                 Object[] vals = new Object[rt.getFieldCount()];
                 for (int i = 0; i < vals.length; i++) vals[i] = value(rt.getTypeAt(i), row.get(i));
-                w.write(GenericRow.of(vals));
+                GenericRow r = GenericRow.of(vals);
+                if (dynamic) {
+                    w.write(r, assigner.assign(keys.partition(r), keys.trimmedPrimaryKey(r).hashCode()));
+                } else {
+                    w.write(r);
+                }
             }
             c.commit(w.prepareCommit());
         }

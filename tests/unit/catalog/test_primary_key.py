@@ -41,15 +41,19 @@ def _write(table, rows, kind=RowKind.INSERT, prefix="w"):  # type: ignore[no-unt
     return entries
 
 
-def test_create_stores_keys_not_null_and_a_fixed_bucket(tmp_path: Path) -> None:
+def test_create_stores_keys_not_null_and_dynamic_bucket(tmp_path: Path) -> None:
     cat = Catalog(str(tmp_path / "wh"))
     t = cat.create_table("default.t", ROW, ["dt"], {"primary-key": "dt, id"})
     assert t.schema.primary_keys == ("dt", "id")
-    assert t.schema.options == {"bucket": "1"}
+    assert t.schema.options == {"bucket": "-1"}  # Paimon's default: dynamic bucket mode
     assert [f.type.nullable for f in t.schema.row_type] == [False, False, True]
-    spec = t.schema.bucket_spec()
-    assert spec is not None and spec.key == ("id",)  # primary key minus partition columns
+    assert t.schema.bucket_spec() is None
     assert Catalog(str(tmp_path / "wh")).get_table("default.t").schema == t.schema
+    fixed = cat.create_table("default.f", ROW, ["dt"], {"primary-key": "dt, id", "bucket": "2"})
+    spec = fixed.schema.bucket_spec()
+    assert spec is not None and spec.key == ("id",)  # primary key minus partition columns
+    with pytest.raises(InvalidArgumentError, match="bucket assigner"):
+        _write(cat.get_table("default.t"), [{"dt": "d", "id": 1, "v": "x"}])
 
 
 @pytest.mark.parametrize(
@@ -67,7 +71,12 @@ def test_create_stores_keys_not_null_and_a_fixed_bucket(tmp_path: Path) -> None:
         ),
         ({"options": {"primary-key": "nope"}}, InvalidArgumentError, "not found"),
         ({"options": {"primary-key": "id,id"}}, InvalidArgumentError, "twice"),
-        ({"options": {"primary-key": "id", "bucket": "-1"}}, InvalidOptionError, "dynamic bucket"),
+        ({"options": {"primary-key": "id", "bucket": "0"}}, InvalidOptionError, "dynamic bucket"),
+        (
+            {"options": {"primary-key": "id", "dynamic-bucket.target-row-num": "0"}},
+            InvalidOptionError,
+            "target-row-num",
+        ),
         (
             {
                 "options": {
@@ -132,7 +141,7 @@ def test_dedupe_keeps_the_last_arrival_per_key() -> None:
 
 def test_key_value_files_and_manifest_fields(tmp_path: Path) -> None:
     cat = Catalog(str(tmp_path / "wh"))
-    t = cat.create_table("default.t", ROW, ["dt"], primary_keys=["id", "dt"])
+    t = cat.create_table("default.t", ROW, ["dt"], {"bucket": "1"}, primary_keys=["id", "dt"])
     (first,) = _write(t, [{"id": i, "dt": "x", "v": i} for i in (5, 3, 9, 3)])
     meta = first.file
     assert (meta.row_count, meta.min_sequence_number, meta.max_sequence_number) == (3, 0, 2)

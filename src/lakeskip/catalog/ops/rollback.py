@@ -13,6 +13,8 @@ readers see an ordinary snapshot.
   stay, as with any concurrent append.
 * Deletion vectors are restored too: each of the target's files gets back the DV it had
   there (a DELETE committed meanwhile on one of them is a conflict, not a lost delete).
+* Dynamic-bucket tables get the target's HASH index files back (a key written since may go
+  to any bucket again).
 * The target's files must still exist: a snapshot that is neither current nor tagged may
   have been expired, and its files with it.
 """
@@ -24,6 +26,7 @@ from dataclasses import dataclass
 from pyroaring import BitMap
 
 from lakeskip.catalog.format.deletion_vectors import DeletionVectorUpdate
+from lakeskip.catalog.format.hash_index import HASH_INDEX, HashIndexChange
 from lakeskip.catalog.format.manifest import ManifestEntry
 from lakeskip.catalog.format.snapshot import CommitKind, Snapshot
 from lakeskip.catalog.table import FileStoreTable
@@ -80,6 +83,20 @@ def _vectors(
     return DeletionVectorUpdate(vectors, base, read) if vectors else None
 
 
+def _hash_files(
+    table: FileStoreTable, latest: Snapshot, target: Snapshot
+) -> HashIndexChange | None:
+    """Dynamic bucket: the target's HASH index files again (a key written after it must be
+    free to go to any bucket), or ``None`` when they are the same."""
+    want = [e for e in table.index_entries(target) if e.index_file.index_type == HASH_INDEX]
+    have = [e for e in table.index_entries(latest) if e.index_file.index_type == HASH_INDEX]
+    if {(e.partition, e.bucket, e.index_file.file_name) for e in want} == {
+        (e.partition, e.bucket, e.index_file.file_name) for e in have
+    }:
+        return None
+    return HashIndexChange(tuple(want), replace_all=True)
+
+
 def rollback_to(table: FileStoreTable, target: Snapshot) -> RollbackResult:
     """Make the table's files (and deletion vectors) those of ``target`` again, in one new
     snapshot.
@@ -115,5 +132,6 @@ def rollback_to(table: FileStoreTable, target: Snapshot) -> RollbackResult:
         overwrite_partitions=[],
         deletion_vectors=dv,
         merge_manifests=bool(added),
+        hash_index=_hash_files(table, latest, target),
     )
     return RollbackResult(snapshot, len(added), len(deleted))

@@ -62,11 +62,9 @@ SEQUENCE_NUMBER = "_SEQUENCE_NUMBER"
 VALUE_KIND = "_VALUE_KIND"
 PRIMARY_KEY_OPTION = "primary-key"
 DEFAULT_MERGE_ENGINE = DEDUPLICATE
-# Paimon's default for a primary-key table without ``bucket`` is dynamic bucket (-1), which
-# needs a hash index mapping each key to its bucket. lakeskip writes an explicit fixed
-# ``bucket`` instead (Paimon's own default before dynamic bucket existed): every reader
-# (Paimon Java, pypaimon) reads a fixed-bucket table, and no index file is needed.
-DEFAULT_PK_BUCKETS = "1"
+# Paimon's default for a primary-key table without ``bucket``: dynamic bucket mode (-1), a
+# HASH index maps each key to its bucket (:mod:`lakeskip.catalog.pk.dynamic_bucket`)
+DEFAULT_PK_BUCKETS = "-1"
 # Paimon's ``num-levels`` defaults to ``num-sorted-run.compaction-trigger`` (5) + 1 = 6, and
 # its full compaction writes to the top level, 5: so do lakeskip's compaction and a
 # deletion-vector write into an empty bucket. Paimon's ``t$read_optimized`` reads exactly
@@ -143,13 +141,13 @@ def check_primary_key(
 ) -> tuple[tuple[str, ...], RowType, dict[str, str]]:
     """Validate a primary key as Paimon does and return (keys, row type, options) as stored.
 
-    Key columns become NOT NULL; ``bucket`` defaults to :data:`DEFAULT_PK_BUCKETS`; a
-    ``bucket-key`` must lie within the trimmed key.
+    Key columns become NOT NULL; ``bucket`` defaults to :data:`DEFAULT_PK_BUCKETS` (dynamic
+    bucket mode, as in Paimon); a ``bucket-key`` must lie within the trimmed key.
 
     Raises:
         InvalidArgumentError: unknown or repeated key column, a partition column missing from
             the key, a key equal to the partition columns, a key type that cannot be merged.
-        InvalidOptionError: ``bucket = -1`` (dynamic bucket), a bad ``bucket-key``, a merge
+        InvalidOptionError: ``bucket`` not -1 or > 0, a bad ``bucket-key``, a merge
             engine or merge option lakeskip does not implement (:mod:`.merge_engine`).
     """
     keys: list[str] = []
@@ -192,11 +190,15 @@ def check_primary_key(
         n = int(bucket)
     except ValueError:
         raise InvalidOptionError(f"option 'bucket' = {bucket!r}: not an integer") from None
-    if n <= 0:
+    if n <= 0 and n != -1:
         raise InvalidOptionError(
-            f"option 'bucket' = {bucket!r}: primary-key tables need a fixed bucket count > 0 "
-            "(dynamic bucket -1 is not supported yet)"
+            f"option 'bucket' = {bucket!r}: -1 (dynamic bucket) or a bucket count > 0"
         )
+    opts["bucket"] = str(n)
+    if n == -1:
+        from lakeskip.catalog.pk.dynamic_bucket import DynamicBucketOptions
+
+        DynamicBucketOptions.of(opts)  # the dynamic-bucket.* values are checked here
     if opts.get("clustering.columns"):
         raise InvalidOptionError(
             "option 'clustering.columns' is not supported on primary-key tables "

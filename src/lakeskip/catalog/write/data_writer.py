@@ -40,6 +40,9 @@ from lakeskip.catalog.file_io import FileIO
 from lakeskip.catalog.format.binary_row import serialize_row
 from lakeskip.catalog.format.bucket import BucketSpec, bucket_ids
 from lakeskip.catalog.format.data_file import DataFileMeta, FileSource, make_data_file_meta
+from lakeskip.catalog.format.deletion_vectors import IndexFileMeta
+from lakeskip.catalog.format.hash_index import key_hashes, read_hash_index, write_hash_index
+from lakeskip.catalog.format.index_manifest import IndexManifestEntry
 from lakeskip.catalog.format.manifest import FileKind, ManifestEntry
 from lakeskip.catalog.format.parquet_options import ParquetWriteOptions, parquet_write_options
 from lakeskip.catalog.format.schema import TableSchema
@@ -53,6 +56,7 @@ from lakeskip.catalog.pk.primary_key import (
     schema_key_layout,
     to_key_value,
 )
+from lakeskip.errors import InvalidArgumentError
 from lakeskip.index.file_index import build_file_index
 from lakeskip.index.options import FileIndexOptions, parse_file_index_options
 from lakeskip.types import RowType, to_internal
@@ -67,6 +71,8 @@ __all__ = [
 ]
 
 INDEX_SUFFIX = ".index"
+#: dynamic-bucket tables: the trailing column of a write task's input naming each row's bucket
+BUCKET_COLUMN = "__lakeskip_bucket"
 _INITIAL_MEMORY_RATIO = 3.0
 
 
@@ -83,6 +89,11 @@ class WriteSpec:
     # (one more than the bucket's largest; 0 for a new bucket)
     value_kind: RowKind = RowKind.INSERT
     next_sequence: Mapping[tuple[tuple[Any, ...], int], int] = field(default_factory=dict)
+    # dynamic-bucket tables (bucket = -1 with a primary key): every input row ends with its
+    # bucket (BUCKET_COLUMN, chosen by the assigner), and this maps (internal partition,
+    # bucket) to the bucket's HASH index file at the write's snapshot (absent: none yet);
+    # None on every other table
+    hash_index: Mapping[tuple[tuple[Any, ...], int], IndexFileMeta] | None = None
 
     @property
     def target_file_size(self) -> int:
@@ -397,6 +408,16 @@ class DataWriter:
         schema = spec.schema
         self.key_layout = schema_key_layout(schema) if schema.is_primary_key_table else None
         self.next_sequence = dict(spec.next_sequence)
+        self.total_buckets = -1 if self.bucket_spec is None else self.bucket_spec.num_buckets
+        # dynamic bucket: key hashes written per (partition, bucket), for the HASH index
+        self.dynamic = spec.hash_index is not None
+        if self.key_layout is not None and self.bucket_spec is None and not self.dynamic:
+            raise InvalidArgumentError(
+                "a dynamic-bucket table (bucket = -1) is written through its bucket assigner "
+                "(lakeskip.spark.write.writer.write_entries), which keeps each key in one bucket"
+            )
+        self._hashes: dict[tuple[tuple[Any, ...], int], list[np.ndarray]] = {}
+        self.hash_index: list[IndexManifestEntry] = []
 
     def timings(self) -> WriteTimings:
         """Seconds per stage so far (see :class:`WriteTimings`)."""
@@ -427,7 +448,10 @@ class DataWriter:
         table = pa.Table.from_batches([data]) if isinstance(data, pa.RecordBatch) else data
         if table.num_rows == 0:
             return []
+        table, buckets = self._take_buckets(table)
         table = _conform(table, self.arrow_schema)
+        if buckets is not None:
+            table = table.append_column(BUCKET_COLUMN, buckets)
         done: list[ManifestEntry] = []
         full: list[tuple[tuple[Any, ...], int]] = []
         for key, part in self._split_buckets(self._split(table)):
@@ -445,7 +469,38 @@ class DataWriter:
         """Write every buffered (partition, bucket); returns all entries of this writer."""
         for key in list(self.buffers):
             self._flush(key)
+        self._write_hash_index()
         return list(self.written)
+
+    def _take_buckets(self, table: pa.Table) -> tuple[pa.Table, pa.ChunkedArray | None]:
+        """Dynamic bucket: split off the trailing bucket column the assigner added."""
+        if not self.dynamic:
+            return table, None
+        last = table.num_columns - 1
+        return table.remove_column(last), table.column(last).cast(pa.int32())
+
+    def _write_hash_index(self) -> None:
+        """Dynamic bucket (Paimon's ``DynamicBucketIndexMaintainer``): per bucket written, its
+        HASH file with this write's key hashes added, when any of them is new."""
+        if not self.dynamic:
+            return
+        from lakeskip.catalog.table import normalize_partition
+
+        assert self.spec.hash_index is not None
+        for (partition, bucket), parts in sorted(self._hashes.items(), key=repr):
+            normalized = normalize_partition(self.spec.schema, partition)
+            old = self.spec.hash_index.get((normalized, bucket))
+            before = (
+                read_hash_index(self.spec.file_io, self.spec.table_path, old)
+                if old is not None
+                else np.empty(0, np.int32)
+            )
+            merged = np.union1d(before, np.concatenate(parts)).astype(np.int32)
+            if len(merged) == len(before):
+                continue
+            meta = write_hash_index(self.spec.file_io, self.spec.table_path, merged)
+            self.hash_index.append(IndexManifestEntry(FileKind.ADD, normalized, bucket, meta))
+        self._hashes.clear()
 
     def _flush(self, key: tuple[tuple[Any, ...], int]) -> ManifestEntry:
         t = time.perf_counter()
@@ -465,14 +520,13 @@ class DataWriter:
             seq_key = (normalize_partition(self.spec.schema, partition), bucket)
             first = self.next_sequence.get(seq_key, 0)
             self.next_sequence[seq_key] = first + table.num_rows
-            assert self.bucket_spec is not None  # primary-key tables have fixed buckets
             entry = write_kv_data_file(
                 self.spec,
                 table,
                 partition,
                 self._next_name(),
                 bucket,
-                self.bucket_spec.num_buckets,
+                self.total_buckets,
                 first,
                 index_options=self.index_options,
                 parquet_options=self.parquet_options,
@@ -488,7 +542,7 @@ class DataWriter:
             self._next_name(),
             index_options=self.index_options,
             bucket=bucket,
-            total_buckets=-1 if self.bucket_spec is None else self.bucket_spec.num_buckets,
+            total_buckets=self.total_buckets,
             parquet_options=self.parquet_options,
             clock=self._clock,
         )
@@ -502,6 +556,9 @@ class DataWriter:
     ) -> Iterator[tuple[tuple[tuple[Any, ...], int], pa.Table]]:
         spec = self.bucket_spec
         for partition, part in parts:
+            if self.dynamic:
+                yield from self._split_assigned(partition, part)
+                continue
             if spec is None:
                 yield (partition, 0), part
                 continue
@@ -513,6 +570,26 @@ class DataWriter:
             for s, e in zip(starts.tolist(), ends.tolist(), strict=True):
                 rows = part if e - s == len(order) else part.take(pa.array(order[s:e]))
                 yield (partition, int(sorted_ids[s])), rows
+
+    def _split_assigned(
+        self, partition: tuple[Any, ...], part: pa.Table
+    ) -> Iterator[tuple[tuple[tuple[Any, ...], int], pa.Table]]:
+        """Dynamic bucket: rows by the bucket the assigner gave them; records key hashes."""
+        assert self.key_layout is not None
+        ids = part.column(BUCKET_COLUMN).to_numpy()
+        part = part.drop_columns([BUCKET_COLUMN])
+        hashes = key_hashes(
+            [part.column(k) for k in self.key_layout.trimmed], self.key_layout.types
+        )
+        order = np.argsort(ids, kind="stable")
+        sorted_ids = ids[order]
+        starts = np.flatnonzero(np.r_[True, sorted_ids[1:] != sorted_ids[:-1]])
+        ends = np.r_[starts[1:], len(order)]
+        for s, e in zip(starts.tolist(), ends.tolist(), strict=True):
+            idx = order[s:e]
+            key = (partition, int(sorted_ids[s]))
+            self._hashes.setdefault(key, []).append(hashes[idx])
+            yield key, (part if e - s == len(order) else part.take(pa.array(idx)))
 
     def _split(self, table: pa.Table) -> Iterator[tuple[tuple[Any, ...], pa.Table]]:
         if not self.partition_keys:

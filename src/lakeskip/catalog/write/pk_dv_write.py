@@ -50,7 +50,12 @@ from lakeskip.catalog.pk.primary_key import (
     RowKind,
     schema_key_layout,
 )
-from lakeskip.catalog.write.data_writer import DataWriter, WriteSpec, write_kv_data_file
+from lakeskip.catalog.write.data_writer import (
+    BUCKET_COLUMN,
+    DataWriter,
+    WriteSpec,
+    write_kv_data_file,
+)
 from lakeskip.index.primitives.roaring import bitmap_of, serialize_bitmap
 
 if TYPE_CHECKING:
@@ -410,6 +415,7 @@ class PkDvWriter(DataWriter):
         table = pa.Table.from_batches([data]) if isinstance(data, pa.RecordBatch) else data
         if table.num_rows == 0:
             return []
+        table, buckets = self._take_buckets(table)
         flag = None
         if self.dv_spec.mixed:  # MERGE: the trailing delete flag rides along with each row
             flag = table.column(table.num_columns - 1).cast(pa.bool_())
@@ -417,6 +423,8 @@ class PkDvWriter(DataWriter):
         table = _conform(table, self.arrow_schema)
         if flag is not None:
             table = table.append_column(DELETE_FLAG, flag)
+        if buckets is not None:
+            table = table.append_column(BUCKET_COLUMN, buckets)
         for key, part in self._split_buckets(self._split(table)):
             buf = self.buffers.setdefault(key, _Buffer())
             buf.tables.append(part)
@@ -426,7 +434,6 @@ class PkDvWriter(DataWriter):
     def close(self) -> list[ManifestEntry]:
         from lakeskip.catalog.table import normalize_partition
 
-        assert self.bucket_spec is not None  # primary-key tables have fixed buckets
         for (partition, bucket), buf in sorted(self.buffers.items(), key=repr):
             normalized = normalize_partition(self.spec.schema, partition)
             result = write_bucket(
@@ -434,11 +441,12 @@ class PkDvWriter(DataWriter):
                 partition,
                 normalized,
                 bucket,
-                self.bucket_spec.num_buckets,
+                self.total_buckets,
                 pa.concat_tables(buf.tables),
                 self._next_name().removesuffix(".parquet").removeprefix("data-"),
             )
             self.changes.append(result)
             self.written.extend(result.added)
         self.buffers.clear()
+        self._write_hash_index()
         return list(self.written)

@@ -51,7 +51,6 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from lakeskip.catalog.format.manifest import ManifestEntry
-from lakeskip.catalog.format.snapshot import CommitKind
 from lakeskip.catalog.options import deletion_vectors_enabled
 from lakeskip.catalog.pk.merge_engine import MergeEngine
 from lakeskip.catalog.pk.primary_key import RowKind
@@ -82,6 +81,7 @@ from lakeskip.spark.write.writer import (
     WrittenEntries,
     align_by_position,
     commit_written,
+    join_written,
     write_entries,
 )
 from lakeskip.types import RowType
@@ -186,9 +186,8 @@ def _write_versions(request: DmlRequest) -> DmlResult:
     if not entries:
         return c.nothing()
     try:
-        snap = table.commit(
-            entries, kind=CommitKind.APPEND, concurrent_check=c.concurrent_check(table)
-        )
+        # dynamic bucket: with its HASH files
+        snap = commit_written(table, entries, concurrent_check=c.concurrent_check(table))
     except CommitConflictError:
         remove_files(table, entries)  # nothing was published
         raise
@@ -254,6 +253,7 @@ def _merge(request: MergeRequest) -> MergeResult:
         else:
             # three writes, one commit: each write numbers its rows from the bucket's next
             # sequence number, which is right because no key is written twice (checked above)
+            parts: list[list[ManifestEntry]] = []
             for kind, codes in (
                 (RowKind.UPDATE_AFTER, tuple(spec.updates)),
                 (RowKind.DELETE, spec.deletes),
@@ -262,12 +262,10 @@ def _merge(request: MergeRequest) -> MergeResult:
                 if any(counts.get(c, (0, 0))[0] for c in codes):
                     rows = changes.where(F.col(ACTION_COLUMN).isin(*codes)).select(*names)
                     data = align_by_position(rows, row_type, what)
-                    written += write_entries(table, data, value_kind=kind)
-            snap = (
-                table.commit(written, kind=CommitKind.APPEND, concurrent_check=check)
-                if written
-                else None
-            )
+                    parts.append(write_entries(table, data, value_kind=kind))
+                    written += parts[-1]
+            joined = join_written(table, parts)  # dynamic bucket: one HASH file per bucket
+            snap = commit_written(table, joined, concurrent_check=check) if written else None
     except BaseException:
         remove_files(table, written)
         raise

@@ -20,13 +20,31 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from lakeskip.catalog.format.bucket import bucket_ids
-from lakeskip.catalog.format.deletion_vectors import DeletionVectorUpdate
+from lakeskip.catalog.format.deletion_vectors import DeletionVectorUpdate, IndexFileMeta
+from lakeskip.catalog.format.hash_index import HashIndexChange, hash_entries, merge_hash_changes
+from lakeskip.catalog.format.index_manifest import IndexManifestEntry
 from lakeskip.catalog.format.manifest import ManifestEntry
 from lakeskip.catalog.format.snapshot import CommitKind, Snapshot
+from lakeskip.catalog.pk.dynamic_bucket import (
+    AssignSpec,
+    BucketMode,
+    DynamicBucketOptions,
+    assign_table,
+    bucket_mode,
+    partition_hashes,
+    routing_values,
+    row_assigners,
+)
 from lakeskip.catalog.pk.merge_engine import reads_raw
-from lakeskip.catalog.pk.primary_key import RowKind
+from lakeskip.catalog.pk.primary_key import RowKind, schema_key_layout
 from lakeskip.catalog.table import FileStoreTable, retry_on_conflict
-from lakeskip.catalog.write.data_writer import DataWriter, WriteSpec, WriteTimings, next_sequences
+from lakeskip.catalog.write.data_writer import (
+    BUCKET_COLUMN,
+    DataWriter,
+    WriteSpec,
+    WriteTimings,
+    next_sequences,
+)
 from lakeskip.catalog.write.pk_dv_write import (
     DELETE_FLAG,
     BucketWrite,
@@ -69,6 +87,7 @@ def _task(spec: WriteSpec | PkDvSpec):  # type: ignore[no-untyped-def]
         entries: list[object] = list(writer.write_batches(batches))
         if isinstance(writer, PkDvWriter):
             entries.extend(writer.changes)
+        entries.extend(writer.hash_index)
         dump = pickle.HIGHEST_PROTOCOL
         yield pa.RecordBatch.from_pydict(
             {
@@ -92,12 +111,14 @@ class WrittenEntries(list[ManifestEntry]):
         marked: live rows the write marked deleted (DELETE: the rows deleted).
         emptied: how many of ``removed`` left because every row is now deleted; the others
             were compacted (rewritten into the added files).
+        hash_index: dynamic-bucket tables: the buckets' new HASH index files.
     """
 
     removed: list[ManifestEntry]
     vectors: DeletionVectorUpdate | None
     marked: int
     emptied: int
+    hash_index: HashIndexChange | None
 
     def __init__(
         self,
@@ -106,12 +127,14 @@ class WrittenEntries(list[ManifestEntry]):
         vectors: DeletionVectorUpdate | None = None,
         marked: int = 0,
         emptied: int = 0,
+        hash_index: HashIndexChange | None = None,
     ) -> None:
         super().__init__(added)
         self.removed = list(removed)
         self.vectors = vectors
         self.marked = marked
         self.emptied = emptied
+        self.hash_index = hash_index
 
     @property
     def files_rewritten(self) -> int:
@@ -138,6 +161,7 @@ def commit_written(
     :meth:`~lakeskip.catalog.table.FileStoreTable.commit`'s."""
     removed = entries.removed if isinstance(entries, WrittenEntries) else []
     vectors = entries.vectors if isinstance(entries, WrittenEntries) else None
+    hashes = entries.hash_index if isinstance(entries, WrittenEntries) else None
     if kind is CommitKind.APPEND and (removed or vectors is not None):
         # files leave the table: an OVERWRITE that replaces no partition
         kind, overwrite_partitions = CommitKind.OVERWRITE, []
@@ -148,7 +172,24 @@ def commit_written(
         overwrite_partitions=overwrite_partitions,
         deletion_vectors=vectors,
         concurrent_check=concurrent_check,
+        hash_index=hashes,
     )
+
+
+def join_written(table: FileStoreTable, parts: Sequence[Sequence[ManifestEntry]]) -> WrittenEntries:
+    """Several writes of one statement (MERGE on a primary-key table without DVs), to be
+    committed together: their files, and their HASH index files (two writes that added hashes
+    to the same bucket give one file with both)."""
+    added: list[ManifestEntry] = []
+    change: HashIndexChange | None = None
+    for p in parts:
+        added.extend(p)
+        h = p.hash_index if isinstance(p, WrittenEntries) else None
+        if h is not None:
+            change = (
+                h if change is None else merge_hash_changes(table.file_io, table.path, change, h)
+            )
+    return WrittenEntries(added, hash_index=change)
 
 
 def last_write_timings() -> WriteTimings | None:
@@ -254,7 +295,6 @@ def _struct_by_name(col: Column, src: Any, t: DataType, path: str, what: str) ->
 
 
 SORT_KEY = "__lakeskip_sort_key"
-BUCKET_COLUMN = "__lakeskip_bucket"
 
 
 def _bucket_task(columns: list[str], types: list[DataType], num_buckets: int):  # type: ignore[no-untyped-def]
@@ -284,6 +324,98 @@ def repartition_by_bucket(df: DataFrame, table: FileStoreTable, mixed: bool = Fa
     )
     parts = [F.col(f"`{k}`") for k in schema.partition_keys]
     return keyed.repartition(*parts, F.col(BUCKET_COLUMN)).drop(BUCKET_COLUMN)
+
+
+ROUTE_COLUMN = "__lakeskip_route"
+
+
+def _route_task(spec: AssignSpec, routes: list[int]):  # type: ignore[no-untyped-def]
+    """Each row's assigner, as a value Spark's hash partitioning sends to that assigner's task."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        import numpy as np
+
+        table_routes = np.asarray(routes, dtype=np.int32)
+        for batch in batches:
+            ids = row_assigners(pa.Table.from_batches([batch]), spec)
+            yield pa.RecordBatch.from_arrays(
+                [*batch.columns, pa.array(table_routes[ids], pa.int32())],
+                names=[*batch.schema.names, ROUTE_COLUMN],
+            )
+
+    return run
+
+
+def _assign_task(spec: AssignSpec, schema: Any, writers: list[int]):  # type: ignore[no-untyped-def]
+    """The bucket assigners: each task keeps one index per (partition, assigner) it meets.
+    Each row leaves with its bucket and the route to its bucket's write task
+    (``(partition hash + bucket) mod len(writers)``: one task per bucket of a partition)."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        import numpy as np
+
+        from lakeskip.catalog.table import normalize_partition
+
+        routes = np.asarray(writers, dtype=np.int32)
+        state: dict[Any, Any] = {}
+        for batch in batches:
+            table = pa.Table.from_batches([batch])
+            buckets = assign_table(table, spec, state, lambda p: normalize_partition(schema, p))
+            slot = np.mod(partition_hashes(table, spec).astype(np.int64) + buckets, len(routes))
+            yield pa.RecordBatch.from_arrays(
+                [*batch.columns[:-1], pa.array(buckets, pa.int32()), pa.array(routes[slot])],
+                names=[*batch.schema.names[:-1], BUCKET_COLUMN, ROUTE_COLUMN],
+            )
+
+    return run
+
+
+def assign_dynamic_buckets(
+    df: DataFrame,
+    table: FileStoreTable,
+    index: Mapping[tuple[tuple[Any, ...], int], IndexFileMeta],
+    *,
+    mixed: bool = False,
+    fresh: bool = False,
+) -> DataFrame:
+    """Dynamic bucket mode (:mod:`lakeskip.catalog.pk.dynamic_bucket`): shuffle rows to ``P``
+    assigner tasks by (partition hash, key hash), give each row its bucket there (from the
+    HASH index ``index`` of the write's snapshot), then shuffle by (partition, bucket) so one
+    task writes each bucket. The result ends with the bucket column the writer takes."""
+    schema = table.schema
+    options = DynamicBucketOptions.of(schema.options)
+    default = df.sparkSession.sparkContext.defaultParallelism
+    channels, assigners = options.assigners(default)
+    by_partition: dict[tuple[Any, ...], list[tuple[int, IndexFileMeta]]] = {}
+    for (partition, bucket), meta in sorted(index.items(), key=repr):
+        by_partition.setdefault(partition, []).append((bucket, meta))
+    layout = schema_key_layout(schema)
+    spec = AssignSpec(
+        file_io=table.file_io,
+        table_path=table.path,
+        partition_keys=tuple(schema.partition_keys),
+        partition_types=tuple(schema.row_type.field(k).type for k in schema.partition_keys),
+        key=layout.trimmed,
+        key_types=layout.types,
+        channels=channels,
+        assigners=assigners,
+        options=options,
+        index={k: tuple(v) for k, v in by_partition.items()},
+        fresh=fresh,
+    )
+    flag = f", `{DELETE_FLAG}` BOOLEAN" if mixed else ""
+    ddl = schema.row_type.spark_ddl() + flag
+    routed = df.mapInArrow(
+        _route_task(spec, routing_values(channels).tolist()), ddl + f", `{ROUTE_COLUMN}` INT"
+    ).repartition(channels, F.col(ROUTE_COLUMN))
+    # an explicit task count: Spark's adaptive execution would coalesce the buckets of a
+    # small write into one task (a repartition by columns is coalescable, by number is not)
+    writers = max(channels, int(df.sparkSession.conf.get("spark.sql.shuffle.partitions") or 1))
+    assigned = routed.mapInArrow(
+        _assign_task(spec, schema, routing_values(writers).tolist()),
+        ddl + f", `{BUCKET_COLUMN}` INT, `{ROUTE_COLUMN}` INT",
+    )
+    return assigned.repartition(writers, F.col(ROUTE_COLUMN)).drop(ROUTE_COLUMN)
 
 
 def _key_task(  # type: ignore[no-untyped-def]
@@ -428,13 +560,17 @@ def collect_entries(
     *,
     fresh: bool = False,
     mixed: bool = False,
+    hash_index: Mapping[tuple[tuple[Any, ...], int], IndexFileMeta] | None = None,
 ) -> list[ManifestEntry]:
     """Run the write tasks and bring back their manifest entries (metadata only).
 
     On a primary-key table every row is written as a version of kind ``value_kind`` with
     sequence numbers after the bucket's existing ones; with deletion vectors the older
     versions of the written keys are marked deleted (:mod:`lakeskip.catalog.write.pk_dv_write`)
-    and the result is a :class:`WrittenEntries`. ``fresh``: INSERT OVERWRITE (no lookup)."""
+    and the result is a :class:`WrittenEntries`. ``fresh``: INSERT OVERWRITE (no lookup).
+    ``hash_index``: dynamic-bucket tables (``df`` ends with each row's bucket): the buckets'
+    HASH index files the assigner read; the result is a :class:`WrittenEntries` with the new
+    ones."""
     spec: WriteSpec | PkDvSpec
     if table.schema.is_primary_key_table:
         spec = WriteSpec(
@@ -446,6 +582,7 @@ def collect_entries(
             next_sequence=next_sequences(
                 table.schema, table.scan_files() if table.latest_snapshot() else []
             ),
+            hash_index=None if hash_index is None else ({} if fresh else dict(hash_index)),
         )
         if reads_raw(table.schema.options, table.schema.primary_keys):
             spec = pk_dv_spec(table, spec, fresh=fresh, mixed=mixed)
@@ -456,26 +593,47 @@ def collect_entries(
     rows = df.mapInArrow(_task(spec), _RESULT_SCHEMA).collect()
     entries: list[ManifestEntry] = []
     changes: list[BucketWrite] = []
+    hashes: list[IndexManifestEntry] = []
     timings = WriteTimings()
     for r in rows:
         if r["entry"] is not None:
             item = pickle.loads(bytes(r["entry"]))
             if isinstance(item, BucketWrite):
                 changes.append(item)
+            elif isinstance(item, IndexManifestEntry):
+                hashes.append(item)
             else:
                 entries.append(item)
         else:
             timings = timings + pickle.loads(bytes(r["timings"]))
     _local.timings = timings
+    change = None
+    if hash_index is not None:
+        change = hash_change(hashes, hash_index, fresh)
     if not isinstance(spec, PkDvSpec):
-        return entries
+        return entries if change is None else WrittenEntries(entries, hash_index=change)
     return WrittenEntries(
         entries,
         [e for c in changes for e in c.removed],
         dv_update(spec, changes),
         sum(c.marked for c in changes),
         sum(c.emptied for c in changes),
+        hash_index=change,
     )
+
+
+def hash_change(
+    written: Sequence[IndexManifestEntry],
+    read: Mapping[tuple[tuple[Any, ...], int], IndexFileMeta],
+    fresh: bool,
+) -> HashIndexChange:
+    """The HASH part of a write's commit: the new files, and per partition they are in the
+    files the assigner read (the commit's conflict check; none for INSERT OVERWRITE)."""
+    base: dict[tuple[Any, ...], frozenset[tuple[int, str]]] = {}
+    if not fresh:
+        for p in {e.partition for e in written}:
+            base[p] = frozenset((b, m.file_name) for (q, b), m in read.items() if q == p)
+    return HashIndexChange(tuple(written), base)
 
 
 def write_entries(
@@ -507,6 +665,12 @@ def write_entries(
             cluster.var_length_contribution,
             max(1, df.rdd.getNumPartitions()),
             cluster.curve_keys,
+        )
+    elif bucket_mode(schema.options, schema.primary_keys) is BucketMode.DYNAMIC:
+        index = hash_entries(table.index_entries(table.latest_snapshot()))
+        df = assign_dynamic_buckets(df, table, index, mixed=mixed, fresh=fresh)
+        return collect_entries(
+            table, df, value_kind=value_kind, fresh=fresh, mixed=mixed, hash_index=index
         )
     else:
         df = repartition_by_bucket(df, table, mixed)
@@ -566,6 +730,7 @@ def _commit_write(
         if not entries and not getattr(entries, "removed", None):
             return None
         return commit_written(table, entries)
+    hashes = entries.hash_index if isinstance(entries, WrittenEntries) else None
     partitions: Sequence[tuple[Any, ...]] | None = None
     keys = list(table.schema.partition_keys)
     if overwrite_all:
@@ -579,4 +744,6 @@ def _commit_write(
             partitions = sorted({e.partition for e in entries}, key=repr)
             if not partitions:
                 return None
-    return table.commit(entries, kind=CommitKind.OVERWRITE, overwrite_partitions=partitions)
+    return table.commit(
+        entries, kind=CommitKind.OVERWRITE, overwrite_partitions=partitions, hash_index=hashes
+    )
