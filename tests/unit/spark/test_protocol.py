@@ -29,6 +29,7 @@ from lakeskip.errors import (
     TableNotFoundError,
     UnknownOperationError,
 )
+from lakeskip.planner.aggregate import AggregateFunction
 from lakeskip.spark.bridge.catalog_service import HANDLERS, CatalogService
 from lakeskip.spark.jvm import protocol
 from lakeskip.spark.jvm.protocol import (
@@ -166,6 +167,7 @@ def test_every_operation_has_types_a_handler_and_a_java_name() -> None:
 
 def test_shared_names_match_their_owners() -> None:
     assert protocol.TableProperty.PRIMARY_KEY == PRIMARY_KEY_OPTION
+    assert [k.value for k in protocol.AggregateKind] == [f.value for f in AggregateFunction]
     assert f"VERSION = {PROTOCOL};" in JAVA_PATH.read_text(encoding="utf-8")
 
 

@@ -108,6 +108,7 @@ class Op(StrEnum):
     ABORT_STAGED = "abort_staged"
     TABLE_DETAIL = "table_detail"
     PLAN_SCAN = "plan_scan"
+    AGGREGATE_SCAN = "aggregate_scan"
     FILE_REPORT = "file_report"
     SYSTEM_ROWS = "system_rows"
     EXPLAIN_ROWS = "explain_rows"
@@ -142,6 +143,16 @@ class WriteMode(StrEnum):
     APPEND = "append"
     TRUNCATE = "truncate"
     OVERWRITE = "overwrite"
+
+
+class AggregateKind(StrEnum):
+    """The aggregates Spark may push (``LakeScanBuilder.pushAggregation``); the names of
+    :class:`lakeskip.planner.aggregate.AggregateFunction`."""
+
+    COUNT_STAR = "count_star"
+    COUNT = "count"
+    MIN = "min"
+    MAX = "max"
 
 
 class StageMode(StrEnum):
@@ -282,6 +293,22 @@ class PlanScanRequest(SnapshotRequest):
     #: the columns Spark may push filters on
     filter_columns: tuple[str, ...] | None = None
     session: SessionInfo | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AggregateRequest:
+    """One pushed aggregate: ``function(column)`` (``column`` ``None`` for ``count(*)``)."""
+
+    function: AggregateKind
+    column: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AggregateScanRequest(PlanScanRequest):
+    """``count`` / ``min`` / ``max`` without GROUP BY over the files ``plan_scan`` would
+    read (``filters``: the partition filters only)."""
+
+    aggregates: tuple[AggregateRequest, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -516,6 +543,39 @@ class PlanScanReply:
 
 
 @dataclass(frozen=True, slots=True)
+class AggregateRefusedReply:
+    """The manifests cannot answer the aggregate exactly: Spark reads the rows."""
+
+    #: why not (one line)
+    refused: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AggregatePartition:
+    """A partition's partial aggregate row."""
+
+    #: one of its files (``path``, ``size``): Java narrows the partitions to the query's
+    #: filters by it through Spark's file index (``LakeFileIndex``), as a scan does
+    path: str
+    size: int
+    #: partition values as ``LakeFileIndex`` reads them
+    partition: tuple[Json, ...]
+    #: one per requested aggregate: a count, else a value in ``LakeFileIndex``'s form
+    #: (``None``: no non-null value)
+    values: tuple[Json, ...]
+    #: the data files the row covers
+    files: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AggregateScanReply:
+    partitions: tuple[AggregatePartition, ...]
+    #: the data files the answer is of (all partitions, before Java's partition filter)
+    files: int
+    report_id: str
+
+
+@dataclass(frozen=True, slots=True)
 class RowsReply:
     """Rows as lists of JSON values (the forms the Java reader decodes)."""
 
@@ -602,6 +662,9 @@ OPERATIONS: Mapping[Op, OpSpec] = {
     Op.ABORT_STAGED: OpSpec(StagedRequest, (EmptyReply,)),
     Op.TABLE_DETAIL: OpSpec(SnapshotRequest, (PropertiesReply,)),
     Op.PLAN_SCAN: OpSpec(PlanScanRequest, (PlanScanReply,), read_only=True),
+    Op.AGGREGATE_SCAN: OpSpec(
+        AggregateScanRequest, (AggregateScanReply, AggregateRefusedReply), read_only=True
+    ),
     Op.FILE_REPORT: OpSpec(FileReportRequest, (FoundReply,), read_only=True),
     Op.SYSTEM_ROWS: OpSpec(SystemRowsRequest, (RowsReply,)),
     Op.EXPLAIN_ROWS: OpSpec(ExplainRowsRequest, (RowsReply,)),

@@ -81,6 +81,7 @@ def java_source() -> str:
     lines += _enum("The kinds of an error reply.", "ErrorKind", protocol.ErrorKind)
     lines += _enum("The modes of a write.", "WriteMode", protocol.WriteMode)
     lines += _enum("The modes of a staged CTAS / RTAS.", "StageMode", protocol.StageMode)
+    lines += _enum("The functions of a pushed aggregate.", "AggregateKind", protocol.AggregateKind)
     lines += _enum("Table property names.", "TableProperty", protocol.TableProperty)
     lines.append("}")
     return "\n".join(lines) + "\n"
