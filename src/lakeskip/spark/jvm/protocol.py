@@ -10,6 +10,9 @@ Dataset of a write or the calling session). This module defines that conversatio
 * :class:`ErrorKind` -- the error reply's stable ``kind``, mapped from the
   :mod:`lakeskip.errors` classes (:func:`error_kind`), so renaming a Python class cannot
   change what Spark throws;
+* :class:`PredicateKey`, :class:`PredicateOp`, :class:`LiteralType` and
+  :data:`MAP_KEY_SEPARATOR` -- the predicate tree inside ``filters`` / ``condition``
+  (``PredicateJson.java`` writes it, :mod:`lakeskip.spark.read.predicate_json` reads it);
 * :data:`PROTOCOL` (the version both sides check) and the shared property names.
 
 Java's twin is ``Protocol.java``, generated from this module
@@ -50,13 +53,17 @@ from lakeskip.errors import (
 )
 
 __all__ = [
+    "MAP_KEY_SEPARATOR",
     "OPERATIONS",
     "PROTOCOL",
     "TAG_PROPERTY",
     "ErrorKind",
     "Json",
+    "LiteralType",
     "Op",
     "OpSpec",
+    "PredicateKey",
+    "PredicateOp",
     "TableProperty",
     "decode",
     "decode_reply",
@@ -161,6 +168,79 @@ class StageMode(StrEnum):
     CREATE = "create"
     REPLACE = "replace"
     CREATE_OR_REPLACE = "create_or_replace"
+
+
+# -- the predicate tree (``filters`` / ``condition``) -----------------------------------------
+#
+#   predicate: {"op": "=", "args": [expr, ...]}       (op: Spark's V2 predicate name)
+#   expr:      {"ref": ["col", "nested"]} | {"lit": value, "type": "integer"} | predicate
+#              | {"other": "UPPER(cat)"}              (anything else: unknown, might match)
+#   a filter Spark could not express: null
+
+
+class PredicateKey(StrEnum):
+    """The keys of a predicate tree's nodes."""
+
+    #: a column: its field names (``[col]``; a map key: ``[col<MAP_KEY_SEPARATOR>key]``)
+    REF = "ref"
+    #: a predicate: Spark's V2 name (:class:`PredicateOp`, or one Python does not know)
+    OP = "op"
+    ARGS = "args"
+    #: a literal: its value in :class:`LiteralType`'s form, beside its ``type``
+    LIT = "lit"
+    TYPE = "type"
+    #: any other expression, as Spark prints it (never translated)
+    OTHER = "other"
+
+
+class PredicateOp(StrEnum):
+    """The Spark V2 predicate names Python translates (``Predicate.name()``, sent as they
+    are: Java does not interpret them; any other name is "might match")."""
+
+    EQ = "="
+    NE = "<>"
+    NULL_SAFE_EQ = "<=>"
+    LT = "<"
+    LE = "<="
+    GT = ">"
+    GE = ">="
+    IN = "IN"
+    IS_NULL = "IS_NULL"
+    IS_NOT_NULL = "IS_NOT_NULL"
+    STARTS_WITH = "STARTS_WITH"
+    AND = "AND"
+    OR = "OR"
+    NOT = "NOT"
+    ALWAYS_TRUE = "ALWAYS_TRUE"
+    ALWAYS_FALSE = "ALWAYS_FALSE"
+
+
+class LiteralType(StrEnum):
+    """The ``type`` of a literal node, and the form of its ``lit``."""
+
+    #: ``lit`` is null
+    NULL = "null"
+    BOOLEAN = "boolean"
+    #: byte, short, int and long: a JSON integer
+    INTEGER = "integer"
+    #: a JSON number, or "NaN" / "Infinity" / "-Infinity"
+    FLOAT = "float"
+    DOUBLE = "double"
+    #: the plain decimal string
+    DECIMAL = "decimal"
+    STRING = "string"
+    #: days since 1970-01-01
+    DATE = "date"
+    #: microseconds since the epoch (UTC)
+    TIMESTAMP_LTZ = "timestamp_ltz"
+    #: microseconds since 1970-01-01T00:00 (no time zone)
+    TIMESTAMP_NTZ = "timestamp_ntz"
+    #: base64
+    BINARY = "binary"
+
+
+#: separates column and key of a map-key reference (``attrs['device']``: ``attrs<NUL>device``)
+MAP_KEY_SEPARATOR = "\x00"
 
 
 #: The error kind of each error class. The exact class, not a subclass: e.g.

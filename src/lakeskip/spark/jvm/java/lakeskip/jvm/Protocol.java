@@ -213,4 +213,58 @@ final class Protocol {
     static final String STATE = "lakeskip.state";
     static final String SYSTEM_TABLE = "system-table";
   }
+
+  /** The keys of a predicate tree's nodes. */
+  static final class PredicateKey {
+    private PredicateKey() {}
+
+    static final String REF = "ref";
+    static final String OP = "op";
+    static final String ARGS = "args";
+    static final String LIT = "lit";
+    static final String TYPE = "type";
+    static final String OTHER = "other";
+  }
+
+  /** The Spark V2 predicate names Python translates (sent as Spark names them). */
+  static final class PredicateOp {
+    private PredicateOp() {}
+
+    static final String EQ = "=";
+    static final String NE = "<>";
+    static final String NULL_SAFE_EQ = "<=>";
+    static final String LT = "<";
+    static final String LE = "<=";
+    static final String GT = ">";
+    static final String GE = ">=";
+    static final String IN = "IN";
+    static final String IS_NULL = "IS_NULL";
+    static final String IS_NOT_NULL = "IS_NOT_NULL";
+    static final String STARTS_WITH = "STARTS_WITH";
+    static final String AND = "AND";
+    static final String OR = "OR";
+    static final String NOT = "NOT";
+    static final String ALWAYS_TRUE = "ALWAYS_TRUE";
+    static final String ALWAYS_FALSE = "ALWAYS_FALSE";
+  }
+
+  /** The types of a predicate tree's literals. */
+  static final class LiteralType {
+    private LiteralType() {}
+
+    static final String NULL = "null";
+    static final String BOOLEAN = "boolean";
+    static final String INTEGER = "integer";
+    static final String FLOAT = "float";
+    static final String DOUBLE = "double";
+    static final String DECIMAL = "decimal";
+    static final String STRING = "string";
+    static final String DATE = "date";
+    static final String TIMESTAMP_LTZ = "timestamp_ltz";
+    static final String TIMESTAMP_NTZ = "timestamp_ntz";
+    static final String BINARY = "binary";
+  }
+
+  /** Separates column and key in a map-key reference: {@code attrs['device']}. */
+  static final String MAP_KEY_SEPARATOR = "\u0000";
 }
