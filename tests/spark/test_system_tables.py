@@ -102,8 +102,8 @@ def test_metadata_system_tables_match_the_table_state(spark: SparkSession, lk: A
 
     parts = {r["partition"]: r for r in _sys(spark, APPEND, "partitions")}
     assert {k: (v["record_count"], v["file_count"]) for k, v in parts.items()} == {
-        "{x}": (40, 2),
-        "{y}": (20, 1),
+        "p=x": (40, 2),
+        "p=y": (20, 1),
     }
     metas = table.manifest_metas(table.latest_snapshot())  # type: ignore[arg-type]
     manifests = _sys(spark, APPEND, "manifests")
@@ -114,7 +114,7 @@ def test_metadata_system_tables_match_the_table_state(spark: SparkSession, lk: A
     assert len(_sys(spark, APPEND, "files", "VERSION AS OF 1")) == 1
     assert len(_sys(spark, APPEND, "files", "VERSION AS OF 'first'")) == 1
     assert len(_sys(spark, APPEND, "manifests", "VERSION AS OF 2")) == 2
-    assert [r["partition"] for r in _sys(spark, APPEND, "partitions", "VERSION AS OF 1")] == ["{x}"]
+    assert [r["partition"] for r in _sys(spark, APPEND, "partitions", "VERSION AS OF 1")] == ["p=x"]
 
     # expiry: the expired snapshots leave t$snapshots, the tags stay
     lk.sql("CALL sys.expire_snapshots(table => 'db.ev', retain_max => 1)")

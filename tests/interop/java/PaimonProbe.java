@@ -18,7 +18,8 @@
  *                 the filter (its kept files and row groups; rows are not filtered one by one)
  *   {"op": "files", "table": "db.t"} -> [{"file", "partition", "extra", "embedded" (hex)}]
  *   {"op": "expire", "table": "db.t", "retain": n} -> number of expired snapshots
- *   {"op": "system", "table": "db.t$snapshots", "options": {...} optional (time travel)}
+ *   {"op": "system", "table": "db.t$snapshots", "options": {...} optional (time travel),
+ *    "zone": "UTC" optional (the JVM's default zone, which Paimon renders commit times in)}
  *      -> {"fields": [name, ...], "rows": [[text | null, ...]]}: a system table as Paimon reads it
  *   {"op": "dv", "positions": [n, ...]} -> hex of Paimon's BitmapDeletionVector bytes
  *      (magic + RoaringBitmap32, as inside a deletion-vector index file block)
@@ -319,6 +320,9 @@ public class PaimonProbe {
     }
 
     static JsonNode system(Catalog catalog, Identifier id, JsonNode op) throws Exception {
+        if (op.has("zone")) {
+            java.util.TimeZone.setDefault(java.util.TimeZone.getTimeZone(op.get("zone").asText()));
+        }
         Table t = catalog.getTable(id);
         if (op.has("options")) {
             Map<String, String> dynamic = new HashMap<>();

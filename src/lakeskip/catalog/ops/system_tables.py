@@ -12,7 +12,8 @@ Time travel: ``files``, ``file_indexes``, ``manifests``, ``partitions`` and
 ``table_indexes`` describe the snapshot a ``VERSION AS OF`` / ``TIMESTAMP AS OF`` names, as
 Paimon's do; ``snapshots``, ``schemas``, ``options`` and ``tags`` list what exists now.
 
-Values follow Paimon's text forms: partitions and keys as ``{v1, v2}`` / ``[v1, v2]``, stats
+Values follow Paimon's text forms: partitions and keys as ``{v1, v2}`` / ``[v1, v2]`` (but
+``partitions``' own ``partition`` column is ``k1=v1/k2=v2``, a null as the default name), stats
 as Java's ``TreeMap.toString`` (``{a=1, b=x}``), schema parts as flat JSON, durations as
 ``java.time.Duration.toString``. Paimon's ``TIMESTAMP(3)`` columns hold wall-clock times: a
 commit time in the reader's time zone (Paimon uses the JVM's default zone), a file's
@@ -42,6 +43,7 @@ from lakeskip.catalog.format.schema import TableSchema
 from lakeskip.catalog.format.snapshot import Snapshot
 from lakeskip.catalog.format.stats import file_column_stats
 from lakeskip.catalog.ops.tags import list_tags
+from lakeskip.catalog.options import DEFAULT_PARTITION_NAME
 from lakeskip.catalog.pk.primary_key import schema_key_layout
 from lakeskip.catalog.table import FileStoreTable, partition_value_string
 from lakeskip.errors import CorruptIndexError, CorruptMetadataError, TableNotFoundError
@@ -468,7 +470,8 @@ class _Builder:
         out = []
         for m in self.table.manifest_metas(self.snapshot):
             lo = hi = None
-            if types and m.num_added_files + m.num_deleted_files > 0:
+            # cast as stored, as Paimon does (a manifest of no entries has an all-null row)
+            if types:
                 try:
                     lo = _row_text(deserialize_row(m.partition_stats.min_values, types), types)
                     hi = _row_text(deserialize_row(m.partition_stats.max_values, types), types)
@@ -493,12 +496,23 @@ class _Builder:
         groups: dict[tuple[Any, ...], list[ManifestEntry]] = {}
         for e in self._entries():
             groups.setdefault(tuple(e.partition), []).append(e)
+        schema = self.table.schema
+        default = schema.options.get("partition.default-name", DEFAULT_PARTITION_NAME)
+        keys, types = schema.partition_keys, schema.partition_types()
+
+        def name(part: Sequence[Any]) -> str:
+            # Paimon 1.4's PartitionsTable.toRow: k=v joined by '/', null -> the default name
+            return "/".join(
+                f"{k}={default if v is None else _java_text(v, t)}"
+                for k, v, t in zip(keys, part, types, strict=True)
+            )
+
         out = []
-        for part, entries in sorted(groups.items(), key=lambda kv: self._partition_text(kv[0])):
+        for part, entries in sorted(groups.items(), key=lambda kv: name(kv[0])):
             times = [e.file.creation_time for e in entries if e.file.creation_time is not None]
             out.append(
                 (
-                    self._partition_text(part),
+                    name(part),
                     sum(e.file.row_count for e in entries),
                     sum(e.file.file_size for e in entries),
                     len(entries),
