@@ -34,9 +34,9 @@ from collections.abc import Mapping, Sequence
 import pyarrow.fs as pafs
 
 from lakeskip.catalog.file_io import FileIO
+from lakeskip.catalog.kind import DELETION_VECTORS
 from lakeskip.catalog.merge_engine import IGNORE_DELETE, REMOVE_RECORD_ON_DELETE
 from lakeskip.catalog.options import (
-    DELETION_VECTORS,
     FILE_INDEX_PREFIX,
     check_deletion_vectors,
     normalize_option_aliases,

@@ -40,6 +40,7 @@ from lakeskip.catalog.binary_row import serialize_row
 from lakeskip.catalog.bucket import BucketSpec, bucket_ids
 from lakeskip.catalog.data_file import DataFileMeta, FileSource, make_data_file_meta
 from lakeskip.catalog.file_io import FileIO
+from lakeskip.catalog.kind import merge_engine_of
 from lakeskip.catalog.manifest import FileKind, ManifestEntry
 from lakeskip.catalog.merge_engine import MergeEngine
 from lakeskip.catalog.options import stats_mode, target_file_size
@@ -47,6 +48,7 @@ from lakeskip.catalog.parquet_options import ParquetWriteOptions, parquet_write_
 from lakeskip.catalog.primary_key import (
     SEQUENCE_NUMBER,
     VALUE_KIND,
+    KeyLayout,
     RowKind,
     schema_key_layout,
     to_key_value,
@@ -395,7 +397,11 @@ class DataWriter:
         self.arrow_schema = spec.schema.row_type.to_arrow()
         self._clock = _Clock()
         schema = spec.schema
-        self.key_layout = schema_key_layout(schema) if schema.is_primary_key_table else None
+        # (key layout, merge engine) when the rows are versions of keys
+        merge = merge_engine_of(schema.kind)
+        self.versions: tuple[KeyLayout, MergeEngine] | None = (
+            (schema_key_layout(schema), merge) if merge is not None else None
+        )
         self.next_sequence = dict(spec.next_sequence)
 
     def timings(self) -> WriteTimings:
@@ -452,15 +458,12 @@ class DataWriter:
         buf = self.buffers.pop(key)
         table = pa.concat_tables(buf.tables)
         partition, bucket = key
-        if self.key_layout is not None:
+        if self.versions is not None:
             from lakeskip.catalog.table import normalize_partition
 
             # rows of one write that share a key merge as the table's engine merges versions
-            table = MergeEngine.of(self.spec.schema.options).merge_write(
-                table,
-                self.key_layout.trimmed,
-                int(self.spec.value_kind),
-            )
+            layout, merge = self.versions
+            table = merge.merge_write(table, layout.trimmed, int(self.spec.value_kind))
             self._clock.add("prepare", t)
             seq_key = (normalize_partition(self.spec.schema, partition), bucket)
             first = self.next_sequence.get(seq_key, 0)

@@ -28,7 +28,7 @@ Paimon's batch reads skip the level-0 files of a first-row table
 writes first-row tables as it writes primary-key tables with deletion vectors
 (:mod:`lakeskip.catalog.pk_dv_write`): each bucket's task looks the new keys up in the
 bucket's files, drops the rows whose key is already there, and writes the rest one level
-down. :func:`reads_raw` names both layouts.
+down. Both layouts are the table kind :class:`~lakeskip.catalog.kind.PkRaw`.
 """
 
 from __future__ import annotations
@@ -51,7 +51,6 @@ __all__ = [
     "REMOVE_RECORD_ON_DELETE",
     "MergeEngine",
     "check_merge_options",
-    "reads_raw",
 ]
 
 MERGE_ENGINE = "merge-engine"
@@ -139,16 +138,6 @@ def check_merge_options(options: Mapping[str, str], primary_keys: Sequence[str])
             "option 'deletion-vectors.enabled' is not supported with "
             f"'merge-engine' = '{engine}' yet"
         )
-
-
-def reads_raw(options: Mapping[str, str], primary_keys: Sequence[str]) -> bool:
-    """Whether a primary-key table is read like an append table: deletion vectors or
-    ``first-row``. Paimon's batch reads then skip level 0 and read every file above it as
-    it is, and lakeskip's writes keep each key live at most once there (lookup writes)."""
-    if not primary_keys:
-        return False
-    engine = str(options.get(MERGE_ENGINE, DEDUPLICATE)).strip().lower()
-    return engine == FIRST_ROW or _flag(options, "deletion-vectors.enabled")
 
 
 @dataclass(frozen=True, slots=True)

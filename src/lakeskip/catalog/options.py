@@ -24,6 +24,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from lakeskip.catalog.kind import DELETION_VECTORS, DELETION_VECTORS_ALIAS
 from lakeskip.catalog.merge_engine import (
     IGNORE_DELETE,
     REMOVE_RECORD_ON_DELETE,
@@ -40,7 +41,6 @@ __all__ = [
     "OptionSpec",
     "check_deletion_vectors",
     "commit_max_retries",
-    "deletion_vectors_enabled",
     "manifest_compression",
     "normalize_option_aliases",
     "parse_duration_millis",
@@ -60,8 +60,7 @@ FIELDS_PREFIX = "fields."
 STATS_MODE_SUFFIX = ".stats-mode"
 DEFAULT_STATS_MODE = "truncate(16)"
 DEFAULT_PARTITION_NAME = "__DEFAULT_PARTITION__"
-DELETION_VECTORS = "deletion-vectors.enabled"
-OPTION_ALIASES = {"deletion-vectors": DELETION_VECTORS}
+OPTION_ALIASES = {DELETION_VECTORS_ALIAS: DELETION_VECTORS}
 
 _STATS_MODE_RE = re.compile(r"^(none|counts|full|truncate\((\d+)\))$", re.IGNORECASE)
 _DURATION_UNITS = {
@@ -362,11 +361,6 @@ def normalize_option_aliases(options: Mapping[str, str]) -> dict[str, str]:
                 )
             out[key] = value
     return out
-
-
-def deletion_vectors_enabled(options: Mapping[str, str]) -> bool:
-    """``deletion-vectors.enabled`` (or its alias) is true."""
-    return option_bool(normalize_option_aliases(options), DELETION_VECTORS)
 
 
 def _suggest(key: str) -> str:

@@ -43,6 +43,7 @@ from lakeskip.catalog.deletion_vectors import DeletionFile, DeletionVectorUpdate
 from lakeskip.catalog.dv_commit import deletion_files, plan_index_change
 from lakeskip.catalog.file_io import FileIO
 from lakeskip.catalog.index_manifest import IndexManifestEntry, read_index_manifest
+from lakeskip.catalog.kind import TableKind
 from lakeskip.catalog.manifest import (
     FileKind,
     ManifestEntry,
@@ -257,6 +258,11 @@ class FileStoreTable:
     @property
     def partition_types(self) -> tuple[DataType, ...]:
         return self.schema.partition_types()
+
+    @property
+    def kind(self) -> TableKind:
+        """The kind of the table at its current schema (:mod:`lakeskip.catalog.kind`)."""
+        return self.schema.kind
 
     # -- snapshots -------------------------------------------------------------------------
 

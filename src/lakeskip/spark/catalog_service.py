@@ -23,14 +23,16 @@ import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, assert_never
 
 from pyspark.sql import DataFrame, SparkSession
 
 from lakeskip.catalog.catalog import Catalog
+from lakeskip.catalog.kind import Append, AppendDv, PkMerge, PkRaw, merge_engine_of
 from lakeskip.catalog.manifest import ManifestEntry
-from lakeskip.catalog.merge_engine import MergeEngine, reads_raw
+from lakeskip.catalog.merge_engine import MergeEngine
 from lakeskip.catalog.primary_key import PRIMARY_KEY_OPTION
+from lakeskip.catalog.schema import TableSchema
 from lakeskip.catalog.snapshot import Snapshot
 from lakeskip.catalog.staging import can_stage, publish, staging_identifier
 from lakeskip.catalog.stats import unpushable_columns
@@ -149,6 +151,20 @@ def _partition_json(t: DataType, value: Any) -> Any:
         f = float(value)
         return f if math.isfinite(f) else repr(f).replace("inf", "Infinity").replace("nan", "NaN")
     return value
+
+
+def _merge_keys(schema: TableSchema) -> list[str]:
+    """The key Java merges a table's files by (``LakePkScan``); none on a table read as its
+    files are (an append table, or a primary-key table read raw: minus their DVs,
+    ``LakeDvScan``, as Paimon reads them)."""
+    kind = schema.kind
+    match kind:
+        case PkMerge():
+            return [k for k in schema.primary_keys if k not in schema.partition_keys]
+        case Append() | AppendDv() | PkRaw():
+            return []
+        case _:
+            assert_never(kind)
 
 
 def _top_level_only(plan: ScanPlan, level: int) -> ScanPlan:
@@ -462,13 +478,7 @@ class CatalogService:
         return {
             "schema": schema.row_type.spark_ddl(),
             "partition_keys": list(schema.partition_keys),
-            # the key Java merges by (LakePkScan); none with deletion vectors: those files
-            # are read as they are, minus their DVs (LakeDvScan), as Paimon reads them
-            "trimmed_keys": (
-                []
-                if reads_raw(schema.options, schema.primary_keys)
-                else [k for k in schema.primary_keys if k not in schema.partition_keys]
-            ),
+            "trimmed_keys": _merge_keys(schema),
             "properties": props,
             "snapshot_id": snapshot.id if pinned and snapshot is not None else None,
             "pinned": pinned,
@@ -734,7 +744,8 @@ class CatalogService:
         ]
         report_id = self.reports.add(str(p.get("tag") or ""), plan.report)
         # how LakePkScan merges the versions of a key (primary-key tables)
-        merge = MergeEngine.of(schema.options).to_json() if schema.primary_keys else None
+        engine = merge_engine_of(schema.kind)
+        merge = engine.to_json() if engine is not None else None
         return {
             "files": files,
             "report_id": report_id,
