@@ -40,7 +40,7 @@ from lakeskip.catalog.binary_row import serialize_row
 from lakeskip.catalog.bucket import BucketSpec, bucket_ids
 from lakeskip.catalog.data_file import DataFileMeta, FileSource, make_data_file_meta
 from lakeskip.catalog.file_io import FileIO
-from lakeskip.catalog.kind import merge_engine_of
+from lakeskip.catalog.kind import merge_engine_of, schema_kind
 from lakeskip.catalog.manifest import FileKind, ManifestEntry
 from lakeskip.catalog.merge_engine import MergeEngine
 from lakeskip.catalog.options import stats_mode, target_file_size
@@ -398,7 +398,7 @@ class DataWriter:
         self._clock = _Clock()
         schema = spec.schema
         # (key layout, merge engine) when the rows are versions of keys
-        merge = merge_engine_of(schema.kind)
+        merge = merge_engine_of(schema_kind(schema))
         self.versions: tuple[KeyLayout, MergeEngine] | None = (
             (schema_key_layout(schema), merge) if merge is not None else None
         )

@@ -3,8 +3,8 @@
 A table's primary key, ``deletion-vectors.enabled`` and ``merge-engine`` decide how its rows
 live in its files, and so how it is planned, read, written, changed by DML, described to
 Spark and compacted. :func:`table_kind` makes that decision in one place
-(:attr:`TableSchema.kind <lakeskip.catalog.schema.TableSchema.kind>`, the same as
-``FileStoreTable.kind``); code that depends on it ``match``es the four kinds and ends in
+(``FileStoreTable.kind``, or :func:`schema_kind` of a schema a write task or a time-travel
+read holds); code that depends on it ``match``es the four kinds and ends in
 :func:`typing.assert_never`, so mypy names every place a new kind must be handled::
 
     kind       rows live as                          planner            read
@@ -41,10 +41,13 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import assert_never
+from typing import TYPE_CHECKING, assert_never
 
 from lakeskip.catalog.merge_engine import MergeEngine
 from lakeskip.errors import InvalidOptionError
+
+if TYPE_CHECKING:
+    from lakeskip.catalog.schema import TableSchema
 
 __all__ = [
     "DELETION_VECTORS",
@@ -56,6 +59,7 @@ __all__ = [
     "PkRaw",
     "TableKind",
     "merge_engine_of",
+    "schema_kind",
     "table_kind",
 ]
 
@@ -141,6 +145,11 @@ def table_kind(options: Mapping[str, str], primary_keys: Sequence[str]) -> Table
     if dv or merge.first_row:
         return PkRaw(bucket, merge, dv)
     return PkMerge(bucket, merge)
+
+
+def schema_kind(schema: TableSchema) -> TableKind:
+    """The kind of a table at this schema (:func:`table_kind` of its options and key)."""
+    return table_kind(schema.options, schema.primary_keys)
 
 
 def merge_engine_of(kind: TableKind) -> MergeEngine | None:

@@ -35,7 +35,6 @@ from typing import Any
 
 from lakeskip.catalog.bucket import BucketSpec, bucket_spec
 from lakeskip.catalog.file_io import FileIO
-from lakeskip.catalog.kind import TableKind, table_kind
 from lakeskip.errors import CorruptMetadataError, LakeskipError
 from lakeskip.types import DataType, Field, RowType, parse_paimon_json
 
@@ -59,7 +58,6 @@ class TableSchema:
     highest_field_id: int
     time_millis: int
     version: int = field(default=SCHEMA_VERSION)
-    _kind: TableKind | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
     def create(
@@ -96,19 +94,6 @@ class TableSchema:
     @property
     def is_primary_key_table(self) -> bool:
         return bool(self.primary_keys)
-
-    @property
-    def kind(self) -> TableKind:
-        """The table's kind (:mod:`lakeskip.catalog.kind`), decided once per schema.
-
-        Raises:
-            InvalidOptionError: options of a table written elsewhere that lakeskip cannot read.
-        """
-        kind = self._kind
-        if kind is None:
-            kind = table_kind(self.options, self.primary_keys)
-            object.__setattr__(self, "_kind", kind)
-        return kind
 
     def bucket_spec(self) -> BucketSpec | None:
         """The fixed-bucket spec (``None``: unaware-bucket); a primary-key table's bucket key

@@ -43,7 +43,7 @@ from lakeskip.catalog.deletion_vectors import DeletionFile, DeletionVectorUpdate
 from lakeskip.catalog.dv_commit import deletion_files, plan_index_change
 from lakeskip.catalog.file_io import FileIO
 from lakeskip.catalog.index_manifest import IndexManifestEntry, read_index_manifest
-from lakeskip.catalog.kind import TableKind
+from lakeskip.catalog.kind import TableKind, schema_kind
 from lakeskip.catalog.manifest import (
     FileKind,
     ManifestEntry,
@@ -235,6 +235,7 @@ class FileStoreTable:
         self._file_counter = itertools.count()
         self._dirs: dict[tuple[str, int], str] = {}
         self._dirs_schema: TableSchema | None = None
+        self._kind: tuple[TableSchema, TableKind] | None = None
 
     def __repr__(self) -> str:
         return f"FileStoreTable({self.identifier!r}, {self.path!r})"
@@ -261,8 +262,17 @@ class FileStoreTable:
 
     @property
     def kind(self) -> TableKind:
-        """The kind of the table at its current schema (:mod:`lakeskip.catalog.kind`)."""
-        return self.schema.kind
+        """The kind of the table at its current schema (:mod:`lakeskip.catalog.kind`),
+        decided once per schema.
+
+        Raises:
+            InvalidOptionError: options of a table written elsewhere that lakeskip cannot read.
+        """
+        decided = self._kind
+        if decided is None or decided[0] is not self.schema:
+            decided = (self.schema, schema_kind(self.schema))
+            self._kind = decided
+        return decided[1]
 
     # -- snapshots -------------------------------------------------------------------------
 

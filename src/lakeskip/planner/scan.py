@@ -206,7 +206,7 @@ class ScanPlanner:
             gone = {e.file.file_name for e in dead}
             entries = [e for e in entries if e.file.file_name not in gone]
         schema = table.schema
-        kind = schema.kind
+        kind = table.kind
         match kind:
             case PkRaw():
                 # deletion vectors or first-row on a primary-key table: every key has one

@@ -22,7 +22,7 @@ from typing import Any
 import pyarrow as pa
 
 from lakeskip.catalog.data_writer import WriteSpec, write_kv_data_file
-from lakeskip.catalog.kind import merge_engine_of
+from lakeskip.catalog.kind import merge_engine_of, schema_kind
 from lakeskip.catalog.manifest import ManifestEntry
 from lakeskip.catalog.options import target_file_size
 from lakeskip.catalog.pk_dv_write import read_versions
@@ -101,7 +101,7 @@ def compact_bucket(task: BucketTask) -> list[ManifestEntry]:
     nullable = pa.schema([f.with_nullable(True) for f in parts[0].schema])
     merged = pa.concat_tables([p.cast(nullable) for p in parts])
     # every key's versions merged by the table's engine; keys that end deleted are dropped
-    engine = merge_engine_of(schema.kind)
+    engine = merge_engine_of(schema_kind(schema))
     assert engine is not None, "not a primary-key table"
     latest = engine.merge_versions(merged, layout.trimmed, SEQUENCE_NUMBER, VALUE_KIND)
     if latest.num_rows == 0:

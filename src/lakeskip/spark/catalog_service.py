@@ -28,7 +28,7 @@ from typing import Any, ClassVar, assert_never
 from pyspark.sql import DataFrame, SparkSession
 
 from lakeskip.catalog.catalog import Catalog
-from lakeskip.catalog.kind import Append, AppendDv, PkMerge, PkRaw, merge_engine_of
+from lakeskip.catalog.kind import Append, AppendDv, PkMerge, PkRaw, merge_engine_of, schema_kind
 from lakeskip.catalog.manifest import ManifestEntry
 from lakeskip.catalog.merge_engine import MergeEngine
 from lakeskip.catalog.primary_key import PRIMARY_KEY_OPTION
@@ -157,7 +157,7 @@ def _merge_keys(schema: TableSchema) -> list[str]:
     """The key Java merges a table's files by (``LakePkScan``); none on a table read as its
     files are (an append table, or a primary-key table read raw: minus their DVs,
     ``LakeDvScan``, as Paimon reads them)."""
-    kind = schema.kind
+    kind = schema_kind(schema)
     match kind:
         case PkMerge():
             return [k for k in schema.primary_keys if k not in schema.partition_keys]
@@ -744,7 +744,7 @@ class CatalogService:
         ]
         report_id = self.reports.add(str(p.get("tag") or ""), plan.report)
         # how LakePkScan merges the versions of a key (primary-key tables)
-        engine = merge_engine_of(schema.kind)
+        engine = merge_engine_of(schema_kind(schema))
         merge = engine.to_json() if engine is not None else None
         return {
             "files": files,
