@@ -25,7 +25,7 @@ from pathlib import Path
 from run import _lookup_ceiling, _timed, _write_parquet_bloom  # type: ignore[import-not-found]
 
 import lakeskip
-from lakeskip.spark.demo import generate_events
+from lakeskip.spark.front.demo import generate_events
 
 TABLE = "bench.clustered"
 

@@ -30,8 +30,8 @@ import time
 from pathlib import Path
 
 import lakeskip
-from lakeskip.spark.demo import generate_events
-from lakeskip.spark.frontends import frontend_command, frontend_conf
+from lakeskip.spark.front.demo import generate_events
+from lakeskip.spark.front.frontends import frontend_command, frontend_conf
 
 TABLE = "bench.frontends"
 

@@ -35,8 +35,8 @@ from typing import Any
 from pyspark.sql import functions as F
 
 import lakeskip
-from lakeskip.spark.demo import generate_events
-from lakeskip.spark.merge_prune import MAX_KEYS_CONF
+from lakeskip.spark.front.demo import generate_events
+from lakeskip.spark.modify.merge_prune import MAX_KEYS_CONF
 
 TABLE = "bench.merge_events"
 MERGE = (

@@ -41,9 +41,9 @@ import pyarrow as pa
 from lakeskip import expressions as E
 from lakeskip import types as T
 from lakeskip.catalog.catalog import Catalog
-from lakeskip.catalog.data_file import make_data_file_meta
-from lakeskip.catalog.manifest import FileKind, ManifestEntry
-from lakeskip.catalog.stats import collect_stats
+from lakeskip.catalog.format.data_file import make_data_file_meta
+from lakeskip.catalog.format.manifest import FileKind, ManifestEntry
+from lakeskip.catalog.format.stats import collect_stats
 from lakeskip.index.bloom_filter import bloom_size
 from lakeskip.index.file_index import build_file_index
 from lakeskip.index.options import parse_file_index_options

@@ -32,8 +32,8 @@ from pyspark.sql import functions as F
 
 import lakeskip
 from lakeskip.index.format import FileIndexContainer
-from lakeskip.spark.demo import generate_events
-from lakeskip.spark.query import table_file_paths, view_over_files
+from lakeskip.spark.front.demo import generate_events
+from lakeskip.spark.read.query import table_file_paths, view_over_files
 
 TABLE = "bench.ranges"
 QUERIES = [

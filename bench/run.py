@@ -29,9 +29,9 @@ from typing import Any
 from pyspark.sql import functions as F
 
 import lakeskip
-from lakeskip.spark.demo import generate_events
-from lakeskip.spark.query import table_file_paths, view_over_files
-from lakeskip.spark.writer import last_write_timings
+from lakeskip.spark.front.demo import generate_events
+from lakeskip.spark.read.query import table_file_paths, view_over_files
+from lakeskip.spark.write.writer import last_write_timings
 
 TABLE = "bench.events"
 QUERIES = [
@@ -149,7 +149,7 @@ def _catalog_vs_plain(session: Any, runs: int) -> list[dict[str, Any]]:
     if session.catalog_name is None:
         print("catalog not installed (no javac): skipping the spark.sql comparison")
         return []
-    from lakeskip.spark.catalog_setup import service_for
+    from lakeskip.spark.front.catalog_setup import service_for
 
     spark = session.spark
     service = service_for(spark)
@@ -442,7 +442,7 @@ def _delta_copy(table: Any, path: str, target: int) -> Any:
     import pyarrow.dataset as ds
     from deltalake import write_deltalake
 
-    from lakeskip.spark.query import table_file_paths
+    from lakeskip.spark.read.query import table_file_paths
 
     shutil.rmtree(path, ignore_errors=True)
     paths = [p.removeprefix("file://") for p in table_file_paths(table, table.scan_files())]

@@ -175,7 +175,7 @@ def worker(args: argparse.Namespace) -> None:
 
 
 def check_table(session: Any, table: str, ops: list[dict[str, Any]], first: int) -> dict[str, Any]:
-    from lakeskip.catalog.maintenance import remove_orphan_files
+    from lakeskip.catalog.ops.maintenance import remove_orphan_files
 
     mine = [o for o in ops if o["table"] == table]
     attempted = Counter(o["kind"] for o in mine)

@@ -57,7 +57,7 @@ from lakeskip.expressions import EqualTo, bind
 from lakeskip.planner.bucket_selector import select_buckets
 from lakeskip.planner.scan import ScanPlanner
 from lakeskip.spark import pruning_reports
-from lakeskip.spark.query import table_file_paths
+from lakeskip.spark.read.query import table_file_paths
 
 PK, DV, PKDV = "bench.pk", "bench.dv", "bench.pkdv"
 BUCKETS = 8
@@ -362,7 +362,7 @@ def bench_dv(session: Any, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def bench_pkdv(session: Any, args: argparse.Namespace) -> dict[str, Any]:
-    from lakeskip.spark.dv_read import FILE_COLUMN, live_rows_frame, read_vectors
+    from lakeskip.spark.read.dv import FILE_COLUMN, live_rows_frame, read_vectors
 
     spark = session.spark
     name = f"{session.catalog_name}.{PKDV}"

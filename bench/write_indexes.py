@@ -3,7 +3,7 @@
     .venv/bin/python bench/write_indexes.py                       # 2M/32 and 12.8M/128
     .venv/bin/python bench/write_indexes.py --sizes 2000000:32 --rounds 5
 
-The rows of ``bench/run.py`` (``lakeskip.spark.demo.generate_events``) are written into two
+The rows of ``bench/run.py`` (``lakeskip.spark.front.demo.generate_events``) are written into two
 tables that differ only in their indexes -- bloom filter on user_id (items = rows per file,
 fpp 0.01), bitmap on country, status, attrs[device], BSI on price -- ``--rounds`` times each,
 alternating (with, without, without, with, ...) so that a load change on a shared machine hits
@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import lakeskip
-from lakeskip.spark.demo import generate_events
-from lakeskip.spark.writer import last_write_timings
+from lakeskip.spark.front.demo import generate_events
+from lakeskip.spark.write.writer import last_write_timings
 
 COLUMNS = (
     "id BIGINT, user_id STRING, country STRING, status STRING, price BIGINT, ts TIMESTAMP, "

@@ -30,7 +30,7 @@ settings.load_profile(os.environ.get("LAKESKIP_HYPOTHESIS_PROFILE", "ci"))
 
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
-    from lakeskip.spark.builder import build_spark_session  # only when a test needs Spark
+    from lakeskip.spark.front.builder import build_spark_session  # only when a test needs Spark
 
     os.environ["PYSPARK_PYTHON"] = sys.executable
     spark_tmp = tmp_path_factory.mktemp("spark")

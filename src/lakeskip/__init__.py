@@ -17,5 +17,5 @@ __all__ = ["Session", "__version__", "connect"]
 def __getattr__(name: str) -> Any:
     if name in ("connect", "Session"):
         # imported by name so that the Spark-free layers never depend on lakeskip.spark
-        return getattr(importlib.import_module("lakeskip.spark.session"), name)
+        return getattr(importlib.import_module("lakeskip.spark.front.session"), name)
     raise AttributeError(f"module 'lakeskip' has no attribute {name!r}")

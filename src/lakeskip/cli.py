@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
     from lakeskip.planner.report import PruningReport
-    from lakeskip.spark.session import Session
+    from lakeskip.spark.front.session import Session
 
 __all__ = ["format_table", "main", "split_complete"]
 
@@ -470,7 +470,7 @@ def _start_in_background(
 
     def start() -> None:
         try:
-            from lakeskip.spark.session import connect
+            from lakeskip.spark.front.session import connect
 
             future.set_result(connect(warehouse, master=master, conf=conf))
         except BaseException as e:
@@ -482,7 +482,12 @@ def _start_in_background(
 
 def _frontend(args: argparse.Namespace) -> int:
     """``spark-conf`` and the Spark front ends: no Spark in this process."""
-    from lakeskip.spark.frontends import conf_flags, frontend_command, frontend_conf, shell_line
+    from lakeskip.spark.front.frontends import (
+        conf_flags,
+        frontend_command,
+        frontend_conf,
+        shell_line,
+    )
 
     try:
         conf = frontend_conf(
@@ -538,7 +543,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         source = _start_in_background(args.warehouse, args.master, conf)
     else:
         try:
-            from lakeskip.spark.session import connect
+            from lakeskip.spark.front.session import connect
 
             source = connect(args.warehouse, master=args.master, conf=conf)
         except Exception as e:
@@ -549,7 +554,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # middle of the main thread's own py4j call; the shell cancels jobs itself
         signal.signal(signal.SIGINT, signal.default_int_handler)
     if args.command == "demo":
-        from lakeskip.spark.demo import run_demo
+        from lakeskip.spark.front.demo import run_demo
 
         assert not isinstance(source, Future)
         return run_demo(source, rows=args.rows, files=args.files, out=sys.stdout)

@@ -40,7 +40,7 @@ def frontend_conf_for(
 ) -> dict[str, str]:
     """lakeskip's front-end conf (what ``lakeskip spark-conf`` prints) plus small-machine
     settings; nothing lakeskip-specific beyond the printed flags."""
-    from lakeskip.spark.frontends import frontend_conf
+    from lakeskip.spark.front.frontends import frontend_conf
 
     conf = frontend_conf(str(warehouse), as_session_catalog=as_session_catalog)
     conf.update(
@@ -72,7 +72,7 @@ def brain_pids(jvm_pid: int) -> list[int]:
             continue
         try:
             cmdline = (entry / "cmdline").read_bytes()
-            if b"lakeskip.spark.brain" not in cmdline:
+            if b"lakeskip.spark.front.brain" not in cmdline:
                 continue
             if (entry / "stat").read_text().split()[2] == "Z":
                 continue

@@ -26,7 +26,7 @@ def remote(frontend_dir: Path):  # type: ignore[no-untyped-def]
 
     from pyspark.sql import SparkSession
 
-    from lakeskip.spark.frontends import frontend_command
+    from lakeskip.spark.front.frontends import frontend_command
 
     # builder.remote() switches this process to Connect mode through os.environ
     # (SPARK_CONNECT_MODE_ENABLED): the suite's later local sessions must not inherit it

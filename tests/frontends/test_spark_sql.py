@@ -36,7 +36,7 @@ SELECT 'now', count(*), min(id) FROM lakeskip.default.ev;
 
 
 def _spark_sql(tmp: Path, args: list[str], *, as_session_catalog: bool = False) -> list[str]:
-    from lakeskip.spark.frontends import frontend_command
+    from lakeskip.spark.front.frontends import frontend_command
 
     conf = frontend_conf_for(tmp / "wh", tmp, as_session_catalog=as_session_catalog)
     return frontend_command("spark-sql", conf, args=args)

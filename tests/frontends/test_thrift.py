@@ -33,7 +33,7 @@ def _listening(port: int) -> bool:
 
 @pytest.fixture(scope="module")
 def thrift(frontend_dir: Path):  # type: ignore[no-untyped-def]
-    from lakeskip.spark.frontends import frontend_command
+    from lakeskip.spark.front.frontends import frontend_command
 
     tmp = frontend_dir / "thrift"
     tmp.mkdir()
@@ -51,7 +51,7 @@ def thrift(frontend_dir: Path):  # type: ignore[no-untyped-def]
 
 
 def _beeline(port: int, tmp: Path, script: str) -> tuple[str, str]:
-    from lakeskip.spark.frontends import spark_bin
+    from lakeskip.spark.front.frontends import spark_bin
 
     path = tmp / "beeline.sql"
     path.write_text(script.replace("URL", f"jdbc:hive2://127.0.0.1:{port}/default"))

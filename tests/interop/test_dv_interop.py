@@ -28,7 +28,7 @@ from lakeskip.catalog import (
     collect_stats,
     make_data_file_meta,
 )
-from lakeskip.catalog.deletion_vectors import DeletionVectorUpdate, encode_vector
+from lakeskip.catalog.format.deletion_vectors import DeletionVectorUpdate, encode_vector
 from lakeskip.catalog.options import stats_mode
 from lakeskip.types import BIGINT, INT, STRING, RowType
 

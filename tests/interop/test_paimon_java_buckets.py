@@ -16,7 +16,7 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from lakeskip.catalog.bucket import bucket_ids
+from lakeskip.catalog.format.bucket import bucket_ids
 from lakeskip.expressions import And, BooleanExpression, EqualTo, In
 from lakeskip.planner.scan import ScanPlanner
 

@@ -122,7 +122,7 @@ def test_lakeskip_reads_pypaimon_partial_update_table(
     spark: Any,
 ) -> None:
     import lakeskip
-    from lakeskip.spark.query import table_view
+    from lakeskip.spark.read.query import table_view
 
     wh = str(tmp_path / "wh")
     commits = [

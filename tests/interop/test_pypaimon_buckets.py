@@ -20,8 +20,8 @@ import pytest
 from tests.interop.test_pypaimon import pypaimon_python, run_pypaimon  # noqa: F401
 
 from lakeskip.catalog import Catalog
-from lakeskip.catalog.bucket import bucket_ids, bucket_of
-from lakeskip.catalog.data_writer import WriteSpec, write_all
+from lakeskip.catalog.format.bucket import bucket_ids, bucket_of
+from lakeskip.catalog.write.data_writer import WriteSpec, write_all
 from lakeskip.expressions import And, EqualTo
 from lakeskip.planner.scan import ScanPlanner
 from lakeskip.types import BIGINT, DATE, STRING, RowType, decimal_type

@@ -16,8 +16,8 @@ import pytest
 from tests.interop.test_pypaimon import pypaimon_python, run_pypaimon  # noqa: F401
 
 from lakeskip.catalog import Catalog
-from lakeskip.catalog.data_writer import DataWriter, WriteSpec, next_sequences
-from lakeskip.catalog.primary_key import RowKind
+from lakeskip.catalog.pk.primary_key import RowKind
+from lakeskip.catalog.write.data_writer import DataWriter, WriteSpec, next_sequences
 from lakeskip.types import BIGINT, INT, STRING, RowType
 
 pytestmark = pytest.mark.interop
@@ -138,7 +138,7 @@ def test_lakeskip_reads_pypaimon_primary_key_table(
         (r["id"], r["n"]) for r in want.values() if r["n"] >= 200
     )
     # the temp-view path (no catalog): a window per key over the same files
-    from lakeskip.spark.query import table_view
+    from lakeskip.spark.read.query import table_view
 
     merged = table_view(spark, t, t.scan_files())
     assert _key([r.asDict() for r in merged.collect()]) == _key(list(want.values()))

@@ -69,7 +69,7 @@ def schema_file(warehouse: str, db: str, table: str) -> dict[str, Any] | None:
 
 def one_line(e: BaseException) -> str:
     from lakeskip.errors import LakeskipError
-    from lakeskip.spark.error_text import spark_error_message
+    from lakeskip.spark.bridge.error_text import spark_error_message
 
     text = str(e) if isinstance(e, LakeskipError) else spark_error_message(e)
     return text if "\n" not in text.strip() else "NOT ONE LINE: " + text

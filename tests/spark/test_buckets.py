@@ -7,7 +7,7 @@ import os
 import re
 from typing import Any
 
-from lakeskip.catalog.bucket import bucket_ids, bucket_of
+from lakeskip.catalog.format.bucket import bucket_ids, bucket_of
 from lakeskip.spark import input_files
 from lakeskip.types import BIGINT, STRING
 

@@ -213,7 +213,7 @@ def test_session_sql_reports_through_the_catalog(spark: SparkSession, lk: Any) -
 
 def test_as_spark_catalog_beside_parquet_tables(spark: SparkSession, tmp_path: Path) -> None:
     from lakeskip.catalog import Catalog
-    from lakeskip.spark.catalog_setup import SESSION_CATALOG_CLASS, attach_catalog
+    from lakeskip.spark.front.catalog_setup import SESSION_CATALOG_CLASS, attach_catalog
 
     wh = str(tmp_path / "wh")
     service = attach_catalog(spark, wh)

@@ -25,10 +25,10 @@ from pyspark.sql import Row, SparkSession
 
 import lakeskip
 from lakeskip.catalog.catalog import Catalog
-from lakeskip.catalog.data_writer import DataWriter, WriteSpec
+from lakeskip.catalog.write.data_writer import DataWriter, WriteSpec
 from lakeskip.spark import input_files
-from lakeskip.spark.catalog_setup import service_for
-from lakeskip.spark.native_query import pruning_reports
+from lakeskip.spark.front.catalog_setup import service_for
+from lakeskip.spark.front.native_query import pruning_reports
 from lakeskip.types import BIGINT, STRING, Field, RowType
 
 

@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from lakeskip.catalog.maintenance import remove_orphan_files
+from lakeskip.catalog.ops.maintenance import remove_orphan_files
 
 THREADS = 2
 OPS = 4
@@ -155,8 +155,8 @@ def test_update_and_delete_see_rows_committed_after_they_planned(
     which the condition matches, must not survive untouched: the statement commits after it.
     The commit finds the newer file (stats say it may match) and the statement runs again
     (found by bench/soak_commits.py: an UPDATE left a concurrently inserted row as it was)."""
-    import lakeskip.spark.dml as dml
-    import lakeskip.spark.dv_dml as dv_dml
+    import lakeskip.spark.modify.dispatch as dml
+    import lakeskip.spark.modify.dv as dv_dml
 
     for table, opts, module, hook in (
         ("iso", "", dml, "write_entries"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import io
 
-from lakeskip.spark.demo import QUERIES, run_demo
+from lakeskip.spark.front.demo import QUERIES, run_demo
 
 
 def test_demo_runs_and_never_mismatches(session) -> None:  # type: ignore[no-untyped-def]

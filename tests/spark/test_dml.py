@@ -1,4 +1,4 @@
-"""Copy-on-write DELETE and UPDATE (lakeskip.spark.dml) against plain Spark recomputation."""
+"""Copy-on-write DELETE and UPDATE (lakeskip.spark.modify.dispatch) against plain Spark recomputation."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import lakeskip.spark.dml as dml
-from lakeskip.catalog.manifest import FileKind, read_manifest, read_manifest_list
-from lakeskip.catalog.snapshot import CommitKind
+import lakeskip.spark.modify.dispatch as dml
+from lakeskip.catalog.format.manifest import FileKind, read_manifest, read_manifest_list
+from lakeskip.catalog.format.snapshot import CommitKind
 from lakeskip.errors import (
     ColumnNotFoundError,
     CommitConflictError,

@@ -19,11 +19,11 @@ from pyspark.sql import SparkSession
 from tests.fixtures.deletion_vectors.cases import CASES, ROW_TYPE, DvCase
 
 import lakeskip
-from lakeskip.catalog.data_writer import WriteSpec, write_data_file
-from lakeskip.catalog.deletion_vectors import DeletionVectorUpdate
-from lakeskip.catalog.parquet_options import ParquetWriteOptions
-from lakeskip.catalog.snapshot import CommitKind
-from lakeskip.spark.dv_read import live_rows_frame, read_vectors
+from lakeskip.catalog.format.deletion_vectors import DeletionVectorUpdate
+from lakeskip.catalog.format.parquet_options import ParquetWriteOptions
+from lakeskip.catalog.format.snapshot import CommitKind
+from lakeskip.catalog.write.data_writer import WriteSpec, write_data_file
+from lakeskip.spark.read.dv import live_rows_frame, read_vectors
 
 
 def _create(session: Any, case: DvCase) -> None:

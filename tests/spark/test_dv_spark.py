@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lakeskip.catalog.snapshot import CommitKind
+from lakeskip.catalog.format.snapshot import CommitKind
 from lakeskip.errors import CommitConflictError, CorruptDeletionVectorError, QueryFailedError
 
 TABLE = """CREATE TABLE t (id BIGINT, k STRING, v INT, p INT) PARTITIONED BY (p) WITH (
@@ -84,7 +84,7 @@ def test_delete_marks_rows_without_rewriting_files(session) -> None:  # type: ig
 
 def test_input_files_lists_the_files_of_a_dv_scan(session) -> None:  # type: ignore[no-untyped-def]
     """``input_files`` sees through ``LakeDvScan``: the kept files, with and without DVs."""
-    from lakeskip.spark.catalog_setup import input_files
+    from lakeskip.spark.front.catalog_setup import input_files
 
     _fill(session)
     _, names = _files(session)
@@ -143,7 +143,7 @@ def test_corrupt_dv_fails_the_read(session) -> None:  # type: ignore[no-untyped-
 
 
 def test_concurrent_dv_change_conflicts(session, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    import lakeskip.spark.dv_dml as dv_dml
+    import lakeskip.spark.modify.dv as dv_dml
 
     _fill(session, n_files=1, rows=10)
     session.sql("ALTER TABLE t SET TBLPROPERTIES ('commit.max-retries' = '0')")
@@ -248,7 +248,7 @@ def test_compaction_drops_deleted_rows_and_their_dvs(session, strategy) -> None:
 
 def test_temp_view_path_applies_dvs(session) -> None:  # type: ignore[no-untyped-def]
     """The view-based read (EXPLAIN, and Session.sql without javac) skips deleted rows too."""
-    from lakeskip.spark.query import plan_query, run_planned
+    from lakeskip.spark.read.query import plan_query, run_planned
     from lakeskip.sql.statements import parse_statement
 
     rows = _fill(session, n_files=2, rows=10)

@@ -110,7 +110,7 @@ def test_spark_reads_equal_first_row_per_key(
             tuple(r) for r in spark.sql(f"SELECT k, p, n FROM {name} WHERE {where}").collect()
         )
         assert got == [r for r in all_rows if keep(r)], where
-    from lakeskip.spark.query import table_view
+    from lakeskip.spark.read.query import table_view
 
     view = table_view(spark, table, table.scan_files())
     assert sorted((r["k"], r["p"], r["n"]) for r in view.collect()) == all_rows

@@ -11,14 +11,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lakeskip.catalog.snapshot import CommitKind
+from lakeskip.catalog.format.snapshot import CommitKind
 from lakeskip.errors import (
     ColumnNotFoundError,
     InvalidArgumentError,
     QueryFailedError,
     TableNotFoundError,
 )
-from lakeskip.spark.native_query import pruning_reports
+from lakeskip.spark.front.native_query import pruning_reports
 
 Row = tuple[int, int | None]  # (id, v)
 Cond = Callable[[Row, Row | None], bool | None]

@@ -24,7 +24,7 @@ from tests.spark.test_merge import (
 )
 
 from lakeskip.errors import InvalidArgumentError
-from lakeskip.spark.merge_prune import MAX_KEYS_CONF
+from lakeskip.spark.modify.merge_prune import MAX_KEYS_CONF
 
 _BLOOM = "'file-index.bloom-filter.columns' = 'id', 'file-index.bloom-filter.id.fpp' = '0.01'"
 _DDL = {

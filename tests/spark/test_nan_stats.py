@@ -28,10 +28,10 @@ from hypothesis import strategies as st
 from pyspark.sql import SparkSession
 
 import lakeskip
-from lakeskip.catalog import parquet_options
-from lakeskip.catalog.data_writer import WriteSpec, write_all, write_kv_data_file
+from lakeskip.catalog.format import parquet_options
 from lakeskip.catalog.table import FileStoreTable
-from lakeskip.spark.session import Session
+from lakeskip.catalog.write.data_writer import WriteSpec, write_all, write_kv_data_file
+from lakeskip.spark.front.session import Session
 from lakeskip.types import RowType, parse_sql_type
 
 NAN, INF = float("nan"), float("inf")

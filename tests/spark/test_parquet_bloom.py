@@ -9,8 +9,8 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from lakeskip.spark.query import table_file_paths, view_over_files
-from lakeskip.spark.writer import last_write_timings
+from lakeskip.spark.read.query import table_file_paths, view_over_files
+from lakeskip.spark.write.writer import last_write_timings
 
 ROWS = 4000
 

@@ -22,7 +22,7 @@ def _rows(df: Any) -> list[tuple[Any, ...]]:
 
 def _all_paths(session: Any, table: str, where: str = "") -> list[list[tuple[Any, ...]]]:
     """The same query through Session.sql, spark.sql on the catalog and the temp-view merge."""
-    from lakeskip.spark.query import table_view
+    from lakeskip.spark.read.query import table_view
 
     name = f"{session.catalog_name}.default.{table}"
     t = session.catalog.get_table(f"default.{table}")

@@ -12,7 +12,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 import lakeskip
 from lakeskip.spark import pruning_reports
-from lakeskip.spark.catalog_setup import service_for
+from lakeskip.spark.front.catalog_setup import service_for
 
 T = "lakeskip.db.ev"
 

@@ -13,9 +13,9 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 
 import lakeskip
-from lakeskip.catalog.index_manifest import IndexManifestEntry
-from lakeskip.catalog.system_tables import METADATA_SYSTEM_TABLES, system_table_columns
-from lakeskip.catalog.tags import list_tags
+from lakeskip.catalog.format.index_manifest import IndexManifestEntry
+from lakeskip.catalog.ops.system_tables import METADATA_SYSTEM_TABLES, system_table_columns
+from lakeskip.catalog.ops.tags import list_tags
 from lakeskip.cli import main
 
 APPEND = "lakeskip.db.ev"

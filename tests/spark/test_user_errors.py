@@ -13,8 +13,8 @@ from lakeskip.errors import (
     TableAlreadyExistsError,
     UnsupportedStatementError,
 )
-from lakeskip.spark.builder import worker_python_problem
-from lakeskip.spark.error_text import spark_error_message
+from lakeskip.spark.bridge.error_text import spark_error_message
+from lakeskip.spark.front.builder import worker_python_problem
 
 
 def _rows(df) -> list[tuple[object, ...]]:  # type: ignore[no-untyped-def]

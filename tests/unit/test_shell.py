@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-import lakeskip.spark.session
+import lakeskip.spark.front.session
 from lakeskip import __version__
 from lakeskip.cli import main
 from lakeskip.sql.statements import parse_statements
@@ -48,7 +48,7 @@ def test_banner_comes_before_spark_and_the_prompt_does_not_wait(
         release.wait(60)  # Spark "starting" until the test is done
         return _ParseOnly()
 
-    monkeypatch.setattr(lakeskip.spark.session, "connect", slow_connect)
+    monkeypatch.setattr(lakeskip.spark.front.session, "connect", slow_connect)
     monkeypatch.setattr("sys.stdin", io.StringIO("exit\n"))
     try:
         code = main(["sql", "--warehouse", str(tmp_path / "wh")])
@@ -63,7 +63,7 @@ def test_banner_comes_before_spark_and_the_prompt_does_not_wait(
 def test_interactive_errors_count_lines_from_the_statement(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(lakeskip.spark.session, "connect", lambda *a, **k: _ParseOnly())
+    monkeypatch.setattr(lakeskip.spark.front.session, "connect", lambda *a, **k: _ParseOnly())
     monkeypatch.setattr("sys.stdin", io.StringIO("SELEC 1;\nSELEC 2;\nSELECT *\n  FROM;\n"))
     assert main(["sql", "--warehouse", str(tmp_path / "wh")]) == 1
     errors = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("Error:")]
@@ -75,7 +75,7 @@ def test_interactive_errors_count_lines_from_the_statement(
 def test_script_errors_are_positioned_in_the_file(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(lakeskip.spark.session, "connect", lambda *a, **k: _ParseOnly())
+    monkeypatch.setattr(lakeskip.spark.front.session, "connect", lambda *a, **k: _ParseOnly())
     script = tmp_path / "s.sql"
     script.write_text("SELECT 1;\nSELECT\n 2;\n-- a comment\n\n  SELEC 3;\n", encoding="utf-8")
     assert main(["sql", "--warehouse", str(tmp_path), "-f", str(script)]) == 1
@@ -90,7 +90,7 @@ def test_spark_that_cannot_start_is_one_line_at_the_first_statement(
     def broken(*args: object, **kwargs: object) -> object:
         raise RuntimeError("Java gateway process exited\nstack...")
 
-    monkeypatch.setattr(lakeskip.spark.session, "connect", broken)
+    monkeypatch.setattr(lakeskip.spark.front.session, "connect", broken)
     monkeypatch.setattr("sys.stdin", io.StringIO("SELECT 1;\n"))
     assert main(["sql", "--warehouse", os.fspath(tmp_path)]) == 1
     err = capsys.readouterr().err

@@ -6,21 +6,21 @@ snapshot publication atomic.
 
 from __future__ import annotations
 
-from lakeskip.catalog.binary_row import deserialize_row, serialize_row
 from lakeskip.catalog.catalog import DEFAULT_DATABASE, Catalog, parse_identifier
-from lakeskip.catalog.data_file import (
+from lakeskip.catalog.file_io import FileIO, FileStatus
+from lakeskip.catalog.format.binary_row import deserialize_row, serialize_row
+from lakeskip.catalog.format.data_file import (
     EMPTY_STATS,
     DataFileMeta,
     FileSource,
     SimpleStats,
     make_data_file_meta,
 )
-from lakeskip.catalog.file_io import FileIO, FileStatus
-from lakeskip.catalog.manifest import FileKind, ManifestEntry, ManifestFileMeta
+from lakeskip.catalog.format.manifest import FileKind, ManifestEntry, ManifestFileMeta
+from lakeskip.catalog.format.schema import TableSchema
+from lakeskip.catalog.format.snapshot import CommitKind, Snapshot
+from lakeskip.catalog.format.stats import collect_stats, file_column_stats
 from lakeskip.catalog.options import KNOWN_OPTIONS, stats_mode, target_file_size, validate_options
-from lakeskip.catalog.schema import TableSchema
-from lakeskip.catalog.snapshot import CommitKind, Snapshot
-from lakeskip.catalog.stats import collect_stats, file_column_stats
 from lakeskip.catalog.table import FileStoreTable, partition_path
 
 __all__ = [

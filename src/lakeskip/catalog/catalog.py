@@ -34,8 +34,9 @@ from collections.abc import Mapping, Sequence
 import pyarrow.fs as pafs
 
 from lakeskip.catalog.file_io import FileIO
+from lakeskip.catalog.format.schema import SchemaManager, TableSchema
+from lakeskip.catalog.format.snapshot import Snapshot
 from lakeskip.catalog.kind import DELETION_VECTORS
-from lakeskip.catalog.merge_engine import IGNORE_DELETE, REMOVE_RECORD_ON_DELETE
 from lakeskip.catalog.options import (
     FILE_INDEX_PREFIX,
     check_deletion_vectors,
@@ -43,9 +44,8 @@ from lakeskip.catalog.options import (
     option_bool,
     validate_options,
 )
-from lakeskip.catalog.primary_key import MERGE_ENGINE, PRIMARY_KEY_OPTION, check_primary_key
-from lakeskip.catalog.schema import SchemaManager, TableSchema
-from lakeskip.catalog.snapshot import Snapshot
+from lakeskip.catalog.pk.merge_engine import IGNORE_DELETE, REMOVE_RECORD_ON_DELETE
+from lakeskip.catalog.pk.primary_key import MERGE_ENGINE, PRIMARY_KEY_OPTION, check_primary_key
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import (
     CatalogError,
@@ -89,7 +89,7 @@ _NAME = re.compile(r"^[^./\\\s`][^./\\`]*$")
 _ALTER_RETRIES = 10
 
 
-#: hidden table directories of a CREATE / REPLACE ... AS SELECT (lakeskip.catalog.staging):
+#: hidden table directories of a CREATE / REPLACE ... AS SELECT (lakeskip.catalog.ops.staging):
 #: ``<prefix><12 hex>_<table name>``, so the table they belong to is known after a crash
 STAGING_PREFIX = "__lakeskip_staging_"
 REPLACED_PREFIX = "__lakeskip_replaced_"
@@ -253,7 +253,7 @@ class Catalog:
         names = {
             st.name
             for st in entries
-            # a CREATE/REPLACE ... AS SELECT in progress (lakeskip.catalog.staging)
+            # a CREATE/REPLACE ... AS SELECT in progress (lakeskip.catalog.ops.staging)
             if not st.name.startswith((STAGING_PREFIX, REPLACED_PREFIX))
             and SchemaManager(self.file_io, st.path).list_ids()
         }
@@ -329,7 +329,7 @@ class Catalog:
         Without a primary key: an append-only table (``bucket = -1``, or ``bucket = N`` with
         a ``bucket-key``). With ``primary_keys`` (or the ``primary-key`` option, as in
         Paimon): a primary-key table with fixed buckets (``bucket`` defaults to 1, see
-        :mod:`lakeskip.catalog.primary_key`); key columns become NOT NULL.
+        :mod:`lakeskip.catalog.pk.primary_key`); key columns become NOT NULL.
 
         Raises:
             DatabaseNotFoundError: the database does not exist (``default`` is created).

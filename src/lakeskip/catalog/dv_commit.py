@@ -25,7 +25,8 @@ from typing import Any
 
 from pyroaring import BitMap
 
-from lakeskip.catalog.deletion_vectors import (
+from lakeskip.catalog.file_io import FileIO
+from lakeskip.catalog.format.deletion_vectors import (
     DELETION_VECTORS_INDEX,
     INDEX_DIR,
     DeletionFile,
@@ -34,9 +35,8 @@ from lakeskip.catalog.deletion_vectors import (
     decode_vector,
     write_index_file,
 )
-from lakeskip.catalog.file_io import FileIO
-from lakeskip.catalog.index_manifest import IndexManifestEntry, write_index_manifest
-from lakeskip.catalog.manifest import FileKind, ManifestEntry
+from lakeskip.catalog.format.index_manifest import IndexManifestEntry, write_index_manifest
+from lakeskip.catalog.format.manifest import FileKind, ManifestEntry
 from lakeskip.errors import CommitConflictError, CorruptDeletionVectorError
 from lakeskip.types import DataType
 

@@ -9,7 +9,7 @@ of several concurrent creators exactly one wins. How each filesystem provides it
   exists, atomically, on every POSIX filesystem (and NTFS). NFS gives the same guarantee
   from v3 on. Filesystems without hard links fall back to ``O_CREAT | O_EXCL``, which is
   still exclusive but briefly exposes a partly written file (readers retry on a bad
-  snapshot file, see :mod:`lakeskip.catalog.snapshot`).
+  snapshot file, see :mod:`lakeskip.catalog.format.snapshot`).
 * **HDFS** (``HadoopFileSystem``): write a temp file, then ``rename``; HDFS renames never
   overwrite and are atomic in the NameNode.
 * **S3** (``pyarrow.fs.S3FileSystem``): pyarrow exposes no conditional put, so the create

@@ -43,11 +43,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, assert_never
 
-from lakeskip.catalog.merge_engine import MergeEngine
+from lakeskip.catalog.pk.merge_engine import MergeEngine
 from lakeskip.errors import InvalidOptionError
 
 if TYPE_CHECKING:
-    from lakeskip.catalog.schema import TableSchema
+    from lakeskip.catalog.format.schema import TableSchema
 
 __all__ = [
     "DELETION_VECTORS",
@@ -111,7 +111,7 @@ class PkRaw:
     """A primary-key table read raw, as Paimon's batch reads do with deletion vectors or
     ``first-row``: level-0 files are skipped, the files above hold one live version per key
     and are read as they are, minus their DVs. Writes keep that true by a lookup in each
-    bucket (:mod:`lakeskip.catalog.pk_dv_write`).
+    bucket (:mod:`lakeskip.catalog.write.pk_dv_write`).
 
     Attributes:
         merge: ``deduplicate`` (with deletion vectors) or ``first-row``.

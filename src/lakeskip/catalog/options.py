@@ -24,15 +24,16 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from lakeskip.catalog.format.paimon_options import PAIMON_CORE_OPTIONS
+from lakeskip.catalog.format.parquet_options import is_parquet_option, parquet_write_options
+from lakeskip.catalog.format.stats import parse_stats_mode
 from lakeskip.catalog.kind import DELETION_VECTORS, DELETION_VECTORS_ALIAS
-from lakeskip.catalog.merge_engine import (
+from lakeskip.catalog.pk.merge_engine import (
     IGNORE_DELETE,
     REMOVE_RECORD_ON_DELETE,
     MergeEngine,
     check_merge_options,
 )
-from lakeskip.catalog.paimon_options import PAIMON_CORE_OPTIONS
-from lakeskip.catalog.parquet_options import is_parquet_option, parquet_write_options
 from lakeskip.errors import ColumnNotFoundError, InvalidOptionError
 from lakeskip.types import RowType
 
@@ -62,7 +63,6 @@ DEFAULT_STATS_MODE = "truncate(16)"
 DEFAULT_PARTITION_NAME = "__DEFAULT_PARTITION__"
 OPTION_ALIASES = {DELETION_VECTORS_ALIAS: DELETION_VECTORS}
 
-_STATS_MODE_RE = re.compile(r"^(none|counts|full|truncate\((\d+)\))$", re.IGNORECASE)
 _DURATION_UNITS = {
     "ms": 1,
     "milli": 1,
@@ -82,26 +82,6 @@ _DURATION_UNITS = {
     "day": 86_400_000,
     "days": 86_400_000,
 }
-
-
-def parse_stats_mode(text: str) -> tuple[str, int | None]:
-    """``("truncate", 16)``, ``("full", None)``, ... for a stats-mode string.
-
-    Raises:
-        InvalidOptionError: not one of none, counts, full, truncate(N) with N > 0.
-
-    >>> parse_stats_mode("Truncate(8)")
-    ('truncate', 8)
-    """
-    m = _STATS_MODE_RE.match(str(text).strip())
-    if m is None or (m.group(2) is not None and int(m.group(2)) <= 0):
-        raise InvalidOptionError(
-            f"invalid stats mode {text!r} (expected none, counts, full or truncate(N))"
-        )
-    kind = m.group(1).lower()
-    if m.group(2) is not None:
-        return "truncate", int(m.group(2))
-    return kind, None
 
 
 def parse_duration_millis(text: str, key: str = "duration") -> int:
@@ -217,7 +197,7 @@ KNOWN_OPTIONS: Mapping[str, OptionSpec] = {
             _boolean,
             "partial-update tables: a delete removes the whole row (DELETE is allowed)",
         ),
-        # time travel of batch reads (lakeskip.catalog.time_travel)
+        # time travel of batch reads (lakeskip.catalog.ops.time_travel)
         OptionSpec("scan.snapshot-id", None, _int_at_least(1), "read this snapshot"),
         OptionSpec("scan.timestamp-millis", None, _int_at_least(0), "read as of this time"),
         OptionSpec("scan.tag-name", None, _any, "read this tag"),
@@ -455,7 +435,7 @@ def validate_options(
 
 def check_deletion_vectors(options: Mapping[str, str], primary_keys: Sequence[str] = ()) -> None:
     """Deletion vectors are supported on unaware-bucket append tables (``bucket`` = -1) and
-    on primary-key tables (fixed buckets; see :mod:`lakeskip.catalog.pk_dv_write`).
+    on primary-key tables (fixed buckets; see :mod:`lakeskip.catalog.write.pk_dv_write`).
 
     Raises:
         InvalidOptionError: deletion vectors on a fixed-bucket append table, or on a

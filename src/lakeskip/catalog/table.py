@@ -39,12 +39,11 @@ from typing import Any, TypeVar
 from pyroaring import BitMap
 
 from lakeskip.catalog.cache import CacheSection, shared_cache
-from lakeskip.catalog.deletion_vectors import DeletionFile, DeletionVectorUpdate, read_vector
 from lakeskip.catalog.dv_commit import deletion_files, plan_index_change
 from lakeskip.catalog.file_io import FileIO
-from lakeskip.catalog.index_manifest import IndexManifestEntry, read_index_manifest
-from lakeskip.catalog.kind import TableKind, schema_kind
-from lakeskip.catalog.manifest import (
+from lakeskip.catalog.format.deletion_vectors import DeletionFile, DeletionVectorUpdate, read_vector
+from lakeskip.catalog.format.index_manifest import IndexManifestEntry, read_index_manifest
+from lakeskip.catalog.format.manifest import (
     FileKind,
     ManifestEntry,
     ManifestFileMeta,
@@ -53,6 +52,15 @@ from lakeskip.catalog.manifest import (
     write_manifest,
     write_manifest_list,
 )
+from lakeskip.catalog.format.schema import SchemaManager, TableSchema
+from lakeskip.catalog.format.snapshot import (
+    BATCH_COMMIT_IDENTIFIER,
+    CommitKind,
+    Snapshot,
+    SnapshotManager,
+    tag_files,
+)
+from lakeskip.catalog.kind import TableKind, schema_kind
 from lakeskip.catalog.options import (
     DEFAULT_PARTITION_NAME,
     commit_max_retries,
@@ -60,14 +68,6 @@ from lakeskip.catalog.options import (
     option_bool,
     option_int,
     option_millis,
-)
-from lakeskip.catalog.schema import SchemaManager, TableSchema
-from lakeskip.catalog.snapshot import (
-    BATCH_COMMIT_IDENTIFIER,
-    CommitKind,
-    Snapshot,
-    SnapshotManager,
-    tag_files,
 )
 from lakeskip.errors import CommitConflictError, CorruptMetadataError, InvalidArgumentError
 from lakeskip.types import DataType, TypeRoot, from_internal, to_internal

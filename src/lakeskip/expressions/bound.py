@@ -3,7 +3,7 @@
 A bound leaf holds its literal(s) in the column type's internal form (see
 :mod:`lakeskip.types`). Every leaf class names its
 :class:`~lakeskip.expressions.operators.Operator` in the class constant ``op``, calls its own
-method of a :class:`~lakeskip.expressions.visitors.BoundPredicateVisitor` in
+method of a :class:`BoundLeafVisitor` in
 :meth:`~BoundPredicate.accept` (per-class dispatch: no table, no ``getattr``), and negates
 exactly through :attr:`Operator.negated <lakeskip.expressions.operators.Operator.negated>`.
 
@@ -17,17 +17,15 @@ BoundGreaterThanOrEqual(a, 5)
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from lakeskip.errors import InvalidArgumentError
 from lakeskip.expressions.operators import Operator, unreachable
 from lakeskip.expressions.tree import BooleanExpression, sorted_values
 from lakeskip.types import DataType, Field
-
-if TYPE_CHECKING:
-    from lakeskip.expressions.visitors import BoundPredicateVisitor
 
 T = TypeVar("T")
 
@@ -38,6 +36,7 @@ __all__ = [
     "BoundIn",
     "BoundIsNotNull",
     "BoundIsNull",
+    "BoundLeafVisitor",
     "BoundLessThan",
     "BoundLessThanOrEqual",
     "BoundLiteralPredicate",
@@ -51,6 +50,54 @@ __all__ = [
     "BoundUnaryPredicate",
     "bound_predicate",
 ]
+
+
+class BoundLeafVisitor(ABC, Generic[T]):
+    """One method per leaf operator, each given the :class:`BoundReference` and the
+    internal-form literal(s); a bound leaf calls its own in :meth:`BoundPredicate.accept`.
+    It lives beside the leaves it names (the tree visitor,
+    :class:`~lakeskip.expressions.visitors.BoundPredicateVisitor`, extends it), so the two
+    modules import in one direction.
+
+    The index readers (:class:`lakeskip.index.base.FileIndexReader`) answer the same
+    method names for their one column, without the ``term`` argument.
+    """
+
+    @abstractmethod
+    def visit_equal(self, term: BoundReference, value: Any) -> T: ...
+
+    @abstractmethod
+    def visit_not_equal(self, term: BoundReference, value: Any) -> T: ...
+
+    @abstractmethod
+    def visit_less_than(self, term: BoundReference, value: Any) -> T: ...
+
+    @abstractmethod
+    def visit_less_than_or_equal(self, term: BoundReference, value: Any) -> T: ...
+
+    @abstractmethod
+    def visit_greater_than(self, term: BoundReference, value: Any) -> T: ...
+
+    @abstractmethod
+    def visit_greater_than_or_equal(self, term: BoundReference, value: Any) -> T: ...
+
+    @abstractmethod
+    def visit_in(self, term: BoundReference, values: frozenset[Any]) -> T: ...
+
+    @abstractmethod
+    def visit_not_in(self, term: BoundReference, values: frozenset[Any]) -> T: ...
+
+    @abstractmethod
+    def visit_is_null(self, term: BoundReference) -> T: ...
+
+    @abstractmethod
+    def visit_not_null(self, term: BoundReference) -> T: ...
+
+    @abstractmethod
+    def visit_starts_with(self, term: BoundReference, prefix: str) -> T: ...
+
+    @abstractmethod
+    def visit_not_starts_with(self, term: BoundReference, prefix: str) -> T: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +147,7 @@ class BoundPredicate(BooleanExpression):
     def negate(self) -> BooleanExpression:
         raise NotImplementedError
 
-    def accept(self, visitor: BoundPredicateVisitor[T]) -> T:
+    def accept(self, visitor: BoundLeafVisitor[T]) -> T:
         """Call the ``visitor`` method for this leaf's operator."""
         raise NotImplementedError
 
@@ -165,7 +212,7 @@ class BoundIsNull(BoundUnaryPredicate):
     __slots__ = ()
     op = Operator.IS_NULL
 
-    def accept(self, visitor: BoundPredicateVisitor[T]) -> T:
+    def accept(self, visitor: BoundLeafVisitor[T]) -> T:
         return visitor.visit_is_null(self.term)
 
 
@@ -173,7 +220,7 @@ class BoundIsNotNull(BoundUnaryPredicate):
     __slots__ = ()
     op = Operator.NOT_NULL
 
-    def accept(self, visitor: BoundPredicateVisitor[T]) -> T:
+    def accept(self, visitor: BoundLeafVisitor[T]) -> T:
         return visitor.visit_not_null(self.term)
 
 
@@ -181,7 +228,7 @@ class BoundEqualTo(BoundLiteralPredicate):
     __slots__ = ()
     op = Operator.EQ
 
-    def accept(self, visitor: BoundPredicateVisitor[T]) -> T:
+    def accept(self, visitor: BoundLeafVisitor[T]) -> T:
         return visitor.visit_equal(self.term, self.value)
 
 
@@ -189,7 +236,7 @@ class BoundNotEqualTo(BoundLiteralPredicate):
     __slots__ = ()
     op = Operator.NE
 
-    def accept(self, visitor: BoundPredicateVisitor[T]) -> T:
+    def accept(self, visitor: BoundLeafVisitor[T]) -> T:
         return visitor.visit_not_equal(self.term, self.value)
 
 
@@ -197,7 +244,7 @@ class BoundLessThan(BoundLiteralPredicate):
     __slots__ = ()
     op = Operator.LT
 
-    def accept(self, visitor: BoundPredicateVisitor[T]) -> T:
+    def accept(self, visitor: BoundLeafVisitor[T]) -> T:
         return visitor.visit_less_than(self.term, self.value)
 
 
@@ -205,7 +252,7 @@ class BoundLessThanOrEqual(BoundLiteralPredicate):
     __slots__ = ()
     op = Operator.LE
 
-    def accept(self, visitor: BoundPredicateVisitor[T]) -> T:
+    def accept(self, visitor: BoundLeafVisitor[T]) -> T:
         return visitor.visit_less_than_or_equal(self.term, self.value)
 
 
@@ -213,7 +260,7 @@ class BoundGreaterThan(BoundLiteralPredicate):
     __slots__ = ()
     op = Operator.GT
 
-    def accept(self, visitor: BoundPredicateVisitor[T]) -> T:
+    def accept(self, visitor: BoundLeafVisitor[T]) -> T:
         return visitor.visit_greater_than(self.term, self.value)
 
 
@@ -221,7 +268,7 @@ class BoundGreaterThanOrEqual(BoundLiteralPredicate):
     __slots__ = ()
     op = Operator.GE
 
-    def accept(self, visitor: BoundPredicateVisitor[T]) -> T:
+    def accept(self, visitor: BoundLeafVisitor[T]) -> T:
         return visitor.visit_greater_than_or_equal(self.term, self.value)
 
 
@@ -229,7 +276,7 @@ class BoundStartsWith(BoundLiteralPredicate):
     __slots__ = ()
     op = Operator.STARTS_WITH
 
-    def accept(self, visitor: BoundPredicateVisitor[T]) -> T:
+    def accept(self, visitor: BoundLeafVisitor[T]) -> T:
         return visitor.visit_starts_with(self.term, self.value)
 
 
@@ -237,7 +284,7 @@ class BoundNotStartsWith(BoundLiteralPredicate):
     __slots__ = ()
     op = Operator.NOT_STARTS_WITH
 
-    def accept(self, visitor: BoundPredicateVisitor[T]) -> T:
+    def accept(self, visitor: BoundLeafVisitor[T]) -> T:
         return visitor.visit_not_starts_with(self.term, self.value)
 
 
@@ -245,7 +292,7 @@ class BoundIn(BoundSetPredicate):
     __slots__ = ()
     op = Operator.IN
 
-    def accept(self, visitor: BoundPredicateVisitor[T]) -> T:
+    def accept(self, visitor: BoundLeafVisitor[T]) -> T:
         return visitor.visit_in(self.term, self.values)
 
 
@@ -253,7 +300,7 @@ class BoundNotIn(BoundSetPredicate):
     __slots__ = ()
     op = Operator.NOT_IN
 
-    def accept(self, visitor: BoundPredicateVisitor[T]) -> T:
+    def accept(self, visitor: BoundLeafVisitor[T]) -> T:
         return visitor.visit_not_in(self.term, self.values)
 
 

@@ -16,11 +16,10 @@
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
 from lakeskip.errors import InvalidArgumentError
-from lakeskip.expressions.bound import BoundPredicate, BoundReference
+from lakeskip.expressions.bound import BoundLeafVisitor, BoundPredicate
 from lakeskip.expressions.tree import (
     AlwaysFalse,
     AlwaysTrue,
@@ -31,7 +30,7 @@ from lakeskip.expressions.tree import (
     UnboundPredicate,
 )
 
-__all__ = ["BooleanExpressionVisitor", "BoundPredicateVisitor", "visit"]
+__all__ = ["BooleanExpressionVisitor", "BoundLeafVisitor", "BoundPredicateVisitor", "visit"]
 
 T = TypeVar("T")
 
@@ -61,54 +60,14 @@ class BooleanExpressionVisitor(Generic[T]):
         raise NotImplementedError
 
 
-class BoundPredicateVisitor(BooleanExpressionVisitor[T], ABC):
-    """One method per leaf operator, each given the :class:`BoundReference` and the
-    internal-form literal(s). Bound leaves dispatch to them themselves
-    (:meth:`~lakeskip.expressions.bound.BoundPredicate.accept`), and every method is
-    abstract, so mypy rejects a visitor that misses an operator.
-
-    The index readers (:class:`lakeskip.index.base.FileIndexReader`) answer the same
-    method names for their one column, without the ``term`` argument.
+class BoundPredicateVisitor(BooleanExpressionVisitor[T], BoundLeafVisitor[T]):
+    """A tree visitor whose bound leaves dispatch themselves to the
+    :class:`~lakeskip.expressions.bound.BoundLeafVisitor` methods (one per operator, each
+    abstract, so mypy rejects a visitor that misses an operator).
     """
 
     def visit_bound_predicate(self, predicate: BoundPredicate) -> T:
         return predicate.accept(self)
-
-    @abstractmethod
-    def visit_equal(self, term: BoundReference, value: Any) -> T: ...
-
-    @abstractmethod
-    def visit_not_equal(self, term: BoundReference, value: Any) -> T: ...
-
-    @abstractmethod
-    def visit_less_than(self, term: BoundReference, value: Any) -> T: ...
-
-    @abstractmethod
-    def visit_less_than_or_equal(self, term: BoundReference, value: Any) -> T: ...
-
-    @abstractmethod
-    def visit_greater_than(self, term: BoundReference, value: Any) -> T: ...
-
-    @abstractmethod
-    def visit_greater_than_or_equal(self, term: BoundReference, value: Any) -> T: ...
-
-    @abstractmethod
-    def visit_in(self, term: BoundReference, values: frozenset[Any]) -> T: ...
-
-    @abstractmethod
-    def visit_not_in(self, term: BoundReference, values: frozenset[Any]) -> T: ...
-
-    @abstractmethod
-    def visit_is_null(self, term: BoundReference) -> T: ...
-
-    @abstractmethod
-    def visit_not_null(self, term: BoundReference) -> T: ...
-
-    @abstractmethod
-    def visit_starts_with(self, term: BoundReference, prefix: str) -> T: ...
-
-    @abstractmethod
-    def visit_not_starts_with(self, term: BoundReference, prefix: str) -> T: ...
 
 
 def visit(expr: BooleanExpression, visitor: BooleanExpressionVisitor[T]) -> T:

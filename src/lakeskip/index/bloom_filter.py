@@ -37,7 +37,7 @@ import pyarrow as pa
 
 from lakeskip.errors import CorruptIndexError, InvalidOptionError
 from lakeskip.index.base import FileIndexer, FileIndexReader, FileIndexWriter
-from lakeskip.index.hashing import hash_array, hash_value, supports_hash
+from lakeskip.index.primitives.hashing import hash_array, hash_value, supports_hash
 from lakeskip.index.result import REMAIN, SKIP, FileIndexResult
 from lakeskip.types import DataType, TypeRoot
 

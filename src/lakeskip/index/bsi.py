@@ -41,16 +41,16 @@ from pyroaring import BitMap
 
 from lakeskip.errors import CorruptIndexError
 from lakeskip.expressions.operators import Operator
-from lakeskip.index._binary import ByteReader, ByteWriter
-from lakeskip.index._bitslice import compare, serialize_slices
-from lakeskip.index._roaring import read_bitmap, roaring_size, serialize_mask
 from lakeskip.index.base import (
     BufferedWriter,
     FileIndexer,
     FileIndexReader,
     FileIndexWriter,
 )
-from lakeskip.index.hashing import long_values
+from lakeskip.index.primitives.binary import ByteReader, ByteWriter
+from lakeskip.index.primitives.bitslice import compare, serialize_slices
+from lakeskip.index.primitives.hashing import long_values
+from lakeskip.index.primitives.roaring import read_bitmap, roaring_size, serialize_mask
 from lakeskip.index.result import BitmapResult, FileIndexResult
 from lakeskip.types import DataType, TypeRoot
 

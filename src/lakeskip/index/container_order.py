@@ -41,7 +41,7 @@ from typing import Any, Generic, TypeVar
 
 import numpy as np
 
-from lakeskip.index._java import (
+from lakeskip.index.primitives.java import (
     DEFAULT_CAPACITY,
     LOAD_FACTOR,
     TREEIFY_THRESHOLD,

@@ -28,8 +28,8 @@ import pyarrow.compute as pc
 from lakeskip.errors import LakeskipError
 from lakeskip.index.base import FileIndexReader
 from lakeskip.index.format import FileIndexContainer, write_container
-from lakeskip.index.hashing import timestamp_ints
 from lakeskip.index.options import FileIndexOptions
+from lakeskip.index.primitives.hashing import timestamp_ints
 from lakeskip.index.registry import get_indexer
 from lakeskip.types import DataType, RowType, TypeRoot
 

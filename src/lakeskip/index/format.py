@@ -33,7 +33,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from lakeskip.errors import CorruptIndexError
-from lakeskip.index._binary import ByteReader, ByteWriter, encode_modified_utf8
+from lakeskip.index.primitives.binary import ByteReader, ByteWriter, encode_modified_utf8
 
 __all__ = [
     "EMPTY_INDEX_FLAG",

@@ -41,7 +41,7 @@ from lakeskip.expressions import (
 )
 from lakeskip.index.bloom_filter import MAX_HASH_FUNCTIONS, BloomFilterIndexer, bloom_positions
 from lakeskip.index.format import MAGIC, VERSION, FileIndexContainer
-from lakeskip.index.hashing import hash_value
+from lakeskip.index.primitives.hashing import hash_value
 from lakeskip.types import DataType, TypeRoot
 
 __all__ = ["BloomColumns", "BloomVerdict"]

@@ -3,14 +3,14 @@
 As Paimon's ``BucketSelectConverter``: only a filter that pins **every** bucket-key column to
 a finite set of values (``=``, ``IN``, ``IS NULL``, combined by AND/OR) selects buckets; the
 buckets are those of every combination of the values, computed by the writer's own function
-(:func:`lakeskip.catalog.bucket.bucket_of`) from the bound literals, which are already in the
+(:func:`lakeskip.catalog.format.bucket.bucket_of`) from the bound literals, which are already in the
 column type's internal form, so they encode to the same ``BinaryRow`` bytes as the rows.
 Anything else -- a key column left free, a type whose literal encoding is not certain to match
 the writer's (floating point, timestamps, binary, CHAR(n)), too many combinations -- selects
 all buckets.
 
 >>> from lakeskip import types as T
->>> from lakeskip.catalog.bucket import BucketSpec
+>>> from lakeskip.catalog.format.bucket import BucketSpec
 >>> from lakeskip.expressions import EqualTo, Or, bind
 >>> rt = T.RowType.of(("a", T.INT), ("b", T.STRING))
 >>> spec = BucketSpec(8, ("a",), (T.INT,))
@@ -26,7 +26,7 @@ import itertools
 import math
 from typing import Any
 
-from lakeskip.catalog.bucket import PRUNABLE_ROOTS, BucketSpec, bucket_of
+from lakeskip.catalog.format.bucket import PRUNABLE_ROOTS, BucketSpec, bucket_of
 from lakeskip.expressions import (
     AlwaysFalse,
     AlwaysTrue,

@@ -37,12 +37,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from lakeskip.catalog.binary_row import null_bits_width
+from lakeskip.catalog.format.binary_row import null_bits_width
 from lakeskip.types import DataType, RowType, TypeRoot
 
 if TYPE_CHECKING:
-    from lakeskip.catalog.data_file import DataFileMeta
-    from lakeskip.catalog.schema import TableSchema
+    from lakeskip.catalog.format.data_file import DataFileMeta
+    from lakeskip.catalog.format.schema import TableSchema
     from lakeskip.planner.stats import FileStats
 
 __all__ = ["ColumnArrays", "ColumnarStats", "decode_file_stats"]
@@ -337,7 +337,7 @@ def decode_file_stats(
     per_file: Callable[[int], dict[str, tuple[Any, Any, int | None]] | None],
 ) -> ColumnarStats:
     """The value stats of ``metas`` by current column name, as
-    :func:`~lakeskip.catalog.stats.file_column_stats` maps them, decoded group by group.
+    :func:`~lakeskip.catalog.format.stats.file_column_stats` maps them, decoded group by group.
 
     Args:
         per_file: decodes file ``i`` alone (the fallback; ``None``: its stats are unknown,

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from pyroaring import BitMap
 
-from lakeskip.catalog.manifest import ManifestEntry
+from lakeskip.catalog.format.manifest import ManifestEntry
 
 __all__ = ["FileDecision", "PruningReport", "ScanPlan", "SkipTier"]
 

@@ -30,12 +30,12 @@ from typing import Any, assert_never
 import numpy as np
 
 from lakeskip.catalog.cache import CacheSection, MetadataCache, shared_cache
-from lakeskip.catalog.deletion_vectors import DeletionFile
+from lakeskip.catalog.format.deletion_vectors import DeletionFile
+from lakeskip.catalog.format.manifest import ManifestEntry
+from lakeskip.catalog.format.snapshot import Snapshot
+from lakeskip.catalog.format.stats import file_column_stats
 from lakeskip.catalog.kind import Append, AppendDv, PkMerge, PkRaw
-from lakeskip.catalog.manifest import ManifestEntry
-from lakeskip.catalog.merge_engine import MergeEngine
-from lakeskip.catalog.snapshot import Snapshot
-from lakeskip.catalog.stats import file_column_stats
+from lakeskip.catalog.pk.merge_engine import MergeEngine
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import CorruptMetadataError, LakeskipWarning
 from lakeskip.expressions import AlwaysFalse, AlwaysTrue, BooleanExpression, and_, bind

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from lakeskip.catalog.catalog import Catalog
-from lakeskip.catalog.manifest import ManifestEntry
+from lakeskip.catalog.format.manifest import ManifestEntry
 from lakeskip.catalog.table import FileStoreTable, retry_on_conflict
 from lakeskip.errors import InvalidArgumentError
 

@@ -26,16 +26,16 @@ import pyarrow.parquet as pq
 from pyroaring import BitMap
 
 from lakeskip.catalog.catalog import Catalog
-from lakeskip.catalog.data_writer import DataWriter, WriteSpec
-from lakeskip.catalog.deletion_vectors import DeletionVectorUpdate, drop_deleted
+from lakeskip.catalog.format.deletion_vectors import DeletionVectorUpdate, drop_deleted
+from lakeskip.catalog.format.manifest import ManifestEntry
+from lakeskip.catalog.format.snapshot import CommitKind, Snapshot
+from lakeskip.catalog.format.stats import file_column_stats
 from lakeskip.catalog.kind import Append, AppendDv, PkMerge, PkRaw
-from lakeskip.catalog.manifest import ManifestEntry
 from lakeskip.catalog.options import TARGET_FILE_SIZE, target_file_size
-from lakeskip.catalog.snapshot import CommitKind, Snapshot
-from lakeskip.catalog.stats import file_column_stats
 from lakeskip.catalog.table import FileStoreTable
+from lakeskip.catalog.write.data_writer import DataWriter, WriteSpec
 from lakeskip.errors import CommitConflictError, InvalidArgumentError
-from lakeskip.index._roaring import serialize_bitmap
+from lakeskip.index.primitives.roaring import serialize_bitmap
 from lakeskip.procedures.base import (
     Executor,
     Procedure,

@@ -1,7 +1,7 @@
 """``CALL sys.expire_snapshots(...)`` and ``CALL sys.remove_orphan_files(...)``.
 
 Both list and delete metadata-sized sets of files on the driver, so they need no executor
-(``executor=None`` is fine). The work is :mod:`lakeskip.catalog.maintenance`.
+(``executor=None`` is fine). The work is :mod:`lakeskip.catalog.ops.maintenance`.
 
 Timestamps are Paimon's ``'yyyy-MM-dd HH:mm:ss[.SSS]'`` (or ``'yyyy-MM-dd'``), read in
 the local time zone as Paimon reads them in the JVM's default zone; an explicit offset
@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from lakeskip.catalog.catalog import Catalog
-from lakeskip.catalog.maintenance import expire_snapshots, remove_orphan_files
+from lakeskip.catalog.ops.maintenance import expire_snapshots, remove_orphan_files
 from lakeskip.catalog.options import option_int, option_millis, validate_options
 from lakeskip.errors import InvalidArgumentError
 from lakeskip.procedures.base import (

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import pyarrow as pa
 
-from lakeskip.catalog.manifest import ManifestEntry
+from lakeskip.catalog.format.manifest import ManifestEntry
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import InvalidArgumentError
 from lakeskip.expressions import bind, evaluate_arrow

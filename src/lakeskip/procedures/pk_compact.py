@@ -21,18 +21,18 @@ from typing import Any
 
 import pyarrow as pa
 
-from lakeskip.catalog.data_writer import WriteSpec, write_kv_data_file
+from lakeskip.catalog.format.manifest import ManifestEntry
 from lakeskip.catalog.kind import merge_engine_of, schema_kind
-from lakeskip.catalog.manifest import ManifestEntry
 from lakeskip.catalog.options import target_file_size
-from lakeskip.catalog.pk_dv_write import read_versions
-from lakeskip.catalog.primary_key import (
+from lakeskip.catalog.pk.primary_key import (
     SEQUENCE_NUMBER,
     TOP_LEVEL,
     VALUE_KIND,
     schema_key_layout,
 )
 from lakeskip.catalog.table import FileStoreTable
+from lakeskip.catalog.write.data_writer import WriteSpec, write_kv_data_file
+from lakeskip.catalog.write.pk_dv_write import read_versions
 
 __all__ = ["TOP_LEVEL", "BucketTask", "compact_bucket", "plan_bucket_tasks"]
 

@@ -27,9 +27,9 @@ import pyarrow.parquet as pq
 
 from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.file_io import FileIO
-from lakeskip.catalog.manifest import ManifestEntry
-from lakeskip.catalog.schema import TableSchema
-from lakeskip.catalog.snapshot import CommitKind
+from lakeskip.catalog.format.manifest import ManifestEntry
+from lakeskip.catalog.format.schema import TableSchema
+from lakeskip.catalog.format.snapshot import CommitKind
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import CommitConflictError
 from lakeskip.index.file_index import build_file_index

@@ -1,7 +1,7 @@
 """``CALL sys.rollback(table, version | snapshot | tag)`` and
 ``CALL sys.rollback_to_timestamp(table, timestamp)``, with Paimon's arguments and result
 columns. Unlike Paimon, the rollback is a new snapshot and the newer snapshots stay
-readable until they expire (:mod:`lakeskip.catalog.rollback`). Metadata only.
+readable until they expire (:mod:`lakeskip.catalog.ops.rollback`). Metadata only.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from lakeskip.catalog.catalog import Catalog
-from lakeskip.catalog.rollback import rollback_to
+from lakeskip.catalog.ops.rollback import rollback_to
+from lakeskip.catalog.ops.time_travel import TimeTravel, resolve_snapshot
 from lakeskip.catalog.table import FileStoreTable
-from lakeskip.catalog.time_travel import TimeTravel, resolve_snapshot
 from lakeskip.errors import InvalidArgumentError
 from lakeskip.procedures.base import (
     Executor,

@@ -47,12 +47,12 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from lakeskip.catalog.data_writer import DataWriter, WriteSpec
-from lakeskip.catalog.deletion_vectors import drop_deleted
-from lakeskip.catalog.maintenance import SPILL_DIR_PREFIX
-from lakeskip.catalog.manifest import ManifestEntry
+from lakeskip.catalog.format.deletion_vectors import drop_deleted
+from lakeskip.catalog.format.manifest import ManifestEntry
+from lakeskip.catalog.ops.maintenance import SPILL_DIR_PREFIX
 from lakeskip.catalog.options import option_int, target_file_size
 from lakeskip.catalog.table import FileStoreTable
+from lakeskip.catalog.write.data_writer import DataWriter, WriteSpec
 from lakeskip.procedures.base import Executor, SortSpec
 from lakeskip.sort import sort_keys
 from lakeskip.sort.ranked import (

@@ -1,6 +1,6 @@
 """``CALL sys.create_tag / replace_tag / delete_tag / rename_tag(...)``: Paimon's tag
 procedures, with Paimon's argument names. Metadata only: no executor is needed. The work
-is :mod:`lakeskip.catalog.tags`.
+is :mod:`lakeskip.catalog.ops.tags`.
 """
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from lakeskip.catalog.catalog import Catalog
+from lakeskip.catalog.ops.tags import create_tag, delete_tag, rename_tag, replace_tag
 from lakeskip.catalog.options import parse_duration_millis
-from lakeskip.catalog.tags import create_tag, delete_tag, rename_tag, replace_tag
 from lakeskip.errors import InvalidArgumentError, InvalidOptionError
 from lakeskip.procedures.base import (
     Executor,

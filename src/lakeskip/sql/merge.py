@@ -2,7 +2,7 @@
 
 The fragments (source query, ON condition, clause conditions, assigned values) stay Spark SQL
 text: Spark evaluates them, with its own semantics, when the copy-on-write job runs
-(:mod:`lakeskip.spark.dml`). Here we only take the statement apart and check its shape::
+(:mod:`lakeskip.spark.modify.dispatch`). Here we only take the statement apart and check its shape::
 
     MERGE INTO target [[AS] t] USING (source_table | (query)) [[AS] s] ON <on>
       WHEN MATCHED [AND <cond>] THEN UPDATE SET c = expr, ... | UPDATE SET * | DELETE
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from lakeskip.errors import SqlParseError, UnsupportedStatementError
-from lakeskip.sql.statements import DIALECT, Statement, TableIdent
+from lakeskip.sql.statement_types import DIALECT, Statement, TableIdent
 
 __all__ = ["Merge", "MergeAction", "MergeActionKind", "merge_from_tree"]
 

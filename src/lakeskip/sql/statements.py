@@ -31,6 +31,7 @@ from sqlglot.tokenizer_core import TokenType
 from lakeskip.errors import SqlParseError, UnsupportedStatementError
 from lakeskip.sql.ddl import alter_table, create_database, create_table, parse_unset
 from lakeskip.sql.literals import literal_value
+from lakeskip.sql.merge import merge_from_tree
 from lakeskip.sql.statement_types import (
     DIALECT,
     AlterTableAddColumns,
@@ -365,8 +366,6 @@ def _from_tree(tree: exp.Expression, text: str) -> Statement:
     if isinstance(tree, exp.Update) and isinstance(tree.this, exp.Table):
         return _update(tree, text)
     if isinstance(tree, exp.Merge) and isinstance(tree.this, exp.Table):
-        from lakeskip.sql.merge import merge_from_tree  # merge imports this module
-
         _check_target(tree.this, "MERGE INTO")
         return merge_from_tree(tree, TableIdent.of(tree.this), text)
     dml = {exp.Update: "UPDATE", exp.Delete: "DELETE", exp.Merge: "MERGE INTO"}

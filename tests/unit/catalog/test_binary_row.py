@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lakeskip.catalog.binary_row import deserialize_row, null_bits_width, serialize_row
+from lakeskip.catalog.format.binary_row import deserialize_row, null_bits_width, serialize_row
 from lakeskip.errors import CorruptMetadataError, TypeMismatchError
 from lakeskip.types import (
     BIGINT,

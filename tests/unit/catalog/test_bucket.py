@@ -18,7 +18,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lakeskip.catalog.bucket import bucket_ids, bucket_of, bucket_spec, murmur_words, row_hash
+from lakeskip.catalog.format.bucket import (
+    bucket_ids,
+    bucket_of,
+    bucket_spec,
+    murmur_words,
+    row_hash,
+)
 from lakeskip.errors import InvalidOptionError
 from lakeskip.types import INT, STRING, DataType, RowType, parse_sql_type
 

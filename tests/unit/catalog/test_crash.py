@@ -35,11 +35,11 @@ from lakeskip.catalog import (
     collect_stats,
     make_data_file_meta,
 )
-from lakeskip.catalog.deletion_vectors import DeletionVectorUpdate
-from lakeskip.catalog.maintenance import expire_snapshots, remove_orphan_files
-from lakeskip.catalog.rollback import rollback_to
-from lakeskip.catalog.staging import publish, staging_identifier
-from lakeskip.catalog.tags import create_tag, delete_tag, list_tags, rename_tag, replace_tag
+from lakeskip.catalog.format.deletion_vectors import DeletionVectorUpdate
+from lakeskip.catalog.ops.maintenance import expire_snapshots, remove_orphan_files
+from lakeskip.catalog.ops.rollback import rollback_to
+from lakeskip.catalog.ops.staging import publish, staging_identifier
+from lakeskip.catalog.ops.tags import create_tag, delete_tag, list_tags, rename_tag, replace_tag
 from lakeskip.types import BIGINT, STRING, RowType
 
 ROW = RowType.of(("id", BIGINT), ("dt", STRING))

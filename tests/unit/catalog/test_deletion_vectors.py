@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from pyroaring import BitMap
 
 from lakeskip.catalog import Catalog, FileStoreTable
-from lakeskip.catalog.deletion_vectors import (
+from lakeskip.catalog.format.deletion_vectors import (
     MAGIC,
     DeletionVectorMeta,
     DeletionVectorUpdate,
@@ -21,9 +21,13 @@ from lakeskip.catalog.deletion_vectors import (
     encode_index_file,
     encode_vector,
 )
-from lakeskip.catalog.index_manifest import IndexManifestEntry, decode_entries, encode_entries
-from lakeskip.catalog.manifest import FileKind
-from lakeskip.catalog.snapshot import CommitKind
+from lakeskip.catalog.format.index_manifest import (
+    IndexManifestEntry,
+    decode_entries,
+    encode_entries,
+)
+from lakeskip.catalog.format.manifest import FileKind
+from lakeskip.catalog.format.snapshot import CommitKind
 from lakeskip.errors import CommitConflictError, CorruptDeletionVectorError, InvalidOptionError
 from lakeskip.types import BIGINT, STRING, RowType
 
@@ -261,7 +265,7 @@ def test_expiry_and_orphans_know_index_files(catalog: Catalog, write_file: Any) 
     import os
     import time
 
-    from lakeskip.catalog.maintenance import expire_snapshots, remove_orphan_files
+    from lakeskip.catalog.ops.maintenance import expire_snapshots, remove_orphan_files
 
     t = _table(catalog)
     a = write_file(t, _rows(range(10), "x"), ("x",))

@@ -9,11 +9,11 @@ import pytest
 from pyroaring import BitMap
 from tests.fixtures.deletion_vectors.cases import CASES, ROW_TYPE, DvCase
 
-from lakeskip.catalog.deletion_vectors import drop_deleted
+from lakeskip.catalog.format.deletion_vectors import drop_deleted
 from lakeskip.errors import CorruptDeletionVectorError
 from lakeskip.expressions import bind
 from lakeskip.expressions.arrow_eval import evaluate_arrow
-from lakeskip.index._roaring import serialize_bitmap
+from lakeskip.index.primitives.roaring import serialize_bitmap
 from lakeskip.sql.query import condition_predicate
 
 

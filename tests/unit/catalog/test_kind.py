@@ -17,7 +17,7 @@ from lakeskip.catalog.kind import (
     schema_kind,
     table_kind,
 )
-from lakeskip.catalog.merge_engine import MergeEngine
+from lakeskip.catalog.pk.merge_engine import MergeEngine
 from lakeskip.errors import InvalidOptionError
 from lakeskip.types import BIGINT, STRING, RowType
 

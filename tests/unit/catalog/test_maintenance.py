@@ -1,4 +1,4 @@
-"""Snapshot expiry and orphan-file removal (``lakeskip.catalog.maintenance``).
+"""Snapshot expiry and orphan-file removal (``lakeskip.catalog.ops.maintenance``).
 
 The oracles are independent of the code under test:
 
@@ -37,8 +37,8 @@ from lakeskip.catalog import (
     collect_stats,
     make_data_file_meta,
 )
-from lakeskip.catalog.maintenance import SPILL_DIR_PREFIX, expire_snapshots, remove_orphan_files
-from lakeskip.catalog.manifest import write_manifest, write_manifest_list
+from lakeskip.catalog.format.manifest import write_manifest, write_manifest_list
+from lakeskip.catalog.ops.maintenance import SPILL_DIR_PREFIX, expire_snapshots, remove_orphan_files
 from lakeskip.errors import CorruptMetadataError, InvalidArgumentError
 from lakeskip.types import BIGINT, STRING, RowType
 

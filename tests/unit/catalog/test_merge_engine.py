@@ -1,4 +1,4 @@
-"""``lakeskip.catalog.merge_engine``: option checks and the corner cases of Paimon's
+"""``lakeskip.catalog.pk.merge_engine``: option checks and the corner cases of Paimon's
 ``PartialUpdateMergeFunction`` (current Paimon, which pypaimon follows)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from lakeskip.catalog.merge_engine import MergeEngine, check_merge_options
+from lakeskip.catalog.pk.merge_engine import MergeEngine, check_merge_options
 from lakeskip.errors import CorruptMetadataError, InvalidOptionError
 
 SEQ, KIND = "_SEQUENCE_NUMBER", "_VALUE_KIND"

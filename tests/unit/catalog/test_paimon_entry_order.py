@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from lakeskip.catalog import Catalog, CommitKind, FileKind, FileStoreTable, ManifestEntry, Snapshot
-from lakeskip.catalog.maintenance import expire_snapshots
-from lakeskip.catalog.manifest import read_manifest, read_manifest_list
+from lakeskip.catalog.format.manifest import read_manifest, read_manifest_list
+from lakeskip.catalog.ops.maintenance import expire_snapshots
 from lakeskip.types import BIGINT, STRING, RowType
 
 ROW = RowType.of(("id", BIGINT), ("name", STRING), ("dt", STRING))

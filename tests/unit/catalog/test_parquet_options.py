@@ -9,8 +9,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from lakeskip.catalog import Catalog
-from lakeskip.catalog.data_writer import DataWriter, WriteSpec, WriteTimings, write_all
-from lakeskip.catalog.parquet_options import BloomFilterSpec, parquet_write_options
+from lakeskip.catalog.format.parquet_options import BloomFilterSpec, parquet_write_options
+from lakeskip.catalog.write.data_writer import DataWriter, WriteSpec, WriteTimings, write_all
 from lakeskip.errors import ColumnNotFoundError, InvalidOptionError
 from lakeskip.types import RowType, parse_sql_type
 

@@ -1,4 +1,4 @@
-"""The deletion-vector write of primary-key tables (:mod:`lakeskip.catalog.pk_dv_write`)
+"""The deletion-vector write of primary-key tables (:mod:`lakeskip.catalog.write.pk_dv_write`)
 without Spark: levels chosen per write, DVs of older versions, DELETE as marks, and the
 commit's conflict checks against concurrent writers of the same bucket."""
 
@@ -12,12 +12,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from lakeskip.catalog.catalog import Catalog
-from lakeskip.catalog.data_writer import WriteSpec, next_sequences
-from lakeskip.catalog.manifest import ManifestEntry
-from lakeskip.catalog.pk_dv_write import PkDvSpec, PkDvWriter, dv_update, pk_dv_spec
-from lakeskip.catalog.primary_key import TOP_LEVEL, RowKind
-from lakeskip.catalog.snapshot import CommitKind
+from lakeskip.catalog.format.manifest import ManifestEntry
+from lakeskip.catalog.format.snapshot import CommitKind
+from lakeskip.catalog.pk.primary_key import TOP_LEVEL, RowKind
 from lakeskip.catalog.table import FileStoreTable
+from lakeskip.catalog.write.data_writer import WriteSpec, next_sequences
+from lakeskip.catalog.write.pk_dv_write import PkDvSpec, PkDvWriter, dv_update, pk_dv_spec
 from lakeskip.errors import CommitConflictError
 from lakeskip.types import INT, STRING, RowType
 

@@ -10,11 +10,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from lakeskip import expressions as E
-from lakeskip.catalog.binary_row import deserialize_row
-from lakeskip.catalog.bucket import bucket_of
 from lakeskip.catalog.catalog import Catalog
-from lakeskip.catalog.data_writer import DataWriter, WriteSpec, next_sequences
-from lakeskip.catalog.primary_key import RowKind, dedupe_latest
+from lakeskip.catalog.format.binary_row import deserialize_row
+from lakeskip.catalog.format.bucket import bucket_of
+from lakeskip.catalog.pk.merge_engine import dedupe_latest
+from lakeskip.catalog.pk.primary_key import RowKind
+from lakeskip.catalog.write.data_writer import DataWriter, WriteSpec, next_sequences
 from lakeskip.errors import InvalidArgumentError, InvalidOptionError
 from lakeskip.planner.report import SkipTier
 from lakeskip.planner.scan import ScanPlanner

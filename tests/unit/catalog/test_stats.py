@@ -14,8 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from lakeskip.catalog import TableSchema, collect_stats, file_column_stats, make_data_file_meta
-from lakeskip.catalog.binary_row import deserialize_row
-from lakeskip.catalog.stats import truncate_max, truncate_min
+from lakeskip.catalog.format.binary_row import deserialize_row
+from lakeskip.catalog.format.stats import truncate_max, truncate_min
 from lakeskip.types import (
     BIGINT,
     BINARY,
@@ -199,7 +199,7 @@ def test_unpushable_columns_are_those_spark_could_misread_in_the_files() -> None
     """Issue 26: the scan keeps filters on these columns out of Spark's pushed Parquet
     filters (old files' min/max without NaN, dictionaries telling -0.0 from 0.0, bloom
     filters, millisecond timestamps)."""
-    from lakeskip.catalog.stats import unpushable_columns
+    from lakeskip.catalog.format.stats import unpushable_columns
     from lakeskip.types import parse_sql_type
 
     old_rt = RowType((Field(0, "id", BIGINT), Field(1, "a", DOUBLE), Field(2, "b", DOUBLE)))
@@ -234,7 +234,7 @@ def test_unpushable_columns_are_those_spark_could_misread_in_the_files() -> None
 
 
 def test_unpushable_columns_checks_only_the_filtered_columns() -> None:
-    from lakeskip.catalog.stats import unpushable_columns
+    from lakeskip.catalog.format.stats import unpushable_columns
 
     rt = RowType((Field(0, "id", BIGINT), Field(1, "A", DOUBLE), Field(2, "b", DOUBLE)))
     schema = TableSchema.create(0, rt, [], {}, None)

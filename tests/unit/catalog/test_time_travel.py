@@ -1,4 +1,4 @@
-"""Which snapshot a time-travel read sees (``lakeskip.catalog.time_travel``)."""
+"""Which snapshot a time-travel read sees (``lakeskip.catalog.ops.time_travel``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from lakeskip import types as T
 from lakeskip.catalog import Catalog, FileStoreTable
-from lakeskip.catalog.time_travel import (
+from lakeskip.catalog.ops.time_travel import (
     TimeTravel,
     resolve_snapshot,
     table_at,

@@ -18,8 +18,8 @@ from pyroaring import BitMap
 
 from lakeskip import types as T
 from lakeskip.errors import CorruptIndexError, InvalidOptionError
-from lakeskip.index import _java
 from lakeskip.index.bitmap import BitmapIndexer
+from lakeskip.index.primitives import java as _java
 from lakeskip.index.result import BitmapResult
 from lakeskip.types import DataType
 

@@ -14,11 +14,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pyroaring import BitMap
 
-from lakeskip.index._binary import fixed_field, length_prefixed, pack_records, take_field
-from lakeskip.index._bitslice import compare, serialize_slices
-from lakeskip.index._float import compare_key, float_to_bits
-from lakeskip.index._grouping import unique_codes
-from lakeskip.index._roaring import bitmap_of, serialize_bitmap, serialize_mask
+from lakeskip.index.primitives.binary import fixed_field, length_prefixed, pack_records, take_field
+from lakeskip.index.primitives.bitslice import compare, serialize_slices
+from lakeskip.index.primitives.floats import compare_key, float_to_bits
+from lakeskip.index.primitives.grouping import unique_codes
+from lakeskip.index.primitives.roaring import bitmap_of, serialize_bitmap, serialize_mask
 
 #: row masks shaped to hit every container kind: sparse (array), dense (bitmap), runs, and
 #: containers left empty between full ones

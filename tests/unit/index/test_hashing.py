@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from lakeskip import types as T
-from lakeskip.index.hashing import hash_array, hash_value, long_hash, timestamp_ints
+from lakeskip.index.primitives.hashing import hash_array, hash_value, long_hash, timestamp_ints
 
 _M64 = (1 << 64) - 1
 

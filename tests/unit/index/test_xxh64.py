@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lakeskip import types as T
-from lakeskip.index._xxh64 import MAX_VECTOR_LENGTH, MIN_GROUP, xxh64_binary
-from lakeskip.index.hashing import hash_array
+from lakeskip.index.primitives.hashing import hash_array
+from lakeskip.index.primitives.xxh64 import MAX_VECTOR_LENGTH, MIN_GROUP, xxh64_binary
 
 
 def _oracle(values: list[bytes]) -> list[int]:

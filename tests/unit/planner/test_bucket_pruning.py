@@ -2,7 +2,7 @@
 
 Random tables with a random ``bucket-key`` (one or two columns of several types, including
 types the selector refuses to prune on) are written through the real
-:class:`~lakeskip.catalog.data_writer.DataWriter` (rows split by Paimon's bucket function),
+:class:`~lakeskip.catalog.write.data_writer.DataWriter` (rows split by Paimon's bucket function),
 random predicates -- plain ones and ones pinning the key columns with ``=``/``IN`` literals,
 including literals of foreign Python types that binding must coerce -- are planned, and every
 skipped file is checked against the oracle (``evaluate_arrow`` over the file's rows)."""
@@ -22,9 +22,9 @@ from tests.unit.expressions.strategies import SCALARS, _literal, column_values, 
 
 from lakeskip import expressions as E
 from lakeskip import types as T
-from lakeskip.catalog.bucket import bucket_ids, bucket_of
 from lakeskip.catalog.catalog import Catalog
-from lakeskip.catalog.data_writer import WriteSpec, write_all
+from lakeskip.catalog.format.bucket import bucket_ids, bucket_of
+from lakeskip.catalog.write.data_writer import WriteSpec, write_all
 from lakeskip.planner.report import SkipTier
 from lakeskip.planner.scan import ScanPlanner
 
@@ -178,6 +178,6 @@ def test_entries_of_another_bucket_count_are_kept(tmp_path: Path) -> None:
 
 
 def _compact() -> Any:
-    from lakeskip.catalog.snapshot import CommitKind
+    from lakeskip.catalog.format.snapshot import CommitKind
 
     return CommitKind.COMPACT

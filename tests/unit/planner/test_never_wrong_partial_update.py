@@ -2,7 +2,7 @@
 
 An independent model of Paimon's ``PartialUpdateMergeFunction`` (a plain per-key loop over
 the versions, oldest first, written from the Java source, not from
-``lakeskip.catalog.merge_engine``) is fed every *input* record in arrival order (arrival order
+``lakeskip.catalog.pk.merge_engine``) is fed every *input* record in arrival order (arrival order
 is sequence order: sequence numbers rise per write and per row). Random writes (+I/+U rows with
 NULLs, duplicate keys within one write, -D and -U rows) go through the real writer; then
 
@@ -30,10 +30,10 @@ from tests.unit.expressions.strategies import predicates
 from lakeskip import expressions as E
 from lakeskip import types as T
 from lakeskip.catalog.catalog import Catalog
-from lakeskip.catalog.data_writer import DataWriter, WriteSpec, next_sequences
-from lakeskip.catalog.merge_engine import MergeEngine
-from lakeskip.catalog.primary_key import SEQUENCE_NUMBER, VALUE_KIND, RowKind
+from lakeskip.catalog.pk.merge_engine import MergeEngine
+from lakeskip.catalog.pk.primary_key import SEQUENCE_NUMBER, VALUE_KIND, RowKind
 from lakeskip.catalog.table import FileStoreTable
+from lakeskip.catalog.write.data_writer import DataWriter, WriteSpec, next_sequences
 from lakeskip.planner.scan import ScanPlanner
 
 ROW_TYPE = T.RowType.of(("k", T.INT), ("p", T.STRING), ("i32", T.INT), ("s", T.STRING))

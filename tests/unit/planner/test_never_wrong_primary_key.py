@@ -24,10 +24,10 @@ from tests.unit.expressions.strategies import predicates
 from lakeskip import expressions as E
 from lakeskip import types as T
 from lakeskip.catalog.catalog import Catalog
-from lakeskip.catalog.data_writer import DataWriter, WriteSpec, next_sequences
-from lakeskip.catalog.primary_key import SEQUENCE_NUMBER, VALUE_KIND, RowKind
-from lakeskip.catalog.snapshot import CommitKind
+from lakeskip.catalog.format.snapshot import CommitKind
+from lakeskip.catalog.pk.primary_key import SEQUENCE_NUMBER, VALUE_KIND, RowKind
 from lakeskip.catalog.table import FileStoreTable
+from lakeskip.catalog.write.data_writer import DataWriter, WriteSpec, next_sequences
 from lakeskip.planner.scan import ScanPlanner
 
 ROW_TYPE = T.RowType.of(("k", T.INT), ("p", T.STRING), ("i32", T.INT), ("s", T.STRING))
@@ -142,11 +142,11 @@ def test_deletion_vector_pruning_never_changes_the_rows(
     tmp_path_factory: pytest.TempPathFactory, data: st.DataObject
 ) -> None:
     """Deletion vectors on: random upserts, updates and deletes go through the DV write
-    (:mod:`lakeskip.catalog.pk_dv_write`, as a Spark task runs it); the files read raw minus
+    (:mod:`lakeskip.catalog.write.pk_dv_write`, as a Spark task runs it); the files read raw minus
     their DVs equal a "latest row per key" model kept here in Python, and a plan's kept
     files, read the same way and filtered, equal the model filtered (per-file pruning by
     value stats and indexes must never drop a live row)."""
-    from lakeskip.catalog.pk_dv_write import PkDvWriter, dv_update, pk_dv_spec
+    from lakeskip.catalog.write.pk_dv_write import PkDvWriter, dv_update, pk_dv_spec
 
     tmp: Path = tmp_path_factory.mktemp("nwpkdv")
     cat = Catalog(str(tmp / "wh"))

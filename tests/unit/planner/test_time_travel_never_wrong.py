@@ -18,9 +18,9 @@ from tests.unit.expressions.strategies import column_values, predicates
 from lakeskip import expressions as E
 from lakeskip import types as T
 from lakeskip.catalog.catalog import Catalog
-from lakeskip.catalog.data_writer import WriteSpec, write_data_file
-from lakeskip.catalog.snapshot import CommitKind
-from lakeskip.catalog.time_travel import TimeTravel, resolve_snapshot, table_at
+from lakeskip.catalog.format.snapshot import CommitKind
+from lakeskip.catalog.ops.time_travel import TimeTravel, resolve_snapshot, table_at
+from lakeskip.catalog.write.data_writer import WriteSpec, write_data_file
 from lakeskip.planner.scan import ScanPlanner
 
 OPTIONS = {

@@ -25,9 +25,9 @@ from hypothesis import strategies as st
 from tests.unit.expressions.strategies import ALL_SCALARS, column_values, predicates
 
 from lakeskip import types as T
-from lakeskip.catalog.data_file import make_data_file_meta
-from lakeskip.catalog.schema import TableSchema
-from lakeskip.catalog.stats import collect_stats, file_column_stats
+from lakeskip.catalog.format.data_file import make_data_file_meta
+from lakeskip.catalog.format.schema import TableSchema
+from lakeskip.catalog.format.stats import collect_stats, file_column_stats
 from lakeskip.expressions import bind
 from lakeskip.planner.columnar_stats import ColumnarStats, decode_file_stats
 from lakeskip.planner.stats import ColumnStats, FileStats

@@ -20,8 +20,8 @@ from tests.unit.expressions.strategies import SCALARS, column_values, predicates
 
 from lakeskip import types as T
 from lakeskip.catalog.catalog import Catalog
-from lakeskip.catalog.data_writer import WriteSpec, write_data_file
-from lakeskip.catalog.stats import file_column_stats
+from lakeskip.catalog.format.stats import file_column_stats
+from lakeskip.catalog.write.data_writer import WriteSpec, write_data_file
 from lakeskip.expressions import AlwaysFalse, AlwaysTrue, bind
 from lakeskip.index.file_index import FileIndexFile
 from lakeskip.planner.index_evaluator import evaluate_file_index

@@ -15,10 +15,10 @@ import pytest
 
 from lakeskip import types as T
 from lakeskip.catalog.catalog import Catalog
-from lakeskip.catalog.data_writer import WriteSpec, write_data_file
-from lakeskip.catalog.manifest import ManifestEntry
-from lakeskip.catalog.snapshot import CommitKind
+from lakeskip.catalog.format.manifest import ManifestEntry
+from lakeskip.catalog.format.snapshot import CommitKind
 from lakeskip.catalog.table import FileStoreTable
+from lakeskip.catalog.write.data_writer import WriteSpec, write_data_file
 from lakeskip.errors import InvalidArgumentError, TableNotFoundError
 from lakeskip.procedures.maintenance import parse_timestamp_millis
 from lakeskip.procedures.registry import get_procedure

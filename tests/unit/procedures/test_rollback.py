@@ -18,12 +18,12 @@ from pyroaring import BitMap
 
 from lakeskip import types as T
 from lakeskip.catalog.catalog import Catalog
-from lakeskip.catalog.data_writer import WriteSpec, write_data_file
-from lakeskip.catalog.deletion_vectors import DeletionVectorUpdate
-from lakeskip.catalog.manifest import FileKind
-from lakeskip.catalog.rollback import rollback_to
-from lakeskip.catalog.snapshot import CommitKind
+from lakeskip.catalog.format.deletion_vectors import DeletionVectorUpdate
+from lakeskip.catalog.format.manifest import FileKind
+from lakeskip.catalog.format.snapshot import CommitKind
+from lakeskip.catalog.ops.rollback import rollback_to
 from lakeskip.catalog.table import FileStoreTable
+from lakeskip.catalog.write.data_writer import WriteSpec, write_data_file
 from lakeskip.errors import CommitConflictError, CorruptMetadataError, InvalidArgumentError
 from lakeskip.procedures.registry import get_procedure
 
@@ -181,7 +181,7 @@ def test_rollback_refuses_lost_files_and_conflicts(tmp_path: Path) -> None:
     t2.commit([_write(t2, [1, 2], "a")], live, kind=CommitKind.COMPACT)  # a racing compaction
     target = t2.snapshot(1)
     # a rollback planned before the compaction: its DELETE of file 2 is no longer live
-    from lakeskip.catalog import rollback as module
+    from lakeskip.catalog.ops import rollback as module
 
     real = t2.latest_snapshot
     t2.latest_snapshot = lambda: stale  # type: ignore[method-assign]

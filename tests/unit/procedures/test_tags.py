@@ -13,12 +13,12 @@ import pytest
 
 from lakeskip import types as T
 from lakeskip.catalog.catalog import Catalog
-from lakeskip.catalog.data_writer import WriteSpec, write_data_file
-from lakeskip.catalog.maintenance import expire_snapshots
-from lakeskip.catalog.snapshot import CommitKind
+from lakeskip.catalog.format.snapshot import CommitKind
+from lakeskip.catalog.ops.maintenance import expire_snapshots
+from lakeskip.catalog.ops.tags import list_tags
+from lakeskip.catalog.ops.time_travel import TimeTravel, resolve_snapshot
 from lakeskip.catalog.table import FileStoreTable
-from lakeskip.catalog.tags import list_tags
-from lakeskip.catalog.time_travel import TimeTravel, resolve_snapshot
+from lakeskip.catalog.write.data_writer import WriteSpec, write_data_file
 from lakeskip.errors import CorruptMetadataError, InvalidArgumentError, SnapshotNotFoundError
 from lakeskip.expressions.tree import AlwaysTrue
 from lakeskip.planner.scan import ScanPlanner

@@ -18,8 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lakeskip.catalog import Catalog
-from lakeskip.catalog.data_writer import WriteSpec, write_all
-from lakeskip.catalog.snapshot import CommitKind
+from lakeskip.catalog.format.snapshot import CommitKind
+from lakeskip.catalog.write.data_writer import WriteSpec, write_all
 from lakeskip.errors import InvalidArgumentError
 from lakeskip.procedures.base import SortSpec
 from lakeskip.procedures.sort_rewrite import key_bytes, rewrite_sorted_in_tasks

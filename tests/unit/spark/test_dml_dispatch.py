@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from lakeskip.catalog.kind import Append, AppendDv, BucketMode, PkMerge, PkRaw, TableKind
-from lakeskip.catalog.merge_engine import MergeEngine
-from lakeskip.spark import dml
-from lakeskip.spark.dml_base import DmlEngine, DmlRequest, DmlResult, MergeRequest, MergeResult
+from lakeskip.catalog.pk.merge_engine import MergeEngine
+from lakeskip.spark.modify import dispatch as dml
+from lakeskip.spark.modify.base import DmlEngine, DmlRequest, DmlResult, MergeRequest, MergeResult
 from lakeskip.sql.merge import MergeAction, MergeActionKind
 
 _KINDS: dict[str, TableKind] = {

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from lakeskip.cli import main
-from lakeskip.spark.frontends import CONNECT_CLASS, THRIFT_CLASS
+from lakeskip.spark.front.frontends import CONNECT_CLASS, THRIFT_CLASS
 
 
 def test_spark_conf_prints_conf_flags(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -62,7 +62,7 @@ def test_frontend_commands(
 
 def test_brain_module_refuses_to_run_by_hand() -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "lakeskip.spark.brain"],
+        [sys.executable, "-m", "lakeskip.spark.front.brain"],
         capture_output=True,
         text=True,
         timeout=60,
@@ -77,7 +77,7 @@ def test_brain_failure_is_its_log_last_line() -> None:
     """A brain that cannot start says why in its last output line (the JVM's error quotes
     it with the log's path) and exits at once; its stdin stays open, as the JVM's pipe."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "lakeskip.spark.brain"],
+        [sys.executable, "-m", "lakeskip.spark.front.brain"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -111,7 +111,7 @@ def test_brain_exits_when_its_stdin_closes() -> None:
         silent.bind(("127.0.0.1", 0))
         silent.listen(8)
         proc = subprocess.run(
-            [sys.executable, "-m", "lakeskip.spark.brain"],
+            [sys.executable, "-m", "lakeskip.spark.front.brain"],
             capture_output=True,
             text=True,
             timeout=120,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from lakeskip.errors import LakeskipWarning
-from lakeskip.spark import catalog_setup
+from lakeskip.spark.front import catalog_setup
 from lakeskip.spark.jvm import build
 
 

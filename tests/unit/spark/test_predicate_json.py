@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from lakeskip.expressions import bind, evaluate_arrow_3vl
-from lakeskip.spark.predicate_json import literal_from_json, predicate_from_json, translate
+from lakeskip.spark.read.predicate_json import literal_from_json, predicate_from_json, translate
 from lakeskip.types import BIGINT, STRING, RowType
 
 ROW_TYPE = RowType.of(("a", BIGINT), ("s", STRING))

@@ -8,7 +8,9 @@ import importlib
 import pytest
 
 
-@pytest.mark.parametrize("name", ["lakeskip.spark.predicate_json", "lakeskip.spark.sql_rewrite"])
+@pytest.mark.parametrize(
+    "name", ["lakeskip.spark.read.predicate_json", "lakeskip.spark.bridge.sql_rewrite"]
+)
 def test_doctests(name: str) -> None:
     result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted > 0, f"doctests of {name}"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from lakeskip.errors import InvalidArgumentError, UnsupportedStatementError
-from lakeskip.spark.sql_rewrite import rewrite_for_spark
+from lakeskip.spark.bridge.sql_rewrite import rewrite_for_spark
 
 LAKE = ["lakeskip"]
 BOTH = ["lakeskip", "spark_catalog"]

@@ -23,7 +23,7 @@ and packed greedily into blocks of at most ``index-block-size`` bytes (4 + per e
 run-optimised in the portable Roaring format, as Java's ``RoaringBitmap32.serialize``.
 
 Body order (and V1 header order): Java's ``HashMap`` iteration order, emulated in
-:mod:`lakeskip.index._java`, so our bytes equal Java's. Readers do not depend on it.
+:mod:`lakeskip.index.primitives.java`, so our bytes equal Java's. Readers do not depend on it.
 
 Answers are exact row sets under SQL semantics: ``=``/``IN`` the value bitmaps; ``<>``/
 ``NOT IN`` the non-null rows minus those (Paimon's own flip keeps null rows -- merely
@@ -52,8 +52,6 @@ from typing import Any
 from pyroaring import BitMap
 
 from lakeskip.errors import CorruptIndexError, InvalidOptionError
-from lakeskip.index._binary import ByteReader
-from lakeskip.index._roaring import read_bitmap
 from lakeskip.index.base import (
     FileIndexer,
     FileIndexReader,
@@ -62,6 +60,8 @@ from lakeskip.index.base import (
 )
 from lakeskip.index.bitmap.keys import KeyCodec, supported
 from lakeskip.index.bitmap.writer import VERSION_1, VERSION_2, BitmapWriter
+from lakeskip.index.primitives.binary import ByteReader
+from lakeskip.index.primitives.roaring import read_bitmap
 from lakeskip.index.result import BitmapResult, FileIndexResult
 from lakeskip.types import DataType
 

@@ -18,16 +18,16 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from lakeskip.index._binary import ByteReader, Field, fixed_field, length_prefixed
-from lakeskip.index._float import (
+from lakeskip.index.primitives.binary import ByteReader, Field, fixed_field, length_prefixed
+from lakeskip.index.primitives.floats import (
     bits_to_float,
     canonical_bits,
     compare_key,
     float_to_bits,
     float_width,
 )
-from lakeskip.index._grouping import Grouping, group_by_key
-from lakeskip.index._java import hash_binary_strings, long_hash_code
+from lakeskip.index.primitives.grouping import Grouping, group_by_key
+from lakeskip.index.primitives.java import hash_binary_strings, long_hash_code
 from lakeskip.types import DataType, TypeRoot
 
 __all__ = ["ColumnGroups", "KeyCodec", "group_column", "supported"]
@@ -101,7 +101,7 @@ class KeyCodec:
 class ColumnGroups:
     """The distinct non-null keys of a column, in Java ``compareTo`` order.
 
-    ``keys``: their encoded bytes (a field, see :func:`~lakeskip.index._binary.pack_records`);
+    ``keys``: their encoded bytes (a field, see :func:`~lakeskip.index.primitives.binary.pack_records`);
     ``hashes``: their Java ``hashCode()`` (int64); ``rows``: the non-null row numbers;
     ``groups``: which of ``rows`` hold each key (``groups.order[bounds[i]:bounds[i + 1]]``,
     ascending)."""

@@ -12,11 +12,11 @@ from typing import Any
 
 import numpy as np
 
-from lakeskip.index._binary import ByteWriter, fixed_field, pack_records, take_field
-from lakeskip.index._java import hashmap_iteration
-from lakeskip.index._roaring import bitmap_of, serialize_bitmap
 from lakeskip.index.base import BufferedWriter
 from lakeskip.index.bitmap.keys import ColumnGroups, group_column
+from lakeskip.index.primitives.binary import ByteWriter, fixed_field, pack_records, take_field
+from lakeskip.index.primitives.java import hashmap_iteration
+from lakeskip.index.primitives.roaring import bitmap_of, serialize_bitmap
 from lakeskip.types import DataType
 
 __all__ = ["VERSION_1", "VERSION_2", "BitmapWriter"]

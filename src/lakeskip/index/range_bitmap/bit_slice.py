@@ -9,7 +9,7 @@ Layout (big-endian; ``RB`` = a RoaringBitmap in the portable format, run-optimis
 ``ebm`` holds the non-null rows; row ``r`` is in ``slice[b]`` when bit ``b`` of its code is
 set. ``sliceCount`` is the bit length of ``cardinality - 1`` (at least 1); Java writes 64 empty
 slices when every value is null. Building and comparing are the shared
-:mod:`lakeskip.index._bitslice`; this module is only the layout.
+:mod:`lakeskip.index.primitives.bitslice`; this module is only the layout.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from typing import Any
 from pyroaring import BitMap
 
 from lakeskip.errors import CorruptIndexError
-from lakeskip.index._binary import ByteReader, ByteWriter
-from lakeskip.index._bitslice import compare, serialize_slices
-from lakeskip.index._roaring import read_bitmap, serialize_mask
+from lakeskip.index.primitives.binary import ByteReader, ByteWriter
+from lakeskip.index.primitives.bitslice import compare, serialize_slices
+from lakeskip.index.primitives.roaring import read_bitmap, serialize_mask
 
 __all__ = ["BitSliceIndex", "serialize_bit_slices"]
 

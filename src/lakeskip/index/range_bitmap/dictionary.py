@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from lakeskip.errors import CorruptIndexError
-from lakeskip.index._binary import ByteReader, ByteWriter
+from lakeskip.index.primitives.binary import ByteReader, ByteWriter
 from lakeskip.index.range_bitmap.keys import Dictionary, KeyCodec
 
 __all__ = ["HEADER_LENGTH", "ChunkedDictionary", "serialize_dictionary"]

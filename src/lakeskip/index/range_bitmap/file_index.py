@@ -45,7 +45,6 @@ from pyroaring import BitMap
 
 from lakeskip.errors import CorruptIndexError, InvalidOptionError
 from lakeskip.expressions.operators import Operator
-from lakeskip.index._binary import ByteReader, ByteWriter
 from lakeskip.index.base import (
     BufferedWriter,
     FileIndexer,
@@ -53,6 +52,7 @@ from lakeskip.index.base import (
     FileIndexWriter,
     parse_memory_size,
 )
+from lakeskip.index.primitives.binary import ByteReader, ByteWriter
 from lakeskip.index.range_bitmap.bit_slice import BitSliceIndex, serialize_bit_slices
 from lakeskip.index.range_bitmap.dictionary import ChunkedDictionary, serialize_dictionary
 from lakeskip.index.range_bitmap.keys import (

@@ -6,7 +6,7 @@ days), DECIMAL(p <= 18) unscaled longs, TIMESTAMP(p <= 6) floored millis/micros,
 byte, FLOAT/DOUBLE as raw IEEE bits. STRING keys are ``i32 length | UTF-8 bytes``.
 
 In memory, fixed-size keys are int64 *sort keys* whose integer order is Java's comparator
-order (floats through :func:`~lakeskip.index._float.compare_keys`, so ``-0.0 < 0.0`` and NaN,
+order (floats through :func:`~lakeskip.index.primitives.floats.compare_keys`, so ``-0.0 < 0.0`` and NaN,
 one key whatever its payload, sorts last); strings are ``bytes`` (Python compares them
 unsigned, as Paimon does).
 
@@ -28,15 +28,15 @@ import numpy as np
 import pyarrow as pa
 
 from lakeskip.errors import CorruptIndexError
-from lakeskip.index._binary import ByteReader, length_prefixed
-from lakeskip.index._float import (
+from lakeskip.index.primitives.binary import ByteReader, length_prefixed
+from lakeskip.index.primitives.floats import (
     compare_key,
     compare_keys,
     float_bits_array,
     float_to_bits,
     float_width,
 )
-from lakeskip.index._grouping import group_by_key
+from lakeskip.index.primitives.grouping import group_by_key
 from lakeskip.types import DataType, TypeRoot
 
 __all__ = ["FIXED", "UNCHUNKED", "Dictionary", "KeyCodec", "build_dictionary", "literal_range"]

@@ -20,7 +20,7 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * The Python brain of a JVM that has none: {@code spark-sql}, the Thrift JDBC server, a Spark
  * Connect server, a Java or Scala application. The first callback finding no handler starts
  * Spark's own py4j server ({@code Py4JServer}: 127.0.0.1, random port, auth secret) and
- * {@code <python> -m lakeskip.spark.brain}, which connects back, wraps this JVM's SparkContext
+ * {@code <python> -m lakeskip.spark.front.brain}, which connects back, wraps this JVM's SparkContext
  * and SparkSession as PySpark objects and registers the same catalog service a PySpark driver
  * registers in-process ({@link #register}); Spark work runs only inside callbacks (the thread
  * that started it may hold Spark's catalog lock while it waits here).
@@ -37,7 +37,7 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * {@code python3}. Catalog option {@code brain-timeout} (seconds, default 180) bounds start-up.
  */
 public final class Brain {
-  static final String MODULE = "lakeskip.spark.brain";
+  static final String MODULE = "lakeskip.spark.front.brain";
   private static final Object LOCK = new Object();
   private static Py4JServer server;
   private static Process process;

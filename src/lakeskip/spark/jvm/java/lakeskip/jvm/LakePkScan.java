@@ -361,7 +361,7 @@ final class LakePkScan implements Scan, Batch {
 
     /**
      * Paimon's {@code PartialUpdateMergeFunction} without sequence groups or aggregation
-     * (lakeskip.catalog.merge_engine has the same rules in Python): versions oldest first;
+     * (lakeskip.catalog.pk.merge_engine has the same rules in Python): versions oldest first;
      * +I/+U set their non-null columns; a retract version first seeds the row with its values;
      * a -D resets the row to its values when remove-record-on-delete (and, newest, means no
      * row); retracts are skipped with ignore-delete and are an error otherwise. Null: no row.

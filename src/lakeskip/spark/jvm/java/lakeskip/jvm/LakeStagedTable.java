@@ -7,7 +7,7 @@ import org.apache.spark.sql.connector.catalog.StagedTable;
 
 /**
  * The target of an atomic CREATE / REPLACE TABLE ... AS SELECT: Python created it under a
- * hidden name ({@code lakeskip.catalog.staging}); Spark writes the query's rows to it like to
+ * hidden name ({@code lakeskip.catalog.ops.staging}); Spark writes the query's rows to it like to
  * any lakeskip table, then {@link #commitStagedChanges} publishes it under its real name (or
  * {@link #abortStagedChanges} drops it). Without staging (an object-store warehouse) the real
  * table was created up front and abort drops it.

@@ -31,7 +31,7 @@ import org.apache.spark.unsafe.types.UTF8String;
 
 /**
  * A Paimon system table computed from metadata ({@code lakeskip.db.`t$snapshots`}, see
- * {@code lakeskip/spark/system_service.py}): read-only, its rows asked of Python when Spark
+ * {@code lakeskip/spark/bridge/system_service.py}): read-only, its rows asked of Python when Spark
  * plans the scan ({@code system_rows}) and handed to Spark as a {@link LocalScan} (planned as
  * a local table scan: no tasks, no files). Time travel pins the snapshot the per-snapshot
  * tables describe.

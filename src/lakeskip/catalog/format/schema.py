@@ -1,0 +1,215 @@
+"""Table schemas: ``<table>/schema/schema-N``, JSON as Paimon's ``SchemaSerializer`` writes it.
+
+::
+
+    {
+      "version" : 3,
+      "id" : 0,
+      "fields" : [ {"id" : 0, "name" : "a", "type" : "BIGINT"}, ... ],
+      "highestFieldId" : 1,
+      "partitionKeys" : [ "dt" ],
+      "primaryKeys" : [ ],
+      "options" : { "bucket" : "-1", ... },
+      "comment" : "...",          (only when set)
+      "timeMillis" : 1700000000000
+    }
+
+Every ``ALTER TABLE`` writes the next ``schema-N`` with an atomic create-if-absent, so two
+concurrent alters cannot both claim the same id. Data files record the schema id they were
+written with; field ids map their columns to the current schema.
+
+Example:
+    >>> from lakeskip.types import BIGINT, RowType, STRING
+    >>> s = TableSchema.create(0, RowType.of(("id", BIGINT), ("dt", STRING)), ["dt"], {}, None)
+    >>> TableSchema.from_json(s.to_json()) == s
+    True
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from lakeskip.catalog.file_io import FileIO
+from lakeskip.catalog.format.bucket import BucketSpec, bucket_spec
+from lakeskip.errors import CorruptMetadataError, LakeskipError
+from lakeskip.types import DataType, Field, RowType, parse_paimon_json
+
+__all__ = ["SCHEMA_VERSION", "SchemaManager", "TableSchema"]
+
+SCHEMA_VERSION = 3
+SCHEMA_DIR = "schema"
+SCHEMA_PREFIX = "schema-"
+
+
+@dataclass(frozen=True, slots=True)
+class TableSchema:
+    """One version of a table's schema (``schema/schema-<id>``)."""
+
+    id: int
+    fields: RowType
+    partition_keys: tuple[str, ...]
+    primary_keys: tuple[str, ...]
+    options: Mapping[str, str]
+    comment: str | None
+    highest_field_id: int
+    time_millis: int
+    version: int = field(default=SCHEMA_VERSION)
+
+    @classmethod
+    def create(
+        cls,
+        schema_id: int,
+        row_type: RowType,
+        partition_keys: Sequence[str],
+        options: Mapping[str, str],
+        comment: str | None,
+        primary_keys: Sequence[str] = (),
+    ) -> TableSchema:
+        """A new schema; field ids are taken from ``row_type`` as given."""
+        highest = max((f.id for f in row_type), default=-1)
+        return cls(
+            id=schema_id,
+            fields=row_type,
+            partition_keys=tuple(partition_keys),
+            primary_keys=tuple(primary_keys),
+            options=dict(options),
+            comment=comment,
+            highest_field_id=highest,
+            time_millis=int(time.time() * 1000),
+        )
+
+    @property
+    def row_type(self) -> RowType:
+        return self.fields
+
+    @property
+    def partition_type(self) -> RowType:
+        """The partition columns, in partition-key order."""
+        return self.fields.project(self.partition_keys)
+
+    @property
+    def is_primary_key_table(self) -> bool:
+        return bool(self.primary_keys)
+
+    def bucket_spec(self) -> BucketSpec | None:
+        """The fixed-bucket spec (``None``: unaware-bucket); a primary-key table's bucket key
+        defaults to its primary key minus the partition columns, as in Paimon."""
+        default = [k for k in self.primary_keys if k not in self.partition_keys]
+        return bucket_spec(self.options, self.fields, default)
+
+    def partition_types(self) -> tuple[DataType, ...]:
+        return tuple(f.type for f in self.partition_type)
+
+    def with_options(self, schema_id: int, options: Mapping[str, str]) -> TableSchema:
+        """The next schema version with new options (same fields)."""
+        return TableSchema(
+            id=schema_id,
+            fields=self.fields,
+            partition_keys=self.partition_keys,
+            primary_keys=self.primary_keys,
+            options=dict(options),
+            comment=self.comment,
+            highest_field_id=self.highest_field_id,
+            time_millis=int(time.time() * 1000),
+        )
+
+    def to_json(self) -> str:
+        obj: dict[str, Any] = {
+            "version": self.version,
+            "id": self.id,
+            "fields": [_field_json(f) for f in self.fields],
+            "highestFieldId": self.highest_field_id,
+            "partitionKeys": list(self.partition_keys),
+            "primaryKeys": list(self.primary_keys),
+            "options": dict(self.options),
+        }
+        if self.comment is not None:
+            obj["comment"] = self.comment
+        obj["timeMillis"] = self.time_millis
+        return json.dumps(obj, indent=2, ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> TableSchema:
+        """Parse a schema file.
+
+        Raises:
+            CorruptMetadataError: not a Paimon schema we can read.
+        """
+        try:
+            obj = json.loads(text)
+            fields = RowType(
+                tuple(
+                    Field(
+                        int(f["id"]),
+                        str(f["name"]),
+                        parse_paimon_json(f["type"]),
+                        f.get("description"),
+                    )
+                    for f in obj["fields"]
+                )
+            )
+            return cls(
+                id=int(obj["id"]),
+                fields=fields,
+                partition_keys=tuple(obj.get("partitionKeys") or ()),
+                primary_keys=tuple(obj.get("primaryKeys") or ()),
+                options={str(k): str(v) for k, v in (obj.get("options") or {}).items()},
+                comment=obj.get("comment"),
+                highest_field_id=int(
+                    obj.get("highestFieldId", max((f.id for f in fields), default=-1))
+                ),
+                time_millis=int(obj.get("timeMillis") or 0),
+                version=int(obj.get("version", 1)),
+            )
+        except (ValueError, KeyError, TypeError, LakeskipError) as e:
+            if isinstance(e, CorruptMetadataError):
+                raise
+            raise CorruptMetadataError(f"cannot parse table schema: {e}") from e
+
+
+def _field_json(f: Field) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": f.id, "name": f.name, "type": f.type.to_paimon_json()}
+    if f.description is not None:
+        out["description"] = f.description
+    return out
+
+
+class SchemaManager:
+    """Reads and commits ``schema-N`` files of one table."""
+
+    def __init__(self, file_io: FileIO, table_path: str) -> None:
+        self.file_io = file_io
+        self.dir = f"{table_path}/{SCHEMA_DIR}"
+
+    def path(self, schema_id: int) -> str:
+        return f"{self.dir}/{SCHEMA_PREFIX}{schema_id}"
+
+    def list_ids(self) -> list[int]:
+        n = len(SCHEMA_PREFIX)
+        return sorted(
+            int(st.name[n:])
+            for st in self.file_io.list_dir(self.dir)
+            if st.name.startswith(SCHEMA_PREFIX) and st.name[n:].isdigit()
+        )
+
+    def latest(self) -> TableSchema | None:
+        ids = self.list_ids()
+        return self.read(ids[-1]) if ids else None
+
+    def read(self, schema_id: int) -> TableSchema:
+        return TableSchema.from_json(self.read_bytes(schema_id))
+
+    def read_bytes(self, schema_id: int) -> bytes:
+        """The ``schema-<id>`` file as stored; raises CorruptMetadataError if missing."""
+        try:
+            return self.file_io.read_bytes(self.path(schema_id))
+        except FileNotFoundError as e:
+            raise CorruptMetadataError(f"schema {schema_id} not found in {self.dir}") from e
+
+    def try_commit(self, schema: TableSchema) -> bool:
+        """Publish ``schema`` as ``schema-<id>``; False if that id is taken."""
+        return self.file_io.try_create(self.path(schema.id), schema.to_json().encode("utf-8"))

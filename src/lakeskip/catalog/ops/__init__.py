@@ -1,0 +1,1 @@
+"""Operations on a table: tags, rollback, time travel, expiry and orphan removal, system tables, staged (CTAS / RTAS) tables."""

@@ -1,0 +1,1 @@
+"""Building blocks shared by the index formats: big-endian binary, Roaring bitmaps, Java float / hashCode rules, bit-sliced indexes, grouping by key, vectorised XXH64 and Paimon's value hashes (also used for buckets)."""

@@ -1,0 +1,1 @@
+"""The front end: the Session and what it runs (statements, queries through the catalog), how Spark is reached (local builder, Spark Connect, spark-sql / Thrift / Connect servers) and the brain process a JVM starts."""

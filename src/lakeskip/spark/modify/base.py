@@ -1,0 +1,624 @@
+"""What every DML engine shares: the results, the engine protocol, the "plan the candidates"
+prologue of DELETE / UPDATE, the resolution of MERGE clauses, and the MERGE "changes" frame.
+
+The engines (copy-on-write in :mod:`lakeskip.spark.modify.dispatch`, primary key in
+:mod:`lakeskip.spark.modify.pk`, deletion vectors in :mod:`lakeskip.spark.modify.dv`) differ only in
+how they read the target's live rows and how they write what changed; everything before that
+is here, once.
+
+The MERGE changes frame (:func:`merge_changes`, used by the primary-key and deletion-vector
+engines) has one row per target row an action applies to and one per inserted source row::
+
+    <table columns>     the row to write: new values (UPDATE), the target row (DELETE),
+                        the inserted row (INSERT)
+    __lakeskip_action   the clause code: 1.. = WHEN MATCHED / NOT MATCHED BY SOURCE clauses
+                        in order, INSERT_CODE (-1) = an inserted row, 0 = no action
+    __lakeskip_m        how many source rows matched the target row (0 for inserts)
+    <carried columns>   target columns the engine needs (row position, old key), NULL for
+                        inserts
+
+A target row with no action is kept only when it matched several source rows (so the
+multiple-match check sees it).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from lakeskip.catalog.format.manifest import ManifestEntry
+from lakeskip.catalog.format.snapshot import Snapshot
+from lakeskip.catalog.table import FileStoreTable
+from lakeskip.errors import ColumnNotFoundError, CommitConflictError, InvalidArgumentError
+from lakeskip.expressions import BooleanExpression
+from lakeskip.planner.report import PruningReport
+from lakeskip.planner.scan import ScanPlanner
+from lakeskip.spark.modify.merge_prune import MergeTarget, plan_merge_target
+from lakeskip.spark.read.dv import pushdown_safe_frame
+from lakeskip.spark.read.query import table_file_paths, view_over_files
+from lakeskip.sql.merge import MergeAction, MergeActionKind
+from lakeskip.sql.query import condition_predicate, nondeterministic_function
+from lakeskip.types import RowType
+
+__all__ = [
+    "ACTION_COLUMN",
+    "FILE_COLUMN",
+    "INSERT_CODE",
+    "MATCHES_COLUMN",
+    "ROW_COLUMN",
+    "SOURCE_MARK",
+    "Candidates",
+    "DmlEngine",
+    "DmlRequest",
+    "DmlResult",
+    "MergeRequest",
+    "MergeResult",
+    "MergeSpec",
+    "MergeTarget",
+    "files_frame",
+    "merge_changes",
+    "merge_spec",
+    "merge_target",
+    "plan_candidates",
+    "plan_merge_target",
+    "quote",
+    "remove_files",
+    "resolve_set",
+    "sql_over",
+    "sql_with",
+]
+
+FILE_COLUMN = "__lakeskip_file"
+ROW_COLUMN = "__lakeskip_row"
+SOURCE_MARK = "__lakeskip_src"
+ACTION_COLUMN = "__lakeskip_action"
+MATCHES_COLUMN = "__lakeskip_m"
+INSERT_CODE = -1
+
+
+@dataclass(frozen=True, slots=True)
+class DmlResult:
+    """What a DELETE or UPDATE did.
+
+    Attributes:
+        rows: rows deleted (DELETE) or updated (UPDATE).
+        files_scanned: files the planner kept (Spark read them to find matching rows).
+        files_removed: files deleted by the snapshot: rewritten (copy-on-write, or compacted
+            by a primary-key table's write), or with every row now deleted (deletion
+            vectors); 0 on primary-key tables without deletion vectors.
+        files_added: files the snapshot added.
+        snapshot_id: the committed snapshot, ``None`` when nothing matched.
+        report: the planner's pruning report for the condition (``None``: empty table).
+        files_rewritten: files whose remaining rows were written again into new files.
+        files_marked: files whose rows were marked deleted (deletion vectors): given a new
+            or larger DV, or removed when no live row is left. Not rewritten.
+    """
+
+    rows: int
+    files_scanned: int
+    files_removed: int
+    files_added: int
+    snapshot_id: int | None
+    report: PruningReport | None = None
+    files_rewritten: int = 0
+    files_marked: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class MergeResult:
+    """What a MERGE INTO did.
+
+    Attributes:
+        updated / deleted / inserted: rows per action.
+        files_scanned: target files read to find matches.
+        files_removed: files deleted by the snapshot: rewritten (copy-on-write, or compacted
+            by a primary-key table's write), or with every row now deleted (deletion
+            vectors); 0 on primary-key tables without deletion vectors.
+        files_added: files the snapshot added.
+        snapshot_id: the committed snapshot, ``None`` when nothing changed.
+        report: the planner's report for the target scan.
+        files_rewritten / files_marked: as in :class:`DmlResult`.
+    """
+
+    updated: int
+    deleted: int
+    inserted: int
+    files_scanned: int
+    files_removed: int
+    files_added: int
+    snapshot_id: int | None
+    report: PruningReport | None = None
+    files_rewritten: int = 0
+    files_marked: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class DmlRequest:
+    """A DELETE or an UPDATE as the dispatcher (:func:`lakeskip.spark.modify.dispatch.run_dml`) hands it
+    to the engine of the table's kind.
+
+    Attributes:
+        spark: the session that evaluates the condition and runs the write tasks.
+        table: the lakeskip target.
+        condition: a Spark SQL boolean expression over the table's columns (``None``: every
+            row).
+        assignments: UPDATE's ``SET``, already resolved (:func:`resolve_set`); ``None``: a
+            DELETE.
+        alias: the name the condition may qualify columns with (default: the table's name).
+        time_zone: Spark's session time zone for timestamp literals (default: the session's).
+    """
+
+    spark: SparkSession
+    table: FileStoreTable
+    condition: str | None
+    assignments: Mapping[str, str] | None = None
+    alias: str | None = None
+    time_zone: str | None = None
+
+    @property
+    def update(self) -> bool:
+        return self.assignments is not None
+
+
+@dataclass(frozen=True, slots=True)
+class MergeRequest:
+    """A MERGE INTO as the dispatcher (:func:`lakeskip.spark.modify.dispatch.run_merge`) hands it to the
+    engine of the table's kind (checked and resolved by :func:`merge_spec`).
+
+    Attributes:
+        spark: the session that evaluates the statement and runs the write tasks.
+        table: the lakeskip target.
+        source: the source rows (any DataFrame).
+        on: the match condition (Spark SQL over ``alias`` and ``source_alias``).
+        source_alias / alias: the names the condition and the clauses use (``alias`` default:
+            the table's name).
+        matched / not_matched / not_matched_by_source: the clauses, in order.
+        time_zone: Spark's session time zone (default: the session's).
+    """
+
+    spark: SparkSession
+    table: FileStoreTable
+    source: DataFrame
+    on: str
+    source_alias: str
+    alias: str | None = None
+    matched: Sequence[MergeAction] = ()
+    not_matched: Sequence[MergeAction] = ()
+    not_matched_by_source: Sequence[MergeAction] = ()
+    time_zone: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DmlEngine:
+    """DELETE / UPDATE / MERGE INTO for some kinds of table: :func:`lakeskip.spark.modify.dispatch.engine_for`
+    matches the table's kind (:mod:`lakeskip.catalog.kind`) to its engine, and the dispatcher
+    hands it the statement as one request.
+
+    Attributes:
+        name: for messages and tests.
+        delete_update: a DELETE (``request.assignments`` is ``None``) or an UPDATE.
+        merge: a MERGE INTO.
+    """
+
+    name: str
+    delete_update: Callable[[DmlRequest], DmlResult]
+    merge: Callable[[MergeRequest], MergeResult]
+
+
+def quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def session_time_zone(spark: SparkSession, time_zone: str | None) -> str:
+    return time_zone or str(spark.conf.get("spark.sql.session.timeZone") or "UTC")
+
+
+# -- DELETE / UPDATE ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Candidates:
+    """The prologue of a DELETE / UPDATE: the files that might hold a matching row.
+
+    Attributes:
+        snapshot: the latest snapshot (``None``: the table is empty).
+        files: the planner's kept files (empty: nothing can match).
+        cond: the condition as SQL (``TRUE`` without one).
+        alias: the name the condition qualifies the target's columns with.
+        what: ``"DELETE FROM t"`` / ``"UPDATE t"`` for messages.
+        report: the planner's report (``None``: empty table).
+    """
+
+    snapshot: Snapshot | None
+    files: tuple[ManifestEntry, ...]
+    cond: str
+    alias: str
+    what: str
+    report: PruningReport | None
+    predicate: BooleanExpression | None = None
+    time_zone: str = "UTC"
+
+    def nothing(self) -> DmlResult:
+        """The result when nothing matched."""
+        return DmlResult(0, len(self.files), 0, 0, None, self.report)
+
+    def concurrent_check(self, table: FileStoreTable) -> Callable[[Snapshot | None], None]:
+        """The commit's check that no file committed since :attr:`snapshot` may hold a row
+        the condition matches: such a row was never read, so committing would leave it
+        un-deleted / un-updated although the statement commits after it (a lost update).
+        A :class:`CommitConflictError` makes ``retry_on_conflict`` plan the statement again
+        on the newer snapshot (Delta's ConcurrentAppendException, Iceberg's serializable
+        isolation)."""
+        read = self.snapshot
+        assert read is not None and self.predicate is not None
+        read_ids = {e.identifier for e in table.scan_files(read)}
+        predicate, time_zone, what = self.predicate, self.time_zone, self.what
+
+        def check(latest: Snapshot | None) -> None:
+            if latest is None or latest.id == read.id:
+                return
+            plan = ScanPlanner(table).plan(predicate, time_zone=time_zone, snapshot=latest)
+            new = [e.file.file_name for e in plan.files if e.identifier not in read_ids]
+            if new:
+                raise CommitConflictError(
+                    f"{what}: {len(new)} file(s) committed after it read snapshot {read.id} "
+                    f"may hold rows its condition matches (e.g. {new[0]})"
+                )
+
+        return check
+
+
+def plan_candidates(request: DmlRequest) -> Candidates:
+    """Check the condition is deterministic (it is evaluated more than once), refresh the
+    table, and plan the files that might hold a row where it is TRUE (stats, indexes; never
+    resurrecting a version on primary-key tables)."""
+    spark, table, condition = request.spark, request.table, request.condition
+    update, alias, time_zone = request.update, request.alias, request.time_zone
+    what = f"{'UPDATE' if update else 'DELETE FROM'} {table.identifier}"
+    if condition is not None and (fn := nondeterministic_function(condition)) is not None:
+        raise InvalidArgumentError(f"{what}: the condition must be deterministic ({fn}() is not)")
+    table.refresh()
+    snapshot = table.latest_snapshot()
+    alias = alias or table.identifier.rsplit(".", 1)[-1]
+    cond = f"({condition})" if condition is not None else "TRUE"
+    if snapshot is None:
+        return Candidates(None, (), cond, alias, what, None)
+    tz = session_time_zone(spark, time_zone)
+    predicate = condition_predicate(condition, table.schema.row_type, alias, tz)
+    plan = ScanPlanner(table).plan(predicate, time_zone=tz, snapshot=snapshot)
+    return Candidates(snapshot, tuple(plan.files), cond, alias, what, plan.report, predicate, tz)
+
+
+def resolve_set(
+    table: FileStoreTable, assignments: Mapping[str, str] | Sequence[tuple[str, str]]
+) -> dict[str, str]:
+    """UPDATE's ``SET`` as resolved column name -> Spark SQL value.
+
+    Raises:
+        ColumnNotFoundError: an assigned column is not in the table.
+        InvalidArgumentError: a column is assigned twice, or nothing is assigned.
+    """
+    pairs = list(assignments.items()) if isinstance(assignments, Mapping) else list(assignments)
+    if not pairs:
+        raise InvalidArgumentError(f"UPDATE {table.identifier}: no column is assigned")
+    row_type = table.refresh().schema.row_type
+    resolved: dict[str, str] = {}
+    for column, value in pairs:
+        if not row_type.has(column):
+            raise ColumnNotFoundError(
+                f"UPDATE {table.identifier}: no column {column} (columns: "
+                f"{', '.join(row_type.names)})"
+            )
+        name = row_type.field(column).name
+        if name in resolved:
+            raise InvalidArgumentError(f"UPDATE {table.identifier}: column {name} assigned twice")
+        resolved[name] = value
+    return resolved
+
+
+# -- MERGE INTO -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class MergeSpec:
+    """A MERGE INTO statement, checked and resolved against the target's schema.
+
+    Attributes:
+        what: ``"MERGE INTO t"`` for messages.
+        alias / source_alias: the names the statement uses.
+        on: the match condition.
+        matched / not_matched / not_matched_by_source: the clauses, in order.
+        updates: clause code -> column -> value, for the UPDATE clauses (codes: 1.. over
+            WHEN MATCHED then WHEN NOT MATCHED BY SOURCE, in order).
+        deletes: the codes of the DELETE clauses.
+        inserts: per WHEN NOT MATCHED clause, column -> value.
+        time_zone: Spark's session time zone.
+    """
+
+    what: str
+    alias: str
+    source_alias: str
+    on: str
+    matched: tuple[MergeAction, ...]
+    not_matched: tuple[MergeAction, ...]
+    not_matched_by_source: tuple[MergeAction, ...]
+    updates: Mapping[int, Mapping[str, str]]
+    deletes: tuple[int, ...]
+    inserts: tuple[Mapping[str, str], ...]
+    time_zone: str
+
+    def action_sql(self) -> str:
+        """The clause code of a joined (target, source) row: the first clause that applies."""
+        s = quote(self.source_alias)
+        return (
+            f"CASE WHEN {s}.{SOURCE_MARK} IS NOT NULL THEN {case_chain(self.matched, 1)} "
+            f"ELSE {case_chain(self.not_matched_by_source, 1 + len(self.matched))} END"
+        )
+
+
+def case_chain(actions: Sequence[MergeAction], first_code: int) -> str:
+    """``CASE WHEN cond THEN code ... ELSE 0 END``: the first clause whose condition is TRUE
+    (SQL: a NULL condition does not apply)."""
+    if not actions:
+        return "0"
+    parts = []
+    for i, a in enumerate(actions):
+        cond = f"coalesce(({a.condition}), false)" if a.condition is not None else "TRUE"
+        parts.append(f"WHEN {cond} THEN {first_code + i}")
+    return "CASE " + " ".join(parts) + " ELSE 0 END"
+
+
+def _resolve_assignments(
+    table: FileStoreTable, row_type: RowType, action: MergeAction, source_alias: str, what: str
+) -> dict[str, str]:
+    """column -> Spark SQL value of an UPDATE/INSERT action (``*``: the source's columns)."""
+    if action.assignments is None:
+        s = quote(source_alias)
+        return {f.name: f"{s}.{quote(f.name)}" for f in row_type}
+    out: dict[str, str] = {}
+    for column, value in action.assignments:
+        if not row_type.has(column):
+            raise ColumnNotFoundError(
+                f"{what}: no column {column} in {table.identifier} (columns: "
+                f"{', '.join(row_type.names)})"
+            )
+        name = row_type.field(column).name
+        if name in out:
+            raise InvalidArgumentError(f"{what}: column {name} assigned twice")
+        out[name] = value
+    return out
+
+
+def merge_spec(request: MergeRequest) -> MergeSpec:
+    """Check a MERGE (deterministic conditions, distinct names, known columns) and resolve its
+    clauses; refreshes ``table``.
+
+    Raises:
+        InvalidArgumentError: a condition is not deterministic; target and source have one
+            name; a column is assigned twice.
+        ColumnNotFoundError: a SET / INSERT column is not in the table.
+    """
+    table, on, source_alias = request.table, request.on, request.source_alias
+    matched, not_matched = request.matched, request.not_matched
+    not_matched_by_source = request.not_matched_by_source
+    what = f"MERGE INTO {table.identifier}"
+    for text in [on, *(a.condition for a in (*matched, *not_matched, *not_matched_by_source))]:
+        if text is not None and (fn := nondeterministic_function(text)) is not None:
+            raise InvalidArgumentError(f"{what}: conditions must be deterministic ({fn}() is not)")
+    table.refresh()
+    row_type = table.schema.row_type
+    alias = request.alias or table.identifier.rsplit(".", 1)[-1]
+    if alias.lower() == source_alias.lower():
+        raise InvalidArgumentError(f"{what}: target and source are both named {alias}")
+    targeted = (*matched, *not_matched_by_source)
+    return MergeSpec(
+        what=what,
+        alias=alias,
+        source_alias=source_alias,
+        on=on,
+        matched=tuple(matched),
+        not_matched=tuple(not_matched),
+        not_matched_by_source=tuple(not_matched_by_source),
+        updates={
+            i: _resolve_assignments(table, row_type, a, source_alias, what)
+            for i, a in enumerate(targeted, start=1)
+            if a.kind is MergeActionKind.UPDATE
+        },
+        deletes=tuple(
+            i for i, a in enumerate(targeted, start=1) if a.kind is MergeActionKind.DELETE
+        ),
+        inserts=tuple(
+            _resolve_assignments(table, row_type, a, source_alias, what) for a in not_matched
+        ),
+        time_zone=session_time_zone(request.spark, request.time_zone),
+    )
+
+
+def merge_target(
+    spark: SparkSession, table: FileStoreTable, spec: MergeSpec, source: DataFrame
+) -> MergeTarget:
+    """The target files a MERGE reads (pruned by the source's ON keys) and the source to use
+    from here on (evaluated once): :func:`lakeskip.spark.modify.merge_prune.plan_merge_target`."""
+    return plan_merge_target(
+        spark,
+        table,
+        source,
+        on=spec.on,
+        alias=spec.alias,
+        source_alias=spec.source_alias,
+        by_source=bool(spec.not_matched_by_source),
+        time_zone=spec.time_zone,
+    )
+
+
+def merge_joined(spec: MergeSpec, views: Mapping[str, str], identity: Sequence[str]) -> str:
+    """``FROM`` text: each target row once per matching source row (NULLs: none). Without WHEN
+    MATCHED clauses only whether a match exists matters, so each target row appears once
+    (identified by the ``identity`` columns)."""
+    t, s = quote(spec.alias), quote(spec.source_alias)
+    cond = f"({spec.on})"
+    if spec.matched:
+        return f"{views['t']} AS {t} LEFT JOIN {views['s']} AS {s} ON {cond}"
+    ids = ", ".join(f"{t}.{quote(c)} AS __i{n}" for n, c in enumerate(identity))
+    same = " AND ".join(f"{t}.{quote(c)} <=> {s}.__i{n}" for n, c in enumerate(identity))
+    return (
+        f"{views['t']} AS {t} LEFT JOIN (SELECT DISTINCT {ids}, TRUE AS {SOURCE_MARK} "
+        f"FROM {views['t']} AS {t} JOIN {views['s']} AS {s} ON {cond}) AS {s} ON {same}"
+    )
+
+
+def merge_changes(
+    spark: SparkSession,
+    spec: MergeSpec,
+    row_type: RowType,
+    target: DataFrame | None,
+    source: DataFrame,
+    identity: Sequence[str],
+    carry: Sequence[tuple[str, str, str]] = (),
+) -> DataFrame | None:
+    """The changes frame of the module docstring (``None``: no clause can apply).
+
+    Args:
+        target: the target's live rows (one per logical row; ``None``: empty table).
+        identity: target columns naming one row (its key, or file and position).
+        carry: (target column, output name, Spark DDL type) to carry along.
+    """
+    t, s = quote(spec.alias), quote(spec.source_alias)
+    src = source.select("*", F.lit(True).alias(SOURCE_MARK))
+    pieces: list[DataFrame] = []
+    if target is not None and (spec.matched or spec.not_matched_by_source):
+        names = list(row_type.names)
+        values = []
+        for code, assigned in spec.updates.items():
+            for column, value in assigned.items():
+                ddl = row_type.field(column).type.spark_ddl()
+                values.append(f"CAST(({value}) AS {ddl}) AS __v{code}_{names.index(column)}")
+        ids = ", ".join(f"{t}.{quote(c)}" for c in identity)
+        m = (
+            f"count({s}.{SOURCE_MARK}) OVER (PARTITION BY {ids})"
+            if spec.matched
+            else f"CASE WHEN {s}.{SOURCE_MARK} IS NULL THEN 0 ELSE 1 END"
+        )
+        inner = ", ".join(
+            [
+                f"{t}.*",
+                f"{spec.action_sql()} AS {ACTION_COLUMN}",
+                f"{m} AS {MATCHES_COLUMN}",
+                *values,
+            ]
+        )
+        outer = []
+        for i, f in enumerate(row_type):
+            q = quote(f.name)
+            whens = [f"WHEN {c} THEN __v{c}_{i}" for c, a in spec.updates.items() if f.name in a]
+            outer.append(
+                f"CASE {ACTION_COLUMN} {' '.join(whens)} ELSE {q} END AS {q}" if whens else q
+            )
+        outer += [
+            f"CAST({ACTION_COLUMN} AS INT) AS {ACTION_COLUMN}",
+            f"CAST({MATCHES_COLUMN} AS BIGINT) AS {MATCHES_COLUMN}",
+            *(f"CAST({quote(c)} AS {ddl}) AS {quote(n)}" for c, n, ddl in carry),
+        ]
+        pieces.append(
+            sql_with(
+                spark,
+                {"t": target, "s": src},
+                lambda v: (
+                    f"SELECT {', '.join(outer)} FROM (SELECT {inner} FROM "
+                    f"{merge_joined(spec, v, identity)}) "
+                    f"WHERE {ACTION_COLUMN} <> 0 OR {MATCHES_COLUMN} > 1"
+                ),
+            )
+        )
+    if spec.not_matched:
+        frames = {"s": src} if target is None else {"s": src, "t": target}
+        firsts = [
+            f"coalesce(({a.condition}), false)" if a.condition is not None else "TRUE"
+            for a in spec.not_matched
+        ]
+        items = []
+        for f in row_type:
+            ddl = f.type.spark_ddl()
+            # one branch per clause, in order: the first clause that applies decides
+            whens = [
+                f"WHEN {c} THEN "
+                + (f"CAST(({assigned[f.name]}) AS {ddl})" if f.name in assigned else "NULL")
+                for c, assigned in zip(firsts, spec.inserts, strict=True)
+            ]
+            items.append(f"CAST(CASE {' '.join(whens)} END AS {ddl}) AS {quote(f.name)}")
+        items += [
+            f"CAST({INSERT_CODE} AS INT) AS {ACTION_COLUMN}",
+            f"CAST(0 AS BIGINT) AS {MATCHES_COLUMN}",
+            *(f"CAST(NULL AS {ddl}) AS {quote(n)}" for _, n, ddl in carry),
+        ]
+
+        def insert_sql(v: Mapping[str, str]) -> str:
+            anti = f" LEFT ANTI JOIN {v['t']} AS {t} ON ({spec.on})" if "t" in v else ""
+            return (
+                f"SELECT {', '.join(items)} FROM {v['s']} AS {s}{anti} WHERE {' OR '.join(firsts)}"
+            )
+
+        pieces.append(sql_with(spark, frames, insert_sql))
+    if not pieces:
+        return None
+    out = pieces[0]
+    for p in pieces[1:]:
+        out = out.unionAll(p)
+    return out
+
+
+def check_single_match(spec: MergeSpec, max_matches: int) -> None:
+    """Spark's rule: with WHEN MATCHED clauses, a target row matched by several source rows
+    is an error (whether or not a clause applies to it)."""
+    if spec.matched and max_matches > 1:
+        raise InvalidArgumentError(
+            f"{spec.what}: a target row matches more than one source row (each target row may "
+            "be updated or deleted by one source row only)"
+        )
+
+
+# -- Spark helpers --------------------------------------------------------------------------
+
+
+def files_frame(
+    spark: SparkSession, table: FileStoreTable, entries: Sequence[ManifestEntry]
+) -> DataFrame:
+    """Exactly these files with the table's schema, plus each row's data file name and
+    position (``FILE_COLUMN``, ``ROW_COLUMN``)."""
+    df = view_over_files(spark, table.schema.row_type, table_file_paths(table, entries))
+    df = df.select(
+        "*",
+        F.col("_metadata.file_name").alias(FILE_COLUMN),
+        F.col("_metadata.row_index").alias(ROW_COLUMN),
+    )
+    return pushdown_safe_frame(df, table, entries)
+
+
+def sql_over(spark: SparkSession, df: DataFrame, query: Callable[[str], str]) -> DataFrame:
+    """Run ``query(view)`` over a temporary view of ``df``; the view is dropped once Spark has
+    analysed the query (the DataFrame keeps the resolved plan)."""
+    return sql_with(spark, {"v": df}, lambda views: query(views["v"]))
+
+
+def sql_with(
+    spark: SparkSession, frames: Mapping[str, DataFrame], query: Callable[[Mapping[str, str]], str]
+) -> DataFrame:
+    """Run ``query(view names)`` over temporary views of ``frames``; the views are dropped
+    once Spark has analysed the query (the DataFrame keeps the resolved plan)."""
+    views = {k: f"__lakeskip_dml_{uuid.uuid4().hex}" for k in frames}
+    for k, df in frames.items():
+        df.createOrReplaceTempView(views[k])
+    try:
+        return spark.sql(query(views))
+    finally:
+        for v in views.values():
+            spark.catalog.dropTempView(v)
+
+
+def remove_files(table: FileStoreTable, entries: Sequence[ManifestEntry]) -> None:
+    """Best effort: delete files no snapshot references (a failed commit's output)."""
+    table.remove_unpublished(entries)

@@ -1,0 +1,552 @@
+"""The write path: rows are written by Spark tasks, the driver only commits.
+
+``df.mapInArrow`` runs :class:`~lakeskip.catalog.write.data_writer.DataWriter` in every task: each
+task writes its Parquet files (rolling at ``target-file-size``), their stats and file indexes,
+and yields only the pickled manifest entries. The driver collects those small records and
+commits one snapshot per statement. No data passes through the driver.
+"""
+
+from __future__ import annotations
+
+import pickle
+import threading
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, assert_never
+
+import pyarrow as pa
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from lakeskip.catalog.format.bucket import bucket_ids
+from lakeskip.catalog.format.deletion_vectors import DeletionVectorUpdate
+from lakeskip.catalog.format.manifest import ManifestEntry
+from lakeskip.catalog.format.snapshot import CommitKind, Snapshot
+from lakeskip.catalog.kind import Append, AppendDv, BucketMode, PkMerge, PkRaw
+from lakeskip.catalog.pk.primary_key import RowKind
+from lakeskip.catalog.table import FileStoreTable, retry_on_conflict
+from lakeskip.catalog.write.data_writer import DataWriter, WriteSpec, WriteTimings, next_sequences
+from lakeskip.catalog.write.pk_dv_write import (
+    DELETE_FLAG,
+    BucketWrite,
+    PkDvSpec,
+    PkDvWriter,
+    dv_update,
+    pk_dv_spec,
+)
+from lakeskip.errors import ColumnNotFoundError, CommitConflictError, InvalidArgumentError
+from lakeskip.sort.clustering import clustering_from_options
+from lakeskip.sort.ranked import RANK_KEYS, ColumnBounds
+from lakeskip.types import DataType, Field, RowType
+
+__all__ = [
+    "WriteResult",
+    "align_by_name",
+    "align_by_position",
+    "commit_written",
+    "last_write_timings",
+    "write_dataframe",
+    "write_entries",
+]
+
+_RESULT_SCHEMA = "entry binary, timings binary"
+_RESULT_ARROW = pa.schema([("entry", pa.binary()), ("timings", pa.binary())])
+_local = threading.local()
+
+
+def _task(spec: WriteSpec | PkDvSpec):  # type: ignore[no-untyped-def]
+    """The function shipped to tasks (a closure over the picklable spec). Each task yields
+    one row per file written (its pickled manifest entry) and one row with its stage
+    timings; on a deletion-vector primary-key table also one row per bucket written (its
+    pickled :class:`BucketWrite`: DVs set, files removed)."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        prefix = str(uuid.uuid4())
+        entries: list[object]
+        match spec:
+            case PkDvSpec():
+                dv_writer = PkDvWriter(spec, prefix)
+                writer: DataWriter = dv_writer
+                entries = [*dv_writer.write_batches(batches), *dv_writer.changes]
+            case WriteSpec():
+                writer = DataWriter(spec, prefix)
+                entries = list(writer.write_batches(batches))
+            case _:
+                assert_never(spec)
+        dump = pickle.HIGHEST_PROTOCOL
+        yield pa.RecordBatch.from_pydict(
+            {
+                "entry": [pickle.dumps(e, protocol=dump) for e in entries] + [None],
+                "timings": [None] * len(entries) + [pickle.dumps(writer.timings(), protocol=dump)],
+            },
+            schema=_RESULT_ARROW,
+        )
+
+    return run
+
+
+@dataclass(frozen=True, slots=True)
+class WriteResult:
+    """What a write put down, for its commit (:func:`commit_written` puts it all in one
+    snapshot).
+
+    Attributes:
+        added: ADD entries of the new files.
+        removed: live files the write removes (a primary-key table read raw: every row of
+            the file now deleted, or compacted into ``added``).
+        vectors: the DV part of the commit (``None``: none).
+        marked: live rows the write marked deleted (DELETE: the rows deleted).
+        emptied: how many of ``removed`` left because every row is now deleted; the others
+            were compacted (rewritten into the added files).
+    """
+
+    added: tuple[ManifestEntry, ...] = ()
+    removed: tuple[ManifestEntry, ...] = ()
+    vectors: DeletionVectorUpdate | None = None
+    marked: int = 0
+    emptied: int = 0
+
+    @property
+    def changed(self) -> bool:
+        """Whether committing it changes the table."""
+        return bool(self.added or self.removed or self.vectors is not None)
+
+    @property
+    def files_rewritten(self) -> int:
+        """Older files compacted into the added ones."""
+        return len(self.removed) - self.emptied
+
+    @property
+    def files_marked(self) -> int:
+        """Older files whose rows were marked deleted: given a new DV, or (every row deleted)
+        removed."""
+        return (len(self.vectors.vectors) if self.vectors is not None else 0) + self.emptied
+
+
+def commit_written(
+    table: FileStoreTable,
+    written: WriteResult,
+    kind: CommitKind = CommitKind.APPEND,
+    overwrite_partitions: Sequence[tuple[Any, ...]] | None = None,
+) -> Snapshot | None:
+    """Commit what :func:`write_entries` wrote: with the files it removes and the DVs it
+    set (primary-key tables read raw) in the same snapshot."""
+    if kind is CommitKind.APPEND and (written.removed or written.vectors is not None):
+        # files leave the table: an OVERWRITE that replaces no partition
+        kind, overwrite_partitions = CommitKind.OVERWRITE, []
+    return table.commit(
+        written.added,
+        deleted=written.removed,
+        kind=kind,
+        overwrite_partitions=overwrite_partitions,
+        deletion_vectors=written.vectors,
+    )
+
+
+def last_write_timings() -> WriteTimings | None:
+    """Stage timings of the most recent write (INSERT, CTAS, ``Session.write``, sort
+    compaction) run from this thread, summed over its tasks; ``None`` before any write.
+
+    >>> last_write_timings() is None or isinstance(last_write_timings(), WriteTimings)
+    True
+    """
+    timings: WriteTimings | None = getattr(_local, "timings", None)
+    return timings
+
+
+def align_by_position(
+    df: DataFrame, row_type: RowType, what: str, *, extra: Sequence[str] = ()
+) -> DataFrame:
+    """INSERT semantics: columns by position, cast to the table's types (ANSI store rules).
+    ``extra``: trailing columns of ``df`` kept as they are, after the table's."""
+    columns = [c for c in df.columns if c not in extra]
+    if len(columns) != len(row_type):
+        raise InvalidArgumentError(
+            f"{what}: the query produces {len(columns)} columns, the table has "
+            f"{len(row_type)} ({', '.join(row_type.names)})"
+        )
+    cols: list[Column] = [
+        _not_null(F.col(f"`{src}`").cast(f.type.spark_ddl()), f, what).alias(f.name)
+        for src, f in zip(columns, row_type.fields, strict=True)
+    ]
+    return df.select(*cols, *(F.col(f"`{e}`") for e in extra))
+
+
+def _not_null(col: Column, f: Field, what: str) -> Column:
+    """A NOT NULL column fails the write with a one-line message naming the column."""
+    if f.type.nullable:
+        return col
+    message = f"{what}: NULL in NOT NULL column {f.name}"
+    return F.when(col.isNull(), F.raise_error(F.lit(message))).otherwise(col)
+
+
+def align_by_name(df: DataFrame, row_type: RowType, what: str) -> DataFrame:
+    """DataFrame-write semantics: columns by name (case-insensitive), cast to the table's types."""
+    by_lower = {c.lower(): c for c in df.columns}
+    missing = [f.name for f in row_type if f.name.lower() not in by_lower]
+    if missing:
+        raise ColumnNotFoundError(f"{what}: the DataFrame lacks column(s) {', '.join(missing)}")
+    extra = sorted(set(by_lower) - {f.name.lower() for f in row_type})
+    if extra:
+        raise ColumnNotFoundError(f"{what}: the table has no column(s) {', '.join(extra)}")
+    return df.select(
+        *[
+            _not_null(
+                F.col(f"`{by_lower[f.name.lower()]}`").cast(f.type.spark_ddl()), f, what
+            ).alias(f.name)
+            for f in row_type
+        ]
+    )
+
+
+SORT_KEY = "__lakeskip_sort_key"
+BUCKET_COLUMN = "__lakeskip_bucket"
+
+
+def _bucket_task(columns: list[str], types: list[DataType], num_buckets: int):  # type: ignore[no-untyped-def]
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            arrays = [batch.column(batch.schema.get_field_index(c)) for c in columns]
+            ids = pa.array(bucket_ids(arrays, types, num_buckets), pa.int32())
+            yield pa.RecordBatch.from_arrays(
+                [*batch.columns, ids], names=[*batch.schema.names, BUCKET_COLUMN]
+            )
+
+    return run
+
+
+def repartition_by_bucket(df: DataFrame, table: FileStoreTable, mixed: bool = False) -> DataFrame:
+    """On a fixed-bucket table, shuffle rows by (partition, Paimon bucket) so each bucket of
+    a partition is written by one task (fewer, larger files); other tables unchanged.
+    ``mixed``: ``df`` ends with the MERGE delete flag (see :func:`write_entries`)."""
+    schema = table.schema
+    match table.kind.bucket:
+        case BucketMode.FIXED:
+            spec = schema.bucket_spec()
+            assert spec is not None
+        case BucketMode.UNAWARE | BucketMode.DYNAMIC:
+            return df
+        case other:
+            assert_never(other)
+    flag = f", `{DELETE_FLAG}` BOOLEAN" if mixed else ""
+    keyed = df.mapInArrow(
+        _bucket_task(list(spec.key), list(spec.types), spec.num_buckets),
+        schema.row_type.spark_ddl() + flag + f", `{BUCKET_COLUMN}` INT",
+    )
+    parts = [F.col(f"`{k}`") for k in schema.partition_keys]
+    return keyed.repartition(*parts, F.col(BUCKET_COLUMN)).drop(BUCKET_COLUMN)
+
+
+def _key_task(  # type: ignore[no-untyped-def]
+    columns: list[str],
+    strategy: str,
+    types: list[DataType],
+    var_len: int,
+    bounds: tuple[ColumnBounds, ...] | None = None,
+):
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from lakeskip.sort import hilbert_keys, zorder_keys
+        from lakeskip.sort.ranked import ranked_keys
+
+        for batch in batches:
+            arrays = [batch.column(batch.schema.get_field_index(c)) for c in columns]
+            if bounds is not None:
+                key = ranked_keys(arrays, types, bounds, strategy)
+            elif strategy == "zorder":
+                key = zorder_keys(arrays, types, var_length_contribution=var_len)
+            else:
+                key = hilbert_keys(arrays, types)
+            yield pa.RecordBatch.from_arrays(
+                [*batch.columns, key], names=[*batch.schema.names, SORT_KEY]
+            )
+
+    return run
+
+
+_SAMPLE_RESULT = "rows bigint, sample binary"
+
+
+def _sample_task(columns: list[str], wanted: int):  # type: ignore[no-untyped-def]
+    """Per Spark partition: its row count and a uniform sample of up to ``wanted`` rows of
+    ``columns`` (an Arrow IPC stream): reservoir sampling by random priority, bounded
+    memory whatever the partition's size."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        import numpy as np
+
+        rng = np.random.default_rng()
+        kept: pa.Table | None = None
+        priority = np.empty(0)
+        rows = 0
+        for batch in batches:
+            rows += batch.num_rows
+            part = pa.Table.from_batches([batch]).select(columns)
+            both = part if kept is None else pa.concat_tables([kept, part])
+            priority = np.concatenate([priority, rng.random(batch.num_rows)])
+            if both.num_rows > wanted:
+                keep = np.sort(np.argpartition(priority, wanted)[:wanted])
+                both, priority = both.take(pa.array(keep)), priority[keep]
+            kept = both
+        sink = pa.BufferOutputStream()
+        if kept is not None:
+            with pa.ipc.new_stream(sink, kept.schema) as writer:
+                writer.write_table(kept)
+        yield pa.RecordBatch.from_pydict(
+            {"rows": [rows], "sample": [sink.getvalue().to_pybytes()]},
+            schema=pa.schema([("rows", pa.int64()), ("sample", pa.binary())]),
+        )
+
+    return run
+
+
+def sample_bounds(
+    df: DataFrame, row_type: RowType, columns: Sequence[str], prefix: int
+) -> tuple[ColumnBounds, ...]:
+    """The rank boundaries of ``columns`` (:mod:`lakeskip.sort.ranked`) from a sample of
+    ``df`` drawn in Spark tasks: each partition returns a bounded reservoir and its row
+    count; the driver weights the reservoirs by their partitions' sizes."""
+    import numpy as np
+
+    from lakeskip.sort.ranked import SAMPLE_ROWS, column_bounds
+
+    wanted = max(1, SAMPLE_ROWS // max(1, df.rdd.getNumPartitions()))
+    # Spark's INT/DATE/... Arrow types are what row_type.to_arrow() gives, by name
+    rows = df.mapInArrow(_sample_task(list(columns), wanted), _SAMPLE_RESULT).collect()
+    total = sum(int(r["rows"]) for r in rows)
+    parts: list[pa.Table] = []
+    rng = np.random.default_rng(0)
+    for r in rows:
+        blob = bytes(r["sample"])
+        if not blob or not int(r["rows"]):
+            continue
+        sample = pa.ipc.open_stream(blob).read_all()
+        share = min(sample.num_rows, round(SAMPLE_ROWS * int(r["rows"]) / max(1, total)))
+        if share < sample.num_rows:  # a partition's weight is its size, not its sample's
+            pick = np.sort(rng.choice(sample.num_rows, size=max(1, share), replace=False))
+            sample = sample.take(pa.array(pick))
+        parts.append(sample)
+    types = [row_type.field(c).type for c in columns]
+    arrow = pa.schema([row_type.to_arrow().field(c) for c in columns])
+    if not parts:
+        empty = arrow.empty_table()
+        return column_bounds([empty.column(c) for c in columns], types, prefix=prefix)
+    data = pa.concat_tables([p.cast(arrow) for p in parts])
+    return column_bounds([data.column(c) for c in columns], types, prefix=prefix)
+
+
+def sort_dataframe(
+    df: DataFrame,
+    row_type: RowType,
+    partition_keys: Sequence[str],
+    strategy: str,
+    columns: Sequence[str],
+    var_length_contribution: int,
+    n_out: int,
+    curve_keys: str = RANK_KEYS,
+) -> DataFrame:
+    """Range-partition ``df`` into ``n_out`` tasks on the sort key (Spark samples the
+    boundaries, as Paimon's range shuffle does) and sort within each: ``order`` sorts by the
+    columns, ``zorder``/``hilbert`` by curve keys computed in Arrow batches -- rank keys
+    (``curve_keys = rank``: every column by its rank in a sample drawn in Spark tasks, see
+    :func:`sample_bounds`) or Paimon's raw-byte keys (``paimon``)."""
+    parts = [F.col(f"`{k}`") for k in partition_keys]
+    if strategy == "order":
+        keys = [F.col(f"`{c}`") for c in columns]
+        return df.repartitionByRange(n_out, *parts, *keys).sortWithinPartitions(*parts, *keys)
+    types = [row_type.field(c).type for c in columns]
+    bounds = (
+        sample_bounds(df, row_type, columns, var_length_contribution)
+        if curve_keys == RANK_KEYS
+        else None
+    )
+    keyed = df.mapInArrow(
+        _key_task(list(columns), strategy, types, var_length_contribution, bounds),
+        row_type.spark_ddl() + f", `{SORT_KEY}` BINARY",
+    )
+    key = F.col(SORT_KEY)
+    return (
+        keyed.repartitionByRange(n_out, *parts, key)
+        .sortWithinPartitions(*parts, key)
+        .drop(SORT_KEY)
+    )
+
+
+def collect_entries(
+    table: FileStoreTable,
+    df: DataFrame,
+    level: int = 0,
+    value_kind: RowKind = RowKind.INSERT,
+    *,
+    fresh: bool = False,
+    mixed: bool = False,
+) -> WriteResult:
+    """Run the write tasks and bring back what they wrote (metadata only).
+
+    By the table's kind: an append table's rows go to new files at ``level``; on a
+    primary-key table every row is written as a version of kind ``value_kind`` with
+    sequence numbers after the bucket's existing ones; read raw (deletion vectors,
+    first-row), the older versions of the written keys are also marked deleted
+    (:mod:`lakeskip.catalog.write.pk_dv_write`). ``fresh``: INSERT OVERWRITE (no lookup)."""
+    spec: WriteSpec | PkDvSpec
+    dv_spec: PkDvSpec | None = None  # the lookup's state: the commit's DV part comes from it
+    kind = table.kind
+    match kind:
+        case Append() | AppendDv():
+            spec = WriteSpec(
+                file_io=table.file_io, table_path=table.path, schema=table.schema, level=level
+            )
+        case PkMerge():
+            spec = _versions_spec(table, value_kind)
+        case PkRaw():
+            spec = dv_spec = pk_dv_spec(
+                table, _versions_spec(table, value_kind), fresh=fresh, mixed=mixed
+            )
+        case _:
+            assert_never(kind)
+    rows = df.mapInArrow(_task(spec), _RESULT_SCHEMA).collect()
+    entries: list[ManifestEntry] = []
+    changes: list[BucketWrite] = []
+    timings = WriteTimings()
+    for r in rows:
+        if r["entry"] is not None:
+            item = pickle.loads(bytes(r["entry"]))
+            if isinstance(item, BucketWrite):
+                changes.append(item)
+            else:
+                entries.append(item)
+        else:
+            timings = timings + pickle.loads(bytes(r["timings"]))
+    _local.timings = timings
+    return WriteResult(
+        tuple(entries),
+        tuple(e for c in changes for e in c.removed),
+        dv_update(dv_spec, changes) if dv_spec is not None else None,
+        sum(c.marked for c in changes),
+        sum(c.emptied for c in changes),
+    )
+
+
+def _versions_spec(table: FileStoreTable, value_kind: RowKind) -> WriteSpec:
+    """A primary-key table's write: versions of kind ``value_kind`` at level 0, numbered
+    after each bucket's largest sequence number."""
+    return WriteSpec(
+        file_io=table.file_io,
+        table_path=table.path,
+        schema=table.schema,
+        level=0,
+        value_kind=value_kind,
+        next_sequence=next_sequences(
+            table.schema, table.scan_files() if table.latest_snapshot() else []
+        ),
+    )
+
+
+def write_entries(
+    table: FileStoreTable,
+    df: DataFrame,
+    value_kind: RowKind = RowKind.INSERT,
+    *,
+    fresh: bool = False,
+    mixed: bool = False,
+) -> WriteResult:
+    """Write ``df`` (already aligned to the table) as data files in Spark tasks, without the
+    commit: sorted on the clustering key when the table has write-time clustering, else
+    grouped by bucket on fixed-bucket tables. Shared by INSERT and DELETE/UPDATE.
+    ``mixed`` (MERGE on a DV primary-key table): ``df`` has a trailing
+    :data:`~lakeskip.catalog.write.pk_dv_write.DELETE_FLAG` column; flagged keys are only marked."""
+    schema = table.schema
+    kind = table.kind
+    match kind:
+        case Append() | AppendDv():
+            cluster = clustering_from_options(
+                schema.options, schema.row_type, schema.partition_keys
+            )
+        case PkMerge() | PkRaw():  # a bucket must be written by one task (sequence numbers)
+            cluster = None
+        case _:
+            assert_never(kind)
+    if cluster is not None:  # write-time clustering: new files come out sorted
+        df = sort_dataframe(
+            df,
+            schema.row_type,
+            schema.partition_keys,
+            cluster.strategy,
+            cluster.columns,
+            cluster.var_length_contribution,
+            max(1, df.rdd.getNumPartitions()),
+            cluster.curve_keys,
+        )
+    else:
+        df = repartition_by_bucket(df, table, mixed)
+    return collect_entries(table, df, value_kind=value_kind, fresh=fresh, mixed=mixed)
+
+
+def write_dataframe(
+    table: FileStoreTable,
+    df: DataFrame,
+    *,
+    overwrite: bool = False,
+    static_partition: Mapping[str, Any] | None = None,
+    overwrite_partitions: Sequence[tuple[Any, ...]] | None = None,
+    overwrite_all: bool = False,
+) -> Snapshot | None:
+    """Write an aligned DataFrame (columns already in table order and types) and commit.
+
+    Args:
+        table: the target table.
+        df: rows to write, aligned with :func:`align_by_position` or :func:`align_by_name`.
+        overwrite: replace data instead of appending. On a partitioned table this replaces the
+            partitions the new rows land in (dynamic overwrite), or just ``static_partition``.
+        static_partition: ``INSERT OVERWRITE t PARTITION (k=v)`` values.
+        overwrite_partitions: replace exactly these partitions (full value tuples).
+        overwrite_all: replace the whole table, also when it is partitioned.
+
+    Returns:
+        The committed snapshot, or ``None`` when nothing changed.
+
+    A commit that conflicts (a deletion-vector primary-key write whose lookup another
+    commit made stale) removes what it wrote and writes again against the latest snapshot
+    (:func:`~lakeskip.catalog.table.retry_on_conflict`).
+    """
+
+    def attempt() -> Snapshot | None:
+        written = write_entries(table, df, fresh=overwrite)
+        try:
+            return _commit_write(
+                table, written, overwrite, static_partition, overwrite_partitions, overwrite_all
+            )
+        except CommitConflictError:  # nothing was published
+            table.remove_unpublished(written.added)
+            raise
+
+    return retry_on_conflict(table, attempt)
+
+
+def _commit_write(
+    table: FileStoreTable,
+    written: WriteResult,
+    overwrite: bool,
+    static_partition: Mapping[str, Any] | None,
+    overwrite_partitions: Sequence[tuple[Any, ...]] | None,
+    overwrite_all: bool,
+) -> Snapshot | None:
+    if not overwrite:
+        if not written.added and not written.removed:
+            return None
+        return commit_written(table, written)
+    entries = written.added  # INSERT OVERWRITE replaces the old files: no lookup was made
+    partitions: Sequence[tuple[Any, ...]] | None = None
+    keys = list(table.schema.partition_keys)
+    if overwrite_all:
+        partitions = None
+    elif overwrite_partitions is not None:
+        partitions = list(overwrite_partitions)
+    elif keys:
+        if static_partition:
+            partitions = [tuple(static_partition[k] for k in keys)]
+        else:
+            partitions = sorted({e.partition for e in entries}, key=repr)
+            if not partitions:
+                return None
+    return table.commit(entries, kind=CommitKind.OVERWRITE, overwrite_partitions=partitions)
