@@ -135,7 +135,7 @@ def test_read_snapshot_clause_then_session_then_table_options(
     ("key", "message"),
     [
         ("deletion-vectors.modifiable", "Paimon option lakeskip does not support yet"),
-        ("merge-engine", "'merge-engine' = 'true' is not supported yet"),
+        ("merge-engine", r"'merge-engine' = 'true' is not supported \(only 'deduplicate'"),
         ("primary-key", "Paimon option lakeskip does not support yet"),
         ("changelog-producer", "Paimon option lakeskip does not support yet"),
         ("deletion-vector", "unknown table option .*did you mean 'deletion-vectors.enabled'"),

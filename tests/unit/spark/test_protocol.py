@@ -29,6 +29,7 @@ from lakeskip.errors import (
     TableNotFoundError,
     UnknownOperationError,
 )
+from lakeskip.planner.aggregate import AggregateFunction
 from lakeskip.spark.bridge.catalog_service import HANDLERS, CatalogService
 from lakeskip.spark.jvm import protocol
 from lakeskip.spark.jvm.protocol import (
@@ -43,6 +44,8 @@ from lakeskip.spark.jvm.protocol import (
     error_kind,
 )
 from lakeskip.spark.jvm.protocol_java import JAVA_PATH, java_source
+from lakeskip.spark.read import predicate_json
+from lakeskip.types import BIGINT, STRING, RowType, parse_sql_type
 
 JAVA_DIR = JAVA_PATH.parent
 
@@ -56,14 +59,17 @@ _NOT_PROTOCOL = {
     "Brain.java": {"python"},
     # the aggregate "function" of key columns (Paimon's FieldPrimaryKeyAgg), a value, not a key
     "LakePkScan.java": {"primary-key"},
+    # Spark type names of a procedure's parameter (ProcedureParameter.type), not literal types
+    "LakeProcedure.java": {"string", "boolean"},
 }
 #: a literal key-like first argument of a JSON accessor: a new key written by hand
 _ACCESSOR_LITERAL = re.compile(
     r'\.(?:put|putArray|putObject|putNull|set|path|has|hasNonNull|get)\("([a-z][a-z0-9_]*)"'
 )
-#: the predicate tree inside ``filters`` / ``condition``: its own codec, read by
-#: lakeskip.spark.read.predicate_json (its literal tags "type", "other" are not payload keys)
-_OWN_FORMAT = {"PredicateJson.java"}
+#: the two halves of the predicate tree inside ``filters`` / ``condition``: every key and tag
+#: they exchange is in the protocol module, so neither spells a string itself
+PREDICATE_JAVA = JAVA_DIR / "PredicateJson.java"
+PREDICATE_PY = Path(predicate_json.__file__)
 
 
 def _protocol_words() -> set[str]:
@@ -72,6 +78,9 @@ def _protocol_words() -> set[str]:
         | set(protocol.wire_keys())
         | {k.value for k in ErrorKind}
         | {m.value for m in protocol.TableProperty}
+        | {m.value for m in protocol.PredicateKey}
+        | {m.value for m in protocol.PredicateOp}
+        | {m.value for m in protocol.LiteralType}
     )
 
 
@@ -96,7 +105,7 @@ def test_java_spells_no_operation_or_key_itself() -> None:
     words = _protocol_words()
     found = []
     for path in sorted(JAVA_DIR.glob("*.java")):
-        if path.name in {JAVA_PATH.name, *_OWN_FORMAT}:
+        if path.name == JAVA_PATH.name:
             continue
         allowed = _NOT_PROTOCOL.get(path.name, set())
         for line, lit in _java_literals(path.read_text(encoding="utf-8")):
@@ -108,7 +117,7 @@ def test_java_spells_no_operation_or_key_itself() -> None:
 def test_java_reads_and_writes_no_key_the_protocol_lacks() -> None:
     found = []
     for path in sorted(JAVA_DIR.glob("*.java")):
-        if path.name in {JAVA_PATH.name, *_OWN_FORMAT}:
+        if path.name == JAVA_PATH.name:
             continue
         allowed = _NOT_PROTOCOL.get(path.name, set())
         for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
@@ -128,6 +137,107 @@ def test_the_literal_scan_sees_a_literal_key() -> None:
         "snapshot_id",
         "plan_scan",
     ]
+
+
+def _python_strings(text: str) -> list[tuple[int, str]]:
+    """The string constants of a Python module, but its docstrings and ``__all__``."""
+    import ast
+
+    tree = ast.parse(text)
+    skip = {
+        id(c)
+        for a in ast.walk(tree)
+        if isinstance(a, ast.Assign) and any(getattr(t, "id", "") == "__all__" for t in a.targets)
+        for c in ast.walk(a.value)
+    }
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                skip.add(id(first.value))
+    return [
+        (node.lineno, node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip
+    ]
+
+
+def test_neither_half_of_the_predicate_tree_spells_a_string_itself() -> None:
+    """Every key, operator and literal type of ``filters`` / ``condition`` comes from the
+    protocol module (Python) or its generated twin (Java): a tag added or renamed by hand on
+    either side fails here, one changed in the protocol module fails the generation test."""
+    java = [
+        f"PredicateJson.java:{i}: {lit!r}"
+        for i, lit in _java_literals(PREDICATE_JAVA.read_text(encoding="utf-8"))
+    ]
+    assert not java, f"use Protocol.PredicateKey / LiteralType / PredicateOp: {java}"
+    py = [
+        f"predicate_json.py:{i}: {lit!r}"
+        for i, lit in _python_strings(PREDICATE_PY.read_text(encoding="utf-8"))
+    ]
+    assert not py, f"use lakeskip.spark.jvm.protocol's predicate enums: {py}"
+    # the scans see a hand-written tag
+    assert _java_literals('n.put(PredicateKey.TYPE, "interval");') == [(1, "interval")]
+    assert _python_strings('"""doc"""\n__all__ = ["f"]\nif kind == "interval":\n    pass\n') == [
+        (3, "interval")
+    ]
+
+
+def test_python_reads_every_predicate_tag_of_the_protocol() -> None:
+    """An operator or literal type added to the protocol is one ``predicate_json`` reads."""
+    rt = RowType.of(("a", BIGINT), ("s", STRING))
+    samples = {
+        protocol.LiteralType.NULL: None,
+        protocol.LiteralType.BOOLEAN: True,
+        protocol.LiteralType.INTEGER: 5,
+        protocol.LiteralType.FLOAT: 1.5,
+        protocol.LiteralType.DOUBLE: "NaN",
+        protocol.LiteralType.DECIMAL: "1.25",
+        protocol.LiteralType.STRING: "x",
+        protocol.LiteralType.DATE: 19723,
+        protocol.LiteralType.TIMESTAMP_LTZ: 1,
+        protocol.LiteralType.TIMESTAMP_NTZ: 1,
+        protocol.LiteralType.BINARY: "AAE=",
+    }
+    assert set(samples) == set(protocol.LiteralType)
+    key = protocol.PredicateKey
+    unknown = predicate_json.literal_from_json({key.LIT: 1, key.TYPE: "interval"})
+    for t, v in samples.items():
+        got = predicate_json.literal_from_json({key.LIT: v, key.TYPE: t})
+        assert got is not unknown and (got is None) == (t is protocol.LiteralType.NULL), t
+    a, five = {key.REF: ["a"]}, {key.LIT: 5, key.TYPE: protocol.LiteralType.INTEGER}
+    s = {key.REF: ["s"]}
+    leaf = {key.OP: protocol.PredicateOp.EQ, key.ARGS: [a, five]}
+    args: dict[protocol.PredicateOp, list[Any]] = {
+        protocol.PredicateOp.IN: [a, five, five],
+        protocol.PredicateOp.IS_NULL: [a],
+        protocol.PredicateOp.IS_NOT_NULL: [a],
+        protocol.PredicateOp.STARTS_WITH: [
+            s,
+            {key.LIT: "x", key.TYPE: protocol.LiteralType.STRING},
+        ],
+        protocol.PredicateOp.AND: [leaf, leaf],
+        protocol.PredicateOp.OR: [leaf, leaf],
+        protocol.PredicateOp.NOT: [leaf],
+        protocol.PredicateOp.ALWAYS_TRUE: [],
+        protocol.PredicateOp.ALWAYS_FALSE: [],
+    }
+    for op in protocol.PredicateOp:
+        node = {key.OP: op, key.ARGS: args.get(op, [a, five])}
+        assert predicate_json.translate(node, rt) is not None, op
+        assert predicate_json.translate({**node, key.OP: op + "?"}, rt) is None, op
+    assert (
+        predicate_json.predicate_from_json(
+            [
+                {
+                    key.OP: protocol.PredicateOp.EQ,
+                    key.ARGS: [{key.REF: ["m" + protocol.MAP_KEY_SEPARATOR + "k"]}, five],
+                }
+            ],
+            RowType.of(("m", parse_sql_type("MAP<STRING, STRING>"))),
+        )
+        is not None
+    )
 
 
 def test_python_spells_no_operation_outside_the_protocol_module() -> None:
@@ -166,6 +276,7 @@ def test_every_operation_has_types_a_handler_and_a_java_name() -> None:
 
 def test_shared_names_match_their_owners() -> None:
     assert protocol.TableProperty.PRIMARY_KEY == PRIMARY_KEY_OPTION
+    assert [k.value for k in protocol.AggregateKind] == [f.value for f in AggregateFunction]
     assert f"VERSION = {PROTOCOL};" in JAVA_PATH.read_text(encoding="utf-8")
 
 

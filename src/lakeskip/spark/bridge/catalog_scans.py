@@ -1,6 +1,6 @@
 """The Spark catalog's read callbacks: plan a scan (the files to read, their deletion
-vectors, the pruning report), file a reused scan's report again, a metadata system table's
-rows, and EXPLAIN PRUNING's rows.
+vectors, the pruning report), answer a pushed aggregate from the manifests, file a reused
+scan's report again, a metadata system table's rows, and EXPLAIN PRUNING's rows.
 
 Callbacks run on py4j's callback threads, not the thread that ran the query: pruning reports
 are filed under the query's tag (:data:`~lakeskip.spark.jvm.protocol.TAG_PROPERTY`).
@@ -13,9 +13,11 @@ import math
 import time
 import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from lakeskip.catalog.format.manifest import ManifestEntry
+from lakeskip.catalog.format.schema import TableSchema
 from lakeskip.catalog.format.snapshot import Snapshot
 from lakeskip.catalog.format.stats import unpushable_columns
 from lakeskip.catalog.ops.system_tables import read_optimized_level, split_system_name
@@ -25,11 +27,21 @@ from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import InvalidArgumentError, LakeskipError, LakeskipWarning
 from lakeskip.expressions import BooleanExpression, bind
 from lakeskip.index.primitives.roaring import serialize_bitmap
+from lakeskip.planner.aggregate import (
+    AggregateCall,
+    AggregateFunction,
+    Refusal,
+    aggregate_from_metadata,
+)
 from lakeskip.planner.report import PruningReport, ScanPlan
 from lakeskip.planner.scan import ScanPlanner
 from lakeskip.spark.bridge.catalog_context import ServiceContext, snapshot_token
 from lakeskip.spark.bridge.system_service import system_rows as system_table_rows
 from lakeskip.spark.jvm.protocol import (
+    AggregatePartition,
+    AggregateRefusedReply,
+    AggregateScanReply,
+    AggregateScanRequest,
     ExplainRowsRequest,
     FileReportRequest,
     FoundReply,
@@ -46,7 +58,16 @@ from lakeskip.spark.read.predicate_json import predicate_from_json
 from lakeskip.spark.read.query import scan_settings, spark_path
 from lakeskip.types import DataType, TypeRoot
 
-__all__ = ["explain_rows", "file_report", "plan_scan", "pruning_figures", "system_rows"]
+__all__ = [
+    "ScanTarget",
+    "aggregate_scan",
+    "explain_rows",
+    "file_report",
+    "plan_scan",
+    "pruning_figures",
+    "scan_target",
+    "system_rows",
+]
 
 
 def _deletion_vectors(
@@ -125,7 +146,25 @@ def pruning_figures(report: PruningReport, planning_ms: float) -> PruningFigures
     )
 
 
-def plan_scan(ctx: ServiceContext, req: PlanScanRequest, arg: Any) -> PlanScanReply:
+@dataclass(frozen=True, slots=True)
+class ScanTarget:
+    """What a scan callback reads (:func:`scan_target`)."""
+
+    table: FileStoreTable
+    #: ``None``: the table has no snapshot
+    snapshot: Snapshot | None
+    schema: TableSchema
+    time_zone: str
+    #: the query's filters as one predicate (``None``: none Python can use)
+    predicate: BooleanExpression | None
+    #: ``read_optimized`` / ``audit_log`` when the request names ``t$system``
+    system: str | None
+
+
+def scan_target(ctx: ServiceContext, req: PlanScanRequest) -> ScanTarget:
+    """What a scan callback (``plan_scan``, ``aggregate_scan``) reads: the table, the
+    snapshot (pinned by ``load_table``, else the session's time travel settings, else the
+    latest), its schema and the query's filters as one predicate."""
     base, system = split_system_name(req.name)
     # t$read_optimized: the table's scan, other files
     table = ctx.table(req, base)
@@ -162,6 +201,13 @@ def plan_scan(ctx: ServiceContext, req: PlanScanRequest, arg: Any) -> PlanScanRe
         return True
 
     predicate = predicate_from_json(req.filters, row_type, check=binds)
+    return ScanTarget(table, snap, schema, tz, predicate, system)
+
+
+def plan_scan(ctx: ServiceContext, req: PlanScanRequest, arg: Any) -> PlanScanReply:
+    target = scan_target(ctx, req)
+    table, snap, schema, tz = target.table, target.snapshot, target.schema, target.time_zone
+    predicate, system, row_type = target.predicate, target.system, schema.row_type
     with warnings.catch_warnings():
         # this is a py4j callback thread: the warnings travel in the report instead
         # (Session.sql re-issues them on the querying thread)
@@ -210,6 +256,68 @@ def plan_scan(ctx: ServiceContext, req: PlanScanRequest, arg: Any) -> PlanScanRe
             if plan.report.snapshot_id == (snap.id if snap is not None else None)
             else ""
         ),
+    )
+
+
+def aggregate_scan(
+    ctx: ServiceContext, req: AggregateScanRequest, arg: Any
+) -> AggregateScanReply | AggregateRefusedReply:
+    """Spark's aggregate push-down (``LakeScanBuilder.pushAggregation``): ``aggregates``
+    over the files ``plan_scan`` would read, answered from the manifests
+    (:mod:`lakeskip.planner.aggregate`): one partial row per partition -- its values, and
+    one of its files (path, size) by which Java narrows the partitions to the query's
+    filters exactly, as Spark's file index does -- or ``refused``: why not (then Spark
+    reads the rows)."""
+    target = scan_target(ctx, req)
+    table, snap, schema = target.table, target.snapshot, target.schema
+    if target.system is not None:
+        return AggregateRefusedReply(refused=f"system table ${target.system}")
+    calls = [AggregateCall(AggregateFunction(a.function.value), a.column) for a in req.aggregates]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LakeskipWarning)
+        plan = ScanPlanner(table).plan(target.predicate, time_zone=target.time_zone, snapshot=snap)
+    refs = table.deletion_files(snap) if snap is not None else {}
+
+    def deleted_rows(e: ManifestEntry) -> int:
+        ref = refs.get(e.file.file_name)
+        if ref is None:
+            return 0
+        if ref.meta.cardinality is not None:
+            return int(ref.meta.cardinality)
+        return len(table.read_deletion_vector(ref, e.file.row_count))
+
+    answer = aggregate_from_metadata(
+        schema, plan.files, calls, schema_by_id=table.schema_by_id, deleted_rows=deleted_rows
+    )
+    if isinstance(answer, Refusal):
+        return AggregateRefusedReply(refused=answer.reason)
+    row_type = schema.row_type
+    part_types = [row_type.field(k).type for k in schema.partition_keys]
+    # a count is a number; a min / max is a column value, in LakeFileIndex's form
+    value_types = [
+        None
+        if c.column is None or c.function is AggregateFunction.COUNT
+        else row_type.field(c.column).type
+        for c in calls
+    ]
+    return AggregateScanReply(
+        partitions=tuple(
+            AggregatePartition(
+                path=spark_path(table.file_io.uri(table.data_file_path(a.sample))),
+                size=a.sample.file.file_size,
+                partition=tuple(
+                    _partition_json(t, v) for t, v in zip(part_types, a.partition, strict=True)
+                ),
+                values=tuple(
+                    v if t is None else _partition_json(t, v)
+                    for t, v in zip(value_types, a.values, strict=True)
+                ),
+                files=a.files,
+            )
+            for a in answer.partitions
+        ),
+        files=len(plan.files),
+        report_id=ctx.reports.add(req.tag, plan.report),
     )
 
 

@@ -10,6 +10,9 @@ Dataset of a write or the calling session). This module defines that conversatio
 * :class:`ErrorKind` -- the error reply's stable ``kind``, mapped from the
   :mod:`lakeskip.errors` classes (:func:`error_kind`), so renaming a Python class cannot
   change what Spark throws;
+* :class:`PredicateKey`, :class:`PredicateOp`, :class:`LiteralType` and
+  :data:`MAP_KEY_SEPARATOR` -- the predicate tree inside ``filters`` / ``condition``
+  (``PredicateJson.java`` writes it, :mod:`lakeskip.spark.read.predicate_json` reads it);
 * :data:`PROTOCOL` (the version both sides check) and the shared property names.
 
 Java's twin is ``Protocol.java``, generated from this module
@@ -50,13 +53,17 @@ from lakeskip.errors import (
 )
 
 __all__ = [
+    "MAP_KEY_SEPARATOR",
     "OPERATIONS",
     "PROTOCOL",
     "TAG_PROPERTY",
     "ErrorKind",
     "Json",
+    "LiteralType",
     "Op",
     "OpSpec",
+    "PredicateKey",
+    "PredicateOp",
     "TableProperty",
     "decode",
     "decode_reply",
@@ -108,6 +115,7 @@ class Op(StrEnum):
     ABORT_STAGED = "abort_staged"
     TABLE_DETAIL = "table_detail"
     PLAN_SCAN = "plan_scan"
+    AGGREGATE_SCAN = "aggregate_scan"
     FILE_REPORT = "file_report"
     SYSTEM_ROWS = "system_rows"
     EXPLAIN_ROWS = "explain_rows"
@@ -144,12 +152,95 @@ class WriteMode(StrEnum):
     OVERWRITE = "overwrite"
 
 
+class AggregateKind(StrEnum):
+    """The aggregates Spark may push (``LakeScanBuilder.pushAggregation``); the names of
+    :class:`lakeskip.planner.aggregate.AggregateFunction`."""
+
+    COUNT_STAR = "count_star"
+    COUNT = "count"
+    MIN = "min"
+    MAX = "max"
+
+
 class StageMode(StrEnum):
     """What a CTAS / RTAS does to an existing table (``LakeCatalog.stage*``)."""
 
     CREATE = "create"
     REPLACE = "replace"
     CREATE_OR_REPLACE = "create_or_replace"
+
+
+# -- the predicate tree (``filters`` / ``condition``) -----------------------------------------
+#
+#   predicate: {"op": "=", "args": [expr, ...]}       (op: Spark's V2 predicate name)
+#   expr:      {"ref": ["col", "nested"]} | {"lit": value, "type": "integer"} | predicate
+#              | {"other": "UPPER(cat)"}              (anything else: unknown, might match)
+#   a filter Spark could not express: null
+
+
+class PredicateKey(StrEnum):
+    """The keys of a predicate tree's nodes."""
+
+    #: a column: its field names (``[col]``; a map key: ``[col<MAP_KEY_SEPARATOR>key]``)
+    REF = "ref"
+    #: a predicate: Spark's V2 name (:class:`PredicateOp`, or one Python does not know)
+    OP = "op"
+    ARGS = "args"
+    #: a literal: its value in :class:`LiteralType`'s form, beside its ``type``
+    LIT = "lit"
+    TYPE = "type"
+    #: any other expression, as Spark prints it (never translated)
+    OTHER = "other"
+
+
+class PredicateOp(StrEnum):
+    """The Spark V2 predicate names Python translates (``Predicate.name()``, sent as they
+    are: Java does not interpret them; any other name is "might match")."""
+
+    EQ = "="
+    NE = "<>"
+    NULL_SAFE_EQ = "<=>"
+    LT = "<"
+    LE = "<="
+    GT = ">"
+    GE = ">="
+    IN = "IN"
+    IS_NULL = "IS_NULL"
+    IS_NOT_NULL = "IS_NOT_NULL"
+    STARTS_WITH = "STARTS_WITH"
+    AND = "AND"
+    OR = "OR"
+    NOT = "NOT"
+    ALWAYS_TRUE = "ALWAYS_TRUE"
+    ALWAYS_FALSE = "ALWAYS_FALSE"
+
+
+class LiteralType(StrEnum):
+    """The ``type`` of a literal node, and the form of its ``lit``."""
+
+    #: ``lit`` is null
+    NULL = "null"
+    BOOLEAN = "boolean"
+    #: byte, short, int and long: a JSON integer
+    INTEGER = "integer"
+    #: a JSON number, or "NaN" / "Infinity" / "-Infinity"
+    FLOAT = "float"
+    DOUBLE = "double"
+    #: the plain decimal string
+    DECIMAL = "decimal"
+    STRING = "string"
+    #: days since 1970-01-01
+    DATE = "date"
+    #: microseconds since the epoch (UTC)
+    TIMESTAMP_LTZ = "timestamp_ltz"
+    #: microseconds since 1970-01-01T00:00 (no time zone)
+    TIMESTAMP_NTZ = "timestamp_ntz"
+    #: base64
+    BINARY = "binary"
+
+
+#: separates column and key of a map-key reference (``attrs['device']``: ``attrs<NUL>device``)
+MAP_KEY_SEPARATOR = "\x00"
 
 
 #: The error kind of each error class. The exact class, not a subclass: e.g.
@@ -282,6 +373,22 @@ class PlanScanRequest(SnapshotRequest):
     #: the columns Spark may push filters on
     filter_columns: tuple[str, ...] | None = None
     session: SessionInfo | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AggregateRequest:
+    """One pushed aggregate: ``function(column)`` (``column`` ``None`` for ``count(*)``)."""
+
+    function: AggregateKind
+    column: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AggregateScanRequest(PlanScanRequest):
+    """``count`` / ``min`` / ``max`` without GROUP BY over the files ``plan_scan`` would
+    read (``filters``: the partition filters only)."""
+
+    aggregates: tuple[AggregateRequest, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -516,6 +623,39 @@ class PlanScanReply:
 
 
 @dataclass(frozen=True, slots=True)
+class AggregateRefusedReply:
+    """The manifests cannot answer the aggregate exactly: Spark reads the rows."""
+
+    #: why not (one line)
+    refused: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AggregatePartition:
+    """A partition's partial aggregate row."""
+
+    #: one of its files (``path``, ``size``): Java narrows the partitions to the query's
+    #: filters by it through Spark's file index (``LakeFileIndex``), as a scan does
+    path: str
+    size: int
+    #: partition values as ``LakeFileIndex`` reads them
+    partition: tuple[Json, ...]
+    #: one per requested aggregate: a count, else a value in ``LakeFileIndex``'s form
+    #: (``None``: no non-null value)
+    values: tuple[Json, ...]
+    #: the data files the row covers
+    files: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AggregateScanReply:
+    partitions: tuple[AggregatePartition, ...]
+    #: the data files the answer is of (all partitions, before Java's partition filter)
+    files: int
+    report_id: str
+
+
+@dataclass(frozen=True, slots=True)
 class RowsReply:
     """Rows as lists of JSON values (the forms the Java reader decodes)."""
 
@@ -602,6 +742,9 @@ OPERATIONS: Mapping[Op, OpSpec] = {
     Op.ABORT_STAGED: OpSpec(StagedRequest, (EmptyReply,)),
     Op.TABLE_DETAIL: OpSpec(SnapshotRequest, (PropertiesReply,)),
     Op.PLAN_SCAN: OpSpec(PlanScanRequest, (PlanScanReply,), read_only=True),
+    Op.AGGREGATE_SCAN: OpSpec(
+        AggregateScanRequest, (AggregateScanReply, AggregateRefusedReply), read_only=True
+    ),
     Op.FILE_REPORT: OpSpec(FileReportRequest, (FoundReply,), read_only=True),
     Op.SYSTEM_ROWS: OpSpec(SystemRowsRequest, (RowsReply,)),
     Op.EXPLAIN_ROWS: OpSpec(ExplainRowsRequest, (RowsReply,)),

@@ -1,9 +1,9 @@
 """``Protocol.java``, the Java twin of :mod:`lakeskip.spark.jvm.protocol`, generated from it.
 
-Every Java class of the catalog spells an operation, a JSON key, an error kind or a shared
-property name through these constants, never as a literal; ``tests/unit/spark/test_protocol.py``
-fails when the checked-in file is not what :func:`java_source` makes. After changing the
-protocol module, regenerate::
+Every Java class of the catalog spells an operation, a JSON key, an error kind, a shared
+property name or a predicate tree's key or tag through these constants, never as a literal;
+``tests/unit/spark/test_protocol.py`` fails when the checked-in file is not what
+:func:`java_source` makes. After changing the protocol module, regenerate::
 
     python -m lakeskip.spark.jvm.protocol_java
 """
@@ -23,7 +23,8 @@ JAVA_PATH = Path(__file__).parent / "java" / "lakeskip" / "jvm" / "Protocol.java
 
 
 def _quote(s: str) -> str:
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    body = s.replace("\\", "\\\\").replace('"', '\\"')
+    return '"' + "".join(c if c >= " " else f"\\u{ord(c):04x}" for c in body) + '"'
 
 
 def _constant(name: str) -> str:
@@ -81,7 +82,20 @@ def java_source() -> str:
     lines += _enum("The kinds of an error reply.", "ErrorKind", protocol.ErrorKind)
     lines += _enum("The modes of a write.", "WriteMode", protocol.WriteMode)
     lines += _enum("The modes of a staged CTAS / RTAS.", "StageMode", protocol.StageMode)
+    lines += _enum("The functions of a pushed aggregate.", "AggregateKind", protocol.AggregateKind)
     lines += _enum("Table property names.", "TableProperty", protocol.TableProperty)
+    lines += _enum("The keys of a predicate tree's nodes.", "PredicateKey", protocol.PredicateKey)
+    lines += _enum(
+        "The Spark V2 predicate names Python translates (sent as Spark names them).",
+        "PredicateOp",
+        protocol.PredicateOp,
+    )
+    lines += _enum("The types of a predicate tree's literals.", "LiteralType", protocol.LiteralType)
+    lines += [
+        "",
+        "  /** Separates column and key in a map-key reference: {@code attrs['device']}. */",
+        f"  static final String MAP_KEY_SEPARATOR = {_quote(protocol.MAP_KEY_SEPARATOR)};",
+    ]
     lines.append("}")
     return "\n".join(lines) + "\n"
 

@@ -1,10 +1,11 @@
 """Spark's pushed predicates (JSON from the catalog's Java side) -> lakeskip expressions.
 
 The Java side transcribes Spark's V2 predicate tree without interpreting it (see
-``jvm/java/lakeskip/jvm/PredicateJson.java`` for the shape). Here it becomes a
-:class:`~lakeskip.expressions.BooleanExpression` under one rule: the result must hold for
-every row the Spark predicate selects (a file is never skipped that Spark would read a row
-from). Anything not understood is "might match":
+``jvm/java/lakeskip/jvm/PredicateJson.java``; its keys and tags are the protocol's
+:class:`~lakeskip.spark.jvm.protocol.PredicateKey`, ``PredicateOp`` and ``LiteralType``).
+Here it becomes a :class:`~lakeskip.expressions.BooleanExpression` under one rule: the
+result must hold for every row the Spark predicate selects (a file is never skipped that
+Spark would read a row from). Anything not understood is "might match":
 
 * each translation is either *exact* (selects exactly the same rows) or a *superset*;
 * ``AND`` with one untranslatable side keeps the other side, as a superset;
@@ -50,24 +51,30 @@ from lakeskip.expressions import (
     not_,
     or_,
 )
+from lakeskip.spark.jvm.protocol import MAP_KEY_SEPARATOR, LiteralType, PredicateKey, PredicateOp
 from lakeskip.types import EPOCH_DATE, EPOCH_NAIVE, EPOCH_UTC, RowType, TypeRoot
 
 __all__ = ["literal_from_json", "predicate_from_json", "translate"]
 
 _NO_LITERAL = object()
-#: separates column and key of a map-key reference (``attrs['device']``), as the Java side writes it
-MAP_KEY_SEPARATOR = "\x00"
 
 _COMPARISONS: dict[str, Callable[[Reference, Any], BooleanExpression]] = {
-    "=": EqualTo,
-    "<>": NotEqualTo,
-    "<": LessThan,
-    "<=": LessThanOrEqual,
-    ">": GreaterThan,
-    ">=": GreaterThanOrEqual,
+    PredicateOp.EQ: EqualTo,
+    PredicateOp.NE: NotEqualTo,
+    PredicateOp.LT: LessThan,
+    PredicateOp.LE: LessThanOrEqual,
+    PredicateOp.GT: GreaterThan,
+    PredicateOp.GE: GreaterThanOrEqual,
 }
 # the comparison seen from the other side: 5 < a is a > 5
-_FLIPPED = {"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+_FLIPPED: dict[str, PredicateOp] = {
+    PredicateOp.EQ: PredicateOp.EQ,
+    PredicateOp.NE: PredicateOp.NE,
+    PredicateOp.LT: PredicateOp.GT,
+    PredicateOp.LE: PredicateOp.GE,
+    PredicateOp.GT: PredicateOp.LT,
+    PredicateOp.GE: PredicateOp.LE,
+}
 
 Translated = tuple[BooleanExpression, bool]  # (expression, exact)
 
@@ -80,36 +87,36 @@ def literal_from_json(node: Any) -> Any:
     >>> literal_from_json({"lit": "NaN", "type": "double"})
     nan
     """
-    if not isinstance(node, dict) or "lit" not in node:
+    if not isinstance(node, dict) or PredicateKey.LIT not in node:
         return _NO_LITERAL
-    value, kind = node["lit"], node.get("type")
+    value, kind = node[PredicateKey.LIT], node.get(PredicateKey.TYPE)
     if value is None:
         return None
-    if kind == "integer":
+    if kind == LiteralType.INTEGER:
         return int(value)
-    if kind == "boolean":
+    if kind == LiteralType.BOOLEAN:
         return bool(value)
-    if kind in ("float", "double"):
+    if kind in (LiteralType.FLOAT, LiteralType.DOUBLE):
         return float(value)
-    if kind == "decimal":
+    if kind == LiteralType.DECIMAL:
         return decimal.Decimal(value)
-    if kind == "string":
+    if kind == LiteralType.STRING:
         return str(value)
-    if kind == "date":
+    if kind == LiteralType.DATE:
         return EPOCH_DATE + datetime.timedelta(days=int(value))
-    if kind == "timestamp_ltz":
+    if kind == LiteralType.TIMESTAMP_LTZ:
         return EPOCH_UTC + datetime.timedelta(microseconds=int(value))
-    if kind == "timestamp_ntz":
+    if kind == LiteralType.TIMESTAMP_NTZ:
         return EPOCH_NAIVE + datetime.timedelta(microseconds=int(value))
-    if kind == "binary":
+    if kind == LiteralType.BINARY:
         return base64.b64decode(value)
     return _NO_LITERAL
 
 
 def _column(node: Any, row_type: RowType) -> Reference | None:
-    if not isinstance(node, dict) or "ref" not in node:
+    if not isinstance(node, dict) or PredicateKey.REF not in node:
         return None
-    names = node["ref"]
+    names = node[PredicateKey.REF]
     if len(names) != 1:
         return None
     name, sep, key = str(names[0]).partition(MAP_KEY_SEPARATOR)
@@ -125,35 +132,35 @@ def _column(node: Any, row_type: RowType) -> Reference | None:
 
 def translate(node: Any, row_type: RowType) -> Translated | None:
     """One predicate node -> ``(expression, exact)``, or ``None`` when it does not translate."""
-    if not isinstance(node, dict) or "op" not in node:
+    if not isinstance(node, dict) or PredicateKey.OP not in node:
         return None
-    op, args = node["op"], node.get("args", [])
-    if op == "ALWAYS_TRUE":
+    op, args = node[PredicateKey.OP], node.get(PredicateKey.ARGS, [])
+    if op == PredicateOp.ALWAYS_TRUE:
         return AlwaysTrue(), True
-    if op == "ALWAYS_FALSE":
+    if op == PredicateOp.ALWAYS_FALSE:
         return AlwaysFalse(), True
-    if op == "AND" and len(args) == 2:
+    if op == PredicateOp.AND and len(args) == 2:
         left, right = translate(args[0], row_type), translate(args[1], row_type)
         if left is None and right is None:
             return None
         if left is None or right is None:
             return (left or right)[0], False  # type: ignore[index]
         return and_(left[0], right[0]), left[1] and right[1]
-    if op == "OR" and len(args) == 2:
+    if op == PredicateOp.OR and len(args) == 2:
         left, right = translate(args[0], row_type), translate(args[1], row_type)
         if left is None or right is None:
             return None
         return or_(left[0], right[0]), left[1] and right[1]
-    if op == "NOT" and len(args) == 1:
+    if op == PredicateOp.NOT and len(args) == 1:
         child = translate(args[0], row_type)
         if child is None or not child[1]:
             return None
         return not_(child[0]), True
-    if op in ("IS_NULL", "IS_NOT_NULL") and len(args) == 1:
+    if op in (PredicateOp.IS_NULL, PredicateOp.IS_NOT_NULL) and len(args) == 1:
         col = _column(args[0], row_type)
         if col is None:
             return None
-        return (IsNull(col) if op == "IS_NULL" else IsNotNull(col)), True
+        return (IsNull(col) if op == PredicateOp.IS_NULL else IsNotNull(col)), True
     if op in _COMPARISONS and len(args) == 2:
         col, value = _column(args[0], row_type), literal_from_json(args[1])
         if col is None:
@@ -161,7 +168,7 @@ def translate(node: Any, row_type: RowType) -> Translated | None:
         if col is None or value is _NO_LITERAL or value is None:
             return None
         return _COMPARISONS[op](col, value), True
-    if op == "<=>" and len(args) == 2:
+    if op == PredicateOp.NULL_SAFE_EQ and len(args) == 2:
         col, value = _column(args[0], row_type), literal_from_json(args[1])
         if col is None:
             col, value = _column(args[1], row_type), literal_from_json(args[0])
@@ -171,7 +178,7 @@ def translate(node: Any, row_type: RowType) -> Translated | None:
             return IsNull(col), True
         # never NULL itself: false where the column is NULL, also under NOT
         return and_(IsNotNull(col), EqualTo(col, value)), True
-    if op == "IN" and len(args) >= 2:
+    if op == PredicateOp.IN and len(args) >= 2:
         col = _column(args[0], row_type)
         values = [literal_from_json(a) for a in args[1:]]
         if col is None or any(v is _NO_LITERAL for v in values):
@@ -180,7 +187,7 @@ def translate(node: Any, row_type: RowType) -> Translated | None:
         if not non_null:
             return None
         return in_(col, non_null), len(non_null) == len(values)
-    if op == "STARTS_WITH" and len(args) == 2:
+    if op == PredicateOp.STARTS_WITH and len(args) == 2:
         col, value = _column(args[0], row_type), literal_from_json(args[1])
         if col is None or not isinstance(value, str):
             return None

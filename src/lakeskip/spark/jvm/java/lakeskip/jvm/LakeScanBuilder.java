@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.Base64;
 import java.util.HashMap;
 import java.util.Map;
+import lakeskip.jvm.Protocol.AggregateKind;
 import lakeskip.jvm.Protocol.Key;
 import lakeskip.jvm.Protocol.Op;
 import org.apache.spark.sql.SparkSession;
@@ -163,11 +164,11 @@ final class LakeScanBuilder
     }
     ObjectNode p = table.ops.payload(table.ident);
     if (table.snapshotId != null) {
-      p.put("snapshot_id", table.snapshotId);
+      p.put(Key.SNAPSHOT_ID, table.snapshotId);
     }
-    p.set("filters", PredicateJson.catalyst(filters));
-    p.set("session", session());
-    com.fasterxml.jackson.databind.node.ArrayNode calls = p.putArray("aggregates");
+    p.set(Key.FILTERS, PredicateJson.catalyst(filters));
+    p.set(Key.SESSION, session());
+    com.fasterxml.jackson.databind.node.ArrayNode calls = p.putArray(Key.AGGREGATES);
     StructType out = new StructType();
     java.util.List<String> described = new java.util.ArrayList<>();
     java.util.List<Boolean> counts = new java.util.ArrayList<>();
@@ -176,18 +177,18 @@ final class LakeScanBuilder
       DataType type = DataTypes.LongType;
       counts.add(f instanceof CountStar || f instanceof Count);
       if (f instanceof CountStar) {
-        call.put("function", "count_star");
+        call.put(Key.FUNCTION, AggregateKind.COUNT_STAR);
       } else {
         String function;
         org.apache.spark.sql.connector.expressions.Expression arg;
         if (f instanceof Count && !((Count) f).isDistinct()) {
-          function = "count";
+          function = AggregateKind.COUNT;
           arg = ((Count) f).column();
         } else if (f instanceof Min) {
-          function = "min";
+          function = AggregateKind.MIN;
           arg = ((Min) f).column();
         } else if (f instanceof Max) {
-          function = "max";
+          function = AggregateKind.MAX;
           arg = ((Max) f).column();
         } else {
           return false;
@@ -199,28 +200,28 @@ final class LakeScanBuilder
         if (!java.util.Arrays.asList(table.schema.fieldNames()).contains(column)) {
           return false;
         }
-        call.put("function", function);
-        call.put("column", column);
-        if (!function.equals("count")) {
+        call.put(Key.FUNCTION, function);
+        call.put(Key.COLUMN, column);
+        if (!function.equals(AggregateKind.COUNT)) {
           type = table.schema.apply(column).dataType();
         }
       }
       out = out.add("__lakeskip_agg" + described.size(), type, true);
       described.add(f.describe());
     }
-    JsonNode reply = Bridge.ask("aggregate_scan", p, null);
-    if (reply.has("refused")) {
+    JsonNode reply = Bridge.ask(Op.AGGREGATE_SCAN, p, null);
+    if (reply.has(Key.REFUSED)) {
       return false;
     }
     java.util.Set<String> kept = null;  // names of the partitions' sample files; null: all
     if (!filters.isEmpty()) {
       com.fasterxml.jackson.databind.node.ArrayNode files = p.arrayNode();
-      for (JsonNode part : reply.path("partitions")) {
+      for (JsonNode part : reply.path(Key.PARTITIONS)) {
         ObjectNode f = files.addObject();
-        f.set("path", part.get("path"));
-        f.set("size", part.get("size"));
-        f.put("mtime", 0);
-        f.set("partition", part.get("partition"));
+        f.set(Key.PATH, part.get(Key.PATH));
+        f.set(Key.SIZE, part.get(Key.SIZE));
+        f.put(Key.MTIME, 0);
+        f.set(Key.PARTITION, part.get(Key.PARTITION));
       }
       kept = new java.util.HashSet<>();
       LakeFileIndex index = LakeFileIndex.of(session, table.partitionSchema(), files);
@@ -236,15 +237,15 @@ final class LakeScanBuilder
     }
     java.util.List<Object[]> rows = new java.util.ArrayList<>();
     int files = 0;
-    for (JsonNode part : reply.path("partitions")) {
-      String path = part.get("path").asText();
+    for (JsonNode part : reply.path(Key.PARTITIONS)) {
+      String path = part.get(Key.PATH).asText();
       if (kept != null && !kept.contains(path.substring(path.lastIndexOf('/') + 1))) {
         continue;
       }
-      files += part.path("files").asInt(0);
+      files += part.path(Key.FILES).asInt(0);
       Object[] row = new Object[out.fields().length];
       for (int i = 0; i < row.length; i++) {
-        row[i] = LakeFileIndex.value(out.fields()[i].dataType(), part.path("values").get(i));
+        row[i] = LakeFileIndex.value(out.fields()[i].dataType(), part.path(Key.VALUES).get(i));
       }
       rows.add(row);
     }

@@ -3,6 +3,8 @@ package lakeskip.jvm;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.Base64;
+import lakeskip.jvm.Protocol.LiteralType;
+import lakeskip.jvm.Protocol.PredicateKey;
 import org.apache.spark.sql.catalyst.expressions.AttributeReference;
 import org.apache.spark.sql.catalyst.expressions.GetMapValue;
 import org.apache.spark.sql.catalyst.util.V2ExpressionBuilder;
@@ -37,11 +39,14 @@ import scala.Option;
  * {@link Predicate} tree. Never {@code PredicateUtils.toV1}: on Spark 4.3 it drops an OR
  * branch ({@code (a AND f(x)) OR b} becomes {@code b}), which would skip matching files.
  *
+ * <p>The tree's keys and tags are {@link Protocol.PredicateKey}, {@link Protocol.LiteralType}
+ * and {@link Protocol#MAP_KEY_SEPARATOR} (from {@code lakeskip.spark.jvm.protocol}):
+ *
  * <pre>
  *   predicate: {"op": "=", "args": [expr, ...]}     op = Spark V2 name: = <> <=> < <= > >=
  *                                                    IN IS_NULL IS_NOT_NULL STARTS_WITH AND
  *                                                    OR NOT ALWAYS_TRUE ALWAYS_FALSE ...
- *   expr:      {"ref": ["col", "nested"]} | {"lit": value, "type": "int"} | predicate
+ *   expr:      {"ref": ["col", "nested"]} | {"lit": value, "type": "integer"} | predicate
  *              | {"other": "UPPER(cat)"}            (anything else: Python treats as unknown)
  *   untranslatable Catalyst expression: null
  * </pre>
@@ -70,9 +75,6 @@ final class PredicateJson {
     return out;
   }
 
-  /** Separates column and key in a map-key reference: {@code attrs['device']}. */
-  static final String MAP_KEY_SEPARATOR = "\u0000";
-
   /**
    * {@code map_col['key']} (GetMapValue, which V2 predicates cannot express) becomes a column
    * named {@code map_col<NUL>key}, so Python can use Paimon's map-key indexes. Only for the
@@ -88,7 +90,7 @@ final class PredicateJson {
         Object key = ((org.apache.spark.sql.catalyst.expressions.Literal) g.key()).value();
         if (key != null) {
           AttributeReference a = (AttributeReference) g.child();
-          return a.withName(a.name() + MAP_KEY_SEPARATOR + key);
+          return a.withName(a.name() + Protocol.MAP_KEY_SEPARATOR + key);
         }
       }
     }
@@ -117,7 +119,7 @@ final class PredicateJson {
   static ObjectNode expr(Expression e) {
     ObjectNode n = Bridge.obj();
     if (e instanceof NamedReference) {
-      ArrayNode names = n.putArray("ref");
+      ArrayNode names = n.putArray(PredicateKey.REF);
       for (String s : ((NamedReference) e).fieldNames()) {
         names.add(s);
       }
@@ -125,13 +127,13 @@ final class PredicateJson {
       literal(n, (Literal<?>) e);
     } else if (e instanceof Predicate) {
       Predicate p = (Predicate) e;
-      n.put("op", p.name());
-      ArrayNode args = n.putArray("args");
+      n.put(PredicateKey.OP, p.name());
+      ArrayNode args = n.putArray(PredicateKey.ARGS);
       for (Expression c : p.children()) {
         args.add(expr(c));
       }
     } else {
-      n.put("other", e.toString());
+      n.put(PredicateKey.OTHER, e.toString());
     }
     return n;
   }
@@ -140,43 +142,43 @@ final class PredicateJson {
     Object v = lit.value();
     DataType t = lit.dataType();
     if (v == null || t instanceof NullType) {
-      n.putNull("lit");
-      n.put("type", "null");
+      n.putNull(PredicateKey.LIT);
+      n.put(PredicateKey.TYPE, LiteralType.NULL);
     } else if (t instanceof BooleanType) {
-      n.put("lit", (Boolean) v);
-      n.put("type", "boolean");
+      n.put(PredicateKey.LIT, (Boolean) v);
+      n.put(PredicateKey.TYPE, LiteralType.BOOLEAN);
     } else if (t instanceof ByteType || t instanceof ShortType || t instanceof IntegerType
         || t instanceof LongType) {
-      n.put("lit", ((Number) v).longValue());
-      n.put("type", "integer");
+      n.put(PredicateKey.LIT, ((Number) v).longValue());
+      n.put(PredicateKey.TYPE, LiteralType.INTEGER);
     } else if (t instanceof FloatType || t instanceof DoubleType) {
       double d = ((Number) v).doubleValue();
       if (Double.isNaN(d) || Double.isInfinite(d)) {
-        n.put("lit", Double.toString(d));
+        n.put(PredicateKey.LIT, Double.toString(d));
       } else {
-        n.put("lit", d);
+        n.put(PredicateKey.LIT, d);
       }
-      n.put("type", t instanceof FloatType ? "float" : "double");
+      n.put(PredicateKey.TYPE, t instanceof FloatType ? LiteralType.FLOAT : LiteralType.DOUBLE);
     } else if (t instanceof DecimalType) {
-      n.put("lit", ((Decimal) v).toJavaBigDecimal().toPlainString());
-      n.put("type", "decimal");
+      n.put(PredicateKey.LIT, ((Decimal) v).toJavaBigDecimal().toPlainString());
+      n.put(PredicateKey.TYPE, LiteralType.DECIMAL);
     } else if (t instanceof StringType) {
-      n.put("lit", v.toString());
-      n.put("type", "string");
+      n.put(PredicateKey.LIT, v.toString());
+      n.put(PredicateKey.TYPE, LiteralType.STRING);
     } else if (t instanceof DateType) {
-      n.put("lit", ((Number) v).intValue());
-      n.put("type", "date");
+      n.put(PredicateKey.LIT, ((Number) v).intValue());
+      n.put(PredicateKey.TYPE, LiteralType.DATE);
     } else if (t instanceof TimestampType) {
-      n.put("lit", ((Number) v).longValue());
-      n.put("type", "timestamp_ltz");
+      n.put(PredicateKey.LIT, ((Number) v).longValue());
+      n.put(PredicateKey.TYPE, LiteralType.TIMESTAMP_LTZ);
     } else if (t instanceof TimestampNTZType) {
-      n.put("lit", ((Number) v).longValue());
-      n.put("type", "timestamp_ntz");
+      n.put(PredicateKey.LIT, ((Number) v).longValue());
+      n.put(PredicateKey.TYPE, LiteralType.TIMESTAMP_NTZ);
     } else if (t instanceof BinaryType) {
-      n.put("lit", Base64.getEncoder().encodeToString((byte[]) v));
-      n.put("type", "binary");
+      n.put(PredicateKey.LIT, Base64.getEncoder().encodeToString((byte[]) v));
+      n.put(PredicateKey.TYPE, LiteralType.BINARY);
     } else {
-      n.put("other", lit.toString());
+      n.put(PredicateKey.OTHER, lit.toString());
     }
   }
 }

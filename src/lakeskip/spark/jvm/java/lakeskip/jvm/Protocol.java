@@ -34,6 +34,7 @@ final class Protocol {
     static final String ABORT_STAGED = "abort_staged";
     static final String TABLE_DETAIL = "table_detail";
     static final String PLAN_SCAN = "plan_scan";
+    static final String AGGREGATE_SCAN = "aggregate_scan";
     static final String FILE_REPORT = "file_report";
     static final String SYSTEM_ROWS = "system_rows";
     static final String EXPLAIN_ROWS = "explain_rows";
@@ -53,6 +54,7 @@ final class Protocol {
       Op.LIST_NAMESPACES,
       Op.NAMESPACE_EXISTS,
       Op.PLAN_SCAN,
+      Op.AGGREGATE_SCAN,
       Op.FILE_REPORT,
       Op.PROCEDURE_INFO,
       Op.LIST_PROCEDURES,
@@ -111,6 +113,7 @@ final class Protocol {
     static final String PARTIAL_UPDATE_RETRACT = "partial_update_retract";
     static final String PARTITION = "partition";
     static final String PARTITION_KEYS = "partition_keys";
+    static final String PARTITIONS = "partitions";
     static final String PATH = "path";
     static final String PINNED = "pinned";
     static final String PLANNING_MS = "planning_ms";
@@ -120,6 +123,7 @@ final class Protocol {
     static final String PROTOCOL = "protocol";
     static final String PRUNING = "pruning";
     static final String QUERY_TAG = "query_tag";
+    static final String REFUSED = "refused";
     static final String REMOVE_RECORD_ON_DELETE = "remove_record_on_delete";
     static final String REPORT_ID = "report_id";
     static final String REQUIRED = "required";
@@ -151,6 +155,7 @@ final class Protocol {
     static final String UNCHANGED_WHILE = "unchanged_while";
     static final String UNPUSHABLE = "unpushable";
     static final String UNSET = "unset";
+    static final String VALUES = "values";
     static final String VERB = "verb";
     static final String VERSION = "version";
     static final String WAREHOUSE = "warehouse";
@@ -189,6 +194,16 @@ final class Protocol {
     static final String CREATE_OR_REPLACE = "create_or_replace";
   }
 
+  /** The functions of a pushed aggregate. */
+  static final class AggregateKind {
+    private AggregateKind() {}
+
+    static final String COUNT_STAR = "count_star";
+    static final String COUNT = "count";
+    static final String MIN = "min";
+    static final String MAX = "max";
+  }
+
   /** Table property names. */
   static final class TableProperty {
     private TableProperty() {}
@@ -198,4 +213,58 @@ final class Protocol {
     static final String STATE = "lakeskip.state";
     static final String SYSTEM_TABLE = "system-table";
   }
+
+  /** The keys of a predicate tree's nodes. */
+  static final class PredicateKey {
+    private PredicateKey() {}
+
+    static final String REF = "ref";
+    static final String OP = "op";
+    static final String ARGS = "args";
+    static final String LIT = "lit";
+    static final String TYPE = "type";
+    static final String OTHER = "other";
+  }
+
+  /** The Spark V2 predicate names Python translates (sent as Spark names them). */
+  static final class PredicateOp {
+    private PredicateOp() {}
+
+    static final String EQ = "=";
+    static final String NE = "<>";
+    static final String NULL_SAFE_EQ = "<=>";
+    static final String LT = "<";
+    static final String LE = "<=";
+    static final String GT = ">";
+    static final String GE = ">=";
+    static final String IN = "IN";
+    static final String IS_NULL = "IS_NULL";
+    static final String IS_NOT_NULL = "IS_NOT_NULL";
+    static final String STARTS_WITH = "STARTS_WITH";
+    static final String AND = "AND";
+    static final String OR = "OR";
+    static final String NOT = "NOT";
+    static final String ALWAYS_TRUE = "ALWAYS_TRUE";
+    static final String ALWAYS_FALSE = "ALWAYS_FALSE";
+  }
+
+  /** The types of a predicate tree's literals. */
+  static final class LiteralType {
+    private LiteralType() {}
+
+    static final String NULL = "null";
+    static final String BOOLEAN = "boolean";
+    static final String INTEGER = "integer";
+    static final String FLOAT = "float";
+    static final String DOUBLE = "double";
+    static final String DECIMAL = "decimal";
+    static final String STRING = "string";
+    static final String DATE = "date";
+    static final String TIMESTAMP_LTZ = "timestamp_ltz";
+    static final String TIMESTAMP_NTZ = "timestamp_ntz";
+    static final String BINARY = "binary";
+  }
+
+  /** Separates column and key in a map-key reference: {@code attrs['device']}. */
+  static final String MAP_KEY_SEPARATOR = "\u0000";
 }
