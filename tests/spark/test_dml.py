@@ -179,7 +179,7 @@ def test_delete_conflicts_with_a_concurrent_rewrite(session, monkeypatch) -> Non
 
     def racing_write(t, df):  # type: ignore[no-untyped-def]
         entries = write(t, df)
-        written.extend(t.data_file_path(e) for e in entries)
+        written.extend(t.data_file_path(e) for e in entries.added)
         session.sql("TRUNCATE TABLE t")
         return entries
 

@@ -36,8 +36,8 @@ import pyarrow.fs as pafs
 from lakeskip.catalog.file_io import FileIO
 from lakeskip.catalog.format.schema import SchemaManager, TableSchema
 from lakeskip.catalog.format.snapshot import Snapshot
+from lakeskip.catalog.kind import DELETION_VECTORS
 from lakeskip.catalog.options import (
-    DELETION_VECTORS,
     FILE_INDEX_PREFIX,
     check_deletion_vectors,
     normalize_option_aliases,

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from lakeskip.catalog.format.paimon_options import PAIMON_CORE_OPTIONS
 from lakeskip.catalog.format.parquet_options import is_parquet_option, parquet_write_options
 from lakeskip.catalog.format.stats import parse_stats_mode
+from lakeskip.catalog.kind import DELETION_VECTORS, DELETION_VECTORS_ALIAS
 from lakeskip.catalog.pk.merge_engine import (
     IGNORE_DELETE,
     REMOVE_RECORD_ON_DELETE,
@@ -42,7 +43,6 @@ __all__ = [
     "OptionSpec",
     "check_deletion_vectors",
     "commit_max_retries",
-    "deletion_vectors_enabled",
     "manifest_compression",
     "normalize_option_aliases",
     "parse_duration_millis",
@@ -62,8 +62,7 @@ FIELDS_PREFIX = "fields."
 STATS_MODE_SUFFIX = ".stats-mode"
 DEFAULT_STATS_MODE = "truncate(16)"
 DEFAULT_PARTITION_NAME = "__DEFAULT_PARTITION__"
-DELETION_VECTORS = "deletion-vectors.enabled"
-OPTION_ALIASES = {"deletion-vectors": DELETION_VECTORS}
+OPTION_ALIASES = {DELETION_VECTORS_ALIAS: DELETION_VECTORS}
 
 _DURATION_UNITS = {
     "ms": 1,
@@ -393,11 +392,6 @@ def normalize_option_aliases(options: Mapping[str, str]) -> dict[str, str]:
                 )
             out[key] = value
     return out
-
-
-def deletion_vectors_enabled(options: Mapping[str, str]) -> bool:
-    """``deletion-vectors.enabled`` (or its alias) is true."""
-    return option_bool(normalize_option_aliases(options), DELETION_VECTORS)
 
 
 def _suggest(key: str) -> str:

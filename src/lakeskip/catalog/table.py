@@ -61,6 +61,7 @@ from lakeskip.catalog.format.snapshot import (
     SnapshotManager,
     tag_files,
 )
+from lakeskip.catalog.kind import TableKind, schema_kind
 from lakeskip.catalog.options import (
     DEFAULT_PARTITION_NAME,
     commit_max_retries,
@@ -235,6 +236,7 @@ class FileStoreTable:
         self._file_counter = itertools.count()
         self._dirs: dict[tuple[str, int], str] = {}
         self._dirs_schema: TableSchema | None = None
+        self._kind: tuple[TableSchema, TableKind] | None = None
 
     def __repr__(self) -> str:
         return f"FileStoreTable({self.identifier!r}, {self.path!r})"
@@ -258,6 +260,20 @@ class FileStoreTable:
     @property
     def partition_types(self) -> tuple[DataType, ...]:
         return self.schema.partition_types()
+
+    @property
+    def kind(self) -> TableKind:
+        """The kind of the table at its current schema (:mod:`lakeskip.catalog.kind`),
+        decided once per schema.
+
+        Raises:
+            InvalidOptionError: options of a table written elsewhere that lakeskip cannot read.
+        """
+        decided = self._kind
+        if decided is None or decided[0] is not self.schema:
+            decided = (self.schema, schema_kind(self.schema))
+            self._kind = decided
+        return decided[1]
 
     # -- snapshots -------------------------------------------------------------------------
 

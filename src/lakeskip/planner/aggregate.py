@@ -35,12 +35,12 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, assert_never
 
 from lakeskip.catalog.format.manifest import ManifestEntry
 from lakeskip.catalog.format.schema import TableSchema
 from lakeskip.catalog.format.stats import file_column_stats
-from lakeskip.catalog.pk.merge_engine import reads_raw
+from lakeskip.catalog.kind import Append, AppendDv, PkMerge, PkRaw, schema_kind
 from lakeskip.errors import LakeskipError
 from lakeskip.types import DataType, TypeRoot
 
@@ -157,8 +157,14 @@ def aggregate_from_metadata(
     >>> out.partitions[0].values
     (5, 9, 4)
     """
-    if schema.primary_keys and not reads_raw(schema.options, schema.primary_keys):
-        return Refusal("a primary-key table read by merge: its rows are the merge of versions")
+    kind = schema_kind(schema)
+    match kind:
+        case PkMerge():
+            return Refusal("a primary-key table read by merge: its rows are the merge of versions")
+        case Append() | AppendDv() | PkRaw():  # a file's rows (minus its DVs) are table rows
+            pass
+        case _:
+            assert_never(kind)
     row_type = schema.row_type
     for call in calls:
         if call.function is AggregateFunction.COUNT_STAR:

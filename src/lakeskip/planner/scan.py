@@ -25,7 +25,7 @@ import warnings
 from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, assert_never
 
 import numpy as np
 
@@ -34,8 +34,9 @@ from lakeskip.catalog.format.deletion_vectors import DeletionFile
 from lakeskip.catalog.format.manifest import ManifestEntry
 from lakeskip.catalog.format.snapshot import Snapshot
 from lakeskip.catalog.format.stats import file_column_stats
+from lakeskip.catalog.kind import Append, AppendDv, PkMerge, PkRaw
 from lakeskip.catalog.pk.aggregation import VALUE_PRESERVING
-from lakeskip.catalog.pk.merge_engine import MergeEngine, reads_raw
+from lakeskip.catalog.pk.merge_engine import MergeEngine
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import CorruptMetadataError, LakeskipWarning
 from lakeskip.expressions import AlwaysFalse, AlwaysTrue, BooleanExpression, and_, bind
@@ -206,12 +207,19 @@ class ScanPlanner:
             gone = {e.file.file_name for e in dead}
             entries = [e for e in entries if e.file.file_name not in gone]
         schema = table.schema
-        raw_pk = reads_raw(schema.options, schema.primary_keys)
-        if raw_pk:
-            # deletion vectors or first-row on a primary-key table: every key has one live
-            # version in the files at level > 0 (DVs hide the rest), read as they are
-            # without a merge -- so the files are pruned one by one like an append table's,
-            # as Paimon does
+        kind = table.kind
+        match kind:
+            case PkRaw():
+                # deletion vectors or first-row on a primary-key table: every key has one
+                # live version in the files at level > 0 (DVs hide the rest), read as they
+                # are without a merge -- so the files are pruned one by one like an append
+                # table's, as Paimon does
+                skip_level0 = True
+            case Append() | AppendDv() | PkMerge():
+                skip_level0 = False
+            case _:
+                assert_never(kind)
+        if skip_level0:
             level0 = [e for e in entries if e.file.level == 0]
             if level0:
                 dead = [*dead, *level0]
@@ -232,23 +240,28 @@ class ScanPlanner:
             decisions = [FileDecision(e, keep=False, tier=SkipTier.PREDICATE) for e in entries]
         elif isinstance(bound, AlwaysTrue):
             decisions = [FileDecision(e, keep=True) for e in entries]
-        elif schema.is_primary_key_table and not raw_pk:
-            assert cols is not None
-            decisions, index_files_read = self._decide_primary_key(
-                entries, cols, pred, bound, row_type, use_indexes, notes, time_zone
-            )
         else:
             assert cols is not None
-            decisions, index_files_read = self._decide(
-                entries, cols, bound, row_type, use_indexes, notes
-            )
+            match kind:
+                case PkMerge(merge=merge):  # files hold versions of keys, merged when read
+                    decisions, index_files_read = self._decide_primary_key(
+                        entries, cols, pred, bound, row_type, use_indexes, notes, time_zone, merge
+                    )
+                case Append() | AppendDv() | PkRaw():  # a file's rows are the table's rows
+                    decisions, index_files_read = self._decide(
+                        entries, cols, bound, row_type, use_indexes, notes
+                    )
+                case _:
+                    assert_never(kind)
         decisions = [
             *decisions,
             *(
                 FileDecision(
                     e,
                     keep=False,
-                    tier=SkipTier.LEVEL0 if raw_pk and e.file.level == 0 else SkipTier.DELETED,
+                    tier=(
+                        SkipTier.LEVEL0 if skip_level0 and e.file.level == 0 else SkipTier.DELETED
+                    ),
                 )
                 for e in dead
             ),
@@ -386,6 +399,7 @@ class ScanPlanner:
         use_indexes: bool,
         notes: _Warnings,
         time_zone: str,
+        merge: MergeEngine,
     ) -> tuple[list[FileDecision], int]:
         """A primary-key table's files hold *versions* of keys, merged at read time: a file
         may be skipped only where that cannot bring back an older version (Paimon's
@@ -416,7 +430,7 @@ class ScanPlanner:
         for c in _conjuncts(pred):
             if _columns(c) <= key_names:
                 key_part = and_(key_part, c)
-        engine = MergeEngine.for_schema(schema)
+        engine = merge
         if engine.partial_update or engine.aggregation:
             # aggregation: only columns whose merged value is a value some version holds
             held: set[str] | None = None

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, assert_never
 
 import pyarrow.parquet as pq
 from pyroaring import BitMap
@@ -30,7 +30,8 @@ from lakeskip.catalog.format.deletion_vectors import DeletionVectorUpdate, drop_
 from lakeskip.catalog.format.manifest import ManifestEntry
 from lakeskip.catalog.format.snapshot import CommitKind, Snapshot
 from lakeskip.catalog.format.stats import file_column_stats
-from lakeskip.catalog.options import TARGET_FILE_SIZE, deletion_vectors_enabled, target_file_size
+from lakeskip.catalog.kind import Append, AppendDv, PkMerge, PkRaw
+from lakeskip.catalog.options import TARGET_FILE_SIZE, target_file_size
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.catalog.write.data_writer import DataWriter, WriteSpec
 from lakeskip.errors import CommitConflictError, InvalidArgumentError
@@ -109,7 +110,17 @@ def _vectors(
     """Read (and check) the DVs of ``entries``; the commit then drops them and fails if
     another commit changed any of them (or gave one of the files a DV) meanwhile."""
     refs = table.deletion_files(snapshot) if snapshot is not None else {}
-    if not refs and not deletion_vectors_enabled(table.schema.options):
+    kind = table.kind
+    match kind:
+        case AppendDv():
+            may_gain_dvs = True  # the commit checks that no file got a DV meanwhile
+        case PkRaw(deletion_vectors=dv):
+            may_gain_dvs = dv
+        case Append() | PkMerge():
+            may_gain_dvs = False
+        case _:
+            assert_never(kind)
+    if not refs and not may_gain_dvs:
         return _Vectors({}, None)
     deleted: dict[str, bytes] = {}
     base: dict[str, str | None] = {}
@@ -331,16 +342,22 @@ class Compact(Procedure):
         default_database: str,
     ) -> ProcedureResult:
         table: FileStoreTable = target_table(catalog, arguments, default_database)
-        if table.schema.is_primary_key_table:
-            # its files are versions of keys: bin-packing or sorting them as rows would merge
-            # versions wrongly; each bucket is merged into one sorted run instead
-            asked = str(arguments.get("order_strategy") or "none").lower()
-            if asked != "none" or arguments.get("order_by"):
-                raise InvalidArgumentError(
-                    f"order_strategy is not supported for primary-key tables "
-                    f"({table.identifier}: files are sorted by the primary key)"
-                )
-            return _compact_primary_key(table, arguments, executor)
+        kind = table.kind
+        match kind:
+            case PkMerge() | PkRaw():
+                # its files are versions of keys: bin-packing or sorting them as rows would
+                # merge versions wrongly; each bucket is merged into one sorted run instead
+                asked = str(arguments.get("order_strategy") or "none").lower()
+                if asked != "none" or arguments.get("order_by"):
+                    raise InvalidArgumentError(
+                        f"order_strategy is not supported for primary-key tables "
+                        f"({table.identifier}: files are sorted by the primary key)"
+                    )
+                return _compact_primary_key(table, arguments, executor)
+            case Append() | AppendDv():  # rows: bin-pack or sort them (DVs applied)
+                pass
+            case _:
+                assert_never(kind)
         strategy = str(arguments.get("order_strategy") or "none").lower()
         order_by = arguments.get("order_by")
         sort: SortSpec | None = None

@@ -22,8 +22,8 @@ from typing import Any
 import pyarrow as pa
 
 from lakeskip.catalog.format.manifest import ManifestEntry
+from lakeskip.catalog.kind import merge_engine_of, schema_kind
 from lakeskip.catalog.options import target_file_size
-from lakeskip.catalog.pk.merge_engine import MergeEngine
 from lakeskip.catalog.pk.primary_key import (
     SEQUENCE_NUMBER,
     TOP_LEVEL,
@@ -101,9 +101,9 @@ def compact_bucket(task: BucketTask) -> list[ManifestEntry]:
     nullable = pa.schema([f.with_nullable(True) for f in parts[0].schema])
     merged = pa.concat_tables([p.cast(nullable) for p in parts])
     # every key's versions merged by the table's engine; keys that end deleted are dropped
-    latest = MergeEngine.for_schema(schema).merge_versions(
-        merged, layout.trimmed, SEQUENCE_NUMBER, VALUE_KIND
-    )
+    engine = merge_engine_of(schema_kind(schema))
+    assert engine is not None, "not a primary-key table"
+    latest = engine.merge_versions(merged, layout.trimmed, SEQUENCE_NUMBER, VALUE_KIND)
     if latest.num_rows == 0:
         return []
     target = target_file_size(schema.options)

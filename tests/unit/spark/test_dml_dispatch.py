@@ -1,5 +1,5 @@
 """The DML dispatch point: the public functions build one request and hand it to the engine
-``engine_for`` picks (no Spark needed: the engines are replaced)."""
+``engine_for`` picks by the table's kind (no Spark needed: the engines are replaced)."""
 
 from __future__ import annotations
 
@@ -7,16 +7,25 @@ from typing import Any
 
 import pytest
 
+from lakeskip.catalog.kind import Append, AppendDv, BucketMode, PkMerge, PkRaw, TableKind
+from lakeskip.catalog.pk.merge_engine import MergeEngine
 from lakeskip.spark.modify import dispatch as dml
 from lakeskip.spark.modify.base import DmlEngine, DmlRequest, DmlResult, MergeRequest, MergeResult
 from lakeskip.sql.merge import MergeAction, MergeActionKind
+
+_KINDS: dict[str, TableKind] = {
+    "plain": Append(BucketMode.UNAWARE),
+    "dv": AppendDv(BucketMode.UNAWARE),
+    "pk": PkMerge(BucketMode.FIXED, MergeEngine()),
+    "pkdv": PkRaw(BucketMode.FIXED, MergeEngine(), deletion_vectors=True),
+}
 
 
 class _Table:
     identifier = "db.t"
 
     def __init__(self, kind: str) -> None:
-        self.kind = kind
+        self.kind = _KINDS[kind]
 
     def refresh(self) -> _Table:
         return self
@@ -31,18 +40,16 @@ def _engine(name: str, seen: list[Any]) -> DmlEngine:
         seen.append((name, r))
         return MergeResult(0, 0, 0, 0, 0, 0, None)
 
-    def handles(table: Any) -> bool:
-        return name in (table.kind, "any")
-
-    return DmlEngine(name, handles, delete_update, merge)
+    return DmlEngine(name, delete_update, merge)
 
 
 def test_requests_reach_the_first_engine_that_handles_the_table(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     seen: list[Any] = []
-    engines = (_engine("pk", seen), _engine("dv", seen), _engine("any", seen))
-    monkeypatch.setattr(dml, "ENGINES", engines)
+    monkeypatch.setattr(dml, "PRIMARY_KEY", _engine("pk", seen))
+    monkeypatch.setattr(dml, "DELETION_VECTORS", _engine("dv", seen))
+    monkeypatch.setattr(dml, "COPY_ON_WRITE", _engine("any", seen))
     monkeypatch.setattr(dml, "resolve_set", lambda table, a: dict(a))
     spark: Any = object()
     source: Any = object()
@@ -83,3 +90,15 @@ def test_requests_reach_the_first_engine_that_handles_the_table(
         (dele,),
         "UTC",
     )
+
+
+def test_each_table_kind_has_its_engine() -> None:
+    expected = {
+        "plain": dml.COPY_ON_WRITE,
+        "dv": dml.DELETION_VECTORS,
+        "pk": dml.PRIMARY_KEY,
+        "pkdv": dml.PRIMARY_KEY,
+    }
+    assert {k: dml.engine_for(_Table(k)).name for k in _KINDS} == {  # type: ignore[arg-type]
+        k: e.name for k, e in expected.items()
+    }

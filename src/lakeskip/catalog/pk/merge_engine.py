@@ -42,7 +42,7 @@ Paimon's batch reads skip the level-0 files of a first-row table
 writes first-row tables as it writes primary-key tables with deletion vectors
 (:mod:`lakeskip.catalog.write.pk_dv_write`): each bucket's task looks the new keys up in the
 bucket's files, drops the rows whose key is already there, and writes the rest one level
-down. :func:`reads_raw` names both layouts.
+down. Both layouts are the table kind :class:`~lakeskip.catalog.kind.PkRaw`.
 """
 
 from __future__ import annotations
@@ -80,7 +80,6 @@ from lakeskip.catalog.pk.merge_options import (
     _flag,
     check_merge_options,
     is_merge_option,
-    reads_raw,
     sequence_fields,
     sequence_groups,
     unsupported_merge_option,
@@ -117,7 +116,6 @@ __all__ = [
     "check_merge_options",
     "dedupe_latest",
     "is_merge_option",
-    "reads_raw",
     "sequence_fields",
     "sequence_groups",
     "unsupported_merge_option",

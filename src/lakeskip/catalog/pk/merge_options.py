@@ -23,7 +23,6 @@ __all__ = [
     "SEQUENCE_FIELD_SORT_ORDER",
     "check_merge_options",
     "is_merge_option",
-    "reads_raw",
     "sequence_fields",
     "sequence_groups",
     "unsupported_merge_option",
@@ -278,12 +277,3 @@ def _check_groups(
                         f"option 'fields.{name}.sequence-group': column {c!r} of type {t} "
                         "cannot order a group (integers, decimals, strings, dates, timestamps)"
                     )
-
-
-def reads_raw(options: Mapping[str, str], primary_keys: Sequence[str]) -> bool:
-    """Whether a primary-key table is read like an append table: deletion vectors or
-    ``first-row``. Paimon's batch reads then skip level 0 and read every file above it as
-    it is, and lakeskip's writes keep each key live at most once there (lookup writes)."""
-    if not primary_keys:
-        return False
-    return _engine(options) == FIRST_ROW or _flag(options, "deletion-vectors.enabled")

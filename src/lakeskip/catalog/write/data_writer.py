@@ -47,11 +47,13 @@ from lakeskip.catalog.format.manifest import FileKind, ManifestEntry
 from lakeskip.catalog.format.parquet_options import ParquetWriteOptions, parquet_write_options
 from lakeskip.catalog.format.schema import TableSchema
 from lakeskip.catalog.format.stats import collect_stats
+from lakeskip.catalog.kind import merge_engine_of, schema_kind
 from lakeskip.catalog.options import stats_mode, target_file_size
 from lakeskip.catalog.pk.merge_engine import MergeEngine
 from lakeskip.catalog.pk.primary_key import (
     SEQUENCE_NUMBER,
     VALUE_KIND,
+    KeyLayout,
     RowKind,
     schema_key_layout,
     to_key_value,
@@ -406,12 +408,16 @@ class DataWriter:
         self.arrow_schema = spec.schema.row_type.to_arrow()
         self._clock = _Clock()
         schema = spec.schema
-        self.key_layout = schema_key_layout(schema) if schema.is_primary_key_table else None
+        # (key layout, merge engine) when the rows are versions of keys
+        merge = merge_engine_of(schema_kind(schema))
+        self.versions: tuple[KeyLayout, MergeEngine] | None = (
+            (schema_key_layout(schema), merge) if merge is not None else None
+        )
         self.next_sequence = dict(spec.next_sequence)
         self.total_buckets = -1 if self.bucket_spec is None else self.bucket_spec.num_buckets
         # dynamic bucket: key hashes written per (partition, bucket), for the HASH index
         self.dynamic = spec.hash_index is not None
-        if self.key_layout is not None and self.bucket_spec is None and not self.dynamic:
+        if self.versions is not None and self.bucket_spec is None and not self.dynamic:
             raise InvalidArgumentError(
                 "a dynamic-bucket table (bucket = -1) is written through its bucket assigner "
                 "(lakeskip.spark.write.writer.write_entries), which keeps each key in one bucket"
@@ -507,15 +513,12 @@ class DataWriter:
         buf = self.buffers.pop(key)
         table = pa.concat_tables(buf.tables)
         partition, bucket = key
-        if self.key_layout is not None:
+        if self.versions is not None:
             from lakeskip.catalog.table import normalize_partition
 
             # rows of one write that share a key merge as the table's engine merges versions
-            table = MergeEngine.for_schema(self.spec.schema).merge_write(
-                table,
-                self.key_layout.trimmed,
-                int(self.spec.value_kind),
-            )
+            layout, merge = self.versions
+            table = merge.merge_write(table, layout.trimmed, int(self.spec.value_kind))
             self._clock.add("prepare", t)
             seq_key = (normalize_partition(self.spec.schema, partition), bucket)
             first = self.next_sequence.get(seq_key, 0)
@@ -575,12 +578,11 @@ class DataWriter:
         self, partition: tuple[Any, ...], part: pa.Table
     ) -> Iterator[tuple[tuple[tuple[Any, ...], int], pa.Table]]:
         """Dynamic bucket: rows by the bucket the assigner gave them; records key hashes."""
-        assert self.key_layout is not None
+        assert self.versions is not None
+        layout = self.versions[0]
         ids = part.column(BUCKET_COLUMN).to_numpy()
         part = part.drop_columns([BUCKET_COLUMN])
-        hashes = key_hashes(
-            [part.column(k) for k in self.key_layout.trimmed], self.key_layout.types
-        )
+        hashes = key_hashes([part.column(k) for k in layout.trimmed], layout.types)
         order = np.argsort(ids, kind="stable")
         sorted_ids = ids[order]
         starts = np.flatnonzero(np.r_[True, sorted_ids[1:] != sorted_ids[:-1]])

@@ -42,6 +42,7 @@ from pyroaring import BitMap
 
 from lakeskip.catalog.format.deletion_vectors import DeletionVectorUpdate, drop_deleted
 from lakeskip.catalog.format.manifest import ManifestEntry
+from lakeskip.catalog.kind import PkRaw
 from lakeskip.catalog.pk.merge_engine import FIRST_ROW, MergeEngine, dedupe_latest
 from lakeskip.catalog.pk.primary_key import (
     SEQUENCE_NUMBER,
@@ -344,7 +345,9 @@ def pk_dv_spec(
     driver); ``fresh`` (INSERT OVERWRITE): no bucket state, the old files are replaced."""
     from lakeskip.catalog.table import normalize_partition
 
-    first_row = MergeEngine.of(table.schema.options).first_row
+    kind = table.kind
+    assert isinstance(kind, PkRaw), f"{table.identifier} is not read raw"
+    first_row = kind.merge.first_row
     snapshot = table.latest_snapshot()
     if fresh or snapshot is None:
         return PkDvSpec(

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace as replace_fields
-from typing import Any
+from typing import Any, assert_never
 
+from lakeskip.catalog.format.schema import TableSchema
 from lakeskip.catalog.format.snapshot import Snapshot
+from lakeskip.catalog.kind import Append, AppendDv, PkMerge, PkRaw, schema_kind
 from lakeskip.catalog.ops.staging import can_stage, publish, staging_identifier
 from lakeskip.catalog.ops.system_tables import split_system_name, table_details
-from lakeskip.catalog.pk.merge_engine import MergeEngine, reads_raw
+from lakeskip.catalog.pk.merge_engine import MergeEngine
 from lakeskip.catalog.pk.primary_key import PRIMARY_KEY_OPTION
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import (
@@ -91,6 +93,20 @@ def _is_option(key: str) -> bool:
     return key not in _RESERVED and not key.startswith(_STATE_PREFIX)
 
 
+def _merge_keys(schema: TableSchema) -> tuple[str, ...]:
+    """The key Java merges a table's files by (``LakePkScan``); none on a table read as its
+    files are (an append table, or a primary-key table read raw: minus their DVs,
+    ``LakeDvScan``, as Paimon reads them)."""
+    kind = schema_kind(schema)
+    match kind:
+        case PkMerge():
+            return tuple(k for k in schema.primary_keys if k not in schema.partition_keys)
+        case Append() | AppendDv() | PkRaw():
+            return ()
+        case _:
+            assert_never(kind)
+
+
 def describe(table: FileStoreTable, snapshot: Snapshot | None, pinned: bool) -> TableDescription:
     """``table`` as ``LakeTable`` reads it (at ``snapshot`` when ``pinned``)."""
     schema = table.schema
@@ -105,13 +121,7 @@ def describe(table: FileStoreTable, snapshot: Snapshot | None, pinned: bool) -> 
     return TableDescription(
         schema=schema.row_type.spark_ddl(),
         partition_keys=tuple(schema.partition_keys),
-        # the key Java merges by (LakePkScan); none with deletion vectors: those files
-        # are read as they are, minus their DVs (LakeDvScan), as Paimon reads them
-        trimmed_keys=(
-            ()
-            if reads_raw(schema.options, schema.primary_keys)
-            else tuple(k for k in schema.primary_keys if k not in schema.partition_keys)
-        ),
+        trimmed_keys=_merge_keys(schema),
         properties=props,
         snapshot_id=snapshot.id if pinned and snapshot is not None else None,
         pinned=pinned,

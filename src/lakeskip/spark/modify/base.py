@@ -201,19 +201,17 @@ class MergeRequest:
 
 @dataclass(frozen=True, slots=True)
 class DmlEngine:
-    """DELETE / UPDATE / MERGE INTO for one kind of table: :func:`lakeskip.spark.modify.dispatch.engine_for`
-    picks the first engine of :data:`lakeskip.spark.modify.dispatch.ENGINES` whose ``handles`` accepts the
-    table, and the dispatcher hands it the statement as one request.
+    """DELETE / UPDATE / MERGE INTO for some kinds of table: :func:`lakeskip.spark.modify.dispatch.engine_for`
+    matches the table's kind (:mod:`lakeskip.catalog.kind`) to its engine, and the dispatcher
+    hands it the statement as one request.
 
     Attributes:
         name: for messages and tests.
-        handles: whether the engine runs statements on this table.
         delete_update: a DELETE (``request.assignments`` is ``None``) or an UPDATE.
         merge: a MERGE INTO.
     """
 
     name: str
-    handles: Callable[[FileStoreTable], bool]
     delete_update: Callable[[DmlRequest], DmlResult]
     merge: Callable[[MergeRequest], MergeResult]
 

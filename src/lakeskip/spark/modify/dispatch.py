@@ -1,4 +1,4 @@
-"""DELETE / UPDATE / MERGE INTO: the one dispatch point (:data:`ENGINES`, :func:`engine_for`)
+"""DELETE / UPDATE / MERGE INTO: the one dispatch point (:func:`engine_for`, by table kind)
 and the copy-on-write engine of plain append tables.
 
 Primary-key tables go to :mod:`lakeskip.spark.modify.pk` (new versions are appended), deletion-
@@ -40,12 +40,14 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
+from typing import assert_never
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from lakeskip.catalog.format.manifest import ManifestEntry
 from lakeskip.catalog.format.snapshot import CommitKind
+from lakeskip.catalog.kind import Append, AppendDv, PkMerge, PkRaw
 from lakeskip.catalog.table import FileStoreTable, retry_on_conflict
 from lakeskip.errors import CommitConflictError
 from lakeskip.spark.modify.base import (
@@ -80,7 +82,6 @@ from lakeskip.sql.merge import MergeAction
 
 __all__ = [
     "COPY_ON_WRITE",
-    "ENGINES",
     "DmlEngine",
     "DmlRequest",
     "DmlResult",
@@ -222,7 +223,7 @@ def _copy_on_write(request: DmlRequest) -> DmlResult:
         files_frame(spark, table, affected),
         lambda view: f"{select} FROM {view} {as_alias} {where}",
     )
-    new_entries = write_entries(table, align_by_position(rewritten, row_type, what))
+    new_entries = write_entries(table, align_by_position(rewritten, row_type, what)).added
     try:
         snap = table.commit(
             new_entries,
@@ -338,7 +339,7 @@ def _cow_merge(request: MergeRequest) -> MergeResult:
     data = align_by_position(pieces[0].select(*names), row_type, what)
     for p in pieces[1:]:
         data = data.unionAll(align_by_position(p.select(*names), row_type, what))
-    new_entries = write_entries(table, data)
+    new_entries = write_entries(table, data).added
     check = merge_concurrent_check(table, spec, planned)
     try:
         if affected:
@@ -372,18 +373,21 @@ def _cow_merge(request: MergeRequest) -> MergeResult:
 
 
 #: plain append tables: rewrite the files that hold affected rows (this module)
-COPY_ON_WRITE = DmlEngine("copy-on-write", lambda table: True, _copy_on_write, _cow_merge)
-
-#: the first engine whose ``handles(table)`` is true runs the statement; copy-on-write handles
-#: every table, so it stays last (a primary-key table with deletion vectors is the primary-key
-#: engine's)
-ENGINES: tuple[DmlEngine, ...] = (PRIMARY_KEY, DELETION_VECTORS, COPY_ON_WRITE)
+COPY_ON_WRITE = DmlEngine("copy-on-write", _copy_on_write, _cow_merge)
 
 
 def engine_for(table: FileStoreTable) -> DmlEngine:
-    """The engine for ``table``'s kind (primary key, deletion vectors, plain append)."""
-    table.refresh()
-    for engine in ENGINES:
-        if engine.handles(table):
-            return engine
-    return COPY_ON_WRITE
+    """The engine for ``table``'s kind, at its latest schema (an ALTER may have turned
+    deletion vectors on): copy-on-write for an append table, deletion vectors
+    (:mod:`lakeskip.spark.modify.dv`) for one with DVs, new versions of keys
+    (:mod:`lakeskip.spark.modify.pk`) for a primary-key table."""
+    kind = table.refresh().kind
+    match kind:
+        case Append():
+            return COPY_ON_WRITE
+        case AppendDv():
+            return DELETION_VECTORS
+        case PkMerge() | PkRaw():
+            return PRIMARY_KEY
+        case _:
+            assert_never(kind)

@@ -44,7 +44,6 @@ from pyspark.sql import functions as F
 from lakeskip.catalog.format.deletion_vectors import DeletionVectorUpdate
 from lakeskip.catalog.format.manifest import ManifestEntry
 from lakeskip.catalog.format.snapshot import CommitKind, Snapshot
-from lakeskip.catalog.options import deletion_vectors_enabled
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import CommitConflictError
 from lakeskip.index.primitives.roaring import bitmap_of, serialize_bitmap
@@ -216,7 +215,7 @@ def _delete_update(request: DmlRequest) -> DmlResult:
             frame,
             lambda view: f"SELECT {', '.join(items)} FROM {view} {as_alias} WHERE {c.cond}",
         )
-        added = write_entries(table, align_by_position(new_rows, row_type, c.what))
+        added = list(write_entries(table, align_by_position(new_rows, row_type, c.what)).added)
     out = _commit(table, c.files, dvs, matched, added, c.what, c.concurrent_check(table))
     return DmlResult(
         rows=out.rows,
@@ -267,8 +266,10 @@ def _merge(request: MergeRequest) -> MergeResult:
         if any(counts.get(c) for c in (*updates, INSERT_CODE)):
             names = [quote(f.name) for f in row_type]
             new_rows = changes.where(F.col(ACTION_COLUMN).isin(*updates, INSERT_CODE))
-            added = write_entries(
-                table, align_by_position(new_rows.select(*names), row_type, spec.what)
+            added = list(
+                write_entries(
+                    table, align_by_position(new_rows.select(*names), row_type, spec.what)
+                ).added
             )
     finally:
         changes.unpersist()
@@ -288,12 +289,7 @@ def _merge(request: MergeRequest) -> MergeResult:
 
 
 #: append tables with deletion vectors: mark deleted positions (this module)
-DELETION_VECTORS = DmlEngine(
-    "deletion-vectors",
-    lambda table: deletion_vectors_enabled(table.schema.options),
-    _delete_update,
-    _merge,
-)
+DELETION_VECTORS = DmlEngine("deletion-vectors", _delete_update, _merge)
 
 
 def merge_bitmaps(parts: Mapping[str, Sequence[bytes]]) -> dict[str, BitMap]:

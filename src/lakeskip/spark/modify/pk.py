@@ -46,14 +46,16 @@ so filtering the merge of the kept files by the condition is exact.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import assert_never
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from lakeskip.catalog.format.manifest import ManifestEntry
-from lakeskip.catalog.options import deletion_vectors_enabled
+from lakeskip.catalog.kind import Append, AppendDv, PkMerge, PkRaw
 from lakeskip.catalog.pk.merge_engine import MergeEngine
 from lakeskip.catalog.pk.primary_key import RowKind
+from lakeskip.catalog.table import FileStoreTable
 from lakeskip.catalog.write.pk_dv_write import DELETE_FLAG
 from lakeskip.errors import CommitConflictError, InvalidArgumentError, UnsupportedStatementError
 from lakeskip.spark.modify.base import (
@@ -78,7 +80,7 @@ from lakeskip.spark.modify.base import (
 )
 from lakeskip.spark.read.query import table_view
 from lakeskip.spark.write.writer import (
-    WrittenEntries,
+    WriteResult,
     align_by_position,
     commit_written,
     join_written,
@@ -135,7 +137,7 @@ def _write_versions(request: DmlRequest) -> DmlResult:
                 f"UPDATE {table.identifier}: cannot assign primary key column(s) "
                 f"{', '.join(assigned)} (DELETE the row and INSERT the new key)"
             )
-    engine = MergeEngine.of(table.schema.options)
+    engine, lookup = _engine(table)
     statement = "DELETE" if assignments is None else "UPDATE"
     if (why := engine.dml_refusal(statement, table.identifier)) is not None:
         raise UnsupportedStatementError(why)
@@ -164,49 +166,47 @@ def _write_versions(request: DmlRequest) -> DmlResult:
     if engine.partial_update and assignments:
         _refuse_null_assignments(spark, target, c.alias, c.cond, assignments, row_type, c.what)
     kind = RowKind.DELETE if assignments is None else RowKind.UPDATE_AFTER
-    entries = write_entries(table, align_by_position(matched, row_type, c.what), value_kind=kind)
-    if isinstance(entries, WrittenEntries):  # deletion vectors: older versions marked
-        if not entries and not entries.removed and entries.vectors is None:
-            return c.nothing()
-        try:
-            snap = commit_written(table, entries, concurrent_check=c.concurrent_check(table))
-        except CommitConflictError:
-            remove_files(table, entries)  # nothing was published
-            raise
-        return DmlResult(
-            rows=entries.marked,
-            files_scanned=len(c.files),
-            files_removed=len(entries.removed),
-            files_added=len(entries),
-            snapshot_id=snap.id if snap is not None else None,
-            report=c.report,
-            files_rewritten=entries.files_rewritten,
-            files_marked=entries.files_marked,
-        )
-    if not entries:
+    written = write_entries(table, align_by_position(matched, row_type, c.what), value_kind=kind)
+    if not written.changed:
         return c.nothing()
     try:
-        # dynamic bucket: with its HASH files
-        snap = commit_written(table, entries, concurrent_check=c.concurrent_check(table))
+        # DVs: the older versions marked; dynamic bucket: the HASH files; same snapshot
+        snap = commit_written(table, written, concurrent_check=c.concurrent_check(table))
     except CommitConflictError:
-        remove_files(table, entries)  # nothing was published
+        remove_files(table, written.added)  # nothing was published
         raise
     return DmlResult(
-        rows=sum(e.file.row_count for e in entries),
+        # a lookup write marks each matched key's live version; otherwise one version a row
+        rows=written.marked if lookup else sum(e.file.row_count for e in written.added),
         files_scanned=len(c.files),
-        files_removed=0,
-        files_added=len(entries),
+        files_removed=len(written.removed),
+        files_added=len(written.added),
         snapshot_id=snap.id if snap is not None else None,
         report=c.report,
+        files_rewritten=written.files_rewritten,
+        files_marked=written.files_marked,
     )
+
+
+def _engine(table: FileStoreTable) -> tuple[MergeEngine, bool]:
+    """The table's merge engine, and whether its writes are lookup writes (read raw)."""
+    kind = table.kind
+    match kind:
+        case PkMerge(merge=merge):
+            return merge, False
+        case PkRaw(merge=merge):
+            return merge, True
+        case Append() | AppendDv():
+            raise AssertionError(f"{table.identifier} is not a primary-key table")
+        case _:
+            assert_never(kind)
 
 
 def _merge(request: MergeRequest) -> MergeResult:
     spark, table, source = request.spark, request.table, request.source
     spec = merge_spec(request)
     what, schema = spec.what, table.schema
-    dv = deletion_vectors_enabled(schema.options)
-    engine = MergeEngine.of(schema.options)
+    engine, lookup = _engine(table)
     if (why := engine.dml_refusal("MERGE INTO", table.identifier)) is not None:
         raise UnsupportedStatementError(why)
     if engine.partial_update:  # +U / -D rows mean "replace" / "remove" only under deduplicate
@@ -228,7 +228,7 @@ def _merge(request: MergeRequest) -> MergeResult:
         return MergeResult(0, 0, 0, len(entries), 0, 0, None, report)
     changes = changes.persist()  # the checks and up to three writes read it
     written: list[ManifestEntry] = []
-    removed = rewritten = marked = 0  # deletion vectors: files removed / compacted / marked
+    removed = rewritten = marked = 0  # lookup writes: files removed / compacted / marked
     snap = None
     # serializable as DELETE/UPDATE: a key written or (with DVs) deleted since the plan
     # makes the commit fail and the statement run again (merge_concurrent_check)
@@ -236,7 +236,7 @@ def _merge(request: MergeRequest) -> MergeResult:
     try:
         counts = _check(spark, spec, changes, keys, old)
         names = [quote(f.name) for f in row_type]
-        if dv:
+        if lookup:
             # one lookup write: every changed key marks its older version in a DV; updated
             # and inserted rows are written, deleted ones (flagged) only marked
             codes = (*spec.updates, *spec.deletes, INSERT_CODE)
@@ -244,16 +244,15 @@ def _merge(request: MergeRequest) -> MergeResult:
                 *names, F.col(ACTION_COLUMN).isin(*spec.deletes).alias(DELETE_FLAG)
             )
             data = align_by_position(rows, row_type, what, extra=(DELETE_FLAG,))
-            written = write_entries(table, data, value_kind=RowKind.INSERT, mixed=True)
-            if isinstance(written, WrittenEntries):
-                removed = len(written.removed)
-                rewritten, marked = written.files_rewritten, written.files_marked
-                changed = written or written.removed or written.vectors is not None
-                snap = commit_written(table, written, concurrent_check=check) if changed else None
+            result = write_entries(table, data, value_kind=RowKind.INSERT, mixed=True)
+            written = list(result.added)
+            removed = len(result.removed)
+            rewritten, marked = result.files_rewritten, result.files_marked
+            snap = commit_written(table, result, concurrent_check=check) if result.changed else None
         else:
             # three writes, one commit: each write numbers its rows from the bucket's next
             # sequence number, which is right because no key is written twice (checked above)
-            parts: list[list[ManifestEntry]] = []
+            parts: list[WriteResult] = []
             for kind, codes in (
                 (RowKind.UPDATE_AFTER, tuple(spec.updates)),
                 (RowKind.DELETE, spec.deletes),
@@ -263,7 +262,7 @@ def _merge(request: MergeRequest) -> MergeResult:
                     rows = changes.where(F.col(ACTION_COLUMN).isin(*codes)).select(*names)
                     data = align_by_position(rows, row_type, what)
                     parts.append(write_entries(table, data, value_kind=kind))
-                    written += parts[-1]
+                    written += parts[-1].added
             joined = join_written(table, parts)  # dynamic bucket: one HASH file per bucket
             snap = commit_written(table, joined, concurrent_check=check) if written else None
     except BaseException:
@@ -339,6 +338,4 @@ def _check(
 
 
 #: primary-key tables: append new versions (this module)
-PRIMARY_KEY = DmlEngine(
-    "primary-key", lambda table: table.schema.is_primary_key_table, _write_versions, _merge
-)
+PRIMARY_KEY = DmlEngine("primary-key", _write_versions, _merge)

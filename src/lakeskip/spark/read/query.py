@@ -16,6 +16,7 @@ import threading
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import assert_never
 
 import numpy as np
 import pyarrow as pa
@@ -26,8 +27,8 @@ from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.format.manifest import ManifestEntry
 from lakeskip.catalog.format.schema import TableSchema
 from lakeskip.catalog.format.snapshot import Snapshot
+from lakeskip.catalog.kind import Append, AppendDv, PkMerge, PkRaw
 from lakeskip.catalog.ops.time_travel import SCAN_OPTIONS, TimeTravel, read_snapshot, table_at
-from lakeskip.catalog.pk import merge_engine
 from lakeskip.catalog.pk.merge_engine import MergeEngine
 from lakeskip.catalog.pk.primary_key import SEQUENCE_NUMBER, VALUE_KIND, schema_key_layout
 from lakeskip.catalog.table import FileStoreTable
@@ -71,32 +72,41 @@ def table_view(
     entries: Sequence[ManifestEntry],
     snapshot: Snapshot | None = None,
 ) -> DataFrame:
-    """The table's rows in exactly these files: the files themselves on an append table, the
-    merged rows (newest version per key, deletes dropped) on a primary-key table, the live
-    rows of files at level > 0 (DVs applied, no merge) on a primary-key table with deletion
-    vectors. ``snapshot``: where the DVs are read (default: the latest)."""
-    if reads_raw(table):
-        snapshot = snapshot if snapshot is not None else table.latest_snapshot()
-        raw = [e for e in entries if e.file.level > 0]
-        return live_rows_frame(spark, table, raw, read_vectors(table, raw, snapshot))
-    paths = table_file_paths(table, entries)
-    if not table.schema.is_primary_key_table:
-        return pushdown_safe_frame(
-            view_over_files(spark, table.schema.row_type, paths), table, entries
-        )
-    return pushdown_safe_frame(merged_view(spark, table.schema, paths), table, entries)
+    """The table's rows in exactly these files, by the table's kind: the live rows of the
+    files (DVs applied) on an append table, the merged rows (newest version per key, deletes
+    dropped) on a primary-key table read by merge, the live rows of files at level > 0 (DVs
+    applied, no merge) on one read raw. ``snapshot``: where the DVs are read (default: the
+    latest)."""
+    kind = table.kind
+    match kind:
+        case PkRaw():
+            return _live_rows(spark, table, [e for e in entries if e.file.level > 0], snapshot)
+        case PkMerge(merge=merge):
+            paths = table_file_paths(table, entries)
+            merged = merged_view(spark, table.schema, paths, merge)
+            return pushdown_safe_frame(merged, table, entries)
+        case Append() | AppendDv():  # DVs also on a plain append table Paimon wrote to
+            return _live_rows(spark, table, entries, snapshot)
+        case _:
+            assert_never(kind)
 
 
-def reads_raw(table: FileStoreTable) -> bool:
-    """A primary-key table with deletion vectors or first-row: read like an append table
-    (with its DVs)."""
-    return merge_engine.reads_raw(table.schema.options, table.schema.primary_keys)
+def _live_rows(
+    spark: SparkSession,
+    table: FileStoreTable,
+    entries: Sequence[ManifestEntry],
+    snapshot: Snapshot | None,
+) -> DataFrame:
+    snapshot = snapshot if snapshot is not None else table.latest_snapshot()
+    return live_rows_frame(spark, table, entries, read_vectors(table, entries, snapshot))
 
 
-def merged_view(spark: SparkSession, schema: TableSchema, paths: Sequence[str]) -> DataFrame:
+def merged_view(
+    spark: SparkSession, schema: TableSchema, paths: Sequence[str], engine: MergeEngine
+) -> DataFrame:
     """Merge-on-read of a primary-key table's files as a Spark plan: the versions are
-    shuffled by key and sorted, and each task merges its keys with the table's
-    :class:`~lakeskip.catalog.pk.merge_engine.MergeEngine` (the one Python merge). The path of
+    shuffled by key and sorted, and each task merges its keys with ``engine`` (the table's
+    :class:`~lakeskip.catalog.pk.merge_engine.MergeEngine`, the one Python merge). The path of
     reads that do not go through the Spark catalog (the catalog's scan merges the sorted
     files of each bucket without a shuffle)."""
     from pyspark.sql import functions as F
@@ -117,7 +127,7 @@ def merged_view(spark: SparkSession, schema: TableSchema, paths: Sequence[str]) 
     )
     keys = [F.col(f"`{k}`") for k in (*schema.partition_keys, *layout.key_columns)]
     merge = _KeyMerge(
-        MergeEngine.for_schema(schema),
+        engine,
         (*schema.partition_keys, *layout.key_columns),
         tuple(row_type.names),
     )
@@ -231,14 +241,8 @@ def plan_query(
             snapshot_id=snapshot.id if snapshot is not None else None,
         )
         view = _new_view_name(name)
-        if table.schema.is_primary_key_table and not reads_raw(table):
-            views.append((view, table_view(spark, table, plan.files)))
-        else:
-            plan_snapshot = (
-                table.snapshot(plan.report.snapshot_id) if plan.report.snapshot_id else None
-            )
-            dvs = read_vectors(table, plan.files, plan_snapshot)
-            views.append((view, live_rows_frame(spark, table, plan.files, dvs)))
+        plan_snapshot = table.snapshot(plan.report.snapshot_id) if plan.report.snapshot_id else None
+        views.append((view, table_view(spark, table, plan.files, plan_snapshot)))
         mapping[id(scan.node)] = view
         plans.append(plan)
     return PlannedQuery(

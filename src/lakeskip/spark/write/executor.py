@@ -77,6 +77,6 @@ class SparkExecutor:
         )
         spark.sparkContext.setJobDescription(f"compact {table.identifier} ({sort.strategy})")
         try:
-            return collect_entries(table, ordered, level=1)
+            return list(collect_entries(table, ordered, level=1).added)
         finally:
             spark.sparkContext.setJobDescription(None)  # type: ignore[arg-type]

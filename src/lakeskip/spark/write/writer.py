@@ -12,7 +12,8 @@ import pickle
 import threading
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, assert_never
 
 import pyarrow as pa
 from pyspark.sql import Column, DataFrame
@@ -25,17 +26,16 @@ from lakeskip.catalog.format.hash_index import HashIndexChange, hash_entries, me
 from lakeskip.catalog.format.index_manifest import IndexManifestEntry
 from lakeskip.catalog.format.manifest import ManifestEntry
 from lakeskip.catalog.format.snapshot import CommitKind, Snapshot
+from lakeskip.catalog.kind import Append, AppendDv, PkMerge, PkRaw
 from lakeskip.catalog.pk.dynamic_bucket import (
     AssignSpec,
     BucketMode,
     DynamicBucketOptions,
     assign_table,
-    bucket_mode,
     partition_hashes,
     routing_values,
     row_assigners,
 )
-from lakeskip.catalog.pk.merge_engine import reads_raw
 from lakeskip.catalog.pk.primary_key import RowKind, schema_key_layout
 from lakeskip.catalog.table import FileStoreTable, retry_on_conflict
 from lakeskip.catalog.write.data_writer import (
@@ -59,7 +59,7 @@ from lakeskip.sort.ranked import RANK_KEYS, ColumnBounds
 from lakeskip.types import DataType, Field, RowType, TypeRoot
 
 __all__ = [
-    "WrittenEntries",
+    "WriteResult",
     "align_by_name",
     "align_by_position",
     "commit_written",
@@ -81,12 +81,17 @@ def _task(spec: WriteSpec | PkDvSpec):  # type: ignore[no-untyped-def]
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         prefix = str(uuid.uuid4())
-        writer = (
-            PkDvWriter(spec, prefix) if isinstance(spec, PkDvSpec) else DataWriter(spec, prefix)
-        )
-        entries: list[object] = list(writer.write_batches(batches))
-        if isinstance(writer, PkDvWriter):
-            entries.extend(writer.changes)
+        entries: list[object]
+        match spec:
+            case PkDvSpec():
+                dv_writer = PkDvWriter(spec, prefix)
+                writer: DataWriter = dv_writer
+                entries = [*dv_writer.write_batches(batches), *dv_writer.changes]
+            case WriteSpec():
+                writer = DataWriter(spec, prefix)
+                entries = list(writer.write_batches(batches))
+            case _:
+                assert_never(spec)
         entries.extend(writer.hash_index)
         dump = pickle.HIGHEST_PROTOCOL
         yield pa.RecordBatch.from_pydict(
@@ -100,13 +105,15 @@ def _task(spec: WriteSpec | PkDvSpec):  # type: ignore[no-untyped-def]
     return run
 
 
-class WrittenEntries(list[ManifestEntry]):
-    """The ADD entries of a write; on a deletion-vector primary-key table also what the
-    write's lookup changed in the bucket's older files (commit it with
-    :func:`commit_written`, which puts both in one snapshot).
+@dataclass(frozen=True, slots=True)
+class WriteResult:
+    """What a write put down, for its commit (:func:`commit_written` puts it all in one
+    snapshot).
 
     Attributes:
-        removed: live files the write removes (every row deleted, or compacted away).
+        added: ADD entries of the new files.
+        removed: live files the write removes (a primary-key table read raw: every row of
+            the file now deleted, or compacted into ``added``).
         vectors: the DV part of the commit (``None``: none).
         marked: live rows the write marked deleted (DELETE: the rows deleted).
         emptied: how many of ``removed`` left because every row is now deleted; the others
@@ -114,27 +121,19 @@ class WrittenEntries(list[ManifestEntry]):
         hash_index: dynamic-bucket tables: the buckets' new HASH index files.
     """
 
-    removed: list[ManifestEntry]
-    vectors: DeletionVectorUpdate | None
-    marked: int
-    emptied: int
-    hash_index: HashIndexChange | None
+    added: tuple[ManifestEntry, ...] = ()
+    removed: tuple[ManifestEntry, ...] = ()
+    vectors: DeletionVectorUpdate | None = None
+    marked: int = 0
+    emptied: int = 0
+    hash_index: HashIndexChange | None = None
 
-    def __init__(
-        self,
-        added: Sequence[ManifestEntry] = (),
-        removed: Sequence[ManifestEntry] = (),
-        vectors: DeletionVectorUpdate | None = None,
-        marked: int = 0,
-        emptied: int = 0,
-        hash_index: HashIndexChange | None = None,
-    ) -> None:
-        super().__init__(added)
-        self.removed = list(removed)
-        self.vectors = vectors
-        self.marked = marked
-        self.emptied = emptied
-        self.hash_index = hash_index
+    @property
+    def changed(self) -> bool:
+        """Whether committing it changes the table."""
+        return bool(
+            self.added or self.removed or self.vectors is not None or self.hash_index is not None
+        )
 
     @property
     def files_rewritten(self) -> int:
@@ -150,46 +149,44 @@ class WrittenEntries(list[ManifestEntry]):
 
 def commit_written(
     table: FileStoreTable,
-    entries: Sequence[ManifestEntry],
+    written: WriteResult,
     kind: CommitKind = CommitKind.APPEND,
     overwrite_partitions: Sequence[tuple[Any, ...]] | None = None,
     *,
     concurrent_check: Callable[[Snapshot | None], None] | None = None,
 ) -> Snapshot | None:
     """Commit what :func:`write_entries` wrote: with the files it removes and the DVs it
-    set (deletion-vector primary-key tables) in the same snapshot. ``concurrent_check``: as
+    set (primary-key tables read raw) and the HASH index files it wrote (dynamic bucket)
+    in the same snapshot. ``concurrent_check``: as
     :meth:`~lakeskip.catalog.table.FileStoreTable.commit`'s."""
-    removed = entries.removed if isinstance(entries, WrittenEntries) else []
-    vectors = entries.vectors if isinstance(entries, WrittenEntries) else None
-    hashes = entries.hash_index if isinstance(entries, WrittenEntries) else None
-    if kind is CommitKind.APPEND and (removed or vectors is not None):
+    if kind is CommitKind.APPEND and (written.removed or written.vectors is not None):
         # files leave the table: an OVERWRITE that replaces no partition
         kind, overwrite_partitions = CommitKind.OVERWRITE, []
     return table.commit(
-        entries,
-        deleted=removed,
+        written.added,
+        deleted=written.removed,
         kind=kind,
         overwrite_partitions=overwrite_partitions,
-        deletion_vectors=vectors,
+        deletion_vectors=written.vectors,
         concurrent_check=concurrent_check,
-        hash_index=hashes,
+        hash_index=written.hash_index,
     )
 
 
-def join_written(table: FileStoreTable, parts: Sequence[Sequence[ManifestEntry]]) -> WrittenEntries:
-    """Several writes of one statement (MERGE on a primary-key table without DVs), to be
+def join_written(table: FileStoreTable, parts: Sequence[WriteResult]) -> WriteResult:
+    """Several writes of one statement (MERGE on a primary-key table read by merge), to be
     committed together: their files, and their HASH index files (two writes that added hashes
     to the same bucket give one file with both)."""
     added: list[ManifestEntry] = []
     change: HashIndexChange | None = None
     for p in parts:
-        added.extend(p)
-        h = p.hash_index if isinstance(p, WrittenEntries) else None
+        added.extend(p.added)
+        h = p.hash_index
         if h is not None:
             change = (
                 h if change is None else merge_hash_changes(table.file_io, table.path, change, h)
             )
-    return WrittenEntries(added, hash_index=change)
+    return WriteResult(tuple(added), hash_index=change)
 
 
 def last_write_timings() -> WriteTimings | None:
@@ -314,9 +311,14 @@ def repartition_by_bucket(df: DataFrame, table: FileStoreTable, mixed: bool = Fa
     a partition is written by one task (fewer, larger files); other tables unchanged.
     ``mixed``: ``df`` ends with the MERGE delete flag (see :func:`write_entries`)."""
     schema = table.schema
-    spec = schema.bucket_spec()
-    if spec is None:
-        return df
+    match table.kind.bucket:
+        case BucketMode.FIXED:
+            spec = schema.bucket_spec()
+            assert spec is not None
+        case BucketMode.UNAWARE | BucketMode.DYNAMIC:
+            return df
+        case other:
+            assert_never(other)
     flag = f", `{DELETE_FLAG}` BOOLEAN" if mixed else ""
     keyed = df.mapInArrow(
         _bucket_task(list(spec.key), list(spec.types), spec.num_buckets),
@@ -561,35 +563,35 @@ def collect_entries(
     fresh: bool = False,
     mixed: bool = False,
     hash_index: Mapping[tuple[tuple[Any, ...], int], IndexFileMeta] | None = None,
-) -> list[ManifestEntry]:
-    """Run the write tasks and bring back their manifest entries (metadata only).
+) -> WriteResult:
+    """Run the write tasks and bring back what they wrote (metadata only).
 
-    On a primary-key table every row is written as a version of kind ``value_kind`` with
-    sequence numbers after the bucket's existing ones; with deletion vectors the older
-    versions of the written keys are marked deleted (:mod:`lakeskip.catalog.write.pk_dv_write`)
-    and the result is a :class:`WrittenEntries`. ``fresh``: INSERT OVERWRITE (no lookup).
+    By the table's kind: an append table's rows go to new files at ``level``; on a
+    primary-key table every row is written as a version of kind ``value_kind`` with
+    sequence numbers after the bucket's existing ones; read raw (deletion vectors,
+    first-row), the older versions of the written keys are also marked deleted
+    (:mod:`lakeskip.catalog.write.pk_dv_write`). ``fresh``: INSERT OVERWRITE (no lookup).
     ``hash_index``: dynamic-bucket tables (``df`` ends with each row's bucket): the buckets'
-    HASH index files the assigner read; the result is a :class:`WrittenEntries` with the new
-    ones."""
+    HASH index files the assigner read; the result carries the new ones."""
     spec: WriteSpec | PkDvSpec
-    if table.schema.is_primary_key_table:
-        spec = WriteSpec(
-            file_io=table.file_io,
-            table_path=table.path,
-            schema=table.schema,
-            level=0,
-            value_kind=value_kind,
-            next_sequence=next_sequences(
-                table.schema, table.scan_files() if table.latest_snapshot() else []
-            ),
-            hash_index=None if hash_index is None else ({} if fresh else dict(hash_index)),
-        )
-        if reads_raw(table.schema.options, table.schema.primary_keys):
-            spec = pk_dv_spec(table, spec, fresh=fresh, mixed=mixed)
-    else:
-        spec = WriteSpec(
-            file_io=table.file_io, table_path=table.path, schema=table.schema, level=level
-        )
+    dv_spec: PkDvSpec | None = None  # the lookup's state: the commit's DV part comes from it
+    kind = table.kind
+    match kind:
+        case Append() | AppendDv():
+            spec = WriteSpec(
+                file_io=table.file_io, table_path=table.path, schema=table.schema, level=level
+            )
+        case PkMerge():
+            spec = _versions_spec(table, value_kind, hash_index, fresh)
+        case PkRaw():
+            spec = dv_spec = pk_dv_spec(
+                table,
+                _versions_spec(table, value_kind, hash_index, fresh),
+                fresh=fresh,
+                mixed=mixed,
+            )
+        case _:
+            assert_never(kind)
     rows = df.mapInArrow(_task(spec), _RESULT_SCHEMA).collect()
     entries: list[ManifestEntry] = []
     changes: list[BucketWrite] = []
@@ -610,12 +612,10 @@ def collect_entries(
     change = None
     if hash_index is not None:
         change = hash_change(hashes, hash_index, fresh)
-    if not isinstance(spec, PkDvSpec):
-        return entries if change is None else WrittenEntries(entries, hash_index=change)
-    return WrittenEntries(
-        entries,
-        [e for c in changes for e in c.removed],
-        dv_update(spec, changes),
+    return WriteResult(
+        tuple(entries),
+        tuple(e for c in changes for e in c.removed),
+        dv_update(dv_spec, changes) if dv_spec is not None else None,
         sum(c.marked for c in changes),
         sum(c.emptied for c in changes),
         hash_index=change,
@@ -636,6 +636,28 @@ def hash_change(
     return HashIndexChange(tuple(written), base)
 
 
+def _versions_spec(
+    table: FileStoreTable,
+    value_kind: RowKind,
+    hash_index: Mapping[tuple[tuple[Any, ...], int], IndexFileMeta] | None,
+    fresh: bool,
+) -> WriteSpec:
+    """A primary-key table's write: versions of kind ``value_kind`` at level 0, numbered
+    after each bucket's largest sequence number (dynamic bucket: with the HASH index files
+    the assigner read, none for INSERT OVERWRITE)."""
+    return WriteSpec(
+        file_io=table.file_io,
+        table_path=table.path,
+        schema=table.schema,
+        level=0,
+        value_kind=value_kind,
+        next_sequence=next_sequences(
+            table.schema, table.scan_files() if table.latest_snapshot() else []
+        ),
+        hash_index=None if hash_index is None else ({} if fresh else dict(hash_index)),
+    )
+
+
 def write_entries(
     table: FileStoreTable,
     df: DataFrame,
@@ -643,18 +665,23 @@ def write_entries(
     *,
     fresh: bool = False,
     mixed: bool = False,
-) -> list[ManifestEntry]:
+) -> WriteResult:
     """Write ``df`` (already aligned to the table) as data files in Spark tasks, without the
     commit: sorted on the clustering key when the table has write-time clustering, else
     grouped by bucket on fixed-bucket tables. Shared by INSERT and DELETE/UPDATE.
     ``mixed`` (MERGE on a DV primary-key table): ``df`` has a trailing
     :data:`~lakeskip.catalog.write.pk_dv_write.DELETE_FLAG` column; flagged keys are only marked."""
     schema = table.schema
-    cluster = (
-        None  # a primary-key table's bucket must be written by one task (sequence numbers)
-        if schema.is_primary_key_table
-        else clustering_from_options(schema.options, schema.row_type, schema.partition_keys)
-    )
+    kind = table.kind
+    match kind:
+        case Append() | AppendDv():
+            cluster = clustering_from_options(
+                schema.options, schema.row_type, schema.partition_keys
+            )
+        case PkMerge() | PkRaw():  # a bucket must be written by one task (sequence numbers)
+            cluster = None
+        case _:
+            assert_never(kind)
     if cluster is not None:  # write-time clustering: new files come out sorted
         df = sort_dataframe(
             df,
@@ -666,7 +693,7 @@ def write_entries(
             max(1, df.rdd.getNumPartitions()),
             cluster.curve_keys,
         )
-    elif bucket_mode(schema.options, schema.primary_keys) is BucketMode.DYNAMIC:
+    elif kind.bucket is BucketMode.DYNAMIC:
         index = hash_entries(table.index_entries(table.latest_snapshot()))
         df = assign_dynamic_buckets(df, table, index, mixed=mixed, fresh=fresh)
         return collect_entries(
@@ -706,13 +733,13 @@ def write_dataframe(
     """
 
     def attempt() -> Snapshot | None:
-        entries = write_entries(table, df, fresh=overwrite)
+        written = write_entries(table, df, fresh=overwrite)
         try:
             return _commit_write(
-                table, entries, overwrite, static_partition, overwrite_partitions, overwrite_all
+                table, written, overwrite, static_partition, overwrite_partitions, overwrite_all
             )
         except CommitConflictError:  # nothing was published
-            table.remove_unpublished(entries)
+            table.remove_unpublished(written.added)
             raise
 
     return retry_on_conflict(table, attempt)
@@ -720,17 +747,18 @@ def write_dataframe(
 
 def _commit_write(
     table: FileStoreTable,
-    entries: list[ManifestEntry],
+    written: WriteResult,
     overwrite: bool,
     static_partition: Mapping[str, Any] | None,
     overwrite_partitions: Sequence[tuple[Any, ...]] | None,
     overwrite_all: bool,
 ) -> Snapshot | None:
     if not overwrite:
-        if not entries and not getattr(entries, "removed", None):
+        if not written.added and not written.removed:
             return None
-        return commit_written(table, entries)
-    hashes = entries.hash_index if isinstance(entries, WrittenEntries) else None
+        return commit_written(table, written)
+    entries = written.added  # INSERT OVERWRITE replaces the old files: no lookup was made
+    hashes = written.hash_index
     partitions: Sequence[tuple[Any, ...]] | None = None
     keys = list(table.schema.partition_keys)
     if overwrite_all:
