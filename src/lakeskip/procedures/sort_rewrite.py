@@ -43,7 +43,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -54,48 +53,20 @@ from lakeskip.catalog.options import option_int, target_file_size
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.catalog.write.data_writer import DataWriter, WriteSpec
 from lakeskip.procedures.base import Executor, SortSpec
-from lakeskip.sort import sort_keys
+from lakeskip.sort.cuts import KeyArray, aligned_cuts, curve_keys, key_bytes
 from lakeskip.sort.ranked import (
     RANK_KEYS,
     SAMPLE_ROWS,
     ColumnBounds,
     column_bounds,
-    ranked_keys,
     sample_rows,
 )
 
-__all__ = ["CURVE_STRATEGIES", "key_bytes", "rewrite_sorted_in_tasks"]
+__all__ = ["CURVE_STRATEGIES", "rewrite_sorted_in_tasks"]
 
 CURVE_STRATEGIES = ("zorder", "hilbert")
 KEY = "__lakeskip_sort_key"
 _MAGNIFICATION = "sort-compaction.local-sample.magnification"
-KeyArray = npt.NDArray[np.bytes_]
-
-
-def key_bytes(key: pa.Array | pa.ChunkedArray) -> KeyArray:
-    """Fixed-width binary keys as a numpy ``S<width>`` array (compares as unsigned bytes).
-
-    >>> key_bytes(pa.array([b"\\x01\\x00", b"\\x00\\xff"])).argsort().tolist()
-    [1, 0]
-    """
-    if isinstance(key, pa.ChunkedArray):
-        key = key.combine_chunks() if key.num_chunks != 1 else key.chunk(0)
-    n = len(key)
-    if n == 0:
-        return np.empty(0, dtype="S1")
-    if pa.types.is_fixed_size_binary(key.type):
-        width = key.type.byte_width
-        start = key.offset * width
-        data = np.frombuffer(key.buffers()[1], dtype=np.uint8)[start : start + n * width]
-        return data.view(f"S{width}")
-    offsets = np.frombuffer(key.buffers()[1], dtype=np.int32)[key.offset : key.offset + n + 1]
-    width = int(offsets[1] - offsets[0])
-    if width <= 0 or int(offsets[-1] - offsets[0]) != width * n:
-        raise ValueError("sort keys must all have the same non-zero width")
-    data = np.frombuffer(key.buffers()[2], dtype=np.uint8)[offsets[0] : offsets[-1]]
-    # numpy pads 'S' strings with NULs only when their widths differ: equal-width keys compare
-    # byte by byte as unsigned, which is how Spark orders BinaryType
-    return data.view(f"S{width}")
 
 
 def _read(spec: WriteSpec, path: str, columns: Sequence[str] | None = None) -> pa.Table:
@@ -118,9 +89,7 @@ def _keys(
 ) -> KeyArray:
     types = [spec.schema.row_type.field(c).type for c in sort.columns]
     arrays = [data.column(c) for c in sort.columns]
-    if bounds is not None:
-        return key_bytes(ranked_keys(arrays, types, bounds, sort.strategy))
-    return key_bytes(sort_keys(arrays, types, sort.strategy, sort.var_length_contribution))
+    return key_bytes(curve_keys(arrays, types, sort.strategy, sort.var_length_contribution, bounds))
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,31 +226,6 @@ def _width(results: Sequence[MapResult]) -> int:
     return max(r.width for r in results)
 
 
-def _split_levels(matrix: npt.NDArray[np.uint8]) -> npt.NDArray[np.int64]:
-    """For consecutive sorted keys (rows of ``matrix``): the first bit where row i and row
-    i + 1 differ (0 = the top bit of the first byte; the key width in bits where equal)."""
-    diff = matrix[:-1] ^ matrix[1:]
-    nonzero = diff != 0
-    byte = np.argmax(nonzero, axis=1)
-    top = diff[np.arange(len(diff)), byte]
-    bit_length = np.zeros(len(diff), dtype=np.int64)
-    for b in range(8):  # bit length of one byte in 8 vectorised steps
-        bit_length = np.where(top >= (1 << b), b + 1, bit_length)
-    level = byte.astype(np.int64) * 8 + (8 - bit_length)
-    out: npt.NDArray[np.int64] = np.where(nonzero.any(axis=1), level, matrix.shape[1] * 8)
-    return out
-
-
-def _cell_corner(upper: npt.NDArray[np.uint8], level: int) -> bytes:
-    """``upper``'s bits up to and including bit ``level``, then zeros: the corner of the
-    largest curve cell that begins between ``upper`` and the key before it."""
-    cut = bytearray(upper.tobytes())
-    byte, bit = divmod(level, 8)
-    cut[byte] &= (0xFF00 >> (bit + 1)) & 0xFF
-    cut[byte + 1 :] = bytes(len(cut) - byte - 1)
-    return bytes(cut)
-
-
 def _ranges(results: Sequence[MapResult], n_out: int) -> list[tuple[bytes | None, bytes | None]]:
     """``n_out`` key ranges ``[low, high)`` cut near the quantiles of the samples.
 
@@ -291,31 +235,10 @@ def _ranges(results: Sequence[MapResult], n_out: int) -> list[tuple[bytes | None
     instead of a sliver of a neighbouring one. Cuts never repeat, so no range is empty by
     construction (equal keys always share a range)."""
     width = _width(results)
-    dtype = f"S{width}"
-    samples = np.sort(np.concatenate([np.frombuffer(r.samples, dtype=dtype) for r in results]))
-    if n_out <= 1 or len(samples) < 2:
-        return [(None, None)]
-    m = len(samples)
-    matrix = np.ascontiguousarray(samples).view(np.uint8).reshape(m, width)
-    levels = _split_levels(matrix)  # levels[i]: between samples i and i + 1
-    equal = width * 8
-    window = m // n_out // 4
-    cuts: list[bytes] = []
-    for k in range(1, n_out):
-        ideal = (m * k) // n_out - 1
-        lo, hi = max(0, ideal - window), min(m - 1, ideal + window + 1)
-        span = levels[lo:hi]
-        if len(span) == 0 or int(span.min()) == equal:  # all equal here: the nearest step
-            steps = np.flatnonzero(levels != equal)
-            if len(steps) == 0:
-                break
-            i = int(steps[np.argmin(np.abs(steps - ideal))])
-        else:
-            distance = np.abs(np.arange(lo, hi) - ideal)
-            i = lo + int(np.argmin(span * (m + 1) + distance))
-        cut = _cell_corner(matrix[i + 1], int(levels[i]))
-        if not cuts or cut > cuts[-1]:
-            cuts.append(cut)
+    samples = np.sort(
+        np.concatenate([np.frombuffer(r.samples, dtype=f"S{width}") for r in results])
+    )
+    cuts = aligned_cuts(samples, n_out)
     edges: list[bytes | None] = [None, *cuts, None]
     return list(itertools.pairwise(edges))
 

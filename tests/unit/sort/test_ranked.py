@@ -22,7 +22,8 @@ from lakeskip.catalog.format.snapshot import CommitKind
 from lakeskip.catalog.write.data_writer import WriteSpec, write_all
 from lakeskip.errors import InvalidArgumentError
 from lakeskip.procedures.base import SortSpec
-from lakeskip.procedures.sort_rewrite import key_bytes, rewrite_sorted_in_tasks
+from lakeskip.procedures.sort_rewrite import rewrite_sorted_in_tasks
+from lakeskip.sort.cuts import key_bytes
 from lakeskip.sort.ranked import (
     RANK_BITS,
     column_bounds,

@@ -21,7 +21,8 @@ from lakeskip.catalog.options import target_file_size
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.procedures.base import SortSpec
 from lakeskip.spark.read.dv import DeletionVectors, live_rows_frame
-from lakeskip.spark.write.writer import collect_entries, sort_dataframe
+from lakeskip.spark.write.clustered import sort_dataframe
+from lakeskip.spark.write.writer import collect_entries
 
 __all__ = ["SparkExecutor"]
 

@@ -25,8 +25,10 @@ from lakeskip.catalog.format.deletion_vectors import DeletionVectorUpdate, Index
 from lakeskip.catalog.format.hash_index import HashIndexChange, hash_entries, merge_hash_changes
 from lakeskip.catalog.format.index_manifest import IndexManifestEntry
 from lakeskip.catalog.format.manifest import ManifestEntry
+from lakeskip.catalog.format.parquet_options import parquet_write_options
 from lakeskip.catalog.format.snapshot import CommitKind, Snapshot
 from lakeskip.catalog.kind import Append, AppendDv, PkMerge, PkRaw
+from lakeskip.catalog.options import target_file_size
 from lakeskip.catalog.pk.dynamic_bucket import (
     AssignSpec,
     BucketMode,
@@ -55,7 +57,7 @@ from lakeskip.catalog.write.pk_dv_write import (
 )
 from lakeskip.errors import ColumnNotFoundError, CommitConflictError, InvalidArgumentError
 from lakeskip.sort.clustering import clustering_from_options
-from lakeskip.sort.ranked import RANK_KEYS, ColumnBounds
+from lakeskip.spark.write.clustered import sort_dataframe
 from lakeskip.types import DataType, Field, RowType, TypeRoot
 
 __all__ = [
@@ -291,9 +293,6 @@ def _struct_by_name(col: Column, src: Any, t: DataType, path: str, what: str) ->
     return F.when(col.isNull(), F.lit(None)).otherwise(F.struct(*parts))
 
 
-SORT_KEY = "__lakeskip_sort_key"
-
-
 def _bucket_task(columns: list[str], types: list[DataType], num_buckets: int):  # type: ignore[no-untyped-def]
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
@@ -418,140 +417,6 @@ def assign_dynamic_buckets(
         ddl + f", `{BUCKET_COLUMN}` INT, `{ROUTE_COLUMN}` INT",
     )
     return assigned.repartition(writers, F.col(ROUTE_COLUMN)).drop(ROUTE_COLUMN)
-
-
-def _key_task(  # type: ignore[no-untyped-def]
-    columns: list[str],
-    strategy: str,
-    types: list[DataType],
-    var_len: int,
-    bounds: tuple[ColumnBounds, ...] | None = None,
-):
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        from lakeskip.sort import hilbert_keys, zorder_keys
-        from lakeskip.sort.ranked import ranked_keys
-
-        for batch in batches:
-            arrays = [batch.column(batch.schema.get_field_index(c)) for c in columns]
-            if bounds is not None:
-                key = ranked_keys(arrays, types, bounds, strategy)
-            elif strategy == "zorder":
-                key = zorder_keys(arrays, types, var_length_contribution=var_len)
-            else:
-                key = hilbert_keys(arrays, types)
-            yield pa.RecordBatch.from_arrays(
-                [*batch.columns, key], names=[*batch.schema.names, SORT_KEY]
-            )
-
-    return run
-
-
-_SAMPLE_RESULT = "rows bigint, sample binary"
-
-
-def _sample_task(columns: list[str], wanted: int):  # type: ignore[no-untyped-def]
-    """Per Spark partition: its row count and a uniform sample of up to ``wanted`` rows of
-    ``columns`` (an Arrow IPC stream): reservoir sampling by random priority, bounded
-    memory whatever the partition's size."""
-
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        import numpy as np
-
-        rng = np.random.default_rng()
-        kept: pa.Table | None = None
-        priority = np.empty(0)
-        rows = 0
-        for batch in batches:
-            rows += batch.num_rows
-            part = pa.Table.from_batches([batch]).select(columns)
-            both = part if kept is None else pa.concat_tables([kept, part])
-            priority = np.concatenate([priority, rng.random(batch.num_rows)])
-            if both.num_rows > wanted:
-                keep = np.sort(np.argpartition(priority, wanted)[:wanted])
-                both, priority = both.take(pa.array(keep)), priority[keep]
-            kept = both
-        sink = pa.BufferOutputStream()
-        if kept is not None:
-            with pa.ipc.new_stream(sink, kept.schema) as writer:
-                writer.write_table(kept)
-        yield pa.RecordBatch.from_pydict(
-            {"rows": [rows], "sample": [sink.getvalue().to_pybytes()]},
-            schema=pa.schema([("rows", pa.int64()), ("sample", pa.binary())]),
-        )
-
-    return run
-
-
-def sample_bounds(
-    df: DataFrame, row_type: RowType, columns: Sequence[str], prefix: int
-) -> tuple[ColumnBounds, ...]:
-    """The rank boundaries of ``columns`` (:mod:`lakeskip.sort.ranked`) from a sample of
-    ``df`` drawn in Spark tasks: each partition returns a bounded reservoir and its row
-    count; the driver weights the reservoirs by their partitions' sizes."""
-    import numpy as np
-
-    from lakeskip.sort.ranked import SAMPLE_ROWS, column_bounds
-
-    wanted = max(1, SAMPLE_ROWS // max(1, df.rdd.getNumPartitions()))
-    # Spark's INT/DATE/... Arrow types are what row_type.to_arrow() gives, by name
-    rows = df.mapInArrow(_sample_task(list(columns), wanted), _SAMPLE_RESULT).collect()
-    total = sum(int(r["rows"]) for r in rows)
-    parts: list[pa.Table] = []
-    rng = np.random.default_rng(0)
-    for r in rows:
-        blob = bytes(r["sample"])
-        if not blob or not int(r["rows"]):
-            continue
-        sample = pa.ipc.open_stream(blob).read_all()
-        share = min(sample.num_rows, round(SAMPLE_ROWS * int(r["rows"]) / max(1, total)))
-        if share < sample.num_rows:  # a partition's weight is its size, not its sample's
-            pick = np.sort(rng.choice(sample.num_rows, size=max(1, share), replace=False))
-            sample = sample.take(pa.array(pick))
-        parts.append(sample)
-    types = [row_type.field(c).type for c in columns]
-    arrow = pa.schema([row_type.to_arrow().field(c) for c in columns])
-    if not parts:
-        empty = arrow.empty_table()
-        return column_bounds([empty.column(c) for c in columns], types, prefix=prefix)
-    data = pa.concat_tables([p.cast(arrow) for p in parts])
-    return column_bounds([data.column(c) for c in columns], types, prefix=prefix)
-
-
-def sort_dataframe(
-    df: DataFrame,
-    row_type: RowType,
-    partition_keys: Sequence[str],
-    strategy: str,
-    columns: Sequence[str],
-    var_length_contribution: int,
-    n_out: int,
-    curve_keys: str = RANK_KEYS,
-) -> DataFrame:
-    """Range-partition ``df`` into ``n_out`` tasks on the sort key (Spark samples the
-    boundaries, as Paimon's range shuffle does) and sort within each: ``order`` sorts by the
-    columns, ``zorder``/``hilbert`` by curve keys computed in Arrow batches -- rank keys
-    (``curve_keys = rank``: every column by its rank in a sample drawn in Spark tasks, see
-    :func:`sample_bounds`) or Paimon's raw-byte keys (``paimon``)."""
-    parts = [F.col(f"`{k}`") for k in partition_keys]
-    if strategy == "order":
-        keys = [F.col(f"`{c}`") for c in columns]
-        return df.repartitionByRange(n_out, *parts, *keys).sortWithinPartitions(*parts, *keys)
-    types = [row_type.field(c).type for c in columns]
-    bounds = (
-        sample_bounds(df, row_type, columns, var_length_contribution)
-        if curve_keys == RANK_KEYS
-        else None
-    )
-    keyed = df.mapInArrow(
-        _key_task(list(columns), strategy, types, var_length_contribution, bounds),
-        row_type.spark_ddl() + f", `{SORT_KEY}` BINARY",
-    )
-    key = F.col(SORT_KEY)
-    return (
-        keyed.repartitionByRange(n_out, *parts, key)
-        .sortWithinPartitions(*parts, key)
-        .drop(SORT_KEY)
-    )
 
 
 def collect_entries(
@@ -682,7 +547,9 @@ def write_entries(
             cluster = None
         case _:
             assert_never(kind)
-    if cluster is not None:  # write-time clustering: new files come out sorted
+    if cluster is not None and not cluster.incremental:  # new files come out sorted
+        # (clustering.incremental = true: writes stay unsorted, as Paimon's; compaction
+        # clusters the new files and the clustered files they overlap)
         df = sort_dataframe(
             df,
             schema.row_type,
@@ -692,6 +559,8 @@ def write_entries(
             cluster.var_length_contribution,
             max(1, df.rdd.getNumPartitions()),
             cluster.curve_keys,
+            parquet=parquet_write_options(schema.options, schema.row_type),
+            target_file_size=target_file_size(schema.options),
         )
     elif kind.bucket is BucketMode.DYNAMIC:
         index = hash_entries(table.index_entries(table.latest_snapshot()))
