@@ -59,7 +59,16 @@ def test_create_tag_is_the_snapshot_json(tmp_path: Path) -> None:
     )
     assert resolve_snapshot(table, TimeTravel(tag="v1")).id == 2
     assert resolve_snapshot(table, TimeTravel.version_of("now")).id == 3
-    assert [(t.name, t.snapshot.id) for t in list_tags(table)] == [("v1", 2), ("now", 3)]
+    # a numeric version names a tag of that name first, whether it came as 1 or '1'
+    _call(cat, "sys.create_tag", "t", "1", 3)
+    assert resolve_snapshot(table, TimeTravel.version_of(1)).id == 3
+    assert resolve_snapshot(table, TimeTravel.version_of("1")).id == 3
+    assert resolve_snapshot(table, TimeTravel.version_of(2)).id == 2, "no tag '2': snapshot 2"
+    assert sorted((t.name, t.snapshot.id) for t in list_tags(table)) == [
+        ("1", 3),
+        ("now", 3),
+        ("v1", 2),
+    ]
 
 
 def test_create_tag_with_retention_writes_paimon_fields(tmp_path: Path) -> None:

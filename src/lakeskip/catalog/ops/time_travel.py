@@ -17,7 +17,7 @@ with that snapshot's schema (:func:`table_at`).
 
 Example:
     >>> TimeTravel.version_of(3)
-    TimeTravel(snapshot_id=3, tag=None, version=None, timestamp_millis=None)
+    TimeTravel(snapshot_id=None, tag=None, version='3', timestamp_millis=None)
     >>> TimeTravel.version_of("v1.0").describe()
     "version 'v1.0'"
     >>> time_travel_from_options({"scan.snapshot-id": "2"})
@@ -67,10 +67,10 @@ class TimeTravel:
 
     @classmethod
     def version_of(cls, value: int | str) -> TimeTravel:
-        """``VERSION AS OF <value>``: an int is a snapshot id, a string a tag or an id."""
-        if isinstance(value, int):
-            return cls(snapshot_id=value)
-        return cls(version=value)
+        """``VERSION AS OF <value>``: a tag of that name first, else (all digits) a snapshot
+        id, as Paimon's ``scan.version`` -- for ``VERSION AS OF 3`` and ``VERSION AS OF '3'``
+        alike, on every read path (Spark hands its catalog the version as a string)."""
+        return cls(version=str(value))
 
     @classmethod
     def of_clause(
