@@ -8,8 +8,9 @@ Two tables of the same shape: ``wide-narrow`` (a key up to 6,000,000 and a day n
 2,500 days, the ranges of TPC-H ``l_orderkey`` / ``l_shipdate``) and ``equal`` (two keys up to
 1,000,000). Each is written by lakeskip (Spark), then compacted with ``CALL sys.compact``
 (z-order with ``sort.curve-keys = paimon``, z-order and Hilbert with the default ``rank``) into
-``--files`` files, and written by delta-rs and ``optimize.z_order`` with the same target file
-size. For 200 random 1%-wide ranges of each column it counts the files whose min/max (the
+``--files`` files, written by lakeskip with ``clustering.columns = 'a,b'`` and 1/``--files`` of
+the data as target file size (write-time clustering), and written by delta-rs and ``optimize.z_order`` with the same
+target file size. For 200 random 1%-wide ranges of each column it counts the files whose min/max (the
 stats the planners prune with) meet the range; an even grid of N files keeps about sqrt(N).
 Writes ``bench/results/zorder-<timestamp>.json``.
 """
@@ -81,6 +82,27 @@ def _lakeskip(
     out: dict[str, Any] = {}
     paths = session.table(name).files()
     out["as written"] = {"files": len(paths), "kept": _kept(_parquet_boxes(paths), tops)}
+    # write-time clustering (clustering.columns, rank keys): the INSERT itself is cut into
+    # about bytes / target-file-size files at curve-cell corners, whatever its input partitions
+    size = sum(e.file.file_size for e in session.table(name).table.scan_files())
+    clustered = f"{name}_clustered"
+    session.sql(f"DROP TABLE IF EXISTS {clustered}")
+    session.sql(
+        f"CREATE TABLE {clustered} (id BIGINT, a BIGINT, b INT, payload DOUBLE) WITH "
+        f"('clustering.columns' = 'a,b', 'target-file-size' = '{-(-size // files)}')"
+    )
+    pq.write_table(data, src)
+    t0 = time.perf_counter()
+    session.write(session.spark.read.parquet(src).repartition(8), clustered)
+    seconds = time.perf_counter() - t0
+    os.remove(src)
+    paths = session.table(clustered).files()
+    out["written with clustering.columns"] = {
+        "files": len(paths),
+        "kept": _kept(_parquet_boxes(paths), tops),
+        "write_seconds": round(seconds, 2),
+    }
+    session.sql(f"DROP TABLE {clustered}")
     for label, curve, strategy in (
         ("zorder, paimon keys (before)", "paimon", "zorder"),
         ("zorder, rank keys (after)", "rank", "zorder"),
@@ -157,6 +179,7 @@ def main() -> None:
                     f"  {label:32} {r['files']:5d} {a:8.2f} {b:8.2f}   "
                     f"({grid:.1f}; {a / grid:.2f}x, {b / grid:.2f}x)"
                     + (f"  compact {r['compact_seconds']} s" if "compact_seconds" in r else "")
+                    + (f"  write {r['write_seconds']} s" if "write_seconds" in r else "")
                 )
     result["load_after"] = os.getloadavg()
     print(f"\nload average before {result['load_before']}, after {result['load_after']} (loaded)")
