@@ -5,7 +5,9 @@ restarted when killed and never outlives the JVM."""
 from __future__ import annotations
 
 import os
+import re
 import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -89,11 +91,23 @@ def _run(shell, statement: str) -> tuple[list[str], list[str]]:  # type: ignore[
     proc.stdin.flush()
     got = err.wait_line(lambda line: True, START_TIMEOUT)
     if not got[-1].startswith("Time taken"):
-        import time
-
         time.sleep(3)  # a stack trace, if any, follows at once
         got += err.drain()
-    return out.drain(), got
+        return out.drain(), got
+    # stdout and stderr are separate pipes: the rows may still be on their way when
+    # "Time taken ... Fetched N row(s)" has arrived
+    fetched = re.search(r"Fetched (\d+) row", got[-1])
+    lines = out.drain()
+    want = int(fetched.group(1)) if fetched else 0
+    deadline = time.monotonic() + 60
+    while sum(not line.startswith("spark-sql") for line in lines) < want:
+        if time.monotonic() > deadline:
+            break  # the caller's assertion shows what came
+        try:
+            lines += out.wait_line(lambda line: True, 1.0)
+        except AssertionError:  # nothing within the second: look again
+            lines += out.drain()
+    return lines, got
 
 
 def test_error_is_one_line_then_brain_killed_restarts(shell) -> None:  # type: ignore[no-untyped-def]
