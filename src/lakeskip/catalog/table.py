@@ -39,7 +39,7 @@ from typing import Any, TypeVar
 from pyroaring import BitMap
 
 from lakeskip.catalog import manifest_disk_cache
-from lakeskip.catalog.cache import CacheSection, shared_cache
+from lakeskip.catalog.cache import CacheSection, paused_gc, shared_cache
 from lakeskip.catalog.dv_commit import deletion_files, plan_index_change
 from lakeskip.catalog.file_io import FileIO
 from lakeskip.catalog.format.deletion_vectors import DeletionFile, DeletionVectorUpdate, read_vector
@@ -378,10 +378,11 @@ class FileStoreTable:
         live = self._live.get(key)
         if live is None:
             metas = self.manifest_metas(snapshot)
-            entries = list(
-                itertools.chain.from_iterable(self._manifest(m.file_name, m) for m in metas)
-            )
-            live = tuple(_only_adds(entries) or merge_entries(entries))
+            with paused_gc():
+                entries = list(
+                    itertools.chain.from_iterable(self._manifest(m.file_name, m) for m in metas)
+                )
+                live = tuple(_only_adds(entries) or merge_entries(entries))
             self._live.put(key, live, 200 + 8 * len(live))
         return list(live)
 

@@ -29,7 +29,7 @@ from typing import Any, assert_never
 
 import numpy as np
 
-from lakeskip.catalog.cache import CacheSection, MetadataCache, shared_cache
+from lakeskip.catalog.cache import CacheSection, MetadataCache, paused_gc, shared_cache
 from lakeskip.catalog.format.deletion_vectors import DeletionFile
 from lakeskip.catalog.format.manifest import ManifestEntry
 from lakeskip.catalog.format.snapshot import Snapshot
@@ -234,6 +234,19 @@ class ScanPlanner:
             return dataclasses.replace(
                 cached, report=dataclasses.replace(cached.report, planning_ms=planning_ms)
             )
+        with paused_gc():  # a first plan of a snapshot builds per-file objects in bulk
+            return self._plan(started, snapshot, pred, key, time_zone, use_indexes)
+
+    def _plan(
+        self,
+        started: float,
+        snapshot: Snapshot | None,
+        pred: BooleanExpression,
+        key: Hashable | None,
+        time_zone: str,
+        use_indexes: bool,
+    ) -> ScanPlan:
+        table = self.table
         entries = table.scan_files(snapshot) if snapshot is not None else []
         all_entries = entries
         # a file whose deletion vector deletes every row holds nothing to read
@@ -453,7 +466,8 @@ class ScanPlanner:
           merged row satisfy it); ``a = 1 AND b = 2`` is two such conjuncts, judged apart.
         * ``merge-engine = aggregation``: the same, but only for columns whose function
           returns a value some version holds (max, min, first_*, bool_*); a sum can match
-          where no version does, so conjuncts on summed columns never prune.
+          where no version does, so conjuncts on summed columns never prune; nor do those
+          on ``ignore-retract`` columns (a key of retracts only merges to NULL there).
           With sequence groups, a retract sets a group's columns to NULL (a value no
           version may hold): conjuncts on them never prune.
 
@@ -467,10 +481,16 @@ class ScanPlanner:
                 key_part = and_(key_part, c)
         engine = merge
         if engine.partial_update or engine.aggregation:
-            # aggregation: only columns whose merged value is a value some version holds
+            # aggregation: only columns whose merged value is a value some version holds;
+            # not with ignore-retract: a key whose versions are all retracts (or start
+            # with them) merges to NULL in the column, which no version need hold
             held: set[str] | None = None
             if engine.aggregation:
-                held = {a.column.lower() for a in engine.aggs if a.function in VALUE_PRESERVING}
+                held = {
+                    a.column.lower()
+                    for a in engine.aggs
+                    if a.function in VALUE_PRESERVING and not a.ignore_retract
+                }
             elif engine.groups:  # a retract clears a group's columns to NULL
                 cleared = {c.lower() for seq, cols in engine.groups for c in cols if c not in seq}
                 held = {n.lower() for n in row_type.names} - cleared

@@ -4,6 +4,7 @@ answer."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 from collections.abc import Iterator
 from decimal import Decimal
@@ -16,6 +17,7 @@ from lakeskip import types as T
 from lakeskip.catalog import Catalog, FileKind, ManifestEntry, collect_stats, make_data_file_meta
 from lakeskip.catalog import manifest_disk_cache as disk
 from lakeskip.catalog.cache import shared_cache
+from lakeskip.catalog.format.data_file import SimpleStats
 from lakeskip.catalog.format.manifest import read_manifest
 from lakeskip.catalog.table import FileStoreTable
 
@@ -57,7 +59,25 @@ def _entry(table: FileStoreTable, i: int, part: tuple[object, ...]) -> ManifestE
     )
     partition = table.schema.partition_types()
     assert len(partition) == 2
-    return ManifestEntry(FileKind.ADD, part, 0, -1, meta)
+    if i % 2:  # every other field set, as primary-key and newer writers set them
+        meta = dataclasses.replace(
+            meta,
+            min_key=b"k" * i,
+            max_key=b"K" * i,
+            key_stats=SimpleStats(b"a" * i, b"b" * i, (i, None)),
+            min_sequence_number=i,
+            max_sequence_number=2 * i,
+            level=i % 4,
+            creation_time=1_700_000_000_000 + i,
+            delete_row_count=i % 3,
+            file_source=i % 2,
+            value_stats_cols=None if i % 3 else ("s",),
+            external_path=f"file:///elsewhere/data-{i}.parquet" if i % 5 == 1 else None,
+            first_row_id=i * 10,
+            write_cols=("p", "s"),
+            write_cols_sequences=(i, i + 1),
+        )
+    return ManifestEntry(FileKind.ADD, part, i % 4, 4, meta)
 
 
 def _table(tmp_path: Path) -> FileStoreTable:
