@@ -6,14 +6,18 @@ needed for planning), committed in batches through the table's commit API, so th
 N / ``--batch`` manifests. Then it measures what a user waits for:
 
 * **fresh**: a new Python process opens the catalog, loads the table and plans a point
-  lookup (manifests read from disk, nothing cached); the interpreter's imports are timed
-  apart;
+  lookup (nothing in memory); the interpreter's imports are timed apart. Three ways: the
+  manifests decoded from their Avro files with the local disk cache off; the same while
+  the cache stores them (the first process after a commit); and reading them back from
+  the local disk cache of decoded manifests (lakeskip.catalog.manifest_disk_cache, here
+  in a temporary directory);
 * **warm**: the same session plans point lookups of new literals (every one a plan-cache
   miss: the manifests and decoded stats are cached, the predicate is new), a range and a
   miss;
-* **pyiceberg** (``--pyiceberg-python``, a Python with pyiceberg): the same files as an
-  Iceberg table (same column bounds; Iceberg's manifests hold no bloom filters) and
-  ``plan_files()`` of the same point lookup in a fresh process (bench/planning_pyiceberg.py);
+* **pyiceberg** (this Python if it has pyiceberg, e.g. ``pip install 'lakeskip[bench]'``,
+  else ``--pyiceberg-python``): the same files as an Iceberg table (same column bounds;
+  Iceberg's manifests hold no bloom filters) and ``plan_files()`` of the same point lookup
+  in a fresh process (bench/planning_pyiceberg.py);
 * the bloom filters' measured false-positive rate against the configured one.
 
 Times are wall clock and CPU seconds of the planning process: on a shared machine the CPU
@@ -28,6 +32,7 @@ import argparse
 import json
 import math
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -169,22 +174,26 @@ def bloom_fpp(path: str, files: int, rows: int, probes: int, items: int, fpp: fl
     expected = (1 - math.exp(-k_hashes * rows / num_bits)) ** k_hashes
     print(
         f"bloom (items {items}, fpp {fpp}: {num_bits} bits, k {k_hashes}) with {rows} values "
-        f"a file: measured false-positive rate {passed / max(candidates, 1):.4f} over "
+        f"a file: measured false-positive rate {passed / max(candidates, 1):.4f} "
+        f"({passed / max(candidates, 1) / fpp:.2f}x the configured {fpp}) over "
         f"{candidates:,} probes (theory for {rows} values: {expected:.4f})"
     )
 
 
-def pyiceberg_plan(python: str, path: str, files: int, rows: int, batch: int, user: str) -> None:
+def pyiceberg_plan(
+    python: str, path: str, files: int, rows: int, batch: int, user: str
+) -> list[dict[str, float]]:
     """Plan the same point lookup with pyiceberg (bench/planning_pyiceberg.py) in its own
     environment, on an Iceberg table of the same files' bounds."""
     script = Path(__file__).with_name("planning_pyiceberg.py")
     cmd = [python, str(script), "--dir", path, "--files", str(files)]
     cmd += ["--rows-per-file", str(rows), "--batch", str(batch), "--user", user]
-    for run in range(2):
+    runs = []
+    for run in range(3):
         out = subprocess.run(cmd, capture_output=True, text=True)
         if out.returncode != 0:
             print(f"pyiceberg failed: {out.stderr.strip()[-400:]}")
-            return
+            return runs
         r = json.loads(out.stdout)
         built = f", table built in {r['build_s']:.1f} s" if r.get("build_s") else ""
         print(
@@ -192,6 +201,45 @@ def pyiceberg_plan(python: str, path: str, files: int, rows: int, batch: int, us
             f"plan_files point lookup {r['plan_s']:.2f} s (CPU {r['plan_cpu_s']:.2f} s), "
             f"kept {r['kept']}{built}"
         )
+        runs.append(r)
+    return runs
+
+
+def _pyiceberg_python(given: str | None) -> str | None:
+    if given:
+        return given
+    try:
+        import pyiceberg  # noqa: F401
+    except ImportError:
+        return None
+    return sys.executable
+
+
+def _fresh_runs(path: str, user: str, cache: str) -> dict[str, list[dict[str, float]]]:
+    """Fresh processes: disk cache off, cold (storing), then reading it back."""
+    out: dict[str, list[dict[str, float]]] = {}
+    modes = [
+        ("no disk cache (Avro decoded)", "off"),
+        ("disk cache cold (Avro decoded + stored)", cache),
+        ("disk cache (decoded manifests read back)", cache),
+        ("disk cache (decoded manifests read back)", cache),
+    ]
+    for label, where in modes:
+        env = {**os.environ, "LAKESKIP_MANIFEST_CACHE_DIR": where}
+        done = subprocess.run(
+            [sys.executable, __file__, "--dir", path, "--fresh-child", user],
+            capture_output=True,
+            text=True,
+            check=True,
+            env=env,
+        )
+        r = json.loads(done.stdout)
+        print(
+            f"fresh process, {label}: imports {r['imports_s']:.2f} s, open + load + plan "
+            f"point lookup {r['plan_s']:.2f} s (CPU {r['plan_cpu_s']:.2f} s), kept {r['kept']}"
+        )
+        out.setdefault(label, []).append(r)
+    return out
 
 
 def main() -> None:
@@ -212,7 +260,9 @@ def main() -> None:
     if args.fresh_child:
         print(json.dumps(fresh(args.dir, args.fresh_child)))
         return
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory() as cache:
+        # this run's decoded manifests go to a temporary directory, not ~/.cache
+        os.environ["LAKESKIP_MANIFEST_CACHE_DIR"] = cache
         path = args.dir or tmp
         if not Path(path, "b.db", "t").exists():
             t0 = time.perf_counter()
@@ -221,31 +271,30 @@ def main() -> None:
             print(f"built {args.files:,} files in {args.files // args.batch} commits: {took:.1f} s")
         print(f"load average: {os.getloadavg()}")
         user = _user(7919 * 3, args.files * args.rows_per_file)
-        for run in range(3):
-            out = subprocess.run(
-                [sys.executable, __file__, "--dir", path, "--fresh-child", user],
-                capture_output=True,
-                text=True,
-                check=True,
-            )
-            r = json.loads(out.stdout)
-            print(
-                f"fresh process #{run + 1}: imports {r['imports_s']:.2f} s, open + load + plan "
-                f"point lookup {r['plan_s']:.2f} s (CPU {r['plan_cpu_s']:.2f} s), kept {r['kept']}"
-            )
+        shutil.rmtree(cache, ignore_errors=True)
+        ours = _fresh_runs(path, user, cache)
         warm(path, args.files, args.rows_per_file, args.repeats)
         bloom_fpp(path, args.files, args.rows_per_file, 20, args.items, args.fpp)
-        if args.pyiceberg_python:
-            print(f"load average: {os.getloadavg()}")
-            pyiceberg_plan(
-                args.pyiceberg_python,
-                f"{path}-iceberg",
-                args.files,
-                args.rows_per_file,
-                args.batch,
-                user,
+        python = _pyiceberg_python(args.pyiceberg_python)
+        theirs: list[dict[str, float]] = []
+        print(f"load average: {os.getloadavg()}")
+        if python is None:
+            print("pyiceberg: not installed here (pip install 'lakeskip[bench]', or pass")
+            print("  --pyiceberg-python with a Python that has pyiceberg[sql-sqlite,pyarrow])")
+        else:
+            theirs = pyiceberg_plan(
+                python, f"{path}-iceberg", args.files, args.rows_per_file, args.batch, user
             )
         print(f"load average: {os.getloadavg()}")
+        print("side by side, fresh process, point lookup (median wall / CPU seconds):")
+        rows = [(f"lakeskip, {label}", runs) for label, runs in ours.items()]
+        rows.append(("pyiceberg plan_files()", theirs))
+        for label, runs in rows:
+            if runs:
+                wall = statistics.median(r["plan_s"] for r in runs)
+                cpu = statistics.median(r["plan_cpu_s"] for r in runs)
+                kept = runs[-1]["kept"]
+                print(f"  {label:<58} {wall:6.2f} s  CPU {cpu:5.2f} s  kept {kept}")
 
 
 if __name__ == "__main__":

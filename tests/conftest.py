@@ -28,6 +28,18 @@ settings.register_profile(
 settings.load_profile(os.environ.get("LAKESKIP_HYPOTHESIS_PROFILE", "ci"))
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _manifest_disk_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Decoded manifests go to a directory of this run, not the user's ~/.cache."""
+    before = os.environ.get("LAKESKIP_MANIFEST_CACHE_DIR")
+    os.environ["LAKESKIP_MANIFEST_CACHE_DIR"] = str(tmp_path_factory.mktemp("manifest-cache"))
+    yield
+    if before is None:
+        os.environ.pop("LAKESKIP_MANIFEST_CACHE_DIR", None)
+    else:
+        os.environ["LAKESKIP_MANIFEST_CACHE_DIR"] = before
+
+
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     from lakeskip.spark.front.builder import build_spark_session  # only when a test needs Spark

@@ -38,7 +38,8 @@ from typing import Any, TypeVar
 
 from pyroaring import BitMap
 
-from lakeskip.catalog.cache import CacheSection, shared_cache
+from lakeskip.catalog import manifest_disk_cache
+from lakeskip.catalog.cache import CacheSection, paused_gc, shared_cache
 from lakeskip.catalog.dv_commit import deletion_files, plan_index_change
 from lakeskip.catalog.file_io import FileIO
 from lakeskip.catalog.format.deletion_vectors import DeletionFile, DeletionVectorUpdate, read_vector
@@ -186,6 +187,17 @@ def merge_entries(entries: Iterable[ManifestEntry]) -> list[ManifestEntry]:
     return list(live.values())
 
 
+def _only_adds(entries: list[ManifestEntry]) -> list[ManifestEntry] | None:
+    """``entries`` when :func:`merge_entries` would return them as they are: every entry an
+    ADD of a file no other entry names (the identifier holds the file name); else None."""
+    add = FileKind.ADD
+    if not all(e.kind is add for e in entries):
+        return None
+    if len({e.file.file_name for e in entries}) != len(entries):
+        return None
+    return entries
+
+
 _ENTRY_OVERHEAD = 1200  # a decoded ManifestEntry's Python objects, besides its byte fields
 
 
@@ -312,13 +324,34 @@ class FileStoreTable:
 
     # -- reading ---------------------------------------------------------------------------
 
-    def _manifest(self, name: str) -> list[ManifestEntry]:
-        # manifest files are immutable (new name per write): cached process-wide, in bytes
+    def _manifest(self, name: str, meta: ManifestFileMeta | None = None) -> list[ManifestEntry]:
+        # manifest files are immutable (new name per write): cached process-wide, in bytes,
+        # and large ones (``meta`` from the manifest list says how large) on local disk for
+        # the next process (lakeskip.catalog.manifest_disk_cache)
         key = (self.path, name, self.partition_types)
         entries = self._manifests.get(key)
         if entries is None:
-            entries = read_manifest(self.file_io, self.path, name, self.partition_types)
-            self._manifests.put(key, entries, sum(map(_entry_nbytes, entries)))
+            on_disk = meta is not None and (
+                meta.num_added_files + meta.num_deleted_files >= manifest_disk_cache.min_entries()
+            )
+            cached = None
+            if on_disk:
+                assert meta is not None
+                cached = manifest_disk_cache.load(
+                    self.path, name, meta.file_size, self.partition_types
+                )
+            if cached is not None:
+                entries, nbytes = cached
+                nbytes += _ENTRY_OVERHEAD * len(entries)
+            else:
+                entries = read_manifest(self.file_io, self.path, name, self.partition_types)
+                nbytes = sum(map(_entry_nbytes, entries))
+                if on_disk:
+                    assert meta is not None
+                    manifest_disk_cache.store(
+                        self.path, name, meta.file_size, entries, self.partition_types
+                    )
+            self._manifests.put(key, entries, nbytes)
         return entries
 
     def manifest_metas(self, snapshot: Snapshot) -> list[ManifestFileMeta]:
@@ -344,10 +377,12 @@ class FileStoreTable:
         )
         live = self._live.get(key)
         if live is None:
-            entries = itertools.chain.from_iterable(
-                self._manifest(m.file_name) for m in self.manifest_metas(snapshot)
-            )
-            live = tuple(merge_entries(entries))
+            metas = self.manifest_metas(snapshot)
+            with paused_gc():
+                entries = list(
+                    itertools.chain.from_iterable(self._manifest(m.file_name, m) for m in metas)
+                )
+                live = tuple(_only_adds(entries) or merge_entries(entries))
             self._live.put(key, live, 200 + 8 * len(live))
         return list(live)
 

@@ -29,7 +29,7 @@ from typing import Any, assert_never
 
 import numpy as np
 
-from lakeskip.catalog.cache import CacheSection, MetadataCache, shared_cache
+from lakeskip.catalog.cache import CacheSection, MetadataCache, paused_gc, shared_cache
 from lakeskip.catalog.format.deletion_vectors import DeletionFile
 from lakeskip.catalog.format.manifest import ManifestEntry
 from lakeskip.catalog.format.snapshot import Snapshot
@@ -102,17 +102,51 @@ class _SnapshotStats:
     stats: ColumnarStats
     warnings: list[str]
     bloom: list[BloomColumns]  # built on first use (empty until then)
-    prebuilt: list[tuple[np.ndarray, np.ndarray]]  # kept / skipped-by-stats decisions
+    kept: _LazyDecisions  # "kept" decision per file, each built on first use
+    by_stats: _LazyDecisions  # "skipped by stats" decision per file, likewise
     kinds: list[np.ndarray]  # index kind per file, built on first use
-    skips: dict[str | None, np.ndarray]  # bloom-skip decisions per column, built on first use
+    skips: dict[str | None, _LazyDecisions]  # bloom-skip decisions per column, likewise
 
     @property
     def nbytes(self) -> int:
         n = self.stats.nbytes + 120 * len(self.positions)
         n += sum(b.nbytes for b in self.bloom)
-        n += sum(2 * _DECISION_BYTES * len(k) for k, _ in self.prebuilt)
-        n += sum(_DECISION_BYTES * len(d) for d in self.skips.values())
+        n += self.kept.nbytes + self.by_stats.nbytes
+        n += sum(d.nbytes for d in self.skips.values())
         return n + sum(k.nbytes for k in self.kinds)
+
+
+class _LazyDecisions:
+    """One prebuilt :class:`FileDecision` per file (they are immutable, so plans share
+    them), each built the first time a plan needs it: a fresh process's first plan builds
+    one decision per file, not one of every kind per file."""
+
+    __slots__ = ("_built", "_entries", "_make", "_values", "count")
+
+    def __init__(
+        self, entries: Sequence[ManifestEntry], make: Callable[[ManifestEntry], FileDecision]
+    ) -> None:
+        self._entries = entries
+        self._make = make
+        self._values = np.empty(len(entries), dtype=object)
+        self._built = np.zeros(len(entries), dtype=np.bool_)
+        self.count = 0  # built so far
+
+    @property
+    def nbytes(self) -> int:
+        return 16 * len(self._values) + _DECISION_BYTES * self.count
+
+    def take(self, idx: np.ndarray) -> tuple[np.ndarray, bool]:
+        """The decisions of files ``idx`` (positions among ``entries``), and whether any
+        had to be built. Two threads may build the same decision: equal values either way."""
+        need = idx[~self._built[idx]]
+        if len(need):
+            need = np.unique(need)
+            entries, make = self._entries, self._make
+            self._values[need] = [make(entries[i]) for i in need.tolist()]
+            self._built[need] = True
+            self.count += len(need)
+        return self._values[idx], bool(len(need))
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,9 +157,11 @@ class _PlanColumns:
     stats: ColumnarStats
     live_idx: np.ndarray
     bloom: Callable[[], BloomColumns | None]
-    prebuilt: Callable[[], tuple[np.ndarray, np.ndarray]]
+    # per file of the plan: its "kept" decision where the mask is set, else "skipped by stats"
+    prebuilt: Callable[[np.ndarray], np.ndarray]
     index_kind: Callable[[], np.ndarray]  # _EMBEDDED, _EXTERNAL or 0 per file
-    bloom_skips: Callable[[str | None], np.ndarray]  # "skipped by this column's bloom"
+    # "skipped by this column's bloom" decisions of these files (positions in the plan)
+    bloom_skips: Callable[[str | None, np.ndarray], np.ndarray]
 
 
 @dataclass(slots=True)
@@ -198,6 +234,19 @@ class ScanPlanner:
             return dataclasses.replace(
                 cached, report=dataclasses.replace(cached.report, planning_ms=planning_ms)
             )
+        with paused_gc():  # a first plan of a snapshot builds per-file objects in bulk
+            return self._plan(started, snapshot, pred, key, time_zone, use_indexes)
+
+    def _plan(
+        self,
+        started: float,
+        snapshot: Snapshot | None,
+        pred: BooleanExpression,
+        key: Hashable | None,
+        time_zone: str,
+        use_indexes: bool,
+    ) -> ScanPlan:
+        table = self.table
         entries = table.scan_files(snapshot) if snapshot is not None else []
         all_entries = entries
         # a file whose deletion vector deletes every row holds nothing to read
@@ -332,14 +381,13 @@ class ScanPlanner:
                 decisions[i] = FileDecision(entries[i], keep=False, tier=SkipTier.BUCKET)
             alive_mask &= ~out
         alive_mask &= evaluator.evaluate(stats)
-        # the decisions of files kept, and of files skipped by stats, are prebuilt once
-        # per snapshot (FileDecision is immutable): a plan picks them with one np.where
-        kept_d, stats_d = cols.prebuilt()
 
         bulk: list[tuple[np.ndarray, np.ndarray]] = []  # (positions, prebuilt decisions)
 
         def assemble() -> list[FileDecision]:
-            out: np.ndarray = np.where(alive_mask, kept_d, stats_d)
+            # the decisions of files kept, and of files skipped by stats, are prebuilt once
+            # per snapshot (FileDecision is immutable) and picked with array operations
+            out = cols.prebuilt(alive_mask)
             for where, decided in bulk:
                 out[where] = decided
             for i, d in decisions.items():
@@ -367,7 +415,7 @@ class ScanPlanner:
                 by_column = np.asarray([verdict.column[a] for a in at[skip].tolist()], dtype=object)
                 for column in set(by_column.tolist()):
                     where = emb[skip][by_column == column]
-                    bulk.append((where, cols.bloom_skips(column)[where]))
+                    bulk.append((where, cols.bloom_skips(column, where)))
         for i in embedded:
             e = entries[i]
             assert e.file.embedded_index is not None
@@ -418,7 +466,8 @@ class ScanPlanner:
           merged row satisfy it); ``a = 1 AND b = 2`` is two such conjuncts, judged apart.
         * ``merge-engine = aggregation``: the same, but only for columns whose function
           returns a value some version holds (max, min, first_*, bool_*); a sum can match
-          where no version does, so conjuncts on summed columns never prune.
+          where no version does, so conjuncts on summed columns never prune; nor do those
+          on ``ignore-retract`` columns (a key of retracts only merges to NULL there).
           With sequence groups, a retract sets a group's columns to NULL (a value no
           version may hold): conjuncts on them never prune.
 
@@ -432,10 +481,16 @@ class ScanPlanner:
                 key_part = and_(key_part, c)
         engine = merge
         if engine.partial_update or engine.aggregation:
-            # aggregation: only columns whose merged value is a value some version holds
+            # aggregation: only columns whose merged value is a value some version holds;
+            # not with ignore-retract: a key whose versions are all retracts (or start
+            # with them) merges to NULL in the column, which no version need hold
             held: set[str] | None = None
             if engine.aggregation:
-                held = {a.column.lower() for a in engine.aggs if a.function in VALUE_PRESERVING}
+                held = {
+                    a.column.lower()
+                    for a in engine.aggs
+                    if a.function in VALUE_PRESERVING and not a.ignore_retract
+                }
             elif engine.groups:  # a retract clears a group's columns to NULL
                 cleared = {c.lower() for seq, cols in engine.groups for c in cols if c not in seq}
                 held = {n.lower() for n in row_type.names} - cleared
@@ -545,7 +600,16 @@ class ScanPlanner:
             if len(positions) != len(live):  # one name twice: no lookup by name, no cache
                 return self._uncached_columns(entries, notes)
             stats, messages = self._decode_stats(live, notes)
-            hit = _SnapshotStats(positions, stats, messages, [], [], [], {})
+            hit = _SnapshotStats(
+                positions,
+                stats,
+                messages,
+                [],
+                _LazyDecisions(live, _kept),
+                _LazyDecisions(live, _by_stats),
+                [],
+                {},
+            )
             self._columnar.put(key, hit, hit.nbytes)
         else:
             for m in hit.warnings:
@@ -566,11 +630,16 @@ class ScanPlanner:
                 self._columnar.put(key, snap, snap.nbytes)
             return snap.bloom[0]
 
-        def prebuilt() -> tuple[np.ndarray, np.ndarray]:
-            if not snap.prebuilt:
-                snap.prebuilt.append(_decisions(live))
+        def prebuilt_at(at: np.ndarray, keep: np.ndarray) -> np.ndarray:
+            """Decisions of the live files ``at``: kept where ``keep``, else by stats."""
+            out = np.empty(len(at), dtype=object)
+            kept, new_k = snap.kept.take(at[keep])
+            skipped, new_s = snap.by_stats.take(at[~keep])
+            out[keep] = kept
+            out[~keep] = skipped
+            if new_k or new_s:
                 self._columnar.put(key, snap, snap.nbytes)
-            return snap.prebuilt[0]
+            return out
 
         def kinds() -> np.ndarray:
             if not snap.kinds:
@@ -578,42 +647,60 @@ class ScanPlanner:
                 self._columnar.put(key, snap, snap.nbytes)
             return snap.kinds[0]
 
-        def skips(column: str | None) -> np.ndarray:
-            got = snap.skips.get(column)
-            if got is None:
-                got = snap.skips[column] = _bloom_skips(live, column)
+        def skips_at(column: str | None, at: np.ndarray) -> np.ndarray:
+            lazy = snap.skips.get(column)
+            if lazy is None:
+                lazy = snap.skips[column] = _LazyDecisions(live, _bloom_skip(column))
+            got, new = lazy.take(at)
+            if new:
                 self._columnar.put(key, snap, snap.nbytes)
             return got
 
         if entries is live:
-            return _PlanColumns(hit.stats, np.arange(len(live)), bloom, prebuilt, kinds, skips)
+            return _PlanColumns(
+                hit.stats,
+                np.arange(len(live)),
+                bloom,
+                lambda keep: prebuilt_at(np.arange(len(live)), keep),
+                kinds,
+                skips_at,
+            )
         idx = np.fromiter(
             (hit.positions[e.file.file_name] for e in entries), dtype=np.int64, count=len(entries)
         )
-
-        def taken() -> tuple[np.ndarray, np.ndarray]:
-            kept, skipped = prebuilt()
-            return kept[idx], skipped[idx]
-
         return _PlanColumns(
             hit.stats.take(idx),
             idx,
             bloom,
-            taken,
+            lambda keep: prebuilt_at(idx, keep),
             lambda: kinds()[idx],
-            lambda column: skips(column)[idx],
+            lambda column, where: skips_at(column, idx[where]),
         )
 
     def _uncached_columns(self, entries: Sequence[ManifestEntry], notes: _Warnings) -> _PlanColumns:
         """:meth:`_columnar_stats` for files of no snapshot (or one that names a file twice)."""
         stats, _ = self._decode_stats(entries, notes)
+
+        def decided(keep: np.ndarray) -> np.ndarray:
+            out = np.empty(len(entries), dtype=object)
+            out[:] = [
+                _kept(e) if k else _by_stats(e) for e, k in zip(entries, keep.tolist(), strict=True)
+            ]
+            return out
+
+        def skipped(column: str | None, where: np.ndarray) -> np.ndarray:
+            out = np.empty(len(where), dtype=object)
+            make = _bloom_skip(column)
+            out[:] = [make(entries[i]) for i in where.tolist()]
+            return out
+
         return _PlanColumns(
             stats,
             np.arange(len(entries)),
             lambda: None,
-            lambda: _decisions(entries),
+            decided,
             lambda: _index_kinds(entries),
-            lambda column: _bloom_skips(entries, column),
+            skipped,
         )
 
     def _decode_stats(
@@ -717,13 +804,21 @@ class ScanPlanner:
         return out
 
 
-def _decisions(entries: Sequence[ManifestEntry]) -> tuple[np.ndarray, np.ndarray]:
-    """Each file's "kept" and "skipped by stats" decisions, as object arrays."""
-    kept = np.empty(len(entries), dtype=object)
-    skipped = np.empty(len(entries), dtype=object)
-    kept[:] = [FileDecision(e, keep=True) for e in entries]
-    skipped[:] = [FileDecision(e, keep=False, tier=SkipTier.STATS) for e in entries]
-    return kept, skipped
+def _kept(e: ManifestEntry) -> FileDecision:
+    return FileDecision(e, keep=True)
+
+
+def _by_stats(e: ManifestEntry) -> FileDecision:
+    return FileDecision(e, keep=False, tier=SkipTier.STATS)
+
+
+def _bloom_skip(column: str | None) -> Callable[[ManifestEntry], FileDecision]:
+    def make(e: ManifestEntry) -> FileDecision:
+        return FileDecision(
+            e, keep=False, tier=SkipTier.EMBEDDED_INDEX, index_type="bloom-filter", column=column
+        )
+
+    return make
 
 
 _EMBEDDED = 1
@@ -742,17 +837,6 @@ def _index_kinds(entries: Sequence[ManifestEntry]) -> np.ndarray:
             return _EXTERNAL  # two .index files: raised again if the file is ever read
 
     return np.fromiter(map(kind, entries), dtype=np.int8, count=len(entries))
-
-
-def _bloom_skips(entries: Sequence[ManifestEntry], column: str | None) -> np.ndarray:
-    out = np.empty(len(entries), dtype=object)
-    out[:] = [
-        FileDecision(
-            e, keep=False, tier=SkipTier.EMBEDDED_INDEX, index_type="bloom-filter", column=column
-        )
-        for e in entries
-    ]
-    return out
 
 
 def _plan_key(

@@ -425,3 +425,38 @@ def test_a_sum_no_version_holds_is_not_pruned(tmp_path: Path) -> None:
     # column does not (a retract version clears it to NULL, a value no version may hold)
     assert len(ScanPlanner(table).plan(E.EqualTo("s", "zz")).files) == 0
     assert len(ScanPlanner(table).plan(E.EqualTo("q", 5)).files) == 2
+
+
+def test_an_ignored_retract_null_is_not_pruned(tmp_path: Path) -> None:
+    """``max`` with ``ignore-retract``: a key written by two DELETEs merges to a row with NULL
+    in the column though both versions hold 0, so ``i32 IS NULL`` must keep its files (found
+    by the hypothesis test above)."""
+    options = {
+        **BASE_OPTIONS,
+        "merge-engine": "aggregation",
+        "fields.i32.aggregate-function": "max",
+        "fields.i32.ignore-retract": "true",
+    }
+    cat = Catalog(str(tmp_path / "wh"))
+    table = cat.create_table("default.t", ROW_TYPE, partition_keys=["p"], options=options)
+    model = Model(options)
+    row = {"k": 2, "p": "y", "q": None, "i32": 0, "s": None}
+    written = []
+    for w in range(2):
+        live = table.scan_files() if table.latest_snapshot() else []
+        spec = WriteSpec(
+            file_io=table.file_io,
+            table_path=table.path,
+            schema=table.schema,
+            value_kind=RowKind.DELETE,
+            next_sequence=next_sequences(table.schema, live),
+        )
+        written += buffer_merge(model, w, [row], int(RowKind.DELETE))
+        table.commit(
+            DataWriter(spec, file_prefix=f"w{w}").write_batches(
+                [pa.Table.from_pylist([row], ROW_TYPE.to_arrow())]
+            )
+        )
+    table = table.refresh()
+    assert merged_rows(model, written) == [(2, "y", None, None, None)], "the model's row"
+    assert len(ScanPlanner(table).plan(E.IsNull("i32")).files) == 2

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pyarrow as pa
 import pytest
@@ -19,6 +20,7 @@ from hypothesis import strategies as st
 from tests.unit.expressions.strategies import SCALARS, column_values, predicates
 
 from lakeskip import types as T
+from lakeskip.catalog.cache import shared_cache
 from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.format.stats import file_column_stats
 from lakeskip.catalog.write.data_writer import WriteSpec, write_data_file
@@ -87,3 +89,16 @@ def test_vectorised_tiers_keep_what_the_per_file_path_keeps(
             d.entry.file.file_name: _reference_keep(table, d.entry, bound) for d in plan.decisions
         }
         assert got == want, pred
+        # a fresh process: nothing in memory, manifests decoded from the Avro files (and
+        # stored on local disk), then a second one reading them back from that disk cache
+        env = {
+            "LAKESKIP_MANIFEST_CACHE_DIR": str(tmp / "manifest-cache"),
+            "LAKESKIP_MANIFEST_CACHE_MIN_ENTRIES": "0",
+        }
+        with mock.patch.dict(os.environ, env):
+            for fresh in ("decoded", "from the disk cache"):
+                shared_cache().clear()
+                again = ScanPlanner(cat.get_table("db.t")).plan(pred)
+                kept = {d.entry.file.file_name: d.keep for d in again.decisions}
+                assert kept == want, (fresh, pred)
+        assert list((tmp / "manifest-cache").glob("*.lsmc")), "the disk cache was used"
