@@ -29,6 +29,7 @@ import os
 import struct
 import tempfile
 import threading
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -44,8 +45,9 @@ from lakeskip.types import DataType
 __all__ = ["cache_dir", "load", "min_entries", "store"]
 
 _MAGIC = b"LSMC"
-# the layout of a cached entry follows DataFileMeta's fields: a new field is a new version
-_VERSION = 1000 + len(dataclasses.fields(DataFileMeta))
+# the layout of a cached entry follows DataFileMeta's fields: a field added, removed, renamed
+# or moved is a new version, so files written by another lakeskip version are not read
+_VERSION = zlib.crc32(",".join(f.name for f in dataclasses.fields(DataFileMeta)).encode() + b"/1")
 _HEADER = struct.Struct("<4sIQQ")  # magic, version, checksum of the body, raw body size
 _DEFAULT_BYTES = 1 << 30
 _STATS_AT = (5, 6)  # key_stats, value_stats among DataFileMeta's fields
@@ -179,7 +181,7 @@ def _decode(
         ks = stats.get(f[5])  # key stats repeat (empty on append tables): shared, as decoded
         if ks is None:
             ks = stats[f[5]] = SimpleStats(*f[5])
-        # positional, in field order (as _encode wrote them; _VERSION counts the fields)
+        # positional, in field order (as _encode wrote them; _VERSION names the fields)
         meta = DataFileMeta(*f[:5], ks, SimpleStats(*f[6]), *f[7:])  # type: ignore[call-arg]
         out.append(ManifestEntry(kinds[kind], partition, bucket, total_buckets, meta))
     return out, raw_size
