@@ -9,7 +9,10 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import pytest
+
 from lakeskip.catalog.ops.maintenance import remove_orphan_files
+from lakeskip.errors import CommitConflictError
 
 THREADS = 2
 OPS = 4
@@ -331,7 +334,9 @@ def test_pk_merge_commits_past_commits_that_change_none_of_its_rows(
     MERGE starved after 10 retries); the rows at both snapshots are equal, so the MERGE is
     serializable as it is."""
     import lakeskip.spark.modify.pk as pk_dml
+    import lakeskip.spark.modify.serializable as serializable
 
+    limit = serializable.ROW_CHECK_MAX_BYTES
     for table, opts in (
         ("pkn_dv", "'bucket' = '1', 'deletion-vectors.enabled' = 'true'"),
         ("pkn_mor", "'bucket' = '1'"),
@@ -360,6 +365,28 @@ def test_pk_merge_commits_past_commits_that_change_none_of_its_rows(
         assert rows == [(1, "a"), (2, "x"), (3, "m"), (5, "m"), (6, "m"), (8, "x"), (9, "m")], (
             f"{table}: {rows}"
         )
+        # rows too large to compare: the check cannot tell, so it conflicts as the file level
+        # does; nothing of the MERGE is left
+        monkeypatch.setattr(serializable, "ROW_CHECK_MAX_BYTES", 0)
+        other_keys = f"INSERT INTO {table} VALUES (4, 'y'), (10, 'y')"
+        with (
+            _race(monkeypatch, pk_dml, "merge_target", session, other_keys),
+            pytest.raises(CommitConflictError, match="too many to compare"),
+        ):
+            session.sql(merge.format(5, 7))
+        monkeypatch.setattr(serializable, "ROW_CHECK_MAX_BYTES", limit)
+        rows = sorted(tuple(r) for r in session.sql(f"SELECT k, v FROM {table}").collect())
+        assert rows == [
+            (1, "a"),
+            (2, "x"),
+            (3, "m"),
+            (4, "y"),
+            (5, "m"),
+            (6, "m"),
+            (8, "x"),
+            (9, "m"),
+            (10, "y"),
+        ], f"{table}: {rows}"
         _no_trace(session, f"default.{table}")
 
 
