@@ -421,3 +421,44 @@ def test_pk_statements_do_not_write_back_a_key_deleted_after_they_planned(
         rows = sorted(tuple(r) for r in session.sql(f"SELECT k, v FROM {table}").collect())
         assert rows == [(1, "a"), (3, "m")], f"{table}: 4 must stay deleted: {rows}"
         _no_trace(session, f"default.{table}")
+
+
+def test_append_statements_commit_past_an_insert_of_other_rows(
+    session: Any, monkeypatch: Any
+) -> None:
+    """With no retry allowed, a MERGE and a DELETE on append tables (copy-on-write, deletion
+    vectors) commit although another writer inserted, between their planning and their
+    commit, a file whose stats may hold rows they match but which holds none: the rows their
+    condition may match are the same at both snapshots."""
+    import lakeskip.spark.modify.dispatch as dml
+    import lakeskip.spark.modify.dv as dv_dml
+
+    for table, opts, module in (
+        ("an_cow", "", dml),
+        ("an_dv", "'deletion-vectors.enabled' = 'true', ", dv_dml),
+    ):
+        session.sql(
+            f"CREATE TABLE {table} (id INT, v STRING) WITH ({opts}'commit.max-retries' = '0')"
+        )
+        session.sql(f"INSERT INTO {table} VALUES (1, 'a'), (5, 'a'), (9, 'a')")
+        # one task, one file: ids 2 and 8 (file range 2..8)
+        one_file = "SELECT CAST(id * 6 + 2 AS INT), '{}' FROM range(0, 2, 1, 1)"
+        other_rows = f"INSERT INTO {table} {one_file.format('x')}"
+        with _race(monkeypatch, module, "merge_target", session, other_rows):
+            session.sql(
+                f"MERGE INTO {table} USING (SELECT 5 AS id, 'm' AS v UNION ALL SELECT 6, 'm') s "
+                f"ON {table}.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v "
+                "WHEN NOT MATCHED THEN INSERT *"
+            )
+        rows = sorted(tuple(r) for r in session.sql(f"SELECT id, v FROM {table}").collect())
+        assert rows == [(1, "a"), (2, "x"), (5, "m"), (6, "m"), (8, "x"), (9, "a")], (
+            f"{table}: {rows}"
+        )
+        other_rows = f"INSERT INTO {table} {one_file.format('y')}"
+        with _race(monkeypatch, module, "plan_candidates", session, other_rows):
+            session.sql(f"DELETE FROM {table} WHERE id = 5")
+        rows = sorted(tuple(r) for r in session.sql(f"SELECT id, v FROM {table}").collect())
+        assert rows == [(1, "a"), (2, "x"), (2, "y"), (6, "m"), (8, "x"), (8, "y"), (9, "a")], (
+            f"{table}: {rows}"
+        )
+        _no_trace(session, f"default.{table}")

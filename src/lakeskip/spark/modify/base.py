@@ -464,7 +464,6 @@ def merge_concurrent_check(
         spec.time_zone,
         spec.what,
         read_files=planned.files,
-        inserts=bool(spec.not_matched),
     )
 
 

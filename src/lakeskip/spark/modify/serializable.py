@@ -8,9 +8,9 @@ would read at ``L`` are the rows it read at ``R``. Two levels decide::
 
     files     the planner keeps, at L, no file that R did not have, and every file the
               statement read is still live with the same DV        -> commit, nothing read
-    rows      (primary-key tables) the table's rows satisfying the predicate, read from the
-              kept files at R and at L (merged, DVs applied, as the statement reads them),
-              are equal                                             -> commit
+    rows      the table's rows satisfying the predicate, read from the kept files at R and
+              at L as the statement reads them (merged on a primary-key table, DVs
+              applied), are equal (as a multiset on append tables)  -> commit
               else                                                  -> CommitConflictError
 
 The file level alone fails a statement whenever a concurrent commit wrote a file whose stats
@@ -22,8 +22,12 @@ concurrent commit of other keys, a compaction, a DV set on another row pass; a c
 changed, added or removed a row the predicate selects fails the attempt, and
 ``retry_on_conflict`` runs the whole statement again on the newer snapshot.
 
-Append tables keep the file level (their rows have no identity to compare; a copy-on-write
-statement's deleted files are checked by the commit itself).
+Why equal rows suffice: the statement's output is a function of those rows (and its source);
+what it writes must also still fit the table, which the commit checks itself (files it
+deletes still live, DVs it extends unchanged, no file added to a bucket a lookup write read).
+On an append table two equal rows are interchangeable: a row that matches the condition is
+in a file the statement rewrites or marks, which the commit checks, so equal multisets leave
+the same rows for it to change at both snapshots.
 
 What the row level reads is bounded: the kept files at both snapshots, at most
 :data:`ROW_CHECK_MAX_BYTES` together (the statement read the ``R`` side itself, pruned by
@@ -67,7 +71,6 @@ def serializable_check(
     what: str,
     *,
     read_files: Sequence[ManifestEntry] = (),
-    inserts: bool = False,
 ) -> Callable[[Snapshot | None], None]:
     """A commit's check (``FileStoreTable.commit(concurrent_check=...)``) that the statement,
     which read the table at ``read``, still sees what it would see at the snapshot it commits
@@ -84,9 +87,9 @@ def serializable_check(
       live or its deletion vector changed: a row the statement saw may be gone (a MERGE that
       saw the key would not insert it; an UPDATE would write again a key deleted meanwhile).
 
-    On an append table a new file conflicts, and a changed read file only when ``inserts``
-    (files the statement also deletes are checked by the commit itself). On a primary-key
-    table either only leads to the row level, which conflicts when the rows differ.
+    Either only leads to the row level, which conflicts when the rows differ. (Files the
+    statement deletes or marks are checked by the commit itself: the rows it writes back
+    must be what they were.)
 
     Args:
         read: the snapshot the statement read (``None``: it read an empty table).
@@ -94,12 +97,9 @@ def serializable_check(
             ``read``, which gave ``read_files``).
         what: the statement, for the message.
         read_files: the files the statement read.
-        inserts: a MERGE with WHEN NOT MATCHED clauses (its inserts depend on a row's
-            absence).
     """
     read_ids = {e.identifier for e in table.scan_files(read)} if read is not None else set()
     read_dvs = table.deletion_files(read) if read is not None and read_files else {}
-    by_rows = isinstance(table.kind, (PkMerge, PkRaw))
     since = f"snapshot {read.id}" if read is not None else "the empty table"
     at_read: list[pa.Table] = []  # the rows at ``read``, computed once
 
@@ -113,18 +113,6 @@ def serializable_check(
         new = [e for e in plan.files if e.identifier not in read_ids]
         changed = _changed(table, latest, read_files, read_dvs)
         if not new and not changed:
-            return
-        if not by_rows:
-            if new:
-                raise CommitConflictError(
-                    f"{what}: {len(new)} file(s) committed after it read {since} may hold rows "
-                    f"its condition matches (e.g. {new[0].file.file_name})"
-                )
-            if inserts:
-                raise CommitConflictError(
-                    f"{what}: rows of {changed[0]}, read at {since}, were deleted or rewritten "
-                    "by a later commit"
-                )
             return
         why = _rows_differ(
             table, read, latest, predicate, time_zone, read_files, plan.files, at_read
@@ -206,13 +194,14 @@ def _rows(
     predicate: BooleanExpression,
 ) -> pa.Table:
     """The table's rows in ``files`` at ``snapshot`` as the statement reads them (its
-    kind's read: merged on a table read by merge, files at level > 0 minus DVs on one read
-    raw), those where ``predicate`` is not FALSE, sorted by the primary key."""
+    kind's read, as ``table_view``: merged on a primary-key table read by merge, files at
+    level > 0 minus DVs on one read raw, files minus DVs on an append table), those where
+    ``predicate`` is not FALSE, sorted by the primary key (append: by every column)."""
     kind = table.kind
     schema = table.schema
     arrow = _nullable(schema.row_type.to_arrow())
-    keys = list(dict.fromkeys((*schema.partition_keys, *schema.primary_keys)))
-    dvs = table.deletion_files(snapshot) if isinstance(kind, PkRaw) else {}
+    keys = list(dict.fromkeys((*schema.partition_keys, *schema.primary_keys))) or arrow.names
+    dvs = table.deletion_files(snapshot) if not isinstance(kind, PkMerge) else {}
     parts: list[pa.Table] = []
     for e in files:
         if isinstance(kind, PkRaw) and e.file.level == 0:
@@ -237,10 +226,8 @@ def _rows(
     match kind:
         case PkMerge(merge=merge):
             rows = _merged(parts, keys, merge, arrow)
-        case PkRaw():
+        case PkRaw() | Append() | AppendDv():
             rows = pa.concat_tables(parts) if parts else arrow.empty_table()
-        case Append() | AppendDv():
-            raise AssertionError(f"{table.identifier} is not a primary-key table")
     rows = rows.select(arrow.names).cast(arrow)
     if rows.num_rows:
         # rows where the predicate is TRUE or unknown: only a definite FALSE is left out
