@@ -16,6 +16,8 @@ parent process checks, for each table:
 * the share of statements that committed (the criterion asks ≥ 99 %);
 * the committed snapshot ids are distinct and contiguous from the start snapshot to the latest;
 * the table equals a replay of the committed statements in snapshot order;
+* how contended the run was whatever the load (a loaded machine runs fewer, longer statements):
+  the mean number of other commits that landed while a statement (a MERGE) ran;
 * no file under the table is left that no snapshot references (``remove_orphan_files`` dry run
   with ``older_than`` = now, after every writer has exited): a failed or retried attempt left
   no trace.
@@ -174,6 +176,29 @@ def worker(args: argparse.Namespace) -> None:
 # ---------------------------------------------------------------- checks
 
 
+def contention(mine: list[dict[str, Any]]) -> dict[str, float]:
+    """How contended the run was, whatever the load: per statement (and per MERGE), the mean
+    number of other statements' commits to the table that landed while it ran (its retries
+    included). A loaded machine runs fewer statements, but each one longer."""
+    done = [
+        (o["started"] + o["seconds"], o["op"])
+        for o in mine
+        if o["committed"] and o.get("snapshot_id") is not None
+    ]
+
+    def during(o: dict[str, Any]) -> int:
+        start, end = o["started"], o["started"] + o["seconds"]
+        return sum(1 for t, op in done if start < t < end and op != o["op"])
+
+    def mean(xs: list[int]) -> float:
+        return round(sum(xs) / len(xs), 2) if xs else 0.0
+
+    return {
+        "other_commits_during_a_statement": mean([during(o) for o in mine]),
+        "other_commits_during_a_merge": mean([during(o) for o in mine if o["kind"] == "merge"]),
+    }
+
+
 def check_table(session: Any, table: str, ops: list[dict[str, Any]], first: int) -> dict[str, Any]:
     from lakeskip.catalog.ops.maintenance import remove_orphan_files
 
@@ -231,6 +256,7 @@ def check_table(session: Any, table: str, ops: list[dict[str, Any]], first: int)
         "replay_diff": diff if not equal else {},
         "rows": rows,
         "orphan_files": orphans,
+        "contention": contention(mine),
     }
 
 
@@ -375,6 +401,7 @@ def main() -> None:
             f"{r['snapshot_ids_contiguous']}; replay equal: {r['replay_equal']} "
             f"({r['rows']} rows); orphan files: {len(r['orphan_files'])}"
         )
+        print(f"  contention (other commits landing while one ran): {r['contention']}")
         for e, n in r["errors"].items():
             print(f"  error ×{n}: {e}")
         if not r["replay_equal"]:

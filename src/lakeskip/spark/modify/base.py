@@ -35,14 +35,13 @@ from lakeskip.catalog.format.snapshot import Snapshot
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import (
     ColumnNotFoundError,
-    CommitConflictError,
     InvalidArgumentError,
-    TypeMismatchError,
 )
 from lakeskip.expressions import BooleanExpression
 from lakeskip.planner.report import PruningReport
 from lakeskip.planner.scan import ScanPlanner
 from lakeskip.spark.modify.merge_prune import MergeTarget, plan_merge_target
+from lakeskip.spark.modify.serializable import serializable_check
 from lakeskip.spark.read.dv import pushdown_safe_frame
 from lakeskip.spark.read.query import table_file_paths, view_over_files
 from lakeskip.sql.merge import MergeAction, MergeActionKind
@@ -254,79 +253,18 @@ class Candidates:
         return DmlResult(0, len(self.files), 0, 0, None, self.report)
 
     def concurrent_check(self, table: FileStoreTable) -> Callable[[Snapshot | None], None]:
-        """The commit's check that no file committed since :attr:`snapshot` may hold a row
-        the condition matches: such a row was never read, so committing would leave it
-        un-deleted / un-updated although the statement commits after it (a lost update).
-        A :class:`CommitConflictError` makes ``retry_on_conflict`` plan the statement again
+        """The commit's check that the rows the condition may match are the same at the
+        snapshot it commits on as at :attr:`snapshot`: a row committed since was never read
+        (committing would leave it un-deleted / un-updated although the statement commits
+        after it: a lost update), a row deleted since would be written again
+        (:func:`~lakeskip.spark.modify.serializable.serializable_check`). A
+        :class:`~lakeskip.errors.CommitConflictError` makes ``retry_on_conflict`` plan the statement again
         on the newer snapshot (Delta's ConcurrentAppendException, Iceberg's serializable
         isolation)."""
         assert self.snapshot is not None and self.predicate is not None
-        return serializable_check(table, self.snapshot, self.predicate, self.time_zone, self.what)
-
-
-def serializable_check(
-    table: FileStoreTable,
-    read: Snapshot | None,
-    predicate: BooleanExpression,
-    time_zone: str,
-    what: str,
-    *,
-    read_files: Sequence[ManifestEntry] | None = None,
-) -> Callable[[Snapshot | None], None]:
-    """A commit's check (``FileStoreTable.commit(concurrent_check=...)``) that the statement,
-    which read the table at ``read``, still sees what it would see at the snapshot it commits
-    on, as far as rows satisfying ``predicate`` go; else :class:`CommitConflictError`, and
-    ``retry_on_conflict`` runs the statement again on the newer snapshot.
-
-    * A file committed since ``read`` that the planner says may hold a row satisfying
-      ``predicate`` (stats, indexes, partitions, buckets): a row the statement never read
-      (DELETE / UPDATE / MERGE would leave it untouched although they commit after it; a
-      MERGE would insert a second row for its key).
-    * ``read_files`` (a MERGE that inserts: its inserts depend on a row's *absence*): one of
-      these files, read at ``read``, is no longer live or its deletion vector changed, so a
-      row the statement saw may be gone (a MERGE that saw the key would not insert it,
-      although in commit order the key is absent). Files the statement also deletes or
-      marks are checked by the commit itself; this covers the ones it only read.
-
-    Args:
-        read: the snapshot the statement read (``None``: it read an empty table).
-        predicate: what a row must satisfy to matter to the statement (bound against the
-            table's schema).
-        what: the statement, for the message.
-    """
-    read_ids = {e.identifier for e in table.scan_files(read)} if read is not None else set()
-    read_dvs = table.deletion_files(read) if read is not None and read_files else {}
-
-    def check(latest: Snapshot | None) -> None:
-        if latest is None or (read is not None and latest.id == read.id):
-            return
-        since = f"snapshot {read.id}" if read is not None else "the empty table"
-        try:
-            plan = ScanPlanner(table).plan(predicate, time_zone=time_zone, snapshot=latest)
-        except TypeMismatchError as err:  # the schema changed under the statement
-            raise CommitConflictError(f"{what}: the table changed after it read {since}") from err
-        new = [e.file.file_name for e in plan.files if e.identifier not in read_ids]
-        if new:
-            raise CommitConflictError(
-                f"{what}: {len(new)} file(s) committed after it read {since} may hold rows "
-                f"its condition matches (e.g. {new[0]})"
-            )
-        if not read_files:
-            return
-        live = {e.identifier for e in table.scan_files(latest)}
-        dvs = table.deletion_files(latest)
-        for entry in read_files:
-            name = entry.file.file_name
-            old, now = read_dvs.get(name), dvs.get(name)
-            if entry.identifier not in live or (
-                (old.index_file if old else None) != (now.index_file if now else None)
-            ):
-                raise CommitConflictError(
-                    f"{what}: rows of {name}, read at {since}, were deleted or rewritten by a "
-                    "later commit"
-                )
-
-    return check
+        return serializable_check(
+            table, self.snapshot, self.predicate, self.time_zone, self.what, read_files=self.files
+        )
 
 
 def plan_candidates(request: DmlRequest) -> Candidates:
@@ -515,17 +453,17 @@ def merge_target(
 def merge_concurrent_check(
     table: FileStoreTable, spec: MergeSpec, planned: MergeTarget
 ) -> Callable[[Snapshot | None], None]:
-    """A MERGE's :func:`serializable_check`: no file committed since it planned may hold a
-    target row matching a source row (ON's target conjuncts and the source's keys, as
-    planned; every row when the target was not pruned), and, when it inserts, none of the
-    files it read lost a row since."""
+    """A MERGE's :func:`~lakeskip.spark.modify.serializable.serializable_check`: the target
+    rows that may match a source row (ON's target conjuncts and the source's keys, as
+    planned; every row when the target was not pruned) are the same at the snapshot it
+    commits on as at the one it planned on."""
     return serializable_check(
         table,
         planned.snapshot,
         planned.predicate,
         spec.time_zone,
         spec.what,
-        read_files=planned.files if spec.not_matched else None,
+        read_files=planned.files,
     )
 
 

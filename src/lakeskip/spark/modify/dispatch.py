@@ -24,8 +24,9 @@ One statement, four steps, one snapshot::
 Concurrency is serializable: the commit checks that every file it deletes is still live in
 the latest snapshot (a compaction, an overwrite, another DELETE may have removed one), and
 that no file committed since the statement read its snapshot may hold a row the condition
-matches (:func:`~lakeskip.spark.modify.base.serializable_check`; MERGE: a target row matching
-a source row, and when it inserts, no file it read lost rows). Otherwise the attempt fails
+matches (:func:`~lakeskip.spark.modify.serializable.serializable_check`; MERGE: a target row
+matching a source row; such a file, or a file it read that changed since, conflicts only if the
+rows the condition may match differ). Otherwise the attempt fails
 with :class:`~lakeskip.errors.CommitConflictError`, deletes the files it wrote, and
 ``retry_on_conflict`` runs the statement again on the newer snapshot -- rows are never
 resurrected nor lost, and the table equals the statements replayed in commit order.

@@ -26,7 +26,7 @@ in between (a concurrent DELETE, a compaction) it fails with
 are never lost nor rows resurrected. It also fails when a file committed since the
 statement read its snapshot may hold a row the condition (MERGE: a target row matching a
 source row) matches, or when a MERGE that inserts read a file that has lost rows since
-(:func:`~lakeskip.spark.modify.base.serializable_check`): ``retry_on_conflict`` then runs the
+(:func:`~lakeskip.spark.modify.serializable.serializable_check`): ``retry_on_conflict`` then runs the
 statement again on the newer snapshot, so the table equals a replay in commit order.
 """
 

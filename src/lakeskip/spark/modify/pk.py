@@ -12,10 +12,11 @@ one set of key-value files, as Paimon's merge-on-read write does::
               the bucket's largest, so the new version wins at read time (partial-update
               tables: DELETE needs ``partial-update.remove-record-on-delete``, and UPDATE
               cannot set a non-null column to NULL, as the merge would keep the old value)
-    commit    one APPEND snapshot (no file is removed); serializable as on append tables:
-              a file committed since the plan that may hold a matching key fails the
-              commit (:func:`~lakeskip.spark.modify.base.serializable_check`) and
-              ``retry_on_conflict`` runs the statement again on the newer snapshot
+    commit    one APPEND snapshot (no file is removed); serializable: a commit since the
+              plan that changed a row the condition may match (a key written, deleted or
+              updated; not a compaction, nor other keys in a file whose stats overlap)
+              fails the commit (:func:`~lakeskip.spark.modify.serializable.serializable_check`)
+              and ``retry_on_conflict`` runs the statement again on the newer snapshot
 
 With deletion vectors (:mod:`lakeskip.catalog.write.pk_dv_write`) the matched rows are read as
 they are (files at level > 0 minus their DVs); DELETE only marks each matched key's live
