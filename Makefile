@@ -56,6 +56,7 @@ test-interop-java: $(STAMP) check-java
 bench: $(STAMP) check-java
 	$(PY) -c 'import matplotlib, deltalake' 2>/dev/null || $(PY) -m pip install --quiet -e '.[bench]'
 	$(PY) bench/run.py $(BENCH_ARGS)
+	$(PY) bench/write_indexes.py
 	$(PY) bench/frontends.py
 
 bench-range: $(STAMP) check-java

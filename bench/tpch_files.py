@@ -9,7 +9,9 @@ writes each of those files' rows, in the same order, into one data file of a tab
 with its defaults (zstd, Paimon's default codec) and once with ``file.compression = snappy``.
 The files are then read by plain ``spark.read.parquet`` -- the files alone, no catalog, no
 pruning -- and q1 and q6 are timed interleaved (median of ``--runs``, q6 three times as
-many), answers checked equal. It also prints where the files differ: physical types,
+many), answers checked equal. Beside each median wall time it gives the median CPU seconds the
+JVM spent on the query (local mode: driver and executors in one process), which move far
+less with the machine's load than the wall times. It also prints where the files differ: physical types,
 encodings, codec, row groups, dictionaries, statistics. Writes
 ``bench/results/tpch-files-<timestamp>.json``.
 """
@@ -93,10 +95,25 @@ def _print_differences(spark: dict[str, Any], ours: dict[str, Any]) -> None:
         print(f"  {name:22} {size:>22} {diff if diff else ''}")
 
 
-def _timed(spark: Any, sql: str) -> tuple[float, list[Any]]:
+_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def _cpu(pid: int) -> float:
+    """CPU seconds (user + system) of process ``pid`` so far (0.0 without /proc)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / _TICKS
+
+
+def _timed(spark: Any, sql: str, pid: int = 0) -> tuple[float, list[Any], float]:
+    """Wall seconds, rows and the JVM's CPU seconds of one query (local mode: the JVM is the
+    driver and the executors)."""
+    c0 = _cpu(pid) if pid else 0.0
     t0 = time.perf_counter()
     rows = spark.sql(sql).collect()
-    return time.perf_counter() - t0, rows
+    return time.perf_counter() - t0, rows, (_cpu(pid) - c0 if pid else 0.0)
 
 
 def main() -> None:
@@ -140,6 +157,8 @@ def main() -> None:
     print("\nfiles: " + ", ".join(f"{k} {len(v)}" for k, v in sides.items()))
     _print_differences(described["spark"], described["lakeskip"])
     times: dict[str, dict[str, list[float]]] = {q: {s: [] for s in sides} for q in ("q1", "q6")}
+    cpu: dict[str, dict[str, list[float]]] = {q: {s: [] for s in sides} for q in ("q1", "q6")}
+    pid = int(spark._jvm.java.lang.ProcessHandle.current().pid())
     load = [os.getloadavg()]
     # q6 takes seconds, q1 tens of seconds: q6 gets three times the rounds
     for q, sql, rounds in (("q1", Q1, args.runs), ("q6", Q6, 3 * args.runs)):
@@ -150,7 +169,9 @@ def main() -> None:
         for i in range(rounds):
             order = list(sides) if i % 2 == 0 else list(reversed(sides))
             for side in order:
-                times[q][side].append(_timed(spark, sql.format(t=side.replace("-", "_")))[0])
+                wall, _, used = _timed(spark, sql.format(t=side.replace("-", "_")), pid)
+                times[q][side].append(wall)
+                cpu[q][side].append(used)
     load.append(os.getloadavg())
     result: dict[str, Any] = {
         "source": args.source,
@@ -158,6 +179,7 @@ def main() -> None:
         "write_seconds": write_seconds,
         "described": described,
         "times": times,
+        "jvm_cpu_seconds": cpu,
         "load": load,
     }
     print("\nwrite seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in write_seconds.items()))
@@ -168,9 +190,13 @@ def main() -> None:
                 continue
             mine = statistics.median(by_side[side])
             result[f"{q}_speed_{side}"] = base / mine
+            base_cpu = statistics.median(cpu[q]["spark"])
+            mine_cpu = statistics.median(cpu[q][side])
+            result[f"{q}_cpu_speed_{side}"] = base_cpu / mine_cpu if mine_cpu else None
             print(
                 f"{q}: Spark's files {base:.2f} s, {side}'s files {mine:.2f} s -> "
-                f"{base / mine:.2f}x (median of {len(by_side[side])})"
+                f"{base / mine:.2f}x (median of {len(by_side[side])}); JVM CPU "
+                f"{base_cpu:.2f} vs {mine_cpu:.2f} s -> {base_cpu / max(mine_cpu, 1e-9):.2f}x"
             )
     print(f"load average {load[0]} -> {load[1]} (loaded)")
     out = Path(__file__).parent / "results" / f"tpch-files-{time.strftime('%Y%m%d-%H%M%S')}.json"

@@ -165,10 +165,14 @@ def test_writer_reports_stage_timings(tmp_path: Path) -> None:
     t = writer.timings()
     assert (t.files, t.rows) == (len(entries), 800)
     assert t.parquet > 0 and t.index > 0, f"stages measured: {t.summary()}"
-    total = t + WriteTimings(parquet=1.0, files=1)
+    # CPU seconds: the index stage's are a part of the task's
+    assert 0 < t.index_cpu < t.cpu, f"cpu measured: {t.summary()}"
+    total = t + WriteTimings(parquet=1.0, files=1, cpu=2.0, index_cpu=0.5)
     assert total.files == t.files + 1
     assert total.parquet == pytest.approx(t.parquet + 1.0)
-    assert set(t.as_dict()) == {*WriteTimings.STAGES, "files", "rows"}
+    assert total.cpu == pytest.approx(t.cpu + 2.0)
+    assert total.index_cpu == pytest.approx(t.index_cpu + 0.5)
+    assert set(t.as_dict()) == {*WriteTimings.STAGES, "files", "rows", "cpu", "index_cpu"}
 
 
 def _encodings(f: pq.ParquetFile) -> dict[str, tuple[str, ...]]:
