@@ -57,6 +57,7 @@ from lakeskip.catalog.write.data_writer import (
     WriteSpec,
     write_kv_data_file,
 )
+from lakeskip.catalog.write.sort_buffer import ARRIVAL
 from lakeskip.index.primitives.roaring import bitmap_of, serialize_bitmap
 
 if TYPE_CHECKING:
@@ -413,7 +414,7 @@ class PkDvWriter(DataWriter):
         self.changes: list[BucketWrite] = []
 
     def write(self, data: pa.Table | pa.RecordBatch) -> list[ManifestEntry]:
-        from lakeskip.catalog.write.data_writer import _Buffer, _conform
+        from lakeskip.catalog.write.data_writer import _conform
 
         table = pa.Table.from_batches([data]) if isinstance(data, pa.RecordBatch) else data
         if table.num_rows == 0:
@@ -428,28 +429,32 @@ class PkDvWriter(DataWriter):
             table = table.append_column(DELETE_FLAG, flag)
         if buckets is not None:
             table = table.append_column(BUCKET_COLUMN, buckets)
+        assert self.sort is not None
         for key, part in self._split_buckets(self._split(table)):
-            buf = self.buffers.setdefault(key, _Buffer())
-            buf.tables.append(part)
-            buf.rows += part.num_rows
+            self.sort.add(key, part)  # spills sorted runs past write-buffer-size
         return []
 
     def close(self) -> list[ManifestEntry]:
         from lakeskip.catalog.table import normalize_partition
 
-        for (partition, bucket), buf in sorted(self.buffers.items(), key=repr):
-            normalized = normalize_partition(self.spec.schema, partition)
-            result = write_bucket(
-                self.dv_spec,
-                partition,
-                normalized,
-                bucket,
-                self.total_buckets,
-                pa.concat_tables(buf.tables),
-                self._next_name().removesuffix(".parquet").removeprefix("data-"),
-            )
-            self.changes.append(result)
-            self.written.extend(result.added)
-        self.buffers.clear()
+        assert self.sort is not None
+        try:
+            for partition, bucket in sorted(self.sort.bucket_keys(), key=repr):
+                normalized = normalize_partition(self.spec.schema, partition)
+                # whole keys in arrival order: write_bucket's dedupe sees what it saw unsorted
+                chunks = [c.drop_columns([ARRIVAL]) for c in self.sort.drain((partition, bucket))]
+                result = write_bucket(
+                    self.dv_spec,
+                    partition,
+                    normalized,
+                    bucket,
+                    self.total_buckets,
+                    pa.concat_tables(chunks),
+                    self._next_name().removesuffix(".parquet").removeprefix("data-"),
+                )
+                self.changes.append(result)
+                self.written.extend(result.added)
+        finally:
+            self.sort.close()
         self._write_hash_index()
         return list(self.written)
