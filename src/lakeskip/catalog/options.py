@@ -281,6 +281,12 @@ KNOWN_OPTIONS: Mapping[str, OptionSpec] = {
             "primary-key tables: newer runs' size, in % of the oldest, for a full compaction",
         ),
         OptionSpec(
+            "write-only",
+            "false",
+            _boolean,
+            "primary-key tables: no compaction after writes (CALL sys.compact still compacts)",
+        ),
+        OptionSpec(
             "compaction.size-ratio",
             "1",
             _int_at_least(0),

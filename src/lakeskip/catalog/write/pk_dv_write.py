@@ -30,7 +30,7 @@ where a reader does merge (compaction, level-0 files written by others).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -58,6 +58,7 @@ from lakeskip.catalog.write.data_writer import (
     write_kv_data_file,
 )
 from lakeskip.catalog.write.sort_buffer import ARRIVAL
+from lakeskip.errors import CorruptDeletionVectorError
 from lakeskip.index.primitives.roaring import bitmap_of, serialize_bitmap
 
 if TYPE_CHECKING:
@@ -70,6 +71,7 @@ __all__ = [
     "PkDvSpec",
     "PkDvWriter",
     "dv_update",
+    "iter_versions",
     "latest_alive",
     "pk_dv_spec",
     "read_versions",
@@ -155,6 +157,47 @@ def read_versions(spec: WriteSpec, path: str, deleted: bytes | None) -> pa.Table
     columns[SEQUENCE_NUMBER] = data[SEQUENCE_NUMBER].cast(pa.int64())
     columns[VALUE_KIND] = data[VALUE_KIND].cast(pa.int8())
     return pa.table(columns)
+
+
+def iter_versions(
+    spec: WriteSpec, path: str, deleted: bytes | None, batch_rows: int
+) -> Iterator[pa.Table]:
+    """:func:`read_versions` a batch of at most ``batch_rows`` rows at a time (positions
+    its DV deletes left out), for merges that must not hold a whole file."""
+    arrow = spec.schema.row_type.to_arrow()
+    dead = np.empty(0, dtype=np.int64)
+    if deleted is not None:
+        dead = np.asarray(BitMap.deserialize(deleted).to_array(), dtype=np.int64)
+    with spec.file_io.open_input(path) as src:
+        reader = pq.ParquetFile(src)
+        if len(dead) and int(dead.max()) >= reader.metadata.num_rows:
+            raise CorruptDeletionVectorError(
+                f"deletion vector of {path} deletes row {int(dead.max())} of "
+                f"{reader.metadata.num_rows}"
+            )
+        start = 0
+        for batch in reader.iter_batches(batch_size=batch_rows):
+            data = pa.Table.from_batches([batch])
+            n = data.num_rows
+            if len(dead):
+                lo, hi = np.searchsorted(dead, [start, start + n])
+                if hi > lo:
+                    mask = np.ones(n, dtype=bool)
+                    mask[dead[lo:hi] - start] = False
+                    data = data.filter(pa.array(mask))
+            start += n
+            m = data.num_rows
+            columns = {
+                f.name: (
+                    data[f.name].cast(f.type)
+                    if f.name in data.column_names
+                    else pa.nulls(m, f.type)
+                )
+                for f in arrow
+            }
+            columns[SEQUENCE_NUMBER] = data[SEQUENCE_NUMBER].cast(pa.int64())
+            columns[VALUE_KIND] = data[VALUE_KIND].cast(pa.int8())
+            yield pa.table(columns)
 
 
 def latest_alive(

@@ -162,7 +162,7 @@ def commit_written(
     if kind is CommitKind.APPEND and (written.removed or written.vectors is not None):
         # files leave the table: an OVERWRITE that replaces no partition
         kind, overwrite_partitions = CommitKind.OVERWRITE, []
-    return table.commit(
+    snapshot = table.commit(
         written.added,
         deleted=written.removed,
         kind=kind,
@@ -171,6 +171,64 @@ def commit_written(
         concurrent_check=concurrent_check,
         hash_index=written.hash_index,
     )
+    if snapshot is not None:
+        compact_after_commit(table, written.added)
+    return snapshot
+
+
+WRITE_ONLY = "write-only"
+
+
+def compact_after_commit(table: FileStoreTable, added: Sequence[ManifestEntry]) -> Snapshot | None:
+    """Universal compaction after a write to a merge-on-read primary-key table, as Paimon's
+    writers compact after each commit: per bucket the write added files to, the sorted runs
+    :func:`~lakeskip.procedures.universal.pick` chooses (none until the bucket has
+    ``num-sorted-run.compaction-trigger`` runs) are merged in Spark tasks and committed as
+    one COMPACT snapshot. ``write-only = true`` skips it (as in Paimon). A compaction that
+    conflicts with another commit is dropped with a warning: the write stands, the next
+    write's compaction picks again. Returns the COMPACT snapshot, if any."""
+    import uuid
+    import warnings
+
+    from pyspark.sql import SparkSession
+
+    from lakeskip.catalog.options import option_bool
+    from lakeskip.catalog.table import normalize_partition
+    from lakeskip.errors import LakeskipWarning
+    from lakeskip.procedures.pk_compact import compact_bucket, plan_universal_tasks
+    from lakeskip.spark.write.executor import SparkExecutor
+
+    if not isinstance(table.kind, PkMerge) or not added:
+        return None
+    if option_bool(table.schema.options, WRITE_ONLY):
+        return None
+    spark = SparkSession.getActiveSession()
+    if spark is None:
+        return None
+    table = table.refresh()
+    snapshot = table.latest_snapshot()
+    if snapshot is None:
+        return None
+    touched = {(normalize_partition(table.schema, e.partition), e.bucket) for e in added}
+    tasks = plan_universal_tasks(
+        table, table.scan_files(snapshot), str(uuid.uuid4()), buckets=touched
+    )
+    if not tasks:
+        return None
+    executor = SparkExecutor(spark)
+    results = executor.map(compact_bucket, tasks, f"compact {table.identifier} (universal)")
+    old = [e for t in tasks for _, e in t.files]
+    new = [e for r in results for e in r]
+    try:
+        return table.commit(new, deleted=old, kind=CommitKind.COMPACT)
+    except CommitConflictError as e:
+        table.remove_unpublished(new)
+        warnings.warn(
+            f"{table.identifier}: compaction after the write skipped ({e}); the write stands",
+            LakeskipWarning,
+            stacklevel=2,
+        )
+        return None
 
 
 def join_written(table: FileStoreTable, parts: Sequence[WriteResult]) -> WriteResult:
