@@ -196,7 +196,6 @@ def compact_after_commit(table: FileStoreTable, added: Sequence[ManifestEntry]) 
     from lakeskip.catalog.table import normalize_partition
     from lakeskip.errors import LakeskipWarning
     from lakeskip.procedures.pk_compact import compact_bucket, plan_universal_tasks
-    from lakeskip.spark.write.executor import SparkExecutor
 
     if not isinstance(table.kind, PkMerge) or not added:
         return None
@@ -215,8 +214,12 @@ def compact_after_commit(table: FileStoreTable, added: Sequence[ManifestEntry]) 
     )
     if not tasks:
         return None
-    executor = SparkExecutor(spark)
-    results = executor.map(compact_bucket, tasks, f"compact {table.identifier} (universal)")
+    sc = spark.sparkContext
+    sc.setJobDescription(f"compact {table.identifier} (universal)")
+    try:  # one Spark task per bucket, as SparkExecutor.map
+        results = sc.parallelize(tasks, len(tasks)).map(compact_bucket).collect()
+    finally:
+        sc.setJobDescription(None)  # type: ignore[arg-type]
     old = [e for t in tasks for _, e in t.files]
     new = [e for r in results for e in r]
     try:
