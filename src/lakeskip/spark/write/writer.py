@@ -201,7 +201,9 @@ def compact_after_commit(table: FileStoreTable, added: Sequence[ManifestEntry]) 
         return None
     if option_bool(table.schema.options, WRITE_ONLY):
         return None
-    spark = SparkSession.getActiveSession()
+    # the statement's session (a catalog callback's thread may have none active: then the
+    # process's session; no Spark at all, e.g. a Spark-free commit: no compaction)
+    spark = SparkSession.getActiveSession() or getattr(SparkSession, "_instantiatedSession", None)
     if spark is None:
         return None
     table = table.refresh()
