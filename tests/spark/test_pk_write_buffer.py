@@ -64,7 +64,7 @@ def test_universal_compaction_after_upserts(session: Any) -> None:
     (trigger 3), the bucket never keeps more runs than that, the big top-level run is not
     rewritten, and the rows are the Spark oracle's."""
     from lakeskip.catalog.format.snapshot import CommitKind
-    from lakeskip.procedures.universal import bucket_runs
+    from lakeskip.catalog.write.universal import bucket_runs
 
     spark = session.spark
     session.sql(

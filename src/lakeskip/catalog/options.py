@@ -267,7 +267,7 @@ KNOWN_OPTIONS: Mapping[str, OptionSpec] = {
             _int_at_least(2),
             "primary-key tables: most spilled runs merged at once",
         ),
-        # universal compaction of primary-key tables (lakeskip.procedures.universal)
+        # universal compaction of primary-key tables (lakeskip.catalog.write.universal)
         OptionSpec(
             "num-sorted-run.compaction-trigger",
             "5",

@@ -213,10 +213,10 @@ def plan_universal_tasks(
 ) -> list[BucketTask]:
     """One task per (partition, bucket) of ``entries`` (only ``buckets``, normalized
     partitions, when given) whose
-    sorted runs universal compaction picks (:mod:`lakeskip.procedures.universal`): the
+    sorted runs universal compaction picks (:mod:`lakeskip.catalog.write.universal`): the
     picked runs' files, the unit's output level, and whether deletes may be dropped."""
     from lakeskip.catalog.table import normalize_partition
-    from lakeskip.procedures.universal import UniversalOptions, bucket_runs, drops_deletes, pick
+    from lakeskip.catalog.write.universal import UniversalOptions, bucket_runs, drops_deletes, pick
 
     options = UniversalOptions.of(table.schema.options)
     spec = WriteSpec(file_io=table.file_io, table_path=table.path, schema=table.schema)

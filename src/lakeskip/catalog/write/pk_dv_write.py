@@ -19,9 +19,12 @@ in the Spark task that owns the bucket::
       ├─ lowest used level L > 1      ─► new file(s) at level L - 1 (newer data lower, one
       │                                  sorted run per level: the LSM invariant Paimon's
       │                                  readers and writers rely on)
-      └─ level 1 is taken             ─► full compaction of the bucket: its live rows (DVs
-                                         applied) and the new rows merged into one sorted
-                                         run at the top level; old files and DVs go
+      └─ level 1 is taken             ─► the new rows as the newest level-0 run, merged with
+                                         the runs universal compaction's forced level-0
+                                         pick adds (size ratio; level 1 always): their live
+                                         rows (DVs applied) and the new rows become one
+                                         sorted run at the pick's output level; the picked
+                                         files and DVs go, the big old runs stay
 
 Sequence numbers continue per bucket as in non-DV writes, so the newest version also wins
 where a reader does merge (compaction, level-0 files written by others).
@@ -319,18 +322,22 @@ def write_bucket(
     elif min(levels) > 1:
         level = min(levels) - 1
     else:
-        # level 1 taken (or level-0 files, written by others, to fold in): one sorted run
-        # at the top level
+        # level 1 taken (or level-0 files, written by others, to fold in): the new rows are
+        # the newest level-0 run, and universal compaction's forced level-0 pick says which
+        # runs they merge with and the level the merged run goes to (Paimon's lookup
+        # compaction); the runs left out keep their files and DVs
         kinds = np.full(rows.num_rows, int(ws.value_kind), dtype=np.int8)
         fresh = rows.append_column(
             SEQUENCE_NUMBER,
             pa.array(np.arange(first, first + rows.num_rows, dtype=np.int64)),
         ).append_column(VALUE_KIND, pa.array(kinds))
-        parts = [read_versions(ws, f.path, dvs[f.entry.file.file_name]) for f in staying]
+        picked, level = _pick_runs(ws, staying, rows)
+        parts = [read_versions(ws, f.path, dvs[f.entry.file.file_name]) for f in picked]
         merged = latest_alive([*parts, fresh], layout.trimmed, first_row=spec.first_row)
-        removed.extend(f.entry for f in staying)
-        vectors = {}  # every file with a new DV is compacted away
-        level = TOP_LEVEL
+        gone = {f.entry.file.file_name for f in picked}
+        removed.extend(f.entry for f in picked)
+        # a file with a new DV that is compacted away takes its DV with it
+        vectors = {n: v for n, v in vectors.items() if n not in gone}
         out = merged.select(ws.schema.row_type.names)
         versions = (
             merged[SEQUENCE_NUMBER].combine_chunks(),
@@ -340,6 +347,27 @@ def write_bucket(
         ws, out, versions, partition, bucket, total_buckets, first, level, name_prefix
     )
     return BucketWrite(tuple(added), tuple(removed), vectors, marked, emptied)
+
+
+def _pick_runs(
+    ws: WriteSpec, staying: Sequence[BucketFile], rows: pa.Table
+) -> tuple[list[BucketFile], int]:
+    """The bucket's files the new rows merge with, and the output level: the new rows as
+    the newest level-0 run (Arrow bytes / 3 as its file size) before the bucket's runs,
+    :func:`~lakeskip.catalog.write.universal.force_pick_l0`."""
+    from lakeskip.catalog.write.universal import (
+        Run,
+        UniversalOptions,
+        bucket_runs,
+        force_pick_l0,
+    )
+
+    new = Run(0, max(1, int(rows.nbytes / _MEMORY_RATIO)), ())
+    runs = [new, *bucket_runs([f.entry for f in staying])]
+    unit = force_pick_l0(runs, UniversalOptions.of(ws.schema.options), TOP_LEVEL + 1)
+    assert unit is not None  # the new run is at level 0
+    names = set(unit.files)
+    return [f for f in staying if f.entry.file.file_name in names], unit.output_level
 
 
 def _write_run(

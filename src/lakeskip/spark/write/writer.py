@@ -182,7 +182,7 @@ WRITE_ONLY = "write-only"
 def compact_after_commit(table: FileStoreTable, added: Sequence[ManifestEntry]) -> Snapshot | None:
     """Universal compaction after a write to a merge-on-read primary-key table, as Paimon's
     writers compact after each commit: per bucket the write added files to, the sorted runs
-    :func:`~lakeskip.procedures.universal.pick` chooses (none until the bucket has
+    :func:`~lakeskip.catalog.write.universal.pick` chooses (none until the bucket has
     ``num-sorted-run.compaction-trigger`` runs) are merged in Spark tasks and committed as
     one COMPACT snapshot. ``write-only = true`` skips it (as in Paimon). A compaction that
     conflicts with another commit is dropped with a warning: the write stands, the next

@@ -1,4 +1,4 @@
-"""Universal compaction's pick (:mod:`lakeskip.procedures.universal`) on the cases of
+"""Universal compaction's pick (:mod:`lakeskip.catalog.write.universal`) on the cases of
 Paimon's ``UniversalCompactionTest`` (same sizes, levels and expected units)."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.pk.merge_engine import MergeEngine
 from lakeskip.catalog.pk.primary_key import SEQUENCE_NUMBER, VALUE_KIND, RowKind
 from lakeskip.catalog.write.data_writer import DataWriter, WriteSpec, next_sequences
-from lakeskip.procedures.universal import (
+from lakeskip.catalog.write.universal import (
     CompactUnit,
     Run,
     UniversalOptions,

@@ -52,6 +52,7 @@ __all__ = [
     "UniversalOptions",
     "bucket_runs",
     "drops_deletes",
+    "force_pick_l0",
     "pick",
     "pick_for_size_amp",
     "pick_for_size_ratio",
@@ -144,6 +145,21 @@ def pick(
         count = len(runs) - options.trigger + 1
         unit = _size_ratio(runs, max_level, count, options, force=True)
     return unit
+
+
+def force_pick_l0(
+    runs: Sequence[Run], options: UniversalOptions, num_levels: int | None = None
+) -> CompactUnit | None:
+    """Every level-0 run, grown by the size-ratio rule (Paimon's ``forcePickL0``, what a
+    lookup write of a deletion-vector table compacts after each write)."""
+    count = 0
+    for r in runs:
+        if r.level > 0:
+            break
+        count += 1
+    if count == 0:
+        return None
+    return _size_ratio(runs, _max_level(runs, options, num_levels), count, options, force=True)
 
 
 def _max_level(runs: Sequence[Run], options: UniversalOptions, num_levels: int | None) -> int:
