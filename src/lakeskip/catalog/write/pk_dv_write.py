@@ -512,8 +512,15 @@ class PkDvWriter(DataWriter):
         try:
             for partition, bucket in sorted(self.sort.bucket_keys(), key=repr):
                 normalized = normalize_partition(self.spec.schema, partition)
-                # whole keys in arrival order: write_bucket's dedupe sees what it saw unsorted
-                chunks = [c.drop_columns([ARRIVAL]) for c in self.sort.drain((partition, bucket))]
+                # whole keys in arrival order: each chunk deduplicated as write_bucket
+                # deduplicates (which then finds nothing more to drop), so the bucket's
+                # unique new rows are held, not every row the task received
+                keys = schema_key_layout(self.spec.schema).trimmed
+                dedupe = _dedupe_first if self.dv_spec.first_row else dedupe_latest
+                chunks = [
+                    dedupe(c.drop_columns([ARRIVAL]), keys)
+                    for c in self.sort.drain((partition, bucket))
+                ]
                 result = write_bucket(
                     self.dv_spec,
                     partition,
