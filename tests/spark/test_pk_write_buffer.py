@@ -100,3 +100,11 @@ def test_universal_compaction_after_upserts(session: Any) -> None:
             want[i * 97 % 20000] = f"w{w}"
     got = {r[0]: r[1] for r in spark.table(f"{session.catalog_name}.default.u").collect()}
     assert got == want
+    # write-only (Paimon's option): writes leave the compaction to CALL sys.compact
+    session.sql("ALTER TABLE u SET TBLPROPERTIES ('write-only' = 'true')")
+    compactions = kinds.count(CommitKind.COMPACT)
+    for w in range(3):
+        session.sql(f"INSERT INTO u VALUES ({w}, 'x{w}')")
+    kinds = [s.commit_kind for s in table.refresh().list_snapshots()]
+    assert kinds.count(CommitKind.COMPACT) == compactions
+    assert len(bucket_runs(table.refresh().scan_files())) > 3
