@@ -239,3 +239,21 @@ def test_not_spillable_flushes_level_zero_files(tmp_path: Path) -> None:
     files = table.refresh().scan_files()
     assert len(files) > 1 and {e.file.level for e in files} == {0}
     assert _merged(table) == _model("deduplicate", [stmt])
+
+
+def test_spill_files_go_with_the_buffer() -> None:
+    import gc
+    import os
+
+    buf = SortBuffer(["k"], BufferOptions(size=64, spillable=True, fan_in=2))
+    for i in range(5):
+        buf.add(((), 0), pa.table({"k": pa.array(range(i, i + 20), pa.int32())}))
+    assert buf.spills and buf._dir is not None and os.listdir(buf._dir)
+    where = buf._dir
+    del buf  # a failed task never calls close
+    gc.collect()
+    assert not os.path.exists(where)
+    with SortBuffer(["k"], BufferOptions(size=64, spillable=True, fan_in=2)) as closed:
+        closed.add(((), 0), pa.table({"k": pa.array(range(40), pa.int32())}))
+        where = closed._dir
+    assert where is not None and not os.path.exists(where)

@@ -36,6 +36,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import weakref
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -183,6 +184,8 @@ class SortBuffer:
     def _temp_dir(self) -> str:
         if self._dir is None:
             self._dir = tempfile.mkdtemp(prefix="lakeskip-sort-", dir=_spill_root())
+            # a task that fails before close still leaves no spill files behind
+            weakref.finalize(self, shutil.rmtree, self._dir, ignore_errors=True)
         return self._dir
 
     def _new_run_path(self) -> str:
