@@ -33,6 +33,7 @@ files of a compaction, :mod:`lakeskip.procedures.pk_compact`).
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import tempfile
@@ -234,9 +235,9 @@ class SortBuffer:
                 chunks = merge_sorted([_read_run(p) for p in group], self.keys, ARRIVAL)
                 first = next(chunks, None)
                 rows = 16 if first is None else self._batch_rows(first)
-                self.spilled_bytes += _write_run(
-                    path, ([] if first is None else [first]) + list(chunks), rows
-                )
+                # streamed: one merged chunk at a time goes to the longer run
+                merged = chunks if first is None else itertools.chain([first], chunks)
+                self.spilled_bytes += _write_run(path, merged, rows)
                 for p in group:
                     os.remove(p)
                 runs.append(path)
