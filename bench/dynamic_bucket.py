@@ -3,12 +3,16 @@
 
     .venv/bin/python bench/dynamic_bucket.py --rows 4000000 --master 'local[8]'
     .venv/bin/python bench/dynamic_bucket.py --rows 1000000 --baseline   # also 'bucket' = '1'
+    .venv/bin/python bench/dynamic_bucket.py --rows 2000000 --upserts 6 \
+        --options "'write-buffer-size' = '16 mb'"    # spilled writes, universal compaction
 
 ``CREATE TABLE bench.pk (id BIGINT, v STRING, n BIGINT, PRIMARY KEY (id) NOT ENFORCED)``, then
 an INSERT of ``--rows`` rows and an upsert of 1% of the keys (half existing, half new). A
 thread polls Spark's status tracker every 20 ms during each statement and records, per stage,
 its task count and the most tasks seen running at once. Per statement: wall time, buckets,
-files and bytes added, the stages. ``--baseline`` runs the same on a ``'bucket' = '1'`` table
+files and bytes added (its own and its compaction's output, also as a share of the table),
+files its compaction removed, the levels, the largest write buffer a task held and the bytes
+spilled, the stages. ``--upserts N``: N - 1 more upserts of 1% of existing keys. ``--baseline`` runs the same on a ``'bucket' = '1'`` table
 (lakeskip's default before dynamic buckets). A 10,000-row run warms the session up first. The
 machine's load (``uptime``) is printed with
 the figures; on a shared machine they are loaded figures. Writes
@@ -26,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import lakeskip
+from lakeskip.spark.write.writer import last_write_timings
 
 
 class StagePoller:
@@ -70,21 +75,32 @@ def _statement(session: Any, table: str, sql: str) -> dict[str, Any]:
     t = session.catalog.get_table(table)
     live = t.scan_files()
     added = [e for e in live if e.file.file_name not in before]
+    removed = before - {e.file.file_name for e in live}
+    timings = last_write_timings()
+    table_bytes = sum(e.file.file_size for e in live)
+    bytes_added = sum(e.file.file_size for e in added)
     return {
         "sql": sql,
         "seconds": round(seconds, 2),
         "buckets": len({e.bucket for e in live}),
         "buckets_written": len({e.bucket for e in added}),
         "files_added": len(added),
-        "bytes_added": sum(e.file.file_size for e in added),
-        "table_bytes": sum(e.file.file_size for e in live),
+        # files the statement left in the table (its own and its compaction's output)
+        "bytes_added": bytes_added,
+        "bytes_added_share_of_table": round(bytes_added / max(1, table_bytes), 4),
+        "files_removed_by_compaction": len(removed),
+        "levels": sorted({e.file.level for e in live}),
+        # the largest write buffer one write task held, and bytes spilled to local disk
+        "peak_task_buffer_bytes": timings.peak_buffer if timings is not None else None,
+        "spilled_bytes": timings.spilled if timings is not None else None,
+        "table_bytes": table_bytes,
         "stages": [poller.stages[k] for k in sorted(poller.stages)],
         "max_concurrent_tasks": max((s["max_running"] for s in poller.stages.values()), default=0),
         "uptime": _uptime(),
     }
 
 
-def run(session: Any, rows: int, options: str) -> list[dict[str, Any]]:
+def run(session: Any, rows: int, options: str, upserts: int = 1) -> list[dict[str, Any]]:
     table = "bench.pk"
     session.sql(f"DROP TABLE IF EXISTS {table}")
     with_ = f" WITH ({options})" if options else ""
@@ -108,9 +124,19 @@ def run(session: Any, rows: int, options: str) -> list[dict[str, Any]]:
             f"INSERT INTO {table} SELECT id, 'u', -id FROM range({lo}, {lo + upsert})",
         )
     )
-    got = session.sql(f"SELECT count(*), sum(CASE WHEN v = 'u' THEN 1 ELSE 0 END) FROM {table}")
-    count, updated = got.collect()[0]
-    assert count == lo + upsert and updated == upsert, (count, updated)
+    # more 1 % upserts of existing keys, spread over the table
+    out.extend(
+        _statement(
+            session,
+            table,
+            f"INSERT INTO {table} SELECT id * 7919 % {rows}, 'u', {r} "
+            f"FROM range({r * upsert}, {(r + 1) * upsert})",
+        )
+        for r in range(1, upserts)
+    )
+    got = session.sql(f"SELECT count(*) FROM {table}")
+    (count,) = got.collect()[0]
+    assert count == lo + upsert, count
     return out
 
 
@@ -120,6 +146,10 @@ def main() -> None:
     ap.add_argument("--master", default="local[8]")
     ap.add_argument("--warehouse", default="/tmp/lakeskip-bench-dynamic-bucket")
     ap.add_argument("--baseline", action="store_true", help="also a 'bucket' = '1' table")
+    ap.add_argument("--upserts", type=int, default=1, help="1%% upserts after the INSERT")
+    ap.add_argument(
+        "--options", default="", help="more table options, e.g. \"'write-buffer-size' = '16 mb'\""
+    )
     args = ap.parse_args()
     session = lakeskip.connect(
         args.warehouse, master=args.master, conf={"spark.driver.memory": "6g"}
@@ -133,10 +163,12 @@ def main() -> None:
         "default_parallelism": sc.defaultParallelism,
         "shuffle_partitions": session.spark.conf.get("spark.sql.shuffle.partitions"),
         "uptime_before": _uptime(),
-        "dynamic": run(session, args.rows, ""),
+        "options": args.options,
+        "dynamic": run(session, args.rows, args.options, args.upserts),
     }
     if args.baseline:
-        result["fixed_1"] = run(session, args.rows, "'bucket' = '1'")
+        extra = f", {args.options}" if args.options else ""
+        result["fixed_1"] = run(session, args.rows, "'bucket' = '1'" + extra, args.upserts)
     result["uptime_after"] = _uptime()
     print(json.dumps(result, indent=1))
     out = (

@@ -248,6 +248,50 @@ KNOWN_OPTIONS: Mapping[str, OptionSpec] = {
             _boolean,
             "partial-update tables: a delete removes the whole row (DELETE is allowed)",
         ),
+        # primary-key writes in bounded memory (lakeskip.catalog.write.sort_buffer)
+        OptionSpec(
+            "write-buffer-size",
+            "256 mb",
+            _memory_size,
+            "primary-key tables: rows a write task buffers before spilling a sorted run",
+        ),
+        OptionSpec(
+            "write-buffer-spillable",
+            "true",
+            _boolean,
+            "primary-key tables: spill the write buffer to local disk (false: flush a file)",
+        ),
+        OptionSpec(
+            "local-sort.max-num-file-handles",
+            "128",
+            _int_at_least(2),
+            "primary-key tables: most spilled runs merged at once",
+        ),
+        # universal compaction of primary-key tables (lakeskip.catalog.write.universal)
+        OptionSpec(
+            "num-sorted-run.compaction-trigger",
+            "5",
+            _int_at_least(1),
+            "primary-key tables: sorted runs of a bucket that trigger a compaction",
+        ),
+        OptionSpec(
+            "compaction.max-size-amplification-percent",
+            "200",
+            _int_at_least(0),
+            "primary-key tables: newer runs' size, in % of the oldest, for a full compaction",
+        ),
+        OptionSpec(
+            "write-only",
+            "false",
+            _boolean,
+            "primary-key tables: no compaction after writes (CALL sys.compact still compacts)",
+        ),
+        OptionSpec(
+            "compaction.size-ratio",
+            "1",
+            _int_at_least(0),
+            "primary-key tables: % flexibility when comparing sorted run sizes",
+        ),
         # time travel of batch reads (lakeskip.catalog.ops.time_travel)
         OptionSpec("scan.snapshot-id", None, _int_at_least(1), "read this snapshot"),
         OptionSpec("scan.timestamp-millis", None, _int_at_least(0), "read as of this time"),

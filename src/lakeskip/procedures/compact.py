@@ -331,6 +331,13 @@ class Compact(Procedure):
         ProcedureParameter("order_strategy", str, default="none", doc="none|order|zorder|hilbert"),
         ProcedureParameter("order_by", str, doc="comma-separated sort columns"),
         ProcedureParameter("where", str, doc="partition predicate"),
+        ProcedureParameter(
+            "compact_strategy",
+            str,
+            default="full",
+            doc="primary-key tables: full (every bucket to one run) or minor (universal "
+            "compaction's pick)",
+        ),
     )
 
     def run(
@@ -355,7 +362,11 @@ class Compact(Procedure):
                     )
                 return _compact_primary_key(table, arguments, executor)
             case Append() | AppendDv():  # rows: bin-pack or sort them (DVs applied)
-                pass
+                if _compact_strategy(arguments) != "full":
+                    raise InvalidArgumentError(
+                        "compact_strategy 'minor' is for primary-key tables "
+                        f"({table.identifier} is an append table)"
+                    )
             case _:
                 assert_never(kind)
         strategy = str(arguments.get("order_strategy") or "none").lower()
@@ -420,17 +431,26 @@ class Compact(Procedure):
 def _compact_primary_key(
     table: FileStoreTable, arguments: Mapping[str, Any], executor: Executor
 ) -> ProcedureResult:
-    """Full compaction of a primary-key table (:mod:`lakeskip.procedures.pk_compact`)."""
+    """Full compaction of a primary-key table, or (``compact_strategy => 'minor'``) the
+    runs universal compaction picks per bucket (:mod:`lakeskip.procedures.pk_compact`)."""
     import uuid
 
-    from lakeskip.procedures.pk_compact import compact_bucket, plan_bucket_tasks
+    from lakeskip.procedures.pk_compact import (
+        compact_bucket,
+        plan_bucket_tasks,
+        plan_universal_tasks,
+    )
 
+    strategy = _compact_strategy(arguments)
     snapshot = table.latest_snapshot()
     entries = table.scan_files(snapshot) if snapshot is not None else []
     if arguments.get("where"):
         entries = filter_partitions(table, entries, arguments["where"])
     vectors = _vectors(table, snapshot, entries)
-    tasks = plan_bucket_tasks(table, entries, str(uuid.uuid4()), vectors.deleted)
+    if strategy == "minor":
+        tasks = plan_universal_tasks(table, entries, str(uuid.uuid4()), deleted=vectors.deleted)
+    else:
+        tasks = plan_bucket_tasks(table, entries, str(uuid.uuid4()), vectors.deleted)
     results = executor.map(compact_bucket, tasks, f"compact {table.identifier}")
     old = [e for t in tasks for _, e in t.files]
     new = [e for r in results for e in r]
@@ -442,4 +462,13 @@ def _compact_primary_key(
             {n: b for n, b in update.base.items() if n in names},
             {n: v for n, v in update.read.items() if n in names},
         )
-    return _result(old, new, "merge", _commit(table, old, new, update))
+    name = "merge" if strategy == "full" else "universal"
+    return _result(old, new, name, _commit(table, old, new, update))
+
+
+def _compact_strategy(arguments: Mapping[str, Any]) -> str:
+    """``compact_strategy`` (Paimon's ``full`` / ``minor``), checked."""
+    value = str(arguments.get("compact_strategy") or "full").strip().lower()
+    if value not in ("full", "minor"):
+        raise InvalidArgumentError(f"unknown compact_strategy {value!r} (use one of: full, minor)")
+    return value

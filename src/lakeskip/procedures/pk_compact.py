@@ -14,16 +14,18 @@ and the commit drops the DVs, failing if one changed meanwhile.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from lakeskip.catalog.format.manifest import ManifestEntry
-from lakeskip.catalog.kind import merge_engine_of, schema_kind
+from lakeskip.catalog.kind import PkRaw, merge_engine_of, schema_kind
 from lakeskip.catalog.options import target_file_size
+from lakeskip.catalog.pk.merge_engine import MergeEngine
 from lakeskip.catalog.pk.primary_key import (
     SEQUENCE_NUMBER,
     TOP_LEVEL,
@@ -32,9 +34,16 @@ from lakeskip.catalog.pk.primary_key import (
 )
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.catalog.write.data_writer import WriteSpec, write_kv_data_file
-from lakeskip.catalog.write.pk_dv_write import read_versions
+from lakeskip.catalog.write.pk_dv_write import iter_versions
+from lakeskip.catalog.write.sort_buffer import BufferOptions, merge_sorted
 
-__all__ = ["TOP_LEVEL", "BucketTask", "compact_bucket", "plan_bucket_tasks"]
+__all__ = [
+    "TOP_LEVEL",
+    "BucketTask",
+    "compact_bucket",
+    "plan_bucket_tasks",
+    "plan_universal_tasks",
+]
 
 _MEMORY_RATIO = 3.0  # Arrow bytes per Parquet byte, the writer's first guess
 
@@ -50,6 +59,8 @@ class BucketTask:
     files: tuple[tuple[str, ManifestEntry], ...]  # (path, entry)
     name_prefix: str
     deleted: tuple[bytes | None, ...] = ()  # per file: its DV (portable bitmap bytes)
+    output_level: int = TOP_LEVEL  # universal compaction: the unit's output level
+    drop_delete: bool = True  # False: keys merging to no row keep their newest version
 
 
 def plan_bucket_tasks(
@@ -89,35 +100,39 @@ def plan_bucket_tasks(
 
 
 def compact_bucket(task: BucketTask) -> list[ManifestEntry]:
-    """Merge one bucket's files into one sorted run (runs in a task); returns ADD entries."""
+    """Merge one bucket's files into one sorted run (runs in a task); returns ADD entries.
+
+    Streams: every file is read a batch at a time (minus its DV), a k-way merge by key
+    (:func:`~lakeskip.catalog.write.sort_buffer.merge_sorted`) yields chunks holding every
+    version of their keys, the engine merges each chunk, and the output rolls into files at
+    ``target-file-size``: memory holds one batch per file and one output file's rows, not
+    the bucket. ``task.drop_delete`` false (a universal compaction below the bucket's
+    highest level): a key that merges to no row keeps its newest version, retract and all,
+    to hide the older versions below."""
     schema = task.spec.schema
     layout = schema_key_layout(schema)
     row_type = schema.row_type
     dvs = task.deleted or (None,) * len(task.files)
-    parts = [
-        read_versions(task.spec, path, dv) for (path, _), dv in zip(task.files, dvs, strict=True)
-    ]
-    # the same columns, but nullability differs between files read and rows written
-    nullable = pa.schema([f.with_nullable(True) for f in parts[0].schema])
-    merged = pa.concat_tables([p.cast(nullable) for p in parts])
-    # every key's versions merged by the table's engine; keys that end deleted are dropped
     engine = merge_engine_of(schema_kind(schema))
     assert engine is not None, "not a primary-key table"
-    latest = engine.merge_versions(merged, layout.trimmed, SEQUENCE_NUMBER, VALUE_KIND)
-    if latest.num_rows == 0:
-        return []
-    target = target_file_size(schema.options)
-    pieces = max(1, math.ceil(latest.nbytes / (target * _MEMORY_RATIO)))
-    step = math.ceil(latest.num_rows / pieces)
-    out = []
-    for k, start in enumerate(range(0, latest.num_rows, step)):
-        chunk = latest.slice(start, step)
+    batch_rows = max(1024, BufferOptions.of(schema.options).read_batch_bytes // 64)
+    sources = [
+        iter_versions(task.spec, path, dv, batch_rows)
+        for (path, _), dv in zip(task.files, dvs, strict=True)
+    ]
+    roll = target_file_size(schema.options) * _MEMORY_RATIO
+    out: list[ManifestEntry] = []
+    pending: list[pa.Table] = []
+    size = 0
+
+    def write(parts: list[pa.Table]) -> None:
+        chunk = pa.concat_tables(parts)
         out.append(
             write_kv_data_file(
                 task.spec,
                 chunk.select(row_type.names),
                 task.partition,
-                f"data-{task.name_prefix}-{k}.parquet",
+                f"data-{task.name_prefix}-{len(out)}.parquet",
                 task.bucket,
                 task.total_buckets,
                 0,
@@ -125,7 +140,116 @@ def compact_bucket(task: BucketTask) -> list[ManifestEntry]:
                     chunk[SEQUENCE_NUMBER].combine_chunks(),
                     chunk[VALUE_KIND].combine_chunks(),
                 ),
-                level=TOP_LEVEL,
+                level=task.output_level,
             )
         )
+
+    for chunk in merge_sorted(sources, layout.trimmed, SEQUENCE_NUMBER):
+        # every key's versions merged by the table's engine; keys that end deleted are
+        # dropped (or keep their newest version: drop_delete false)
+        merged = engine.merge_versions(chunk, layout.trimmed, SEQUENCE_NUMBER, VALUE_KIND)
+        if not task.drop_delete:
+            merged = _with_retracts(merged, chunk, layout.trimmed, engine)
+        if merged.num_rows == 0:
+            continue
+        pending.append(merged)
+        size += merged.nbytes
+        if size >= roll:
+            write(pending)
+            pending, size = [], 0
+    if pending:
+        write(pending)
     return out
+
+
+def _with_retracts(
+    merged: pa.Table, chunk: pa.Table, keys: Sequence[str], engine: MergeEngine
+) -> pa.Table:
+    """``merged`` plus, for every key of ``chunk`` that merged to no row, its newest
+    version (in the engine's order: sequence fields, then sequence number) as it is;
+    sorted by key."""
+    # newest first: each ordering column reversed, NULL (oldest) last
+    newer = "ascending" if engine.sequence_descending else "descending"
+    order = [
+        *((k, "ascending", "at_end") for k in keys),
+        *((c, newer, "at_end") for c in engine.sequence_fields),
+        (SEQUENCE_NUMBER, "descending", "at_end"),
+    ]
+    newest = chunk.take(pc.sort_indices(chunk, sort_keys=order))
+    newest = dedupe_first(newest, keys)
+    gone = newest.join(
+        merged.select(list(keys)), list(keys), join_type="left anti", use_threads=False
+    )
+    if gone.num_rows == 0:
+        return merged
+    nullable = pa.schema([f.with_nullable(True) for f in merged.schema])
+    both = pa.concat_tables(
+        [merged.cast(nullable), gone.select(merged.column_names).cast(nullable)]
+    )
+    return both.take(pc.sort_indices(both, sort_keys=[(k, "ascending") for k in keys]))
+
+
+def dedupe_first(table: pa.Table, keys: Sequence[str]) -> pa.Table:
+    """The first row of every run of equal keys of ``table`` (sorted by key)."""
+    n = table.num_rows
+    if n <= 1:
+        return table
+    first = np.ones(n, dtype=bool)
+    differs = np.zeros(n - 1, dtype=bool)
+    for k in keys:
+        col = table.column(k).combine_chunks()
+        ne = pc.not_equal(col.slice(0, n - 1), col.slice(1))
+        differs |= np.asarray(pc.fill_null(ne, True).to_numpy(zero_copy_only=False), dtype=bool)
+    first[1:] = differs
+    return table.filter(pa.array(first))
+
+
+def plan_universal_tasks(
+    table: FileStoreTable,
+    entries: Sequence[ManifestEntry],
+    name_prefix: str,
+    buckets: set[tuple[tuple[Any, ...], int]] | None = None,
+    deleted: Mapping[str, bytes] | None = None,
+) -> list[BucketTask]:
+    """One task per (partition, bucket) of ``entries`` (only ``buckets``, normalized
+    partitions, when given) whose
+    sorted runs universal compaction picks (:mod:`lakeskip.catalog.write.universal`): the
+    picked runs' files, the unit's output level, and whether deletes may be dropped."""
+    from lakeskip.catalog.table import normalize_partition
+    from lakeskip.catalog.write.universal import UniversalOptions, bucket_runs, drops_deletes, pick
+
+    options = UniversalOptions.of(table.schema.options)
+    spec = WriteSpec(file_io=table.file_io, table_path=table.path, schema=table.schema)
+    deleted = deleted or {}
+    raw = isinstance(table.kind, PkRaw)
+    groups: dict[tuple[Any, ...], list[ManifestEntry]] = {}
+    for e in entries:
+        groups.setdefault((tuple(e.partition), e.bucket), []).append(e)
+    tasks = []
+    for i, ((partition, bucket), group) in enumerate(sorted(groups.items(), key=repr)):
+        if (
+            buckets is not None
+            and (normalize_partition(table.schema, partition), bucket) not in buckets
+        ):
+            continue
+        runs = bucket_runs(group)
+        unit = pick(runs, options)
+        if unit is None:
+            continue
+        names = set(unit.files)
+        files = [e for e in group if e.file.file_name in names]
+        tasks.append(
+            BucketTask(
+                spec,
+                partition,
+                bucket,
+                group[0].total_buckets,
+                tuple((table.data_file_path(e), e) for e in files),
+                f"{name_prefix}-{i}",
+                tuple(deleted.get(e.file.file_name) for e in files),
+                output_level=unit.output_level,
+                # deletion vectors: the runs hold no retracts (Paimon's dvMaintainer case)
+                drop_delete=raw or drops_deletes(unit, runs),
+            )
+        )
+    return tasks

@@ -107,6 +107,27 @@ def test_levels_dvs_and_bucket_compaction(tmp_path: Path) -> None:
     assert len(set(seqs)) == len(seqs)
 
 
+def test_small_writes_leave_the_big_top_run_alone(tmp_path: Path) -> None:
+    """Level 1 taken: the new rows merge with the small newer runs universal compaction
+    picks (Paimon's forced level-0 pick), not the whole bucket: the big top-level file is
+    never rewritten (only its DV grows), and every key stays live once."""
+    t = _table(tmp_path)
+    base = dict.fromkeys(range(3000), "base")
+    _commit(t, _prepare(t, base))
+    (top,) = [e.file.file_name for e in t.refresh().scan_files()]
+    want = dict(base)
+    for w in range(12):
+        rows = {(w * 37 + j * 101) % 3200: f"w{w}" for j in range(20)}
+        _commit(t, _prepare(t, rows))
+        want.update(rows)
+        files = t.refresh().scan_files()
+        assert top in {e.file.file_name for e in files}, w
+        levels = [e.file.level for e in files]
+        assert 0 not in levels and len(levels) == len(set(levels))  # one file per level here
+        assert _live(t) == want
+    assert t.refresh().deletion_files()  # the top file's updated keys: DV marks
+
+
 def test_concurrent_writes_to_one_bucket_conflict(tmp_path: Path) -> None:
     t = _table(tmp_path)
     _commit(t, _prepare(t, {1: "a", 2: "b"}))

@@ -58,6 +58,7 @@ from lakeskip.catalog.pk.primary_key import (
     schema_key_layout,
     to_key_value,
 )
+from lakeskip.catalog.write.sort_buffer import BufferOptions, SortBuffer
 from lakeskip.errors import InvalidArgumentError
 from lakeskip.index.file_index import build_file_index
 from lakeskip.index.options import FileIndexOptions, parse_file_index_options
@@ -190,6 +191,10 @@ class WriteTimings:
     rows: int = 0
     cpu: float = 0.0
     index_cpu: float = 0.0
+    # primary-key writes: bytes of sorted runs spilled to local disk (summed over tasks)
+    # and the most bytes one task's write buffer held at once (the largest over tasks)
+    spilled: int = 0
+    peak_buffer: int = 0
 
     def __add__(self, other: WriteTimings) -> WriteTimings:
         return WriteTimings(
@@ -198,6 +203,8 @@ class WriteTimings:
             rows=self.rows + other.rows,
             cpu=self.cpu + other.cpu,
             index_cpu=self.index_cpu + other.index_cpu,
+            spilled=self.spilled + other.spilled,
+            peak_buffer=max(self.peak_buffer, other.peak_buffer),
         )
 
     def as_dict(self) -> dict[str, float]:
@@ -449,12 +456,23 @@ class DataWriter:
             )
         self._hashes: dict[tuple[tuple[Any, ...], int], list[np.ndarray]] = {}
         self.hash_index: list[IndexManifestEntry] = []
+        # primary key: every bucket's rows in one bounded buffer that spills sorted runs
+        self.sort: SortBuffer | None = None
+        if self.versions is not None:
+            self.sort = SortBuffer(self.versions[0].trimmed, BufferOptions.of(schema.options))
 
     def timings(self) -> WriteTimings:
         """Seconds per stage so far (see :class:`WriteTimings`)."""
         c = self._clock
+        sort = self.sort
         return WriteTimings(
-            **c.seconds, files=c.files, rows=c.rows, cpu=c.cpu, index_cpu=c.index_cpu
+            **c.seconds,
+            files=c.files,
+            rows=c.rows,
+            cpu=c.cpu,
+            index_cpu=c.index_cpu,
+            spilled=sort.spilled_bytes if sort is not None else 0,
+            peak_buffer=sort.peak if sort is not None else 0,
         )
 
     def write_batches(self, batches: Iterable[pa.Table | pa.RecordBatch]) -> list[ManifestEntry]:
@@ -487,6 +505,18 @@ class DataWriter:
             table = table.append_column(BUCKET_COLUMN, buckets)
         done: list[ManifestEntry] = []
         full: list[tuple[tuple[Any, ...], int]] = []
+        if self.sort is not None:  # primary key: the bounded sort buffer
+            over = False
+            for key, part in self._split_buckets(self._split(table)):
+                over = self.sort.add(key, part)
+            self._clock.add("prepare", t)
+            while over:  # write-buffer-spillable = false: flush the largest bucket
+                largest = self.sort.pop_largest()
+                if largest is None:
+                    break
+                done.extend(self._flush_versions(largest))
+                over = self.sort.in_memory > self.sort.options.size
+            return done
         for key, part in self._split_buckets(self._split(table)):
             buf = self.buffers.setdefault(key, _Buffer())
             buf.tables.append(part)
@@ -502,8 +532,68 @@ class DataWriter:
         """Write every buffered (partition, bucket); returns all entries of this writer."""
         for key in list(self.buffers):
             self._flush(key)
+        if self.sort is not None:
+            try:
+                for bucket_key in self.sort.bucket_keys():
+                    self._flush_versions(bucket_key)
+            finally:
+                self.sort.close()
         self._write_hash_index()
         return list(self.written)
+
+    def _flush_versions(self, key: tuple[tuple[Any, ...], int]) -> list[ManifestEntry]:
+        """A primary-key bucket's buffered rows (spilled runs merged back in key order, in
+        chunks of whole keys) merged by the table's engine and written as level-0 files
+        rolled at ``target-file-size``, numbered after the bucket's largest sequence number."""
+        from lakeskip.catalog.table import normalize_partition
+        from lakeskip.catalog.write.sort_buffer import ARRIVAL
+
+        assert self.sort is not None and self.versions is not None
+        layout, merge = self.versions
+        partition, bucket = key
+        seq_key = (normalize_partition(self.spec.schema, partition), bucket)
+        out: list[ManifestEntry] = []
+        pending: list[pa.Table] = []
+        size = 0
+        roll = self.target * self.memory_ratio
+
+        def write(parts: list[pa.Table]) -> None:
+            table = pa.concat_tables(parts)
+            first = self.next_sequence.get(seq_key, 0)
+            self.next_sequence[seq_key] = first + table.num_rows
+            entry = write_kv_data_file(
+                self.spec,
+                table,
+                partition,
+                self._next_name(),
+                bucket,
+                self.total_buckets,
+                first,
+                index_options=self.index_options,
+                parquet_options=self.parquet_options,
+                clock=self._clock,
+            )
+            self.written.append(entry)
+            out.append(entry)
+
+        t = time.perf_counter()
+        for chunk in self.sort.drain(key):
+            # rows of one write that share a key merge as the table's engine merges versions
+            # (a chunk holds every row of its keys, in arrival order)
+            merged = merge.merge_write(
+                chunk.drop_columns([ARRIVAL]), layout.trimmed, int(self.spec.value_kind)
+            )
+            pending.append(merged)
+            size += merged.nbytes
+            if size >= roll:
+                t = self._clock.add("prepare", t)
+                write(pending)
+                t = time.perf_counter()
+                pending, size = [], 0
+        self._clock.add("prepare", t)
+        if pending:
+            write(pending)
+        return out
 
     def _take_buckets(self, table: pa.Table) -> tuple[pa.Table, pa.ChunkedArray | None]:
         """Dynamic bucket: split off the trailing bucket column the assigner added."""
@@ -540,30 +630,6 @@ class DataWriter:
         buf = self.buffers.pop(key)
         table = pa.concat_tables(buf.tables)
         partition, bucket = key
-        if self.versions is not None:
-            from lakeskip.catalog.table import normalize_partition
-
-            # rows of one write that share a key merge as the table's engine merges versions
-            layout, merge = self.versions
-            table = merge.merge_write(table, layout.trimmed, int(self.spec.value_kind))
-            self._clock.add("prepare", t)
-            seq_key = (normalize_partition(self.spec.schema, partition), bucket)
-            first = self.next_sequence.get(seq_key, 0)
-            self.next_sequence[seq_key] = first + table.num_rows
-            entry = write_kv_data_file(
-                self.spec,
-                table,
-                partition,
-                self._next_name(),
-                bucket,
-                self.total_buckets,
-                first,
-                index_options=self.index_options,
-                parquet_options=self.parquet_options,
-                clock=self._clock,
-            )
-            self.written.append(entry)
-            return entry
         self._clock.add("prepare", t)
         entry = write_data_file(
             self.spec,

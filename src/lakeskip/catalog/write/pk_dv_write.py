@@ -19,9 +19,12 @@ in the Spark task that owns the bucket::
       ├─ lowest used level L > 1      ─► new file(s) at level L - 1 (newer data lower, one
       │                                  sorted run per level: the LSM invariant Paimon's
       │                                  readers and writers rely on)
-      └─ level 1 is taken             ─► full compaction of the bucket: its live rows (DVs
-                                         applied) and the new rows merged into one sorted
-                                         run at the top level; old files and DVs go
+      └─ level 1 is taken             ─► the new rows as the newest level-0 run, merged with
+                                         the runs universal compaction's forced level-0
+                                         pick adds (size ratio; level 1 always): their live
+                                         rows (DVs applied) and the new rows become one
+                                         sorted run at the pick's output level; the picked
+                                         files and DVs go, the big old runs stay
 
 Sequence numbers continue per bucket as in non-DV writes, so the newest version also wins
 where a reader does merge (compaction, level-0 files written by others).
@@ -30,7 +33,7 @@ where a reader does merge (compaction, level-0 files written by others).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -57,6 +60,8 @@ from lakeskip.catalog.write.data_writer import (
     WriteSpec,
     write_kv_data_file,
 )
+from lakeskip.catalog.write.sort_buffer import ARRIVAL
+from lakeskip.errors import CorruptDeletionVectorError
 from lakeskip.index.primitives.roaring import bitmap_of, serialize_bitmap
 
 if TYPE_CHECKING:
@@ -69,6 +74,7 @@ __all__ = [
     "PkDvSpec",
     "PkDvWriter",
     "dv_update",
+    "iter_versions",
     "latest_alive",
     "pk_dv_spec",
     "read_versions",
@@ -154,6 +160,47 @@ def read_versions(spec: WriteSpec, path: str, deleted: bytes | None) -> pa.Table
     columns[SEQUENCE_NUMBER] = data[SEQUENCE_NUMBER].cast(pa.int64())
     columns[VALUE_KIND] = data[VALUE_KIND].cast(pa.int8())
     return pa.table(columns)
+
+
+def iter_versions(
+    spec: WriteSpec, path: str, deleted: bytes | None, batch_rows: int
+) -> Iterator[pa.Table]:
+    """:func:`read_versions` a batch of at most ``batch_rows`` rows at a time (positions
+    its DV deletes left out), for merges that must not hold a whole file."""
+    arrow = spec.schema.row_type.to_arrow()
+    dead = np.empty(0, dtype=np.int64)
+    if deleted is not None:
+        dead = np.asarray(BitMap.deserialize(deleted).to_array(), dtype=np.int64)
+    with spec.file_io.open_input(path) as src:
+        reader = pq.ParquetFile(src)
+        if len(dead) and int(dead.max()) >= reader.metadata.num_rows:
+            raise CorruptDeletionVectorError(
+                f"deletion vector of {path} deletes row {int(dead.max())} of "
+                f"{reader.metadata.num_rows}"
+            )
+        start = 0
+        for batch in reader.iter_batches(batch_size=batch_rows):
+            data = pa.Table.from_batches([batch])
+            n = data.num_rows
+            if len(dead):
+                lo, hi = np.searchsorted(dead, [start, start + n])
+                if hi > lo:
+                    mask = np.ones(n, dtype=bool)
+                    mask[dead[lo:hi] - start] = False
+                    data = data.filter(pa.array(mask))
+            start += n
+            m = data.num_rows
+            columns = {
+                f.name: (
+                    data[f.name].cast(f.type)
+                    if f.name in data.column_names
+                    else pa.nulls(m, f.type)
+                )
+                for f in arrow
+            }
+            columns[SEQUENCE_NUMBER] = data[SEQUENCE_NUMBER].cast(pa.int64())
+            columns[VALUE_KIND] = data[VALUE_KIND].cast(pa.int8())
+            yield pa.table(columns)
 
 
 def latest_alive(
@@ -275,18 +322,22 @@ def write_bucket(
     elif min(levels) > 1:
         level = min(levels) - 1
     else:
-        # level 1 taken (or level-0 files, written by others, to fold in): one sorted run
-        # at the top level
+        # level 1 taken (or level-0 files, written by others, to fold in): the new rows are
+        # the newest level-0 run, and universal compaction's forced level-0 pick says which
+        # runs they merge with and the level the merged run goes to (Paimon's lookup
+        # compaction); the runs left out keep their files and DVs
         kinds = np.full(rows.num_rows, int(ws.value_kind), dtype=np.int8)
         fresh = rows.append_column(
             SEQUENCE_NUMBER,
             pa.array(np.arange(first, first + rows.num_rows, dtype=np.int64)),
         ).append_column(VALUE_KIND, pa.array(kinds))
-        parts = [read_versions(ws, f.path, dvs[f.entry.file.file_name]) for f in staying]
+        picked, level = _pick_runs(ws, staying, rows)
+        parts = [read_versions(ws, f.path, dvs[f.entry.file.file_name]) for f in picked]
         merged = latest_alive([*parts, fresh], layout.trimmed, first_row=spec.first_row)
-        removed.extend(f.entry for f in staying)
-        vectors = {}  # every file with a new DV is compacted away
-        level = TOP_LEVEL
+        gone = {f.entry.file.file_name for f in picked}
+        removed.extend(f.entry for f in picked)
+        # a file with a new DV that is compacted away takes its DV with it
+        vectors = {n: v for n, v in vectors.items() if n not in gone}
         out = merged.select(ws.schema.row_type.names)
         versions = (
             merged[SEQUENCE_NUMBER].combine_chunks(),
@@ -296,6 +347,27 @@ def write_bucket(
         ws, out, versions, partition, bucket, total_buckets, first, level, name_prefix
     )
     return BucketWrite(tuple(added), tuple(removed), vectors, marked, emptied)
+
+
+def _pick_runs(
+    ws: WriteSpec, staying: Sequence[BucketFile], rows: pa.Table
+) -> tuple[list[BucketFile], int]:
+    """The bucket's files the new rows merge with, and the output level: the new rows as
+    the newest level-0 run (Arrow bytes / 3 as its file size) before the bucket's runs,
+    :func:`~lakeskip.catalog.write.universal.force_pick_l0`."""
+    from lakeskip.catalog.write.universal import (
+        Run,
+        UniversalOptions,
+        bucket_runs,
+        force_pick_l0,
+    )
+
+    new = Run(0, max(1, int(rows.nbytes / _MEMORY_RATIO)), ())
+    runs = [new, *bucket_runs([f.entry for f in staying])]
+    unit = force_pick_l0(runs, UniversalOptions.of(ws.schema.options), TOP_LEVEL + 1)
+    assert unit is not None  # the new run is at level 0
+    names = set(unit.files)
+    return [f for f in staying if f.entry.file.file_name in names], unit.output_level
 
 
 def _write_run(
@@ -413,7 +485,7 @@ class PkDvWriter(DataWriter):
         self.changes: list[BucketWrite] = []
 
     def write(self, data: pa.Table | pa.RecordBatch) -> list[ManifestEntry]:
-        from lakeskip.catalog.write.data_writer import _Buffer, _conform
+        from lakeskip.catalog.write.data_writer import _conform
 
         table = pa.Table.from_batches([data]) if isinstance(data, pa.RecordBatch) else data
         if table.num_rows == 0:
@@ -428,28 +500,39 @@ class PkDvWriter(DataWriter):
             table = table.append_column(DELETE_FLAG, flag)
         if buckets is not None:
             table = table.append_column(BUCKET_COLUMN, buckets)
+        assert self.sort is not None
         for key, part in self._split_buckets(self._split(table)):
-            buf = self.buffers.setdefault(key, _Buffer())
-            buf.tables.append(part)
-            buf.rows += part.num_rows
+            self.sort.add(key, part)  # spills sorted runs past write-buffer-size
         return []
 
     def close(self) -> list[ManifestEntry]:
         from lakeskip.catalog.table import normalize_partition
 
-        for (partition, bucket), buf in sorted(self.buffers.items(), key=repr):
-            normalized = normalize_partition(self.spec.schema, partition)
-            result = write_bucket(
-                self.dv_spec,
-                partition,
-                normalized,
-                bucket,
-                self.total_buckets,
-                pa.concat_tables(buf.tables),
-                self._next_name().removesuffix(".parquet").removeprefix("data-"),
-            )
-            self.changes.append(result)
-            self.written.extend(result.added)
-        self.buffers.clear()
+        assert self.sort is not None
+        try:
+            for partition, bucket in sorted(self.sort.bucket_keys(), key=repr):
+                normalized = normalize_partition(self.spec.schema, partition)
+                # whole keys in arrival order: each chunk deduplicated as write_bucket
+                # deduplicates (which then finds nothing more to drop), so the bucket's
+                # unique new rows are held, not every row the task received
+                keys = schema_key_layout(self.spec.schema).trimmed
+                dedupe = _dedupe_first if self.dv_spec.first_row else dedupe_latest
+                chunks = [
+                    dedupe(c.drop_columns([ARRIVAL]), keys)
+                    for c in self.sort.drain((partition, bucket))
+                ]
+                result = write_bucket(
+                    self.dv_spec,
+                    partition,
+                    normalized,
+                    bucket,
+                    self.total_buckets,
+                    pa.concat_tables(chunks),
+                    self._next_name().removesuffix(".parquet").removeprefix("data-"),
+                )
+                self.changes.append(result)
+                self.written.extend(result.added)
+        finally:
+            self.sort.close()
         self._write_hash_index()
         return list(self.written)

@@ -164,7 +164,7 @@ def commit_written(
     if kind is CommitKind.APPEND and (written.removed or written.vectors is not None):
         # files leave the table: an OVERWRITE that replaces no partition
         kind, overwrite_partitions = CommitKind.OVERWRITE, []
-    return table.commit(
+    snapshot = table.commit(
         written.added,
         deleted=written.removed,
         kind=kind,
@@ -173,6 +173,69 @@ def commit_written(
         concurrent_check=concurrent_check,
         hash_index=written.hash_index,
     )
+    if snapshot is not None:
+        compact_after_commit(table, written.added)
+    return snapshot
+
+
+WRITE_ONLY = "write-only"
+
+
+def compact_after_commit(table: FileStoreTable, added: Sequence[ManifestEntry]) -> Snapshot | None:
+    """Universal compaction after a write to a merge-on-read primary-key table, as Paimon's
+    writers compact after each commit: per bucket the write added files to, the sorted runs
+    :func:`~lakeskip.catalog.write.universal.pick` chooses (none until the bucket has
+    ``num-sorted-run.compaction-trigger`` runs) are merged in Spark tasks and committed as
+    one COMPACT snapshot. ``write-only = true`` skips it (as in Paimon). A compaction that
+    conflicts with another commit is dropped with a warning: the write stands, the next
+    write's compaction picks again. Returns the COMPACT snapshot, if any."""
+    import uuid
+    import warnings
+
+    from pyspark.sql import SparkSession
+
+    from lakeskip.catalog.options import option_bool
+    from lakeskip.catalog.table import normalize_partition
+    from lakeskip.errors import LakeskipWarning
+    from lakeskip.procedures.pk_compact import compact_bucket, plan_universal_tasks
+
+    if not isinstance(table.kind, PkMerge) or not added:
+        return None
+    if option_bool(table.schema.options, WRITE_ONLY):
+        return None
+    # the statement's session (a catalog callback's thread may have none active: then the
+    # process's session; no Spark at all, e.g. a Spark-free commit: no compaction)
+    spark = SparkSession.getActiveSession() or getattr(SparkSession, "_instantiatedSession", None)
+    if spark is None:
+        return None
+    table = table.refresh()
+    snapshot = table.latest_snapshot()
+    if snapshot is None:
+        return None
+    touched = {(normalize_partition(table.schema, e.partition), e.bucket) for e in added}
+    tasks = plan_universal_tasks(
+        table, table.scan_files(snapshot), str(uuid.uuid4()), buckets=touched
+    )
+    if not tasks:
+        return None
+    sc = spark.sparkContext
+    sc.setJobDescription(f"compact {table.identifier} (universal)")
+    try:  # one Spark task per bucket, as SparkExecutor.map
+        results = sc.parallelize(tasks, len(tasks)).map(compact_bucket).collect()
+    finally:
+        sc.setJobDescription(None)  # type: ignore[arg-type]
+    old = [e for t in tasks for _, e in t.files]
+    new = [e for r in results for e in r]
+    try:
+        return table.commit(new, deleted=old, kind=CommitKind.COMPACT)
+    except CommitConflictError as e:
+        table.remove_unpublished(new)
+        warnings.warn(
+            f"{table.identifier}: compaction after the write skipped ({e}); the write stands",
+            LakeskipWarning,
+            stacklevel=2,
+        )
+        return None
 
 
 def join_written(table: FileStoreTable, parts: Sequence[WriteResult]) -> WriteResult:
