@@ -46,6 +46,21 @@ def test_key_inserted_twice_returns_latest_row(session: Any) -> None:
     assert data.column_names[:3] == ["_KEY_id", "_SEQUENCE_NUMBER", "_VALUE_KIND"]
 
 
+def test_merge_on_read_of_files_with_many_row_groups(session: Any) -> None:
+    """The merge holds one open reader per file of a bucket; files of many row groups (every
+    bucket file over 1Mi rows at the default block size) are read to the end."""
+    session.sql(
+        "CREATE TABLE rg (id BIGINT, v STRING, PRIMARY KEY (id) NOT ENFORCED) "
+        "WITH ('bucket' = '1', 'parquet.block.size' = '4000')"
+    )
+    session.sql("INSERT INTO rg SELECT id, CAST(id AS STRING) FROM range(0, 6000)")
+    session.sql("INSERT INTO rg SELECT id, 'u' FROM range(2000, 8000)")
+    files = session.table("rg").files()
+    assert len(files) == 2 and all(pq.ParquetFile(f).metadata.num_row_groups > 5 for f in files)
+    got = session.sql("SELECT count(*), count_if(v = 'u'), sum(id) FROM rg").collect()[0]
+    assert tuple(got) == (8000, 6000, sum(range(8000)))
+
+
 def test_duplicate_keys_in_one_insert_keep_the_last(session: Any) -> None:
     session.sql(
         "CREATE TABLE t (id INT PRIMARY KEY NOT ENFORCED, v STRING) TBLPROPERTIES ('bucket' = '2')"

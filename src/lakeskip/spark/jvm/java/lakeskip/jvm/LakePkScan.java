@@ -209,8 +209,7 @@ final class LakePkScan implements Scan, Batch {
             keepDelete, got.fieldIndex(SEQUENCE), got.fieldIndex(KIND), outOrdinals, outTypes,
             seqOrdinals, seqTypes, merge.path(Key.SEQUENCE_DESCENDING).asBoolean(false), aggs,
             errors, seqGroups.toArray(new PkMerge.Group[0]));
-    Factory factory =
-        new Factory(rowReaderFactory(scan.toBatch().createReaderFactory()), keyTypes, rule);
+    PartitionReaderFactory scanFactory = scan.toBatch().createReaderFactory();
     Configuration conf = session.sessionState().newHadoopConf();
     Map<String, List<PartitionedFile>> groups = new LinkedHashMap<>();
     for (JsonNode f : reply.path(Key.FILES)) {
@@ -229,9 +228,17 @@ final class LakePkScan implements Scan, Batch {
       groups.computeIfAbsent(f.get(Key.GROUP).asText(), g -> new ArrayList<>()).add(pf);
     }
     List<PkPartition> parts = new ArrayList<>();
+    int widest = 1;
     for (List<PartitionedFile> g : groups.values()) {
       parts.add(new PkPartition(g.toArray(new PartitionedFile[0])));
+      widest = Math.max(widest, g.size());
     }
+    // one reader factory per file of the widest bucket (see MergeReader)
+    PartitionReaderFactory[] readers = new PartitionReaderFactory[widest];
+    for (int i = 0; i < widest; i++) {
+      readers[i] = rowReaderFactory(scanFactory);
+    }
+    Factory factory = new Factory(readers, keyTypes, rule);
     return new LakePkScan(out, parts, factory, table.name());
   }
 
@@ -287,12 +294,13 @@ final class LakePkScan implements Scan, Batch {
   }
 
   static final class Factory implements PartitionReaderFactory {
-    final PartitionReaderFactory parquet;
+    /** One per file of the widest bucket: file i of a bucket is read by parquet[i]. */
+    final PartitionReaderFactory[] parquet;
     final DataType[] keyTypes;
     /** How the versions of one key become its row (lakeskip.jvm.PkMerge). */
     final PkMerge rule;
 
-    Factory(PartitionReaderFactory parquet, DataType[] keyTypes, PkMerge rule) {
+    Factory(PartitionReaderFactory[] parquet, DataType[] keyTypes, PkMerge rule) {
       this.parquet = parquet;
       this.keyTypes = keyTypes;
       this.rule = rule;
@@ -340,8 +348,12 @@ final class LakePkScan implements Scan, Batch {
       Comparator<Cursor> byKey = (a, b) -> ordering.compare(a.row, b.row);
       this.heap = new PriorityQueue<>(Math.max(1, files.length), byKey);
       for (PartitionedFile file : files) {
-        cursors.add(
-            new Cursor(f.parquet.createReader(new FilePartition(0, new PartitionedFile[] {file}))));
+        // a reader factory per open file: with one factory for all of a bucket's files, a
+        // file's stream was closed once the next file's reader opened, so its second row
+        // group failed ("Stream is closed"; every bucket file over 1Mi rows). Seen on Spark
+        // 4.3; the factories are distinct objects on the driver, so also in the task.
+        PartitionReaderFactory own = f.parquet[cursors.size()];
+        cursors.add(new Cursor(own.createReader(new FilePartition(0, new PartitionedFile[] {file}))));
       }
     }
 
