@@ -56,6 +56,7 @@ BUCKET = "bucket"
 BUCKET_KEY = "bucket-key"
 FILE_FORMAT = "file.format"
 TARGET_FILE_SIZE = "target-file-size"
+FULL_COMPACTION_DELTA_COMMITS = "full-compaction.delta-commits"
 STATS_MODE = "metadata.stats-mode"
 FILE_INDEX_PREFIX = "file-index."
 FIELDS_PREFIX = "fields."
@@ -292,6 +293,13 @@ KNOWN_OPTIONS: Mapping[str, OptionSpec] = {
             _int_at_least(0),
             "primary-key tables: % flexibility when comparing sorted run sizes",
         ),
+        OptionSpec(
+            FULL_COMPACTION_DELTA_COMMITS,
+            None,
+            _int_at_least(1),
+            "primary-key tables: every write is followed by a full compaction of the buckets "
+            "it wrote (Paimon's rule for batch writes: any value >= 1)",
+        ),
         # time travel of batch reads (lakeskip.catalog.ops.time_travel)
         OptionSpec("scan.snapshot-id", None, _int_at_least(1), "read this snapshot"),
         OptionSpec("scan.timestamp-millis", None, _int_at_least(0), "read as of this time"),
@@ -493,6 +501,7 @@ def validate_options(
     _validate_bucket(options, row_type, partition_keys, primary_keys)
     check_deletion_vectors(options, primary_keys)
     check_merge_options(options, primary_keys, row_type)
+    _check_full_compaction(options, primary_keys)
     for key, value in options.items():
         if not isinstance(value, str):
             raise InvalidOptionError(f"option {key!r}: value must be a string, got {value!r}")
@@ -529,6 +538,15 @@ def validate_options(
         clustering_from_options(options, row_type, partition_keys)  # sortable, known strategy
     if has_index:
         _validate_index_options(options, row_type)
+
+
+def _check_full_compaction(options: Mapping[str, str], primary_keys: Sequence[str]) -> None:
+    """``full-compaction.delta-commits`` compacts primary-key buckets; Paimon refuses it on
+    unaware-bucket append tables, lakeskip on every append table (not supported yet)."""
+    if FULL_COMPACTION_DELTA_COMMITS in options and not primary_keys:
+        raise InvalidOptionError(
+            f"option {FULL_COMPACTION_DELTA_COMMITS!r} is supported on primary-key tables only"
+        )
 
 
 def check_deletion_vectors(options: Mapping[str, str], primary_keys: Sequence[str] = ()) -> None:

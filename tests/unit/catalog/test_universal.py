@@ -234,3 +234,50 @@ def test_minor_compaction_keeps_rows_and_the_lsm_invariant(
     assert 0 not in picked_levels and picked_levels - {3}  # some units stopped below the top
     # the 2000-key run, once at the top, is never rewritten by the small upserts
     assert len(top_runs) == 1, top_runs
+
+
+def test_pick_full() -> None:
+    """Paimon's ``pickFullCompaction``: every run to the top level; nothing for an empty
+    bucket or one that is a single top-level run; of a single top-level run only the files
+    with a DV, each rewritten on its own."""
+    from lakeskip.catalog.write.universal import pick_full
+
+    c = _testing(200, 1, 3)  # levels 0-3
+    runs = _runs((0, 1), (0, 2), (1, 5), (3, 50))
+    unit = pick_full(runs, c)
+    assert unit is not None
+    assert (unit.files, unit.output_level, unit.rewrite) == (("f0", "f1", "f2", "f3"), 3, False)
+    unit = pick_full(_runs((0, 1)), c)  # one level-0 run still goes to the top
+    assert unit is not None and unit.output_level == 3 and unit.files == ("f0",)
+    assert pick_full([], c) is None
+    top = [Run(3, 30, ("a", "b", "c"))]
+    assert pick_full(top, c) is None
+    unit = pick_full(top, c, with_dv=frozenset({"c", "a", "x"}))
+    assert unit is not None
+    assert (unit.files, unit.output_level, unit.rewrite) == (("a", "c"), 3, True)
+    # a bucket already holding a higher level (CALL sys.compact's level 5): that is the top
+    unit = pick_full(_runs((0, 1), (5, 10)), c)
+    assert unit is not None and unit.output_level == 5
+    assert pick_full([Run(5, 10, ("a",))], c) is None
+
+
+def test_full_compaction_option() -> None:
+    from lakeskip.catalog.options import validate_options
+    from lakeskip.catalog.write.universal import full_compaction_on_write
+    from lakeskip.errors import InvalidOptionError
+
+    key = "full-compaction.delta-commits"
+    assert [full_compaction_on_write({key: v}) for v in ("1", "3", "0", "-1", "x")] == [
+        True,
+        True,
+        False,
+        False,
+        False,
+    ]
+    assert not full_compaction_on_write({})
+    validate_options({key: "3"}, None, primary_keys=("id",))
+    for value, message in (("0", "must be >= 1"), ("three", "not an integer")):
+        with pytest.raises(InvalidOptionError, match=message):
+            validate_options({key: value}, None, primary_keys=("id",))
+    with pytest.raises(InvalidOptionError, match="primary-key tables only"):
+        validate_options({key: "3"}, None)
