@@ -42,6 +42,7 @@ __all__ = [
     "KNOWN_OPTIONS",
     "OptionSpec",
     "check_deletion_vectors",
+    "check_writable",
     "commit_max_retries",
     "manifest_compression",
     "normalize_option_aliases",
@@ -57,6 +58,7 @@ BUCKET_KEY = "bucket-key"
 FILE_FORMAT = "file.format"
 TARGET_FILE_SIZE = "target-file-size"
 FULL_COMPACTION_DELTA_COMMITS = "full-compaction.delta-commits"
+CHANGELOG_PRODUCER = "changelog-producer"
 STATS_MODE = "metadata.stats-mode"
 FILE_INDEX_PREFIX = "file-index."
 FIELDS_PREFIX = "fields."
@@ -147,6 +149,43 @@ def _max_buckets(value: str, key: str) -> None:
     _int_at_least(-1)(value, key)
     if int(str(value).strip()) == 0:
         raise InvalidOptionError(f"option {key!r} = {value!r}: -1 (unlimited) or > 0")
+
+
+def _changelog_producer(value: str, key: str) -> None:
+    v = str(value).strip().lower()
+    if v == "none":
+        return
+    if v in ("input", "lookup", "full-compaction"):
+        raise InvalidOptionError(
+            f"option {key!r} = {value!r} is not supported yet: lakeskip writes no changelog "
+            "files (only 'none')"
+        )
+    raise InvalidOptionError(
+        f"option {key!r} = {value!r}: expected one of none, input, lookup, full-compaction"
+    )
+
+
+def check_writable(options: Mapping[str, str]) -> None:
+    """Refuse to write a table (one another engine created) whose options ask writers for
+    what lakeskip does not write: a ``changelog-producer`` other than ``none``, whose
+    changelog files Paimon's streaming readers would miss.
+
+    >>> check_writable({"changelog-producer": "none"})
+    >>> check_writable({"changelog-producer": "full-compaction"})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    lakeskip.errors.InvalidOptionError: the table has 'changelog-producer' = 'full-compaction': ...
+
+    Raises:
+        InvalidOptionError: as above.
+    """
+    value = options.get(CHANGELOG_PRODUCER)
+    if value is not None and str(value).strip().lower() != "none":
+        raise InvalidOptionError(
+            f"the table has {CHANGELOG_PRODUCER!r} = {value!r}: lakeskip writes no changelog "
+            "files, so it does not write to this table (ALTER TABLE ... SET TBLPROPERTIES "
+            f"({CHANGELOG_PRODUCER!r} = 'none') first)"
+        )
 
 
 def _merge_engine(value: str, key: str) -> None:
@@ -292,6 +331,13 @@ KNOWN_OPTIONS: Mapping[str, OptionSpec] = {
             "1",
             _int_at_least(0),
             "primary-key tables: % flexibility when comparing sorted run sizes",
+        ),
+        OptionSpec(
+            CHANGELOG_PRODUCER,
+            "none",
+            _changelog_producer,
+            "only 'none': lakeskip writes no changelog files (input, lookup, full-compaction "
+            "are refused, and so are writes to a table that has one)",
         ),
         OptionSpec(
             FULL_COMPACTION_DELTA_COMMITS,

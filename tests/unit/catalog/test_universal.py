@@ -281,3 +281,35 @@ def test_full_compaction_option() -> None:
             validate_options({key: value}, None, primary_keys=("id",))
     with pytest.raises(InvalidOptionError, match="primary-key tables only"):
         validate_options({key: "3"}, None)
+
+
+def test_changelog_producer_refused(tmp_path: Path) -> None:
+    """``changelog-producer``: only ``none`` at CREATE / ALTER (``full-compaction`` is
+    refused as not supported: lakeskip writes no changelog files), and a table another
+    engine created with one is not written: the commit is refused, the table untouched."""
+    from lakeskip.catalog.format.snapshot import CommitKind
+    from lakeskip.catalog.options import validate_options
+    from lakeskip.errors import InvalidOptionError
+
+    validate_options({"changelog-producer": "none"}, None, primary_keys=("id",))
+    for value in ("full-compaction", "lookup", "input"):
+        with pytest.raises(InvalidOptionError, match="is not supported yet: lakeskip writes no"):
+            validate_options({"changelog-producer": value}, None, primary_keys=("id",))
+    catalog = Catalog(str(tmp_path))
+    catalog.create_database("db")
+    row_type = RowType.of(("id", INT), ("v", STRING))
+    catalog.create_table("db.t", row_type, primary_keys=["id"], options={"bucket": "1"})
+    table = catalog.get_table("db.t")
+    table.commit([], kind=CommitKind.OVERWRITE)  # writable as created
+    before = len(table.refresh().list_snapshots())
+    # what Paimon (not lakeskip) may create: the stored option set behind the catalog's back
+    schema = table.schema.with_options(
+        table.schema.id + 1, {**table.schema.options, "changelog-producer": "full-compaction"}
+    )
+    from lakeskip.catalog.format.schema import SchemaManager
+
+    assert SchemaManager(table.file_io, table.path).try_commit(schema)
+    table = table.refresh()
+    with pytest.raises(InvalidOptionError, match="'changelog-producer' = 'full-compaction'"):
+        table.commit([], kind=CommitKind.OVERWRITE)
+    assert len(table.refresh().list_snapshots()) == before

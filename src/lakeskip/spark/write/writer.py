@@ -28,7 +28,7 @@ from lakeskip.catalog.format.manifest import ManifestEntry
 from lakeskip.catalog.format.parquet_options import parquet_write_options
 from lakeskip.catalog.format.snapshot import CommitKind, Snapshot
 from lakeskip.catalog.kind import Append, AppendDv, PkMerge, PkRaw
-from lakeskip.catalog.options import target_file_size
+from lakeskip.catalog.options import check_writable, target_file_size
 from lakeskip.catalog.pk.dynamic_bucket import (
     AssignSpec,
     BucketMode,
@@ -615,6 +615,7 @@ def write_entries(
     grouped by bucket on fixed-bucket tables. Shared by INSERT and DELETE/UPDATE.
     ``mixed`` (MERGE on a DV primary-key table): ``df`` has a trailing
     :data:`~lakeskip.catalog.write.pk_dv_write.DELETE_FLAG` column; flagged keys are only marked."""
+    check_writable(table.schema.options)  # before any file is written (the commit checks too)
     schema = table.schema
     kind = table.kind
     match kind:
