@@ -313,3 +313,51 @@ def test_changelog_producer_refused(tmp_path: Path) -> None:
     with pytest.raises(InvalidOptionError, match="'changelog-producer' = 'full-compaction'"):
         table.commit([], kind=CommitKind.OVERWRITE)
     assert len(table.refresh().list_snapshots()) == before
+
+
+def test_full_compaction_of_one_top_run_rewrites_only_files_with_dvs(tmp_path: Path) -> None:
+    """A bucket already one top-level run of several files: the full compaction after a
+    write plans nothing, unless files of it have DVs; then each such file is rewritten on
+    its own (its key range, minus its deleted rows, at the top level), never merged with
+    another (that output could span the keys of a file between them)."""
+    from pyroaring import BitMap
+    from tests.unit.procedures.test_sort_rewrite import LocalExecutor
+
+    from lakeskip.index.primitives.roaring import serialize_bitmap
+    from lakeskip.procedures.compact import Compact
+    from lakeskip.procedures.pk_compact import compact_bucket, plan_universal_tasks
+
+    cat = Catalog(str(tmp_path / "wh"))
+    table = cat.create_table(
+        "default.t",
+        ROW,
+        options={"primary-key": "k", "bucket": "1", "target-file-size": "4 kb"},
+    )
+    rows = [{"k": i, "v": f"v{i:05}" * 8, "n": i} for i in range(20000)]
+    _write(table, rows, RowKind.INSERT, "w0")
+    Compact().run(  # every bucket to one run at level 5, rolled into several files
+        catalog=cat, executor=LocalExecutor(), arguments={"table": "default.t"},
+        default_database="default",
+    )  # fmt: skip
+    table = table.refresh()
+
+    def keys(e: Any) -> tuple[int, int]:
+        k = pq.read_table(table.data_file_path(e), columns=["k"])["k"].to_pylist()
+        return min(k), max(k)
+
+    live = sorted(table.scan_files(), key=keys)
+    assert {e.file.level for e in live} == {5} and len(live) >= 3
+    assert plan_universal_tasks(table, live, "x", full=True) == []
+    a, c = live[0], live[2]
+    deleted = {n: serialize_bitmap(BitMap([0, 1])) for n in (a.file.file_name, c.file.file_name)}
+    tasks = plan_universal_tasks(table, live, "x", deleted=deleted, full=True)
+    assert [[e.file.file_name for _, e in t.files] for t in tasks] == [
+        [a.file.file_name],
+        [c.file.file_name],
+    ]
+    assert {t.output_level for t in tasks} == {5}
+    for task, src in zip(tasks, (a, c), strict=True):
+        out = compact_bucket(task)
+        assert sum(e.file.row_count for e in out) == src.file.row_count - 2
+        lo, hi = keys(src)
+        assert all(lo <= keys(e)[0] <= keys(e)[1] <= hi for e in out)
