@@ -65,6 +65,7 @@ from lakeskip.catalog.format.snapshot import (
 from lakeskip.catalog.kind import TableKind, schema_kind
 from lakeskip.catalog.options import (
     DEFAULT_PARTITION_NAME,
+    check_writable,
     commit_max_retries,
     manifest_compression,
     option_bool,
@@ -489,6 +490,7 @@ class FileStoreTable:
         """
         if kind is CommitKind.ANALYZE:
             raise InvalidArgumentError("ANALYZE commits are not supported")
+        check_writable(self.schema.options)  # (writes check it first: write_entries)
         adds = [self._entry(e, FileKind.ADD) for e in added]
         explicit_deletes = [self._entry(e, FileKind.DELETE) for e in deleted]
         dv = deletion_vectors
