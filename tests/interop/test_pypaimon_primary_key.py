@@ -11,13 +11,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
 import pytest
 from tests.interop.test_pypaimon import pypaimon_python, run_pypaimon  # noqa: F401
+from tests.pk_tables import write_pk
 
 from lakeskip.catalog import Catalog
 from lakeskip.catalog.pk.primary_key import RowKind
-from lakeskip.catalog.write.data_writer import DataWriter, WriteSpec, next_sequences
 from lakeskip.types import BIGINT, INT, STRING, RowType
 
 pytestmark = pytest.mark.interop
@@ -64,19 +63,6 @@ def _key(rows: list[dict[str, Any]]) -> list[str]:
     return sorted(json.dumps(r, sort_keys=True, default=str) for r in rows)
 
 
-def _write(table: Any, rows: list[dict[str, Any]], kind: RowKind, prefix: str) -> None:
-    live = table.scan_files() if table.latest_snapshot() else []
-    spec = WriteSpec(
-        file_io=table.file_io,
-        table_path=table.path,
-        schema=table.schema,
-        value_kind=kind,
-        next_sequence=next_sequences(table.schema, live),
-    )
-    data = pa.Table.from_pylist(rows, schema=ROW.to_arrow())
-    table.commit(DataWriter(spec, file_prefix=prefix).write_batches([data]))
-
-
 def test_pypaimon_reads_lakeskip_upserts_and_deletes(
     pypaimon_python: str,  # noqa: F811
     tmp_path: Path,
@@ -93,10 +79,10 @@ def test_pypaimon_reads_lakeskip_upserts_and_deletes(
             {"id": i, "dt": f"d{i % 2}", "name": f"w{w}-{i}", "n": w * 1000 + i}
             for i in range(w * 20, w * 20 + 50)
         ]
-        _write(t, rows, RowKind.INSERT, f"w{w}")
+        write_pk(t, rows, RowKind.INSERT, f"w{w}", row_type=ROW)
         latest.update({(r["id"], r["dt"]): r for r in rows})
         gone = [r for r in rows if r["id"] % 7 == w]
-        _write(t, gone, RowKind.DELETE, f"d{w}")
+        write_pk(t, gone, RowKind.DELETE, f"d{w}", row_type=ROW)
         latest.update({(r["id"], r["dt"]): None for r in gone})
     want = [r for r in latest.values() if r is not None]
     got = run_pypaimon(pypaimon_python, READ_SCRIPT, wh, "db.pk")

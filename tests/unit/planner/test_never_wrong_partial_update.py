@@ -25,6 +25,7 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.pk_tables import write_pk
 from tests.unit.expressions.strategies import predicates
 
 from lakeskip import expressions as E
@@ -33,7 +34,6 @@ from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.pk.merge_engine import MergeEngine
 from lakeskip.catalog.pk.primary_key import SEQUENCE_NUMBER, VALUE_KIND, RowKind
 from lakeskip.catalog.table import FileStoreTable
-from lakeskip.catalog.write.data_writer import DataWriter, WriteSpec, next_sequences
 from lakeskip.planner.scan import ScanPlanner
 
 ROW_TYPE = T.RowType.of(("k", T.INT), ("p", T.STRING), ("i32", T.INT), ("s", T.STRING))
@@ -149,18 +149,7 @@ def test_partial_update_merge_and_pruning_match_the_model(
         for i in range(n):
             records.append((arrival, int(kind), {c: rows[c][i] for c in NAMES}))
             arrival += 1
-        live = table.scan_files() if table.latest_snapshot() else []
-        spec = WriteSpec(
-            file_io=table.file_io,
-            table_path=table.path,
-            schema=table.schema,
-            value_kind=kind,
-            next_sequence=next_sequences(table.schema, live),
-        )
-        entries = DataWriter(spec, file_prefix=f"w{w}").write_batches(
-            [pa.table(rows, schema=ROW_TYPE.to_arrow())]
-        )
-        table.commit(entries)
+        write_pk(table, rows, kind, f"w{w}", row_type=ROW_TYPE)
     table = table.refresh()
     every = table.scan_files()
     want_all = model_rows(records, ignore, remove)
@@ -197,18 +186,7 @@ def test_mixed_versions_are_not_pruned_by_a_two_column_predicate(tmp_path: Path)
     for w, row in enumerate(
         [{"k": 1, "p": "x", "i32": 1, "s": None}, {"k": 1, "p": "x", "i32": None, "s": "a"}]
     ):
-        live = table.scan_files() if table.latest_snapshot() else []
-        spec = WriteSpec(
-            file_io=table.file_io,
-            table_path=table.path,
-            schema=table.schema,
-            next_sequence=next_sequences(table.schema, live),
-        )
-        table.commit(
-            DataWriter(spec, file_prefix=f"w{w}").write_batches(
-                [pa.Table.from_pylist([row], ROW_TYPE.to_arrow())]
-            )
-        )
+        write_pk(table, [row], prefix=f"w{w}", row_type=ROW_TYPE)
     table = table.refresh()
     pred = E.And(E.EqualTo("i32", 1), E.EqualTo("s", "a"))
     plan = ScanPlanner(table).plan(pred)

@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.pk_tables import pk_write_spec, write_pk
 from tests.unit.expressions.strategies import predicates
 
 from lakeskip import expressions as E
@@ -27,7 +28,6 @@ from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.format.snapshot import CommitKind
 from lakeskip.catalog.pk.primary_key import SEQUENCE_NUMBER, VALUE_KIND, RowKind
 from lakeskip.catalog.table import FileStoreTable
-from lakeskip.catalog.write.data_writer import DataWriter, WriteSpec, next_sequences
 from lakeskip.planner.scan import ScanPlanner
 
 ROW_TYPE = T.RowType.of(("k", T.INT), ("p", T.STRING), ("i32", T.INT), ("s", T.STRING))
@@ -82,18 +82,7 @@ def test_pruning_never_changes_the_merged_rows(
             ),
         }
         kind = data.draw(st.sampled_from([RowKind.INSERT, RowKind.INSERT, RowKind.DELETE]))
-        live = table.scan_files() if table.latest_snapshot() else []
-        spec = WriteSpec(
-            file_io=table.file_io,
-            table_path=table.path,
-            schema=table.schema,
-            value_kind=kind,
-            next_sequence=next_sequences(table.schema, live),
-        )
-        entries = DataWriter(spec, file_prefix=f"w{w}").write_batches(
-            [pa.table(rows, schema=ROW_TYPE.to_arrow())]
-        )
-        table.commit(entries)
+        write_pk(table, rows, kind, f"w{w}", row_type=ROW_TYPE)
     table = table.refresh()
     every = table.scan_files()
     full = merged(table, every)
@@ -176,18 +165,7 @@ def test_deletion_vector_pruning_never_changes_the_rows(
             st.sampled_from([RowKind.INSERT, RowKind.INSERT, RowKind.UPDATE_AFTER, RowKind.DELETE])
         )
         table = table.refresh()
-        live = table.scan_files() if table.latest_snapshot() else []
-        spec = pk_dv_spec(
-            table,
-            WriteSpec(
-                file_io=table.file_io,
-                table_path=table.path,
-                schema=table.schema,
-                value_kind=kind,
-                next_sequence=next_sequences(table.schema, live),
-            ),
-            fresh=False,
-        )
+        spec = pk_dv_spec(table, pk_write_spec(table, kind), fresh=False)
         writer = PkDvWriter(spec, file_prefix=f"w{w}")
         added = writer.write_batches([pa.table(rows, schema=ROW_TYPE.to_arrow())])
         removed = [e for c in writer.changes for e in c.removed]
