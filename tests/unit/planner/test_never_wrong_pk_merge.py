@@ -22,13 +22,14 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.pk_tables import write_pk
 from tests.unit.expressions.strategies import predicates
+from tests.unit.planner import pk_versions
+from tests.unit.planner.pk_versions import filter_rows
 
 from lakeskip import expressions as E
 from lakeskip import types as T
@@ -249,19 +250,11 @@ def buffer_merge(
 
 
 def file_records(table: Any, entries: list[Any]) -> list[tuple[Any, int, dict[str, Any]]]:
-    out = []
-    for e in entries:
-        data = pq.read_table(table.data_file_path(e)).to_pylist()
-        out.extend((r[SEQUENCE_NUMBER], r[VALUE_KIND], {c: r[c] for c in NAMES}) for r in data)
-    return out
+    return pk_versions.file_records(table, entries, NAMES)
 
 
 def _filter(rows: list[tuple[Any, ...]], bound: Any) -> list[tuple[Any, ...]]:
-    if not rows:
-        return []
-    t = pa.Table.from_pylist([dict(zip(NAMES, r, strict=True)) for r in rows], ROW_TYPE.to_arrow())
-    kept = t.filter(pc.fill_null(E.evaluate_arrow(bound, t), False))
-    return sorted((tuple(r.values()) for r in kept.to_pylist()), key=repr)
+    return filter_rows(rows, bound, ROW_TYPE)
 
 
 @st.composite

@@ -21,6 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.pk_tables import pk_write_spec, write_pk
 from tests.unit.expressions.strategies import predicates
+from tests.unit.planner.pk_versions import draw_rows
 
 from lakeskip import expressions as E
 from lakeskip import types as T
@@ -69,18 +70,7 @@ def test_pruning_never_changes_the_merged_rows(
     table = cat.create_table("default.t", ROW_TYPE, partition_keys=["p"], options=OPTIONS)
     for w in range(data.draw(st.integers(1, 5), label="writes")):
         n = data.draw(st.integers(1, 10), label="rows")
-        rows = {
-            "k": data.draw(st.lists(st.integers(0, 9), min_size=n, max_size=n), label="k"),
-            "p": data.draw(st.lists(st.sampled_from(["x", "y"]), min_size=n, max_size=n)),
-            "i32": data.draw(
-                st.lists(st.one_of(st.none(), st.integers(-5, 5)), min_size=n, max_size=n)
-            ),
-            "s": data.draw(
-                st.lists(
-                    st.one_of(st.none(), st.sampled_from(["a", "b", "c"])), min_size=n, max_size=n
-                )
-            ),
-        }
+        rows = draw_rows(data, n, keys=10)
         kind = data.draw(st.sampled_from([RowKind.INSERT, RowKind.INSERT, RowKind.DELETE]))
         write_pk(table, rows, kind, f"w{w}", row_type=ROW_TYPE)
     table = table.refresh()
@@ -148,19 +138,7 @@ def test_deletion_vector_pruning_never_changes_the_rows(
     model: dict[tuple[Any, ...], tuple[Any, ...]] = {}
     for w in range(data.draw(st.integers(1, 7), label="writes")):
         n = data.draw(st.integers(1, 10), label="rows")
-        keys = data.draw(st.lists(st.integers(0, 9), min_size=n, max_size=n, unique=True))
-        rows = {
-            "k": keys,
-            "p": data.draw(st.lists(st.sampled_from(["x", "y"]), min_size=n, max_size=n)),
-            "i32": data.draw(
-                st.lists(st.one_of(st.none(), st.integers(-5, 5)), min_size=n, max_size=n)
-            ),
-            "s": data.draw(
-                st.lists(
-                    st.one_of(st.none(), st.sampled_from(["a", "b", "c"])), min_size=n, max_size=n
-                )
-            ),
-        }
+        rows = draw_rows(data, n, keys=10, unique_keys=True)
         kind = data.draw(
             st.sampled_from([RowKind.INSERT, RowKind.INSERT, RowKind.UPDATE_AFTER, RowKind.DELETE])
         )
