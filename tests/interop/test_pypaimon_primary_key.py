@@ -7,11 +7,11 @@ key through the Spark catalog and through the temp-view path.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.interop.reads import json_keys, pypaimon_rows
 from tests.interop.test_pypaimon import pypaimon_python, run_pypaimon  # noqa: F401
 from tests.pk_tables import write_pk
 
@@ -22,15 +22,6 @@ from lakeskip.types import BIGINT, INT, STRING, RowType
 pytestmark = pytest.mark.interop
 
 ROW = RowType.of(("id", BIGINT), ("dt", STRING), ("name", STRING), ("n", INT))
-
-READ_SCRIPT = """
-    import json, sys
-    from pypaimon import CatalogFactory
-    t = CatalogFactory.create({"warehouse": sys.argv[1]}).get_table(sys.argv[2])
-    rb = t.new_read_builder()
-    data = rb.new_read().to_arrow(rb.new_scan().plan().splits())
-    print(json.dumps(data.to_pylist(), default=str))
-"""
 
 WRITE_SCRIPT = """
     import json, sys
@@ -59,10 +50,6 @@ WRITE_SCRIPT = """
 """
 
 
-def _key(rows: list[dict[str, Any]]) -> list[str]:
-    return sorted(json.dumps(r, sort_keys=True, default=str) for r in rows)
-
-
 def test_pypaimon_reads_lakeskip_upserts_and_deletes(
     pypaimon_python: str,  # noqa: F811
     tmp_path: Path,
@@ -85,8 +72,8 @@ def test_pypaimon_reads_lakeskip_upserts_and_deletes(
         write_pk(t, gone, RowKind.DELETE, f"d{w}", row_type=ROW)
         latest.update({(r["id"], r["dt"]): None for r in gone})
     want = [r for r in latest.values() if r is not None]
-    got = run_pypaimon(pypaimon_python, READ_SCRIPT, wh, "db.pk")
-    assert _key(got) == _key(want)
+    got = pypaimon_rows(pypaimon_python, wh, "db.pk")
+    assert json_keys(got) == json_keys(want)
     # after a full compaction: one sorted run per bucket at the top level (5)
     from tests.unit.procedures.test_sort_rewrite import LocalExecutor
 
@@ -96,8 +83,8 @@ def test_pypaimon_reads_lakeskip_upserts_and_deletes(
         catalog=cat, executor=LocalExecutor(), arguments={"table": "db.pk"}, default_database="db"
     )
     assert {e.file.level for e in t.scan_files()} == {5}
-    got = run_pypaimon(pypaimon_python, READ_SCRIPT, wh, "db.pk")
-    assert _key(got) == _key(want)
+    got = pypaimon_rows(pypaimon_python, wh, "db.pk")
+    assert json_keys(got) == json_keys(want)
 
 
 def test_lakeskip_reads_pypaimon_primary_key_table(
@@ -118,7 +105,7 @@ def test_lakeskip_reads_pypaimon_primary_key_table(
     assert t.schema.primary_keys == ("id", "dt")
     name = f"{session.catalog_name}.db.t"
     got = [r.asDict() for r in spark.sql(f"SELECT * FROM {name}").collect()]
-    assert _key(got) == _key(list(want.values()))
+    assert json_keys(got) == json_keys(list(want.values()))
     hits = spark.sql(f"SELECT id, n FROM {name} WHERE n >= 200").collect()
     assert sorted(tuple(r) for r in hits) == sorted(
         (r["id"], r["n"]) for r in want.values() if r["n"] >= 200
@@ -127,7 +114,7 @@ def test_lakeskip_reads_pypaimon_primary_key_table(
     from lakeskip.spark.read.query import table_view
 
     merged = table_view(spark, t, t.scan_files())
-    assert _key([r.asDict() for r in merged.collect()]) == _key(list(want.values()))
+    assert json_keys([r.asDict() for r in merged.collect()]) == json_keys(list(want.values()))
 
 
 def test_pypaimon_reads_a_primary_key_table_after_merge(
@@ -175,12 +162,12 @@ def test_pypaimon_reads_a_primary_key_table_after_merge(
     for i in range(5):
         del want[i]
     got = [r.asDict() for r in session.sql("SELECT * FROM db.m").collect()]
-    assert _key(got) == _key(list(want.values()))
+    assert json_keys(got) == json_keys(list(want.values()))
     t = session.catalog.get_table("db.m")
     snaps = t.list_snapshots()
     # the MERGE is one snapshot (3); what follows is the compaction after it (5 runs in a
     # bucket: universal compaction's trigger), which pypaimon then reads through
     assert snaps[2].id == 3 and snaps[2].commit_kind.value != "COMPACT"
     assert all(s.commit_kind.value == "COMPACT" for s in snaps[3:])
-    got = run_pypaimon(pypaimon_python, READ_SCRIPT, wh, "db.m")
-    assert _key(got) == _key(list(want.values()))
+    got = pypaimon_rows(pypaimon_python, wh, "db.m")
+    assert json_keys(got) == json_keys(list(want.values()))
