@@ -2,9 +2,8 @@
 from it: rank boundaries and the cuts of the curve into files.
 
 Both curve sorts sample the same way, wherever their tasks run (Spark tasks for write-time
-clustering and the Spark executor's compaction, :mod:`lakeskip.spark.write.clustered`;
-:class:`~lakeskip.procedures.base.Executor` tasks for
-:mod:`lakeskip.procedures.sort_rewrite`)::
+clustering, :mod:`lakeskip.spark.write.clustered`; :class:`~lakeskip.procedures.base.Executor`
+tasks, local or in Spark, for z-order/Hilbert compaction, :mod:`lakeskip.procedures.sort_rewrite`)::
 
     task     a uniform sample of its own rows (bounded), as an Arrow IPC stream, and the
              number of rows it was drawn from                          -> PartSample
