@@ -12,18 +12,10 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
+from tests.interop.reads import java_rows, lakeskip_rows, pypaimon_rows
 from tests.interop.test_pypaimon import pypaimon_python, run_pypaimon  # noqa: F401
-from tests.interop.test_pypaimon_primary_key import READ_SCRIPT
 
 pytestmark = pytest.mark.interop
-
-
-def _text(v: Any) -> str | None:
-    return None if v is None else str(v)
-
-
-def _rows(session: Any, sql: str) -> list[list[str | None]]:
-    return sorted(([_text(x) for x in r] for r in session.sql(sql).collect()), key=repr)
 
 
 def _buckets_of_keys(table: Any, key: str) -> dict[Any, set[int]]:
@@ -56,13 +48,12 @@ def test_paimon_java_reads_and_writes_a_lakeskip_dynamic_bucket_table(
     table = session.table("t").table
     assert table.schema.options["bucket"] == "-1"
     assert len({e.bucket for e in table.scan_files()}) >= 4
-    ours = _rows(session, "SELECT id, s, v, dt FROM t")
-    (result,) = paimon_java(wh, {"op": "read", "table": "default.t", "queries": []})
-    assert sorted(result["rows"], key=repr) == ours
+    ours = lakeskip_rows(session, "SELECT id, s, v, dt FROM t")
+    assert java_rows(paimon_java, wh, "default.t") == ours
     # Paimon's HashBucketAssigner, loading lakeskip's HASH index, upserts old and new keys
     rows = [[i, f"j{i}", 7000 + i, f"p{i % 2}"] for i in range(30, 50)]
     paimon_java(wh, {"op": "write", "table": "default.t", "rows": rows})
-    ours = _rows(session, "SELECT id, s, v, dt FROM t")
+    ours = lakeskip_rows(session, "SELECT id, s, v, dt FROM t")
     assert [r for r in ours if r[1] == "j45"] == [["45", "j45", "7045", "p1"]]
     table = session.table("t").table
     spread = _buckets_of_keys(table, "id")
@@ -71,12 +62,10 @@ def test_paimon_java_reads_and_writes_a_lakeskip_dynamic_bucket_table(
     session.sql("INSERT INTO t SELECT id, 'k', 1, concat('p', id % 2) FROM range(40, 70)")
     spread = _buckets_of_keys(session.table("t").table, "id")
     assert all(len(b) == 1 for b in spread.values()), spread
-    ours = _rows(session, "SELECT id, s, v, dt FROM t")
-    (result,) = paimon_java(wh, {"op": "read", "table": "default.t", "queries": []})
-    assert sorted(result["rows"], key=repr) == ours
+    ours = lakeskip_rows(session, "SELECT id, s, v, dt FROM t")
+    assert java_rows(paimon_java, wh, "default.t") == ours
     session.sql("CALL sys.compact(table => 't')")
-    (result,) = paimon_java(wh, {"op": "read", "table": "default.t", "queries": []})
-    assert sorted(result["rows"], key=repr) == ours
+    assert java_rows(paimon_java, wh, "default.t") == ours
 
 
 def test_pypaimon_reads_lakeskip_dynamic_bucket_table(
@@ -105,7 +94,7 @@ def test_pypaimon_reads_lakeskip_dynamic_bucket_table(
     session.sql("DELETE FROM db.d WHERE n % 7 = 0")
     want = [r.asDict() for r in session.sql("SELECT * FROM db.d").collect()]
     assert len(want) == 50 - 8
-    got = run_pypaimon(pypaimon_python, READ_SCRIPT, wh, "db.d")
+    got = pypaimon_rows(pypaimon_python, wh, "db.d")
     key = lambda rows: sorted(json.dumps(r, sort_keys=True) for r in rows)  # noqa: E731
     assert key(got) == key(want)
 
@@ -168,5 +157,5 @@ def test_lakeskip_reads_and_writes_a_pypaimon_dynamic_bucket_table(
     assert ours() == want
     spread = _buckets_of_keys(session.catalog.get_table("db.p"), "id")
     assert all(len(b) == 1 for b in spread.values()), spread
-    got = run_pypaimon(pypaimon_python, READ_SCRIPT, wh, "db.p")
+    got = pypaimon_rows(pypaimon_python, wh, "db.p")
     assert {r["id"]: r["name"] for r in got} == want

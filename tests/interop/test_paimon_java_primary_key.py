@@ -7,12 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.interop.reads import java_rows, lakeskip_rows
 
 pytestmark = pytest.mark.interop
-
-
-def _text(v: Any) -> str | None:
-    return None if v is None else str(v)
 
 
 def test_paimon_java_reads_lakeskip_primary_key_table(
@@ -30,17 +27,12 @@ def test_paimon_java_reads_lakeskip_primary_key_table(
         session.sql(f"INSERT INTO t VALUES {values}")
     session.sql("DELETE FROM t WHERE v % 5 = 0")
     session.sql("UPDATE t SET s = upper(s) WHERE id < 6")
-    ours = sorted(
-        ([_text(x) for x in r] for r in session.sql("SELECT id, s, v, dt FROM t").collect()),
-        key=repr,
-    )
+    ours = lakeskip_rows(session, "SELECT id, s, v, dt FROM t")
     assert len(ours) > 5
-    (result,) = paimon_java(wh, {"op": "read", "table": "default.t", "queries": []})
-    assert sorted(result["rows"], key=repr) == ours
+    assert java_rows(paimon_java, wh, "default.t") == ours
     # after a full compaction (one sorted run per bucket at the top level (5), deletes gone)
     session.sql("CALL sys.compact(table => 't')")
-    (result,) = paimon_java(wh, {"op": "read", "table": "default.t", "queries": []})
-    assert sorted(result["rows"], key=repr) == ours
+    assert java_rows(paimon_java, wh, "default.t") == ours
 
 
 def test_paimon_java_reads_after_universal_compaction(
@@ -69,15 +61,10 @@ def test_paimon_java_reads_after_universal_compaction(
     table = session.catalog.get_table("default.u")
     levels = {e.file.level for e in table.scan_files()}
     assert len(levels) > 1 and any(s.commit_kind.value == "COMPACT" for s in table.list_snapshots())
-    ours = sorted(
-        ([_text(x) for x in r] for r in session.sql("SELECT id, s, v FROM u").collect()),
-        key=repr,
-    )
-    (result,) = paimon_java(wh, {"op": "read", "table": "default.u", "queries": []})
-    assert sorted(result["rows"], key=repr) == ours
+    ours = lakeskip_rows(session, "SELECT id, s, v FROM u")
+    assert java_rows(paimon_java, wh, "default.u") == ours
     session.sql("CALL sys.compact(table => 'u', compact_strategy => 'minor')")
-    (result,) = paimon_java(wh, {"op": "read", "table": "default.u", "queries": []})
-    assert sorted(result["rows"], key=repr) == ours
+    assert java_rows(paimon_java, wh, "default.u") == ours
 
 
 def test_paimon_java_reads_after_full_compaction_on_write(
@@ -98,10 +85,6 @@ def test_paimon_java_reads_after_full_compaction_on_write(
     table = session.catalog.get_table("default.f")
     files = table.scan_files()
     assert {e.file.level for e in files} == {5} and len({e.bucket for e in files}) == 2
-    ours = sorted(
-        ([_text(x) for x in r] for r in session.sql("SELECT id, s, v FROM f").collect()),
-        key=repr,
-    )
+    ours = lakeskip_rows(session, "SELECT id, s, v FROM f")
     assert sum(e.file.row_count for e in files) == len(ours)  # no retracts left
-    (result,) = paimon_java(wh, {"op": "read", "table": "default.f", "queries": []})
-    assert sorted(result["rows"], key=repr) == ours
+    assert java_rows(paimon_java, wh, "default.f") == ours

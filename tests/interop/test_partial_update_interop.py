@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.interop.reads import java_rows, json_keys, lakeskip_rows, pypaimon_rows
 from tests.interop.test_pypaimon import pypaimon_python, run_pypaimon  # noqa: F401
-from tests.interop.test_pypaimon_primary_key import READ_SCRIPT
 
 pytestmark = pytest.mark.interop
 
@@ -45,14 +45,6 @@ WRITE_SCRIPT = """
 """
 
 
-def _text(v: Any) -> str | None:
-    return None if v is None else str(v)
-
-
-def _key(rows: list[dict[str, Any]]) -> list[str]:
-    return sorted(json.dumps(r, sort_keys=True, default=str) for r in rows)
-
-
 def _fill(session: Any) -> list[tuple[Any, ...]]:
     session.sql("INSERT INTO t VALUES (1, 'x', 'a1', NULL), (2, 'y', NULL, 2), (3, 'x', 'a3', 3)")
     session.sql(
@@ -76,9 +68,9 @@ def test_pypaimon_reads_lakeskip_partial_update_table(
     assert sorted(tuple(r) for r in session.sql("SELECT id, dt, a, n FROM t").collect()) == want
     wh = str(tmp_path / "warehouse")
     rows = [dict(zip(("id", "dt", "a", "n"), r, strict=True)) for r in want]
-    assert _key(run_pypaimon(pypaimon_python, READ_SCRIPT, wh, "default.t")) == _key(rows)
+    assert json_keys(pypaimon_rows(pypaimon_python, wh, "default.t")) == json_keys(rows)
     session.sql("CALL sys.compact(table => 't')")
-    assert _key(run_pypaimon(pypaimon_python, READ_SCRIPT, wh, "default.t")) == _key(rows)
+    assert json_keys(pypaimon_rows(pypaimon_python, wh, "default.t")) == json_keys(rows)
 
 
 def test_paimon_java_reads_lakeskip_partial_update_table(
@@ -95,16 +87,13 @@ def test_paimon_java_reads_lakeskip_partial_update_table(
     session.sql("INSERT INTO t VALUES (5, 'x', NULL, 5)")
 
     def ours() -> list[list[str | None]]:
-        rows = session.sql("SELECT id, dt, a, n FROM t").collect()
-        return sorted(([_text(x) for x in r] for r in rows), key=repr)
+        return lakeskip_rows(session, "SELECT id, dt, a, n FROM t")
 
     want = [["1", "x", "a1b", "10"], ["3", "x", "a3", "31"], ["5", "x", None, "5"]]
     assert ours() == sorted(want, key=repr)
-    (result,) = paimon_java(wh, {"op": "read", "table": "default.t", "queries": []})
-    assert sorted(result["rows"], key=repr) == ours()
+    assert java_rows(paimon_java, wh, "default.t") == ours()
     session.sql("CALL sys.compact(table => 't')")
-    (result,) = paimon_java(wh, {"op": "read", "table": "default.t", "queries": []})
-    assert sorted(result["rows"], key=repr) == ours()
+    assert java_rows(paimon_java, wh, "default.t") == ours()
     # the deleted key is gone after the full compaction: a partial insert starts afresh.
     # (Before it, Paimon 0.9 cannot merge a +I that follows a -D of the same key: its
     # PartialUpdateMergeFunction sets the row to null on -D and then fails with a
@@ -112,8 +101,7 @@ def test_paimon_java_reads_lakeskip_partial_update_table(
     # record's values instead.)
     session.sql("INSERT INTO t VALUES (2, 'y', NULL, 20)")
     assert ours() == sorted([*want, ["2", "y", None, "20"]], key=repr)
-    (result,) = paimon_java(wh, {"op": "read", "table": "default.t", "queries": []})
-    assert sorted(result["rows"], key=repr) == ours()
+    assert java_rows(paimon_java, wh, "default.t") == ours()
 
 
 def test_lakeskip_reads_pypaimon_partial_update_table(
@@ -140,10 +128,10 @@ def test_lakeskip_reads_pypaimon_partial_update_table(
     t = session.catalog.get_table("db.t")
     assert t.schema.options["merge-engine"] == "partial-update"
     name = f"{session.catalog_name}.db.t"
-    assert _key([r.asDict() for r in spark.sql(f"SELECT * FROM {name}").collect()]) == _key(
-        list(want.values())
-    )
+    assert json_keys(
+        [r.asDict() for r in spark.sql(f"SELECT * FROM {name}").collect()]
+    ) == json_keys(list(want.values()))
     hit = spark.sql(f"SELECT id FROM {name} WHERE a = 'a4' AND n = 40").collect()
     assert [r[0] for r in hit] == [4]
     merged = table_view(spark, t, t.scan_files())
-    assert _key([r.asDict() for r in merged.collect()]) == _key(list(want.values()))
+    assert json_keys([r.asDict() for r in merged.collect()]) == json_keys(list(want.values()))

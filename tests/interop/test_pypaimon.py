@@ -84,13 +84,15 @@ def pypaimon_python() -> str:
     return str(_venv_python())
 
 
-def run_pypaimon(python: str, script: str, *args: str) -> Any:
-    """Run a script under pypaimon; it prints one JSON document."""
+def run_pypaimon(python: str, script: str, *args: str, env: dict[str, str] | None = None) -> Any:
+    """Run a script under pypaimon (in ``env``, else this process's environment); it prints
+    one JSON document."""
     r = subprocess.run(
         [python, "-c", textwrap.dedent(script), *args],
         capture_output=True,
         text=True,
         timeout=300,
+        env=env,
     )
     assert r.returncode == 0, f"pypaimon script failed:\n{r.stderr[-3000:]}"
     return json.loads(r.stdout.strip().splitlines()[-1])

@@ -7,31 +7,21 @@ key through the Spark catalog and through the temp-view path.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
 import pytest
+from tests.interop.reads import json_keys, pypaimon_rows
 from tests.interop.test_pypaimon import pypaimon_python, run_pypaimon  # noqa: F401
+from tests.pk_tables import write_pk
 
 from lakeskip.catalog import Catalog
 from lakeskip.catalog.pk.primary_key import RowKind
-from lakeskip.catalog.write.data_writer import DataWriter, WriteSpec, next_sequences
 from lakeskip.types import BIGINT, INT, STRING, RowType
 
 pytestmark = pytest.mark.interop
 
 ROW = RowType.of(("id", BIGINT), ("dt", STRING), ("name", STRING), ("n", INT))
-
-READ_SCRIPT = """
-    import json, sys
-    from pypaimon import CatalogFactory
-    t = CatalogFactory.create({"warehouse": sys.argv[1]}).get_table(sys.argv[2])
-    rb = t.new_read_builder()
-    data = rb.new_read().to_arrow(rb.new_scan().plan().splits())
-    print(json.dumps(data.to_pylist(), default=str))
-"""
 
 WRITE_SCRIPT = """
     import json, sys
@@ -60,23 +50,6 @@ WRITE_SCRIPT = """
 """
 
 
-def _key(rows: list[dict[str, Any]]) -> list[str]:
-    return sorted(json.dumps(r, sort_keys=True, default=str) for r in rows)
-
-
-def _write(table: Any, rows: list[dict[str, Any]], kind: RowKind, prefix: str) -> None:
-    live = table.scan_files() if table.latest_snapshot() else []
-    spec = WriteSpec(
-        file_io=table.file_io,
-        table_path=table.path,
-        schema=table.schema,
-        value_kind=kind,
-        next_sequence=next_sequences(table.schema, live),
-    )
-    data = pa.Table.from_pylist(rows, schema=ROW.to_arrow())
-    table.commit(DataWriter(spec, file_prefix=prefix).write_batches([data]))
-
-
 def test_pypaimon_reads_lakeskip_upserts_and_deletes(
     pypaimon_python: str,  # noqa: F811
     tmp_path: Path,
@@ -93,14 +66,14 @@ def test_pypaimon_reads_lakeskip_upserts_and_deletes(
             {"id": i, "dt": f"d{i % 2}", "name": f"w{w}-{i}", "n": w * 1000 + i}
             for i in range(w * 20, w * 20 + 50)
         ]
-        _write(t, rows, RowKind.INSERT, f"w{w}")
+        write_pk(t, rows, RowKind.INSERT, f"w{w}", row_type=ROW)
         latest.update({(r["id"], r["dt"]): r for r in rows})
         gone = [r for r in rows if r["id"] % 7 == w]
-        _write(t, gone, RowKind.DELETE, f"d{w}")
+        write_pk(t, gone, RowKind.DELETE, f"d{w}", row_type=ROW)
         latest.update({(r["id"], r["dt"]): None for r in gone})
     want = [r for r in latest.values() if r is not None]
-    got = run_pypaimon(pypaimon_python, READ_SCRIPT, wh, "db.pk")
-    assert _key(got) == _key(want)
+    got = pypaimon_rows(pypaimon_python, wh, "db.pk")
+    assert json_keys(got) == json_keys(want)
     # after a full compaction: one sorted run per bucket at the top level (5)
     from tests.unit.procedures.test_sort_rewrite import LocalExecutor
 
@@ -110,8 +83,8 @@ def test_pypaimon_reads_lakeskip_upserts_and_deletes(
         catalog=cat, executor=LocalExecutor(), arguments={"table": "db.pk"}, default_database="db"
     )
     assert {e.file.level for e in t.scan_files()} == {5}
-    got = run_pypaimon(pypaimon_python, READ_SCRIPT, wh, "db.pk")
-    assert _key(got) == _key(want)
+    got = pypaimon_rows(pypaimon_python, wh, "db.pk")
+    assert json_keys(got) == json_keys(want)
 
 
 def test_lakeskip_reads_pypaimon_primary_key_table(
@@ -132,7 +105,7 @@ def test_lakeskip_reads_pypaimon_primary_key_table(
     assert t.schema.primary_keys == ("id", "dt")
     name = f"{session.catalog_name}.db.t"
     got = [r.asDict() for r in spark.sql(f"SELECT * FROM {name}").collect()]
-    assert _key(got) == _key(list(want.values()))
+    assert json_keys(got) == json_keys(list(want.values()))
     hits = spark.sql(f"SELECT id, n FROM {name} WHERE n >= 200").collect()
     assert sorted(tuple(r) for r in hits) == sorted(
         (r["id"], r["n"]) for r in want.values() if r["n"] >= 200
@@ -141,7 +114,7 @@ def test_lakeskip_reads_pypaimon_primary_key_table(
     from lakeskip.spark.read.query import table_view
 
     merged = table_view(spark, t, t.scan_files())
-    assert _key([r.asDict() for r in merged.collect()]) == _key(list(want.values()))
+    assert json_keys([r.asDict() for r in merged.collect()]) == json_keys(list(want.values()))
 
 
 def test_pypaimon_reads_a_primary_key_table_after_merge(
@@ -189,12 +162,12 @@ def test_pypaimon_reads_a_primary_key_table_after_merge(
     for i in range(5):
         del want[i]
     got = [r.asDict() for r in session.sql("SELECT * FROM db.m").collect()]
-    assert _key(got) == _key(list(want.values()))
+    assert json_keys(got) == json_keys(list(want.values()))
     t = session.catalog.get_table("db.m")
     snaps = t.list_snapshots()
     # the MERGE is one snapshot (3); what follows is the compaction after it (5 runs in a
     # bucket: universal compaction's trigger), which pypaimon then reads through
     assert snaps[2].id == 3 and snaps[2].commit_kind.value != "COMPACT"
     assert all(s.commit_kind.value == "COMPACT" for s in snaps[3:])
-    got = run_pypaimon(pypaimon_python, READ_SCRIPT, wh, "db.m")
-    assert _key(got) == _key(list(want.values()))
+    got = pypaimon_rows(pypaimon_python, wh, "db.m")
+    assert json_keys(got) == json_keys(list(want.values()))

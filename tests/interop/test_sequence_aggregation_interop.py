@@ -5,33 +5,31 @@ and a full compaction."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.interop.test_pypaimon import pypaimon_python, run_pypaimon  # noqa: F401
-from tests.interop.test_pypaimon_primary_key import READ_SCRIPT
+from tests.interop.reads import java_rows, lakeskip_rows, pypaimon_rows, text_rows
+from tests.interop.test_pypaimon import pypaimon_python  # noqa: F401
 
 pytestmark = pytest.mark.interop
 
 
-def _text(v: Any) -> str | None:
-    return None if v is None else str(v).lower()
+# values compared as lower-case text
 
 
-def _ours(session: Any, columns: str) -> list[list[str | None]]:
-    rows = session.sql(f"SELECT {columns} FROM t").collect()
-    return sorted(([_text(x) for x in r] for r in rows), key=repr)
+def _ours(session: Any) -> list[list[str | None]]:
+    return lakeskip_rows(session, "SELECT * FROM t", lower=True)
 
 
 def _java(paimon_java: Any, wh: Path) -> list[list[str | None]]:
-    (result,) = paimon_java(wh, {"op": "read", "table": "default.t", "queries": []})
-    return sorted(([_text(x) for x in r] for r in result["rows"]), key=repr)
+    return java_rows(paimon_java, wh, "default.t", lower=True)
 
 
 def _py(python: str, wh: Path, columns: list[str]) -> list[list[str | None]]:
-    rows = run_pypaimon(python, READ_SCRIPT, str(wh), "default.t")
-    return sorted(([_text(r[c]) for c in columns] for r in rows), key=repr)
+    rows = pypaimon_rows(python, wh, "default.t")
+    return text_rows(([r[c] for c in columns] for r in rows), lower=True)
 
 
 def _fill_sequence(session: Any) -> None:
@@ -80,25 +78,12 @@ def test_paimon_java_reads_lakeskip_sequence_field_table(
     _fill_sequence(session)
     want = [["1", "a", "10", "new"], ["2", "a", "2", "y"], ["3", "b", "3", "upd"]]
     want.append(["4", "b", None, "q"])
-    assert _ours(session, "*") == sorted(want, key=repr)
-    assert _java(paimon_java, wh) == _ours(session, "*")
+    assert _ours(session) == sorted(want, key=repr)
+    assert _java(paimon_java, wh) == _ours(session)
     session.sql("CALL sys.compact(table => 't')")
-    assert _java(paimon_java, wh) == _ours(session, "*")
+    assert _java(paimon_java, wh) == _ours(session)
     session.sql("INSERT INTO t VALUES (1, 'a', 9, 'stale'), (2, 'a', 3, 'w')")
-    assert _java(paimon_java, wh) == _ours(session, "*")
-
-
-def test_pypaimon_reads_lakeskip_sequence_field_table(
-    session: Any,
-    pypaimon_python: str,  # noqa: F811
-    tmp_path: Path,
-) -> None:
-    wh = tmp_path / "warehouse"
-    _fill_sequence(session)
-    assert _py(pypaimon_python, wh, SEQ_COLUMNS) == _ours(session, "*")
-    session.sql("CALL sys.compact(table => 't')")
-    session.sql("INSERT INTO t VALUES (1, 'a', 9, 'stale'), (2, 'a', 3, 'w')")
-    assert _py(pypaimon_python, wh, SEQ_COLUMNS) == _ours(session, "*")
+    assert _java(paimon_java, wh) == _ours(session)
 
 
 def test_paimon_java_reads_lakeskip_aggregation_table(
@@ -111,25 +96,38 @@ def test_paimon_java_reads_lakeskip_aggregation_table(
         ["2", "7", "1", "c", "h", None, "1.25"],
         ["3", "-2", "-2", "d", None, None, None],
     ]
-    assert _ours(session, "*") == want
+    assert _ours(session) == want
     assert _java(paimon_java, wh) == want
     session.sql("CALL sys.compact(table => 't')")
     session.sql("INSERT INTO t VALUES (2, 1, 0, 'e', 'i', 'w', 2.00)")
-    assert _java(paimon_java, wh) == _ours(session, "*")
-    assert _ours(session, "*")[1] == ["2", "8", "1", "c;e", "h", "w", "2.50"]
+    assert _java(paimon_java, wh) == _ours(session)
+    assert _ours(session)[1] == ["2", "8", "1", "c;e", "h", "w", "2.50"]
 
 
-def test_pypaimon_reads_lakeskip_aggregation_table(
+@pytest.mark.parametrize(
+    ("fill", "columns", "more"),
+    [
+        (_fill_sequence, SEQ_COLUMNS, "(1, 'a', 9, 'stale'), (2, 'a', 3, 'w')"),
+        (_fill_aggregation, AGG_COLUMNS, "(2, 1, 0, 'e', 'i', 'w', 2.00)"),
+    ],
+    ids=["sequence-field", "aggregation"],
+)
+def test_pypaimon_reads_lakeskip_table(
     session: Any,
     pypaimon_python: str,  # noqa: F811
     tmp_path: Path,
+    fill: Callable[[Any], None],
+    columns: list[str],
+    more: str,
 ) -> None:
+    """pypaimon's merge-on-read after the writes, then after a full compaction and an insert
+    of versions older (sequence field) or to aggregate (aggregation) than the compacted."""
     wh = tmp_path / "warehouse"
-    _fill_aggregation(session)
-    assert _py(pypaimon_python, wh, AGG_COLUMNS) == _ours(session, "*")
+    fill(session)
+    assert _py(pypaimon_python, wh, columns) == _ours(session)
     session.sql("CALL sys.compact(table => 't')")
-    session.sql("INSERT INTO t VALUES (2, 1, 0, 'e', 'i', 'w', 2.00)")
-    assert _py(pypaimon_python, wh, AGG_COLUMNS) == _ours(session, "*")
+    session.sql(f"INSERT INTO t VALUES {more}")
+    assert _py(pypaimon_python, wh, columns) == _ours(session)
 
 
 def test_paimon_java_reads_lakeskip_sequence_group_table(
@@ -149,9 +147,9 @@ def test_paimon_java_reads_lakeskip_sequence_group_table(
         ["2", "1", "y", None, "c2"],
         ["3", "5", "z", "5", "c3"],
     ]
-    assert _ours(session, "*") == want
+    assert _ours(session) == want
     assert _java(paimon_java, wh) == want
     session.sql("CALL sys.compact(table => 't')")
     session.sql("INSERT INTO t VALUES (3, 4, 'stale', 4, 'c4')")
-    assert _ours(session, "*")[2] == ["3", "5", "z", "5", "c4"]
-    assert _java(paimon_java, wh) == _ours(session, "*")
+    assert _ours(session)[2] == ["3", "5", "z", "5", "c4"]
+    assert _java(paimon_java, wh) == _ours(session)

@@ -24,13 +24,12 @@ from __future__ import annotations
 import datetime
 import json
 import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 from pyspark.sql import Row
-from tests.interop.test_pypaimon import pypaimon_python  # noqa: F401
+from tests.interop.test_pypaimon import pypaimon_python, run_pypaimon  # noqa: F401
 
 pytestmark = pytest.mark.interop
 
@@ -166,15 +165,7 @@ print(json.dumps(out))
 
 def _pypaimon(session: Any, python: str, wh: Path, *systems: str) -> dict[str, int]:
     env = {**os.environ, "TZ": _zone(session)}  # pypaimon renders commit times in local time
-    r = subprocess.run(
-        [python, "-c", PYPAIMON_SYSTEM, str(wh), *systems],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=env,
-    )
-    assert r.returncode == 0, f"pypaimon failed:\n{r.stderr[-3000:]}"
-    out = json.loads(r.stdout.strip().splitlines()[-1])
+    out = run_pypaimon(python, PYPAIMON_SYSTEM, str(wh), *systems, env=env)
     return {
         s: _compare(session.sql(f"SELECT * FROM `t${s}`"), out[s], "pypaimon", s, ["dt"], s)
         for s in systems

@@ -183,7 +183,7 @@ def test_update_and_delete_see_rows_committed_after_they_planned(
         monkeypatch.setattr(module, hook, racing_write)
         session.sql(f"UPDATE {table} SET v = 'u' WHERE id > 5")
         monkeypatch.setattr(module, hook, real)
-        rows = sorted(tuple(r) for r in session.sql(f"SELECT id, v FROM {table}").collect())
+        rows = _rows(session, table)
         assert injected, "the concurrent insert ran"
         assert rows == [(1, "a"), (2, "a"), (6, "u"), (7, "u"), (9, "u")], (
             f"{table}: the UPDATE committed after the insert, so row 7 must be updated: {rows}"
@@ -192,7 +192,7 @@ def test_update_and_delete_see_rows_committed_after_they_planned(
         monkeypatch.setattr(module, hook, racing_write)
         session.sql(f"DELETE FROM {table} WHERE id >= 7")
         monkeypatch.setattr(module, hook, real)
-        rows = sorted(tuple(r) for r in session.sql(f"SELECT id, v FROM {table}").collect())
+        rows = _rows(session, table)
         assert rows == [(1, "a"), (2, "a"), (2, "a"), (6, "u")], (
             f"{table}: the DELETE committed after the second insert, so its 7 must go: {rows}"
         )
@@ -222,6 +222,42 @@ def _race(
     assert raced, f"the concurrent statement ran: {statement}"
 
 
+def _rows(session: Any, table: str) -> list[tuple[Any, ...]]:
+    return sorted(tuple(r) for r in session.sql(f"SELECT * FROM {table}").collect())
+
+
+def _raced(
+    session: Any, monkeypatch: Any, table: str, race: tuple[Any, str, str], statement: str
+) -> list[tuple[Any, ...]]:
+    """``statement`` run while ``race`` = (module, function, another writer's statement)
+    commits that statement right after the function's first call (:func:`_race`); the
+    table's rows after it."""
+    module, name, concurrent = race
+    with _race(monkeypatch, module, name, session, concurrent):
+        session.sql(statement)
+    return _rows(session, table)
+
+
+#: a primary-key table of one bucket, with deletion vectors and merge-on-read
+PK_KINDS = (
+    ("dv", "'bucket' = '1', 'deletion-vectors.enabled' = 'true'"),
+    ("mor", "'bucket' = '1'"),
+)
+
+
+def _pk_tables(session: Any, prefix: str, values: str, options: str = "") -> Iterator[str]:
+    """For each of :data:`PK_KINDS`: the table ``<prefix>_<kind> (k INT PRIMARY KEY, v
+    STRING)`` holding ``values`` (more table ``options`` appended)."""
+    for kind, opts in PK_KINDS:
+        table = f"{prefix}_{kind}"
+        session.sql(
+            f"CREATE TABLE {table} (k INT PRIMARY KEY NOT ENFORCED, v STRING) "
+            f"WITH ({opts}{options})"
+        )
+        session.sql(f"INSERT INTO {table} VALUES {values}")
+        yield table
+
+
 def test_pk_merge_reads_its_target_at_one_snapshot(session: Any, monkeypatch: Any) -> None:
     """A MERGE into a primary-key table reads the files it planned with the DVs of the same
     snapshot. A compaction committed between the planning and the read drops the planned
@@ -232,23 +268,17 @@ def test_pk_merge_reads_its_target_at_one_snapshot(session: Any, monkeypatch: An
     files is already one snapshot's; the case guards it."""
     import lakeskip.spark.modify.pk as pk_dml
 
-    for table, opts in (
-        ("pk_dv", "'bucket' = '1', 'deletion-vectors.enabled' = 'true'"),
-        ("pk_mor", "'bucket' = '1'"),
-    ):
-        session.sql(
-            f"CREATE TABLE {table} (k INT PRIMARY KEY NOT ENFORCED, v STRING) WITH ({opts})"
-        )
-        session.sql(f"INSERT INTO {table} VALUES (1, 'a'), (2, 'a'), (3, 'a')")
+    for table in _pk_tables(session, "pk", "(1, 'a'), (2, 'a'), (3, 'a')"):
         session.sql(f"UPDATE {table} SET v = 'b' WHERE k = 1")  # k=1's old version superseded
-        compact = f"CALL sys.compact(table => '{table}')"
-        with _race(monkeypatch, pk_dml, "merge_target", session, compact):
-            session.sql(
-                f"MERGE INTO {table} USING (SELECT 1 AS k, 'm' AS v UNION ALL SELECT 4, 'm') s "
-                f"ON {table}.k = s.k WHEN MATCHED THEN UPDATE SET v = s.v "
-                "WHEN NOT MATCHED THEN INSERT *"
-            )
-        rows = sorted(tuple(r) for r in session.sql(f"SELECT k, v FROM {table}").collect())
+        rows = _raced(
+            session,
+            monkeypatch,
+            table,
+            (pk_dml, "merge_target", f"CALL sys.compact(table => '{table}')"),
+            f"MERGE INTO {table} USING (SELECT 1 AS k, 'm' AS v UNION ALL SELECT 4, 'm') s "
+            f"ON {table}.k = s.k WHEN MATCHED THEN UPDATE SET v = s.v "
+            "WHEN NOT MATCHED THEN INSERT *",
+        )
         assert rows == [(1, "m"), (2, "a"), (3, "a"), (4, "m")], f"{table}: {rows}"
         _no_trace(session, f"default.{table}")
 
@@ -269,24 +299,26 @@ def test_merge_sees_rows_committed_after_it_planned(session: Any, monkeypatch: A
     ):
         session.sql(f"CREATE TABLE {table} (id INT, v STRING){opts}")
         session.sql(f"INSERT INTO {table} VALUES (1, 'a'), (6, 'a'), (9, 'a')")
-        concurrent = f"INSERT INTO {table} VALUES (6, 'x'), (8, 'x'), (2, 'x')"
-        with _race(monkeypatch, module, "merge_target", session, concurrent):
-            session.sql(
-                f"MERGE INTO {table} USING (SELECT 6 AS id, 'm' AS v UNION ALL SELECT 8, 'm') s "
-                f"ON {table}.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v "
-                "WHEN NOT MATCHED THEN INSERT *"
-            )
-        rows = sorted(tuple(r) for r in session.sql(f"SELECT id, v FROM {table}").collect())
+        rows = _raced(
+            session,
+            monkeypatch,
+            table,
+            (module, "merge_target", f"INSERT INTO {table} VALUES (6, 'x'), (8, 'x'), (2, 'x')"),
+            f"MERGE INTO {table} USING (SELECT 6 AS id, 'm' AS v UNION ALL SELECT 8, 'm') s "
+            f"ON {table}.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v "
+            "WHEN NOT MATCHED THEN INSERT *",
+        )
         assert rows == [(1, "a"), (2, "x"), (6, "m"), (6, "m"), (8, "m"), (9, "a")], (
             f"{table}: the MERGE committed after the insert, so it updates both 6s and 8: {rows}"
         )
-        concurrent = f"DELETE FROM {table} WHERE id = 9"
-        with _race(monkeypatch, module, "merge_target", session, concurrent):
-            session.sql(
-                f"MERGE INTO {table} USING (SELECT 9 AS id, 'n' AS v UNION ALL SELECT 4, 'n') s "
-                f"ON {table}.id = s.id WHEN NOT MATCHED THEN INSERT *"
-            )
-        rows = sorted(tuple(r) for r in session.sql(f"SELECT id, v FROM {table}").collect())
+        rows = _raced(
+            session,
+            monkeypatch,
+            table,
+            (module, "merge_target", f"DELETE FROM {table} WHERE id = 9"),
+            f"MERGE INTO {table} USING (SELECT 9 AS id, 'n' AS v UNION ALL SELECT 4, 'n') s "
+            f"ON {table}.id = s.id WHEN NOT MATCHED THEN INSERT *",
+        )
         assert rows == [(1, "a"), (2, "x"), (4, "n"), (6, "m"), (6, "m"), (8, "m"), (9, "n")], (
             f"{table}: the MERGE committed after 9 was deleted, so it inserts 9: {rows}"
         )
@@ -302,23 +334,15 @@ def test_pk_delete_and_update_see_keys_committed_after_they_planned(
     bench/soak_commits.py: a DELETE left a concurrently inserted key)."""
     import lakeskip.spark.modify.pk as pk_dml
 
-    for table, opts in (
-        ("pkd_dv", "'bucket' = '1', 'deletion-vectors.enabled' = 'true'"),
-        ("pkd_mor", "'bucket' = '1'"),
-    ):
-        session.sql(
-            f"CREATE TABLE {table} (k INT PRIMARY KEY NOT ENFORCED, v STRING) WITH ({opts})"
-        )
-        session.sql(f"INSERT INTO {table} VALUES (1, 'a'), (2, 'a'), (3, 'a')")
+    for table in _pk_tables(session, "pkd", "(1, 'a'), (2, 'a'), (3, 'a')"):
         insert = f"INSERT INTO {table} VALUES (19, 'x'), (5, 'x')"
-        with _race(monkeypatch, pk_dml, "plan_candidates", session, insert):
-            session.sql(f"DELETE FROM {table} WHERE k BETWEEN 3 AND 20")
-        rows = sorted(tuple(r) for r in session.sql(f"SELECT k, v FROM {table}").collect())
+        race = (pk_dml, "plan_candidates", insert)
+        rows = _raced(
+            session, monkeypatch, table, race, f"DELETE FROM {table} WHERE k BETWEEN 3 AND 20"
+        )
         assert rows == [(1, "a"), (2, "a")], f"{table}: 5 and 19 must go too: {rows}"
-        insert = f"INSERT INTO {table} VALUES (7, 'y')"
-        with _race(monkeypatch, pk_dml, "plan_candidates", session, insert):
-            session.sql(f"UPDATE {table} SET v = 'u' WHERE k >= 2")
-        rows = sorted(tuple(r) for r in session.sql(f"SELECT k, v FROM {table}").collect())
+        race = (pk_dml, "plan_candidates", f"INSERT INTO {table} VALUES (7, 'y')")
+        rows = _raced(session, monkeypatch, table, race, f"UPDATE {table} SET v = 'u' WHERE k >= 2")
         assert rows == [(1, "a"), (2, "u"), (7, "u")], f"{table}: 7 must be updated: {rows}"
         _no_trace(session, f"default.{table}")
 
@@ -337,31 +361,21 @@ def test_pk_merge_commits_past_commits_that_change_none_of_its_rows(
     import lakeskip.spark.modify.serializable as serializable
 
     limit = serializable.ROW_CHECK_MAX_BYTES
-    for table, opts in (
-        ("pkn_dv", "'bucket' = '1', 'deletion-vectors.enabled' = 'true'"),
-        ("pkn_mor", "'bucket' = '1'"),
-    ):
-        session.sql(
-            f"CREATE TABLE {table} (k INT PRIMARY KEY NOT ENFORCED, v STRING) "
-            f"WITH ({opts}, 'commit.max-retries' = '0')"
-        )
-        session.sql(f"INSERT INTO {table} VALUES (1, 'a'), (5, 'a'), (9, 'a')")
+    no_retry = ", 'commit.max-retries' = '0'"
+    for table in _pk_tables(session, "pkn", "(1, 'a'), (5, 'a'), (9, 'a')", no_retry):
         merge = (
             f"MERGE INTO {table} USING (SELECT {{0}} AS k, 'm' AS v UNION ALL SELECT {{1}}, 'm') "
             f"s ON {table}.k = s.k WHEN MATCHED THEN UPDATE SET v = s.v "
             "WHEN NOT MATCHED THEN INSERT *"
         )
         other_keys = f"INSERT INTO {table} VALUES (2, 'x'), (8, 'x')"  # file range 2..8
-        with _race(monkeypatch, pk_dml, "merge_target", session, other_keys):
-            session.sql(merge.format(5, 6))
-        rows = sorted(tuple(r) for r in session.sql(f"SELECT k, v FROM {table}").collect())
+        race = (pk_dml, "merge_target", other_keys)
+        rows = _raced(session, monkeypatch, table, race, merge.format(5, 6))
         assert rows == [(1, "a"), (2, "x"), (5, "m"), (6, "m"), (8, "x"), (9, "a")], (
             f"{table}: {rows}"
         )
-        compact = f"CALL sys.compact(table => '{table}')"
-        with _race(monkeypatch, pk_dml, "merge_target", session, compact):
-            session.sql(merge.format(9, 3))
-        rows = sorted(tuple(r) for r in session.sql(f"SELECT k, v FROM {table}").collect())
+        race = (pk_dml, "merge_target", f"CALL sys.compact(table => '{table}')")
+        rows = _raced(session, monkeypatch, table, race, merge.format(9, 3))
         assert rows == [(1, "a"), (2, "x"), (3, "m"), (5, "m"), (6, "m"), (8, "x"), (9, "m")], (
             f"{table}: {rows}"
         )
@@ -375,7 +389,7 @@ def test_pk_merge_commits_past_commits_that_change_none_of_its_rows(
         ):
             session.sql(merge.format(5, 7))
         monkeypatch.setattr(serializable, "ROW_CHECK_MAX_BYTES", limit)
-        rows = sorted(tuple(r) for r in session.sql(f"SELECT k, v FROM {table}").collect())
+        rows = _rows(session, table)
         assert rows == [
             (1, "a"),
             (2, "x"),
@@ -399,26 +413,18 @@ def test_pk_statements_do_not_write_back_a_key_deleted_after_they_planned(
     (it only marks the row), so the file-level check did not see it."""
     import lakeskip.spark.modify.pk as pk_dml
 
-    for table, opts in (
-        ("pkg_dv", "'bucket' = '1', 'deletion-vectors.enabled' = 'true'"),
-        ("pkg_mor", "'bucket' = '1'"),
-    ):
-        session.sql(
-            f"CREATE TABLE {table} (k INT PRIMARY KEY NOT ENFORCED, v STRING) WITH ({opts})"
-        )
-        session.sql(f"INSERT INTO {table} VALUES (1, 'a'), (2, 'a'), (3, 'a'), (4, 'a')")
-        delete = f"DELETE FROM {table} WHERE k = 2"
-        with _race(monkeypatch, pk_dml, "plan_candidates", session, delete):
-            session.sql(f"UPDATE {table} SET v = 'u' WHERE k >= 2")
-        rows = sorted(tuple(r) for r in session.sql(f"SELECT k, v FROM {table}").collect())
+    for table in _pk_tables(session, "pkg", "(1, 'a'), (2, 'a'), (3, 'a'), (4, 'a')"):
+        race = (pk_dml, "plan_candidates", f"DELETE FROM {table} WHERE k = 2")
+        rows = _raced(session, monkeypatch, table, race, f"UPDATE {table} SET v = 'u' WHERE k >= 2")
         assert rows == [(1, "a"), (3, "u"), (4, "u")], f"{table}: 2 must stay deleted: {rows}"
-        delete = f"DELETE FROM {table} WHERE k = 4"
-        with _race(monkeypatch, pk_dml, "merge_target", session, delete):
-            session.sql(
-                f"MERGE INTO {table} USING (SELECT 4 AS k, 'm' AS v UNION ALL SELECT 3, 'm') s "
-                f"ON {table}.k = s.k WHEN MATCHED THEN UPDATE SET v = s.v"
-            )
-        rows = sorted(tuple(r) for r in session.sql(f"SELECT k, v FROM {table}").collect())
+        rows = _raced(
+            session,
+            monkeypatch,
+            table,
+            (pk_dml, "merge_target", f"DELETE FROM {table} WHERE k = 4"),
+            f"MERGE INTO {table} USING (SELECT 4 AS k, 'm' AS v UNION ALL SELECT 3, 'm') s "
+            f"ON {table}.k = s.k WHEN MATCHED THEN UPDATE SET v = s.v",
+        )
         assert rows == [(1, "a"), (3, "m")], f"{table}: 4 must stay deleted: {rows}"
         _no_trace(session, f"default.{table}")
 
@@ -443,21 +449,20 @@ def test_append_statements_commit_past_an_insert_of_other_rows(
         session.sql(f"INSERT INTO {table} VALUES (1, 'a'), (5, 'a'), (9, 'a')")
         # one task, one file: ids 2 and 8 (file range 2..8)
         one_file = "SELECT CAST(id * 6 + 2 AS INT), '{}' FROM range(0, 2, 1, 1)"
-        other_rows = f"INSERT INTO {table} {one_file.format('x')}"
-        with _race(monkeypatch, module, "merge_target", session, other_rows):
-            session.sql(
-                f"MERGE INTO {table} USING (SELECT 5 AS id, 'm' AS v UNION ALL SELECT 6, 'm') s "
-                f"ON {table}.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v "
-                "WHEN NOT MATCHED THEN INSERT *"
-            )
-        rows = sorted(tuple(r) for r in session.sql(f"SELECT id, v FROM {table}").collect())
+        rows = _raced(
+            session,
+            monkeypatch,
+            table,
+            (module, "merge_target", f"INSERT INTO {table} {one_file.format('x')}"),
+            f"MERGE INTO {table} USING (SELECT 5 AS id, 'm' AS v UNION ALL SELECT 6, 'm') s "
+            f"ON {table}.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v "
+            "WHEN NOT MATCHED THEN INSERT *",
+        )
         assert rows == [(1, "a"), (2, "x"), (5, "m"), (6, "m"), (8, "x"), (9, "a")], (
             f"{table}: {rows}"
         )
-        other_rows = f"INSERT INTO {table} {one_file.format('y')}"
-        with _race(monkeypatch, module, "plan_candidates", session, other_rows):
-            session.sql(f"DELETE FROM {table} WHERE id = 5")
-        rows = sorted(tuple(r) for r in session.sql(f"SELECT id, v FROM {table}").collect())
+        race = (module, "plan_candidates", f"INSERT INTO {table} {one_file.format('y')}")
+        rows = _raced(session, monkeypatch, table, race, f"DELETE FROM {table} WHERE id = 5")
         assert rows == [(1, "a"), (2, "x"), (2, "y"), (6, "m"), (8, "x"), (8, "y"), (9, "a")], (
             f"{table}: {rows}"
         )

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_primary_key_dv import _check_layout
+from tests.spark.pk_reads import check_catalog_reads
 
 from lakeskip.errors import UnsupportedStatementError
 
@@ -98,18 +99,7 @@ def test_spark_reads_equal_first_row_per_key(
     _check_layout(table)
     name = f"{s.catalog_name}.default.t"
     all_rows = sorted((k, p, v) for (k, p), v in model.items())
-    assert sorted(tuple(r) for r in spark.sql(f"SELECT k, p, n FROM {name}").collect()) == all_rows
-    for where, keep in (
-        (f"n >= {lo}", lambda r: r[2] >= lo),
-        (f"n = {lo}", lambda r: r[2] == lo),
-        (f"k = {key}", lambda r: r[0] == key),
-        (f"k = {key} AND n = {lo}", lambda r: r[0] == key and r[2] == lo),
-        (f"p = 'p1' OR n < {lo}", lambda r: r[1] == "p1" or r[2] < lo),
-    ):
-        got = sorted(
-            tuple(r) for r in spark.sql(f"SELECT k, p, n FROM {name} WHERE {where}").collect()
-        )
-        assert got == [r for r in all_rows if keep(r)], where
+    check_catalog_reads(spark, name, all_rows, lo, key)
     from lakeskip.spark.read.query import table_view
 
     view = table_view(spark, table, table.scan_files())

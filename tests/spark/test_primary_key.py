@@ -10,6 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.spark.pk_reads import check_catalog_reads
 
 from lakeskip.errors import InvalidArgumentError, InvalidOptionError
 
@@ -220,17 +221,7 @@ def test_spark_reads_equal_latest_row_per_key(
             model = {kp: v + 10 if kp[0] >= keys[0] else v for kp, v in model.items()}
     name = f"{s.catalog_name}.default.t"
     all_rows = sorted((k, p, v) for (k, p), v in model.items())
-    assert sorted(tuple(r) for r in spark.sql(f"SELECT k, p, n FROM {name}").collect()) == all_rows
-    for where, keep in (
-        (f"n >= {lo}", lambda r: r[2] >= lo),
-        (f"k = {key}", lambda r: r[0] == key),
-        (f"k = {key} AND n = {lo}", lambda r: r[0] == key and r[2] == lo),
-        (f"p = 'p1' OR n < {lo}", lambda r: r[1] == "p1" or r[2] < lo),
-    ):
-        got = sorted(
-            tuple(r) for r in spark.sql(f"SELECT k, p, n FROM {name} WHERE {where}").collect()
-        )
-        assert got == [r for r in all_rows if keep(r)], where
+    check_catalog_reads(spark, name, all_rows, lo, key)
 
 
 def test_spark_primary_key_constraint_reaches_the_catalog(session: Any) -> None:

@@ -9,7 +9,8 @@ a shuffle works, with :meth:`Executor.map` only:
  sample   (``sort.curve-keys = rank``, the default) one task per group of files: read the
           sort columns only, return a uniform sample of their rows (SAMPLE_ROWS per
           partition in all); the driver turns each partition's sample into per-column rank
-          boundaries (lakeskip.sort.ranked), so every column gets an equal share of the key
+          boundaries (lakeskip.sort.sampling, shared with the Spark write path's clustering;
+          lakeskip.sort.ranked), so every column gets an equal share of the key
  map      one task per group of files (up to 64 MiB, two tasks per core at least): read, compute keys, sort,
           write ONE Arrow IPC spill file of 4096-row batches (key as last column); return
           each batch's first key and every k-th key as a sample
@@ -54,12 +55,13 @@ from lakeskip.catalog.table import FileStoreTable
 from lakeskip.catalog.write.data_writer import DataWriter, WriteSpec
 from lakeskip.procedures.base import Executor, SortSpec
 from lakeskip.sort.cuts import KeyArray, aligned_cuts, curve_keys, key_bytes
-from lakeskip.sort.ranked import (
-    RANK_KEYS,
-    SAMPLE_ROWS,
-    ColumnBounds,
-    column_bounds,
-    sample_rows,
+from lakeskip.sort.ranked import RANK_KEYS, ColumnBounds, sample_rows
+from lakeskip.sort.sampling import (
+    PartSample,
+    curve_layout,
+    encode_sample,
+    merge_samples,
+    sample_share,
 )
 
 __all__ = ["CURVE_STRATEGIES", "rewrite_sorted_in_tasks"]
@@ -101,25 +103,12 @@ class SampleTask:
     seed: int
 
 
-def sample_columns(task: SampleTask) -> bytes:
-    """A uniform sample of the sort columns of the task's files, as an Arrow IPC stream
+def sample_columns(task: SampleTask) -> PartSample:
+    """A uniform sample of the sort columns of the task's files and their row count
     (runs in a task; deleted rows may be sampled: the boundaries only steer the layout)."""
     data = pa.concat_tables([_read(task.spec, p, task.columns) for p in task.paths])
     rows = sample_rows(data.num_rows, task.wanted, task.seed)
-    sample = data.take(pa.array(rows))
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, sample.schema) as writer:
-        writer.write_table(sample)
-    return bytes(sink.getvalue().to_pybytes())
-
-
-def _bounds(spec: WriteSpec, sort: SortSpec, samples: Sequence[bytes]) -> tuple[ColumnBounds, ...]:
-    tables = [pa.ipc.open_stream(b).read_all() for b in samples]
-    data = pa.concat_tables(tables)
-    types = [spec.schema.row_type.field(c).type for c in sort.columns]
-    return column_bounds(
-        [data.column(c) for c in sort.columns], types, prefix=sort.var_length_contribution
-    )
+    return PartSample(data.num_rows, encode_sample(data.take(pa.array(rows))))
 
 
 BATCH_ROWS = 4096  # rows per record batch in a spill file: a reducer reads whole batches
@@ -282,24 +271,36 @@ def _sample_bounds(
     partitions: Sequence[tuple[Sequence[ManifestEntry], Sequence[Sequence[ManifestEntry]]]],
     executor: Executor,
     name: str,
-) -> list[tuple[ColumnBounds, ...]]:
+) -> list[tuple[ColumnBounds, ...] | None]:
     """Per partition, the sort columns' rank boundaries from a sample of about
-    :data:`SAMPLE_ROWS` rows, drawn in tasks (each group of files gives its share)."""
+    :data:`~lakeskip.sort.ranked.SAMPLE_ROWS` rows, drawn in tasks (each group of files draws its share, so
+    :func:`lakeskip.sort.sampling.merge_samples` keeps every row it sends)."""
     tasks: list[SampleTask] = []
     owners: list[int] = []
     for p, (entries, groups) in enumerate(partitions):
-        rows = max(1, sum(e.file.row_count for e in entries))
+        rows = sum(e.file.row_count for e in entries)
         for g in groups:
-            share = sum(e.file.row_count for e in g)
-            wanted = math.ceil(SAMPLE_ROWS * share / rows)
+            wanted = sample_share(sum(e.file.row_count for e in g), rows)
             paths = tuple(table.data_file_path(e) for e in g)
             tasks.append(SampleTask(spec, sort.columns, paths, wanted, len(tasks)))
             owners.append(p)
     samples = executor.map(sample_columns, tasks, f"{name}: sample")
-    by_partition: list[list[bytes]] = [[] for _ in partitions]
+    by_partition: list[list[PartSample]] = [[] for _ in partitions]
     for p, sample in zip(owners, samples, strict=True):
         by_partition[p].append(sample)
-    return [_bounds(spec, sort, s) for s in by_partition]
+    row_type = spec.schema.row_type
+    schema = pa.schema([row_type.to_arrow().field(c) for c in sort.columns])
+    types = [row_type.field(c).type for c in sort.columns]
+    return [
+        curve_layout(
+            merge_samples(parts, schema),
+            types,
+            sort.strategy,
+            sort.var_length_contribution,
+            sort.curve_keys,
+        ).bounds
+        for parts in by_partition
+    ]
 
 
 def rewrite_sorted_in_tasks(
@@ -346,7 +347,7 @@ def rewrite_sorted_in_tasks(
     partitions = [(entries, _groups(entries, per_task)) for entries in by_partition.values()]
     bounds: list[tuple[ColumnBounds, ...] | None] = [None] * len(partitions)
     if sort.curve_keys == RANK_KEYS:
-        bounds = list(_sample_bounds(spec, sort, table, partitions, executor, name))
+        bounds = _sample_bounds(spec, sort, table, partitions, executor, name)
     tmp = f"{table.path.rstrip('/')}/{SPILL_DIR_PREFIX}{uuid.uuid4()}"
     table.file_io.mkdirs(tmp)
     try:

@@ -10,13 +10,13 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from tests.pk_tables import pk_write_spec
 
 from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.format.manifest import ManifestEntry
 from lakeskip.catalog.format.snapshot import CommitKind
 from lakeskip.catalog.pk.primary_key import TOP_LEVEL, RowKind
 from lakeskip.catalog.table import FileStoreTable
-from lakeskip.catalog.write.data_writer import WriteSpec, next_sequences
 from lakeskip.catalog.write.pk_dv_write import PkDvSpec, PkDvWriter, dv_update, pk_dv_spec
 from lakeskip.errors import CommitConflictError
 from lakeskip.types import INT, STRING, RowType
@@ -37,18 +37,7 @@ def _prepare(
     table: FileStoreTable, rows: dict[int, str], kind: RowKind = RowKind.INSERT
 ) -> tuple[PkDvSpec, PkDvWriter, list[ManifestEntry]]:
     table = table.refresh()
-    live = table.scan_files() if table.latest_snapshot() else []
-    spec = pk_dv_spec(
-        table,
-        WriteSpec(
-            file_io=table.file_io,
-            table_path=table.path,
-            schema=table.schema,
-            value_kind=kind,
-            next_sequence=next_sequences(table.schema, live),
-        ),
-        fresh=False,
-    )
+    spec = pk_dv_spec(table, pk_write_spec(table, kind), fresh=False)
     writer = PkDvWriter(spec)
     data = pa.table({"k": list(rows), "v": list(rows.values())}, schema=ROW.to_arrow())
     return spec, writer, writer.write_batches([data])

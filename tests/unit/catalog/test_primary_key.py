@@ -8,6 +8,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from tests.pk_tables import write_pk
 
 from lakeskip import expressions as E
 from lakeskip.catalog.catalog import Catalog
@@ -15,7 +16,6 @@ from lakeskip.catalog.format.binary_row import deserialize_row
 from lakeskip.catalog.format.bucket import bucket_of
 from lakeskip.catalog.pk.merge_engine import dedupe_latest
 from lakeskip.catalog.pk.primary_key import RowKind
-from lakeskip.catalog.write.data_writer import DataWriter, WriteSpec, next_sequences
 from lakeskip.errors import InvalidArgumentError, InvalidOptionError
 from lakeskip.planner.report import SkipTier
 from lakeskip.planner.scan import ScanPlanner
@@ -26,19 +26,7 @@ ROW = RowType.of(("id", BIGINT), ("dt", STRING), ("v", INT))
 
 
 def _write(table, rows, kind=RowKind.INSERT, prefix="w"):  # type: ignore[no-untyped-def]
-    live = table.scan_files() if table.latest_snapshot() else []
-    spec = WriteSpec(
-        file_io=table.file_io,
-        table_path=table.path,
-        schema=table.schema,
-        value_kind=kind,
-        next_sequence=next_sequences(table.schema, live),
-    )
-    entries = DataWriter(spec, file_prefix=prefix).write_batches(
-        [pa.Table.from_pylist(rows, schema=ROW.to_arrow())]
-    )
-    table.commit(entries)
-    return entries
+    return write_pk(table, rows, kind, prefix, row_type=ROW)
 
 
 def test_create_stores_keys_not_null_and_dynamic_bucket(tmp_path: Path) -> None:
@@ -190,16 +178,7 @@ def test_full_compaction_keeps_the_merged_rows(tmp_path: Path) -> None:
     t = cat.create_table("default.t", ROW_TYPE, ["p"], {"primary-key": "k,p", "bucket": "2"})
 
     def write(rows: list[dict[str, object]], kind: RowKind, prefix: str) -> None:
-        live = t.scan_files() if t.latest_snapshot() else []
-        spec = WriteSpec(
-            file_io=t.file_io,
-            table_path=t.path,
-            schema=t.schema,
-            value_kind=kind,
-            next_sequence=next_sequences(t.schema, live),
-        )
-        data = pa.Table.from_pylist(rows, schema=ROW_TYPE.to_arrow())
-        t.commit(DataWriter(spec, file_prefix=prefix).write_batches([data]))
+        write_pk(t, rows, kind, prefix, row_type=ROW_TYPE)
 
     write([{"k": i, "p": "x", "i32": i, "s": "a"} for i in range(10)], RowKind.INSERT, "a")
     write([{"k": i, "p": "x", "i32": -i, "s": "b"} for i in range(5, 15)], RowKind.INSERT, "b")

@@ -12,6 +12,7 @@ from typing import Any
 import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.pk_tables import pk_write_spec
 
 from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.format.snapshot import CommitKind
@@ -19,7 +20,7 @@ from lakeskip.catalog.kind import PkRaw
 from lakeskip.catalog.pk.merge_engine import MergeEngine
 from lakeskip.catalog.pk.primary_key import SEQUENCE_NUMBER, VALUE_KIND, RowKind
 from lakeskip.catalog.table import FileStoreTable
-from lakeskip.catalog.write.data_writer import DataWriter, WriteSpec, next_sequences
+from lakeskip.catalog.write.data_writer import DataWriter, WriteSpec
 from lakeskip.catalog.write.pk_dv_write import PkDvWriter, dv_update, pk_dv_spec, read_versions
 from lakeskip.catalog.write.sort_buffer import ARRIVAL, BufferOptions, SortBuffer, merge_sorted
 from lakeskip.types import BIGINT, INT, STRING, RowType
@@ -101,14 +102,7 @@ def _rows(seed: int, n: int, keys: int) -> list[dict[str, Any]]:
 def _write(
     table: FileStoreTable, batches: list[list[dict[str, Any]]], kind: RowKind = RowKind.INSERT
 ) -> DataWriter:
-    live = table.scan_files() if table.latest_snapshot() else []
-    spec = WriteSpec(
-        file_io=table.file_io,
-        table_path=table.path,
-        schema=table.schema,
-        value_kind=kind,
-        next_sequence=next_sequences(table.schema, live),
-    )
+    spec = pk_write_spec(table, kind)
     data = [pa.Table.from_pylist(b, schema=ROW.to_arrow()) for b in batches]
     if isinstance(table.kind, PkRaw):
         dv_spec = pk_dv_spec(table, spec, fresh=False)

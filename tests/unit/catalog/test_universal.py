@@ -12,11 +12,11 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from tests.pk_tables import write_pk
 
 from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.pk.merge_engine import MergeEngine
 from lakeskip.catalog.pk.primary_key import SEQUENCE_NUMBER, VALUE_KIND, RowKind
-from lakeskip.catalog.write.data_writer import DataWriter, WriteSpec, next_sequences
 from lakeskip.catalog.write.universal import (
     CompactUnit,
     Run,
@@ -121,16 +121,7 @@ def test_size_ratio() -> None:
 
 
 def _write(table: Any, rows: list[dict[str, Any]], kind: RowKind, prefix: str) -> None:
-    live = table.scan_files() if table.latest_snapshot() else []
-    spec = WriteSpec(
-        file_io=table.file_io,
-        table_path=table.path,
-        schema=table.schema,
-        value_kind=kind,
-        next_sequence=next_sequences(table.schema, live),
-    )
-    data = pa.Table.from_pylist(rows, schema=ROW.to_arrow())
-    table.commit(DataWriter(spec, file_prefix=prefix).write_batches([data]))
+    write_pk(table, rows, kind, prefix, row_type=ROW)
 
 
 def _merged(table: Any) -> list[tuple[Any, ...]]:

@@ -20,12 +20,14 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.pk_tables import write_pk
 from tests.unit.expressions.strategies import predicates
+from tests.unit.planner import pk_versions
+from tests.unit.planner.pk_versions import draw_rows, filter_rows
 
 from lakeskip import expressions as E
 from lakeskip import types as T
@@ -33,7 +35,6 @@ from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.pk.merge_engine import MergeEngine
 from lakeskip.catalog.pk.primary_key import SEQUENCE_NUMBER, VALUE_KIND, RowKind
 from lakeskip.catalog.table import FileStoreTable
-from lakeskip.catalog.write.data_writer import DataWriter, WriteSpec, next_sequences
 from lakeskip.planner.scan import ScanPlanner
 
 ROW_TYPE = T.RowType.of(("k", T.INT), ("p", T.STRING), ("i32", T.INT), ("s", T.STRING))
@@ -95,20 +96,12 @@ def model_rows(
 
 def file_records(
     table: FileStoreTable, entries: list[Any]
-) -> list[tuple[int, int, dict[str, Any]]]:
-    out = []
-    for e in entries:
-        data = pq.read_table(table.data_file_path(e)).to_pylist()
-        out.extend((r[SEQUENCE_NUMBER], r[VALUE_KIND], {c: r[c] for c in NAMES}) for r in data)
-    return out
+) -> list[tuple[Any, int, dict[str, Any]]]:
+    return pk_versions.file_records(table, entries, NAMES)
 
 
 def _filter(rows: list[tuple[Any, ...]], bound: Any) -> list[tuple[Any, ...]]:
-    if not rows:
-        return []
-    t = pa.Table.from_pylist([dict(zip(NAMES, r, strict=True)) for r in rows], ROW_TYPE.to_arrow())
-    kept = t.filter(pc.fill_null(E.evaluate_arrow(bound, t), False))
-    return sorted((tuple(r.values()) for r in kept.to_pylist()), key=repr)
+    return filter_rows(rows, bound, ROW_TYPE)
 
 
 @settings(max_examples=int(os.environ.get("LAKESKIP_NEVER_WRONG_EXAMPLES", "40")))
@@ -130,18 +123,7 @@ def test_partial_update_merge_and_pruning_match_the_model(
     arrival = 0
     for w in range(data.draw(st.integers(1, 6), label="writes")):
         n = data.draw(st.integers(1, 6), label="rows")
-        rows = {
-            "k": data.draw(st.lists(st.integers(0, 4), min_size=n, max_size=n), label="k"),
-            "p": data.draw(st.lists(st.sampled_from(["x", "y"]), min_size=n, max_size=n)),
-            "i32": data.draw(
-                st.lists(st.one_of(st.none(), st.integers(-5, 5)), min_size=n, max_size=n)
-            ),
-            "s": data.draw(
-                st.lists(
-                    st.one_of(st.none(), st.sampled_from(["a", "b", "c"])), min_size=n, max_size=n
-                )
-            ),
-        }
+        rows = draw_rows(data, n, keys=5)
         kinds = [RowKind.INSERT, RowKind.INSERT, RowKind.UPDATE_AFTER]
         if mode != "plain":
             kinds += [RowKind.DELETE, RowKind.UPDATE_BEFORE]
@@ -149,18 +131,7 @@ def test_partial_update_merge_and_pruning_match_the_model(
         for i in range(n):
             records.append((arrival, int(kind), {c: rows[c][i] for c in NAMES}))
             arrival += 1
-        live = table.scan_files() if table.latest_snapshot() else []
-        spec = WriteSpec(
-            file_io=table.file_io,
-            table_path=table.path,
-            schema=table.schema,
-            value_kind=kind,
-            next_sequence=next_sequences(table.schema, live),
-        )
-        entries = DataWriter(spec, file_prefix=f"w{w}").write_batches(
-            [pa.table(rows, schema=ROW_TYPE.to_arrow())]
-        )
-        table.commit(entries)
+        write_pk(table, rows, kind, f"w{w}", row_type=ROW_TYPE)
     table = table.refresh()
     every = table.scan_files()
     want_all = model_rows(records, ignore, remove)
@@ -197,18 +168,7 @@ def test_mixed_versions_are_not_pruned_by_a_two_column_predicate(tmp_path: Path)
     for w, row in enumerate(
         [{"k": 1, "p": "x", "i32": 1, "s": None}, {"k": 1, "p": "x", "i32": None, "s": "a"}]
     ):
-        live = table.scan_files() if table.latest_snapshot() else []
-        spec = WriteSpec(
-            file_io=table.file_io,
-            table_path=table.path,
-            schema=table.schema,
-            next_sequence=next_sequences(table.schema, live),
-        )
-        table.commit(
-            DataWriter(spec, file_prefix=f"w{w}").write_batches(
-                [pa.Table.from_pylist([row], ROW_TYPE.to_arrow())]
-            )
-        )
+        write_pk(table, [row], prefix=f"w{w}", row_type=ROW_TYPE)
     table = table.refresh()
     pred = E.And(E.EqualTo("i32", 1), E.EqualTo("s", "a"))
     plan = ScanPlanner(table).plan(pred)

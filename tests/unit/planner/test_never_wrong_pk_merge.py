@@ -22,19 +22,20 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.pk_tables import write_pk
 from tests.unit.expressions.strategies import predicates
+from tests.unit.planner import pk_versions
+from tests.unit.planner.pk_versions import filter_rows
 
 from lakeskip import expressions as E
 from lakeskip import types as T
 from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.pk.merge_engine import MergeEngine
 from lakeskip.catalog.pk.primary_key import SEQUENCE_NUMBER, VALUE_KIND, RowKind
-from lakeskip.catalog.write.data_writer import DataWriter, WriteSpec, next_sequences
 from lakeskip.planner.scan import ScanPlanner
 
 ROW_TYPE = T.RowType.of(
@@ -249,19 +250,11 @@ def buffer_merge(
 
 
 def file_records(table: Any, entries: list[Any]) -> list[tuple[Any, int, dict[str, Any]]]:
-    out = []
-    for e in entries:
-        data = pq.read_table(table.data_file_path(e)).to_pylist()
-        out.extend((r[SEQUENCE_NUMBER], r[VALUE_KIND], {c: r[c] for c in NAMES}) for r in data)
-    return out
+    return pk_versions.file_records(table, entries, NAMES)
 
 
 def _filter(rows: list[tuple[Any, ...]], bound: Any) -> list[tuple[Any, ...]]:
-    if not rows:
-        return []
-    t = pa.Table.from_pylist([dict(zip(NAMES, r, strict=True)) for r in rows], ROW_TYPE.to_arrow())
-    kept = t.filter(pc.fill_null(E.evaluate_arrow(bound, t), False))
-    return sorted((tuple(r.values()) for r in kept.to_pylist()), key=repr)
+    return filter_rows(rows, bound, ROW_TYPE)
 
 
 @st.composite
@@ -353,19 +346,7 @@ def test_sequence_fields_and_aggregation_merge_and_prune_as_the_model(
             n = len(keep)
         rows = [{c: cols[c][i] for c in NAMES} for i in range(n)]
         written.extend(buffer_merge(model, w, rows, kind))
-        live = table.scan_files() if table.latest_snapshot() else []
-        spec = WriteSpec(
-            file_io=table.file_io,
-            table_path=table.path,
-            schema=table.schema,
-            value_kind=RowKind(kind),
-            next_sequence=next_sequences(table.schema, live),
-        )
-        table.commit(
-            DataWriter(spec, file_prefix=f"w{w}").write_batches(
-                [pa.table(cols, schema=ROW_TYPE.to_arrow())]
-            )
-        )
+        write_pk(table, cols, RowKind(kind), f"w{w}", row_type=ROW_TYPE)
     table = table.refresh()
     every = table.scan_files()
     want_all = merged_rows(model, written)
@@ -406,19 +387,8 @@ def test_a_sum_no_version_holds_is_not_pruned(tmp_path: Path) -> None:
     cat = Catalog(str(tmp_path / "wh"))
     table = cat.create_table("default.t", ROW_TYPE, partition_keys=["p"], options=options)
     for w, v in enumerate((1, 2)):
-        live = table.scan_files() if table.latest_snapshot() else []
-        spec = WriteSpec(
-            file_io=table.file_io,
-            table_path=table.path,
-            schema=table.schema,
-            next_sequence=next_sequences(table.schema, live),
-        )
         row = {"k": 1, "p": "x", "q": None, "i32": v, "s": "a"}
-        table.commit(
-            DataWriter(spec, file_prefix=f"w{w}").write_batches(
-                [pa.Table.from_pylist([row], ROW_TYPE.to_arrow())]
-            )
-        )
+        write_pk(table, [row], prefix=f"w{w}", row_type=ROW_TYPE)
     table = table.refresh()
     assert len(ScanPlanner(table).plan(E.EqualTo("i32", 3)).files) == 2
     # a max column still prunes: its merged value is some version's; a last_non_null_value
@@ -443,20 +413,8 @@ def test_an_ignored_retract_null_is_not_pruned(tmp_path: Path) -> None:
     row = {"k": 2, "p": "y", "q": None, "i32": 0, "s": None}
     written = []
     for w in range(2):
-        live = table.scan_files() if table.latest_snapshot() else []
-        spec = WriteSpec(
-            file_io=table.file_io,
-            table_path=table.path,
-            schema=table.schema,
-            value_kind=RowKind.DELETE,
-            next_sequence=next_sequences(table.schema, live),
-        )
         written += buffer_merge(model, w, [row], int(RowKind.DELETE))
-        table.commit(
-            DataWriter(spec, file_prefix=f"w{w}").write_batches(
-                [pa.Table.from_pylist([row], ROW_TYPE.to_arrow())]
-            )
-        )
+        write_pk(table, [row], RowKind.DELETE, f"w{w}", row_type=ROW_TYPE)
     table = table.refresh()
     assert merged_rows(model, written) == [(2, "y", None, None, None)], "the model's row"
     assert len(ScanPlanner(table).plan(E.IsNull("i32")).files) == 2

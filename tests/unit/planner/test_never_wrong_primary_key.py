@@ -19,7 +19,9 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.pk_tables import pk_write_spec, write_pk
 from tests.unit.expressions.strategies import predicates
+from tests.unit.planner.pk_versions import draw_rows
 
 from lakeskip import expressions as E
 from lakeskip import types as T
@@ -27,7 +29,6 @@ from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.format.snapshot import CommitKind
 from lakeskip.catalog.pk.primary_key import SEQUENCE_NUMBER, VALUE_KIND, RowKind
 from lakeskip.catalog.table import FileStoreTable
-from lakeskip.catalog.write.data_writer import DataWriter, WriteSpec, next_sequences
 from lakeskip.planner.scan import ScanPlanner
 
 ROW_TYPE = T.RowType.of(("k", T.INT), ("p", T.STRING), ("i32", T.INT), ("s", T.STRING))
@@ -69,31 +70,9 @@ def test_pruning_never_changes_the_merged_rows(
     table = cat.create_table("default.t", ROW_TYPE, partition_keys=["p"], options=OPTIONS)
     for w in range(data.draw(st.integers(1, 5), label="writes")):
         n = data.draw(st.integers(1, 10), label="rows")
-        rows = {
-            "k": data.draw(st.lists(st.integers(0, 9), min_size=n, max_size=n), label="k"),
-            "p": data.draw(st.lists(st.sampled_from(["x", "y"]), min_size=n, max_size=n)),
-            "i32": data.draw(
-                st.lists(st.one_of(st.none(), st.integers(-5, 5)), min_size=n, max_size=n)
-            ),
-            "s": data.draw(
-                st.lists(
-                    st.one_of(st.none(), st.sampled_from(["a", "b", "c"])), min_size=n, max_size=n
-                )
-            ),
-        }
+        rows = draw_rows(data, n, keys=10)
         kind = data.draw(st.sampled_from([RowKind.INSERT, RowKind.INSERT, RowKind.DELETE]))
-        live = table.scan_files() if table.latest_snapshot() else []
-        spec = WriteSpec(
-            file_io=table.file_io,
-            table_path=table.path,
-            schema=table.schema,
-            value_kind=kind,
-            next_sequence=next_sequences(table.schema, live),
-        )
-        entries = DataWriter(spec, file_prefix=f"w{w}").write_batches(
-            [pa.table(rows, schema=ROW_TYPE.to_arrow())]
-        )
-        table.commit(entries)
+        write_pk(table, rows, kind, f"w{w}", row_type=ROW_TYPE)
     table = table.refresh()
     every = table.scan_files()
     full = merged(table, every)
@@ -159,35 +138,12 @@ def test_deletion_vector_pruning_never_changes_the_rows(
     model: dict[tuple[Any, ...], tuple[Any, ...]] = {}
     for w in range(data.draw(st.integers(1, 7), label="writes")):
         n = data.draw(st.integers(1, 10), label="rows")
-        keys = data.draw(st.lists(st.integers(0, 9), min_size=n, max_size=n, unique=True))
-        rows = {
-            "k": keys,
-            "p": data.draw(st.lists(st.sampled_from(["x", "y"]), min_size=n, max_size=n)),
-            "i32": data.draw(
-                st.lists(st.one_of(st.none(), st.integers(-5, 5)), min_size=n, max_size=n)
-            ),
-            "s": data.draw(
-                st.lists(
-                    st.one_of(st.none(), st.sampled_from(["a", "b", "c"])), min_size=n, max_size=n
-                )
-            ),
-        }
+        rows = draw_rows(data, n, keys=10, unique_keys=True)
         kind = data.draw(
             st.sampled_from([RowKind.INSERT, RowKind.INSERT, RowKind.UPDATE_AFTER, RowKind.DELETE])
         )
         table = table.refresh()
-        live = table.scan_files() if table.latest_snapshot() else []
-        spec = pk_dv_spec(
-            table,
-            WriteSpec(
-                file_io=table.file_io,
-                table_path=table.path,
-                schema=table.schema,
-                value_kind=kind,
-                next_sequence=next_sequences(table.schema, live),
-            ),
-            fresh=False,
-        )
+        spec = pk_dv_spec(table, pk_write_spec(table, kind), fresh=False)
         writer = PkDvWriter(spec, file_prefix=f"w{w}")
         added = writer.write_batches([pa.table(rows, schema=ROW_TYPE.to_arrow())])
         removed = [e for c in writer.changes for e in c.removed]

@@ -7,10 +7,12 @@ executor's sort compaction.
     sample     one Spark job: every partition returns its row count, a bounded reservoir of
                the sort columns and the Parquet size of a few whole rows (tasks, not the
                driver, read the data)
-    driver     rank boundaries of every column (``sort.curve-keys = rank``, the default;
+    driver     the reservoirs weighted by their partitions' row counts into one sample, the
+               rank boundaries of every column (``sort.curve-keys = rank``, the default;
                lakeskip.sort.ranked), the keys of the sample, and n - 1 cuts of the key space
                at curve-cell corners near the quantiles (lakeskip.sort.cuts), where
-               n = max(requested, estimated bytes / target-file-size)
+               n = max(requested, estimated bytes / target-file-size): all in
+               lakeskip.sort.sampling, which the Executor's compaction shares
     tasks      key every row and give it its range id; ``repartitionById`` sends range j to
                task j, which sorts it by key and writes it: each file covers whole curve cells,
                a compact region of every column
@@ -25,13 +27,16 @@ import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from lakeskip.catalog.format.parquet_options import ParquetWriteOptions
-from lakeskip.sort.cuts import aligned_cuts, curve_keys, key_bytes, range_ids
-from lakeskip.sort.ranked import RANK_KEYS, SAMPLE_ROWS, ColumnBounds, column_bounds
+from lakeskip.sort.cuts import curve_keys, key_bytes, range_ids
+from lakeskip.sort.ranked import RANK_KEYS, SAMPLE_ROWS, ColumnBounds
+from lakeskip.sort.sampling import PartSample, curve_layout, encode_sample, merge_samples
 from lakeskip.types import DataType, RowType
 
 __all__ = ["CurveSample", "sample_curve", "sort_dataframe"]
@@ -69,7 +74,6 @@ def _key_task(  # type: ignore[no-untyped-def]
 
 def _parquet_bytes(rows: pa.Table, parquet: ParquetWriteOptions) -> int:
     """Bytes ``rows`` add to a Parquet file (the size of an empty file subtracted)."""
-    import pyarrow.parquet as pq
 
     def size(t: pa.Table) -> int:
         sink = pa.BufferOutputStream()
@@ -86,8 +90,6 @@ def _sample_task(columns: list[str], wanted: int, parquet: ParquetWriteOptions |
     given)."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        import numpy as np
-
         rng = np.random.default_rng()
         kept: pa.Table | None = None
         priority = np.empty(0)
@@ -106,15 +108,11 @@ def _sample_task(columns: list[str], wanted: int, parquet: ParquetWriteOptions |
                 keep = np.sort(np.argpartition(priority, wanted)[:wanted])
                 both, priority = both.take(pa.array(keep)), priority[keep]
             kept = both
-        sink = pa.BufferOutputStream()
-        if kept is not None:
-            with pa.ipc.new_stream(sink, kept.schema) as writer:
-                writer.write_table(kept)
         size = _parquet_bytes(pa.Table.from_batches(head), parquet) if head and parquet else 0
         yield pa.RecordBatch.from_pydict(
             {
                 "rows": [rows],
-                "sample": [sink.getvalue().to_pybytes()],
+                "sample": [encode_sample(kept) if kept is not None else b""],
                 "size_rows": [head_rows],
                 "size_bytes": [size],
             },
@@ -145,36 +143,24 @@ def sample_curve(
     df: DataFrame,
     row_type: RowType,
     columns: Sequence[str],
+    partitions: int,
     parquet: ParquetWriteOptions | None = None,
 ) -> CurveSample:
-    """Sample ``columns`` of ``df`` in Spark tasks: each partition returns a bounded
-    reservoir and its row count; the driver weights the reservoirs by their partitions'
-    sizes. With ``parquet``, each partition also encodes its first
-    :data:`SIZE_SAMPLE_ROWS` whole rows to estimate the bytes the data takes as files."""
-    import numpy as np
-
-    wanted = max(1, SAMPLE_ROWS // max(1, df.rdd.getNumPartitions()))
+    """Sample ``columns`` of ``df`` (in ``partitions`` Spark partitions) in Spark tasks:
+    each partition returns a bounded reservoir and its row count; the driver weights the
+    reservoirs by their partitions' sizes (:func:`lakeskip.sort.sampling.merge_samples`).
+    With ``parquet``, each partition also encodes its first :data:`SIZE_SAMPLE_ROWS` whole
+    rows to estimate the bytes the data takes as files."""
+    wanted = max(1, SAMPLE_ROWS // max(1, partitions))
     rows = df.mapInArrow(_sample_task(list(columns), wanted, parquet), _SAMPLE_RESULT).collect()
     total = sum(int(r["rows"]) for r in rows)
     size_rows = sum(int(r["size_rows"]) for r in rows)
     size_bytes = sum(int(r["size_bytes"]) for r in rows)
     estimate = math.ceil(total * size_bytes / size_rows) if size_rows else 0
-    parts: list[pa.Table] = []
-    rng = np.random.default_rng(0)
-    for r in rows:
-        blob = bytes(r["sample"])
-        if not blob or not int(r["rows"]):
-            continue
-        sample = pa.ipc.open_stream(blob).read_all()
-        share = min(sample.num_rows, round(SAMPLE_ROWS * int(r["rows"]) / max(1, total)))
-        if share < sample.num_rows:  # a partition's weight is its size, not its sample's
-            pick = np.sort(rng.choice(sample.num_rows, size=max(1, share), replace=False))
-            sample = sample.take(pa.array(pick))
-        parts.append(sample)
+    parts = [PartSample(int(r["rows"]), bytes(r["sample"])) for r in rows]
     # Spark's INT/DATE/... Arrow types are what row_type.to_arrow() gives, by name
     arrow = pa.schema([row_type.to_arrow().field(c) for c in columns])
-    data = pa.concat_tables([p.cast(arrow) for p in parts]) if parts else arrow.empty_table()
-    return CurveSample(data, total, estimate)
+    return CurveSample(merge_samples(parts, arrow), total, estimate)
 
 
 def sort_dataframe(
@@ -189,6 +175,7 @@ def sort_dataframe(
     *,
     parquet: ParquetWriteOptions | None = None,
     target_file_size: int | None = None,
+    partitions: int | None = None,
 ) -> DataFrame:
     """``df`` in ``n_out`` (or more) tasks, each a range of the sort order, sorted within.
 
@@ -198,28 +185,23 @@ def sort_dataframe(
     Spark tasks) or Paimon's raw-byte keys (``paimon``), cut into ranges at curve-cell
     corners (:func:`lakeskip.sort.cuts.aligned_cuts`). With ``target_file_size`` (and
     ``parquet``, the table's file options), the number of ranges grows to the data's
-    estimated size over the target."""
+    estimated size over the target. ``partitions``: ``df``'s number of partitions where the
+    caller has it (else it is asked of ``df``, which plans it)."""
     parts = [F.col(f"`{k}`") for k in partition_keys]
     if strategy == "order":
         keys = [F.col(f"`{c}`") for c in columns]
         return df.repartitionByRange(n_out, *parts, *keys).sortWithinPartitions(*parts, *keys)
     types = [row_type.field(c).type for c in columns]
-    sample = sample_curve(df, row_type, columns, parquet if target_file_size else None)
+    if partitions is None:
+        partitions = df.rdd.getNumPartitions()
+    sample = sample_curve(df, row_type, columns, partitions, parquet if target_file_size else None)
     if target_file_size:
         n_out = max(n_out, math.ceil(sample.bytes_estimate / target_file_size))
-    arrays = [sample.data.column(c) for c in columns]
-    bounds = (
-        column_bounds(arrays, types, prefix=var_length_contribution)
-        if curve_keys_option == RANK_KEYS
-        else None
-    )
     var_len = var_length_contribution
-    cuts: list[bytes] | None = None
-    if not partition_keys:
-        sampled = curve_keys(arrays, types, strategy, var_len, bounds)
-        import numpy as np
-
-        cuts = aligned_cuts(np.sort(key_bytes(sampled)), n_out) if len(sampled) else []
+    layout = curve_layout(
+        sample.data, types, strategy, var_len, curve_keys_option, None if partition_keys else n_out
+    )
+    bounds, cuts = layout.bounds, layout.cuts
     ddl = row_type.spark_ddl() + f", `{SORT_KEY}` BINARY"
     if cuts is not None:
         ddl += f", `{RANGE_ID}` INT"

@@ -634,6 +634,7 @@ def write_entries(
     if cluster is not None and not cluster.incremental:  # new files come out sorted
         # (clustering.incremental = true: writes stay unsorted, as Paimon's; compaction
         # clusters the new files and the clustered files they overlap)
+        partitions = max(1, df.rdd.getNumPartitions())  # plans df: once, for both uses
         df = sort_dataframe(
             df,
             schema.row_type,
@@ -641,10 +642,11 @@ def write_entries(
             cluster.strategy,
             cluster.columns,
             cluster.var_length_contribution,
-            max(1, df.rdd.getNumPartitions()),
+            partitions,
             cluster.curve_keys,
             parquet=parquet_write_options(schema.options, schema.row_type),
             target_file_size=target_file_size(schema.options),
+            partitions=partitions,
         )
     elif kind.bucket is BucketMode.DYNAMIC:
         index = hash_entries(table.index_entries(table.latest_snapshot()))
