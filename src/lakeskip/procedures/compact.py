@@ -432,11 +432,14 @@ class Compact(Procedure):
 def _compact_primary_key(
     table: FileStoreTable, arguments: Mapping[str, Any], executor: Executor
 ) -> ProcedureResult:
-    """Full compaction of a primary-key table, or (``compact_strategy => 'minor'``) the
+    """Full compaction of a primary-key table (Paimon's ``pickFullCompaction`` per bucket:
+    every run into one at ``num-levels`` - 1; a bucket already one top-level run only has
+    its files with DVs rewritten, so compacting a compacted table commits nothing, as
+    Paimon's batch commit ignores an empty commit), or (``compact_strategy => 'minor'``) the
     runs universal compaction picks per bucket (:mod:`lakeskip.procedures.pk_compact`)."""
     import uuid
 
-    from lakeskip.procedures.pk_compact import plan_bucket_tasks, plan_universal_tasks
+    from lakeskip.procedures.pk_compact import plan_universal_tasks
 
     strategy = _compact_strategy(arguments)
     snapshot = table.latest_snapshot()
@@ -445,9 +448,8 @@ def _compact_primary_key(
         entries = filter_partitions(table, entries, arguments["where"])
 
     def plan(deleted: dict[str, bytes]) -> list[BucketTask]:
-        if strategy == "minor":
-            return plan_universal_tasks(table, entries, str(uuid.uuid4()), deleted=deleted)
-        return plan_bucket_tasks(table, entries, str(uuid.uuid4()), deleted)
+        full = strategy == "full"
+        return plan_universal_tasks(table, entries, str(uuid.uuid4()), deleted=deleted, full=full)
 
     old, new, snapshot_id = compact_pk_buckets(
         table,
