@@ -218,9 +218,25 @@ class OptionSpec:
     doc: str
 
 
-KNOWN_OPTIONS: Mapping[str, OptionSpec] = {
-    s.key: s
-    for s in (
+def options_by_key(specs: Sequence[OptionSpec]) -> dict[str, OptionSpec]:
+    """``specs`` by key; a key listed twice is a mistake (the later entry would silently
+    win), refused at import.
+
+    >>> options_by_key([OptionSpec("a", None, _any, ""), OptionSpec("a", "1", _any, "")])
+    Traceback (most recent call last):
+    ...
+    ValueError: option 'a' is listed twice
+    """
+    out: dict[str, OptionSpec] = {}
+    for spec in specs:
+        if spec.key in out:
+            raise ValueError(f"option {spec.key!r} is listed twice")
+        out[spec.key] = spec
+    return out
+
+
+KNOWN_OPTIONS: Mapping[str, OptionSpec] = options_by_key(
+    (
         OptionSpec(
             BUCKET, "-1", _bucket, "-1 (unaware-bucket) or N > 0 fixed buckets (needs bucket-key)"
         ),
@@ -446,7 +462,6 @@ KNOWN_OPTIONS: Mapping[str, OptionSpec] = {
         OptionSpec(
             "snapshot.expire.limit", "50", _int_at_least(1), "snapshots expired at most per call"
         ),
-        OptionSpec("write-only", "false", _boolean, "skip compaction and expiry on write"),
         OptionSpec(
             DELETION_VECTORS,
             "false",
@@ -468,7 +483,7 @@ KNOWN_OPTIONS: Mapping[str, OptionSpec] = {
             "and commit)",
         ),
     )
-}
+)
 
 
 def normalize_option_aliases(options: Mapping[str, str]) -> dict[str, str]:
