@@ -359,8 +359,9 @@ KNOWN_OPTIONS: Mapping[str, OptionSpec] = options_by_key(
             FULL_COMPACTION_DELTA_COMMITS,
             None,
             _int_at_least(1),
-            "primary-key tables: every write is followed by a full compaction of the buckets "
-            "it wrote (Paimon's rule for batch writes: any value >= 1)",
+            "primary-key and fixed-bucket append tables: every write is followed by a full "
+            "compaction of the buckets it wrote (Paimon's rule for batch writes: any value "
+            ">= 1)",
         ),
         # time travel of batch reads (lakeskip.catalog.ops.time_travel)
         OptionSpec("scan.snapshot-id", None, _int_at_least(1), "read this snapshot"),
@@ -602,11 +603,23 @@ def validate_options(
 
 
 def _check_full_compaction(options: Mapping[str, str], primary_keys: Sequence[str]) -> None:
-    """``full-compaction.delta-commits`` compacts primary-key buckets; Paimon refuses it on
-    unaware-bucket append tables, lakeskip on every append table (not supported yet)."""
-    if FULL_COMPACTION_DELTA_COMMITS in options and not primary_keys:
+    """``full-compaction.delta-commits`` compacts the buckets a write wrote: primary-key
+    tables and fixed-bucket append tables; refused on an unaware-bucket append table, with
+    Paimon's reason (``SchemaValidation.validateBucket``).
+
+    >>> _check_full_compaction({FULL_COMPACTION_DELTA_COMMITS: "1", BUCKET: "2"}, ())
+    >>> _check_full_compaction({FULL_COMPACTION_DELTA_COMMITS: "1"}, ())
+    Traceback (most recent call last):
+    ...
+    lakeskip.errors.InvalidOptionError: option 'full-compaction.delta-commits' needs fixed buckets on an append table ('bucket' > 0): an unaware-bucket append table has no buckets to compact after a write
+    """
+    if FULL_COMPACTION_DELTA_COMMITS not in options or primary_keys:
+        return
+    if str(options.get(BUCKET, "-1")).strip() == "-1":
         raise InvalidOptionError(
-            f"option {FULL_COMPACTION_DELTA_COMMITS!r} is supported on primary-key tables only"
+            f"option {FULL_COMPACTION_DELTA_COMMITS!r} needs fixed buckets on an append table "
+            "('bucket' > 0): an unaware-bucket append table has no buckets to compact after "
+            "a write"
         )
 
 
