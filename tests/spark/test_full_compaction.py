@@ -101,3 +101,31 @@ def test_full_compaction_after_every_write(session: Any) -> None:
             assert not table.deletion_files(snapshot)  # compacted files lose their DVs
             # deletes dropped at the top level: the files hold exactly the table's rows
             assert sum(e.file.row_count for es in after.values() for e in es) == len(rows)
+
+
+def test_full_compaction_of_fixed_bucket_append_table(session: Any) -> None:
+    """A fixed-bucket append table with ``full-compaction.delta-commits``: a write that
+    leaves a bucket 3 small files merges them into one (a COMPACT snapshot after the
+    write's, as Paimon's writer compacts each written bucket before the batch commit);
+    fewer files are left alone; rows stay those written."""
+    spark = session.spark
+    session.sql(
+        "CREATE TABLE fa (k INT, v STRING) TBLPROPERTIES "
+        "('bucket' = '2', 'bucket-key' = 'k', 'full-compaction.delta-commits' = '1')"
+    )
+    table = session.catalog.get_table("default.fa")
+    want = []
+    for w in range(3):
+        snapshots = len(table.refresh().list_snapshots())
+        session.sql(
+            f"INSERT INTO fa SELECT CAST(id AS INT), 'w{w}' FROM range({w * 100}, {w * 100 + 100})"
+        )
+        want += [(i, f"w{w}") for i in range(w * 100, w * 100 + 100)]
+        kinds = [s.commit_kind for s in table.refresh().list_snapshots()[snapshots:]]
+        files = [len(es) for es in _buckets(table).values()]
+        if w < 2:
+            assert kinds == [CommitKind.APPEND] and files == [w + 1, w + 1], (w, kinds, files)
+        else:
+            assert kinds == [CommitKind.APPEND, CommitKind.COMPACT] and files == [1, 1], files
+        rows = spark.table(f"{session.catalog_name}.default.fa").collect()
+        assert sorted((r.k, r.v) for r in rows) == want

@@ -218,9 +218,25 @@ class OptionSpec:
     doc: str
 
 
-KNOWN_OPTIONS: Mapping[str, OptionSpec] = {
-    s.key: s
-    for s in (
+def options_by_key(specs: Sequence[OptionSpec]) -> dict[str, OptionSpec]:
+    """``specs`` by key; a key listed twice is a mistake (the later entry would silently
+    win), refused at import.
+
+    >>> options_by_key([OptionSpec("a", None, _any, ""), OptionSpec("a", "1", _any, "")])
+    Traceback (most recent call last):
+    ...
+    ValueError: option 'a' is listed twice
+    """
+    out: dict[str, OptionSpec] = {}
+    for spec in specs:
+        if spec.key in out:
+            raise ValueError(f"option {spec.key!r} is listed twice")
+        out[spec.key] = spec
+    return out
+
+
+KNOWN_OPTIONS: Mapping[str, OptionSpec] = options_by_key(
+    (
         OptionSpec(
             BUCKET, "-1", _bucket, "-1 (unaware-bucket) or N > 0 fixed buckets (needs bucket-key)"
         ),
@@ -343,8 +359,9 @@ KNOWN_OPTIONS: Mapping[str, OptionSpec] = {
             FULL_COMPACTION_DELTA_COMMITS,
             None,
             _int_at_least(1),
-            "primary-key tables: every write is followed by a full compaction of the buckets "
-            "it wrote (Paimon's rule for batch writes: any value >= 1)",
+            "primary-key and fixed-bucket append tables: every write is followed by a full "
+            "compaction of the buckets it wrote (Paimon's rule for batch writes: any value "
+            ">= 1)",
         ),
         # time travel of batch reads (lakeskip.catalog.ops.time_travel)
         OptionSpec("scan.snapshot-id", None, _int_at_least(1), "read this snapshot"),
@@ -446,7 +463,6 @@ KNOWN_OPTIONS: Mapping[str, OptionSpec] = {
         OptionSpec(
             "snapshot.expire.limit", "50", _int_at_least(1), "snapshots expired at most per call"
         ),
-        OptionSpec("write-only", "false", _boolean, "skip compaction and expiry on write"),
         OptionSpec(
             DELETION_VECTORS,
             "false",
@@ -468,7 +484,7 @@ KNOWN_OPTIONS: Mapping[str, OptionSpec] = {
             "and commit)",
         ),
     )
-}
+)
 
 
 def normalize_option_aliases(options: Mapping[str, str]) -> dict[str, str]:
@@ -587,11 +603,23 @@ def validate_options(
 
 
 def _check_full_compaction(options: Mapping[str, str], primary_keys: Sequence[str]) -> None:
-    """``full-compaction.delta-commits`` compacts primary-key buckets; Paimon refuses it on
-    unaware-bucket append tables, lakeskip on every append table (not supported yet)."""
-    if FULL_COMPACTION_DELTA_COMMITS in options and not primary_keys:
+    """``full-compaction.delta-commits`` compacts the buckets a write wrote: primary-key
+    tables and fixed-bucket append tables; refused on an unaware-bucket append table, with
+    Paimon's reason (``SchemaValidation.validateBucket``).
+
+    >>> _check_full_compaction({FULL_COMPACTION_DELTA_COMMITS: "1", BUCKET: "2"}, ())
+    >>> _check_full_compaction({FULL_COMPACTION_DELTA_COMMITS: "1"}, ())
+    Traceback (most recent call last):
+    ...
+    lakeskip.errors.InvalidOptionError: option 'full-compaction.delta-commits' needs fixed buckets on an append table ('bucket' > 0): an unaware-bucket append table has no buckets to compact after a write
+    """
+    if FULL_COMPACTION_DELTA_COMMITS not in options or primary_keys:
+        return
+    if str(options.get(BUCKET, "-1")).strip() == "-1":
         raise InvalidOptionError(
-            f"option {FULL_COMPACTION_DELTA_COMMITS!r} is supported on primary-key tables only"
+            f"option {FULL_COMPACTION_DELTA_COMMITS!r} needs fixed buckets on an append table "
+            "('bucket' > 0): an unaware-bucket append table has no buckets to compact after "
+            "a write"
         )
 
 

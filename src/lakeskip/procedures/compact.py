@@ -54,7 +54,13 @@ from lakeskip.sort.clustering import (
     curve_keys_from_options,
 )
 
-__all__ = ["Compact", "compact_pk_buckets", "plan_bins"]
+__all__ = [
+    "Compact",
+    "compact_append_buckets",
+    "compact_pk_buckets",
+    "plan_append_full",
+    "plan_bins",
+]
 
 STRATEGIES = ("order", "zorder", "hilbert")
 SMALL_FILE_RATIO = 0.7
@@ -88,6 +94,44 @@ def plan_bins(
             size += e.file.file_size
         bins.append(current)
     return [b for b in bins if len(b) >= 2 or any(e.file.file_name in with_deletes for e in b)]
+
+
+FULL_COMPACT_MIN_FILE = 3  # Paimon's BucketedAppendCompactManager
+
+
+def plan_append_full(entries: Sequence[ManifestEntry], target: int) -> list[list[ManifestEntry]]:
+    """The full compaction of a fixed-bucket append table's buckets (``entries``: their live
+    files), as Paimon's ``BucketedAppendCompactManager.FullCompactTask`` without deletion
+    vectors: per (partition, bucket), the files in write order (min sequence number, then
+    creation time, then name); the leading files of at least ``target`` *
+    ``SMALL_FILE_RATIO`` bytes stay; the rest are one bin (concatenated in that order) when
+    they are at least 3 files and the small ones outnumber the big ones, else the bucket is
+    left alone.
+
+    >>> plan_append_full([], 100)
+    []
+    """
+    small_below = target * SMALL_FILE_RATIO
+    by_bucket: dict[tuple[Any, ...], list[ManifestEntry]] = defaultdict(list)
+    for e in entries:
+        by_bucket[(*e.partition, e.bucket)].append(e)
+    bins = []
+    for _, files in sorted(by_bucket.items(), key=lambda kv: repr(kv[0])):
+        files.sort(
+            key=lambda e: (
+                e.file.min_sequence_number,
+                e.file.creation_time or 0,
+                e.file.file_name,
+            )
+        )
+        first = 0
+        while first < len(files) and files[first].file.file_size >= small_below:
+            first += 1
+        rest = files[first:]
+        small = sum(1 for e in rest if e.file.file_size < small_below)
+        if len(rest) >= FULL_COMPACT_MIN_FILE and small > len(rest) - small:
+            bins.append(rest)
+    return bins
 
 
 @dataclass(frozen=True, slots=True)
@@ -432,11 +476,14 @@ class Compact(Procedure):
 def _compact_primary_key(
     table: FileStoreTable, arguments: Mapping[str, Any], executor: Executor
 ) -> ProcedureResult:
-    """Full compaction of a primary-key table, or (``compact_strategy => 'minor'``) the
+    """Full compaction of a primary-key table (Paimon's ``pickFullCompaction`` per bucket:
+    every run into one at ``num-levels`` - 1; a bucket already one top-level run only has
+    its files with DVs rewritten, so compacting a compacted table commits nothing, as
+    Paimon's batch commit ignores an empty commit), or (``compact_strategy => 'minor'``) the
     runs universal compaction picks per bucket (:mod:`lakeskip.procedures.pk_compact`)."""
     import uuid
 
-    from lakeskip.procedures.pk_compact import plan_bucket_tasks, plan_universal_tasks
+    from lakeskip.procedures.pk_compact import plan_universal_tasks
 
     strategy = _compact_strategy(arguments)
     snapshot = table.latest_snapshot()
@@ -445,9 +492,8 @@ def _compact_primary_key(
         entries = filter_partitions(table, entries, arguments["where"])
 
     def plan(deleted: dict[str, bytes]) -> list[BucketTask]:
-        if strategy == "minor":
-            return plan_universal_tasks(table, entries, str(uuid.uuid4()), deleted=deleted)
-        return plan_bucket_tasks(table, entries, str(uuid.uuid4()), deleted)
+        full = strategy == "full"
+        return plan_universal_tasks(table, entries, str(uuid.uuid4()), deleted=deleted, full=full)
 
     old, new, snapshot_id = compact_pk_buckets(
         table,
@@ -493,6 +539,30 @@ def compact_pk_buckets(
             {n: v for n, v in update.read.items() if n in names},
         )
     return old, new, _commit(table, old, new, update)
+
+
+def compact_append_buckets(
+    table: FileStoreTable,
+    entries: Sequence[ManifestEntry],
+    run: Callable[[list[BinTask]], Sequence[Sequence[ManifestEntry]]],
+) -> tuple[list[ManifestEntry], list[ManifestEntry], int | None]:
+    """Fully compact the buckets of a fixed-bucket append table that ``entries`` (their live
+    files) belong to (:func:`plan_append_full`), ``run`` rewriting the bins (:func:`rewrite_bin`
+    in Spark tasks), in one COMPACT snapshot. Returns (files removed, files added, the
+    snapshot id or ``None`` when nothing was compacted).
+
+    Raises:
+        CommitConflictError: a compacted file was removed meanwhile (the new files are
+            removed).
+    """
+    bins = plan_append_full(entries, target_file_size(table.schema.options))
+    if not bins:
+        return [], [], None
+    spec = WriteSpec(file_io=table.file_io, table_path=table.path, schema=table.schema)
+    tasks = [BinTask(spec, tuple((table.data_file_path(e), e) for e in b)) for b in bins]
+    old = [e for b in bins for e in b]
+    new = [e for r in run(tasks) for e in r]
+    return old, new, _commit(table, old, new, None)
 
 
 def _compact_strategy(arguments: Mapping[str, Any]) -> str:

@@ -1,12 +1,16 @@
-"""Full compaction of a primary-key table: each bucket becomes one sorted run at the top level.
+"""Compaction of a primary-key table's buckets: full (Paimon's ``pickFullCompaction``) or the
+runs universal compaction picks (:mod:`lakeskip.catalog.write.universal`).
 
-One task per (partition, bucket) reads every live file of the bucket, keeps the newest version
-of each key (largest ``_SEQUENCE_NUMBER``) and drops keys whose newest version is ``-U``/``-D``
-(nothing older lies below the top level, so a delete has nothing left to hide), and writes the
-survivors sorted by key -- rolled at ``target-file-size`` into non-overlapping files -- at level
-``num-levels - 1`` with their own sequence numbers and kinds (a version written concurrently
-at level 0 still sorts after them). The driver commits one COMPACT snapshot that deletes the
-bucket's old files; the commit fails with ``CommitConflictError`` if one was removed meanwhile.
+:func:`plan_universal_tasks` gives one task per (partition, bucket) with something to do. A
+full compaction merges every run of the bucket into one at the top level (``num-levels`` -
+1); a bucket that is one top-level run already is left alone, but for its files with DVs,
+each rewritten on its own. A task (:func:`compact_bucket`) keeps the newest version of each
+key (largest ``_SEQUENCE_NUMBER``, after the engine's sequence fields) and drops keys whose
+newest version is ``-U``/``-D`` when nothing older lies below its output level, and writes
+the survivors sorted by key -- rolled at ``target-file-size`` into non-overlapping files --
+with their own sequence numbers and kinds (a version written concurrently at level 0 still
+sorts after them). The driver commits one COMPACT snapshot that deletes the compacted files;
+the commit fails with ``CommitConflictError`` if one was removed meanwhile.
 
 With deletion vectors the files are read minus their DVs (a DELETE there is only a DV mark)
 and the commit drops the DVs, failing if one changed meanwhile.
@@ -41,7 +45,6 @@ __all__ = [
     "TOP_LEVEL",
     "BucketTask",
     "compact_bucket",
-    "plan_bucket_tasks",
     "plan_universal_tasks",
 ]
 
@@ -61,42 +64,6 @@ class BucketTask:
     deleted: tuple[bytes | None, ...] = ()  # per file: its DV (portable bitmap bytes)
     output_level: int = TOP_LEVEL  # universal compaction: the unit's output level
     drop_delete: bool = True  # False: keys merging to no row keep their newest version
-
-
-def plan_bucket_tasks(
-    table: FileStoreTable,
-    entries: Sequence[ManifestEntry],
-    name_prefix: str,
-    deleted: Mapping[str, bytes] | None = None,
-) -> list[BucketTask]:
-    """One task per (partition, bucket) of ``entries`` that has more than one file, a file
-    below the top level or a file with a DV (``deleted``: data file name -> its DV as
-    portable bitmap bytes); a single clean top-level file is already compacted."""
-    spec = WriteSpec(file_io=table.file_io, table_path=table.path, schema=table.schema)
-    deleted = deleted or {}
-    groups: dict[tuple[Any, ...], list[ManifestEntry]] = {}
-    for e in entries:
-        groups.setdefault((e.partition, e.bucket), []).append(e)
-    tasks = []
-    for i, ((partition, bucket), group) in enumerate(sorted(groups.items(), key=repr)):
-        if (
-            len(group) == 1
-            and group[0].file.level == TOP_LEVEL
-            and group[0].file.file_name not in deleted
-        ):
-            continue
-        tasks.append(
-            BucketTask(
-                spec,
-                tuple(partition),
-                bucket,
-                group[0].total_buckets,
-                tuple((table.data_file_path(e), e) for e in group),
-                f"{name_prefix}-{i}",
-                tuple(deleted.get(e.file.file_name) for e in group),
-            )
-        )
-    return tasks
 
 
 def compact_bucket(task: BucketTask) -> list[ManifestEntry]:

@@ -270,7 +270,7 @@ def test_full_compaction_option() -> None:
     for value, message in (("0", "must be >= 1"), ("three", "not an integer")):
         with pytest.raises(InvalidOptionError, match=message):
             validate_options({key: value}, None, primary_keys=("id",))
-    with pytest.raises(InvalidOptionError, match="primary-key tables only"):
+    with pytest.raises(InvalidOptionError, match="needs fixed buckets on an append table"):
         validate_options({key: "3"}, None)
 
 

@@ -3,8 +3,10 @@ level (Paimon's ``UniversalCompaction`` and ``Levels``, the rules as in Paimon's
 
 A bucket's *sorted runs*, newest first: every level-0 file is a run of its own (newest first
 by max sequence number, then min sequence number, then file name), then every non-empty level
-1 .. ``num-levels`` - 1 is one run. ``num-levels`` is ``num-sorted-run.compaction-trigger`` +
-1 (6 by default: levels 0-5, 5 the top, as Paimon's default). :func:`pick` tries, in order:
+1 .. ``num-levels`` - 1 is one run. ``num-levels`` is the table's ``num-levels`` if set (a table
+Paimon created), else ``num-sorted-run.compaction-trigger`` + 1 (6 by default: levels 0-5, 5
+the top, as Paimon's ``CoreOptions.numLevels``); a level above it already in the bucket raises
+the top (Paimon's ``Levels``). :func:`pick` tries, in order:
 
 1. *size amplification* (at least ``trigger`` runs): when the newer runs together are larger
    than ``compaction.max-size-amplification-percent`` (200) % of the oldest run, every run
@@ -76,6 +78,7 @@ __all__ = [
 ]
 
 TRIGGER = "num-sorted-run.compaction-trigger"
+NUM_LEVELS = "num-levels"
 MAX_SIZE_AMP = "compaction.max-size-amplification-percent"
 SIZE_RATIO = "compaction.size-ratio"
 
@@ -87,20 +90,34 @@ class UniversalOptions:
     trigger: int = 5
     max_size_amp: int = 200
     size_ratio: int = 1
+    num_levels: int | None = None  # the table's ``num-levels``; None: the trigger + 1
 
     @classmethod
     def of(cls, options: Mapping[str, str]) -> UniversalOptions:
+        """The options of a table (``num-levels`` is not a lakeskip CREATE option, but a
+        table Paimon created may set it; a value below 2 or not an integer is ignored).
+
+        >>> UniversalOptions.of({"num-levels": "3"}).max_level
+        2
+        >>> UniversalOptions.of({TRIGGER: "3"}).max_level
+        3
+        """
+        try:
+            levels: int | None = int(str(options[NUM_LEVELS]).strip())
+        except (KeyError, ValueError):
+            levels = None
         return cls(
             max(1, option_int(options, TRIGGER)),
             max(0, option_int(options, MAX_SIZE_AMP)),
             max(0, option_int(options, SIZE_RATIO)),
+            levels if levels is not None and levels >= 2 else None,
         )
 
     @property
     def max_level(self) -> int:
         """``num-levels`` - 1: the top level (Paimon's default ``num-levels`` is the trigger
         + 1)."""
-        return self.trigger
+        return self.trigger if self.num_levels is None else self.num_levels - 1
 
 
 def full_compaction_on_write(options: Mapping[str, str]) -> bool:

@@ -195,6 +195,11 @@ def compact_after_commit(table: FileStoreTable, added: Sequence[ManifestEntry]) 
       module doc of :mod:`lakeskip.catalog.write.universal`). On a deletion-vector or
       first-row table it also drops the DVs of the files it rewrites.
 
+    On a fixed-bucket append table with ``full-compaction.delta-commits`` >= 1 the written
+    buckets' small files are merged instead, as Paimon's Spark writer has its
+    ``BucketedAppendCompactManager`` fully compact each written bucket before every batch
+    commit (:func:`~lakeskip.procedures.compact.plan_append_full`).
+
     ``write-only = true`` skips it (as in Paimon). A compaction that conflicts with another
     commit is dropped with a warning: the write stands, the next write's compaction picks
     again. Returns the COMPACT snapshot, if any."""
@@ -207,13 +212,19 @@ def compact_after_commit(table: FileStoreTable, added: Sequence[ManifestEntry]) 
     from lakeskip.catalog.table import normalize_partition
     from lakeskip.catalog.write.universal import full_compaction_on_write
     from lakeskip.errors import LakeskipWarning
-    from lakeskip.procedures.compact import compact_pk_buckets
+    from lakeskip.procedures.compact import (
+        BinTask,
+        compact_append_buckets,
+        compact_pk_buckets,
+        rewrite_bin,
+    )
     from lakeskip.procedures.pk_compact import BucketTask, compact_bucket, plan_universal_tasks
 
     if not added or option_bool(table.schema.options, WRITE_ONLY):
         return None
     full = full_compaction_on_write(table.schema.options)
-    if not (isinstance(table.kind, PkMerge) or (full and isinstance(table.kind, PkRaw))):
+    append = full and isinstance(table.kind, Append) and table.schema.bucket_spec() is not None
+    if not (append or isinstance(table.kind, PkMerge) or (full and isinstance(table.kind, PkRaw))):
         return None
     # the statement's session (a catalog callback's thread may have none active: then the
     # process's session; no Spark at all, e.g. a Spark-free commit: no compaction)
@@ -242,8 +253,18 @@ def compact_after_commit(table: FileStoreTable, added: Sequence[ManifestEntry]) 
         finally:
             sc.setJobDescription(None)  # type: ignore[arg-type]
 
+    def run_bins(tasks: list[BinTask]) -> list[list[ManifestEntry]]:
+        sc.setJobDescription(f"compact {table.identifier} (full)")
+        try:
+            return sc.parallelize(tasks, len(tasks)).map(rewrite_bin).collect()
+        finally:
+            sc.setJobDescription(None)  # type: ignore[arg-type]
+
     try:
-        _, _, snapshot_id = compact_pk_buckets(table, snapshot, entries, plan, run)
+        if append:
+            _, _, snapshot_id = compact_append_buckets(table, entries, run_bins)
+        else:
+            _, _, snapshot_id = compact_pk_buckets(table, snapshot, entries, plan, run)
     except CommitConflictError as e:
         warnings.warn(
             f"{table.identifier}: compaction after the write skipped ({e}); the write stands",
