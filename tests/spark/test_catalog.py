@@ -184,6 +184,10 @@ def test_errors_are_one_line_and_nothing_is_written(spark: SparkSession, lk: Any
     assert "nope" in str(e.value) and "Traceback" not in str(e.value) and "py4j" not in str(e.value)
     with pytest.raises(AnalysisException, match="unknown procedure"):
         spark.sql("CALL lakeskip.sys.no_such_thing('db.t')")
+    # spark_catalog is Spark's own here: USING paimon cannot make a lakeskip table there
+    with pytest.raises(AnalysisException, match=r"^USING paimon: Paimon's Spark source is not"):
+        spark.sql("CREATE TABLE plain_pm (id BIGINT) USING paimon")
+    assert not spark.catalog.tableExists("plain_pm")
     spark.sql("CREATE TABLE lakeskip.db.d (id BIGINT, p STRING) PARTITIONED BY (p)")
     spark.sql("INSERT INTO lakeskip.db.d VALUES (1, 'a')")
     spark.conf.set("spark.sql.sources.partitionOverwriteMode", "dynamic")
@@ -229,6 +233,12 @@ def test_as_spark_catalog_beside_parquet_tables(spark: SparkSession, tmp_path: P
         assert _rows(joined) == [(2, "two")]
         assert Catalog(wh).table_exists("default.lk_sc"), "USING lakeskip creates a lakeskip table"
         assert not Catalog(wh).table_exists("default.pq_sc"), "USING parquet stays Spark's"
+        # as typed by Paimon users (Paimon's own Spark source is absent: lakeskip writes
+        # Paimon's layout)
+        spark.sql("CREATE TABLE pm_sc (id BIGINT, s STRING) USING paimon PARTITIONED BY (s)")
+        spark.sql("INSERT INTO pm_sc VALUES (1, 'x'), (3, 'y')")
+        assert _rows(spark.sql("SELECT * FROM pm_sc WHERE id > 1")) == [(3, "y")]
+        assert Catalog(wh).get_table("default.pm_sc").schema.partition_keys == ("s",)
         df = spark.table("lk_sc").filter("id = 2")
         assert _rows(df) == [(2, "b")] and len(input_files(df)) == 1
         before = service.callback_stats()
@@ -247,6 +257,7 @@ def test_as_spark_catalog_beside_parquet_tables(spark: SparkSession, tmp_path: P
     finally:
         spark.sql("DROP TABLE IF EXISTS pq_sc")
         spark.sql("DROP TABLE IF EXISTS lk_sc")
+        spark.sql("DROP TABLE IF EXISTS pm_sc")
         spark.sql("DROP TABLE IF EXISTS sc_db.t")
         spark.sql("DROP DATABASE IF EXISTS sc_db")
         spark.conf.unset("spark.sql.catalog.spark_catalog")

@@ -1,17 +1,14 @@
 package lakeskip.jvm;
 
 import java.io.IOException;
-import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
-import org.apache.spark.sql.connector.read.Batch;
 import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.connector.read.PartitionReader;
 import org.apache.spark.sql.connector.read.PartitionReaderFactory;
 import org.apache.spark.sql.connector.read.Scan;
-import org.apache.spark.sql.execution.datasources.v2.parquet.ParquetScan;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.Metadata;
@@ -26,27 +23,27 @@ import org.apache.spark.unsafe.types.UTF8String;
  * dropped; rows of an append table (no such column) are all {@code +I}. Reads rows. The
  * column is nullable, as Paimon declares it (a VARCHAR without NOT NULL).
  */
-final class LakeAuditScan implements Scan, Batch {
+final class LakeAuditScan extends RowRewriteScan {
   static final String ROWKIND = "rowkind";
   private static final String[] KINDS = {"+I", "-U", "+U", "-D"};
 
-  private final Scan inner;
-  private final StructType readSchema;
   /** {@code _VALUE_KIND} in the inner scan's rows, -1 for an append table. */
   private final int kind;
 
   LakeAuditScan(Scan inner) {
-    this.inner = inner;
-    StructType full = inner.readSchema();
-    this.kind = java.util.Arrays.asList(full.fieldNames()).indexOf(LakePkScan.KIND);
-    List<StructField> out = new ArrayList<>();
-    out.add(new StructField(ROWKIND, DataTypes.StringType, true, Metadata.empty()));
-    for (int i = 0; i < full.fields().length; i++) {
-      if (i != kind) {
-        out.add(full.fields()[i]);
-      }
-    }
-    this.readSchema = new StructType(out.toArray(new StructField[0]));
+    super(inner, withRowkind(inner.readSchema()));
+    this.kind = kindIndex(inner.readSchema());
+  }
+
+  private static int kindIndex(StructType full) {
+    return java.util.Arrays.asList(full.fieldNames()).indexOf(LakePkScan.KIND);
+  }
+
+  /** {@code full} with rowkind first and without {@code _VALUE_KIND}. */
+  private static StructType withRowkind(StructType full) {
+    List<StructField> out = without(full, kindIndex(full));
+    out.add(0, new StructField(ROWKIND, DataTypes.StringType, true, Metadata.empty()));
+    return new StructType(out.toArray(new StructField[0]));
   }
 
   /** The spark-facing schema of {@code t$audit_log}: rowkind, then the table's columns. */
@@ -75,36 +72,14 @@ final class LakeAuditScan implements Scan, Batch {
     return new StructType(out.toArray(new StructField[0]));
   }
 
-  Scan inner() {
-    return inner;
-  }
-
-  @Override
-  public StructType readSchema() {
-    return readSchema;
-  }
-
   @Override
   public String description() {
     return inner.description() + " AuditLog";
   }
 
   @Override
-  public Batch toBatch() {
-    return this;
-  }
-
-  @Override
-  public InputPartition[] planInputPartitions() {
-    return inner.toBatch().planInputPartitions();
-  }
-
-  @Override
   public PartitionReaderFactory createReaderFactory() {
-    PartitionReaderFactory rows =
-        inner instanceof ParquetScan
-            ? ReaderFactories.of((ParquetScan) inner)
-            : inner.toBatch().createReaderFactory();
+    PartitionReaderFactory rows = innerFactory();
     StructType full = inner.readSchema();
     DataType[] types = new DataType[full.fields().length];
     for (int i = 0; i < types.length; i++) {
@@ -113,7 +88,7 @@ final class LakeAuditScan implements Scan, Batch {
     return new Factory(rows, types, kind);
   }
 
-  static final class Factory implements PartitionReaderFactory, Serializable {
+  static final class Factory implements PartitionReaderFactory {
     private static final long serialVersionUID = 1L;
     private final PartitionReaderFactory inner;
     private final DataType[] types;
@@ -123,11 +98,6 @@ final class LakeAuditScan implements Scan, Batch {
       this.inner = inner;
       this.types = types;
       this.kind = kind;
-    }
-
-    @Override
-    public boolean supportColumnarReads(InputPartition partition) {
-      return false;
     }
 
     @Override

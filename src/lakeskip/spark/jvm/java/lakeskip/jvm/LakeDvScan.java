@@ -1,7 +1,6 @@
 package lakeskip.jvm;
 
 import java.io.IOException;
-import java.io.Serializable;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
@@ -10,14 +9,12 @@ import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.BoundReference;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
-import org.apache.spark.sql.connector.read.Batch;
 import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.connector.read.PartitionReader;
 import org.apache.spark.sql.connector.read.PartitionReaderFactory;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.execution.datasources.FilePartition;
 import org.apache.spark.sql.execution.datasources.PartitionedFile;
-import org.apache.spark.sql.execution.datasources.v2.parquet.ParquetScan;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.roaringbitmap.RoaringBitmap;
@@ -37,38 +34,23 @@ import org.roaringbitmap.RoaringBitmap;
  * any {@code Scan} whose partitions are {@link FilePartition}s and whose output carries the
  * row-index column can be wrapped.
  */
-final class LakeDvScan implements Scan, Batch {
+final class LakeDvScan extends RowRewriteScan {
   static final String ROW_INDEX =
       org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat$.MODULE$
           .ROW_INDEX_TEMPORARY_COLUMN_NAME();
 
-  private final Scan inner;
   private final Map<String, byte[]> vectors;
-  private final StructType readSchema;
   private final int rowIndex;
 
+  /** Over {@code inner}, a scan of the files (their index: {@code LakeScan.fileIndex}). */
   LakeDvScan(Scan inner, Map<String, byte[]> vectors) {
-    this.inner = inner;
+    super(inner, withoutRowIndex(inner.readSchema()));
     this.vectors = vectors;
-    StructType full = inner.readSchema();
-    this.rowIndex = full.fieldIndex(ROW_INDEX);
-    List<StructField> out = new ArrayList<>();
-    for (int i = 0; i < full.fields().length; i++) {
-      if (i != rowIndex) {
-        out.add(full.fields()[i]);
-      }
-    }
-    this.readSchema = new StructType(out.toArray(new StructField[0]));
+    this.rowIndex = inner.readSchema().fieldIndex(ROW_INDEX);
   }
 
-  /** The wrapped scan of the files (their index: {@code LakeScan.fileIndex}). */
-  Scan inner() {
-    return inner;
-  }
-
-  @Override
-  public StructType readSchema() {
-    return readSchema;
+  private static StructType withoutRowIndex(StructType full) {
+    return new StructType(without(full, full.fieldIndex(ROW_INDEX)).toArray(new StructField[0]));
   }
 
   @Override
@@ -77,25 +59,11 @@ final class LakeDvScan implements Scan, Batch {
   }
 
   @Override
-  public Batch toBatch() {
-    return this;
-  }
-
-  @Override
-  public InputPartition[] planInputPartitions() {
-    return inner.toBatch().planInputPartitions();
-  }
-
-  @Override
   public PartitionReaderFactory createReaderFactory() {
-    PartitionReaderFactory files =
-        inner instanceof ParquetScan
-            ? ReaderFactories.of((ParquetScan) inner)
-            : inner.toBatch().createReaderFactory();
-    return new Factory(files, vectors, inner.readSchema(), rowIndex);
+    return new Factory(innerFactory(), vectors, inner.readSchema(), rowIndex);
   }
 
-  static final class Factory implements PartitionReaderFactory, Serializable {
+  static final class Factory implements PartitionReaderFactory {
     private static final long serialVersionUID = 1L;
     private final PartitionReaderFactory inner;
     private final Map<String, byte[]> vectors;
@@ -110,16 +78,11 @@ final class LakeDvScan implements Scan, Batch {
     }
 
     @Override
-    public boolean supportColumnarReads(InputPartition partition) {
-      return false;
-    }
-
-    @Override
     public PartitionReader<InternalRow> createReader(InputPartition partition) {
       FilePartition fp = (FilePartition) partition;
       List<Expression> exprs = new ArrayList<>();
       for (int i = 0; i < full.fields().length; i++) {
-        if (i != rowIndex) {
+        if (i != rowIndex) { // the row-index column is projected away
           StructField f = full.fields()[i];
           exprs.add(new BoundReference(i, f.dataType(), f.nullable()));
         }

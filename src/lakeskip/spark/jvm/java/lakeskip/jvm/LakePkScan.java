@@ -27,10 +27,8 @@ import org.apache.spark.sql.connector.read.PartitionReaderFactory;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.execution.datasources.FilePartition;
 import org.apache.spark.sql.execution.datasources.PartitionedFile;
-import org.apache.spark.sql.execution.datasources.parquet.ParquetOptions;
 import org.apache.spark.sql.execution.datasources.v2.parquet.ParquetPartitionReaderFactory;
 import org.apache.spark.sql.execution.datasources.v2.parquet.ParquetScanBuilder;
-import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.types.ByteType$;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.LongType$;
@@ -233,30 +231,37 @@ final class LakePkScan implements Scan, Batch {
       parts.add(new PkPartition(g.toArray(new PartitionedFile[0])));
       widest = Math.max(widest, g.size());
     }
-    // one reader factory per file of the widest bucket (see MergeReader)
-    PartitionReaderFactory[] readers = new PartitionReaderFactory[widest];
-    for (int i = 0; i < widest; i++) {
-      readers[i] = rowReaderFactory(scanFactory);
-    }
-    Factory factory = new Factory(readers, keyTypes, rule);
-    return new LakePkScan(out, parts, factory, table.name());
+    return new LakePkScan(
+        out, parts, new Factory(fileReaders(scanFactory, widest), keyTypes, rule), table.name());
   }
 
   /**
-   * The same Parquet reader factory with the vectorized reader off: the merge holds copied
-   * rows of several open files at once, and with the vectorized reader some of those rows
-   * read back as zeros (seen on Spark 4.3; cause not pinned down, the row reader is exact).
+   * {@code n} copies of Spark's Parquet reader factory, for {@code n} files open at once.
+   *
+   * <p>Why copies: Spark's ParquetPartitionReaderFactory (SPARK-52516, in the 4.3 jars) keeps
+   * one {@code ParquetReaderCallback} per factory object, and building a file's reader closes
+   * the reader that factory built before (it expects a partition's files to be read one after
+   * another). The merge holds every file of a bucket open, so one factory for all of them
+   * closed each file under the merge once the next one opened: the row reader failed at the
+   * file's next row group ("Stream is closed"), the vectorized reader went on with a fresh,
+   * empty batch (rows of zeros and empty strings, no error) and then failed the same way.
+   * The copies are made here because a factory cannot be built in a task (its SQLConf does
+   * not survive serialisation); they share the conf, schemas, filters and broadcast, which
+   * Java serialisation writes once, so each copy adds only its own small fields to the task.
    */
-  private static PartitionReaderFactory rowReaderFactory(PartitionReaderFactory f) {
+  private static ParquetPartitionReaderFactory[] fileReaders(PartitionReaderFactory f, int n) {
     if (!(f instanceof ParquetPartitionReaderFactory)) {
       throw Bridge.error("lakeskip: unexpected Parquet reader factory " + f.getClass(), null);
     }
     ParquetPartitionReaderFactory p = (ParquetPartitionReaderFactory) f;
-    SQLConf conf = p.sqlConf().clone();
-    conf.setConfString("spark.sql.parquet.enableVectorizedReader", "false");
-    return ParquetPartitionReaderFactory.apply(
-        conf, p.broadcastedConf(), p.dataSchema(), p.readDataSchema(), p.partitionSchema(),
-        p.filters(), p.aggregation(), (ParquetOptions) p.options());
+    ParquetPartitionReaderFactory[] copies = new ParquetPartitionReaderFactory[n];
+    for (int i = 0; i < n; i++) {
+      copies[i] =
+          p.copy(
+              p.sqlConf(), p.broadcastedConf(), p.dataSchema(), p.readDataSchema(),
+              p.partitionSchema(), p.filters(), p.aggregation(), p.options());
+    }
+    return copies;
   }
 
   @Override
@@ -295,12 +300,12 @@ final class LakePkScan implements Scan, Batch {
 
   static final class Factory implements PartitionReaderFactory {
     /** One per file of the widest bucket: file i of a bucket is read by parquet[i]. */
-    final PartitionReaderFactory[] parquet;
+    final ParquetPartitionReaderFactory[] parquet;
     final DataType[] keyTypes;
     /** How the versions of one key become its row (lakeskip.jvm.PkMerge). */
     final PkMerge rule;
 
-    Factory(PartitionReaderFactory[] parquet, DataType[] keyTypes, PkMerge rule) {
+    Factory(ParquetPartitionReaderFactory[] parquet, DataType[] keyTypes, PkMerge rule) {
       this.parquet = parquet;
       this.keyTypes = keyTypes;
       this.rule = rule;
@@ -347,11 +352,7 @@ final class LakePkScan implements Scan, Batch {
               CollectionConverters.asScala(java.util.Arrays.asList(f.keyTypes)).toList());
       Comparator<Cursor> byKey = (a, b) -> ordering.compare(a.row, b.row);
       this.heap = new PriorityQueue<>(Math.max(1, files.length), byKey);
-      for (PartitionedFile file : files) {
-        // a reader factory per open file: with one factory for all of a bucket's files, a
-        // file's stream was closed once the next file's reader opened, so its second row
-        // group failed ("Stream is closed"; every bucket file over 1Mi rows). Seen on Spark
-        // 4.3; the factories are distinct objects on the driver, so also in the task.
+      for (PartitionedFile file : files) { // file i by factory i: see fileReaders
         PartitionReaderFactory own = f.parquet[cursors.size()];
         cursors.add(new Cursor(own.createReader(new FilePartition(0, new PartitionedFile[] {file}))));
       }

@@ -10,7 +10,6 @@ import org.apache.spark.sql.connector.read.Statistics;
 import org.apache.spark.sql.connector.read.SupportsReportStatistics;
 import org.apache.spark.sql.execution.datasources.PartitioningAwareFileIndex;
 import org.apache.spark.sql.execution.datasources.v2.FileScan;
-import org.apache.spark.sql.execution.datasources.v2.parquet.ParquetScan;
 import org.apache.spark.sql.internal.connector.SupportsMetadata;
 import org.apache.spark.sql.types.StructType;
 
@@ -111,11 +110,7 @@ public final class LakeScan implements Scan, Batch, SupportsReportStatistics, Su
     synchronized (built) {
       if (built.factory == null) {
         built.factory =
-            new ReadErrors(
-                inner instanceof ParquetScan
-                    ? ReaderFactories.of((ParquetScan) inner)
-                    : inner.toBatch().createReaderFactory(),
-                table);
+            new ReadErrors(ReaderFactories.of(inner), table);
       }
       return built.factory;
     }

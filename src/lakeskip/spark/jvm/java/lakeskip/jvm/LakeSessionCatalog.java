@@ -22,7 +22,8 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 /**
  * lakeskip as {@code spark_catalog}: lakeskip tables resolve by unqualified name and
  * everything else (parquet, Hive tables, views) goes to Spark's own session catalog.
- * A table is created as a lakeskip table when it says {@code USING lakeskip}.
+ * A table is created as a lakeskip table when it says {@code USING lakeskip}, or
+ * {@code USING paimon} while Paimon's own Spark source is absent ({@link LakePaimonSource}).
  * (Uses the public DelegatingCatalogExtension, as delta-spark's DeltaCatalog does.)
  */
 public class LakeSessionCatalog extends DelegatingCatalogExtension implements ProcedureCatalog {
@@ -36,7 +37,10 @@ public class LakeSessionCatalog extends DelegatingCatalogExtension implements Pr
 
   private static boolean isLakeProvider(Map<String, String> properties) {
     String provider = properties.get(TableCatalog_PROP_PROVIDER);
-    return provider != null && provider.equalsIgnoreCase(LakeSource.SHORT_NAME);
+    return provider != null
+        && (provider.equalsIgnoreCase(LakeSource.SHORT_NAME)
+            || provider.equalsIgnoreCase(LakePaimonSource.PAIMON)
+                && LakePaimonSource.paimonAbsent());
   }
 
   private static final String TableCatalog_PROP_PROVIDER =

@@ -23,19 +23,19 @@ public class LakeSource implements TableProvider, DataSourceRegister {
 
   @Override
   public StructType inferSchema(CaseInsensitiveStringMap options) {
-    throw Bridge.error(
-        "lakeskip tables are read through a lakeskip catalog (spark.table('lakeskip.db.t')),"
-            + " not by path",
-        null);
+    throw Bridge.error(outsideCatalog(), null);
   }
 
   @Override
   public Table getTable(
       StructType schema, Transform[] partitioning, Map<String, String> properties) {
-    throw Bridge.error(
-        "lakeskip tables are read through a lakeskip catalog (spark.table('lakeskip.db.t')),"
-            + " not by path",
-        null);
+    throw Bridge.error(outsideCatalog(), null);
+  }
+
+  /** Why a table of this provider cannot be had here (by path, or in another catalog). */
+  String outsideCatalog() {
+    return "lakeskip tables are read through a lakeskip catalog (spark.table('lakeskip.db.t')),"
+        + " not by path";
   }
 
   @Override

@@ -6,6 +6,7 @@ import java.util.Iterator;
 import java.util.Map;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.connector.read.PartitionReaderFactory;
+import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.execution.datasources.v2.parquet.ParquetScan;
 import org.apache.spark.sql.sources.Filter;
 
@@ -26,6 +27,13 @@ final class ReaderFactories {
   private static final Lru<SessionKey, PartitionReaderFactory> CACHE = new Lru<>(16);
 
   private ReaderFactories() {}
+
+  /** A scan's reader factory: a ParquetScan's through {@link #of(ParquetScan)}. */
+  static PartitionReaderFactory of(Scan scan) {
+    return scan instanceof ParquetScan
+        ? of((ParquetScan) scan)
+        : scan.toBatch().createReaderFactory();
+  }
 
   /** The scan's reader factory: a cached one when an identical factory was built before. */
   static PartitionReaderFactory of(ParquetScan scan) {
