@@ -115,3 +115,31 @@ def test_zorder_compaction_clusters_both_columns_of_different_ranges(session) ->
             want = sorted(map(tuple, session.sql(f"SELECT * FROM wn_plain WHERE {pred}").collect()))
             assert got == want and got, pred
         assert sum(kept) / len(kept) <= 2 * 4, f"{column}: a 1% range kept {kept} of 16 files"
+
+
+def test_clustered_insert_computes_a_shuffled_input_twice(session) -> None:  # type: ignore[no-untyped-def]
+    """A clustered INSERT runs its input's shuffle map stage twice, for the sampling job and
+    the write, and counts the input's partitions in the sampling job: under adaptive
+    execution asking the input for them (``df.rdd``) ran that stage a third time."""
+    session.sql("CREATE TABLE agg (a BIGINT, b BIGINT, n BIGINT) WITH ('clustering.columns'='a,b')")
+    sc = session.spark.sparkContext
+    group = "lakeskip-clustered-shuffled-insert"
+    sc.setJobGroup(group, "clustered INSERT of a GROUP BY")
+    try:  # the input's map stage: 3 tasks (3 range partitions; shuffle partitions are 2)
+        session.sql(
+            "INSERT INTO agg SELECT id % 97 AS a, id % 89 AS b, count(*) AS n "
+            "FROM range(0, 20000, 1, 3) GROUP BY id % 97, id % 89"
+        )
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
+    tracker = sc.statusTracker()
+    stages = [
+        info
+        for job in tracker.getJobIdsForGroup(group)
+        if (job_info := tracker.getJobInfo(job)) is not None
+        for stage in job_info.stageIds
+        if (info := tracker.getStageInfo(stage)) is not None
+    ]
+    ran = [(st.name, st.numTasks) for st in stages if st.numCompletedTasks > 0]
+    assert sum(n == 3 for _, n in ran) == 2, ran
+    assert session.sql("SELECT count(*), sum(n) FROM agg").collect()[0][:] == (97 * 89, 20000)

@@ -6,7 +6,9 @@ executor's sort compaction.
 
     sample     one Spark job: every partition returns its row count, a bounded reservoir of
                the sort columns and the Parquet size of a few whole rows (tasks, not the
-               driver, read the data)
+               driver, read the data); its result rows count the input's partitions, so
+               nothing else plans the input (``df.rdd`` would run its shuffle stages once
+               more under adaptive execution)
     driver     the reservoirs weighted by their partitions' row counts into one sample, the
                rank boundaries of every column (``sort.curve-keys = rank``, the default;
                lakeskip.sort.ranked), the keys of the sample, and n - 1 cuts of the key space
@@ -39,7 +41,7 @@ from lakeskip.sort.ranked import RANK_KEYS, SAMPLE_ROWS, ColumnBounds
 from lakeskip.sort.sampling import PartSample, curve_layout, encode_sample, merge_samples
 from lakeskip.types import DataType, RowType
 
-__all__ = ["CurveSample", "sample_curve", "sort_dataframe"]
+__all__ = ["CurveSample", "reservoir_rows", "sample_curve", "sort_dataframe"]
 
 SORT_KEY = "__lakeskip_sort_key"
 RANGE_ID = "__lakeskip_range_id"
@@ -83,13 +85,36 @@ def _parquet_bytes(rows: pa.Table, parquet: ParquetWriteOptions) -> int:
     return max(0, size(rows) - size(rows.slice(0, 0)))
 
 
-def _sample_task(columns: list[str], wanted: int, parquet: ParquetWriteOptions | None):  # type: ignore[no-untyped-def]
-    """Per Spark partition: its row count, a uniform sample of up to ``wanted`` rows of
-    ``columns`` (an Arrow IPC stream; reservoir sampling by random priority, bounded memory
-    whatever the partition's size) and the Parquet bytes of its first rows (``parquet``
-    given)."""
+def reservoir_rows(partition: int, sample_rows: int = SAMPLE_ROWS) -> int:
+    """Rows the Spark partition of index ``partition`` samples: ``sample_rows / (index + 1)``,
+    rounded up.
+
+    The number of partitions P is not known when the tasks run (asking for it plans the
+    input: under adaptive execution, a job). Partition i of P holds 1/P <= 1/(i + 1) of a
+    balanced input, so it samples at least its share of ``sample_rows``
+    (:func:`~lakeskip.sort.sampling.sample_share`) and the merged sample is as full as one
+    drawn knowing P; a skewed partition is short only where it holds more than 1/(i + 1)
+    of the rows. The driver collects at most ``sample_rows * H(P)`` rows,
+    H(P) = 1 + 1/2 + ... + 1/P < 1 + ln P: about twice ``sample_rows`` at P = 4, 8x at P = 1800,
+    where a fixed reservoir per partition would grow with P.
+
+    >>> [reservoir_rows(i, 100) for i in range(4)], reservoir_rows(10**6, 100)
+    ([100, 50, 34, 25], 1)
+    """
+    return max(1, -(-sample_rows // (partition + 1)))
+
+
+def _sample_task(columns: list[str], parquet: ParquetWriteOptions | None):  # type: ignore[no-untyped-def]
+    """Per Spark partition: its row count, a uniform sample of up to
+    :func:`reservoir_rows` rows of ``columns`` (an Arrow IPC stream; reservoir sampling by
+    random priority, bounded memory whatever the partition's size) and the Parquet bytes of
+    its first rows (``parquet`` given)."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from pyspark import TaskContext
+
+        context = TaskContext.get()
+        wanted = reservoir_rows(context.partitionId() if context is not None else 0)
         rng = np.random.default_rng()
         kept: pa.Table | None = None
         priority = np.empty(0)
@@ -137,22 +162,22 @@ class CurveSample:
     data: pa.Table
     rows: int
     bytes_estimate: int
+    #: Spark partitions the DataFrame was read in (one sampling task each)
+    partitions: int
 
 
 def sample_curve(
     df: DataFrame,
     row_type: RowType,
     columns: Sequence[str],
-    partitions: int,
     parquet: ParquetWriteOptions | None = None,
 ) -> CurveSample:
-    """Sample ``columns`` of ``df`` (in ``partitions`` Spark partitions) in Spark tasks:
-    each partition returns a bounded reservoir and its row count; the driver weights the
-    reservoirs by their partitions' sizes (:func:`lakeskip.sort.sampling.merge_samples`).
-    With ``parquet``, each partition also encodes its first :data:`SIZE_SAMPLE_ROWS` whole
-    rows to estimate the bytes the data takes as files."""
-    wanted = max(1, SAMPLE_ROWS // max(1, partitions))
-    rows = df.mapInArrow(_sample_task(list(columns), wanted, parquet), _SAMPLE_RESULT).collect()
+    """Sample ``columns`` of ``df`` in Spark tasks, one job: each partition returns a
+    bounded reservoir (:func:`reservoir_rows`) and its row count; the driver weights the
+    reservoirs by their partitions' sizes (:func:`lakeskip.sort.sampling.merge_samples`)
+    and counts the partitions. With ``parquet``, each partition also encodes its first
+    :data:`SIZE_SAMPLE_ROWS` whole rows to estimate the bytes the data takes as files."""
+    rows = df.mapInArrow(_sample_task(list(columns), parquet), _SAMPLE_RESULT).collect()
     total = sum(int(r["rows"]) for r in rows)
     size_rows = sum(int(r["size_rows"]) for r in rows)
     size_bytes = sum(int(r["size_bytes"]) for r in rows)
@@ -160,7 +185,7 @@ def sample_curve(
     parts = [PartSample(int(r["rows"]), bytes(r["sample"])) for r in rows]
     # Spark's INT/DATE/... Arrow types are what row_type.to_arrow() gives, by name
     arrow = pa.schema([row_type.to_arrow().field(c) for c in columns])
-    return CurveSample(merge_samples(parts, arrow), total, estimate)
+    return CurveSample(merge_samples(parts, arrow), total, estimate, len(rows))
 
 
 def sort_dataframe(
@@ -170,14 +195,14 @@ def sort_dataframe(
     strategy: str,
     columns: Sequence[str],
     var_length_contribution: int,
-    n_out: int,
+    n_out: int | None,
     curve_keys_option: str = RANK_KEYS,
     *,
     parquet: ParquetWriteOptions | None = None,
     target_file_size: int | None = None,
-    partitions: int | None = None,
 ) -> DataFrame:
-    """``df`` in ``n_out`` (or more) tasks, each a range of the sort order, sorted within.
+    """``df`` in ``n_out`` (or more) tasks, each a range of the sort order, sorted within;
+    ``n_out = None``: as many as ``df`` has partitions.
 
     ``order`` range-partitions on the columns (Spark samples the boundaries, as Paimon's
     range shuffle does). ``zorder``/``hilbert`` sort by curve keys computed in Arrow batches:
@@ -185,16 +210,18 @@ def sort_dataframe(
     Spark tasks) or Paimon's raw-byte keys (``paimon``), cut into ranges at curve-cell
     corners (:func:`lakeskip.sort.cuts.aligned_cuts`). With ``target_file_size`` (and
     ``parquet``, the table's file options), the number of ranges grows to the data's
-    estimated size over the target. ``partitions``: ``df``'s number of partitions where the
-    caller has it (else it is asked of ``df``, which plans it)."""
+    estimated size over the target. The curves count ``df``'s partitions in their sampling
+    job; ``order`` with ``n_out = None`` asks ``df`` (``df.rdd``: under adaptive execution
+    that runs ``df``'s shuffle stages once more)."""
     parts = [F.col(f"`{k}`") for k in partition_keys]
     if strategy == "order":
         keys = [F.col(f"`{c}`") for c in columns]
-        return df.repartitionByRange(n_out, *parts, *keys).sortWithinPartitions(*parts, *keys)
+        n = n_out if n_out is not None else max(1, df.rdd.getNumPartitions())
+        return df.repartitionByRange(n, *parts, *keys).sortWithinPartitions(*parts, *keys)
     types = [row_type.field(c).type for c in columns]
-    if partitions is None:
-        partitions = df.rdd.getNumPartitions()
-    sample = sample_curve(df, row_type, columns, partitions, parquet if target_file_size else None)
+    sample = sample_curve(df, row_type, columns, parquet if target_file_size else None)
+    if n_out is None:
+        n_out = max(1, sample.partitions)
     if target_file_size:
         n_out = max(n_out, math.ceil(sample.bytes_estimate / target_file_size))
     var_len = var_length_contribution

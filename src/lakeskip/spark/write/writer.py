@@ -655,19 +655,17 @@ def write_entries(
     if cluster is not None and not cluster.incremental:  # new files come out sorted
         # (clustering.incremental = true: writes stay unsorted, as Paimon's; compaction
         # clusters the new files and the clustered files they overlap)
-        partitions = max(1, df.rdd.getNumPartitions())  # plans df: once, for both uses
-        df = sort_dataframe(
+        df = sort_dataframe(  # n_out None: as many ranges as df has partitions
             df,
             schema.row_type,
             schema.partition_keys,
             cluster.strategy,
             cluster.columns,
             cluster.var_length_contribution,
-            partitions,
+            None,
             cluster.curve_keys,
             parquet=parquet_write_options(schema.options, schema.row_type),
             target_file_size=target_file_size(schema.options),
-            partitions=partitions,
         )
     elif kind.bucket is BucketMode.DYNAMIC:
         index = hash_entries(table.index_entries(table.latest_snapshot()))
