@@ -114,8 +114,10 @@ def _sample_task(columns: list[str], parquet: ParquetWriteOptions | None):  # ty
         from pyspark import TaskContext
 
         context = TaskContext.get()
-        wanted = reservoir_rows(context.partitionId() if context is not None else 0)
-        rng = np.random.default_rng()
+        partition = context.partitionId() if context is not None else 0
+        wanted = reservoir_rows(partition)
+        # seeded by the partition: the same input is cut the same way every time it is written
+        rng = np.random.default_rng(partition)
         kept: pa.Table | None = None
         priority = np.empty(0)
         rows = 0
