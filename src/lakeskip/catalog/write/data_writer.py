@@ -70,6 +70,7 @@ from lakeskip.types import RowType, to_internal
 
 __all__ = [
     "DataWriter",
+    "RollingWriter",
     "WriteSpec",
     "WriteTimings",
     "next_sequences",
@@ -337,6 +338,9 @@ class RollingWriter:
         self.file: _OpenFile | None = None
         self.entries: list[ManifestEntry] = []  # finished files, in order
         self._taken = 0
+        # (values, versions) given but not yet taken into the open file
+        self._incoming: list[tuple[pa.Table, tuple[Any, Any] | None]] = []
+        self._incoming_bytes = 0
 
     def take_finished(self) -> list[ManifestEntry]:
         """Entries of the files finished since the last call."""
@@ -357,9 +361,30 @@ class RollingWriter:
         if not self.roll:
             self._take(values, versions)
             return
-        # slices of a fraction of a file, so a big table still rolls at the target size
-        per_row = max(1, values.nbytes // values.num_rows)
-        step = max(1024, int(min(self.group_bytes, self.target * self.ratio) // (8 * per_row)))
+        # the rows go on in slices of about an eighth of a row group or file: small tables
+        # are gathered (per-slice work is per call), a big one is cut so it still rolls at
+        # the target size
+        slice_bytes = max(1, int(min(self.group_bytes, self.target * self.ratio)) // 8)
+        self._incoming.append((values, versions))
+        self._incoming_bytes += values.nbytes
+        if self._incoming_bytes >= slice_bytes:
+            self._drain_incoming(slice_bytes)
+
+    def _drain_incoming(self, slice_bytes: int) -> None:
+        if not self._incoming:
+            return
+        parts, self._incoming, self._incoming_bytes = self._incoming, [], 0
+        values = pa.concat_tables([v for v, _ in parts]) if len(parts) > 1 else parts[0][0]
+        versions: tuple[pa.Array, pa.Array] | None = None
+        if parts[0][1] is not None:
+            given = [v for _, v in parts if v is not None]
+            assert len(given) == len(parts), "every table with versions or none"
+            versions = (
+                _concat_arrays([v[0] for v in given], pa.int64()),
+                _concat_arrays([v[1] for v in given], pa.int8()),
+            )
+        per_row = max(1, values.nbytes // max(1, values.num_rows))
+        step = max(1024, slice_bytes // per_row)
         for start in range(0, values.num_rows, step):
             part = values.slice(start, step) if values.num_rows > step else values
             vers = None
@@ -542,18 +567,25 @@ class RollingWriter:
 
     def close(self) -> list[ManifestEntry]:
         """Finish the open file; every entry written."""
+        self._drain_incoming(max(1, int(min(self.group_bytes, self.target * self.ratio)) // 8))
         self._finish()
         return list(self.entries)
 
     def abort(self) -> None:
         """Close the open file's stream without an entry (the write failed)."""
         f, self.file = self.file, None
+        self._incoming = []
         if f is not None and f.out is not None:
             try:
                 if f.parquet is not None:
                     f.parquet.close()
             finally:
                 f.out.close()
+
+
+def _concat_arrays(arrays: Sequence[Any], type_: pa.DataType) -> pa.Array:
+    chunks = [c for a in arrays for c in (a.chunks if isinstance(a, pa.ChunkedArray) else [a])]
+    return pa.chunked_array([c.cast(type_) for c in chunks], type_).combine_chunks()
 
 
 def write_kv_data_file(
@@ -643,10 +675,15 @@ class DataWriter:
     Args:
         spec: the table being written.
         file_prefix: unique per task attempt; files are ``data-<prefix>-<n>.parquet``.
+        roll: ``False``: every (partition, bucket) of an append table becomes one file,
+            written at :meth:`close` (a sort rewrite's key range must not be split).
     """
 
-    def __init__(self, spec: WriteSpec, file_prefix: str | None = None) -> None:
+    def __init__(
+        self, spec: WriteSpec, file_prefix: str | None = None, *, roll: bool = True
+    ) -> None:
         self.spec = spec
+        self.roll = roll  # False: each (partition, bucket) of an append table is one file
         self.prefix = file_prefix or str(uuid.uuid4())
         self.counter = 0
         self.target = spec.target_file_size
@@ -767,6 +804,7 @@ class DataWriter:
             parquet_options=self.parquet_options,
             clock=self._clock,
             memory_ratio=self.memory_ratio,
+            roll=self.roll or kv,
         )
 
     def close(self) -> list[ManifestEntry]:
