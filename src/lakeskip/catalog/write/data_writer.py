@@ -18,8 +18,11 @@ For each data file it:
    ``<data-file>.index`` beside the data file (listed in ``_EXTRA_FILES``).
 
 Each stage is timed (:class:`WriteTimings`, summed over files and tasks by the driver).
-Files roll at ``target-file-size``. Parquet is compressed, Arrow in memory is not, so the
-writer starts from a 3:1 guess of memory to file size and corrects it from each file written.
+Rows are streamed (:class:`RollingWriter`): a ``pyarrow.parquet.ParquetWriter`` over the
+FileIO output stream takes one row group at a time, stats and file indexes are built batch by
+batch, and the file rolls once its bytes reach ``target-file-size``. Parquet is compressed,
+Arrow in memory is not, so how many buffered rows make the rest of a file is estimated from a
+3:1 guess of memory to file size, corrected from each file written.
 """
 
 from __future__ import annotations
@@ -484,6 +487,8 @@ class RollingWriter:
             rows = f.row_group_rows
         f.parquet.write_table(group, row_group_size=rows)
         f.written = int(f.out.tell())
+        if f.written > 0:  # the file's own ratio so far sizes the rest of it
+            self.ratio = max(1.0, (f.arrow_bytes - f.pending_bytes) / f.written)
         self.clock.add("parquet", t)
 
     def _finish(self) -> None:
