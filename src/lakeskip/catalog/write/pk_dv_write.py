@@ -183,26 +183,23 @@ def iter_versions(
     """:func:`read_versions` a batch of at most ``batch_rows`` rows at a time (positions
     its DV deletes left out), for merges that must not hold a whole file."""
     arrow = spec.schema.row_type.to_arrow()
-    dead = np.empty(0, dtype=np.uint32)  # the DV's positions, 4 bytes each as in the bitmap
-    if deleted is not None:
-        dead = np.asarray(BitMap.deserialize(deleted).to_array(), dtype=np.uint32)
+    # the DV stays a bitmap: each batch takes the positions in its own range
+    dead = BitMap.deserialize(deleted) if deleted is not None else BitMap()
     with spec.file_io.open_input(path) as src:
         reader = pq.ParquetFile(src)
-        if len(dead) and int(dead.max()) >= reader.metadata.num_rows:
+        if dead and dead.max() >= reader.metadata.num_rows:
             raise CorruptDeletionVectorError(
-                f"deletion vector of {path} deletes row {int(dead.max())} of "
-                f"{reader.metadata.num_rows}"
+                f"deletion vector of {path} deletes row {dead.max()} of {reader.metadata.num_rows}"
             )
         start = 0
         for batch in reader.iter_batches(batch_size=batch_rows):
             data = pa.Table.from_batches([batch])
             n = data.num_rows
-            if len(dead):
-                lo, hi = np.searchsorted(dead, [start, start + n])
-                if hi > lo:
-                    mask = np.ones(n, dtype=bool)
-                    mask[dead[lo:hi] - start] = False
-                    data = data.filter(pa.array(mask))
+            gone = _window(dead, start, n)
+            if len(gone):
+                mask = np.ones(n, dtype=bool)
+                mask[gone - start] = False
+                data = data.filter(pa.array(mask))
             start += n
             m = data.num_rows
             columns = {
@@ -216,6 +213,13 @@ def iter_versions(
             columns[SEQUENCE_NUMBER] = data[SEQUENCE_NUMBER].cast(pa.int64())
             columns[VALUE_KIND] = data[VALUE_KIND].cast(pa.int8())
             yield pa.table(columns)
+
+
+def _window(bitmap: BitMap, start: int, n: int) -> np.ndarray:
+    """The positions of ``bitmap`` in ``[start, start + n)``, sorted."""
+    if not bitmap or not bitmap.range_cardinality(start, start + n):
+        return np.empty(0, dtype=np.int64)
+    return np.asarray((bitmap & BitMap(range(start, start + n))).to_array(), dtype=np.int64)
 
 
 def latest_alive(
@@ -253,7 +257,7 @@ class _KeyCursor:
         self.read = 0  # rows of the file read so far (the next batch's first position)
         self.done = False
         self.hits = BitMap()  # positions matched so far (latest-row writes)
-        self._deleted: np.ndarray | None = None
+        self.deleted = BitMap.deserialize(f.deleted) if f.deleted is not None else BitMap()
         self._source: Any = None
         self._batches: Iterator[pa.RecordBatch] | None = None
 
@@ -302,14 +306,6 @@ class _KeyCursor:
             empty = np.empty(0, dtype=np.int64)
             return empty, empty
         return np.concatenate(rows), np.concatenate(positions)
-
-    def deleted(self) -> np.ndarray:
-        """The positions the file's DV deleted before this write (sorted)."""
-        if self._deleted is None:
-            dv = self.file.deleted
-            bm = BitMap.deserialize(dv) if dv is not None else BitMap()
-            self._deleted = np.asarray(bm.to_array(), dtype=np.uint32)
-        return self._deleted
 
     def close(self) -> None:
         self.done = True
@@ -470,8 +466,10 @@ def write_bucket(
                     c.hits |= bitmap_of(positions)
                 elif len(positions):
                     # first-row: a key live in the bucket keeps its row; nothing is marked
-                    live = ~np.isin(positions, c.deleted(), assume_unique=True)
-                    taken[found[live]] = True
+                    live = bitmap_of(positions) - c.deleted
+                    if live:
+                        alive = np.asarray(live.to_array(), dtype=np.int64)
+                        taken[found[np.isin(positions, alive)]] = True
             if taken is not None and taken.any():
                 rows = rows.filter(pa.array(~taken))
             if DELETE_FLAG in rows.column_names:  # MERGE: a deleted key is only marked
