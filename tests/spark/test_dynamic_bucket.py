@@ -96,7 +96,26 @@ def test_dynamic_bucket_default_write_read_dml(session: Any) -> None:
     s.sql("CALL sys.compact(table => 'db.t')")
     assert rows() == model
     _check_layout(s, "db.t", 300)
-    s.sql("INSERT INTO db.t VALUES (9000, 'late')")
+    # a one-row write runs one wave of tasks (P = default parallelism), not one task per
+    # shuffle partition: with spark.sql.shuffle.partitions = 50 it ran 50 write tasks
+    sc = s.spark.sparkContext
+    s.spark.conf.set("spark.sql.shuffle.partitions", "50")
+    sc.setJobGroup("lakeskip-small-write", "one-row INSERT")
+    try:
+        s.sql("INSERT INTO db.t VALUES (9000, 'late')")
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
+        s.spark.conf.set("spark.sql.shuffle.partitions", "2")
+    tracker = sc.statusTracker()
+    stages = [
+        info
+        for job in tracker.getJobIdsForGroup("lakeskip-small-write")
+        for stage in (tracker.getJobInfo(job).stageIds if tracker.getJobInfo(job) else [])
+        if (info := tracker.getStageInfo(stage)) is not None
+    ]
+    assert stages and max(st.numTasks for st in stages) <= sc.defaultParallelism, [
+        (st.name, st.numTasks) for st in stages
+    ]
     s.sql(f"CALL sys.rollback(table => 'db.t', snapshot => {before.id})")
     assert rows() == model
     index = _hash_index(s, "db.t")

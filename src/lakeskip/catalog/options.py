@@ -42,6 +42,7 @@ __all__ = [
     "KNOWN_OPTIONS",
     "OptionSpec",
     "check_deletion_vectors",
+    "check_writable",
     "commit_max_retries",
     "manifest_compression",
     "normalize_option_aliases",
@@ -56,6 +57,8 @@ BUCKET = "bucket"
 BUCKET_KEY = "bucket-key"
 FILE_FORMAT = "file.format"
 TARGET_FILE_SIZE = "target-file-size"
+FULL_COMPACTION_DELTA_COMMITS = "full-compaction.delta-commits"
+CHANGELOG_PRODUCER = "changelog-producer"
 STATS_MODE = "metadata.stats-mode"
 FILE_INDEX_PREFIX = "file-index."
 FIELDS_PREFIX = "fields."
@@ -146,6 +149,43 @@ def _max_buckets(value: str, key: str) -> None:
     _int_at_least(-1)(value, key)
     if int(str(value).strip()) == 0:
         raise InvalidOptionError(f"option {key!r} = {value!r}: -1 (unlimited) or > 0")
+
+
+def _changelog_producer(value: str, key: str) -> None:
+    v = str(value).strip().lower()
+    if v == "none":
+        return
+    if v in ("input", "lookup", "full-compaction"):
+        raise InvalidOptionError(
+            f"option {key!r} = {value!r} is not supported yet: lakeskip writes no changelog "
+            "files (only 'none')"
+        )
+    raise InvalidOptionError(
+        f"option {key!r} = {value!r}: expected one of none, input, lookup, full-compaction"
+    )
+
+
+def check_writable(options: Mapping[str, str]) -> None:
+    """Refuse to write a table (one another engine created) whose options ask writers for
+    what lakeskip does not write: a ``changelog-producer`` other than ``none``, whose
+    changelog files Paimon's streaming readers would miss.
+
+    >>> check_writable({"changelog-producer": "none"})
+    >>> check_writable({"changelog-producer": "full-compaction"})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    lakeskip.errors.InvalidOptionError: the table has 'changelog-producer' = 'full-compaction': ...
+
+    Raises:
+        InvalidOptionError: as above.
+    """
+    value = options.get(CHANGELOG_PRODUCER)
+    if value is not None and str(value).strip().lower() != "none":
+        raise InvalidOptionError(
+            f"the table has {CHANGELOG_PRODUCER!r} = {value!r}: lakeskip writes no changelog "
+            "files, so it does not write to this table (ALTER TABLE ... SET TBLPROPERTIES "
+            f"({CHANGELOG_PRODUCER!r} = 'none') first)"
+        )
 
 
 def _merge_engine(value: str, key: str) -> None:
@@ -291,6 +331,20 @@ KNOWN_OPTIONS: Mapping[str, OptionSpec] = {
             "1",
             _int_at_least(0),
             "primary-key tables: % flexibility when comparing sorted run sizes",
+        ),
+        OptionSpec(
+            CHANGELOG_PRODUCER,
+            "none",
+            _changelog_producer,
+            "only 'none': lakeskip writes no changelog files (input, lookup, full-compaction "
+            "are refused, and so are writes to a table that has one)",
+        ),
+        OptionSpec(
+            FULL_COMPACTION_DELTA_COMMITS,
+            None,
+            _int_at_least(1),
+            "primary-key tables: every write is followed by a full compaction of the buckets "
+            "it wrote (Paimon's rule for batch writes: any value >= 1)",
         ),
         # time travel of batch reads (lakeskip.catalog.ops.time_travel)
         OptionSpec("scan.snapshot-id", None, _int_at_least(1), "read this snapshot"),
@@ -493,6 +547,7 @@ def validate_options(
     _validate_bucket(options, row_type, partition_keys, primary_keys)
     check_deletion_vectors(options, primary_keys)
     check_merge_options(options, primary_keys, row_type)
+    _check_full_compaction(options, primary_keys)
     for key, value in options.items():
         if not isinstance(value, str):
             raise InvalidOptionError(f"option {key!r}: value must be a string, got {value!r}")
@@ -529,6 +584,15 @@ def validate_options(
         clustering_from_options(options, row_type, partition_keys)  # sortable, known strategy
     if has_index:
         _validate_index_options(options, row_type)
+
+
+def _check_full_compaction(options: Mapping[str, str], primary_keys: Sequence[str]) -> None:
+    """``full-compaction.delta-commits`` compacts primary-key buckets; Paimon refuses it on
+    unaware-bucket append tables, lakeskip on every append table (not supported yet)."""
+    if FULL_COMPACTION_DELTA_COMMITS in options and not primary_keys:
+        raise InvalidOptionError(
+            f"option {FULL_COMPACTION_DELTA_COMMITS!r} is supported on primary-key tables only"
+        )
 
 
 def check_deletion_vectors(options: Mapping[str, str], primary_keys: Sequence[str] = ()) -> None:

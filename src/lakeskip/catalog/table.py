@@ -65,6 +65,7 @@ from lakeskip.catalog.format.snapshot import (
 from lakeskip.catalog.kind import TableKind, schema_kind
 from lakeskip.catalog.options import (
     DEFAULT_PARTITION_NAME,
+    check_writable,
     commit_max_retries,
     manifest_compression,
     option_bool,
@@ -489,6 +490,7 @@ class FileStoreTable:
         """
         if kind is CommitKind.ANALYZE:
             raise InvalidArgumentError("ANALYZE commits are not supported")
+        check_writable(self.schema.options)  # (writes check it first: write_entries)
         adds = [self._entry(e, FileKind.ADD) for e in added]
         explicit_deletes = [self._entry(e, FileKind.DELETE) for e in deleted]
         dv = deletion_vectors
@@ -558,7 +560,9 @@ class FileStoreTable:
             except CommitConflictError:
                 self._discard_manifest(delta_meta)
                 raise
-            if delta_meta is None:
+            if delta_meta is None and (adds or deletes):
+                # a commit of deletion vectors or HASH files only lists no manifest in its
+                # delta (as Paimon's rolling manifest writer opens no file for no entries)
                 # DELETE entries first, as Paimon's commit writes them: Paimon < 1.0 identifies
                 # a file by (partition, bucket, level, name) only, so a rewritten index (same
                 # data file) listed ADD-first reads as a second ADD of a live file, and Paimon's
@@ -629,7 +633,7 @@ class FileStoreTable:
         self,
         latest: Snapshot | None,
         base_metas: list[ManifestFileMeta],
-        delta_meta: ManifestFileMeta,
+        delta_meta: ManifestFileMeta | None,
         adds: list[ManifestEntry],
         deletes: list[ManifestEntry],
         kind: CommitKind,
@@ -652,7 +656,9 @@ class FileStoreTable:
                 written.append(merged.file_name)
                 base_metas = [merged]
         base_name, base_size = write_manifest_list(self.file_io, self.path, base_metas, codec)
-        delta_name, delta_size = write_manifest_list(self.file_io, self.path, [delta_meta], codec)
+        delta_name, delta_size = write_manifest_list(
+            self.file_io, self.path, [delta_meta] if delta_meta is not None else [], codec
+        )
         written += [base_name, delta_name]
         delta_records = sum(e.file.row_count for e in adds) - sum(e.file.row_count for e in deletes)
         schema_ids = self.schema_manager.list_ids()

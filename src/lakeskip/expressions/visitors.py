@@ -30,7 +30,13 @@ from lakeskip.expressions.tree import (
     UnboundPredicate,
 )
 
-__all__ = ["BooleanExpressionVisitor", "BoundLeafVisitor", "BoundPredicateVisitor", "visit"]
+__all__ = [
+    "BooleanExpressionVisitor",
+    "BoundLeafVisitor",
+    "BoundPredicateVisitor",
+    "referenced_names",
+    "visit",
+]
 
 T = TypeVar("T")
 
@@ -91,3 +97,40 @@ def visit(expr: BooleanExpression, visitor: BooleanExpressionVisitor[T]) -> T:
     if isinstance(expr, UnboundPredicate):
         return visitor.visit_unbound_predicate(expr)
     raise InvalidArgumentError(f"cannot visit {expr!r}")
+
+
+class _Names(BooleanExpressionVisitor[frozenset[str]]):
+    def visit_true(self) -> frozenset[str]:
+        return frozenset()
+
+    def visit_false(self) -> frozenset[str]:
+        return frozenset()
+
+    def visit_not(self, child_result: frozenset[str]) -> frozenset[str]:
+        return child_result
+
+    def visit_and(
+        self, left_result: frozenset[str], right_result: frozenset[str]
+    ) -> frozenset[str]:
+        return left_result | right_result
+
+    def visit_or(self, left_result: frozenset[str], right_result: frozenset[str]) -> frozenset[str]:
+        return left_result | right_result
+
+    def visit_bound_predicate(self, predicate: BoundPredicate) -> frozenset[str]:
+        return frozenset((predicate.term.name,))
+
+
+def referenced_names(bound: BooleanExpression) -> frozenset[str]:
+    """The file-index column names (``col`` or ``col[key]``) a bound tree tests.
+
+    >>> from lakeskip import types as T
+    >>> from lakeskip.expressions import bind, EqualTo, And, IsNull
+    >>> rt = T.RowType.of(("a", T.INT), ("b", T.STRING))
+    >>> sorted(referenced_names(bind(rt, And(EqualTo("a", 1), IsNull("b")))))
+    ['a', 'b']
+
+    Raises:
+        InvalidArgumentError: an unbound predicate in the tree.
+    """
+    return visit(bound, _Names())

@@ -41,8 +41,9 @@ from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import CorruptMetadataError, LakeskipWarning
 from lakeskip.expressions import AlwaysFalse, AlwaysTrue, BooleanExpression, and_, bind
 from lakeskip.expressions.tree import And, Not, Or, UnboundPredicate
+from lakeskip.expressions.visitors import referenced_names
 from lakeskip.index.file_index import FileIndexFile
-from lakeskip.index.options import parse_file_index_options
+from lakeskip.index.options import IndexColumnSpec, parse_file_index_options
 from lakeskip.planner.bloom_batch import BloomColumns
 from lakeskip.planner.bucket_selector import select_buckets
 from lakeskip.planner.columnar_stats import ColumnarStats, decode_file_stats
@@ -397,6 +398,11 @@ class ScanPlanner:
 
         options = parse_file_index_options(schema.options, row_type)
         if not use_indexes or not options.read_enabled:
+            return assemble(), 0
+        if not _tests_indexed_column(bound, options.specs):
+            # no index of the table's options covers a tested column: do not open (or fetch)
+            # any file's indexes. Files indexed under older options may hold an index of a
+            # tested column that this leaves unused: they are kept, never wrongly skipped.
             return assemble(), 0
         alive_idx = np.flatnonzero(alive_mask)
         kind = cols.index_kind()[alive_idx]
@@ -837,6 +843,14 @@ def _index_kinds(entries: Sequence[ManifestEntry]) -> np.ndarray:
             return _EXTERNAL  # two .index files: raised again if the file is ever read
 
     return np.fromiter(map(kind, entries), dtype=np.int8, count=len(entries))
+
+
+def _tests_indexed_column(bound: Any, specs: Sequence[IndexColumnSpec]) -> bool:
+    """Whether the bound predicate tests a column (or map key) some index is built on."""
+    if not isinstance(bound, BooleanExpression):
+        return True
+    indexed = {spec.name for spec in specs}
+    return not indexed.isdisjoint(referenced_names(bound))
 
 
 def _plan_key(

@@ -18,7 +18,7 @@ before and after. A concurrent commit that removed a file first makes this fail 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, assert_never
 
@@ -45,6 +45,7 @@ from lakeskip.procedures.base import (
     target_table,
 )
 from lakeskip.procedures.partition_filter import filter_partitions
+from lakeskip.procedures.pk_compact import BucketTask, compact_bucket
 from lakeskip.procedures.sort_rewrite import CURVE_STRATEGIES, rewrite_sorted_in_tasks
 from lakeskip.sort import validate_sort_columns
 from lakeskip.sort.clustering import (
@@ -53,7 +54,7 @@ from lakeskip.sort.clustering import (
     curve_keys_from_options,
 )
 
-__all__ = ["Compact", "plan_bins"]
+__all__ = ["Compact", "compact_pk_buckets", "plan_bins"]
 
 STRATEGIES = ("order", "zorder", "hilbert")
 SMALL_FILE_RATIO = 0.7
@@ -435,23 +436,52 @@ def _compact_primary_key(
     runs universal compaction picks per bucket (:mod:`lakeskip.procedures.pk_compact`)."""
     import uuid
 
-    from lakeskip.procedures.pk_compact import (
-        compact_bucket,
-        plan_bucket_tasks,
-        plan_universal_tasks,
-    )
+    from lakeskip.procedures.pk_compact import plan_bucket_tasks, plan_universal_tasks
 
     strategy = _compact_strategy(arguments)
     snapshot = table.latest_snapshot()
     entries = table.scan_files(snapshot) if snapshot is not None else []
     if arguments.get("where"):
         entries = filter_partitions(table, entries, arguments["where"])
+
+    def plan(deleted: dict[str, bytes]) -> list[BucketTask]:
+        if strategy == "minor":
+            return plan_universal_tasks(table, entries, str(uuid.uuid4()), deleted=deleted)
+        return plan_bucket_tasks(table, entries, str(uuid.uuid4()), deleted)
+
+    old, new, snapshot_id = compact_pk_buckets(
+        table,
+        snapshot,
+        entries,
+        plan,
+        lambda tasks: executor.map(compact_bucket, tasks, f"compact {table.identifier}"),
+    )
+    name = "merge" if strategy == "full" else "universal"
+    return _result(old, new, name, snapshot_id)
+
+
+def compact_pk_buckets(
+    table: FileStoreTable,
+    snapshot: Snapshot | None,
+    entries: Sequence[ManifestEntry],
+    plan: Callable[[dict[str, bytes]], list[BucketTask]],
+    run: Callable[[list[BucketTask]], Sequence[Sequence[ManifestEntry]]],
+) -> tuple[list[ManifestEntry], list[ManifestEntry], int | None]:
+    """Compact buckets of a primary-key table in one COMPACT snapshot: ``plan`` gets the DVs
+    of ``entries`` (file name -> portable bitmap bytes) and gives the bucket tasks, ``run``
+    merges them (:func:`~lakeskip.procedures.pk_compact.compact_bucket` in Spark tasks); the
+    commit drops the compacted files and their DVs. Returns (files removed, files added,
+    the snapshot id or ``None`` when nothing was compacted).
+
+    Raises:
+        CommitConflictError: a compacted file or its DV changed meanwhile (the new files
+            are removed).
+    """
     vectors = _vectors(table, snapshot, entries)
-    if strategy == "minor":
-        tasks = plan_universal_tasks(table, entries, str(uuid.uuid4()), deleted=vectors.deleted)
-    else:
-        tasks = plan_bucket_tasks(table, entries, str(uuid.uuid4()), vectors.deleted)
-    results = executor.map(compact_bucket, tasks, f"compact {table.identifier}")
+    tasks = plan(vectors.deleted)
+    if not tasks:
+        return [], [], None
+    results = run(tasks)
     old = [e for t in tasks for _, e in t.files]
     new = [e for r in results for e in r]
     update = vectors.update
@@ -462,8 +492,7 @@ def _compact_primary_key(
             {n: b for n, b in update.base.items() if n in names},
             {n: v for n, v in update.read.items() if n in names},
         )
-    name = "merge" if strategy == "full" else "universal"
-    return _result(old, new, name, _commit(table, old, new, update))
+    return old, new, _commit(table, old, new, update)
 
 
 def _compact_strategy(arguments: Mapping[str, Any]) -> str:

@@ -196,13 +196,25 @@ def plan_universal_tasks(
     name_prefix: str,
     buckets: set[tuple[tuple[Any, ...], int]] | None = None,
     deleted: Mapping[str, bytes] | None = None,
+    *,
+    full: bool = False,
 ) -> list[BucketTask]:
     """One task per (partition, bucket) of ``entries`` (only ``buckets``, normalized
     partitions, when given) whose
     sorted runs universal compaction picks (:mod:`lakeskip.catalog.write.universal`): the
-    picked runs' files, the unit's output level, and whether deletes may be dropped."""
+    picked runs' files, the unit's output level, and whether deletes may be dropped.
+    ``full``: Paimon's full compaction instead (:func:`~lakeskip.catalog.write.universal.
+    pick_full`, what ``full-compaction.delta-commits`` runs after a write): every run to the
+    top level, or, for a bucket that is one top-level run already, one task per file with a
+    DV (``deleted``)."""
     from lakeskip.catalog.table import normalize_partition
-    from lakeskip.catalog.write.universal import UniversalOptions, bucket_runs, drops_deletes, pick
+    from lakeskip.catalog.write.universal import (
+        UniversalOptions,
+        bucket_runs,
+        drops_deletes,
+        pick,
+        pick_full,
+    )
 
     options = UniversalOptions.of(table.schema.options)
     spec = WriteSpec(file_io=table.file_io, table_path=table.path, schema=table.schema)
@@ -219,23 +231,31 @@ def plan_universal_tasks(
         ):
             continue
         runs = bucket_runs(group)
-        unit = pick(runs, options)
+        if full:
+            with_dv = frozenset(e.file.file_name for e in group if e.file.file_name in deleted)
+            unit = pick_full(runs, options, with_dv=with_dv)
+        else:
+            unit = pick(runs, options)
         if unit is None:
             continue
         names = set(unit.files)
         files = [e for e in group if e.file.file_name in names]
-        tasks.append(
-            BucketTask(
-                spec,
-                partition,
-                bucket,
-                group[0].total_buckets,
-                tuple((table.data_file_path(e), e) for e in files),
-                f"{name_prefix}-{i}",
-                tuple(deleted.get(e.file.file_name) for e in files),
-                output_level=unit.output_level,
-                # deletion vectors: the runs hold no retracts (Paimon's dvMaintainer case)
-                drop_delete=raw or drops_deletes(unit, runs),
+        # deletion vectors: the runs hold no retracts (Paimon's dvMaintainer case)
+        drop = raw or drops_deletes(unit, runs)
+        # a rewrite unit: each file on its own, so no output spans another file's keys
+        parts = [[e] for e in files] if unit.rewrite else [files]
+        for j, part in enumerate(parts):
+            tasks.append(
+                BucketTask(
+                    spec,
+                    partition,
+                    bucket,
+                    group[0].total_buckets,
+                    tuple((table.data_file_path(e), e) for e in part),
+                    f"{name_prefix}-{i}" if len(parts) == 1 else f"{name_prefix}-{i}-{j}",
+                    tuple(deleted.get(e.file.file_name) for e in part),
+                    output_level=unit.output_level,
+                    drop_delete=drop,
+                )
             )
-        )
     return tasks

@@ -26,7 +26,7 @@ from lakeskip.catalog.format.index_manifest import (
     decode_entries,
     encode_entries,
 )
-from lakeskip.catalog.format.manifest import FileKind
+from lakeskip.catalog.format.manifest import FileKind, read_manifest_list
 from lakeskip.catalog.format.snapshot import CommitKind
 from lakeskip.errors import CommitConflictError, CorruptDeletionVectorError, InvalidOptionError
 from lakeskip.types import BIGINT, STRING, RowType
@@ -173,6 +173,9 @@ def test_dvs_commit_carry_over_and_drop(catalog: Catalog, write_file: Any) -> No
     # as Paimon's FileStoreCommitImpl: record counts are data-file row counts (ADD minus
     # DELETE entries), so a commit of DVs alone changes neither
     assert (s2.total_record_count, s2.delta_record_count) == (30, 0)
+    # nor does it list a manifest: no empty manifest file in its delta (nor on disk)
+    assert read_manifest_list(t.file_io, t.path, s2.delta_manifest_list) == []
+    assert len(t.manifest_metas(s2)) == 1
     assert _dvs(t) == {a.file.file_name: [1, 2], c.file.file_name: [0]}
     # an append carries the index manifest forward unchanged
     d = write_file(t, _rows(range(30, 31), "x"), ("x",))

@@ -234,3 +234,130 @@ def test_minor_compaction_keeps_rows_and_the_lsm_invariant(
     assert 0 not in picked_levels and picked_levels - {3}  # some units stopped below the top
     # the 2000-key run, once at the top, is never rewritten by the small upserts
     assert len(top_runs) == 1, top_runs
+
+
+def test_pick_full() -> None:
+    """Paimon's ``pickFullCompaction``: every run to the top level; nothing for an empty
+    bucket or one that is a single top-level run; of a single top-level run only the files
+    with a DV, each rewritten on its own."""
+    from lakeskip.catalog.write.universal import pick_full
+
+    c = _testing(200, 1, 3)  # levels 0-3
+    runs = _runs((0, 1), (0, 2), (1, 5), (3, 50))
+    unit = pick_full(runs, c)
+    assert unit is not None
+    assert (unit.files, unit.output_level, unit.rewrite) == (("f0", "f1", "f2", "f3"), 3, False)
+    unit = pick_full(_runs((0, 1)), c)  # one level-0 run still goes to the top
+    assert unit is not None and unit.output_level == 3 and unit.files == ("f0",)
+    assert pick_full([], c) is None
+    top = [Run(3, 30, ("a", "b", "c"))]
+    assert pick_full(top, c) is None
+    unit = pick_full(top, c, with_dv=frozenset({"c", "a", "x"}))
+    assert unit is not None
+    assert (unit.files, unit.output_level, unit.rewrite) == (("a", "c"), 3, True)
+    # a bucket already holding a higher level (CALL sys.compact's level 5): that is the top
+    unit = pick_full(_runs((0, 1), (5, 10)), c)
+    assert unit is not None and unit.output_level == 5
+    assert pick_full([Run(5, 10, ("a",))], c) is None
+
+
+def test_full_compaction_option() -> None:
+    from lakeskip.catalog.options import validate_options
+    from lakeskip.catalog.write.universal import full_compaction_on_write
+    from lakeskip.errors import InvalidOptionError
+
+    key = "full-compaction.delta-commits"
+    assert [full_compaction_on_write({key: v}) for v in ("1", "3", "0", "-1", "x")] == [
+        True,
+        True,
+        False,
+        False,
+        False,
+    ]
+    assert not full_compaction_on_write({})
+    validate_options({key: "3"}, None, primary_keys=("id",))
+    for value, message in (("0", "must be >= 1"), ("three", "not an integer")):
+        with pytest.raises(InvalidOptionError, match=message):
+            validate_options({key: value}, None, primary_keys=("id",))
+    with pytest.raises(InvalidOptionError, match="primary-key tables only"):
+        validate_options({key: "3"}, None)
+
+
+def test_changelog_producer_refused(tmp_path: Path) -> None:
+    """``changelog-producer``: only ``none`` at CREATE / ALTER (``full-compaction`` is
+    refused as not supported: lakeskip writes no changelog files), and a table another
+    engine created with one is not written: the commit is refused, the table untouched."""
+    from lakeskip.catalog.format.snapshot import CommitKind
+    from lakeskip.catalog.options import validate_options
+    from lakeskip.errors import InvalidOptionError
+
+    validate_options({"changelog-producer": "none"}, None, primary_keys=("id",))
+    for value in ("full-compaction", "lookup", "input"):
+        with pytest.raises(InvalidOptionError, match="is not supported yet: lakeskip writes no"):
+            validate_options({"changelog-producer": value}, None, primary_keys=("id",))
+    catalog = Catalog(str(tmp_path))
+    catalog.create_database("db")
+    row_type = RowType.of(("id", INT), ("v", STRING))
+    catalog.create_table("db.t", row_type, primary_keys=["id"], options={"bucket": "1"})
+    table = catalog.get_table("db.t")
+    table.commit([], kind=CommitKind.OVERWRITE)  # writable as created
+    before = len(table.refresh().list_snapshots())
+    # what Paimon (not lakeskip) may create: the stored option set behind the catalog's back
+    schema = table.schema.with_options(
+        table.schema.id + 1, {**table.schema.options, "changelog-producer": "full-compaction"}
+    )
+    from lakeskip.catalog.format.schema import SchemaManager
+
+    assert SchemaManager(table.file_io, table.path).try_commit(schema)
+    table = table.refresh()
+    with pytest.raises(InvalidOptionError, match="'changelog-producer' = 'full-compaction'"):
+        table.commit([], kind=CommitKind.OVERWRITE)
+    assert len(table.refresh().list_snapshots()) == before
+
+
+def test_full_compaction_of_one_top_run_rewrites_only_files_with_dvs(tmp_path: Path) -> None:
+    """A bucket already one top-level run of several files: the full compaction after a
+    write plans nothing, unless files of it have DVs; then each such file is rewritten on
+    its own (its key range, minus its deleted rows, at the top level), never merged with
+    another (that output could span the keys of a file between them)."""
+    from pyroaring import BitMap
+    from tests.unit.procedures.test_sort_rewrite import LocalExecutor
+
+    from lakeskip.index.primitives.roaring import serialize_bitmap
+    from lakeskip.procedures.compact import Compact
+    from lakeskip.procedures.pk_compact import compact_bucket, plan_universal_tasks
+
+    cat = Catalog(str(tmp_path / "wh"))
+    table = cat.create_table(
+        "default.t",
+        ROW,
+        options={"primary-key": "k", "bucket": "1", "target-file-size": "4 kb"},
+    )
+    rows = [{"k": i, "v": f"v{i:05}" * 8, "n": i} for i in range(20000)]
+    _write(table, rows, RowKind.INSERT, "w0")
+    Compact().run(  # every bucket to one run at level 5, rolled into several files
+        catalog=cat, executor=LocalExecutor(), arguments={"table": "default.t"},
+        default_database="default",
+    )  # fmt: skip
+    table = table.refresh()
+
+    def keys(e: Any) -> tuple[int, int]:
+        k = pq.read_table(table.data_file_path(e), columns=["k"])["k"].to_pylist()
+        return min(k), max(k)
+
+    live = sorted(table.scan_files(), key=keys)
+    assert {e.file.level for e in live} == {5} and len(live) >= 3
+    assert plan_universal_tasks(table, live, "x", full=True) == []
+    a, c = live[0], live[2]
+    deleted = {n: serialize_bitmap(BitMap([0, 1])) for n in (a.file.file_name, c.file.file_name)}
+    tasks = plan_universal_tasks(table, live, "x", deleted=deleted, full=True)
+    assert [[e.file.file_name for _, e in t.files] for t in tasks] == [
+        [a.file.file_name],
+        [c.file.file_name],
+    ]
+    assert {t.output_level for t in tasks} == {5}
+    for task, src in zip(tasks, (a, c), strict=True):
+        out = compact_bucket(task)
+        assert sum(e.file.row_count for e in out) == src.file.row_count - 2
+        lo, hi = keys(src)
+        assert all(lo <= keys(e)[0] <= keys(e)[1] <= hi for e in out)

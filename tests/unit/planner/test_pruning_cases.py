@@ -300,3 +300,18 @@ def test_planner_without_indexes_reads_what_only_indexes_exclude(
     assert got == ["data-0.parquet", "data-1.parquet", "data-2.parquet"], (
         f"use_indexes=False: stats alone cannot drop files 1, 2 for k = 'c': {got}"
     )
+
+
+def test_planner_opens_no_index_for_a_predicate_on_unindexed_columns(
+    planned_table: FileStoreTable,
+) -> None:
+    # `id` has no index (only k: bitmap, s: bloom-filter): files 1 and 3 keep theirs in
+    # .index files, which a plan on `id` alone has no reason to fetch
+    unindexed = ScanPlanner(planned_table).plan(E.GreaterThanOrEqual("id", 5)).report
+    assert (unindexed.index_files_read, unindexed.index_bytes_read) == (0, 0), (
+        f"id >= 5 tests no indexed column, yet {unindexed.index_files_read} index files "
+        f"({unindexed.index_bytes_read} bytes) were read"
+    )
+    assert unindexed.kept_files == 4
+    indexed = ScanPlanner(planned_table).plan(E.Or(E.EqualTo("k", "b"), E.EqualTo("id", 5))).report
+    assert indexed.index_files_read >= 1, "k is indexed: its .index files are read"

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -24,8 +25,9 @@ _KINDS: dict[str, TableKind] = {
 class _Table:
     identifier = "db.t"
 
-    def __init__(self, kind: str) -> None:
+    def __init__(self, kind: str, options: dict[str, str] | None = None) -> None:
         self.kind = _KINDS[kind]
+        self.schema = SimpleNamespace(options=options or {})
 
     def refresh(self) -> _Table:
         return self
@@ -102,3 +104,14 @@ def test_each_table_kind_has_its_engine() -> None:
     assert {k: dml.engine_for(_Table(k)).name for k in _KINDS} == {  # type: ignore[arg-type]
         k: e.name for k, e in expected.items()
     }
+
+
+def test_a_table_with_a_changelog_producer_is_not_written() -> None:
+    """lakeskip writes no changelog files: DML on a table another engine created with a
+    ``changelog-producer`` is refused before an engine runs."""
+    from lakeskip.errors import InvalidOptionError
+
+    table: Any = _Table("pk", {"changelog-producer": "full-compaction"})
+    with pytest.raises(InvalidOptionError, match="writes no changelog files"):
+        dml.engine_for(table)
+    assert dml.engine_for(_Table("pk", {"changelog-producer": "none"})) is dml.PRIMARY_KEY  # type: ignore[arg-type]

@@ -21,6 +21,17 @@ runs left out are taken in until one above level 0 is taken, whose level is the 
 when every run is taken, the top level. So a small upsert merges with the small newer runs
 and leaves the big old run alone until the newer ones add up to twice its size.
 
+``full-compaction.delta-commits`` (Paimon's early full compaction of a write): when set to N
+>= 1, every write commit is followed by a *full* compaction of each bucket it wrote to
+(:func:`pick_full`, Paimon's ``CompactStrategy.pickFullCompaction``) instead of the pick
+above. That is Paimon's rule for a batch write: its Spark writer compacts every written
+bucket fully before each batch commit "as long as this value is greater than 0"
+(``DataWrite.needFullCompaction``: only a streaming micro-batch counts, ``(batchId + 1) % N
+== 0``) and its Flink writer does so at every commit identifier ``% N == 0`` or
+``Long.MAX_VALUE``, the identifier of every batch commit (``isFullCompactedIdentifier``).
+lakeskip's writes are all batch commits (identifier ``Long.MAX_VALUE``), so N counts no
+commits: any N >= 1 means after every write (:func:`full_compaction_on_write`).
+
 Deletes (``-U``/``-D`` versions) are dropped only when the output level is at least the
 highest non-empty level of the bucket (nothing older lies below), as Paimon's
 ``MergeTreeCompactManager``.
@@ -36,6 +47,10 @@ Example (sizes, newest first; level-0 files, then level 5):
     5
     >>> pick(runs[3:], UniversalOptions()) is None
     True
+    >>> pick_full(runs, UniversalOptions()).output_level  # every run to the top
+    5
+    >>> pick_full([Run(5, 1000, ("e",))], UniversalOptions()) is None  # already one top run
+    True
 """
 
 from __future__ import annotations
@@ -44,7 +59,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from lakeskip.catalog.format.manifest import ManifestEntry
-from lakeskip.catalog.options import option_int
+from lakeskip.catalog.options import FULL_COMPACTION_DELTA_COMMITS, option_int
 
 __all__ = [
     "CompactUnit",
@@ -53,9 +68,11 @@ __all__ = [
     "bucket_runs",
     "drops_deletes",
     "force_pick_l0",
+    "full_compaction_on_write",
     "pick",
     "pick_for_size_amp",
     "pick_for_size_ratio",
+    "pick_full",
 ]
 
 TRIGGER = "num-sorted-run.compaction-trigger"
@@ -86,6 +103,22 @@ class UniversalOptions:
         return self.trigger
 
 
+def full_compaction_on_write(options: Mapping[str, str]) -> bool:
+    """Whether a write commit is followed by a full compaction of the buckets it wrote:
+    ``full-compaction.delta-commits`` is set and > 0 (Paimon's batch-write rule, module doc).
+
+    >>> full_compaction_on_write({}), full_compaction_on_write({FULL_COMPACTION_DELTA_COMMITS: "3"})
+    (False, True)
+    """
+    value = options.get(FULL_COMPACTION_DELTA_COMMITS)
+    if value is None:
+        return False
+    try:
+        return int(str(value).strip()) > 0
+    except ValueError:  # validated at CREATE / ALTER; a foreign table's bad value: Paimon's
+        return False  # Spark writer would fail, lakeskip keeps its universal compaction
+
+
 @dataclass(frozen=True, slots=True)
 class Run:
     """One sorted run: its level, total file size and files (any identifiers)."""
@@ -102,6 +135,7 @@ class CompactUnit:
     files: tuple[str, ...]
     output_level: int
     runs: int
+    rewrite: bool = False  # each file rewritten on its own (not merged with the others)
 
 
 def bucket_runs(entries: Sequence[ManifestEntry]) -> list[Run]:
@@ -160,6 +194,26 @@ def force_pick_l0(
     if count == 0:
         return None
     return _size_ratio(runs, _max_level(runs, options, num_levels), count, options, force=True)
+
+
+def pick_full(
+    runs: Sequence[Run],
+    options: UniversalOptions,
+    num_levels: int | None = None,
+    with_dv: frozenset[str] = frozenset(),
+) -> CompactUnit | None:
+    """A full compaction (Paimon's ``CompactStrategy.pickFullCompaction``): every run merged
+    into the top level; ``None`` when the bucket is empty or already one top-level run.
+    A single top-level run whose files have DVs (``with_dv``: file names) gives those files
+    only, each to be rewritten on its own (``CompactUnit.rewrite``, Paimon's
+    ``fromFiles(maxLevel, files, true)``), dropping the rows its DV marks."""
+    max_level = _max_level(runs, options, num_levels)
+    if not runs:
+        return None
+    if len(runs) == 1 and runs[0].level == max_level:
+        files = tuple(f for f in runs[0].files if f in with_dv)
+        return CompactUnit(files, max_level, 1, rewrite=True) if files else None
+    return _unit(runs, max_level, len(runs))
 
 
 def _max_level(runs: Sequence[Run], options: UniversalOptions, num_levels: int | None) -> int:

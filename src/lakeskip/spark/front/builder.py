@@ -72,11 +72,15 @@ def build_spark_session(
     return spark
 
 
+_TASK_MODULE = "lakeskip.spark.write.writer"
+
+
 def worker_python_problem(spark: SparkSession) -> str | None:
     """Why this session's Python workers cannot import lakeskip, or ``None`` if they can.
 
     Only local masters are checked (their workers run on this machine): the interpreter
-    PySpark will start for workers is asked to ``import lakeskip``. On a cluster the
+    PySpark will start for workers is asked to import the module write tasks run from
+    (lakeskip with its dependencies). On a cluster the
     executors' Python is out of reach; see the README ("Running on a cluster").
     """
     sc = spark.sparkContext
@@ -89,7 +93,13 @@ def worker_python_problem(spark: SparkSession) -> str | None:
         return None
     try:
         probe = subprocess.run(
-            [worker, "-c", "import lakeskip"], capture_output=True, timeout=60, check=False
+            # what write tasks import (lakeskip and its dependencies: pyarrow, numpy,
+            # pyroaring, ...), not just the package: a worker that finds lakeskip's sources
+            # but lacks a dependency fails every write just the same
+            [worker, "-c", f"import {_TASK_MODULE}"],
+            capture_output=True,
+            timeout=60,
+            check=False,
         )
     except (OSError, subprocess.TimeoutExpired) as e:
         return _worker_message(worker, f"cannot run it ({e})")

@@ -49,6 +49,7 @@ from pyspark.sql import functions as F
 from lakeskip.catalog.format.manifest import ManifestEntry
 from lakeskip.catalog.format.snapshot import CommitKind
 from lakeskip.catalog.kind import Append, AppendDv, PkMerge, PkRaw
+from lakeskip.catalog.options import check_writable
 from lakeskip.catalog.table import FileStoreTable, retry_on_conflict
 from lakeskip.errors import CommitConflictError
 from lakeskip.spark.modify.base import (
@@ -382,7 +383,9 @@ def engine_for(table: FileStoreTable) -> DmlEngine:
     deletion vectors on): copy-on-write for an append table, deletion vectors
     (:mod:`lakeskip.spark.modify.dv`) for one with DVs, new versions of keys
     (:mod:`lakeskip.spark.modify.pk`) for a primary-key table."""
-    kind = table.refresh().kind
+    table = table.refresh()
+    check_writable(table.schema.options)  # before any file is written (the commit checks too)
+    kind = table.kind
     match kind:
         case Append():
             return COPY_ON_WRITE

@@ -28,7 +28,7 @@ from lakeskip.catalog.format.manifest import ManifestEntry
 from lakeskip.catalog.format.parquet_options import parquet_write_options
 from lakeskip.catalog.format.snapshot import CommitKind, Snapshot
 from lakeskip.catalog.kind import Append, AppendDv, PkMerge, PkRaw
-from lakeskip.catalog.options import target_file_size
+from lakeskip.catalog.options import check_writable, target_file_size
 from lakeskip.catalog.pk.dynamic_bucket import (
     AssignSpec,
     BucketMode,
@@ -182,13 +182,22 @@ WRITE_ONLY = "write-only"
 
 
 def compact_after_commit(table: FileStoreTable, added: Sequence[ManifestEntry]) -> Snapshot | None:
-    """Universal compaction after a write to a merge-on-read primary-key table, as Paimon's
-    writers compact after each commit: per bucket the write added files to, the sorted runs
-    :func:`~lakeskip.catalog.write.universal.pick` chooses (none until the bucket has
-    ``num-sorted-run.compaction-trigger`` runs) are merged in Spark tasks and committed as
-    one COMPACT snapshot. ``write-only = true`` skips it (as in Paimon). A compaction that
-    conflicts with another commit is dropped with a warning: the write stands, the next
-    write's compaction picks again. Returns the COMPACT snapshot, if any."""
+    """Compaction after a write to a primary-key table, as Paimon's writers compact after
+    each commit, of every bucket the write added files to, merged in Spark tasks (one per
+    bucket) and committed as one COMPACT snapshot:
+
+    - merge-on-read tables: the sorted runs universal compaction picks
+      (:func:`~lakeskip.catalog.write.universal.pick`; none until the bucket has
+      ``num-sorted-run.compaction-trigger`` runs);
+    - ``full-compaction.delta-commits`` >= 1 (any primary-key table): a full compaction
+      instead, every run of the bucket into one at the top level
+      (:func:`~lakeskip.catalog.write.universal.pick_full`; why after every write: the
+      module doc of :mod:`lakeskip.catalog.write.universal`). On a deletion-vector or
+      first-row table it also drops the DVs of the files it rewrites.
+
+    ``write-only = true`` skips it (as in Paimon). A compaction that conflicts with another
+    commit is dropped with a warning: the write stands, the next write's compaction picks
+    again. Returns the COMPACT snapshot, if any."""
     import uuid
     import warnings
 
@@ -196,12 +205,15 @@ def compact_after_commit(table: FileStoreTable, added: Sequence[ManifestEntry]) 
 
     from lakeskip.catalog.options import option_bool
     from lakeskip.catalog.table import normalize_partition
+    from lakeskip.catalog.write.universal import full_compaction_on_write
     from lakeskip.errors import LakeskipWarning
-    from lakeskip.procedures.pk_compact import compact_bucket, plan_universal_tasks
+    from lakeskip.procedures.compact import compact_pk_buckets
+    from lakeskip.procedures.pk_compact import BucketTask, compact_bucket, plan_universal_tasks
 
-    if not isinstance(table.kind, PkMerge) or not added:
+    if not added or option_bool(table.schema.options, WRITE_ONLY):
         return None
-    if option_bool(table.schema.options, WRITE_ONLY):
+    full = full_compaction_on_write(table.schema.options)
+    if not (isinstance(table.kind, PkMerge) or (full and isinstance(table.kind, PkRaw))):
         return None
     # the statement's session (a catalog callback's thread may have none active: then the
     # process's session; no Spark at all, e.g. a Spark-free commit: no compaction)
@@ -213,29 +225,33 @@ def compact_after_commit(table: FileStoreTable, added: Sequence[ManifestEntry]) 
     if snapshot is None:
         return None
     touched = {(normalize_partition(table.schema, e.partition), e.bucket) for e in added}
-    tasks = plan_universal_tasks(
-        table, table.scan_files(snapshot), str(uuid.uuid4()), buckets=touched
-    )
-    if not tasks:
-        return None
+    entries = [
+        e
+        for e in table.scan_files(snapshot)
+        if (normalize_partition(table.schema, e.partition), e.bucket) in touched
+    ]
     sc = spark.sparkContext
-    sc.setJobDescription(f"compact {table.identifier} (universal)")
-    try:  # one Spark task per bucket, as SparkExecutor.map
-        results = sc.parallelize(tasks, len(tasks)).map(compact_bucket).collect()
-    finally:
-        sc.setJobDescription(None)  # type: ignore[arg-type]
-    old = [e for t in tasks for _, e in t.files]
-    new = [e for r in results for e in r]
+
+    def plan(deleted: dict[str, bytes]) -> list[BucketTask]:
+        return plan_universal_tasks(table, entries, str(uuid.uuid4()), deleted=deleted, full=full)
+
+    def run(tasks: list[BucketTask]) -> list[list[ManifestEntry]]:
+        sc.setJobDescription(f"compact {table.identifier} ({'full' if full else 'universal'})")
+        try:  # one Spark task per bucket, as SparkExecutor.map
+            return sc.parallelize(tasks, len(tasks)).map(compact_bucket).collect()
+        finally:
+            sc.setJobDescription(None)  # type: ignore[arg-type]
+
     try:
-        return table.commit(new, deleted=old, kind=CommitKind.COMPACT)
+        _, _, snapshot_id = compact_pk_buckets(table, snapshot, entries, plan, run)
     except CommitConflictError as e:
-        table.remove_unpublished(new)
         warnings.warn(
             f"{table.identifier}: compaction after the write skipped ({e}); the write stands",
             LakeskipWarning,
             stacklevel=2,
         )
         return None
+    return None if snapshot_id is None else table.snapshot(snapshot_id)
 
 
 def join_written(table: FileStoreTable, parts: Sequence[WriteResult]) -> WriteResult:
@@ -413,7 +429,8 @@ def _route_task(spec: AssignSpec, routes: list[int]):  # type: ignore[no-untyped
 def _assign_task(spec: AssignSpec, schema: Any, writers: list[int]):  # type: ignore[no-untyped-def]
     """The bucket assigners: each task keeps one index per (partition, assigner) it meets.
     Each row leaves with its bucket and the route to its bucket's write task
-    (``(partition hash + bucket) mod len(writers)``: one task per bucket of a partition)."""
+    (``(partition hash + bucket) mod len(writers)``: the buckets of a partition spread over
+    the write tasks)."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         import numpy as np
@@ -472,9 +489,12 @@ def assign_dynamic_buckets(
     routed = df.mapInArrow(
         _route_task(spec, routing_values(channels).tolist()), ddl + f", `{ROUTE_COLUMN}` INT"
     ).repartition(channels, F.col(ROUTE_COLUMN))
-    # an explicit task count: Spark's adaptive execution would coalesce the buckets of a
-    # small write into one task (a repartition by columns is coalescable, by number is not)
-    writers = max(channels, int(df.sparkSession.conf.get("spark.sql.shuffle.partitions") or 1))
+    # an explicit task count, one wave: P write tasks (Spark's default parallelism unless
+    # dynamic-bucket.assigner-parallelism says otherwise), bucket b of a partition in task
+    # (partition hash + b) mod P. Adaptive execution would coalesce the buckets of a small
+    # write into one task (a repartition by columns is coalescable, by number is not); a
+    # count of spark.sql.shuffle.partitions (200) made a 3-row INSERT run 200 tasks (10-20 s)
+    writers = channels
     assigned = routed.mapInArrow(
         _assign_task(spec, schema, routing_values(writers).tolist()),
         ddl + f", `{BUCKET_COLUMN}` INT, `{ROUTE_COLUMN}` INT",
@@ -599,6 +619,7 @@ def write_entries(
     grouped by bucket on fixed-bucket tables. Shared by INSERT and DELETE/UPDATE.
     ``mixed`` (MERGE on a DV primary-key table): ``df`` has a trailing
     :data:`~lakeskip.catalog.write.pk_dv_write.DELETE_FLAG` column; flagged keys are only marked."""
+    check_writable(table.schema.options)  # before any file is written (the commit checks too)
     schema = table.schema
     kind = table.kind
     match kind:
@@ -704,6 +725,9 @@ def _commit_write(
             partitions = sorted({e.partition for e in entries}, key=repr)
             if not partitions:
                 return None
-    return table.commit(
+    snapshot = table.commit(
         entries, kind=CommitKind.OVERWRITE, overwrite_partitions=partitions, hash_index=hashes
     )
+    if snapshot is not None:  # as after any write (Paimon's writer compacts an overwrite too)
+        compact_after_commit(table, entries)
+    return snapshot
