@@ -156,3 +156,13 @@ def test_dv_bucket_of_many_buffers_stays_within_a_few_buffers(tmp_path: Path, en
     # bucket's rows (13 buffers) are never held (before the streamed write: 33 MB)
     assert got["arrow_peak"] < 6 * BUFFER, got
     assert got["python_peak"] < 3 * BUFFER, got
+
+
+def test_the_peak_does_not_grow_with_the_bucket(tmp_path: Path) -> None:
+    """Four times the rows (four times the files per level) and the same peak: a sorted
+    run's files are opened one after the other, not all at once."""
+    small = _run_probe(tmp_path / "small", "deduplicate", 200_000)
+    big = _run_probe(tmp_path / "big", "deduplicate", 800_000)
+    print(small, big)
+    assert big["files"] > small["files"]
+    assert big["arrow_peak"] < small["arrow_peak"] + BUFFER, (small, big)

@@ -32,15 +32,17 @@ where a reader does merge (compaction, level-0 files written by others).
 Memory stays within the table's write buffer (``write-buffer-size``), whatever the bucket's
 size: the new rows come from the task's sort buffer (sorted runs spilled to local disk,
 merged back in chunks of whole keys); each chunk is deduplicated and looked up against a
-batch of key columns per file (:class:`_KeyCursor`, advancing in key order); the rows to
+batch of key columns per file (:class:`_KeyCursor`, advancing in key order; the files of a
+level are one sorted run, opened one after the other: :func:`_sorted_runs`); the rows to
 write wait in a spool (memory up to half the buffer, then an Arrow IPC file beside the sort
-runs); the merge with the picked runs reads a batch per file; and the output is streamed to
+runs); the merge with the picked runs reads a batch per run; and the output is streamed to
 Parquet a row group at a time (:class:`~lakeskip.catalog.write.data_writer.RollingWriter`).
 What grows with the bucket is the DVs (a roaring bitmap per file).
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -52,6 +54,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pyroaring import BitMap
 
+from lakeskip.catalog.format.binary_row import deserialize_row
 from lakeskip.catalog.format.deletion_vectors import DeletionVectorUpdate, drop_deleted
 from lakeskip.catalog.format.manifest import ManifestEntry
 from lakeskip.catalog.kind import PkRaw
@@ -316,6 +319,67 @@ class _KeyCursor:
             self._source = None
 
 
+def _sorted_runs(spec: WriteSpec, files: Sequence[BucketFile]) -> list[list[BucketFile]]:
+    """``files`` as sorted runs to read one file after another: the files of a level > 0
+    in key order when their key ranges (``min_key``/``max_key``) are disjoint, as Paimon's
+    levels are; every other file (level 0, overlapping ranges) a run of its own. Reading a
+    run file by file keeps one file of it open, however many the bucket has."""
+    layout = schema_key_layout(spec.schema)
+    types = list(layout.types)
+    by_level: dict[int, list[BucketFile]] = {}
+    out: list[list[BucketFile]] = []
+    for f in files:
+        if f.entry.file.level == 0:
+            out.append([f])
+        else:
+            by_level.setdefault(f.entry.file.level, []).append(f)
+    for level in sorted(by_level):
+        group = by_level[level]
+        try:
+            ranges = [
+                (
+                    tuple(deserialize_row(f.entry.file.min_key, types)),
+                    tuple(deserialize_row(f.entry.file.max_key, types)),
+                    f,
+                )
+                for f in group
+            ]
+            ranges.sort(key=lambda r: r[0])
+            disjoint = all(a[1] < b[0] for a, b in itertools.pairwise(ranges))
+        except Exception:  # keys that do not decode or compare: no order is assumed
+            disjoint = False
+        if disjoint:
+            out.append([f for _, _, f in ranges])
+        else:
+            out.extend([f] for f in group)
+    return out
+
+
+class _RunCursor:
+    """The :class:`_KeyCursor` of each file of one sorted run, used one after the other:
+    a file is opened when the chunks' keys reach it and closed once read to its end."""
+
+    def __init__(self, cursors: list[_KeyCursor]) -> None:
+        self.cursors = cursors
+        self.at = 0
+
+    def match(self, probe: pa.Table) -> list[tuple[_KeyCursor, np.ndarray, np.ndarray]]:
+        out = []
+        while self.at < len(self.cursors):
+            c = self.cursors[self.at]
+            found, positions = c.match(probe)
+            if len(found):
+                out.append((c, found, positions))
+            if not c.done:  # it holds keys from the probe's last one on
+                break
+            self.at += 1
+        return out
+
+    def close(self) -> None:
+        for c in self.cursors:
+            c.close()
+
+
 class _Spool:
     """A bucket's new rows (key-sorted tables) between the lookup and the write: in memory
     up to ``budget`` bytes, past it in an Arrow IPC stream file at ``spill()``'s path (read
@@ -442,6 +506,7 @@ def write_bucket(
     spool = _Spool(max(1, options.size // 2), spill)
     key_batch = max(1024, options.read_batch_bytes // 32)
     cursors: list[_KeyCursor] = []
+    runs: list[_RunCursor] = []
     olds = {
         f.entry.file.file_name: (
             BitMap.deserialize(f.deleted) if f.deleted is not None else BitMap()
@@ -453,15 +518,15 @@ def write_bucket(
             rows = (_dedupe_first if spec.first_row else dedupe_latest)(chunk, keys)
             probe = rows.select(keys)
             probe = probe.append_column(_ROW, pa.array(np.arange(rows.num_rows)))
-            if not cursors and files:
-                cursors = [
-                    _KeyCursor(ws, f, probe.select(keys).schema, key_batch)
-                    for f in files
-                    if f.entry.file.level > 0  # level 0: not visible to DV readers
-                ]
+            if not runs and files:
+                key_schema = probe.select(keys).schema
+                looked_up = [f for f in files if f.entry.file.level > 0]  # level 0: unseen
+                for run in _sorted_runs(ws, looked_up):
+                    run_cursors = [_KeyCursor(ws, f, key_schema, key_batch) for f in run]
+                    cursors.extend(run_cursors)
+                    runs.append(_RunCursor(run_cursors))
             taken = np.zeros(rows.num_rows, dtype=bool) if spec.first_row else None
-            for c in cursors:
-                found, positions = c.match(probe)
+            for c, found, positions in (m for r in runs for m in r.match(probe)):
                 if taken is None:
                     c.hits |= bitmap_of(positions)
                 elif len(positions):
@@ -596,10 +661,12 @@ def _merge_into(
             yield t.cast(common)
 
     batch_rows = max(1024, options.read_batch_bytes // 64)
-    sources = [
-        conformed(iter_versions(ws, f.path, dvs[f.entry.file.file_name], batch_rows))
-        for f in picked
-    ]
+
+    def run_versions(run: list[BucketFile]) -> Iterator[pa.Table]:
+        for f in run:  # one file of the sorted run open at a time
+            yield from conformed(iter_versions(ws, f.path, dvs[f.entry.file.file_name], batch_rows))
+
+    sources = [run_versions(run) for run in _sorted_runs(ws, picked)]
     sources.append(fresh())
     names = ws.schema.row_type.names
     for chunk in merge_sorted(sources, keys, SEQUENCE_NUMBER):
