@@ -15,7 +15,7 @@ and the commit drops the DVs, failing if one changed meanwhile.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,7 +34,7 @@ from lakeskip.catalog.pk.primary_key import (
 )
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.catalog.write.data_writer import RollingWriter, WriteSpec
-from lakeskip.catalog.write.pk_dv_write import iter_versions
+from lakeskip.catalog.write.pk_dv_write import BucketFile, iter_versions, sorted_runs
 from lakeskip.catalog.write.sort_buffer import BufferOptions, merge_sorted
 
 __all__ = [
@@ -101,11 +101,12 @@ def compact_bucket(task: BucketTask) -> list[ManifestEntry]:
     """Merge one bucket's files into one sorted run (runs in a task); returns ADD entries.
 
     Streams: every file is read a batch at a time (minus its DV), a k-way merge by key
-    (:func:`~lakeskip.catalog.write.sort_buffer.merge_sorted`) yields chunks holding every
-    version of their keys, the engine merges each chunk, and the output rolls into files at
-    ``target-file-size`` (:class:`~lakeskip.catalog.write.data_writer.RollingWriter`):
-    memory holds one batch per file and the output's row group being filled, not the
-    bucket. ``task.drop_delete`` false (a universal compaction below the bucket's
+    (:func:`~lakeskip.catalog.write.sort_buffer.merge_sorted`; the files of a level are read
+    one after the other, :func:`~lakeskip.catalog.write.pk_dv_write.sorted_runs`) yields
+    chunks holding every version of their keys, the engine merges each chunk, and the output
+    rolls into files at ``target-file-size``
+    (:class:`~lakeskip.catalog.write.data_writer.RollingWriter`): memory holds one batch per
+    sorted run and the output's row group being filled, not the bucket. ``task.drop_delete`` false (a universal compaction below the bucket's
     highest level): a key that merges to no row keeps its newest version, retract and all,
     to hide the older versions below."""
     schema = task.spec.schema
@@ -115,10 +116,13 @@ def compact_bucket(task: BucketTask) -> list[ManifestEntry]:
     engine = merge_engine_of(schema_kind(schema))
     assert engine is not None, "not a primary-key table"
     batch_rows = max(1024, BufferOptions.of(schema.options).read_batch_bytes // 64)
-    sources = [
-        iter_versions(task.spec, path, dv, batch_rows)
-        for (path, _), dv in zip(task.files, dvs, strict=True)
-    ]
+    files = [BucketFile(path, entry, dv) for (path, entry), dv in zip(task.files, dvs, strict=True)]
+
+    def run_versions(run: list[BucketFile]) -> Iterator[pa.Table]:
+        for f in run:  # a sorted run's files one after the other: one of them open
+            yield from iter_versions(task.spec, f.path, f.deleted, batch_rows)
+
+    sources = [run_versions(run) for run in sorted_runs(task.spec, files)]
     names = (f"data-{task.name_prefix}-{i}.parquet" for i in itertools.count())
     writer = RollingWriter(
         task.spec,

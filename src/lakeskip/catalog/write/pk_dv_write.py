@@ -33,7 +33,7 @@ Memory stays within the table's write buffer (``write-buffer-size``), whatever t
 size: the new rows come from the task's sort buffer (sorted runs spilled to local disk,
 merged back in chunks of whole keys); each chunk is deduplicated and looked up against a
 batch of key columns per file (:class:`_KeyCursor`, advancing in key order; the files of a
-level are one sorted run, opened one after the other: :func:`_sorted_runs`); the rows to
+level are one sorted run, opened one after the other: :func:`sorted_runs`); the rows to
 write wait in a spool (memory up to half the buffer, then an Arrow IPC file beside the sort
 runs); the merge with the picked runs reads a batch per run; and the output is streamed to
 Parquet a row group at a time (:class:`~lakeskip.catalog.write.data_writer.RollingWriter`).
@@ -95,6 +95,7 @@ __all__ = [
     "latest_alive",
     "pk_dv_spec",
     "read_versions",
+    "sorted_runs",
     "write_bucket",
 ]
 
@@ -319,7 +320,7 @@ class _KeyCursor:
             self._source = None
 
 
-def _sorted_runs(spec: WriteSpec, files: Sequence[BucketFile]) -> list[list[BucketFile]]:
+def sorted_runs(spec: WriteSpec, files: Sequence[BucketFile]) -> list[list[BucketFile]]:
     """``files`` as sorted runs to read one file after another: the files of a level > 0
     in key order when their key ranges (``min_key``/``max_key``) are disjoint, as Paimon's
     levels are; every other file (level 0, overlapping ranges) a run of its own. Reading a
@@ -521,7 +522,7 @@ def write_bucket(
             if not runs and files:
                 key_schema = probe.select(keys).schema
                 looked_up = [f for f in files if f.entry.file.level > 0]  # level 0: unseen
-                for run in _sorted_runs(ws, looked_up):
+                for run in sorted_runs(ws, looked_up):
                     run_cursors = [_KeyCursor(ws, f, key_schema, key_batch) for f in run]
                     cursors.extend(run_cursors)
                     runs.append(_RunCursor(run_cursors))
@@ -666,7 +667,7 @@ def _merge_into(
         for f in run:  # one file of the sorted run open at a time
             yield from conformed(iter_versions(ws, f.path, dvs[f.entry.file.file_name], batch_rows))
 
-    sources = [run_versions(run) for run in _sorted_runs(ws, picked)]
+    sources = [run_versions(run) for run in sorted_runs(ws, picked)]
     sources.append(fresh())
     names = ws.schema.row_type.names
     for chunk in merge_sorted(sources, keys, SEQUENCE_NUMBER):
