@@ -26,14 +26,20 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lakeskip.errors import LakeskipError
-from lakeskip.index.base import FileIndexReader
+from lakeskip.index.base import FileIndexReader, FileIndexWriter
 from lakeskip.index.format import FileIndexContainer, write_container
 from lakeskip.index.options import FileIndexOptions
 from lakeskip.index.primitives.hashing import timestamp_ints
 from lakeskip.index.registry import get_indexer
 from lakeskip.types import DataType, RowType, TypeRoot
 
-__all__ = ["FileIndexFile", "IndexBuildResult", "build_file_index", "map_lookup_first"]
+__all__ = [
+    "FileIndexBuilder",
+    "FileIndexFile",
+    "IndexBuildResult",
+    "build_file_index",
+    "map_lookup_first",
+]
 
 _MAP_KEY = re.compile(r"^(?P<col>[^\[\]]+)\[(?P<key>[^\[\]]*)\]$")
 
@@ -102,33 +108,61 @@ def map_lookup_first(col: pa.MapArray, key: str) -> pa.Array:
     return col.items.take(indices)
 
 
+class FileIndexBuilder:
+    """Every configured index of one data file, fed a batch of rows at a time (a file
+    streamed to Parquet): :meth:`add` each batch in file order, :meth:`finish` once.
+
+    Each index writer takes the values of its own column only: the bloom filter hashes them
+    as they come; bitmap, BSI and range-bitmap keep that column's values until
+    :meth:`finish` (their layouts need every value of the file at once), never the file's
+    other columns.
+    """
+
+    def __init__(self, schema: RowType, options: FileIndexOptions) -> None:
+        self.options = options
+        self.writers: list[tuple[str, str, str, str | None, DataType, FileIndexWriter]] = []
+        for spec in options.specs:
+            f = schema.field(spec.column)
+            dtype = spec.data_type
+            if dtype is None:
+                dtype = f.type if spec.map_key is None else f.type.value
+            assert dtype is not None
+            writer = get_indexer(spec.index_type).create_writer(dtype, spec.options)
+            self.writers.append((spec.name, spec.index_type, f.name, spec.map_key, dtype, writer))
+
+    def add(self, table: pa.Table) -> None:
+        """The file's next rows."""
+        if table.num_rows == 0:
+            return
+        for _, _, column, map_key, dtype, writer in self.writers:
+            writer.write(_values(table, column, map_key, dtype))
+
+    def finish(self) -> IndexBuildResult:
+        if not self.writers:
+            return IndexBuildResult(None, None, {})
+        mapping: dict[str, dict[str, bytes | None]] = {}
+        for name, index_type, _, _, _, writer in self.writers:
+            if not writer.usable:
+                continue
+            mapping.setdefault(name, {})[index_type] = None if writer.empty else writer.serialize()
+        if not mapping:
+            return IndexBuildResult(None, None, {})
+        data = write_container(_in_paimon_order(mapping, self.options))
+        types = {col: tuple(by_type) for col, by_type in mapping.items()}
+        if len(data) <= self.options.in_manifest_threshold:
+            return IndexBuildResult(data, None, types)
+        return IndexBuildResult(None, data, types)
+
+
 def build_file_index(
     table: pa.Table, schema: RowType, options: FileIndexOptions
 ) -> IndexBuildResult:
     """Build every configured index over ``table`` (one data file's rows, in file order)."""
     if not options.specs:
         return IndexBuildResult(None, None, {})
-    mapping: dict[str, dict[str, bytes | None]] = {}
-    for spec in options.specs:
-        f = schema.field(spec.column)
-        dtype = spec.data_type
-        if dtype is None:
-            dtype = f.type if spec.map_key is None else f.type.value
-        assert dtype is not None
-        writer = get_indexer(spec.index_type).create_writer(dtype, spec.options)
-        writer.write(_values(table, f.name, spec.map_key, dtype))
-        if not writer.usable:
-            continue
-        mapping.setdefault(spec.name, {})[spec.index_type] = (
-            None if writer.empty else writer.serialize()
-        )
-    if not mapping:
-        return IndexBuildResult(None, None, {})
-    data = write_container(_in_paimon_order(mapping, options))
-    types = {col: tuple(by_type) for col, by_type in mapping.items()}
-    if len(data) <= options.in_manifest_threshold:
-        return IndexBuildResult(data, None, types)
-    return IndexBuildResult(None, data, types)
+    builder = FileIndexBuilder(schema, options)
+    builder.add(table)
+    return builder.finish()
 
 
 def _in_paimon_order(

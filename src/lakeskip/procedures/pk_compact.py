@@ -18,7 +18,8 @@ and the commit drops the DVs, failing if one changed meanwhile.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import itertools
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,7 +29,6 @@ import pyarrow.compute as pc
 
 from lakeskip.catalog.format.manifest import ManifestEntry
 from lakeskip.catalog.kind import PkRaw, merge_engine_of, schema_kind
-from lakeskip.catalog.options import target_file_size
 from lakeskip.catalog.pk.merge_engine import MergeEngine
 from lakeskip.catalog.pk.primary_key import (
     SEQUENCE_NUMBER,
@@ -37,8 +37,8 @@ from lakeskip.catalog.pk.primary_key import (
     schema_key_layout,
 )
 from lakeskip.catalog.table import FileStoreTable
-from lakeskip.catalog.write.data_writer import WriteSpec, write_kv_data_file
-from lakeskip.catalog.write.pk_dv_write import iter_versions
+from lakeskip.catalog.write.data_writer import RollingWriter, WriteSpec
+from lakeskip.catalog.write.pk_dv_write import BucketFile, iter_versions, sorted_runs
 from lakeskip.catalog.write.sort_buffer import BufferOptions, merge_sorted
 
 __all__ = [
@@ -47,8 +47,6 @@ __all__ = [
     "compact_bucket",
     "plan_universal_tasks",
 ]
-
-_MEMORY_RATIO = 3.0  # Arrow bytes per Parquet byte, the writer's first guess
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,10 +68,12 @@ def compact_bucket(task: BucketTask) -> list[ManifestEntry]:
     """Merge one bucket's files into one sorted run (runs in a task); returns ADD entries.
 
     Streams: every file is read a batch at a time (minus its DV), a k-way merge by key
-    (:func:`~lakeskip.catalog.write.sort_buffer.merge_sorted`) yields chunks holding every
-    version of their keys, the engine merges each chunk, and the output rolls into files at
-    ``target-file-size``: memory holds one batch per file and one output file's rows, not
-    the bucket. ``task.drop_delete`` false (a universal compaction below the bucket's
+    (:func:`~lakeskip.catalog.write.sort_buffer.merge_sorted`; the files of a level are read
+    one after the other, :func:`~lakeskip.catalog.write.pk_dv_write.sorted_runs`) yields
+    chunks holding every version of their keys, the engine merges each chunk, and the output
+    rolls into files at ``target-file-size``
+    (:class:`~lakeskip.catalog.write.data_writer.RollingWriter`): memory holds one batch per
+    sorted run and the output's row group being filled, not the bucket. ``task.drop_delete`` false (a universal compaction below the bucket's
     highest level): a key that merges to no row keeps its newest version, retract and all,
     to hide the older versions below."""
     schema = task.spec.schema
@@ -83,50 +83,40 @@ def compact_bucket(task: BucketTask) -> list[ManifestEntry]:
     engine = merge_engine_of(schema_kind(schema))
     assert engine is not None, "not a primary-key table"
     batch_rows = max(1024, BufferOptions.of(schema.options).read_batch_bytes // 64)
-    sources = [
-        iter_versions(task.spec, path, dv, batch_rows)
-        for (path, _), dv in zip(task.files, dvs, strict=True)
-    ]
-    roll = target_file_size(schema.options) * _MEMORY_RATIO
-    out: list[ManifestEntry] = []
-    pending: list[pa.Table] = []
-    size = 0
+    files = [BucketFile(path, entry, dv) for (path, entry), dv in zip(task.files, dvs, strict=True)]
 
-    def write(parts: list[pa.Table]) -> None:
-        chunk = pa.concat_tables(parts)
-        out.append(
-            write_kv_data_file(
-                task.spec,
-                chunk.select(row_type.names),
-                task.partition,
-                f"data-{task.name_prefix}-{len(out)}.parquet",
-                task.bucket,
-                task.total_buckets,
-                0,
-                versions=(
-                    chunk[SEQUENCE_NUMBER].combine_chunks(),
-                    chunk[VALUE_KIND].combine_chunks(),
-                ),
-                level=task.output_level,
+    def run_versions(run: list[BucketFile]) -> Iterator[pa.Table]:
+        for f in run:  # a sorted run's files one after the other: one of them open
+            yield from iter_versions(task.spec, f.path, f.deleted, batch_rows)
+
+    sources = [run_versions(run) for run in sorted_runs(task.spec, files)]
+    names = (f"data-{task.name_prefix}-{i}.parquet" for i in itertools.count())
+    writer = RollingWriter(
+        task.spec,
+        task.partition,
+        task.bucket,
+        task.total_buckets,
+        lambda: next(names),
+        kv=True,
+        level=task.output_level,
+    )
+    try:
+        for chunk in merge_sorted(sources, layout.trimmed, SEQUENCE_NUMBER):
+            # every key's versions merged by the table's engine; keys that end deleted are
+            # dropped (or keep their newest version: drop_delete false)
+            merged = engine.merge_versions(chunk, layout.trimmed, SEQUENCE_NUMBER, VALUE_KIND)
+            if not task.drop_delete:
+                merged = _with_retracts(merged, chunk, layout.trimmed, engine)
+            if merged.num_rows == 0:
+                continue
+            writer.write(
+                merged.select(row_type.names),
+                (merged[SEQUENCE_NUMBER].combine_chunks(), merged[VALUE_KIND].combine_chunks()),
             )
-        )
-
-    for chunk in merge_sorted(sources, layout.trimmed, SEQUENCE_NUMBER):
-        # every key's versions merged by the table's engine; keys that end deleted are
-        # dropped (or keep their newest version: drop_delete false)
-        merged = engine.merge_versions(chunk, layout.trimmed, SEQUENCE_NUMBER, VALUE_KIND)
-        if not task.drop_delete:
-            merged = _with_retracts(merged, chunk, layout.trimmed, engine)
-        if merged.num_rows == 0:
-            continue
-        pending.append(merged)
-        size += merged.nbytes
-        if size >= roll:
-            write(pending)
-            pending, size = [], 0
-    if pending:
-        write(pending)
-    return out
+        return writer.close()
+    except BaseException:
+        writer.abort()
+        raise
 
 
 def _with_retracts(

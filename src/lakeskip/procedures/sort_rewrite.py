@@ -204,7 +204,7 @@ def write_ranges(task: ReduceTask) -> list[ManifestEntry]:
     in a task)."""
     out: list[ManifestEntry] = []
     for r in task.ranges:
-        writer = DataWriter(task.spec)
+        writer = DataWriter(task.spec, roll=False)  # one file per range: keys never split
         writer.write(_gather(task.spec, task.width, r))
         out += writer.close()
     return out

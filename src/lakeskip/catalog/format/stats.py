@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from lakeskip.catalog.format.schema import TableSchema
 
 __all__ = [
+    "StatsCollector",
     "collect_stats",
     "file_column_stats",
     "parse_stats_mode",
@@ -136,35 +137,99 @@ def _scalar_internal(s: pa.Scalar, t: DataType) -> Any:
     return s.as_py()
 
 
-def _column_stats(
-    column: pa.ChunkedArray, t: DataType, mode: str, length: int | None
-) -> tuple[Any, Any, int | None]:
+def _column_raw(
+    column: pa.ChunkedArray, t: DataType, mode: str
+) -> tuple[Any, Any, int | None, bool]:
+    """(min, max, null count, holds NaN) of one column of one batch, before truncation."""
     if t.root is TypeRoot.ROW:
         # as Paimon's ParquetSimpleStatsExtractor: a ROW's Parquet columns are its leaves
         # (st.x, st.y), none is named st, so min, max and null count are all null
-        return None, None, None
+        return None, None, None, False
     nulls = int(column.null_count)
     if mode == "counts" or t.is_nested:
-        return None, None, nulls
+        return None, None, nulls, False
     want = t.to_arrow()
     if column.type != want:
         column = column.cast(want)
+    if nulls == len(column):
+        return None, None, nulls, False
     if column.type == pa.bool_():
-        col_min: Any = None if nulls == len(column) else bool(pc.min(column).as_py())
-        col_max: Any = None if nulls == len(column) else bool(pc.max(column).as_py())
-        return col_min, col_max, nulls
+        return bool(pc.min(column).as_py()), bool(pc.max(column).as_py()), nulls, False
     if t.root in (TypeRoot.FLOAT, TypeRoot.DOUBLE) and pc.any(pc.is_nan(column)).as_py():
-        return None, None, nulls
+        return None, None, nulls, True
     mm = pc.min_max(column)
     lo, hi = _scalar_internal(mm["min"], t), _scalar_internal(mm["max"], t)
     if isinstance(lo, float) and (math.isnan(lo) or math.isnan(hi)):
-        return None, None, nulls
-    if mode == "truncate" and length is not None and isinstance(lo, (str, bytes)):
-        lo = truncate_min(lo, length)
-        hi = truncate_max(hi, length)
-        if hi is None:
-            return None, None, nulls
-    return lo, hi, nulls
+        return None, None, nulls, True
+    return lo, hi, nulls, False
+
+
+class StatsCollector:
+    """:func:`collect_stats` over a file written a batch at a time: :meth:`add` each batch,
+    :meth:`result` once. Keeps one (min, max, null count) per column, so a streamed file's
+    stats need none of its rows held; truncation (``truncate(N)``) is applied to the file's
+    min and max at the end, as for the whole file at once.
+
+    >>> from lakeskip.types import BIGINT, STRING, RowType
+    >>> rt = RowType.of(("id", BIGINT), ("s", STRING))
+    >>> c = StatsCollector(rt, "truncate(2)")
+    >>> c.add(pa.table({"id": [3, None], "s": ["bcd", None]}))
+    >>> c.add(pa.table({"id": [1], "s": ["a"]}))
+    >>> c.result() == collect_stats(pa.table({"id": [3, None, 1], "s": ["bcd", None, "a"]}),
+    ...                             rt, "truncate(2)")
+    True
+    """
+
+    def __init__(self, row_type: RowType, mode: str = "truncate(16)") -> None:
+        self.row_type = row_type
+        self.kind, self.length = parse_stats_mode(mode)
+        n = len(row_type.fields)
+        self.mins: list[Any] = [None] * n
+        self.maxs: list[Any] = [None] * n
+        # a ROW has no null count (its Parquet columns are its leaves)
+        self.nulls: list[int | None] = [
+            None if f.type.root is TypeRoot.ROW else 0 for f in row_type
+        ]
+        self.nan = [False] * n
+
+    def add(self, table: pa.Table) -> None:
+        """Take the next rows of the file (columns matched to the row type by name)."""
+        if self.kind == "none" or table.num_rows == 0:
+            return
+        for i, f in enumerate(self.row_type):
+            lo, hi, n, nan = _column_raw(table.column(f.name), f.type, self.kind)
+            known = self.nulls[i]
+            self.nulls[i] = None if n is None or known is None else known + n
+            if nan:
+                self.nan[i] = True
+            if lo is not None:
+                # ties keep the first seen (-0.0 / 0.0), as Arrow's min_max over the file
+                if self.mins[i] is None or lo < self.mins[i]:
+                    self.mins[i] = lo
+                if self.maxs[i] is None or hi > self.maxs[i]:
+                    self.maxs[i] = hi
+
+    def result(self) -> tuple[SimpleStats, tuple[str, ...] | None]:
+        """The dense ``SimpleStats`` and the names it covers (``None`` = all columns)."""
+        if self.kind == "none":
+            return SimpleStats(serialize_row((), ()), serialize_row((), ()), ()), ()
+        mins: list[Any] = []
+        maxs: list[Any] = []
+        types: list[DataType] = []
+        for i, f in enumerate(self.row_type):
+            lo, hi = (None, None) if self.nan[i] else (self.mins[i], self.maxs[i])
+            if self.kind == "truncate" and self.length is not None and isinstance(lo, (str, bytes)):
+                lo = truncate_min(lo, self.length)
+                hi = truncate_max(hi, self.length)
+                if hi is None:
+                    lo = None
+            mins.append(lo)
+            maxs.append(hi)
+            types.append(f.type)
+        return (
+            SimpleStats(serialize_row(mins, types), serialize_row(maxs, types), tuple(self.nulls)),
+            None,
+        )
 
 
 def collect_stats(
@@ -180,20 +245,9 @@ def collect_stats(
     Returns:
         The dense ``SimpleStats`` and the names it covers (``None`` = all columns).
     """
-    kind, length = parse_stats_mode(mode)
-    if kind == "none":
-        return SimpleStats(serialize_row((), ()), serialize_row((), ()), ()), ()
-    mins: list[Any] = []
-    maxs: list[Any] = []
-    nulls: list[int | None] = []
-    types: list[DataType] = []
-    for f in row_type:
-        lo, hi, n = _column_stats(table.column(f.name), f.type, kind, length)
-        mins.append(lo)
-        maxs.append(hi)
-        nulls.append(n)
-        types.append(f.type)
-    return SimpleStats(serialize_row(mins, types), serialize_row(maxs, types), tuple(nulls)), None
+    collector = StatsCollector(row_type, mode)
+    collector.add(table)
+    return collector.result()
 
 
 def file_column_stats(

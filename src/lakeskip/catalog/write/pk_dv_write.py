@@ -28,12 +28,23 @@ in the Spark task that owns the bucket::
 
 Sequence numbers continue per bucket as in non-DV writes, so the newest version also wins
 where a reader does merge (compaction, level-0 files written by others).
+
+Memory stays within the table's write buffer (``write-buffer-size``), whatever the bucket's
+size: the new rows come from the task's sort buffer (sorted runs spilled to local disk,
+merged back in chunks of whole keys); each chunk is deduplicated and looked up against a
+batch of key columns per file (:class:`_KeyCursor`, advancing in key order; the files of a
+level are one sorted run, opened one after the other: :func:`sorted_runs`); the rows to
+write wait in a spool (memory up to half the buffer, then an Arrow IPC file beside the sort
+runs); the merge with the picked runs reads a batch per run; and the output is streamed to
+Parquet a row group at a time (:class:`~lakeskip.catalog.write.data_writer.RollingWriter`).
+What grows with the bucket is the DVs (a roaring bitmap per file).
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterator, Mapping, Sequence
+import itertools
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +54,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pyroaring import BitMap
 
+from lakeskip.catalog.format.binary_row import deserialize_row
 from lakeskip.catalog.format.deletion_vectors import DeletionVectorUpdate, drop_deleted
 from lakeskip.catalog.format.manifest import ManifestEntry
 from lakeskip.catalog.kind import PkRaw
@@ -58,9 +70,14 @@ from lakeskip.catalog.write.data_writer import (
     BUCKET_COLUMN,
     DataWriter,
     WriteSpec,
-    write_kv_data_file,
 )
-from lakeskip.catalog.write.sort_buffer import ARRIVAL
+from lakeskip.catalog.write.sort_buffer import (
+    ARRIVAL,
+    BufferOptions,
+    _count_below,
+    _key_at,
+    merge_sorted,
+)
 from lakeskip.errors import CorruptDeletionVectorError
 from lakeskip.index.primitives.roaring import bitmap_of, serialize_bitmap
 
@@ -78,11 +95,13 @@ __all__ = [
     "latest_alive",
     "pk_dv_spec",
     "read_versions",
+    "sorted_runs",
     "write_bucket",
 ]
 
-_MEMORY_RATIO = 3.0  # Arrow bytes per Parquet byte: how many rows one rolled file gets
+_MEMORY_RATIO = 3.0  # Arrow bytes per Parquet byte: the new rows' run size for the pick
 _POS = "__lakeskip_pos"
+_ROW = "__lakeskip_row"
 #: MERGE on a DV primary-key table: a row whose key is deleted, not rewritten
 DELETE_FLAG = "__lakeskip_delete"
 _ALIVE_KINDS = pa.array([int(RowKind.INSERT), int(RowKind.UPDATE_AFTER)], pa.int8())
@@ -168,26 +187,23 @@ def iter_versions(
     """:func:`read_versions` a batch of at most ``batch_rows`` rows at a time (positions
     its DV deletes left out), for merges that must not hold a whole file."""
     arrow = spec.schema.row_type.to_arrow()
-    dead = np.empty(0, dtype=np.int64)
-    if deleted is not None:
-        dead = np.asarray(BitMap.deserialize(deleted).to_array(), dtype=np.int64)
+    # the DV stays a bitmap: each batch takes the positions in its own range
+    dead = BitMap.deserialize(deleted) if deleted is not None else BitMap()
     with spec.file_io.open_input(path) as src:
         reader = pq.ParquetFile(src)
-        if len(dead) and int(dead.max()) >= reader.metadata.num_rows:
+        if dead and dead.max() >= reader.metadata.num_rows:
             raise CorruptDeletionVectorError(
-                f"deletion vector of {path} deletes row {int(dead.max())} of "
-                f"{reader.metadata.num_rows}"
+                f"deletion vector of {path} deletes row {dead.max()} of {reader.metadata.num_rows}"
             )
         start = 0
         for batch in reader.iter_batches(batch_size=batch_rows):
             data = pa.Table.from_batches([batch])
             n = data.num_rows
-            if len(dead):
-                lo, hi = np.searchsorted(dead, [start, start + n])
-                if hi > lo:
-                    mask = np.ones(n, dtype=bool)
-                    mask[dead[lo:hi] - start] = False
-                    data = data.filter(pa.array(mask))
+            gone = _window(dead, start, n)
+            if len(gone):
+                mask = np.ones(n, dtype=bool)
+                mask[gone - start] = False
+                data = data.filter(pa.array(mask))
             start += n
             m = data.num_rows
             columns = {
@@ -201,6 +217,13 @@ def iter_versions(
             columns[SEQUENCE_NUMBER] = data[SEQUENCE_NUMBER].cast(pa.int64())
             columns[VALUE_KIND] = data[VALUE_KIND].cast(pa.int8())
             yield pa.table(columns)
+
+
+def _window(bitmap: BitMap, start: int, n: int) -> np.ndarray:
+    """The positions of ``bitmap`` in ``[start, start + n)``, sorted."""
+    if not bitmap or not bitmap.range_cardinality(start, start + n):
+        return np.empty(0, dtype=np.int64)
+    return np.asarray((bitmap & BitMap(range(start, start + n))).to_array(), dtype=np.int64)
 
 
 def latest_alive(
@@ -220,45 +243,218 @@ def latest_alive(
     return latest.filter(pc.is_in(latest[VALUE_KIND], _ALIVE_KINDS))
 
 
-def _stored_keys(spec: WriteSpec, f: BucketFile, schema: pa.Schema) -> pa.Table:
-    """The key columns of ``f`` (trimmed names, cast to ``schema``) with each row's position
-    in the file as :data:`_POS`."""
-    layout = schema_key_layout(spec.schema)
-    with spec.file_io.open_input(f.path) as src:
-        stored = pq.read_table(src, columns=list(layout.key_columns))
-    stored = stored.rename_columns(list(layout.trimmed)).cast(schema)
-    return stored.append_column(_POS, pa.array(np.arange(stored.num_rows, dtype=np.int64)))
+class _KeyCursor:
+    """The keys of one file at level > 0 (sorted, unique), read a batch of key columns at a
+    time in step with the new rows' key-sorted chunks: :meth:`match` joins a chunk with the
+    file rows that can hold its keys and drops the rows below its last key, so a cursor holds
+    about one batch however big the file."""
+
+    def __init__(
+        self, spec: WriteSpec, f: BucketFile, key_schema: pa.Schema, batch_rows: int
+    ) -> None:
+        self.spec = spec
+        self.file = f
+        self.key_schema = key_schema
+        self.batch_rows = batch_rows
+        self.layout = schema_key_layout(spec.schema)
+        self.held: pa.Table | None = None
+        self.read = 0  # rows of the file read so far (the next batch's first position)
+        self.done = False
+        self.hits = BitMap()  # positions matched so far (latest-row writes)
+        self.deleted = BitMap.deserialize(f.deleted) if f.deleted is not None else BitMap()
+        self._source: Any = None
+        self._batches: Iterator[pa.RecordBatch] | None = None
+
+    def _next(self) -> pa.Table | None:
+        if self.done:
+            return None
+        if self._batches is None:
+            self._source = self.spec.file_io.open_input(self.file.path)
+            reader = pq.ParquetFile(self._source)
+            self._batches = reader.iter_batches(
+                batch_size=self.batch_rows, columns=list(self.layout.key_columns)
+            )
+        batch = next(self._batches, None)
+        if batch is None:
+            self.close()
+            return None
+        data = pa.Table.from_batches([batch]).rename_columns(list(self.layout.trimmed))
+        data = data.cast(self.key_schema)
+        n = data.num_rows
+        data = data.append_column(_POS, pa.array(np.arange(self.read, self.read + n)))
+        self.read += n
+        return data
+
+    def match(self, probe: pa.Table) -> tuple[np.ndarray, np.ndarray]:
+        """(probe rows, file positions) of the keys of ``probe`` (sorted, unique keys above
+        every earlier probe's, plus :data:`_ROW`) that the file holds (DV not applied)."""
+        keys = list(self.layout.trimmed)
+        bound = _key_at(probe, keys, probe.num_rows - 1)
+        rows: list[np.ndarray] = []
+        positions: list[np.ndarray] = []
+        while True:
+            if self.held is None:
+                self.held = self._next()
+                if self.held is None:
+                    break
+            hits = probe.join(self.held, keys, join_type="inner", use_threads=False)
+            if hits.num_rows:
+                rows.append(np.asarray(hits[_ROW].to_numpy(), dtype=np.int64))
+                positions.append(np.asarray(hits[_POS].to_numpy(), dtype=np.int64))
+            below = _count_below(self.held, keys, bound)
+            if below < self.held.num_rows:  # rows from the bound on: later chunks' keys
+                self.held = self.held.slice(below)
+                break
+            self.held = None
+        if not rows:
+            empty = np.empty(0, dtype=np.int64)
+            return empty, empty
+        return np.concatenate(rows), np.concatenate(positions)
+
+    def close(self) -> None:
+        self.done = True
+        self.held = None
+        self._batches = None
+        if self._source is not None:
+            self._source.close()
+            self._source = None
 
 
-def _positions_of(spec: WriteSpec, f: BucketFile, keys: pa.Table) -> np.ndarray:
-    """Positions in ``f`` of rows whose key is in ``keys`` (trimmed key column names)."""
+def sorted_runs(spec: WriteSpec, files: Sequence[BucketFile]) -> list[list[BucketFile]]:
+    """``files`` as sorted runs to read one file after another: the files of a level > 0
+    in key order when their key ranges (``min_key``/``max_key``) are disjoint, as Paimon's
+    levels are; every other file (level 0, overlapping ranges) a run of its own. Reading a
+    run file by file keeps one file of it open, however many the bucket has."""
     layout = schema_key_layout(spec.schema)
-    stored = _stored_keys(spec, f, keys.schema)
-    hits = stored.join(keys, list(layout.trimmed), join_type="inner", use_threads=False)
-    return np.asarray(hits[_POS].to_numpy(), dtype=np.int64)
+    types = list(layout.types)
+    by_level: dict[int, list[BucketFile]] = {}
+    out: list[list[BucketFile]] = []
+    for f in files:
+        if f.entry.file.level == 0:
+            out.append([f])
+        else:
+            by_level.setdefault(f.entry.file.level, []).append(f)
+    for level in sorted(by_level):
+        group = by_level[level]
+        try:
+            ranges = [
+                (
+                    tuple(deserialize_row(f.entry.file.min_key, types)),
+                    tuple(deserialize_row(f.entry.file.max_key, types)),
+                    f,
+                )
+                for f in group
+            ]
+            ranges.sort(key=lambda r: r[0])
+            disjoint = all(a[1] < b[0] for a, b in itertools.pairwise(ranges))
+        except Exception:  # keys that do not decode or compare: no order is assumed
+            disjoint = False
+        if disjoint:
+            out.append([f for _, _, f in ranges])
+        else:
+            out.extend([f] for f in group)
+    return out
+
+
+class _RunCursor:
+    """The :class:`_KeyCursor` of each file of one sorted run, used one after the other:
+    a file is opened when the chunks' keys reach it and closed once read to its end."""
+
+    def __init__(self, cursors: list[_KeyCursor]) -> None:
+        self.cursors = cursors
+        self.at = 0
+
+    def match(self, probe: pa.Table) -> list[tuple[_KeyCursor, np.ndarray, np.ndarray]]:
+        out = []
+        while self.at < len(self.cursors):
+            c = self.cursors[self.at]
+            found, positions = c.match(probe)
+            if len(found):
+                out.append((c, found, positions))
+            if not c.done:  # it holds keys from the probe's last one on
+                break
+            self.at += 1
+        return out
+
+    def close(self) -> None:
+        for c in self.cursors:
+            c.close()
+
+
+class _Spool:
+    """A bucket's new rows (key-sorted tables) between the lookup and the write: in memory
+    up to ``budget`` bytes, past it in an Arrow IPC stream file at ``spill()``'s path (read
+    back a table at a time)."""
+
+    def __init__(self, budget: int, spill: Callable[[], str]) -> None:
+        self.budget = budget
+        self.spill = spill
+        self.tables: list[pa.Table] = []
+        self.rows = 0
+        self.nbytes = 0
+        self.path: str | None = None
+        self._sink: Any = None
+        self._writer: pa.ipc.RecordBatchStreamWriter | None = None
+
+    def add(self, table: pa.Table) -> None:
+        if table.num_rows == 0:
+            return
+        self.rows += table.num_rows
+        self.nbytes += table.nbytes
+        if self._writer is None and self.nbytes <= self.budget:
+            self.tables.append(table)
+            return
+        if self._writer is None:
+            self.path = self.spill()
+            self._sink = pa.OSFile(self.path, "wb")
+            self._writer = pa.ipc.new_stream(self._sink, table.schema)
+            for held in self.tables:
+                self._writer.write_table(held)
+            self.tables = []
+        self._writer.write_table(table)
+
+    def __iter__(self) -> Iterator[pa.Table]:
+        if self._writer is None:
+            yield from self.tables
+            return
+        self._writer.close()
+        self._sink.close()
+        self._writer = None
+        assert self.path is not None
+        with pa.input_stream(self.path) as source:
+            for batch in pa.ipc.open_stream(source):
+                yield pa.Table.from_batches([batch])
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._sink.close()
+            self._writer = None
+        if self.path is not None and os.path.exists(self.path):
+            os.remove(self.path)
+        self.tables = []
+
+
+def _gathered(chunks: Iterable[pa.Table], nbytes: int) -> Iterator[pa.Table]:
+    """Consecutive ``chunks`` (key-sorted, whole keys each) joined until at least ``nbytes``
+    (the lookup and dedupe cost per call, not per row)."""
+    held: list[pa.Table] = []
+    size = 0
+    for c in chunks:
+        if c.num_rows == 0:
+            continue
+        held.append(c)
+        size += c.nbytes
+        if size >= nbytes:
+            yield pa.concat_tables(held) if len(held) > 1 else held[0]
+            held, size = [], 0
+    if held:
+        yield pa.concat_tables(held) if len(held) > 1 else held[0]
 
 
 def _dedupe_first(rows: pa.Table, key_columns: Sequence[str]) -> pa.Table:
     """The first row of each key (arrival order), sorted by key."""
     return dedupe_latest(rows.take(pa.array(np.arange(rows.num_rows)[::-1])), key_columns)
-
-
-def _new_keys_only(spec: WriteSpec, files: Sequence[BucketFile], rows: pa.Table) -> pa.Table:
-    """First-row: ``rows`` without those whose key is live in the bucket's files at level >
-    0 (level 0 is written by others and unseen by Paimon's batch reads, as here)."""
-    layout = schema_key_layout(spec.schema)
-    keys = rows.select(list(layout.trimmed))
-    taken = np.zeros(rows.num_rows, dtype=bool)
-    for f in files:
-        if f.entry.file.level == 0 or not rows.num_rows:
-            continue
-        # positions its DV deletes are not live
-        stored = drop_deleted(_stored_keys(spec, f, keys.schema), f.deleted, f.path)
-        stored = stored.drop_columns([_POS])
-        probe = keys.append_column(_POS, pa.array(np.arange(rows.num_rows, dtype=np.int64)))
-        hits = probe.join(stored, list(layout.trimmed), join_type="inner", use_threads=False)
-        taken[np.asarray(hits[_POS].to_numpy(), dtype=np.int64)] = True
-    return rows.filter(pa.array(~taken)) if taken.any() else rows
 
 
 def write_bucket(
@@ -267,94 +463,228 @@ def write_bucket(
     normalized: tuple[Any, ...],
     bucket: int,
     total_buckets: int,
-    rows: pa.Table,
+    chunks: Iterable[pa.Table],
     name_prefix: str,
+    *,
+    buffer: BufferOptions | None = None,
+    spill: Callable[[], str] | None = None,
+    clock: Any = None,
 ) -> BucketWrite:
-    """Write the rows of one bucket (layout in the module doc); runs in the bucket's task."""
+    """Write the rows of one bucket (layout in the module doc); runs in the bucket's task.
+
+    ``chunks``: the bucket's new rows sorted by key, every row of a key in one chunk in
+    arrival order (:meth:`~lakeskip.catalog.write.sort_buffer.SortBuffer.drain`). Streams
+    in three passes, each in memory bounded by ``buffer`` (the table's write buffer):
+
+    1. per chunk: the latest row per key (first-row: the first), looked up in the key
+       columns of the bucket's files at level > 0 (:class:`_KeyCursor`, a batch per file);
+       positions found go to those files' DVs (first-row: rows whose key is live are
+       dropped), the rows to write to a spool (:class:`_Spool`, local disk past half the
+       buffer);
+    2. the output level from the files that stay (and universal compaction's pick);
+    3. the spool, merged with the picked runs' live rows (a batch per file,
+       :func:`~lakeskip.catalog.write.sort_buffer.merge_sorted`), streamed into files
+       rolled at ``target-file-size`` (:class:`~lakeskip.catalog.write.data_writer.RollingWriter`).
+    """
+    import tempfile
+
+    from lakeskip.catalog.write.data_writer import RollingWriter
+
     ws = spec.write
     layout = schema_key_layout(ws.schema)
+    keys = list(layout.trimmed)
+    options = buffer if buffer is not None else BufferOptions.of(ws.schema.options)
     files = spec.buckets.get((normalized, bucket), ())
-    if spec.first_row:
-        rows = _new_keys_only(ws, files, _dedupe_first(rows, layout.trimmed))
-    else:
-        rows = dedupe_latest(rows, layout.trimmed)
-    keys = rows.select(list(layout.trimmed))
-    if DELETE_FLAG in rows.column_names:  # MERGE: a deleted key is only marked
-        gone = pc.fill_null(rows[DELETE_FLAG], False)
-        rows = rows.filter(pc.invert(gone)).drop_columns([DELETE_FLAG])
-    removed: list[ManifestEntry] = []
-    vectors: dict[str, bytes] = {}
-    dvs: dict[str, bytes | None] = {}
-    marked = 0
-    staying: list[BucketFile] = []
-    for f in files:
-        old = BitMap.deserialize(f.deleted) if f.deleted is not None else BitMap()
-        if f.entry.file.level == 0:  # not visible to DV readers; only compaction merges it
+    own_dir: str | None = None
+    if spill is None:
+        own_dir = tempfile.mkdtemp(prefix="lakeskip-dv-")
+        counter = iter(range(1 << 62))
+
+        def spill() -> str:
+            assert own_dir is not None
+            return os.path.join(own_dir, f"spool-{next(counter)}.arrow")
+
+    spool = _Spool(max(1, options.size // 2), spill)
+    key_batch = max(1024, options.read_batch_bytes // 32)
+    cursors: list[_KeyCursor] = []
+    runs: list[_RunCursor] = []
+    olds = {
+        f.entry.file.file_name: (
+            BitMap.deserialize(f.deleted) if f.deleted is not None else BitMap()
+        )
+        for f in files
+    }
+    try:
+        for chunk in _gathered(chunks, max(options.read_batch_bytes, options.size // 16)):
+            rows = (_dedupe_first if spec.first_row else dedupe_latest)(chunk, keys)
+            probe = rows.select(keys)
+            probe = probe.append_column(_ROW, pa.array(np.arange(rows.num_rows)))
+            if not runs and files:
+                key_schema = probe.select(keys).schema
+                looked_up = [f for f in files if f.entry.file.level > 0]  # level 0: unseen
+                for run in sorted_runs(ws, looked_up):
+                    run_cursors = [_KeyCursor(ws, f, key_schema, key_batch) for f in run]
+                    cursors.extend(run_cursors)
+                    runs.append(_RunCursor(run_cursors))
+            taken = np.zeros(rows.num_rows, dtype=bool) if spec.first_row else None
+            for c, found, positions in (m for r in runs for m in r.match(probe)):
+                if taken is None:
+                    c.hits |= bitmap_of(positions)
+                elif len(positions):
+                    # first-row: a key live in the bucket keeps its row; nothing is marked
+                    live = bitmap_of(positions) - c.deleted
+                    if live:
+                        alive = np.asarray(live.to_array(), dtype=np.int64)
+                        taken[found[np.isin(positions, alive)]] = True
+            if taken is not None and taken.any():
+                rows = rows.filter(pa.array(~taken))
+            if DELETE_FLAG in rows.column_names:  # MERGE: a deleted key is only marked
+                gone = pc.fill_null(rows[DELETE_FLAG], False)
+                rows = rows.filter(pc.invert(gone)).drop_columns([DELETE_FLAG])
+            if not spec.delete:
+                spool.add(rows)
+        for c in cursors:
+            c.close()
+        removed: list[ManifestEntry] = []
+        vectors: dict[str, bytes] = {}
+        dvs: dict[str, bytes | None] = {}
+        marked = 0
+        staying: list[BucketFile] = []
+        found_in = {c.file.entry.file.file_name: c.hits for c in cursors}
+        for f in files:
+            name = f.entry.file.file_name
+            old = olds[name]
+            hits = found_in.get(name, BitMap())
+            new = hits - old
+            if not new:
+                staying.append(f)
+                dvs[name] = f.deleted
+                continue
+            marked += len(new)
+            full = old | new
+            if len(full) >= f.entry.file.row_count:
+                removed.append(f.entry)  # nothing left: drop the file rather than a full DV
+                continue
+            data = serialize_bitmap(full)
+            vectors[name] = data
+            dvs[name] = data
             staying.append(f)
-            dvs[f.entry.file.file_name] = f.deleted
-            continue
-        # first-row: the rows left have keys no file holds, so there is nothing to mark
-        looked_up = keys.num_rows and not spec.first_row
-        hits = bitmap_of(_positions_of(ws, f, keys)) if looked_up else BitMap()
-        new = hits - old
-        if not new:
-            staying.append(f)
-            dvs[f.entry.file.file_name] = f.deleted
-            continue
-        marked += len(new)
-        full = old | new
-        if len(full) >= f.entry.file.row_count:
-            removed.append(f.entry)  # nothing left: drop the file rather than a full DV
-            continue
-        data = serialize_bitmap(full)
-        vectors[f.entry.file.file_name] = data
-        dvs[f.entry.file.file_name] = data
-        staying.append(f)
-    emptied = len(removed)
-    if spec.delete or rows.num_rows == 0:
-        return BucketWrite((), tuple(removed), vectors, marked, emptied)
-    first = ws.next_sequence.get((normalized, bucket), 0)
-    levels = {f.entry.file.level for f in staying}
-    versions: tuple[pa.Array, pa.Array] | None = None
-    out = rows
-    if not levels:
-        level = TOP_LEVEL
-    elif min(levels) > 1:
-        level = min(levels) - 1
-    else:
-        # level 1 taken (or level-0 files, written by others, to fold in): the new rows are
-        # the newest level-0 run, and universal compaction's forced level-0 pick says which
-        # runs they merge with and the level the merged run goes to (Paimon's lookup
-        # compaction); the runs left out keep their files and DVs
-        kinds = np.full(rows.num_rows, int(ws.value_kind), dtype=np.int8)
-        fresh = rows.append_column(
-            SEQUENCE_NUMBER,
-            pa.array(np.arange(first, first + rows.num_rows, dtype=np.int64)),
-        ).append_column(VALUE_KIND, pa.array(kinds))
-        picked, level = _pick_runs(ws, staying, rows)
-        parts = [read_versions(ws, f.path, dvs[f.entry.file.file_name]) for f in picked]
-        merged = latest_alive([*parts, fresh], layout.trimmed, first_row=spec.first_row)
+        emptied = len(removed)
+        if spec.delete or spool.rows == 0:
+            return BucketWrite((), tuple(removed), vectors, marked, emptied)
+        first = ws.next_sequence.get((normalized, bucket), 0)
+        levels = {f.entry.file.level for f in staying}
+        picked: list[BucketFile] = []
+        merge = bool(levels) and min(levels) <= 1
+        if not levels:
+            level = TOP_LEVEL
+        elif not merge:
+            level = min(levels) - 1
+        else:
+            # level 1 taken (or level-0 files, written by others, to fold in): the new rows
+            # are the newest level-0 run, and universal compaction's forced level-0 pick
+            # says which runs they merge with and the level the merged run goes to (Paimon's
+            # lookup compaction); the runs left out keep their files and DVs
+            picked, level = _pick_runs(ws, staying, spool.nbytes)
+        names = (f"data-{name_prefix}-{k}.parquet" for k in range(1 << 62))
+        writer = RollingWriter(
+            ws,
+            partition,
+            bucket,
+            total_buckets,
+            lambda: next(names),
+            kv=True,
+            level=level,
+            first_sequence=first,
+            clock=clock,
+        )
+        try:
+            if merge:
+                _merge_into(ws, writer, spool, picked, dvs, first, options, spec.first_row)
+            else:
+                for rows in spool:
+                    writer.write(rows)
+            added = writer.close()
+        except BaseException:
+            writer.abort()
+            raise
         gone = {f.entry.file.file_name for f in picked}
         removed.extend(f.entry for f in picked)
         # a file with a new DV that is compacted away takes its DV with it
         vectors = {n: v for n, v in vectors.items() if n not in gone}
-        out = merged.select(ws.schema.row_type.names)
-        versions = (
-            merged[SEQUENCE_NUMBER].combine_chunks(),
-            merged[VALUE_KIND].combine_chunks(),
-        )
-    added = _write_run(
-        ws, out, versions, partition, bucket, total_buckets, first, level, name_prefix
+        return BucketWrite(tuple(added), tuple(removed), vectors, marked, emptied)
+    finally:
+        for c in cursors:
+            c.close()
+        spool.close()
+        if own_dir is not None:
+            import shutil
+
+            shutil.rmtree(own_dir, ignore_errors=True)
+
+
+def _merge_into(
+    ws: WriteSpec,
+    writer: Any,
+    spool: _Spool,
+    picked: Sequence[BucketFile],
+    dvs: Mapping[str, bytes | None],
+    first: int,
+    options: BufferOptions,
+    first_row: bool,
+) -> None:
+    """The spooled new rows (the newest run, sequence numbers from ``first``) merged with
+    the live rows of the ``picked`` files, a batch of each at a time, into ``writer``."""
+    layout = schema_key_layout(ws.schema)
+    keys = list(layout.trimmed)
+    arrow = ws.schema.row_type.to_arrow()
+    common = pa.schema(
+        [
+            *(f.with_nullable(True) for f in arrow),
+            pa.field(SEQUENCE_NUMBER, pa.int64()),
+            pa.field(VALUE_KIND, pa.int8()),
+        ]
     )
-    return BucketWrite(tuple(added), tuple(removed), vectors, marked, emptied)
+    kind = int(ws.value_kind)
+
+    def fresh() -> Iterator[pa.Table]:
+        seq = first
+        for rows in spool:
+            n = rows.num_rows
+            out = rows.append_column(
+                SEQUENCE_NUMBER, pa.array(np.arange(seq, seq + n, dtype=np.int64))
+            ).append_column(VALUE_KIND, pa.array(np.full(n, kind, dtype=np.int8)))
+            seq += n
+            yield out.cast(common)
+
+    def conformed(source: Iterator[pa.Table]) -> Iterator[pa.Table]:
+        for t in source:
+            yield t.cast(common)
+
+    batch_rows = max(1024, options.read_batch_bytes // 64)
+
+    def run_versions(run: list[BucketFile]) -> Iterator[pa.Table]:
+        for f in run:  # one file of the sorted run open at a time
+            yield from conformed(iter_versions(ws, f.path, dvs[f.entry.file.file_name], batch_rows))
+
+    sources = [run_versions(run) for run in sorted_runs(ws, picked)]
+    sources.append(fresh())
+    names = ws.schema.row_type.names
+    for chunk in merge_sorted(sources, keys, SEQUENCE_NUMBER):
+        merged = latest_alive([chunk], keys, first_row=first_row)
+        if merged.num_rows:
+            writer.write(
+                merged.select(names),
+                (merged[SEQUENCE_NUMBER].combine_chunks(), merged[VALUE_KIND].combine_chunks()),
+            )
 
 
 def _pick_runs(
-    ws: WriteSpec, staying: Sequence[BucketFile], rows: pa.Table
+    ws: WriteSpec, staying: Sequence[BucketFile], nbytes: int
 ) -> tuple[list[BucketFile], int]:
     """The bucket's files the new rows merge with, and the output level: the new rows as
-    the newest level-0 run (Arrow bytes / 3 as its file size) before the bucket's runs,
-    :func:`~lakeskip.catalog.write.universal.force_pick_l0`."""
+    the newest level-0 run (their Arrow bytes / 3 as its file size) before the bucket's
+    runs, :func:`~lakeskip.catalog.write.universal.force_pick_l0`."""
     from lakeskip.catalog.write.universal import (
         Run,
         UniversalOptions,
@@ -362,52 +692,12 @@ def _pick_runs(
         force_pick_l0,
     )
 
-    new = Run(0, max(1, int(rows.nbytes / _MEMORY_RATIO)), ())
+    new = Run(0, max(1, int(nbytes / _MEMORY_RATIO)), ())
     runs = [new, *bucket_runs([f.entry for f in staying])]
     unit = force_pick_l0(runs, UniversalOptions.of(ws.schema.options), TOP_LEVEL + 1)
     assert unit is not None  # the new run is at level 0
     names = set(unit.files)
     return [f for f in staying if f.entry.file.file_name in names], unit.output_level
-
-
-def _write_run(
-    ws: WriteSpec,
-    rows: pa.Table,
-    versions: tuple[pa.Array, pa.Array] | None,
-    partition: tuple[Any, ...],
-    bucket: int,
-    total_buckets: int,
-    first: int,
-    level: int,
-    name_prefix: str,
-) -> list[ManifestEntry]:
-    """One sorted run: ``rows`` (sorted, unique keys) rolled at ``target-file-size`` into
-    files whose key ranges do not overlap."""
-    if rows.num_rows == 0:
-        return []
-    pieces = max(1, math.ceil(rows.nbytes / (ws.target_file_size * _MEMORY_RATIO)))
-    step = math.ceil(rows.num_rows / pieces)
-    out = []
-    for k, start in enumerate(range(0, rows.num_rows, step)):
-        chunk = rows.slice(start, step)
-        out.append(
-            write_kv_data_file(
-                ws,
-                chunk,
-                partition,
-                f"data-{name_prefix}-{k}.parquet",
-                bucket,
-                total_buckets,
-                first + start,
-                versions=(
-                    (versions[0].slice(start, step), versions[1].slice(start, step))
-                    if versions is not None
-                    else None
-                ),
-                level=level,
-            )
-        )
-    return out
 
 
 def pk_dv_spec(
@@ -475,9 +765,10 @@ def dv_update(spec: PkDvSpec, changes: Sequence[BucketWrite]) -> DeletionVectorU
 
 
 class PkDvWriter(DataWriter):
-    """A task's writer for a DV primary-key table: buffers every row of each of its buckets
-    (a bucket's new rows must become one sorted run), then writes each bucket as
-    :func:`write_bucket` says. ``close`` returns ADD entries; :attr:`changes` has the rest."""
+    """A task's writer for a DV primary-key table: every row of each of its buckets goes to
+    the task's sort buffer (spilling sorted runs past ``write-buffer-size``; a bucket's new
+    rows must become one sorted run), then each bucket is streamed as :func:`write_bucket`
+    says. ``close`` returns ADD entries; :attr:`changes` has the rest."""
 
     def __init__(self, spec: PkDvSpec, file_prefix: str | None = None) -> None:
         super().__init__(spec.write, file_prefix)
@@ -512,23 +803,19 @@ class PkDvWriter(DataWriter):
         try:
             for partition, bucket in sorted(self.sort.bucket_keys(), key=repr):
                 normalized = normalize_partition(self.spec.schema, partition)
-                # whole keys in arrival order: each chunk deduplicated as write_bucket
-                # deduplicates (which then finds nothing more to drop), so the bucket's
-                # unique new rows are held, not every row the task received
-                keys = schema_key_layout(self.spec.schema).trimmed
-                dedupe = _dedupe_first if self.dv_spec.first_row else dedupe_latest
-                chunks = [
-                    dedupe(c.drop_columns([ARRIVAL]), keys)
-                    for c in self.sort.drain((partition, bucket))
-                ]
+                # whole keys in arrival order (spilled runs merged back), streamed
+                chunks = (c.drop_columns([ARRIVAL]) for c in self.sort.drain((partition, bucket)))
                 result = write_bucket(
                     self.dv_spec,
                     partition,
                     normalized,
                     bucket,
                     self.total_buckets,
-                    pa.concat_tables(chunks),
+                    chunks,
                     self._next_name().removesuffix(".parquet").removeprefix("data-"),
+                    buffer=self.sort.options,
+                    spill=self.sort.spill_path,
+                    clock=self._clock,
                 )
                 self.changes.append(result)
                 self.written.extend(result.added)

@@ -194,6 +194,11 @@ class SortBuffer:
         self._runs += 1
         return path
 
+    def spill_path(self) -> str:
+        """A new file path in this buffer's temp dir (removed with it at :meth:`close`), for
+        callers that spill their own streams beside the sort runs."""
+        return self._new_run_path()
+
     def _spill_largest(self) -> bool:
         key = self._largest()
         if key is None:
