@@ -522,34 +522,28 @@ class RollingWriter:
                 self.spec.file_io.write_bytes(f"{f.directory}/{index_name}", built.external)
                 extra_files = [index_name]
                 t = self.clock.add("index_io", t)
-        if self.layout is None:
-            meta = make_data_file_meta(
-                file_name=f.name,
-                file_size=file_size,
-                row_count=f.rows,
-                stats=stats,
-                stats_cols=stats_cols,
-                schema_id=self.spec.schema.id,
-                embedded_index=embedded,
-                extra_files=extra_files,
-                level=self.level,
-            )
-        else:
+        kv: dict[str, Any] = {}  # a key-value file's source and sequence numbers
+        if self.layout is not None:
             assert f.key_stats is not None and f.min_sequence is not None
-            meta = make_data_file_meta(
-                file_name=f.name,
-                file_size=file_size,
-                row_count=f.rows,
-                stats=stats,
-                stats_cols=stats_cols,
-                schema_id=self.spec.schema.id,
-                embedded_index=embedded,
-                extra_files=extra_files,
-                level=self.level,
-                file_source=FileSource.COMPACT if self.level > 0 else FileSource.APPEND,
-                min_sequence_number=f.min_sequence,
-                max_sequence_number=f.max_sequence,
-            )
+            kv = {
+                "file_source": FileSource.COMPACT if self.level > 0 else FileSource.APPEND,
+                "min_sequence_number": f.min_sequence,
+                "max_sequence_number": f.max_sequence,
+            }
+        meta = make_data_file_meta(
+            file_name=f.name,
+            file_size=file_size,
+            row_count=f.rows,
+            stats=stats,
+            stats_cols=stats_cols,
+            schema_id=self.spec.schema.id,
+            embedded_index=embedded,
+            extra_files=extra_files,
+            level=self.level,
+            **kv,
+        )
+        if self.layout is not None:
+            assert f.key_stats is not None
             meta = dataclasses.replace(
                 meta,
                 min_key=serialize_row(f.first_key or [], self.layout.types),
