@@ -3,17 +3,20 @@ setup the catalog, planner and interop tests share."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import pyarrow as pa
 
 from lakeskip.catalog.format.manifest import ManifestEntry
+from lakeskip.catalog.format.snapshot import CommitKind
 from lakeskip.catalog.pk.primary_key import RowKind
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.catalog.write.data_writer import DataWriter, WriteSpec, next_sequences
+from lakeskip.catalog.write.pk_dv_write import PkDvSpec, PkDvWriter, dv_update, pk_dv_spec
 from lakeskip.types import RowType
 
-__all__ = ["pk_write_spec", "write_pk"]
+__all__ = ["commit_pk_dv", "pk_write_spec", "write_pk", "write_pk_dv"]
 
 
 def pk_write_spec(table: FileStoreTable, kind: RowKind = RowKind.INSERT) -> WriteSpec:
@@ -50,3 +53,37 @@ def write_pk(
     entries = writer.write_batches([data])
     table.commit(entries)
     return entries
+
+
+def commit_pk_dv(
+    table: FileStoreTable, spec: PkDvSpec, writer: PkDvWriter, added: list[ManifestEntry]
+) -> None:
+    """Commit what a :class:`PkDvWriter` wrote, as the Spark write does: its new files, the
+    files it emptied and the deletion vectors it set (nothing when it changed nothing)."""
+    removed = [e for c in writer.changes for e in c.removed]
+    update = dv_update(spec, writer.changes)
+    if added or removed or update is not None:
+        table.commit(
+            added,
+            deleted=removed,
+            kind=CommitKind.OVERWRITE,
+            overwrite_partitions=[],
+            deletion_vectors=update,
+        )
+
+
+def write_pk_dv(
+    table: FileStoreTable,
+    batches: Iterable[pa.Table],
+    kind: RowKind = RowKind.INSERT,
+    *,
+    mixed: bool = False,
+    prefix: str | None = None,
+) -> PkDvWriter:
+    """Write ``batches`` to a deletion-vector (or first-row) primary-key table by
+    :class:`PkDvWriter` as versions of ``kind`` (``mixed``: MERGE rows with the delete flag)
+    and commit them; returns the writer."""
+    spec = pk_dv_spec(table, pk_write_spec(table, kind), fresh=False, mixed=mixed)
+    writer = PkDvWriter(spec, file_prefix=prefix)
+    commit_pk_dv(table, spec, writer, writer.write_batches(batches))
+    return writer

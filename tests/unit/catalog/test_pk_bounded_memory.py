@@ -20,13 +20,10 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+from tests.pk_tables import write_pk_dv
 
 from lakeskip.catalog.catalog import Catalog
-from lakeskip.catalog.format.snapshot import CommitKind
-from lakeskip.catalog.pk.primary_key import RowKind
 from lakeskip.catalog.table import FileStoreTable
-from lakeskip.catalog.write.data_writer import WriteSpec, next_sequences
-from lakeskip.catalog.write.pk_dv_write import PkDvWriter, dv_update, pk_dv_spec
 from lakeskip.types import BIGINT, STRING, RowType
 
 ROW = RowType.of(("k", BIGINT), ("v", STRING))
@@ -44,29 +41,8 @@ def _batches(keys: range, tag: str) -> Iterator[pa.Table]:
 
 
 def _write(table: FileStoreTable, batches: Iterator[pa.Table]) -> dict[str, int]:
-    table = table.refresh()
-    live = table.scan_files() if table.latest_snapshot() else []
-    spec = pk_dv_spec(
-        table,
-        WriteSpec(
-            file_io=table.file_io,
-            table_path=table.path,
-            schema=table.schema,
-            value_kind=RowKind.INSERT,
-            next_sequence=next_sequences(table.schema, live),
-        ),
-        fresh=False,
-    )
-    writer = PkDvWriter(spec)
-    added = writer.write_batches(batches)
-    table.commit(
-        added,
-        deleted=[e for c in writer.changes for e in c.removed],
-        kind=CommitKind.OVERWRITE,
-        overwrite_partitions=[],
-        deletion_vectors=dv_update(spec, writer.changes),
-    )
-    return {"files": len(added)}
+    writer = write_pk_dv(table.refresh(), batches)
+    return {"files": len(writer.written)}
 
 
 def _statements(rows: int) -> list[tuple[range, str]]:

@@ -16,13 +16,12 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.pk_tables import write_pk_dv
 
 from lakeskip.catalog.catalog import Catalog
-from lakeskip.catalog.format.snapshot import CommitKind
 from lakeskip.catalog.pk.primary_key import RowKind
 from lakeskip.catalog.table import FileStoreTable
-from lakeskip.catalog.write.data_writer import WriteSpec, next_sequences
-from lakeskip.catalog.write.pk_dv_write import DELETE_FLAG, PkDvWriter, dv_update, pk_dv_spec
+from lakeskip.catalog.write.pk_dv_write import DELETE_FLAG, PkDvWriter
 from lakeskip.types import INT, STRING, RowType
 
 ROW = RowType.of(("k", INT), ("v", STRING))
@@ -47,21 +46,7 @@ def _write(
     table: FileStoreTable, kind: str, rows: list[tuple[int, str, bool]], parts: int
 ) -> PkDvWriter:
     table = table.refresh()
-    live = table.scan_files() if table.latest_snapshot() else []
     value_kind = RowKind.DELETE if kind == "delete" else RowKind.INSERT
-    spec = pk_dv_spec(
-        table,
-        WriteSpec(
-            file_io=table.file_io,
-            table_path=table.path,
-            schema=table.schema,
-            value_kind=value_kind,
-            next_sequence=next_sequences(table.schema, live),
-        ),
-        fresh=False,
-        mixed=kind == "merge",
-    )
-    writer = PkDvWriter(spec)
     columns: dict[str, Any] = {"k": [r[0] for r in rows], "v": [r[1] for r in rows]}
     schema = ROW.to_arrow()
     if kind == "merge":
@@ -69,17 +54,8 @@ def _write(
         schema = schema.append(pa.field(DELETE_FLAG, pa.bool_()))
     data = pa.table(columns, schema=schema)
     step = -(-len(rows) // parts)
-    added = writer.write_batches([data.slice(i, step) for i in range(0, len(rows), step)])
-    removed = [e for c in writer.changes for e in c.removed]
-    update = dv_update(spec, writer.changes)
-    if added or removed or update is not None:
-        table.commit(
-            added,
-            deleted=removed,
-            kind=CommitKind.OVERWRITE,
-            overwrite_partitions=[],
-            deletion_vectors=update,
-        )
+    batches = [data.slice(i, step) for i in range(0, len(rows), step)]
+    writer = write_pk_dv(table, batches, value_kind, mixed=kind == "merge")
     return writer
 
 

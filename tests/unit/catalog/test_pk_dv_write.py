@@ -10,14 +10,13 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from tests.pk_tables import pk_write_spec
+from tests.pk_tables import commit_pk_dv, pk_write_spec
 
 from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.format.manifest import ManifestEntry
-from lakeskip.catalog.format.snapshot import CommitKind
 from lakeskip.catalog.pk.primary_key import TOP_LEVEL, RowKind
 from lakeskip.catalog.table import FileStoreTable
-from lakeskip.catalog.write.pk_dv_write import PkDvSpec, PkDvWriter, dv_update, pk_dv_spec
+from lakeskip.catalog.write.pk_dv_write import PkDvSpec, PkDvWriter, pk_dv_spec
 from lakeskip.errors import CommitConflictError
 from lakeskip.types import INT, STRING, RowType
 
@@ -44,16 +43,7 @@ def _prepare(
 
 
 def _commit(table: FileStoreTable, prepared: tuple[PkDvSpec, PkDvWriter, list[Any]]) -> None:
-    spec, writer, added = prepared
-    update = dv_update(spec, writer.changes)
-    removed = [e for c in writer.changes for e in c.removed]
-    table.commit(
-        added,
-        deleted=removed,
-        kind=CommitKind.OVERWRITE,
-        overwrite_partitions=[],
-        deletion_vectors=update,
-    )
+    commit_pk_dv(table, *prepared)
 
 
 def _live(table: FileStoreTable) -> dict[int, str]:

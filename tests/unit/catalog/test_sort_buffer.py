@@ -12,16 +12,15 @@ from typing import Any
 import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.pk_tables import pk_write_spec
+from tests.pk_tables import pk_write_spec, write_pk_dv
 
 from lakeskip.catalog.catalog import Catalog
-from lakeskip.catalog.format.snapshot import CommitKind
 from lakeskip.catalog.kind import PkRaw
 from lakeskip.catalog.pk.merge_engine import MergeEngine
 from lakeskip.catalog.pk.primary_key import SEQUENCE_NUMBER, VALUE_KIND, RowKind
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.catalog.write.data_writer import DataWriter, WriteSpec
-from lakeskip.catalog.write.pk_dv_write import PkDvWriter, dv_update, pk_dv_spec, read_versions
+from lakeskip.catalog.write.pk_dv_write import read_versions
 from lakeskip.catalog.write.sort_buffer import ARRIVAL, BufferOptions, SortBuffer, merge_sorted
 from lakeskip.types import BIGINT, INT, STRING, RowType
 
@@ -102,21 +101,10 @@ def _rows(seed: int, n: int, keys: int) -> list[dict[str, Any]]:
 def _write(
     table: FileStoreTable, batches: list[list[dict[str, Any]]], kind: RowKind = RowKind.INSERT
 ) -> DataWriter:
-    spec = pk_write_spec(table, kind)
     data = [pa.Table.from_pylist(b, schema=ROW.to_arrow()) for b in batches]
     if isinstance(table.kind, PkRaw):
-        dv_spec = pk_dv_spec(table, spec, fresh=False)
-        dv = PkDvWriter(dv_spec)
-        added = dv.write_batches(data)
-        table.commit(
-            added,
-            deleted=[e for c in dv.changes for e in c.removed],
-            kind=CommitKind.OVERWRITE,
-            overwrite_partitions=[],
-            deletion_vectors=dv_update(dv_spec, dv.changes),
-        )
-        return dv
-    writer = DataWriter(spec)
+        return write_pk_dv(table, data, kind)
+    writer = DataWriter(pk_write_spec(table, kind))
     table.commit(writer.write_batches(data))
     return writer
 

@@ -19,14 +19,13 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.pk_tables import pk_write_spec, write_pk
+from tests.pk_tables import write_pk, write_pk_dv
 from tests.unit.expressions.strategies import predicates
 from tests.unit.planner.pk_versions import draw_rows
 
 from lakeskip import expressions as E
 from lakeskip import types as T
 from lakeskip.catalog.catalog import Catalog
-from lakeskip.catalog.format.snapshot import CommitKind
 from lakeskip.catalog.pk.primary_key import SEQUENCE_NUMBER, VALUE_KIND, RowKind
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.planner.scan import ScanPlanner
@@ -125,7 +124,6 @@ def test_deletion_vector_pruning_never_changes_the_rows(
     their DVs equal a "latest row per key" model kept here in Python, and a plan's kept
     files, read the same way and filtered, equal the model filtered (per-file pruning by
     value stats and indexes must never drop a live row)."""
-    from lakeskip.catalog.write.pk_dv_write import PkDvWriter, dv_update, pk_dv_spec
 
     tmp: Path = tmp_path_factory.mktemp("nwpkdv")
     cat = Catalog(str(tmp / "wh"))
@@ -143,19 +141,7 @@ def test_deletion_vector_pruning_never_changes_the_rows(
             st.sampled_from([RowKind.INSERT, RowKind.INSERT, RowKind.UPDATE_AFTER, RowKind.DELETE])
         )
         table = table.refresh()
-        spec = pk_dv_spec(table, pk_write_spec(table, kind), fresh=False)
-        writer = PkDvWriter(spec, file_prefix=f"w{w}")
-        added = writer.write_batches([pa.table(rows, schema=ROW_TYPE.to_arrow())])
-        removed = [e for c in writer.changes for e in c.removed]
-        update = dv_update(spec, writer.changes)
-        if added or removed or update is not None:
-            table.commit(
-                added,
-                deleted=removed,
-                kind=CommitKind.OVERWRITE,
-                overwrite_partitions=[],
-                deletion_vectors=update,
-            )
+        write_pk_dv(table, [pa.table(rows, schema=ROW_TYPE.to_arrow())], kind, prefix=f"w{w}")
         for r in pa.table(rows).to_pylist():
             key = (r["p"], r["k"])
             if kind is RowKind.DELETE:
