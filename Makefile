@@ -46,13 +46,14 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 
-# the never-wrong differentials at $(LAKESKIP_FUZZ_EXAMPLES) examples (default 2000), then the
-# randomized Spark tests (marker fuzz) at their fuzz counts (tests/examples.py)
+# the never-wrong differentials at $(LAKESKIP_FUZZ_EXAMPLES) examples (default 2000) and the
+# slow bounded-memory probes, then the randomized Spark tests (marker fuzz) at their fuzz
+# counts (tests/examples.py)
 fuzz: $(STAMP) check-java
 	@start=$$(date +%s); \
 	LAKESKIP_HYPOTHESIS_PROFILE=fuzz LAKESKIP_NEVER_WRONG_EXAMPLES=$${LAKESKIP_FUZZ_EXAMPLES:-2000} \
 	  $(PY) -m pytest -q tests/unit/planner/test_never_wrong.py tests/unit/planner/test_bucket_pruning.py \
-	  tests/unit/index/test_index_oracle.py && \
+	  tests/unit/index/test_index_oracle.py tests/unit/catalog/write/test_pk_bounded_memory.py && \
 	LAKESKIP_HYPOTHESIS_PROFILE=fuzz $(PY) -m pytest -q -m "fuzz and not interop" tests/spark; rc=$$?; \
 	echo "make fuzz took $$(( $$(date +%s) - start )) s"; exit $$rc
 
