@@ -28,11 +28,17 @@ check-java:
 demo: $(RUN_STAMP) check-java
 	$(VENV)/bin/lakeskip demo
 
+# unit + Spark + front-end tests (about 11 min on 2 quiet cores; README, Development)
 test: $(STAMP) check-java
-	$(PY) -m pytest -q -m "not slow and not interop" --cov --cov-report=term
+	@start=$$(date +%s); \
+	$(PY) -m pytest -q -m "not slow and not interop" --cov --cov-report=term; rc=$$?; \
+	echo "make test took $$(( $$(date +%s) - start )) s"; exit $$rc
 
+# no Spark session and no server: the pure-Python tests
 test-unit: $(STAMP)
-	$(PY) -m pytest -q -m "not slow and not interop and not spark"
+	@start=$$(date +%s); \
+	$(PY) -m pytest -q -m "not slow and not interop and not spark and not frontends"; rc=$$?; \
+	echo "make test-unit took $$(( $$(date +%s) - start )) s"; exit $$rc
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests bench
@@ -40,10 +46,16 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 
-fuzz: $(STAMP)
+# the never-wrong differentials at $(LAKESKIP_FUZZ_EXAMPLES) examples (default 2000) and the
+# slow bounded-memory probes, then the randomized Spark tests (marker fuzz) at their fuzz
+# counts (tests/examples.py)
+fuzz: $(STAMP) check-java
+	@start=$$(date +%s); \
 	LAKESKIP_HYPOTHESIS_PROFILE=fuzz LAKESKIP_NEVER_WRONG_EXAMPLES=$${LAKESKIP_FUZZ_EXAMPLES:-2000} \
 	  $(PY) -m pytest -q tests/unit/planner/test_never_wrong.py tests/unit/planner/test_bucket_pruning.py \
-	  tests/unit/index/test_index_oracle.py
+	  tests/unit/index/test_index_oracle.py tests/unit/catalog/write/test_pk_bounded_memory.py && \
+	LAKESKIP_HYPOTHESIS_PROFILE=fuzz $(PY) -m pytest -q -m "fuzz and not interop" tests/spark; rc=$$?; \
+	echo "make fuzz took $$(( $$(date +%s) - start )) s"; exit $$rc
 
 test-interop: $(STAMP) check-java
 	$(PY) -m pytest -q -m interop
