@@ -20,7 +20,7 @@ Java's twin is ``Protocol.java``, generated from this module
 file differs, or when another Java file spells an operation or key as a literal. Changing an
 operation's JSON means: change its type here, regenerate, bump :data:`PROTOCOL`.
 
->>> req = decode(TableRequest, {"protocol": 1, "tag": "q1", "catalog": "lake",
+>>> req = decode(TableRequest, {"protocol": 2, "tag": "q1", "catalog": "lake",
 ...                             "namespace": ["db"], "name": "t"})
 >>> req.namespace, req.name
 (('db',), 't')
@@ -64,6 +64,7 @@ __all__ = [
     "OpSpec",
     "PredicateKey",
     "PredicateOp",
+    "TableKindTag",
     "TableProperty",
     "decode",
     "decode_reply",
@@ -76,7 +77,7 @@ __all__ = [
 
 #: Version of the JSON protocol: Java sends it with every callback and returns it on
 #: registration; a mismatch is "rebuild the jar". Bump it when an operation's JSON changes.
-PROTOCOL = 1
+PROTOCOL = 2
 
 #: Spark local property correlating callbacks with the Python thread that ran the query
 #: (callbacks run on py4j's threads): pruning reports and errors are filed under it.
@@ -95,6 +96,20 @@ class TableProperty(StrEnum):
     #: DESCRIBE EXTENDED's line when the table state cannot be had
     STATE = "lakeskip.state"
     SYSTEM_TABLE = "system-table"
+
+
+class TableKindTag(StrEnum):
+    """A table's kind (:data:`lakeskip.catalog.kind.TableKind`) on the wire: how its rows live
+    in its files. Java switches on it (``LakeTable``) instead of re-deriving it."""
+
+    #: every row of every file
+    APPEND = "append"
+    #: the rows of the files minus their deletion vectors
+    APPEND_DV = "append-dv"
+    #: versions of keys, merged when read (``LakePkScan``)
+    PK_MERGE = "pk-merge"
+    #: one live version per key in the files above level 0, read minus their DVs
+    PK_RAW = "pk-raw"
 
 
 class Op(StrEnum):
@@ -498,6 +513,8 @@ class TableDescription:
     #: Spark DDL of the columns
     schema: str
     partition_keys: tuple[str, ...]
+    #: how its rows live in its files
+    kind: TableKindTag
     #: the key Java merges by (``LakePkScan``): a primary-key table read by merge, its key
     #: minus its partition columns; empty for any other table
     trimmed_keys: tuple[str, ...]

@@ -10,7 +10,7 @@ public final class Protocol {
   private Protocol() {}
 
   /** Version of the JSON protocol; Python checks it on every callback. */
-  public static final int VERSION = 1;
+  public static final int VERSION = 2;
 
   /** Spark local property correlating callbacks with the query's Python thread. */
   public static final String TAG_PROPERTY = "lakeskip.query.tag";
@@ -212,6 +212,31 @@ public final class Protocol {
     public static final String PROVIDER = "provider";
     public static final String STATE = "lakeskip.state";
     public static final String SYSTEM_TABLE = "system-table";
+  }
+
+  /** A table's kind: how its rows live in its files. */
+  public enum TableKindTag {
+    APPEND("append"),
+    APPEND_DV("append-dv"),
+    PK_MERGE("pk-merge"),
+    PK_RAW("pk-raw");
+
+    /** The value on the wire. */
+    public final String wire;
+
+    TableKindTag(String wire) {
+      this.wire = wire;
+    }
+
+    /** The constant of a wire value (IllegalArgumentException for another). */
+    public static TableKindTag of(String wire) {
+      for (TableKindTag v : values()) {
+        if (v.wire.equals(wire)) {
+          return v;
+        }
+      }
+      throw new IllegalArgumentException("unknown TableKindTag: " + wire);
+    }
   }
 
   /** The keys of a predicate tree's nodes. */

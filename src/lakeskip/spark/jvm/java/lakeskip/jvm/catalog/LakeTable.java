@@ -12,6 +12,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import lakeskip.jvm.bridge.Bridge;
 import lakeskip.jvm.bridge.Protocol.Key;
 import lakeskip.jvm.bridge.Protocol.Op;
+import lakeskip.jvm.bridge.Protocol.TableKindTag;
 import lakeskip.jvm.bridge.Protocol.TableProperty;
 import lakeskip.jvm.cache.ScanCache;
 import lakeskip.jvm.read.LakeAuditScan;
@@ -36,7 +37,9 @@ public class LakeTable implements SupportsRead, SupportsWrite {
   public final Identifier ident;
   public final StructType schema;
   public final List<String> partitionKeys = new ArrayList<>();
-  /** A primary-key table's key minus its partition columns (empty: an append table). */
+  /** How its rows live in its files (Python's {@code lakeskip.catalog.kind.TableKind}). */
+  public final TableKindTag kind;
+  /** The key a merge-on-read table merges by: its key minus its partition columns. */
   public final List<String> trimmedKeys = new ArrayList<>();
   final Map<String, String> properties = new HashMap<>();
   public final Long snapshotId;
@@ -55,6 +58,7 @@ public class LakeTable implements SupportsRead, SupportsWrite {
     for (JsonNode k : desc.path(Key.PARTITION_KEYS)) {
       partitionKeys.add(k.asText());
     }
+    this.kind = TableKindTag.of(desc.path(Key.KIND).asText());
     for (JsonNode k : desc.path(Key.TRIMMED_KEYS)) {
       trimmedKeys.add(k.asText());
     }
@@ -105,15 +109,22 @@ public class LakeTable implements SupportsRead, SupportsWrite {
 
   /**
    * Read by merging the versions of each key ({@code LakePkScan}, by {@link #trimmedKeys});
-   * false: read as its files are, minus their deletion vectors.
+   * false: read as its files are, minus their deletion vectors. {@code t$read_optimized}
+   * reads the files of a merge-on-read table without a merge, as Paimon does.
    */
   public boolean readByMerge() {
-    return !trimmedKeys.isEmpty();
+    return switch (kind) {
+      case PK_MERGE -> !"read_optimized".equals(system);
+      case APPEND, APPEND_DV, PK_RAW -> false;
+    };
   }
 
   /** A primary-key table (its files are key-value files with {@code _VALUE_KIND}). */
   public boolean primaryKey() {
-    return properties.containsKey(TableProperty.PRIMARY_KEY);
+    return switch (kind) {
+      case PK_MERGE, PK_RAW -> true;
+      case APPEND, APPEND_DV -> false;
+    };
   }
 
   public StructType partitionSchema() {
