@@ -7,7 +7,7 @@ RUN_STAMP := $(VENV)/.installed-run
 STAMP     := $(VENV)/.installed
 SMOKE_VENV ?= build/smoke-venv
 
-.PHONY: demo test test-unit test-spark lint fuzz bench bench-range bench-index bench-kinds bench-clustered bench-zorder bench-merge bench-frontends test-interop test-interop-java check-java smoke clean
+.PHONY: demo test test-unit test-spark lint fuzz bench bench-range bench-index bench-kinds bench-clustered bench-zorder bench-merge bench-frontends test-interop test-interop-java test-s3 check-java smoke clean
 
 $(RUN_STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "lakeskip needs Python >= 3.11")'
@@ -29,10 +29,10 @@ demo: $(RUN_STAMP) check-java
 	$(VENV)/bin/lakeskip demo
 
 test: $(STAMP) check-java
-	$(PY) -m pytest -q -m "not slow and not interop" --cov --cov-report=term
+	$(PY) -m pytest -q -m "not slow and not interop and not s3" --cov --cov-report=term
 
 test-unit: $(STAMP)
-	$(PY) -m pytest -q -m "not slow and not interop and not spark"
+	$(PY) -m pytest -q -m "not slow and not interop and not spark and not s3"
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests bench
@@ -45,13 +45,22 @@ fuzz: $(STAMP)
 	  $(PY) -m pytest -q tests/unit/planner/test_never_wrong.py tests/unit/planner/test_bucket_pruning.py \
 	  tests/unit/index/test_index_oracle.py
 
+# Paimon 0.9.0 (pypaimon 0.2.0's sdist from PyPI) and the newest Paimon, 2.0.0 (Maven Central,
+# fetched once with mvn into ~/.m2), and pypaimon 2.1
 test-interop: $(STAMP) check-java
 	$(PY) -m pytest -q -m interop
 
-# Apache Paimon 0.9.0's Java classes only (needs javac; downloads pypaimon==0.2.0's sdist from
-# PyPI once into .interop-cache/ or $$LAKESKIP_INTEROP_CACHE); about 40 s with a warm cache
+# spark.sql on a warehouse in moto's S3 through hadoop-aws (its own pytest process: its own Spark
+# session with the S3A jars, fetched once with mvn into ~/.m2: hadoop-aws + the 690 MB AWS SDK bundle)
+test-s3: $(STAMP) check-java
+	$(PY) -m pytest -q -m s3 tests/s3
+
+# Apache Paimon's Java classes only, 0.9.0 and 2.0.0 (needs javac; downloads pypaimon==0.2.0's
+# sdist from PyPI once into .interop-cache/ or $$LAKESKIP_INTEROP_CACHE, and paimon-flink-2.0:2.0.0
+# with mvn into ~/.m2)
 test-interop-java: $(STAMP) check-java
-	$(PY) -m pytest -q -m interop tests/interop/test_paimon_java.py tests/interop/test_paimon_java_buckets.py
+	$(PY) -m pytest -q -m interop tests/interop/test_paimon_java.py tests/interop/test_paimon_java_buckets.py \
+	  tests/interop/test_paimon_newest.py
 
 bench: $(STAMP) check-java
 	$(PY) -c 'import matplotlib, deltalake' 2>/dev/null || $(PY) -m pip install --quiet -e '.[bench]'
