@@ -13,7 +13,7 @@ keep whole (an unsupported clause) raises its typed error instead of Spark's syn
 ...                   ["lakeskip"], current_catalog="lakeskip")
 "CREATE TABLE t (`id` INT) TBLPROPERTIES ('a' = 'b', 'primary-key' = 'id')"
 >>> rewrite_for_spark("CALL sys.compact(table => 'db.t')", ["lakeskip"])
-"CALL lakeskip.sys.compact(table => 'db.t')"
+"CALL `lakeskip`.sys.compact(table => 'db.t')"
 >>> rewrite_for_spark("CREATE TABLE lake2.db.t (id INT) WITH ('a'='b')", ["lakeskip", "lake2"])
 "CREATE TABLE lake2.db.t (`id` INT) TBLPROPERTIES ('a' = 'b')"
 >>> rewrite_for_spark("SELEC 1", ["lakeskip"]) is None
@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from pyspark.sql import SparkSession
 
@@ -39,16 +38,6 @@ _CATALOG_CLASSES = ("lakeskip.jvm.LakeCatalog", "lakeskip.jvm.LakeSessionCatalog
 
 def _quote(text: str) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
-def _literal(v: Any) -> str:
-    if v is None:
-        return "NULL"
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (int, float)):
-        return repr(v)
-    return _quote(str(v))
 
 
 def _target(s: CreateTable, catalogs: Sequence[str], current: str | None) -> tuple[str, str]:
@@ -133,11 +122,11 @@ def create_table_sql(s: CreateTable, catalogs: Sequence[str], current: str | Non
 
 
 def _call(s: Call, catalog: str) -> str | None:
-    if catalog == "spark_catalog" or not s.procedure.lower().startswith("sys."):
-        return None  # already routable as written
-    args = [_literal(a) for a in s.args]
-    args += [f"{k} => {_literal(v)}" for k, v in s.kwargs.items()]
-    return f"CALL {catalog}.{s.procedure}({', '.join(args)})"
+    if s.catalog is not None or catalog == "spark_catalog":
+        return None  # already routable as written (CALL lk2.sys.x goes to lk2)
+    if not s.procedure.lower().startswith("sys."):
+        return None
+    return s.spark_sql(catalog)
 
 
 _CREATE_TABLE = re.compile(r"(?is)^\s*CREATE\s+(?:OR\s+REPLACE\s+)?TABLE\b")
@@ -169,5 +158,8 @@ def rewrite_for_spark(
     if isinstance(s, CreateTable):
         return create_table_sql(s, catalogs, current_catalog)
     if isinstance(s, Call):
+        # CALL sys.x runs in the current catalog when it is a lakeskip one (as Paimon's)
+        if current_catalog is not None and current_catalog in catalogs:
+            return _call(s, current_catalog)
         return _call(s, "lakeskip" if "lakeskip" in catalogs else catalogs[0])
     return None
