@@ -27,11 +27,12 @@ from collections.abc import Iterable, Sequence
 
 from pyspark.sql import SparkSession
 
+from lakeskip.catalog.format.schema import TableSchema
 from lakeskip.catalog.pk.primary_key import PRIMARY_KEY_OPTION
 from lakeskip.errors import InvalidArgumentError, LakeskipError, SqlParseError
 from lakeskip.sql.statements import Call, CreateTable, parse_statements
 
-__all__ = ["create_table_sql", "lakeskip_catalogs", "rewrite_for_spark"]
+__all__ = ["create_table_sql", "lakeskip_catalogs", "rewrite_for_spark", "show_create_sql"]
 
 _CATALOG_CLASSES = ("lakeskip.jvm.LakeCatalog", "lakeskip.jvm.LakeSessionCatalog")
 
@@ -119,6 +120,42 @@ def create_table_sql(s: CreateTable, catalogs: Sequence[str], current: str | Non
     if s.as_select:
         parts.append(f"AS {s.as_select}")
     return " ".join(parts)
+
+
+def show_create_sql(name: Sequence[str], schema: TableSchema) -> str:
+    """Spark SQL that recreates a table with ``schema`` as ``name`` (catalog, database,
+    table) through plain ``spark.sql``: columns with NOT NULL and comments, the primary key
+    as Paimon's ``primary-key`` option, partitioning, the table comment and its options.
+
+    >>> from lakeskip.types import Field, RowType, parse_sql_type
+    >>> cols = RowType((Field(0, "id", parse_sql_type("BIGINT NOT NULL")),
+    ...                 Field(1, "dt", parse_sql_type("STRING"))))
+    >>> print(show_create_sql(["lakeskip", "db", "t"], TableSchema.create(
+    ...     0, cols, ["dt"], {"bucket": "2"}, None, primary_keys=["id", "dt"])))
+    CREATE TABLE `lakeskip`.`db`.`t` (
+      `id` BIGINT NOT NULL,
+      `dt` STRING)
+    USING lakeskip
+    PARTITIONED BY (`dt`)
+    TBLPROPERTIES (
+      'bucket' = '2',
+      'primary-key' = 'id,dt')
+    """
+    quoted = ".".join("`" + part.replace("`", "``") + "`" for part in name)
+    columns = ",\n".join(f"  {f.spark_ddl()}" for f in schema.fields)
+    text = f"CREATE TABLE {quoted} (\n{columns})\nUSING lakeskip"
+    if schema.partition_keys:
+        keys = ", ".join("`" + k.replace("`", "``") + "`" for k in schema.partition_keys)
+        text += f"\nPARTITIONED BY ({keys})"
+    if schema.comment:
+        text += f"\nCOMMENT {_quote(schema.comment)}"
+    options = dict(schema.options)
+    if schema.primary_keys:
+        options[PRIMARY_KEY_OPTION] = ",".join(schema.primary_keys)
+    if options:
+        props = ",\n".join(f"  {_quote(k)} = {_quote(v)}" for k, v in sorted(options.items()))
+        text += f"\nTBLPROPERTIES (\n{props})"
+    return text
 
 
 def _call(s: Call, catalog: str) -> str | None:
