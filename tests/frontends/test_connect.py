@@ -85,6 +85,19 @@ def test_sql_dataframes_writes_and_call(remote) -> None:  # type: ignore[no-unty
     assert spark.table("lakeskip.default.c").count() == 2
 
 
+def test_pruning_reports_on_connect_says_what_works_there(remote) -> None:  # type: ignore[no-untyped-def]
+    import lakeskip.spark
+    from lakeskip.errors import UnsupportedStatementError
+
+    spark, _ = remote
+    with (
+        pytest.raises(UnsupportedStatementError, match=r"EXPLAIN PRUNING") as e,
+        lakeskip.spark.pruning_reports(spark),
+    ):
+        pass
+    assert "\n" not in str(e.value), "one line"
+
+
 def test_lakeskip_connect_on_a_connect_session(remote) -> None:  # type: ignore[no-untyped-def]
     import lakeskip
     from lakeskip.errors import InvalidArgumentError

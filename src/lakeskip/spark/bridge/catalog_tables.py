@@ -31,6 +31,7 @@ from lakeskip.spark.bridge.system_service import describe_system
 from lakeskip.spark.jvm.protocol import (
     AlterTableRequest,
     CatalogRequest,
+    CreateSqlReply,
     CreateTableRequest,
     DropNamespaceRequest,
     DroppedReply,
@@ -69,6 +70,7 @@ __all__ = [
     "list_tables",
     "load_table",
     "namespace_exists",
+    "show_create_table",
     "stage_table",
     "table_detail",
     "table_exists",
@@ -333,6 +335,16 @@ def table_detail(ctx: ServiceContext, req: SnapshotRequest, arg: Any) -> Propert
         return PropertiesReply(properties=dict(table_details(table, snap)))
     except LakeskipError as e:  # never the query's error (ErrorLog): DESCRIBE says it
         return PropertiesReply(properties={TableProperty.STATE.value: f"unavailable: {e}"})
+
+
+def show_create_table(ctx: ServiceContext, req: TableRequest, arg: Any) -> CreateSqlReply:
+    """``SHOW CREATE TABLE``: Spark SQL that recreates the table (``LakeShowCreateExec``)."""
+    from lakeskip.spark.bridge.sql_rewrite import show_create_sql
+
+    table = ctx.table(req)
+    return CreateSqlReply(
+        sql=show_create_sql([req.catalog, *req.namespace, req.name], table.schema)
+    )
 
 
 # -- namespaces ----------------------------------------------------------------------------

@@ -268,6 +268,7 @@ class Session:
             run_query=self.sql,
             plan_native=self._plan_native if self._service is not None else None,
             run_parsed=self._query,
+            catalog_name=self.catalog_name,
         )
 
 

@@ -140,6 +140,7 @@ class Op(StrEnum):
     LIST_PROCEDURES = "list_procedures"
     CALL_PROCEDURE = "call_procedure"
     REWRITE_SQL = "rewrite_sql"
+    SHOW_CREATE_TABLE = "show_create_table"
 
 
 class ErrorKind(StrEnum):
@@ -713,6 +714,12 @@ class RewriteSqlReply:
 
 
 @dataclass(frozen=True, slots=True)
+class CreateSqlReply:
+    #: Spark SQL that creates the table as it is (``SHOW CREATE TABLE``)
+    sql: str
+
+
+@dataclass(frozen=True, slots=True)
 class ErrorInfo:
     kind: ErrorKind
     #: one line
@@ -771,6 +778,7 @@ OPERATIONS: Mapping[Op, OpSpec] = {
     Op.LIST_PROCEDURES: OpSpec(CatalogRequest, (ListProceduresReply,), read_only=True),
     Op.CALL_PROCEDURE: OpSpec(CallProcedureRequest, (ProcedureResultReply,)),
     Op.REWRITE_SQL: OpSpec(RewriteSqlRequest, (RewriteSqlReply,), read_only=True),
+    Op.SHOW_CREATE_TABLE: OpSpec(TableRequest, (CreateSqlReply,), read_only=True),
 }
 
 

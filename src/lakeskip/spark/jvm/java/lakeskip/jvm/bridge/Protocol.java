@@ -44,6 +44,7 @@ public final class Protocol {
     public static final String LIST_PROCEDURES = "list_procedures";
     public static final String CALL_PROCEDURE = "call_procedure";
     public static final String REWRITE_SQL = "rewrite_sql";
+    public static final String SHOW_CREATE_TABLE = "show_create_table";
   }
 
   /** Operations that change nothing: safe to ask a restarted brain again. */
@@ -58,7 +59,8 @@ public final class Protocol {
       Op.FILE_REPORT,
       Op.PROCEDURE_INFO,
       Op.LIST_PROCEDURES,
-      Op.REWRITE_SQL);
+      Op.REWRITE_SQL,
+      Op.SHOW_CREATE_TABLE);
 
   /** The keys of every request and reply object. */
   public static final class Key {

@@ -22,6 +22,7 @@ import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
 import org.apache.spark.sql.connector.catalog.SupportsWrite;
 import org.apache.spark.sql.connector.catalog.TableCapability;
+import org.apache.spark.sql.connector.catalog.TruncatableTable;
 import org.apache.spark.sql.connector.expressions.Expressions;
 import org.apache.spark.sql.connector.expressions.Transform;
 import org.apache.spark.sql.connector.read.ScanBuilder;
@@ -32,7 +33,7 @@ import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
 /** One lakeskip table (optionally pinned to a snapshot by time travel), as Python described it. */
-public class LakeTable implements SupportsRead, SupportsWrite {
+public class LakeTable implements SupportsRead, SupportsWrite, TruncatableTable {
   public final LakeOps ops;
   public final Identifier ident;
   public final StructType schema;
@@ -200,6 +201,21 @@ public class LakeTable implements SupportsRead, SupportsWrite {
   @Override
   public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
     return new LakeScanBuilder(this, options);
+  }
+
+  /**
+   * {@code TRUNCATE TABLE}, as Paimon's: one OVERWRITE snapshot that removes every file and
+   * adds none (nothing when the table has no rows). The write path's truncate mode over no
+   * rows, so it is the same commit as {@code INSERT OVERWRITE} of an empty query.
+   */
+  @Override
+  public boolean truncateTable() {
+    WriteBuilder b = newWriteBuilder(null);
+    org.apache.spark.sql.SparkSession s = org.apache.spark.sql.SparkSession.active();
+    ((org.apache.spark.sql.connector.write.V1Write) ((LakeWriteBuilder) b).truncate().build())
+        .toInsertableRelation()
+        .insert(s.createDataFrame(java.util.List.<org.apache.spark.sql.Row>of(), schema), false);
+    return true;
   }
 
   @Override

@@ -22,6 +22,9 @@ import org.apache.spark.sql.execution.datasources.v2.DataSourceV2ScanRelation;
  * Python the statement's own SQL text (the parser records it in every node's {@link Origin})
  * and the resolved target: Python runs the same function as {@code Session.sql}.
  *
+ * <p>It also plans {@code SHOW CREATE TABLE} of a lakeskip table
+ * ({@link lakeskip.jvm.sql.LakeShowCreate}).
+ *
  * <p>Installed as a session extension ({@code injectPlannerStrategy}) and, for a session
  * attached at run time, through {@code spark.experimental.extraStrategies}, which Spark reads
  * on every planning: both routes need no parser change.
@@ -41,7 +44,13 @@ public final class LakeDmlStrategy extends SparkStrategy {
       target = ((MergeIntoTable) plan).targetTable();
       verb = "MERGE";
     } else {
-      return nil();
+      SparkPlan show = lakeskip.jvm.sql.LakeShowCreate.plan(plan);
+      if (show == null) {
+        return nil();
+      }
+      List<SparkPlan> out = new ArrayList<>();
+      out.add(show);
+      return scala.jdk.javaapi.CollectionConverters.asScala(out).toList();
     }
     LakeTable table = lakeTable(target);
     if (table == null) {
