@@ -28,6 +28,7 @@ from lakeskip.catalog.format.snapshot import Snapshot
 from lakeskip.catalog.format.stats import unpushable_columns
 from lakeskip.catalog.schema_evolution import reads_by_name
 from lakeskip.catalog.table import FileStoreTable
+from lakeskip.errors import CorruptMetadataError
 from lakeskip.types import Field, RowType, TypeRoot
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "POS_COLUMN",
     "DeletionVectors",
     "files_frame_by_id",
+    "files_read_by_name",
     "live_rows_frame",
     "pushdown_safe_frame",
     "read_vectors",
@@ -137,6 +139,21 @@ def _deleted_frame(spark: SparkSession, vectors: Mapping[str, BitMap]) -> DataFr
         }
     )
     return spark.createDataFrame(table)
+
+
+def files_read_by_name(table: FileStoreTable) -> bool:
+    """Whether a file of any schema version of ``table`` reads right by column name under its
+    current schema (:func:`~lakeskip.catalog.schema_evolution.reads_by_name`); from the
+    schema files alone (cached per table), no manifest read."""
+    current = table.schema
+    for i in range(current.id):  # ids count up from 0; a table never altered has none
+        try:
+            older = table.schema_by_id(i)
+        except CorruptMetadataError:
+            continue  # a gap: no file can name a schema that does not exist
+        if not reads_by_name(older.row_type, current.row_type):
+            return False
+    return True
 
 
 def files_frame_by_id(
