@@ -14,7 +14,7 @@ from lakeskip.errors import QueryFailedError, SchemaChangeError
 
 
 def _rows(df: Any) -> list[tuple[Any, ...]]:
-    return sorted(tuple(r) for r in df.collect())
+    return sorted((tuple(r) for r in df.collect()), key=lambda r: [(v is not None, v) for v in r])
 
 
 @pytest.fixture
@@ -121,3 +121,48 @@ def test_the_catalog_scan_refuses_what_it_would_read_by_name(evolved: Any) -> No
     with pytest.raises(Exception, match="cannot read them by field id yet") as info:
         evolved.spark.sql(f"SELECT * FROM {evolved.catalog_name}.default.t").collect()
     assert not isinstance(info.value, QueryFailedError)
+
+
+def test_spark_sql_alter_on_the_catalog(session: Any) -> None:
+    """The same ALTER forms through plain ``spark.sql`` on the catalog (Spark's TableChanges
+    through ``LakeOps.alterTable``): a change Spark's Parquet scan reads right by name (ADD)
+    stays readable there; after a RENAME the planned read answers."""
+    cat, spark = session.catalog_name, session.spark
+    assert cat is not None, "javac is installed here: the catalog is active"
+    k = f"{cat}.default.k"
+    spark.sql(
+        f"CREATE TABLE {k} (id INT NOT NULL, s STRING, v SMALLINT, w INT) "
+        "TBLPROPERTIES ('file-index.bloom-filter.columns'='s')"
+    )
+    spark.sql(f"INSERT INTO {k} VALUES (1, 'a', 10, 100)")
+    spark.sql(f"ALTER TABLE {k} ADD COLUMN c BIGINT COMMENT 'new' FIRST")
+    assert _rows(spark.sql(f"SELECT * FROM {k}")) == [(None, 1, "a", 10, 100)]
+    spark.sql(f"ALTER TABLE {k} ADD COLUMNS (d STRING AFTER id)")
+    for sql in (
+        f"ALTER TABLE {k} RENAME COLUMN s TO name",
+        f"ALTER TABLE {k} DROP COLUMN v",
+        f"ALTER TABLE {k} ALTER COLUMN w TYPE BIGINT",
+        f"ALTER TABLE {k} ALTER COLUMN w COMMENT 'wide'",
+        f"ALTER TABLE {k} ALTER COLUMN id DROP NOT NULL",
+        f"ALTER TABLE {k} ALTER COLUMN d FIRST",
+    ):
+        spark.sql(sql)
+    spark.sql(f"INSERT INTO {k} VALUES ('dd', 7, 2, 'b', 5000000000)")
+    schema = session.table("k").table.schema
+    assert [(f.name, str(f.type), f.description) for f in schema.row_type] == [
+        ("d", "STRING", None),
+        ("c", "BIGINT", "new"),
+        ("id", "INT", None),
+        ("name", "STRING", None),
+        ("w", "BIGINT", "wide"),
+    ]
+    assert schema.options["file-index.bloom-filter.columns"] == "name"
+    assert _rows(session.sql("SELECT * FROM k")) == [
+        (None, None, 1, "a", 100),
+        ("dd", 7, 2, "b", 5000000000),
+    ]
+    assert _rows(session.sql("SELECT id FROM k WHERE name = 'a'")) == [(1,)]
+    with pytest.raises(Exception, match="Column z cannot specify NOT NULL") as info:
+        spark.sql(f"ALTER TABLE {k} ADD COLUMN z INT NOT NULL")
+    assert "Column z cannot specify NOT NULL" in str(info.value).splitlines()[0]
+    assert session.table("k").table.schema.id == 8

@@ -88,6 +88,9 @@ def java_source() -> str:
     lines += _enum("The modes of a write.", "WriteMode", protocol.WriteMode)
     lines += _enum("The modes of a staged CTAS / RTAS.", "StageMode", protocol.StageMode)
     lines += _enum("The functions of a pushed aggregate.", "AggregateKind", protocol.AggregateKind)
+    lines += _enum(
+        "The kinds of an ALTER TABLE column change.", "ColumnChangeKind", protocol.ColumnChangeKind
+    )
     lines += _enum("Table property names.", "TableProperty", protocol.TableProperty)
     lines += _enum("The keys of a predicate tree's nodes.", "PredicateKey", protocol.PredicateKey)
     lines += _enum(
