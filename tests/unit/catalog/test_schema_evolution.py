@@ -349,3 +349,25 @@ def test_planner_never_skips_a_match_across_schema_versions(
                 if file_type.has(f.name):
                     g = file_type.field(f.name)
                     assert (g.id, g.type.with_nullable(True)) == (f.id, f.type.with_nullable(True))
+
+
+def test_a_column_added_later_is_all_null_in_older_files(cat: Catalog) -> None:
+    table = cat.create_table("db.t", T.RowType.of(("a", T.INT)))
+    spec = WriteSpec(file_io=table.file_io, table_path=table.path, schema=table.schema)
+    old = write_data_file(
+        spec, pa.table({"a": pa.array([1, 2], pa.int32())}), (), "data-old.parquet"
+    )
+    table.commit([old])
+    cat.alter_columns("db.t", [AddColumn(("b",), T.INT)])
+    table.refresh()
+    spec = WriteSpec(file_io=table.file_io, table_path=table.path, schema=table.schema)
+    rows = pa.table({"a": pa.array([3], pa.int32()), "b": pa.array([5], pa.int32())})
+    table.commit([write_data_file(spec, rows, (), "data-new.parquet")])
+    kept = {
+        d.entry.file.file_name: d.keep for d in ScanPlanner(table).plan(E.EqualTo("b", 5)).decisions
+    }
+    assert kept == {"data-old.parquet": False, "data-new.parquet": True}, "old file: b all NULL"
+    kept = {
+        d.entry.file.file_name: d.keep for d in ScanPlanner(table).plan(E.IsNull("b")).decisions
+    }
+    assert kept["data-old.parquet"], "IS NULL matches every row of the old file"
