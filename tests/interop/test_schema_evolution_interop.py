@@ -1,4 +1,4 @@
-"""Apache Paimon 0.9.0's Java classes read a table lakeskip evolved (issue 41): columns added
+"""Apache Paimon 0.9.0's Java classes and pypaimon 2.1 read a table lakeskip evolved (issue 41): columns added
 (FIRST / AFTER), renamed, dropped, widened, commented, made nullable -- old files read under
 the new schema by field id, as lakeskip reads them -- and Paimon's bloom-filter pruning on the
 renamed column keeps the files lakeskip keeps (the old file's index under the old name)."""
@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.interop.test_pypaimon import pypaimon_python, run_pypaimon  # noqa: F401
 
 from lakeskip.expressions import EqualTo
 from lakeskip.planner.scan import ScanPlanner
@@ -107,3 +108,77 @@ def test_paimon_09_prunes_a_table_evolved_with_a_widening_as_lakeskip_does(
         tmp_path / "warehouse", {"op": "read", "table": "default.u", "queries": [QUERY]}
     )
     assert u["results"][0]["kept"] == _kept(session, "u")
+
+
+EVOLVED_READ = """
+    import json, sys
+    from pypaimon import CatalogFactory
+    cat = CatalogFactory.create({"warehouse": sys.argv[1]})
+    t = cat.get_table("db.e")
+    rb = t.new_read_builder()
+    table = rb.new_read().to_arrow(rb.new_scan().plan().splits())
+    print(json.dumps({"names": table.column_names, "rows": table.to_pylist()}, default=str))
+"""
+
+
+def test_pypaimon_reads_an_evolved_table_with_the_same_rows(
+    pypaimon_python: str,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """No Spark: files written by lakeskip's writer under two schema versions."""
+    import pyarrow as pa
+
+    from lakeskip import types as T
+    from lakeskip.catalog.catalog import Catalog
+    from lakeskip.catalog.schema_evolution import (
+        AddColumn,
+        DropColumn,
+        Move,
+        RenameColumn,
+        UpdateColumnType,
+    )
+    from lakeskip.catalog.write.data_writer import WriteSpec, write_data_file
+
+    wh = tmp_path / "wh"
+    cat = Catalog(str(wh))
+    cat.create_database("db")
+    t = cat.create_table(
+        "db.e", T.RowType.of(("id", T.INT), ("s", T.STRING), ("v", T.SMALLINT), ("w", T.INT))
+    )
+    spec = WriteSpec(file_io=t.file_io, table_path=t.path, schema=t.schema)
+    old = pa.table(
+        {
+            "id": pa.array([1, 2], pa.int32()),
+            "s": ["a", "b"],
+            "v": pa.array([10, 20], pa.int16()),
+            "w": pa.array([100, 200], pa.int32()),
+        }
+    )
+    t.commit([write_data_file(spec, old, (), "data-e-0.parquet")])
+    cat.alter_columns(
+        "db.e",
+        [
+            AddColumn(("c",), T.BIGINT, move=Move.after("id")),
+            RenameColumn(("s",), "name"),
+            DropColumn(("v",)),
+            UpdateColumnType(("w",), T.BIGINT),
+        ],
+    )
+    t.refresh()
+    spec = WriteSpec(file_io=t.file_io, table_path=t.path, schema=t.schema)
+    new = pa.table(
+        {
+            "id": pa.array([3], pa.int32()),
+            "c": pa.array([7], pa.int64()),
+            "name": ["c"],
+            "w": pa.array([5_000_000_000], pa.int64()),
+        }
+    )
+    t.commit([write_data_file(spec, new, (), "data-e-1.parquet")])
+    got = run_pypaimon(pypaimon_python, EVOLVED_READ, str(wh))
+    assert got["names"] == ["id", "c", "name", "w"]
+    assert sorted(got["rows"], key=lambda r: r["id"]) == [
+        {"id": 1, "c": None, "name": "a", "w": 100},
+        {"id": 2, "c": None, "name": "b", "w": 200},
+        {"id": 3, "c": 7, "name": "c", "w": 5_000_000_000},
+    ]
