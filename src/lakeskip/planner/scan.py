@@ -722,19 +722,24 @@ class ScanPlanner:
         stats = decode_file_stats([e.file for e in entries], table.schema_by_id, table.schema, one)
         return stats, notes.messages[before:]
 
-    def _index_row_type(self, e: ManifestEntry) -> RowType:
-        """Columns of the file's schema that still mean the same in the table's schema."""
+    def _index_row_type(self, e: ManifestEntry) -> tuple[RowType, dict[str, str]]:
+        """Columns of the file's schema that still hold the same values in the table's
+        schema (same field id and type: a renamed column's index still answers under its new
+        name, a retyped one's does not), and the names their index has in the file where
+        they were renamed since."""
         table = self.table
         if e.file.schema_id == table.schema.id:
-            return table.schema.row_type
+            return table.schema.row_type, {}
         file_schema = table.schema_by_id(e.file.schema_id)
         current = {f.id: f for f in table.schema.row_type}
         same = [
-            current[f.id]
+            (current[f.id], f.name)
             for f in file_schema.row_type
-            if f.id in current and current[f.id].name == f.name and current[f.id].type == f.type
+            if f.id in current
+            and current[f.id].type.with_nullable(True) == f.type.with_nullable(True)
         ]
-        return RowType(tuple(same))
+        renamed = {now.name: stored for now, stored in same if now.name != stored}
+        return RowType(tuple(now for now, _ in same)), renamed
 
     def _index_decision(
         self,
@@ -750,7 +755,7 @@ class ScanPlanner:
         try:
             index = self._index_files.get(key)
             if index is None:
-                index = FileIndexFile.from_bytes(raw, self._index_row_type(e))
+                index = FileIndexFile.from_bytes(raw, *self._index_row_type(e))
                 self._index_files.put(key, index, _INDEX_DECODED_FACTOR * len(raw))
             verdict: IndexVerdict = evaluate_file_index(bound, index)
         except Exception as err:  # corrupt or unreadable: keep the file, say so once

@@ -10,12 +10,13 @@ from typing import Any
 
 from sqlglot import exp
 
+from lakeskip.catalog.schema_evolution import SchemaChange
 from lakeskip.errors import SqlParseError, UnsupportedStatementError
 from lakeskip.types import DataType
 
 __all__ = [
     "DIALECT",
-    "AlterTableAddColumns",
+    "AlterTableColumns",
     "AlterTableSetOptions",
     "AlterTableUnsetOptions",
     "Call",
@@ -149,9 +150,11 @@ class AlterTableUnsetOptions(Statement):
 
 
 @dataclass(frozen=True, slots=True)
-class AlterTableAddColumns(Statement):
+class AlterTableColumns(Statement):
+    """``ALTER TABLE t ADD|DROP|RENAME|ALTER COLUMN ...``: Paimon schema changes, in order."""
+
     ident: TableIdent
-    columns: tuple[ColumnDef, ...]
+    changes: tuple[SchemaChange, ...]
     sql: str = ""
 
 

@@ -32,7 +32,13 @@ from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokenizer_core import TokenType
 
 from lakeskip.errors import SqlParseError, UnsupportedStatementError
-from lakeskip.sql.ddl import alter_table, create_database, create_table, parse_unset
+from lakeskip.sql.ddl import (
+    alter_table,
+    create_database,
+    create_table,
+    parse_column_position,
+    parse_unset,
+)
 from lakeskip.sql.literals import literal_value
 from lakeskip.sql.merge import merge_from_tree
 from lakeskip.sql.splitter import (
@@ -43,7 +49,7 @@ from lakeskip.sql.splitter import (
 )
 from lakeskip.sql.statement_types import (
     DIALECT,
-    AlterTableAddColumns,
+    AlterTableColumns,
     AlterTableSetOptions,
     AlterTableUnsetOptions,
     Call,
@@ -73,7 +79,7 @@ from lakeskip.sql.statement_types import (
 
 __all__ = [
     "DIALECT",
-    "AlterTableAddColumns",
+    "AlterTableColumns",
     "AlterTableSetOptions",
     "AlterTableUnsetOptions",
     "Call",
@@ -521,8 +527,11 @@ _ALTER_UNSET = re.compile(r"(?is)ALTER\s+TABLE\s+\S+\s+(UNSET|RESET)\b")
 
 
 def _parse_alter_unset(text: str) -> Statement | None:
-    """``ALTER TABLE t UNSET|RESET ...`` (sqlglot has no node for it); other ALTERs: ``None``."""
-    return parse_unset(text) if _ALTER_UNSET.match(text) else None
+    """``ALTER TABLE t UNSET|RESET ...`` and ``ALTER TABLE t ALTER COLUMN c FIRST|AFTER b``
+    (sqlglot has no node for them); other ALTERs: ``None``."""
+    if _ALTER_UNSET.match(text):
+        return parse_unset(text)
+    return parse_column_position(text)
 
 
 def _parse_show(text: str) -> Statement:

@@ -18,6 +18,17 @@ from lakeskip.catalog.ops.staging import can_stage, publish, staging_identifier
 from lakeskip.catalog.ops.system_tables import split_system_name, table_details
 from lakeskip.catalog.pk.merge_engine import MergeEngine
 from lakeskip.catalog.pk.primary_key import PRIMARY_KEY_OPTION
+from lakeskip.catalog.schema_evolution import (
+    AddColumn,
+    DropColumn,
+    Move,
+    RenameColumn,
+    SchemaChange,
+    UpdateColumnComment,
+    UpdateColumnNullability,
+    UpdateColumnPosition,
+    UpdateColumnType,
+)
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import (
     InvalidArgumentError,
@@ -31,6 +42,8 @@ from lakeskip.spark.bridge.system_service import describe_system
 from lakeskip.spark.jvm.protocol import (
     AlterTableRequest,
     CatalogRequest,
+    ColumnChange,
+    ColumnChangeKind,
     CreateSqlReply,
     CreateTableRequest,
     DropNamespaceRequest,
@@ -55,7 +68,7 @@ from lakeskip.spark.jvm.protocol import (
 )
 from lakeskip.spark.read.query import spark_path
 from lakeskip.sql.ddl import OUR_FORMATS
-from lakeskip.types import Field, RowType, from_spark_json
+from lakeskip.types import DataType, Field, RowType, from_spark_json
 
 __all__ = [
     "abort_staged",
@@ -312,8 +325,43 @@ def alter_table(ctx: ServiceContext, req: AlterTableRequest, arg: Any) -> TableD
     unset = [k for k in req.unset if _is_option(k)]
     if not cat.table_exists(name):
         raise TableNotFoundError(f"table not found: {name}")
-    cat.alter_table(name, set_options=sets, unset_options=unset)
+    if req.columns:
+        cat.alter_columns(name, [_schema_change(c) for c in req.columns])
+    if sets or unset:
+        cat.alter_table(name, set_options=sets, unset_options=unset)
     return describe(cat.get_table(name), None, pinned=False)
+
+
+def _schema_change(c: ColumnChange) -> SchemaChange:
+    """Spark's column change (``LakeOps.alterTable``) as Paimon's schema change."""
+    path = tuple(c.names)
+
+    def spark_type() -> DataType:
+        raw = json.loads(c.spark_type) if isinstance(c.spark_type, str) else c.spark_type
+        return from_spark_json(raw)
+
+    move: Move | None = None
+    if c.position == "FIRST":
+        move = Move.first()
+    elif c.position == "AFTER" and c.after is not None:
+        move = Move.after(c.after)
+    match c.change:
+        case ColumnChangeKind.ADD:
+            t = spark_type()
+            return AddColumn(path, t.with_nullable(c.nullable is not False), c.comment, move)
+        case ColumnChangeKind.RENAME if c.new_name is not None:
+            return RenameColumn(path, c.new_name)
+        case ColumnChangeKind.DROP:
+            return DropColumn(path)
+        case ColumnChangeKind.TYPE:
+            return UpdateColumnType(path, spark_type())
+        case ColumnChangeKind.NULLABILITY if c.nullable is not None:
+            return UpdateColumnNullability(path, c.nullable)
+        case ColumnChangeKind.COMMENT:
+            return UpdateColumnComment(path, c.comment)
+        case ColumnChangeKind.POSITION if move is not None:
+            return UpdateColumnPosition(path, move)
+    raise InvalidArgumentError(f"malformed column change {c!r}")
 
 
 def drop_table(ctx: ServiceContext, req: TableRequest, arg: Any) -> DroppedReply:

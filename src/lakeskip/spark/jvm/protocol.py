@@ -57,6 +57,7 @@ __all__ = [
     "OPERATIONS",
     "PROTOCOL",
     "TAG_PROPERTY",
+    "ColumnChangeKind",
     "ErrorKind",
     "Json",
     "LiteralType",
@@ -184,6 +185,18 @@ class StageMode(StrEnum):
     CREATE = "create"
     REPLACE = "replace"
     CREATE_OR_REPLACE = "create_or_replace"
+
+
+class ColumnChangeKind(StrEnum):
+    """The kinds of a column change of ``ALTER TABLE`` (:class:`ColumnChange`)."""
+
+    ADD = "add"
+    RENAME = "rename"
+    DROP = "drop"
+    TYPE = "type"
+    NULLABILITY = "nullability"
+    COMMENT = "comment"
+    POSITION = "position"
 
 
 # -- the predicate tree (``filters`` / ``condition``) -----------------------------------------
@@ -356,9 +369,30 @@ class StagedRequest(TableRequest):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ColumnChange:
+    """One of Spark's column ``TableChange``s (``jvm/catalog/LakeOps.alterTable``), for
+    Paimon's schema evolution (``catalog/schema_evolution.py``)."""
+
+    change: ColumnChangeKind
+    #: the column, nested fields by path
+    names: tuple[str, ...]
+    #: add / type: the Spark type as its JSON text (``DataType.json()``)
+    spark_type: Json = None
+    nullable: bool | None = None
+    comment: str | None = None
+    new_name: str | None = None
+    #: add / position: FIRST or AFTER (None: last)
+    position: str | None = None
+    #: AFTER which column
+    after: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class AlterTableRequest(TableRequest):
     set: Mapping[str, str] = field(default_factory=dict)
     unset: tuple[str, ...] = ()
+    #: column changes, in the order Spark gave them
+    columns: tuple[ColumnChange, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

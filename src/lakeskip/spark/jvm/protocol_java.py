@@ -117,6 +117,9 @@ def java_source() -> str:
     lines += _enum("The modes of a write.", "WriteMode", protocol.WriteMode)
     lines += _enum("The modes of a staged CTAS / RTAS.", "StageMode", protocol.StageMode)
     lines += _enum("The functions of a pushed aggregate.", "AggregateKind", protocol.AggregateKind)
+    lines += _enum(
+        "The kinds of an ALTER TABLE column change.", "ColumnChangeKind", protocol.ColumnChangeKind
+    )
     lines += _enum("Table property names.", "TableProperty", protocol.TableProperty)
     lines += _java_enum(
         "A table's kind: how its rows live in its files.", "TableKindTag", protocol.TableKindTag

@@ -67,6 +67,7 @@ public final class Protocol {
     private Key() {}
 
     public static final String ABSENT = "absent";
+    public static final String AFTER = "after";
     public static final String AGGREGATE_OVERFLOW = "aggregate_overflow";
     public static final String AGGREGATE_RETRACT = "aggregate_retract";
     public static final String AGGREGATES = "aggregates";
@@ -75,7 +76,10 @@ public final class Protocol {
     public static final String CASCADE = "cascade";
     public static final String CATALOG = "catalog";
     public static final String CATALOGS = "catalogs";
+    public static final String CHANGE = "change";
     public static final String COLUMN = "column";
+    public static final String COLUMNS = "columns";
+    public static final String COMMENT = "comment";
     public static final String CONDITION = "condition";
     public static final String CURRENT_CATALOG = "current_catalog";
     public static final String CURRENT_NAMESPACE = "current_namespace";
@@ -108,8 +112,11 @@ public final class Protocol {
     public static final String MODE = "mode";
     public static final String MTIME = "mtime";
     public static final String NAME = "name";
+    public static final String NAMES = "names";
     public static final String NAMESPACE = "namespace";
     public static final String NAMESPACES = "namespaces";
+    public static final String NEW_NAME = "new_name";
+    public static final String NULLABLE = "nullable";
     public static final String OTHER = "other";
     public static final String PARAMETERS = "parameters";
     public static final String PARTIAL_UPDATE_RETRACT = "partial_update_retract";
@@ -119,6 +126,7 @@ public final class Protocol {
     public static final String PATH = "path";
     public static final String PINNED = "pinned";
     public static final String PLANNING_MS = "planning_ms";
+    public static final String POSITION = "position";
     public static final String PROCEDURE = "procedure";
     public static final String PROCEDURES = "procedures";
     public static final String PROPERTIES = "properties";
@@ -142,6 +150,7 @@ public final class Protocol {
     public static final String SIZE = "size";
     public static final String SNAPSHOT = "snapshot";
     public static final String SNAPSHOT_ID = "snapshot_id";
+    public static final String SPARK_TYPE = "spark_type";
     public static final String SQL = "sql";
     public static final String STAGED = "staged";
     public static final String STATS = "stats";
@@ -204,6 +213,19 @@ public final class Protocol {
     public static final String COUNT = "count";
     public static final String MIN = "min";
     public static final String MAX = "max";
+  }
+
+  /** The kinds of an ALTER TABLE column change. */
+  public static final class ColumnChangeKind {
+    private ColumnChangeKind() {}
+
+    public static final String ADD = "add";
+    public static final String RENAME = "rename";
+    public static final String DROP = "drop";
+    public static final String TYPE = "type";
+    public static final String NULLABILITY = "nullability";
+    public static final String COMMENT = "comment";
+    public static final String POSITION = "position";
   }
 
   /** Table property names. */
