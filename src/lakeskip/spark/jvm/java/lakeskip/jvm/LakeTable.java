@@ -169,6 +169,7 @@ public class LakeTable implements SupportsRead, SupportsWrite {
     return EnumSet.of(
         TableCapability.BATCH_READ,
         TableCapability.V1_BATCH_WRITE,
+        TableCapability.STREAMING_WRITE,
         TableCapability.TRUNCATE,
         TableCapability.OVERWRITE_BY_FILTER);
   }
@@ -186,6 +187,6 @@ public class LakeTable implements SupportsRead, SupportsWrite {
     if (!system.isEmpty()) {
       throw Bridge.error("cannot write to " + name() + ": system tables are read-only", null);
     }
-    return new LakeWriteBuilder(this);
+    return new LakeWriteBuilder(this, info.queryId());
   }
 }

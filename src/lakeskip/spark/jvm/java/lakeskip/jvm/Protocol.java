@@ -39,6 +39,7 @@ final class Protocol {
     static final String SYSTEM_ROWS = "system_rows";
     static final String EXPLAIN_ROWS = "explain_rows";
     static final String WRITE = "write";
+    static final String STREAM_WRITE = "stream_write";
     static final String DML = "dml";
     static final String PROCEDURE_INFO = "procedure_info";
     static final String LIST_PROCEDURES = "list_procedures";
@@ -69,6 +70,7 @@ final class Protocol {
     static final String AGGREGATE_RETRACT = "aggregate_retract";
     static final String AGGREGATES = "aggregates";
     static final String ARGUMENTS = "arguments";
+    static final String BATCH_ID = "batch_id";
     static final String BUCKET = "bucket";
     static final String CASCADE = "cascade";
     static final String CATALOG = "catalog";
@@ -122,9 +124,11 @@ final class Protocol {
     static final String PROPERTIES = "properties";
     static final String PROTOCOL = "protocol";
     static final String PRUNING = "pruning";
+    static final String QUERY_ID = "query_id";
     static final String QUERY_TAG = "query_tag";
     static final String REFUSED = "refused";
     static final String REMOVE_RECORD_ON_DELETE = "remove_record_on_delete";
+    static final String REPLAYED = "replayed";
     static final String REPORT_ID = "report_id";
     static final String REQUIRED = "required";
     static final String ROWS = "rows";
