@@ -171,3 +171,46 @@ def test_foreach_batch_writes_stay_batch_writes(session: Any, spark: Any, tmp_pa
     assert _ids(spark, "lakeskip.db.fb") == [0, 1, 2]
     snaps = session.catalog.get_table("db.fb").list_snapshots()
     assert {s.commit_identifier for s in snaps} == {BATCH_COMMIT_IDENTIFIER}
+
+
+def test_small_batches_are_compacted_and_lookups_stay_pruned(
+    session: Any, spark: Any, tmp_path: Path
+) -> None:
+    """12 one-file batches into an unaware-bucket append table: the partition's small files
+    are compacted whenever ``compaction.min.file-num`` (4 here) of them exist, so no
+    snapshot has more than 4 live files (the bound: ``compaction.min.file-num`` - 1 + the
+    files of one batch); point lookups on the bloom-indexed column keep at most 1.3x the files the same
+    rows written in one batch keep."""
+    from lakeskip.spark.front.catalog_setup import input_files
+
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS lakeskip.db")
+    props = (
+        "'file-index.bloom-filter.columns' = 'uid', 'file-index.bloom-filter.uid.fpp' = '0.01', "
+        "'compaction.min.file-num' = '4'"
+    )
+    for name in ("streamed", "one_batch"):
+        spark.sql(
+            f"CREATE TABLE lakeskip.db.{name} (id BIGINT, uid STRING, cat STRING) "
+            f"TBLPROPERTIES ({props})"
+        )
+    batches = [
+        [{"id": b * 30 + i, "uid": f"u{b * 30 + i}", "cat": f"c{i % 7}"} for i in range(30)]
+        for b in range(12)
+    ]
+    _json_files(tmp_path / "in", batches)
+    schema = "id BIGINT, uid STRING, cat STRING"
+    _run(_stream(spark, tmp_path / "in", schema), "lakeskip.db.streamed", tmp_path / "ck")
+    spark.read.schema(schema).json(str(tmp_path / "in")).writeTo("lakeskip.db.one_batch").append()
+    table = session.catalog.get_table("db.streamed")
+    live = [len(table.scan_files(s)) for s in table.list_snapshots()]
+    assert max(live) <= 4, f"live files per snapshot: {live}"
+    assert any(s.commit_kind.value == "COMPACT" for s in table.list_snapshots())
+    assert _ids(spark, "lakeskip.db.streamed") == _ids(spark, "lakeskip.db.one_batch")
+    kept = {"streamed": 0, "one_batch": 0}
+    for uid in ("u0", "u77", "u301", "u150", "u359", "u123", "u999999"):
+        for name in kept:
+            df = spark.sql(f"SELECT id FROM lakeskip.db.{name} WHERE uid = '{uid}'")
+            want = [] if uid == "u999999" else [int(uid[1:])]
+            assert [r[0] for r in df.collect()] == want
+            kept[name] += len(input_files(df))
+    assert kept["streamed"] <= 1.3 * kept["one_batch"], f"files kept by 7 lookups: {kept}"

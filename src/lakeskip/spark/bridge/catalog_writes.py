@@ -64,12 +64,17 @@ def stream_write(ctx: ServiceContext, req: StreamWriteRequest, jdf: Any) -> Stre
     the Dataset ``jdf``), as an INSERT (columns by name, as Spark's streaming sinks and
     ``DataFrameWriter`` take them): data files, stats and indexes in Spark tasks, one
     snapshot whose commit user and identifier are the query and the batch, then the
-    compaction any write runs. A batch the table already holds (Spark runs the last batch
+    compaction any write runs (and, on an unaware-bucket append table, the size-based
+    compaction of Paimon's streaming writers: ``compaction.min.file-num``). A batch the table already holds (Spark runs the last batch
     again after a restart when its commit log missed it) writes nothing: every batch lands
     exactly once (:class:`~lakeskip.catalog.format.snapshot.CommitIdentity`)."""
     from pyspark.sql.classic.dataframe import DataFrame as ClassicDataFrame
 
-    from lakeskip.spark.write.writer import align_by_name, write_dataframe
+    from lakeskip.spark.write.writer import (
+        align_by_name,
+        compact_after_stream_batch,
+        write_dataframe,
+    )
 
     if req.mode not in (WriteMode.APPEND, WriteMode.TRUNCATE):
         raise InvalidArgumentError(f"streaming write: mode {req.mode} is not supported")
@@ -84,6 +89,8 @@ def stream_write(ctx: ServiceContext, req: StreamWriteRequest, jdf: Any) -> Stre
     snap = write_dataframe(
         table, aligned, overwrite=truncate, overwrite_all=truncate, identity=identity
     )
+    if snap is not None:
+        compact_after_stream_batch(table, snap)
     return StreamWriteReply(snapshot_id=snap.id if snap is not None else None, replayed=False)
 
 
