@@ -131,3 +131,12 @@ def test_kill_9_twice_mid_stream_every_row_once(session: Any, spark: Any, tmp_pa
     assert got == want, f"every input row once: {len(got)} rows for {len(want)}"
     pk = sorted(tuple(r) for r in spark.sql("SELECT id, v, n FROM lakeskip.db.pk").collect())
     assert pk == sorted(latest.values()), "the latest version of every key, once"
+    # compaction kept up with the stream: compaction.min.file-num (5) - 1 + one batch's file,
+    # plus one batch's file where a kill fell between a batch's commit and its compaction
+    # (the next batch's compaction catches up)
+    ev = Catalog(str(warehouse)).get_table("db.ev")
+    live = [len(ev.scan_files(s)) for s in ev.list_snapshots()]
+    assert max(live) <= 5 + 1 and live[-1] <= 5, f"live files of the append table: {live}"
+    pk_table = Catalog(str(warehouse)).get_table("db.pk")
+    pk_live = [len(pk_table.scan_files(s)) for s in pk_table.list_snapshots()]
+    print(f"live files per snapshot: ev {live}, pk {pk_live}")
