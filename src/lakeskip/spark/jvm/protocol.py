@@ -154,7 +154,7 @@ class WriteMode(StrEnum):
 
 
 class AggregateKind(StrEnum):
-    """The aggregates Spark may push (``LakeScanBuilder.pushAggregation``); the names of
+    """The aggregates Spark may push (``AggregatePushDown.java``); the names of
     :class:`lakeskip.planner.aggregate.AggregateFunction`."""
 
     COUNT_STAR = "count_star"

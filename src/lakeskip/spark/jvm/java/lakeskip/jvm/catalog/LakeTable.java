@@ -103,6 +103,14 @@ public class LakeTable implements SupportsRead, SupportsWrite {
     return "audit_log".equals(system);
   }
 
+  /**
+   * Read by merging the versions of each key ({@code LakePkScan}, by {@link #trimmedKeys});
+   * false: read as its files are, minus their deletion vectors.
+   */
+  public boolean readByMerge() {
+    return !trimmedKeys.isEmpty();
+  }
+
   /** A primary-key table (its files are key-value files with {@code _VALUE_KIND}). */
   public boolean primaryKey() {
     return properties.containsKey(TableProperty.PRIMARY_KEY);

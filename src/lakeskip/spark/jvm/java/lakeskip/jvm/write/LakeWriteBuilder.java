@@ -6,7 +6,6 @@ import lakeskip.jvm.bridge.Protocol.Key;
 import lakeskip.jvm.bridge.Protocol.Op;
 import lakeskip.jvm.bridge.Protocol.WriteMode;
 import lakeskip.jvm.catalog.LakeTable;
-import lakeskip.jvm.read.LakeScanBuilder;
 import lakeskip.jvm.read.PredicateJson;
 import org.apache.spark.sql.connector.expressions.filter.Predicate;
 import org.apache.spark.sql.connector.write.SupportsOverwriteV2;
@@ -61,7 +60,7 @@ public final class LakeWriteBuilder implements SupportsOverwriteV2 {
           ObjectNode p = table.ops.payload(table.ident);
           p.put(Key.MODE, overwrite ? WriteMode.TRUNCATE : m);
           p.set(Key.CONDITION, PredicateJson.predicates(c));
-          p.set(Key.SESSION, LakeScanBuilder.session());
+          p.set(Key.SESSION, Bridge.session());
           Bridge.ask(Op.WRITE, p, data);
         };
       }
