@@ -43,7 +43,7 @@ lint: $(STAMP)
 fuzz: $(STAMP)
 	LAKESKIP_HYPOTHESIS_PROFILE=fuzz LAKESKIP_NEVER_WRONG_EXAMPLES=$${LAKESKIP_FUZZ_EXAMPLES:-2000} \
 	  $(PY) -m pytest -q tests/unit/planner/test_never_wrong.py tests/unit/planner/test_bucket_pruning.py \
-	  tests/unit/index/test_index_oracle.py tests/spark/test_streaming_kill.py
+	  tests/unit/index/test_index_oracle.py tests/spark/write/test_streaming_kill.py
 
 test-interop: $(STAMP) check-java
 	$(PY) -m pytest -q -m interop

@@ -1,4 +1,4 @@
-"""A Spark driver for the kill -9 tests of streaming writes (``tests/spark/test_streaming_kill.py``):
+"""A Spark driver for the kill -9 tests of streaming writes (``tests/spark/write/test_streaming_kill.py``):
 one streaming query per table, each a JSON file source read one file per micro-batch into
 ``lakeskip.db.<table>``, checkpointed under ``<checkpoints>/<table>``.
 

@@ -5,7 +5,6 @@ import lakeskip.jvm.bridge.Bridge;
 import lakeskip.jvm.bridge.Protocol.Key;
 import lakeskip.jvm.bridge.Protocol.Op;
 import lakeskip.jvm.catalog.LakeTable;
-import lakeskip.jvm.read.LakeScanBuilder;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.connector.write.BatchWrite;
@@ -62,7 +61,7 @@ final class LakeStreamWrite implements StreamingWrite {
     p.put(Key.QUERY_ID, queryId);
     p.put(Key.BATCH_ID, epochId);
     p.put(Key.MODE, mode);
-    p.set(Key.SESSION, LakeScanBuilder.session());
+    p.set(Key.SESSION, Bridge.session());
     Bridge.ask(Op.STREAM_WRITE, p, rows); // a replayed batch: Python writes nothing
   }
 

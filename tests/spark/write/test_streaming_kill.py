@@ -24,7 +24,7 @@ from lakeskip.catalog.format.snapshot import BATCH_COMMIT_IDENTIFIER
 
 pytestmark = pytest.mark.slow  # three Spark drivers: minutes (make fuzz)
 
-DRIVER = Path(__file__).resolve().parents[1] / "stream_driver.py"
+DRIVER = Path(__file__).resolve().parents[2] / "stream_driver.py"
 BATCHES = 24
 #: kill the driver once the append table has this many batches committed, then again at the
 #: second number; each restart resumes from the checkpoint
