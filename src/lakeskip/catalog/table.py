@@ -223,11 +223,13 @@ def _entry_nbytes(e: ManifestEntry) -> int:
 @dataclasses.dataclass(frozen=True, slots=True)
 class _UserScan:
     """How far back the snapshots were searched for one commit user's latest: up to
-    snapshot ``to_id`` (whose ``uuid`` tells a rolled-back and re-committed id apart), and
-    the identifier of the newest snapshot of that user found (``None``: none)."""
+    snapshot ``to_id`` (whose ``uuid`` and commit time tell a rolled-back and re-committed
+    id apart; Paimon 0.9 writes no uuid), and the identifier of the newest snapshot of that
+    user found (``None``: none)."""
 
     to_id: int
     to_uuid: str | None
+    to_millis: int
     identifier: int | None
 
 
@@ -356,7 +358,8 @@ class FileStoreTable:
         stop = 0  # search down to this id (exclusive)
         if known is not None and known.to_id <= latest.id:
             try:
-                same = self.snapshot_manager.read(known.to_id).uuid == known.to_uuid
+                then = self.snapshot_manager.read(known.to_id)
+                same = (then.uuid, then.time_millis) == (known.to_uuid, known.to_millis)
             except CorruptMetadataError:
                 same = False
             if same:
@@ -380,7 +383,7 @@ class FileStoreTable:
         with _USER_SCANS_LOCK:
             if len(_USER_SCANS) >= _USER_SCANS_MAX:
                 _USER_SCANS.clear()
-            _USER_SCANS[key] = _UserScan(latest.id, latest.uuid, found)
+            _USER_SCANS[key] = _UserScan(latest.id, latest.uuid, latest.time_millis, found)
         return found
 
     def committed(self, identity: CommitIdentity, latest: Snapshot | None = None) -> bool:
