@@ -77,6 +77,7 @@ HANDLERS: Mapping[Op, Handler] = {
     Op.SYSTEM_ROWS: catalog_scans.system_rows,
     Op.EXPLAIN_ROWS: catalog_scans.explain_rows,
     Op.WRITE: catalog_writes.write,
+    Op.STREAM_WRITE: catalog_writes.stream_write,
     Op.DML: catalog_writes.dml,
     Op.PROCEDURE_INFO: catalog_procedures.procedure_info,
     Op.LIST_PROCEDURES: catalog_procedures.list_procedures,

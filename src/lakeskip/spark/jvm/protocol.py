@@ -136,6 +136,7 @@ class Op(StrEnum):
     SYSTEM_ROWS = "system_rows"
     EXPLAIN_ROWS = "explain_rows"
     WRITE = "write"
+    STREAM_WRITE = "stream_write"
     DML = "dml"
     PROCEDURE_INFO = "procedure_info"
     LIST_PROCEDURES = "list_procedures"
@@ -462,6 +463,18 @@ class WriteRequest(TableRequest):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class StreamWriteRequest(TableRequest):
+    """One micro-batch of a streaming query into the table (``LakeStreamWrite``), committed
+    with the query's id and the batch id as the snapshot's commit user and identifier."""
+
+    query_id: str
+    batch_id: int
+    #: APPEND (output mode append) or TRUNCATE (complete: each batch replaces the table)
+    mode: WriteMode = WriteMode.APPEND
+    session: SessionInfo | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class DmlRequest(TableRequest):
     """A DELETE / UPDATE / MERGE INTO ``LakeDmlStrategy`` planned: its text and target."""
 
@@ -720,6 +733,13 @@ class WriteReply:
 
 
 @dataclass(frozen=True, slots=True)
+class StreamWriteReply:
+    snapshot_id: int | None
+    #: the table held the batch already (a replay after a restart): nothing was written
+    replayed: bool
+
+
+@dataclass(frozen=True, slots=True)
 class ProcedureParameter:
     name: str
     #: Spark type name: string, bigint or boolean
@@ -807,6 +827,7 @@ OPERATIONS: Mapping[Op, OpSpec] = {
     Op.SYSTEM_ROWS: OpSpec(SystemRowsRequest, (RowsReply,)),
     Op.EXPLAIN_ROWS: OpSpec(ExplainRowsRequest, (RowsReply,)),
     Op.WRITE: OpSpec(WriteRequest, (WriteReply,)),
+    Op.STREAM_WRITE: OpSpec(StreamWriteRequest, (StreamWriteReply,)),
     Op.DML: OpSpec(DmlRequest, (EmptyReply,)),
     Op.PROCEDURE_INFO: OpSpec(ProcedureInfoRequest, (ProcedureInfoReply,), read_only=True),
     Op.LIST_PROCEDURES: OpSpec(CatalogRequest, (ListProceduresReply,), read_only=True),

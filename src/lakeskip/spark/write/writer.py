@@ -26,7 +26,7 @@ from lakeskip.catalog.format.hash_index import HashIndexChange, hash_entries, me
 from lakeskip.catalog.format.index_manifest import IndexManifestEntry
 from lakeskip.catalog.format.manifest import ManifestEntry
 from lakeskip.catalog.format.parquet_options import parquet_write_options
-from lakeskip.catalog.format.snapshot import CommitKind, Snapshot
+from lakeskip.catalog.format.snapshot import CommitIdentity, CommitKind, Snapshot
 from lakeskip.catalog.kind import Append, AppendDv, PkMerge, PkRaw
 from lakeskip.catalog.options import check_writable, target_file_size
 from lakeskip.catalog.pk.dynamic_bucket import (
@@ -156,10 +156,11 @@ def commit_written(
     overwrite_partitions: Sequence[tuple[Any, ...]] | None = None,
     *,
     concurrent_check: Callable[[Snapshot | None], None] | None = None,
+    identity: CommitIdentity | None = None,
 ) -> Snapshot | None:
     """Commit what :func:`write_entries` wrote: with the files it removes and the DVs it
     set (primary-key tables read raw) and the HASH index files it wrote (dynamic bucket)
-    in the same snapshot. ``concurrent_check``: as
+    in the same snapshot. ``concurrent_check``, ``identity``: as
     :meth:`~lakeskip.catalog.table.FileStoreTable.commit`'s."""
     if kind is CommitKind.APPEND and (written.removed or written.vectors is not None):
         # files leave the table: an OVERWRITE that replaces no partition
@@ -172,6 +173,7 @@ def commit_written(
         deletion_vectors=written.vectors,
         concurrent_check=concurrent_check,
         hash_index=written.hash_index,
+        identity=identity,
     )
     if snapshot is not None:
         compact_after_commit(table, written.added)
@@ -273,6 +275,55 @@ def compact_after_commit(table: FileStoreTable, added: Sequence[ManifestEntry]) 
         )
         return None
     return None if snapshot_id is None else table.snapshot(snapshot_id)
+
+
+def compact_after_stream_batch(table: FileStoreTable, snapshot: Snapshot) -> Snapshot | None:
+    """After a streaming micro-batch into an unaware-bucket append table (``snapshot``: its
+    commit), the size-based compaction of the partitions it wrote, as Paimon's streaming
+    writers run it (:func:`~lakeskip.procedures.compact.compact_small_files`); other tables
+    were compacted by :func:`compact_after_commit` already. ``write-only = true`` skips it;
+    a compaction that conflicts with another commit is dropped with a warning (the batch
+    stands; the next one picks again). Returns the COMPACT snapshot, if any."""
+    import warnings
+
+    from pyspark.sql import SparkSession
+
+    from lakeskip.catalog.format.manifest import FileKind, read_manifest, read_manifest_list
+    from lakeskip.catalog.options import option_bool
+    from lakeskip.errors import LakeskipWarning
+    from lakeskip.procedures.compact import compact_small_files
+    from lakeskip.spark.write.executor import SparkExecutor
+
+    kind = table.kind
+    if not isinstance(kind, (Append, AppendDv)) or kind.bucket is not BucketMode.UNAWARE:
+        return None
+    if option_bool(table.schema.options, WRITE_ONLY):
+        return None
+    spark = SparkSession.getActiveSession() or getattr(SparkSession, "_instantiatedSession", None)
+    if spark is None:
+        return None
+    partitions = {
+        e.partition
+        for m in read_manifest_list(table.file_io, table.path, snapshot.delta_manifest_list)
+        for e in read_manifest(table.file_io, table.path, m.file_name, table.partition_types)
+        if e.kind is FileKind.ADD
+    }
+    latest = table.latest_snapshot()
+    if not partitions or latest is None:
+        return None
+    try:
+        _, _, compacted = compact_small_files(
+            table, latest, sorted(partitions, key=repr), SparkExecutor(spark)
+        )
+    except CommitConflictError as e:
+        warnings.warn(
+            f"{table.identifier}: compaction after the streaming batch skipped ({e}); "
+            "the batch stands",
+            LakeskipWarning,
+            stacklevel=2,
+        )
+        return None
+    return None if compacted is None else table.snapshot(compacted)
 
 
 def join_written(table: FileStoreTable, parts: Sequence[WriteResult]) -> WriteResult:
@@ -686,6 +737,7 @@ def write_dataframe(
     static_partition: Mapping[str, Any] | None = None,
     overwrite_partitions: Sequence[tuple[Any, ...]] | None = None,
     overwrite_all: bool = False,
+    identity: CommitIdentity | None = None,
 ) -> Snapshot | None:
     """Write an aligned DataFrame (columns already in table order and types) and commit.
 
@@ -697,9 +749,14 @@ def write_dataframe(
         static_partition: ``INSERT OVERWRITE t PARTITION (k=v)`` values.
         overwrite_partitions: replace exactly these partitions (full value tuples).
         overwrite_all: replace the whole table, also when it is partitioned.
+        identity: the commit's user and identifier (a streaming query's micro-batch): a
+            write whose identity the table already holds writes nothing, and one that
+            finds it there at commit time (a concurrent run of the same batch) removes
+            what it wrote (:meth:`~lakeskip.catalog.table.FileStoreTable.commit`).
 
     Returns:
-        The committed snapshot, or ``None`` when nothing changed.
+        The committed snapshot, or ``None`` when nothing changed (or ``identity`` was
+        committed already).
 
     A commit that conflicts (a deletion-vector primary-key write whose lookup another
     commit made stale) removes what it wrote and writes again against the latest snapshot
@@ -707,14 +764,25 @@ def write_dataframe(
     """
 
     def attempt() -> Snapshot | None:
+        if identity is not None and table.committed(identity):
+            return None
         written = write_entries(table, df, fresh=overwrite)
         try:
-            return _commit_write(
-                table, written, overwrite, static_partition, overwrite_partitions, overwrite_all
+            snapshot = _commit_write(
+                table,
+                written,
+                overwrite,
+                static_partition,
+                overwrite_partitions,
+                overwrite_all,
+                identity,
             )
         except CommitConflictError:  # nothing was published
             table.remove_unpublished(written.added)
             raise
+        if snapshot is None and identity is not None:  # committed meanwhile: not published
+            table.remove_unpublished(written.added)
+        return snapshot
 
     return retry_on_conflict(table, attempt)
 
@@ -726,11 +794,12 @@ def _commit_write(
     static_partition: Mapping[str, Any] | None,
     overwrite_partitions: Sequence[tuple[Any, ...]] | None,
     overwrite_all: bool,
+    identity: CommitIdentity | None,
 ) -> Snapshot | None:
     if not overwrite:
         if not written.added and not written.removed:
             return None
-        return commit_written(table, written)
+        return commit_written(table, written, identity=identity)
     entries = written.added  # INSERT OVERWRITE replaces the old files: no lookup was made
     hashes = written.hash_index
     partitions: Sequence[tuple[Any, ...]] | None = None
@@ -747,7 +816,11 @@ def _commit_write(
             if not partitions:
                 return None
     snapshot = table.commit(
-        entries, kind=CommitKind.OVERWRITE, overwrite_partitions=partitions, hash_index=hashes
+        entries,
+        kind=CommitKind.OVERWRITE,
+        overwrite_partitions=partitions,
+        hash_index=hashes,
+        identity=identity,
     )
     if snapshot is not None:  # as after any write (Paimon's writer compacts an overwrite too)
         compact_after_commit(table, entries)

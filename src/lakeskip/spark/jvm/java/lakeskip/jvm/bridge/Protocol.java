@@ -39,6 +39,7 @@ public final class Protocol {
     public static final String SYSTEM_ROWS = "system_rows";
     public static final String EXPLAIN_ROWS = "explain_rows";
     public static final String WRITE = "write";
+    public static final String STREAM_WRITE = "stream_write";
     public static final String DML = "dml";
     public static final String PROCEDURE_INFO = "procedure_info";
     public static final String LIST_PROCEDURES = "list_procedures";
@@ -72,6 +73,7 @@ public final class Protocol {
     public static final String AGGREGATE_RETRACT = "aggregate_retract";
     public static final String AGGREGATES = "aggregates";
     public static final String ARGUMENTS = "arguments";
+    public static final String BATCH_ID = "batch_id";
     public static final String BUCKET = "bucket";
     public static final String CASCADE = "cascade";
     public static final String CATALOG = "catalog";
@@ -132,9 +134,11 @@ public final class Protocol {
     public static final String PROPERTIES = "properties";
     public static final String PROTOCOL = "protocol";
     public static final String PRUNING = "pruning";
+    public static final String QUERY_ID = "query_id";
     public static final String QUERY_TAG = "query_tag";
     public static final String REFUSED = "refused";
     public static final String REMOVE_RECORD_ON_DELETE = "remove_record_on_delete";
+    public static final String REPLAYED = "replayed";
     public static final String REPORT_ID = "report_id";
     public static final String REQUIRED = "required";
     public static final String ROWS = "rows";

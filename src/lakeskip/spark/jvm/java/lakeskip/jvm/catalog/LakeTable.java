@@ -194,6 +194,7 @@ public class LakeTable implements SupportsRead, SupportsWrite, TruncatableTable 
     return EnumSet.of(
         TableCapability.BATCH_READ,
         TableCapability.V1_BATCH_WRITE,
+        TableCapability.STREAMING_WRITE,
         TableCapability.TRUNCATE,
         TableCapability.OVERWRITE_BY_FILTER);
   }
@@ -226,6 +227,6 @@ public class LakeTable implements SupportsRead, SupportsWrite, TruncatableTable 
     if (!system.isEmpty()) {
       throw Bridge.error("cannot write to " + name() + ": system tables are read-only", null);
     }
-    return new LakeWriteBuilder(this);
+    return new LakeWriteBuilder(this, info.queryId());
   }
 }

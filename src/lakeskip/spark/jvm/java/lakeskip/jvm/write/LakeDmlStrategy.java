@@ -12,6 +12,8 @@ import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.SparkStrategy;
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation;
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2ScanRelation;
+import org.apache.spark.sql.execution.datasources.v2.WriteToDataSourceV2;
+import org.apache.spark.sql.execution.streaming.sources.MicroBatchWrite;
 
 /**
  * {@code DELETE}, {@code UPDATE} and {@code MERGE INTO} on a lakeskip table from plain
@@ -24,6 +26,9 @@ import org.apache.spark.sql.execution.datasources.v2.DataSourceV2ScanRelation;
  *
  * <p>It also plans {@code SHOW CREATE TABLE} of a lakeskip table
  * ({@link lakeskip.jvm.sql.LakeShowCreate}).
+ *
+ * <p>It also plans a streaming query's micro-batch into a lakeskip table ({@link
+ * LakeStreamWriteExec}: Python's batch writer instead of Spark's data writers).
  *
  * <p>Installed as a session extension ({@code injectPlannerStrategy}) and, for a session
  * attached at run time, through {@code spark.experimental.extraStrategies}, which Spark reads
@@ -43,6 +48,8 @@ public final class LakeDmlStrategy extends SparkStrategy {
     } else if (plan instanceof MergeIntoTable) {
       target = ((MergeIntoTable) plan).targetTable();
       verb = "MERGE";
+    } else if (plan instanceof WriteToDataSourceV2) {
+      return streamWrite((WriteToDataSourceV2) plan);
     } else {
       SparkPlan show = lakeskip.jvm.sql.LakeShowCreate.plan(plan);
       if (show == null) {
@@ -58,6 +65,20 @@ public final class LakeDmlStrategy extends SparkStrategy {
     }
     List<SparkPlan> out = new ArrayList<>();
     out.add(new LakeDmlExec(table, verb, statementText(plan.origin()), plan.output()));
+    return scala.jdk.javaapi.CollectionConverters.asScala(out).toList();
+  }
+
+  /** A micro-batch of a streaming query into a lakeskip table ({@link LakeStreamWrite}). */
+  private scala.collection.immutable.Seq<SparkPlan> streamWrite(WriteToDataSourceV2 w) {
+    if (!(w.batchWrite() instanceof MicroBatchWrite)) {
+      return nil();
+    }
+    Object support = ((MicroBatchWrite) w.batchWrite()).writeSupport();
+    if (!(support instanceof LakeStreamWrite)) {
+      return nil();
+    }
+    List<SparkPlan> out = new ArrayList<>();
+    out.add(new LakeStreamWriteExec(planLater(w.query()), w.batchWrite(), (LakeStreamWrite) support));
     return scala.jdk.javaapi.CollectionConverters.asScala(out).toList();
   }
 

@@ -12,10 +12,12 @@ import org.apache.spark.sql.connector.write.SupportsOverwriteV2;
 import org.apache.spark.sql.connector.write.V1Write;
 import org.apache.spark.sql.connector.write.Write;
 import org.apache.spark.sql.connector.write.WriteBuilder;
+import org.apache.spark.sql.connector.write.streaming.StreamingWrite;
 import org.apache.spark.sql.sources.InsertableRelation;
 
 /**
- * Every write (INSERT, writeTo, insertInto, saveAsTable, CTAS) arrives here; Spark hands the
+ * Every write (INSERT, writeTo, insertInto, saveAsTable, CTAS, and each micro-batch of a
+ * streaming query: {@link LakeStreamWrite}) arrives here; Spark hands the
  * query's Dataset to {@link InsertableRelation#insert} on the driver and Python runs its
  * Spark-task writer and one atomic commit. Spark's {@code overwrite} flag is always false on
  * this path: the mode comes from {@link #truncate} / {@link #overwrite}.
@@ -24,11 +26,14 @@ import org.apache.spark.sql.sources.InsertableRelation;
  */
 public final class LakeWriteBuilder implements SupportsOverwriteV2 {
   private final LakeTable table;
+  /** Spark's id of the write: a streaming query's id ({@link LakeStreamWrite}). */
+  private final String queryId;
   private String mode = WriteMode.APPEND;
   private Predicate[] condition = new Predicate[0];
 
-  public LakeWriteBuilder(LakeTable table) {
+  public LakeWriteBuilder(LakeTable table, String queryId) {
     this.table = table;
+    this.queryId = queryId;
   }
 
   @Override
@@ -58,6 +63,12 @@ public final class LakeWriteBuilder implements SupportsOverwriteV2 {
           p.set(Key.SESSION, Bridge.session());
           Bridge.ask(Op.WRITE, p, data);
         };
+      }
+
+      /** A streaming query's writes: output mode append, or complete ({@link #truncate}). */
+      @Override
+      public StreamingWrite toStreaming() {
+        return new LakeStreamWrite(table, queryId, m);
       }
 
       @Override
