@@ -48,6 +48,7 @@ from lakeskip.planner.bloom_batch import BloomColumns
 from lakeskip.planner.bucket_selector import select_buckets
 from lakeskip.planner.columnar_stats import ColumnarStats, decode_file_stats
 from lakeskip.planner.index_evaluator import IndexVerdict, evaluate_file_index
+from lakeskip.planner.index_gain import DENSE_ROWS, IndexGain, predicate_shape, stats_prove_match
 from lakeskip.planner.report import FileDecision, ScanPlan, SkipTier
 from lakeskip.planner.stats import ColumnStats
 from lakeskip.planner.vector_evaluator import VectorStatsEvaluator
@@ -79,6 +80,8 @@ _STATS = "planner.file-stats"
 _INDEX_FILES = "planner.index-containers"
 _PLANS = "planner.plans"
 _COLUMNAR = "planner.columnar-stats"
+_GAIN = "planner.index-gain"
+_PROBE = 3  # files whose indexes are evaluated before deciding whether the rest are worth it
 _DECISION_BYTES = 100  # one prebuilt FileDecision and its array slot
 _PLAN_BYTES = 400  # per decision: the FileDecision, its slot in the tuple, its share of a report
 _STATS_ENTRY_BYTES = 800  # a ColumnStats, its dict slot and boxed values (tracemalloc: ~850)
@@ -201,7 +204,9 @@ class ScanPlanner:
         self._index_files: CacheSection[FileIndexFile] = self.cache.section(_INDEX_FILES)
         self._plans: CacheSection[ScanPlan] = self.cache.section(_PLANS)
         self._columnar: CacheSection[_SnapshotStats] = self.cache.section(_COLUMNAR)
+        self._gains: CacheSection[IndexGain] = self.cache.section(_GAIN)
         self._index_bytes_read = 0  # of the plan being made (one plan at a time per planner)
+        self._gain_base: Hashable | None = None  # the snapshot being planned, for _gains
 
     def plan(
         self,
@@ -286,6 +291,17 @@ class ScanPlanner:
                 else self._uncached_columns(entries, notes)
             )
         self._index_bytes_read = 0
+        self._gain_base = (
+            (
+                table.path,
+                snapshot.base_manifest_list,
+                snapshot.delta_manifest_list,
+                schema.id,
+                schema.time_millis,
+            )
+            if snapshot is not None
+            else None
+        )
         if isinstance(bound, AlwaysFalse):
             decisions = [FileDecision(e, keep=False, tier=SkipTier.PREDICATE) for e in entries]
         elif isinstance(bound, AlwaysTrue):
@@ -404,7 +420,8 @@ class ScanPlanner:
             # any file's indexes. Files indexed under older options may hold an index of a
             # tested column that this leaves unused: they are kept, never wrongly skipped.
             return assemble(), 0
-        alive_idx = np.flatnonzero(alive_mask)
+        # files the stats prove hold a matching row: no index can skip them, open none
+        alive_idx = np.flatnonzero(alive_mask & ~stats_prove_match(bound, stats))
         kind = cols.index_kind()[alive_idx]
         emb = alive_idx[kind == _EMBEDDED]
         external: list[int] = alive_idx[kind == _EXTERNAL].tolist()
@@ -422,26 +439,82 @@ class ScanPlanner:
                 for column in set(by_column.tolist()):
                     where = emb[skip][by_column == column]
                     bulk.append((where, cols.bloom_skips(column, where)))
-        for i in embedded:
-            e = entries[i]
-            assert e.file.embedded_index is not None
-            decisions[i] = self._index_decision(
-                e, e.file.embedded_index, bound, SkipTier.EMBEDDED_INDEX, notes
-            )
-        loaded = self._load_index_files([entries[i] for i in external], notes)
-        n_read = sum(1 for d in loaded if d is not None)
+        todo = [(i, False) for i in embedded] + [(i, True) for i in external]
+        n_read = self._evaluate_indexes(entries, todo, bound, decisions, notes)
         # every embedded container this tier consulted: opened one by one, or answered by
         # the snapshot's bloom matrix built from the same bytes
-        self._index_bytes_read += sum(len(d) for d in loaded if d is not None) + sum(
+        self._index_bytes_read += sum(
             len(entries[i].file.embedded_index or b"") for i in emb.tolist()
         )
-        for i, data in zip(external, loaded, strict=True):
-            e = entries[i]
-            if data is None:
-                decisions[i] = FileDecision(e, keep=True)
-            else:
-                decisions[i] = self._index_decision(e, data, bound, SkipTier.INDEX_FILE, notes)
         return assemble(), n_read
+
+    def _evaluate_indexes(
+        self,
+        entries: Sequence[ManifestEntry],
+        todo: list[tuple[int, bool]],
+        bound: Any,
+        decisions: dict[int, FileDecision],
+        notes: _Warnings,
+    ) -> int:
+        """Each file's indexes, for the files ``todo`` (position, whether an ``.index``
+        file), into ``decisions``; returns the number of index files read.
+
+        Unless this predicate's shape skipped files on this snapshot before, a probe of
+        a few files goes first; when none of them is skipped and each keeps at least
+        :data:`DENSE_ROWS` rows, the indexes keep everything and the rest are kept
+        unopened (kept files are never wrong; only their row counts are less exact)."""
+        key = (self._gain_base, predicate_shape(bound)) if self._gain_base is not None else None
+        memory = self._gains.get(key) if key is not None else None
+        probe = {None: _PROBE, IndexGain.NOTHING: 1, IndexGain.SKIPPED: len(todo)}[memory]
+        n_read = 0
+        skipped = False
+        dense = True
+        for first, part in ((True, todo[:probe]), (False, todo[probe:])):
+            if not part:
+                continue
+            if not first and not skipped and dense:
+                break  # the probe kept every file, densely: so would the rest
+            external = [i for i, ext in part if ext]
+            loaded = dict(
+                zip(
+                    external,
+                    self._load_index_files([entries[i] for i in external], notes),
+                    strict=True,
+                )
+            )
+            for i, ext in part:
+                e = entries[i]
+                if ext:
+                    data = loaded[i]
+                    if data is None:
+                        decisions[i] = FileDecision(e, keep=True)
+                        dense = False
+                        continue
+                    n_read += 1
+                    self._index_bytes_read += len(data)
+                    name = e.file.index_file_name
+                    d = self._index_decision(
+                        e,
+                        data,
+                        bound,
+                        SkipTier.INDEX_FILE,
+                        notes,
+                        f"{self.table.data_file_dir(e)}/{name}",
+                    )
+                else:
+                    assert e.file.embedded_index is not None
+                    d = self._index_decision(
+                        e, e.file.embedded_index, bound, SkipTier.EMBEDDED_INDEX, notes, None
+                    )
+                decisions[i] = d
+                skipped |= not d.keep
+                dense &= d.keep and d.rows is not None and len(d.rows) >= DENSE_ROWS
+        if key is not None and todo:
+            if skipped:
+                self._gains.put(key, IndexGain.SKIPPED, 200)
+            elif dense:
+                self._gains.put(key, IndexGain.NOTHING, 200)
+        return n_read
 
     def _decide_primary_key(
         self,
@@ -743,10 +816,15 @@ class ScanPlanner:
         bound: Any,
         tier: SkipTier,
         notes: _Warnings,
+        path: str | None,
     ) -> FileDecision:
+        """``path``: the ``.index`` file the bytes came from (immutable: a rewrite writes a
+        new name, so the path names the bytes), ``None`` for an embedded index."""
         table = self.table
-        raw = bytes(data)
-        key = (table.path, e.file.file_name, e.file.schema_id, table.schema.id, hash(raw), len(raw))
+        raw = bytes(data) if path is None else data
+        # hashing an embedded index is cheap (it is small); an .index file is known by path
+        token = (hash(raw), len(raw)) if path is None else (path, len(raw))
+        key = (table.path, e.file.file_name, e.file.schema_id, table.schema.id, token)
         try:
             index = self._index_files.get(key)
             if index is None:
