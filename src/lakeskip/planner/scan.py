@@ -7,8 +7,10 @@ Tiers, cheapest first, each only for files the previous tiers kept:
    keeps only the entries of those values' buckets (:mod:`lakeskip.planner.bucket_selector`).
 2. **Stats**: min/max/null counts from the manifest (:class:`StatsEvaluator`).
 3. **Embedded file indexes** (``_EMBEDDED_FILE_INDEX``; no extra I/O).
-4. **``.index`` files**, read in parallel for the files still alive, cached by path (index
-   files are immutable: a rewrite writes a new name) in the process-wide metadata cache.
+4. **``.index`` files**, opened in parallel for the files still alive: the header and only
+   the sections of the predicate's columns, by ranged reads (adjacent sections in one), cached
+   by path (index files are immutable: a rewrite writes a new name) in the process-wide
+   metadata cache.
 
 Index results combine as Paimon's ``FileIndexPredicate``: a leaf ANDs every index on its
 column, AND short-circuits, OR folds. A SKIP or an empty row bitmap skips the file. A corrupt,
@@ -43,6 +45,7 @@ from lakeskip.expressions import AlwaysFalse, AlwaysTrue, BooleanExpression, and
 from lakeskip.expressions.tree import And, Not, Or, UnboundPredicate
 from lakeskip.expressions.visitors import referenced_names
 from lakeskip.index.file_index import FileIndexFile
+from lakeskip.index.format import PREFIX, FileIndexContainer
 from lakeskip.index.options import IndexColumnSpec, parse_file_index_options
 from lakeskip.planner.bloom_batch import BloomColumns
 from lakeskip.planner.bucket_selector import select_buckets
@@ -59,12 +62,13 @@ __all__ = ["ScanPlanner"]
 
 # What the planner keeps between queries, in the process-wide metadata cache (one budget
 # in bytes, see lakeskip.catalog.cache):
-# * ``.index`` file bytes by path (index files are immutable: a rewrite writes a new name);
+# * opened ``.index`` containers by path (index files are immutable: a rewrite writes a new
+#   name), holding the header and the sections queries have needed so far;
 # * decoded stats per data file: a file's stats never change (a rewrite of its indexes keeps
 #   them), so they are decoded once per (table, file, file schema, table schema) and reused
 #   by every later query -- decoding BinaryRows was most of the planning time;
-# * opened index containers (readers decode lazily and keep what they decoded), keyed by the
-#   file and the exact index bytes: a rewrite gives new bytes, hence a new entry;
+# * opened embedded index containers (readers decode lazily and keep what they decoded),
+#   keyed by the file and the exact index bytes: a rewrite gives new bytes, hence a new entry;
 # * whole plans, keyed by what decides them: the table directory, the snapshot (its id and
 #   its uniquely named manifest lists and index manifest: a snapshot file never changes, and
 #   a table dropped and created again has new names), the table schema, the predicate, the
@@ -75,7 +79,7 @@ __all__ = ["ScanPlanner"]
 # * the stats of every live file of a snapshot as columns (ColumnarStats), keyed by the
 #   snapshot's manifest lists and the table schema: a new literal on an unchanged table
 #   evaluates tiers 1-2 with a few array operations and decodes nothing.
-_INDEX_BYTES = "planner.index-file-bytes"
+_HEAD_READ = 256  # first read of an .index file: a header of a few columns (more: a second read)
 _STATS = "planner.file-stats"
 _INDEX_FILES = "planner.index-containers"
 _PLANS = "planner.plans"
@@ -199,7 +203,6 @@ class ScanPlanner:
         self.table = table
         self.max_workers = max_workers
         self.cache = cache if cache is not None else shared_cache()
-        self._index_bytes: CacheSection[bytes] = self.cache.section(_INDEX_BYTES)
         self._stats: CacheSection[dict[str, ColumnStats]] = self.cache.section(_STATS)
         self._index_files: CacheSection[FileIndexFile] = self.cache.section(_INDEX_FILES)
         self._plans: CacheSection[ScanPlan] = self.cache.section(_PLANS)
@@ -475,36 +478,28 @@ class ScanPlanner:
             if not first and not skipped and dense:
                 break  # the probe kept every file, densely: so would the rest
             external = [i for i, ext in part if ext]
-            loaded = dict(
+            opened = dict(
                 zip(
                     external,
-                    self._load_index_files([entries[i] for i in external], notes),
+                    self._open_index_files([entries[i] for i in external], bound, notes),
                     strict=True,
                 )
             )
             for i, ext in part:
                 e = entries[i]
                 if ext:
-                    data = loaded[i]
-                    if data is None:
+                    index, nbytes = opened[i]
+                    if index is None:
                         decisions[i] = FileDecision(e, keep=True)
                         dense = False
                         continue
                     n_read += 1
-                    self._index_bytes_read += len(data)
-                    name = e.file.index_file_name
-                    d = self._index_decision(
-                        e,
-                        data,
-                        bound,
-                        SkipTier.INDEX_FILE,
-                        notes,
-                        f"{self.table.data_file_dir(e)}/{name}",
-                    )
+                    self._index_bytes_read += nbytes
+                    d = self._evaluate_opened(e, index, bound, SkipTier.INDEX_FILE, notes)
                 else:
                     assert e.file.embedded_index is not None
                     d = self._index_decision(
-                        e, e.file.embedded_index, bound, SkipTier.EMBEDDED_INDEX, notes, None
+                        e, e.file.embedded_index, bound, SkipTier.EMBEDDED_INDEX, notes
                     )
                 decisions[i] = d
                 skipped |= not d.keep
@@ -816,75 +811,119 @@ class ScanPlanner:
         bound: Any,
         tier: SkipTier,
         notes: _Warnings,
-        path: str | None,
     ) -> FileDecision:
-        """``path``: the ``.index`` file the bytes came from (immutable: a rewrite writes a
-        new name, so the path names the bytes), ``None`` for an embedded index."""
+        """The verdict of an embedded index container (small: cached by its bytes' hash)."""
         table = self.table
-        raw = bytes(data) if path is None else data
-        # hashing an embedded index is cheap (it is small); an .index file is known by path
-        token = (hash(raw), len(raw)) if path is None else (path, len(raw))
-        key = (table.path, e.file.file_name, e.file.schema_id, table.schema.id, token)
+        raw = bytes(data)
+        key = (table.path, e.file.file_name, e.file.schema_id, table.schema.id, hash(raw), len(raw))
         try:
             index = self._index_files.get(key)
             if index is None:
                 index = FileIndexFile.from_bytes(raw, self._index_row_type(e))
                 self._index_files.put(key, index, _INDEX_DECODED_FACTOR * len(raw))
+        except Exception as err:  # corrupt or unreadable: keep the file, say so once
+            self._unusable(e, err, notes)
+            return FileDecision(e, keep=True)
+        return self._evaluate_opened(e, index, bound, tier, notes)
+
+    def _unusable(self, e: ManifestEntry, err: Exception, notes: _Warnings) -> None:
+        notes.add(
+            f"{self.table.identifier}: file index of {e.file.file_name} unusable "
+            f"({type(err).__name__}: {err}); file kept"
+        )
+
+    def _evaluate_opened(
+        self, e: ManifestEntry, index: FileIndexFile, bound: Any, tier: SkipTier, notes: _Warnings
+    ) -> FileDecision:
+        try:
             verdict: IndexVerdict = evaluate_file_index(bound, index)
         except Exception as err:  # corrupt or unreadable: keep the file, say so once
-            notes.add(
-                f"{table.identifier}: file index of {e.file.file_name} unusable "
-                f"({type(err).__name__}: {err}); file kept"
-            )
+            self._unusable(e, err, notes)
             return FileDecision(e, keep=True)
         for msg in verdict.warnings:
-            notes.add(f"{table.identifier}: {e.file.file_name}: {msg}")
+            notes.add(f"{self.table.identifier}: {e.file.file_name}: {msg}")
         if verdict.skip:
             return FileDecision(
                 e, keep=False, tier=tier, index_type=verdict.index_type, column=verdict.column
             )
         return FileDecision(e, keep=True, rows=verdict.rows)
 
-    def _load_index_files(
-        self, entries: Sequence[ManifestEntry], notes: _Warnings
-    ) -> list[bytes | None]:
+    def _open_index_file(
+        self, e: ManifestEntry, names: Sequence[str], notes: _Warnings
+    ) -> tuple[FileIndexFile | None, int]:
+        """``e``'s ``.index`` file opened with the sections of the index columns ``names``
+        loaded, and the index bytes this used (fetched now, or held in the cache: the
+        header and those sections). Only the header and those sections are read, by range,
+        adjacent sections in one read; the opened container is cached by path (index files
+        are immutable: a rewrite writes a new name) and later queries fetch only sections
+        it lacks. ``None``: unreadable or corrupt (warned; the file is kept)."""
+        table = self.table
+        name = e.file.index_file_name
+        assert name is not None
+        path = f"{table.data_file_dir(e)}/{name}"
+        key = (table.path, e.file.file_name, e.file.schema_id, table.schema.id, path)
+        io = table.file_io
+        fetched = 0
+        try:
+            index = self._index_files.get(key)
+            if index is None:
+                first = io.read_range(path, 0, _HEAD_READ)
+                fetched += len(first)
+                head_len = FileIndexContainer.head_length(first[:PREFIX])
+                if head_len > len(first):
+                    rest = io.read_range(path, len(first), head_len - len(first))
+                    fetched += len(rest)
+                    first += rest
+                container = FileIndexContainer.decode_head(first[:head_len])
+                container.add_section(head_len, first[head_len:], partial=True)
+                index = FileIndexFile(container, self._index_row_type(e))
+            container = index.container
+            wanted = [n for n in names if n in set(container.columns())]
+            for start, length in container.ranges(wanted):
+                data = io.read_range(path, start, length)
+                fetched += len(data)
+                container.add_section(start, data)
+            self._index_files.put(key, index, _INDEX_DECODED_FACTOR * container.loaded_bytes)
+        except OSError as err:
+            notes.add(f"{table.identifier}: cannot read index file {name} ({err}); file kept")
+            return None, fetched
+        except Exception as err:  # corrupt: keep the file, say so once
+            self._unusable(e, err, notes)
+            return None, fetched
+        used = container.head_len + sum(
+            en.length for en in container.entries if en.column in wanted and en.start >= 0
+        )
+        return index, max(fetched, used)
+
+    def _open_index_files(
+        self, entries: Sequence[ManifestEntry], bound: Any, notes: _Warnings
+    ) -> list[tuple[FileIndexFile | None, int]]:
+        """:meth:`_open_index_file` for each of ``entries``; reads in parallel threads."""
         if not entries:
             return []
+        names = sorted(referenced_names(bound))
         table = self.table
-
-        def load(e: ManifestEntry) -> bytes | None:
-            name = e.file.index_file_name
-            assert name is not None
-            path = f"{table.data_file_dir(e)}/{name}"
-            cached = self._index_bytes.get(path)
-            if cached is not None:
-                return cached
-            try:
-                data = table.file_io.read_bytes(path)
-            except Exception as err:
-                notes.add(f"{table.identifier}: cannot read index file {name} ({err}); file kept")
-                return None
-            self._index_bytes.put(path, data, len(data))
-            return data
-
-        # Warm queries find every index in the cache: answer those here, and start threads
-        # only for the misses (a pool per query cost more than the planning it served).
-        out: list[bytes | None] = []
+        # Warm queries find every index (and the sections they need) in the cache: answer
+        # those here, and start threads only for the misses (a pool per query cost more
+        # than the planning it served).
+        out: list[tuple[FileIndexFile | None, int]] = []
         missing: list[int] = []
         for i, e in enumerate(entries):
-            assert e.file.index_file_name is not None
-            cached = self._index_bytes.get(f"{table.data_file_dir(e)}/{e.file.index_file_name}")
-            out.append(cached)
-            if cached is None:
+            path = f"{table.data_file_dir(e)}/{e.file.index_file_name}"
+            key = (table.path, e.file.file_name, e.file.schema_id, table.schema.id, path)
+            hit = self._index_files.get(key)
+            if hit is not None and all(hit.container.loaded(n) for n in names):
+                out.append(self._open_index_file(e, names, notes))
+            else:
+                out.append((None, 0))
                 missing.append(i)
         if len(missing) == 1:
-            out[missing[0]] = load(entries[missing[0]])
+            out[missing[0]] = self._open_index_file(entries[missing[0]], names, notes)
         elif missing:
             with ThreadPoolExecutor(max_workers=min(self.max_workers, len(missing))) as pool:
-                for i, data in zip(
-                    missing, pool.map(load, [entries[i] for i in missing]), strict=True
-                ):
-                    out[i] = data
+                got = pool.map(lambda i: self._open_index_file(entries[i], names, notes), missing)
+                for i, opened in zip(missing, got, strict=True):
+                    out[i] = opened
         return out
 
 
