@@ -32,8 +32,9 @@ from typing import Any, assert_never
 import numpy as np
 
 from lakeskip.catalog.cache import CacheSection, MetadataCache, paused_gc, shared_cache
+from lakeskip.catalog.format.binary_row import deserialize_row
 from lakeskip.catalog.format.deletion_vectors import DeletionFile
-from lakeskip.catalog.format.manifest import ManifestEntry
+from lakeskip.catalog.format.manifest import ManifestEntry, ManifestFileMeta
 from lakeskip.catalog.format.snapshot import Snapshot
 from lakeskip.catalog.format.stats import file_column_stats
 from lakeskip.catalog.kind import Append, AppendDv, PkMerge, PkRaw
@@ -53,7 +54,7 @@ from lakeskip.planner.columnar_stats import ColumnarStats, decode_file_stats
 from lakeskip.planner.index_evaluator import IndexVerdict, evaluate_file_index
 from lakeskip.planner.index_gain import DENSE_ROWS, IndexGain, predicate_shape, stats_prove_match
 from lakeskip.planner.report import FileDecision, ScanPlan, SkipTier
-from lakeskip.planner.stats import ColumnStats
+from lakeskip.planner.stats import ColumnStats, FileStats
 from lakeskip.planner.vector_evaluator import VectorStatsEvaluator
 from lakeskip.types import RowType
 
@@ -256,7 +257,15 @@ class ScanPlanner:
         use_indexes: bool,
     ) -> ScanPlan:
         table = self.table
-        entries = table.scan_files(snapshot) if snapshot is not None else []
+        unread: list[ManifestFileMeta] = []
+        if snapshot is None:
+            entries: list[ManifestEntry] = []
+        elif not table.schema.partition_keys:
+            entries = table.scan_files(snapshot)
+        else:
+            entries, unread = table.scan_files_in(
+                snapshot, lambda metas: self._manifests_to_read(metas, pred, time_zone)
+            )
         all_entries = entries
         # a file whose deletion vector deletes every row holds nothing to read
         refs = table.deletion_files(snapshot) if snapshot is not None else {}
@@ -289,7 +298,9 @@ class ScanPlanner:
         cols: _PlanColumns | None = None
         if not isinstance(bound, (AlwaysFalse, AlwaysTrue)):
             cols = (
-                self._columnar_stats(snapshot, all_entries, entries, notes)
+                self._columnar_stats(
+                    snapshot, all_entries, entries, notes, tuple(m.file_name for m in unread)
+                )
                 if snapshot is not None
                 else self._uncached_columns(entries, notes)
             )
@@ -345,10 +356,45 @@ class ScanPlanner:
             planning_ms=planning_ms,
             warnings=notes.messages,
             index_bytes_read=self._index_bytes_read,
+            unread_files=max(0, sum(m.num_added_files - m.num_deleted_files for m in unread)),
         )
         if key is not None and not notes.messages:
             self._plans.put(key, plan, _plan_nbytes(plan))
         return plan
+
+    def _manifests_to_read(
+        self, metas: Sequence[ManifestFileMeta], pred: BooleanExpression, time_zone: str
+    ) -> list[bool]:
+        """Per manifest: whether its partitions (the manifest list's ``_PARTITION_STATS``:
+        min, max and null count of each partition column over its entries) may hold a
+        matching row. Unreadable stats: read it."""
+        table = self.table
+        schema = table.schema
+        keys = list(schema.partition_keys)
+        if not keys or len(metas) < 2:
+            return [True] * len(metas)
+        row_type = schema.row_type
+        bound = bind(row_type, pred, time_zone=time_zone)
+        if isinstance(bound, (AlwaysTrue, AlwaysFalse)) or not {k.lower() for k in keys} & {
+            n.lower() for n in referenced_names(bound)
+        }:
+            return [True] * len(metas)
+        types = table.partition_types
+        files: list[FileStats] = []
+        for m in metas:
+            ps = m.partition_stats
+            try:
+                lo = deserialize_row(ps.min_values, types)
+                hi = deserialize_row(ps.max_values, types)
+                nulls = ps.null_counts if len(ps.null_counts) == len(keys) else (None,) * len(keys)
+                cols = {k: ColumnStats(lo[j], hi[j], nulls[j]) for j, k in enumerate(keys)}
+            except Exception:  # stats we cannot decode: read the manifest
+                cols = {}
+            files.append(FileStats(m.num_added_files + m.num_deleted_files, cols))
+        part_rt = RowType(tuple(row_type.field(k) for k in keys))
+        stats = ColumnarStats.from_file_stats(files, part_rt)
+        keep: list[bool] = VectorStatsEvaluator(bound).evaluate(stats).tolist()
+        return keep
 
     # -- tiers ------------------------------------------------------------------------------
 
@@ -656,10 +702,12 @@ class ScanPlanner:
         live: Sequence[ManifestEntry],
         entries: Sequence[ManifestEntry],
         notes: _Warnings,
+        unread: tuple[str, ...] = (),
     ) -> _PlanColumns:
         """The stats of ``entries`` (a subset of the snapshot's ``live`` files) as columns,
         decoded once per snapshot and table schema and kept in the metadata cache, and
-        where each of ``entries`` is among the live files."""
+        where each of ``entries`` is among the live files. ``unread``: the manifests whose
+        files ``live`` lacks (skipped by partition)."""
         table = self.table
         key = (
             table.path,
@@ -667,6 +715,7 @@ class ScanPlanner:
             snapshot.delta_manifest_list,
             table.schema.id,
             table.schema.time_millis,
+            unread,
         )
         hit = self._columnar.get(key)
         if hit is None:
