@@ -56,7 +56,7 @@ __all__ = ["DENSE_ROWS", "IndexGain", "predicate_shape", "stats_prove_match"]
 
 #: a kept file whose index narrowed it to at least this many rows counts as "dense": the
 #: indexes found plenty of matches, so files like it are unlikely to be skipped either
-DENSE_ROWS = 64
+DENSE_ROWS = 16
 
 
 class IndexGain(enum.Enum):
