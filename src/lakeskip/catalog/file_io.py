@@ -165,6 +165,12 @@ class FileIO:
         with self.filesystem.open_input_stream(path) as f:
             return bytes(f.read())
 
+    def read_range(self, path: str, offset: int, length: int) -> bytes:
+        """``length`` bytes from ``offset`` (fewer at the end of the file): one ranged
+        read (an HTTP range request on an object store). Raises ``FileNotFoundError``."""
+        with self.filesystem.open_input_file(path) as f:
+            return bytes(f.read_at(length, offset))
+
     def exists(self, path: str) -> bool:
         info = self.filesystem.get_file_info(path)
         return bool(info.type != pafs.FileType.NotFound)

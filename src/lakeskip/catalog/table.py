@@ -265,6 +265,9 @@ class FileStoreTable:
         self._live: CacheSection[tuple[ManifestEntry, ...]] = shared_cache().section(
             "catalog.live-files"
         )
+        self._manifest_lists: CacheSection[list[ManifestFileMeta]] = shared_cache().section(
+            "catalog.manifest-lists"
+        )
         self._file_prefix = str(uuid.uuid4())
         self._file_counter = itertools.count()
         self._dirs: dict[tuple[str, int], str] = {}
@@ -459,6 +462,44 @@ class FileStoreTable:
                 live = tuple(_only_adds(entries) or merge_entries(entries))
             self._live.put(key, live, 200 + 8 * len(live))
         return list(live)
+
+    def scan_files_in(
+        self,
+        snapshot: Snapshot,
+        keep: Callable[[Sequence[ManifestFileMeta]], Sequence[bool]],
+    ) -> tuple[list[ManifestEntry], list[ManifestFileMeta]]:
+        """Live data files of the manifests ``keep`` selects (from the manifest list's
+        metadata, e.g. its partition stats), and the manifests it left unread.
+
+        Every entry of one file (its ADD, a later DELETE) carries the file's partition, so
+        a selection by partition that keeps every manifest which may hold a partition keeps
+        all entries of that partition's files: their merge is the same as in
+        :meth:`scan_files`. (Files of other partitions may lose a DELETE; such a file is of
+        a partition the selection rules out.)
+        """
+        # manifest lists are immutable (a new name per commit): read once per process
+        metas: list[ManifestFileMeta] = []
+        for name in (snapshot.base_manifest_list, snapshot.delta_manifest_list):
+            got = self._manifest_lists.get((self.path, name))
+            if got is None:
+                got = read_manifest_list(self.file_io, self.path, name)
+                self._manifest_lists.put((self.path, name), got, 300 + 300 * len(got))
+            metas += got
+        picked = list(keep(metas))
+        if all(picked):
+            return self.scan_files(snapshot), []
+        kept = [m for m, k in zip(metas, picked, strict=True) if k]
+        skipped = [m for m, k in zip(metas, picked, strict=True) if not k]
+        key = (self.path, tuple(m.file_name for m in kept), self.partition_types)
+        live = self._live.get(key)
+        if live is None:
+            with paused_gc():
+                entries = list(
+                    itertools.chain.from_iterable(self._manifest(m.file_name, m) for m in kept)
+                )
+                live = tuple(_only_adds(entries) or merge_entries(entries))
+            self._live.put(key, live, 200 + 8 * len(live))
+        return list(live), skipped
 
     def index_entries(self, snapshot: Snapshot | None) -> list[IndexManifestEntry]:
         """The index files a snapshot lists (its ``indexManifest``; none without one)."""
