@@ -72,8 +72,8 @@ test-s3: $(STAMP) check-java
 # sdist from PyPI once into .interop-cache/ or $$LAKESKIP_INTEROP_CACHE, and paimon-flink-2.0:2.0.0
 # with mvn into ~/.m2)
 test-interop-java: $(STAMP) check-java
-	$(PY) -m pytest -q -m interop tests/interop/test_paimon_java.py tests/interop/test_paimon_java_buckets.py \
-	  tests/interop/test_paimon_newest.py
+	$(PY) -m pytest -q -m interop tests/interop/paimon_java
+
 
 bench: $(STAMP) check-java
 	$(PY) -c 'import matplotlib, deltalake' 2>/dev/null || $(PY) -m pip install --quiet -e '.[bench]'

@@ -930,9 +930,10 @@ class ScanPlanner:
                     first += rest
                 container = FileIndexContainer.decode_head(first[:head_len])
                 container.add_section(head_len, first[head_len:], partial=True)
-                index = FileIndexFile(container, self._index_row_type(e))
+                index = FileIndexFile(container, *self._index_row_type(e))
             container = index.container
-            wanted = [n for n in names if n in set(container.columns())]
+            stored = set(container.columns())
+            wanted = [s for s in map(index.stored_name, names) if s in stored]
             for start, length in container.ranges(wanted):
                 data = io.read_range(path, start, length)
                 fetched += len(data)

@@ -70,11 +70,8 @@ def stream_write(ctx: ServiceContext, req: StreamWriteRequest, jdf: Any) -> Stre
     exactly once (:class:`~lakeskip.catalog.format.snapshot.CommitIdentity`)."""
     from pyspark.sql.classic.dataframe import DataFrame as ClassicDataFrame
 
-    from lakeskip.spark.write.writer import (
-        align_by_name,
-        compact_after_stream_batch,
-        write_dataframe,
-    )
+    from lakeskip.spark.write.stream_compaction import compact_after_stream_batch
+    from lakeskip.spark.write.writer import align_by_name, write_dataframe
 
     if req.mode not in (WriteMode.APPEND, WriteMode.TRUNCATE):
         raise InvalidArgumentError(f"streaming write: mode {req.mode} is not supported")
