@@ -1,0 +1,158 @@
+"""The Java read side's rules without a Spark session: ``PkMerge`` over the merge-rule case
+table (``tests/cases/pk_merge_cases.json``) and ``LakeDvScan``'s reader over the
+deletion-vector case table (``tests/fixtures/deletion_vectors/cases.json``).
+
+``java/lakeskip/jvm/read/pk/ReadRulesCheck.java`` (beside this file) is compiled against the
+catalog jar and pyspark's jars and run once, in one JVM, on every case; Python gives it what
+the catalog sends (the merge rule as ``MergeEngine.to_json`` crosses the protocol, each DV as
+the planner encodes it) and compares what it returns with the case tables."""
+
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+import subprocess
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from pyroaring import BitMap
+from tests.cases.pk_merge_cases import KEY, Case
+from tests.cases.pk_merge_cases import load as load_merge_cases
+from tests.fixtures.deletion_vectors.cases import CASES as DV_CASES
+from tests.fixtures.deletion_vectors.cases import ROW_TYPE as DV_ROW_TYPE
+
+from lakeskip import types as T
+from lakeskip.catalog.pk.merge_engine import MergeEngine
+from lakeskip.expressions import bind
+from lakeskip.expressions.arrow_eval import evaluate_arrow
+from lakeskip.index.primitives.roaring import serialize_bitmap
+from lakeskip.spark.jvm import build
+from lakeskip.spark.jvm.protocol import MergeSpec, decode, encode
+from lakeskip.sql.query import condition_predicate
+
+HERE = Path(__file__).parent
+SOURCES = sorted((HERE / "java").rglob("*.java"))
+MERGE_CASES = load_merge_cases()
+
+
+def _merge_input(case: Case) -> dict[str, Any]:
+    engine = MergeEngine.of(case.options, case.row_type, [KEY])
+    return {
+        "name": case.name,
+        "key": KEY,
+        # the rule as it crosses the protocol to LakePkScan
+        "merge": encode(decode(MergeSpec, engine.to_json())),
+        "columns": [[f.name, f.type.spark_ddl()] for f in case.row_type],
+        "versions": [
+            {"seq": seq, "kind": kind, "row": {n: _json_value(v) for n, v in values.items()}}
+            for seq, kind, values in case.versions
+        ],
+    }
+
+
+def _json_value(v: Any) -> Any:
+    return str(v) if isinstance(v, Decimal) else v
+
+
+def _dv_input() -> list[dict[str, Any]]:
+    out = []
+    for case in DV_CASES:
+        files = []
+        for i, f in enumerate(case.files):
+            data = f.arrow(DV_ROW_TYPE)
+            predicate = bind(DV_ROW_TYPE, condition_predicate(case.where, DV_ROW_TYPE, "t"))
+            match = (
+                evaluate_arrow(predicate, data).to_pylist() if case.where else [True] * len(f.rows)
+            )
+            dv = (
+                base64.b64encode(serialize_bitmap(BitMap(f.deleted))).decode("ascii")
+                if f.deleted
+                else None
+            )
+            files.append(
+                {
+                    "name": f"data-{i}.parquet",
+                    "rows": [list(r) for r in f.rows],
+                    "row_group_rows": f.row_group_rows,
+                    "match": [bool(m) for m in match],
+                    "dv": dv,
+                }
+            )
+        out.append({"name": case.name, "files": files})
+    return out
+
+
+@pytest.fixture(scope="module")
+def java_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    java = shutil.which("java")
+    if build.find_javac() is None or java is None:
+        pytest.skip("no JDK: the Java rules are tested where the catalog jar can be built")
+    jar = build.build_jar()
+    _, spark_jars = build._pyspark_jars()
+    tmp = tmp_path_factory.mktemp("java_rules")
+    classes = tmp / "classes"
+    cp = f"{jar}:{spark_jars}/*"
+    javac = [build.find_javac() or "javac", "--release", "17", "-nowarn", "-encoding", "UTF-8"]
+    subprocess.run(
+        [*javac, "-cp", cp, "-d", str(classes), *map(str, SOURCES)], check=True, capture_output=True
+    )
+    given = tmp / "in.json"
+    got = tmp / "out.json"
+    given.write_text(
+        json.dumps({"merge": [_merge_input(c) for c in MERGE_CASES], "dv": _dv_input()})
+    )
+    proc = subprocess.run(
+        [java, "-cp", f"{classes}:{cp}", "lakeskip.jvm.read.pk.ReadRulesCheck", given, got],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result: dict[str, Any] = json.loads(got.read_text())
+    return result
+
+
+def _typed(case: Case, row: list[Any]) -> tuple[Any, ...]:
+    out = []
+    for f, v in zip(case.row_type, row, strict=True):
+        if v is not None and f.type.root == T.TypeRoot.DECIMAL:
+            v = Decimal(v)
+        out.append(v)
+    return tuple(out)
+
+
+@pytest.mark.parametrize("case", MERGE_CASES, ids=[c.name for c in MERGE_CASES])
+def test_java_merge_matches_the_case_table(case: Case, java_results: dict[str, Any]) -> None:
+    got = java_results["merge"][case.name]
+    assert "order_matters" not in got, got["order_matters"]
+    if case.error is not None:
+        assert case.error in got.get("error", ""), got
+        return
+    assert "error" not in got, got["error"]
+    rows = sorted((_typed(case, r) for r in got["rows"]), key=lambda r: r[0])
+    assert rows == case.expected()
+
+
+@pytest.mark.parametrize("case", DV_CASES, ids=[c.name for c in DV_CASES])
+def test_java_dv_reader_matches_the_case_table(case: Any, java_results: dict[str, Any]) -> None:
+    rows = [tuple(r) for r in java_results["dv"][case.name]]
+    # Spark's filter after the scan
+    live = pa.table(
+        {
+            "id": pa.array([r[0] for r in rows], pa.int64()),
+            "v": pa.array([r[1] for r in rows], pa.int32()),
+        }
+    )
+    predicate = bind(DV_ROW_TYPE, condition_predicate(case.where, DV_ROW_TYPE, "t"))
+    kept = live.filter(evaluate_arrow(predicate, live))
+    got = sorted((tuple(r.values()) for r in kept.to_pylist()), key=lambda r: r[0])
+    assert got == list(case.expected), case.why
+
+
+def test_every_case_reached_java(java_results: dict[str, Any]) -> None:
+    assert set(java_results["merge"]) == {c.name for c in MERGE_CASES}
+    assert set(java_results["dv"]) == {c.name for c in DV_CASES}
