@@ -1,6 +1,7 @@
 """The Java read side's rules without a Spark session: ``PkMerge`` over the merge-rule case
 table (``tests/cases/pk_merge_cases.json``) and ``LakeDvScan``'s reader over the
-deletion-vector case table (``tests/fixtures/deletion_vectors/cases.json``).
+deletion-vector case table (``tests/fixtures/deletion_vectors/cases.json``), and
+``PredicateJson``'s transcription of Spark predicates as Python's reader reads it back.
 
 ``java/lakeskip/jvm/read/pk/ReadRulesCheck.java`` (beside this file) is compiled against the
 catalog jar and pyspark's jars and run once, in one JVM, on every case; Python gives it what
@@ -10,6 +11,7 @@ the planner encodes it) and compares what it returns with the case tables."""
 from __future__ import annotations
 
 import base64
+import datetime
 import json
 import shutil
 import subprocess
@@ -32,6 +34,7 @@ from lakeskip.expressions.arrow_eval import evaluate_arrow
 from lakeskip.index.primitives.roaring import serialize_bitmap
 from lakeskip.spark.jvm import build
 from lakeskip.spark.jvm.protocol import MergeSpec, decode, encode
+from lakeskip.spark.read.predicate_json import literal_from_json
 from lakeskip.sql.query import condition_predicate
 
 HERE = Path(__file__).parent
@@ -103,7 +106,13 @@ def java_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     given = tmp / "in.json"
     got = tmp / "out.json"
     given.write_text(
-        json.dumps({"merge": [_merge_input(c) for c in MERGE_CASES], "dv": _dv_input()})
+        json.dumps(
+            {
+                "merge": [_merge_input(c) for c in MERGE_CASES],
+                "dv": _dv_input(),
+                "literals": [{"type": t, "value": v} for t, v, _ in LITERALS],
+            }
+        )
     )
     proc = subprocess.run(
         [java, "-cp", f"{classes}:{cp}", "lakeskip.jvm.read.pk.ReadRulesCheck", given, got],
@@ -151,6 +160,78 @@ def test_java_dv_reader_matches_the_case_table(case: Any, java_results: dict[str
     kept = live.filter(evaluate_arrow(predicate, live))
     got = sorted((tuple(r.values()) for r in kept.to_pylist()), key=lambda r: r[0])
     assert got == list(case.expected), case.why
+
+
+#: (Spark type, the value as Java builds it, what Python's reader must make of Java's JSON)
+LITERALS: list[tuple[str, Any, Any]] = [
+    ("int", 5, 5),
+    ("bigint", 2**40 + 1, 2**40 + 1),
+    ("smallint", -3, -3),
+    ("tinyint", 7, 7),
+    ("boolean", True, True),
+    ("float", "1.5", 1.5),
+    ("double", "-0.25", -0.25),
+    ("double", "-Infinity", float("-inf")),
+    ("decimal(4,2)", "12.30", Decimal("12.30")),
+    ("string", "é\u00e9 x", "é\u00e9 x"),
+    ("date", 19723, datetime.date(2024, 1, 1)),
+    ("timestamp", 1704067200000001, datetime.datetime(2024, 1, 1, 0, 0, 0, 1, datetime.UTC)),
+    ("timestamp_ntz", 1704067200000000, datetime.datetime(2024, 1, 1)),
+    ("binary", "AAEC/w==", b"\x00\x01\x02\xff"),
+    ("void", None, None),
+]
+
+
+def test_java_literals_read_back_as_python_values(java_results: dict[str, Any]) -> None:
+    """``PredicateJson`` writes each Spark literal so that the Python reader gets its value
+    back exactly (the type tag included)."""
+    got = java_results["literals"]
+    assert len(got) == len(LITERALS)
+    for (spark_type, _, expected), node in zip(LITERALS, got, strict=True):
+        assert node["op"] == "=" and node["args"][0] == {"ref": ["c"]}, node
+        value = literal_from_json(node["args"][1])
+        assert value == expected and type(value) is type(expected), (spark_type, node)
+    nan = literal_from_json({"lit": "NaN", "type": "double"})
+    assert nan != nan
+
+
+def test_java_predicate_trees_are_transcribed(java_results: dict[str, Any]) -> None:
+    """Spark's V2 names, nested references as name paths, AND / OR / NOT kept as trees, and
+    an expression Python cannot read passed as ``other`` (Python then keeps every file)."""
+    five = {"lit": 5, "type": "integer"}
+    assert java_results["predicates"] == [
+        {
+            "op": "AND",
+            "args": [
+                {"op": "=", "args": [{"ref": ["a"]}, five]},
+                {
+                    "op": "NOT",
+                    "args": [
+                        {"op": "STARTS_WITH", "args": [{"ref": ["s"]}, _string("x")]},
+                    ],
+                },
+            ],
+        },
+        {
+            "op": "OR",
+            "args": [
+                {"op": "IS_NULL", "args": [{"ref": ["st", "inner"]}]},
+                {
+                    "op": "IN",
+                    "args": [
+                        {"ref": ["a"]},
+                        {"lit": 1, "type": "integer"},
+                        {"lit": 2, "type": "integer"},
+                    ],
+                },
+            ],
+        },
+        {"op": "<", "args": [{"other": "UPPER(s)"}, _string("X")]},
+    ]
+
+
+def _string(s: str) -> dict[str, Any]:
+    return {"lit": s, "type": "string"}
 
 
 def test_every_case_reached_java(java_results: dict[str, Any]) -> None:

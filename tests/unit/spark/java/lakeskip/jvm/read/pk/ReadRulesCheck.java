@@ -14,29 +14,44 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import lakeskip.jvm.read.PredicateJson;
 import org.apache.spark.paths.SparkPath;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
+import org.apache.spark.sql.connector.expressions.Expression;
+import org.apache.spark.sql.connector.expressions.Expressions;
+import org.apache.spark.sql.connector.expressions.FieldReference;
+import org.apache.spark.sql.connector.expressions.LiteralValue;
+import org.apache.spark.sql.connector.expressions.filter.And;
+import org.apache.spark.sql.connector.expressions.filter.Not;
+import org.apache.spark.sql.connector.expressions.filter.Or;
+import org.apache.spark.sql.connector.expressions.filter.Predicate;
 import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.connector.read.PartitionReader;
 import org.apache.spark.sql.connector.read.PartitionReaderFactory;
 import org.apache.spark.sql.execution.datasources.FilePartition;
 import org.apache.spark.sql.execution.datasources.PartitionedFile;
+import org.apache.spark.sql.types.BinaryType;
 import org.apache.spark.sql.types.BooleanType;
 import org.apache.spark.sql.types.ByteType$;
+import org.apache.spark.sql.types.ByteType;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.DateType;
 import org.apache.spark.sql.types.Decimal;
 import org.apache.spark.sql.types.DecimalType;
 import org.apache.spark.sql.types.DoubleType;
 import org.apache.spark.sql.types.FloatType;
 import org.apache.spark.sql.types.IntegerType;
-import org.apache.spark.sql.types.LongType;
 import org.apache.spark.sql.types.LongType$;
+import org.apache.spark.sql.types.LongType;
 import org.apache.spark.sql.types.Metadata;
+import org.apache.spark.sql.types.ShortType;
 import org.apache.spark.sql.types.StringType;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.types.TimestampNTZType;
+import org.apache.spark.sql.types.TimestampType;
 import org.apache.spark.unsafe.types.UTF8String;
 
 /**
@@ -51,6 +66,9 @@ import org.apache.spark.unsafe.types.UTF8String;
  * reader that returns each row with its position, skipping the row groups Python says hold no
  * match (as Parquet's statistics would), with the DV bytes Python's planner sends; the rows
  * it returns are written back (Python then applies the WHERE, as Spark does after the scan).
+ *
+ * <p>{@code literals} / {@code predicates}: Spark V2 predicates through {@link PredicateJson}
+ * (each literal type, and the tree shapes), for Python's reader to read back.
  */
 public final class ReadRulesCheck {
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -68,6 +86,8 @@ public final class ReadRulesCheck {
     for (JsonNode c : in.path("dv")) {
       dv.set(c.get("name").asText(), dvCase(c));
     }
+    out.set("literals", literals(in.path("literals")));
+    out.set("predicates", PredicateJson.predicates(predicates()));
     JSON.writeValue(new File(args[1]), out);
   }
 
@@ -170,6 +190,59 @@ public final class ReadRulesCheck {
       }
     }
     return a;
+  }
+
+  // ---- predicate conversion (PredicateJson)
+
+  /** {@code c = <literal>} for each literal Python names (Spark type DDL, value). */
+  private static ArrayNode literals(JsonNode specs) {
+    List<Predicate> out = new ArrayList<>();
+    for (JsonNode s : specs) {
+      DataType t = s.get("type").asText().equals("void")
+          ? DataTypes.NullType : DataType.fromDDL(s.get("type").asText());
+      out.add(new Predicate("=", new Expression[] {
+          Expressions.column("c"), new LiteralValue<>(literalValue(t, s.get("value")), t)}));
+    }
+    return PredicateJson.predicates(out.toArray(new Predicate[0]));
+  }
+
+  private static Object literalValue(DataType t, JsonNode v) {
+    if (v.isNull()) {
+      return null;
+    } else if (t instanceof ByteType) {
+      return (byte) v.asInt();
+    } else if (t instanceof ShortType) {
+      return (short) v.asInt();
+    } else if (t instanceof IntegerType || t instanceof DateType) {
+      return v.asInt();
+    } else if (t instanceof LongType || t instanceof TimestampType
+        || t instanceof TimestampNTZType) {
+      return v.asLong();
+    } else if (t instanceof FloatType) {
+      return Float.parseFloat(v.asText());
+    } else if (t instanceof DoubleType) {
+      return Double.parseDouble(v.asText());
+    } else if (t instanceof BinaryType) {
+      return Base64.getDecoder().decode(v.asText());
+    }
+    return internal(t, v);
+  }
+
+  /** The tree shapes: nested references, AND / OR / NOT, IN, IS_NULL, an untranslatable. */
+  private static Predicate[] predicates() {
+    Expression a = Expressions.column("a");
+    Expression nested = FieldReference.apply("st.inner");
+    Expression five = Expressions.literal(5L);
+    Predicate eq = new Predicate("=", new Expression[] {a, five});
+    Predicate starts = new Predicate("STARTS_WITH",
+        new Expression[] {Expressions.column("s"), Expressions.literal(UTF8String.fromString("x"))});
+    return new Predicate[] {
+      new And(eq, new Not(starts)),
+      new Or(new Predicate("IS_NULL", new Expression[] {nested}),
+          new Predicate("IN", new Expression[] {a, Expressions.literal(1L), Expressions.literal(2L)})),
+      new Predicate("<", new Expression[] {
+          Expressions.apply("UPPER", Expressions.column("s")), Expressions.literal(UTF8String.fromString("X"))}),
+    };
   }
 
   // ---- deletion vectors
