@@ -234,6 +234,17 @@ def _string(s: str) -> dict[str, Any]:
     return {"lit": s, "type": "string"}
 
 
+def test_java_scan_cache_keys(java_results: dict[str, Any]) -> None:
+    """A repeated query shares its scan's key whatever ids Spark gave its attributes; another
+    literal or column never does, nor 0.0 against -0.0 (``ScanCache.key``: the filters' text)."""
+    assert java_results["cache_keys"] == {
+        "same_filter_other_ids": True,
+        "other_literal": False,
+        "zero_and_negative_zero": False,
+        "other_column": False,
+    }
+
+
 def test_every_case_reached_java(java_results: dict[str, Any]) -> None:
     assert set(java_results["merge"]) == {c.name for c in MERGE_CASES}
     assert set(java_results["dv"]) == {c.name for c in DV_CASES}

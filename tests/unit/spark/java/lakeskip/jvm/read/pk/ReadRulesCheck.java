@@ -14,6 +14,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import lakeskip.jvm.cache.CacheKeyCheck;
 import lakeskip.jvm.read.PredicateJson;
 import org.apache.spark.paths.SparkPath;
 import org.apache.spark.sql.catalyst.InternalRow;
@@ -88,6 +89,7 @@ public final class ReadRulesCheck {
     }
     out.set("literals", literals(in.path("literals")));
     out.set("predicates", PredicateJson.predicates(predicates()));
+    out.set("cache_keys", CacheKeyCheck.run(JSON));
     JSON.writeValue(new File(args[1]), out);
   }
 
