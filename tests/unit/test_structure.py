@@ -139,12 +139,28 @@ def test_no_import_cycles() -> None:
 MAX_MODULES_PER_FOLDER = 15
 
 
-def test_no_folder_holds_more_than_15_modules() -> None:
-    """A folder that grows past this should be split by concern, as spark/ and catalog/ were.
-    Counted: the folder's own ``.py`` files, ``__init__`` left out."""
+def _crowded(root: Path) -> dict[str, int]:
     crowded = {}
-    for folder in [SRC / "lakeskip", *(p for p in (SRC / "lakeskip").rglob("*") if p.is_dir())]:
-        modules = [p for p in folder.glob("*.py") if p.name != "__init__.py"]
+    for folder in [root, *(p for p in root.rglob("*") if p.is_dir())]:
+        modules = [
+            p for p in folder.iterdir() if p.suffix in (".py", ".java") and p.name != "__init__.py"
+        ]
         if len(modules) > MAX_MODULES_PER_FOLDER:
-            crowded[str(folder.relative_to(SRC))] = len(modules)
+            crowded[str(folder.relative_to(root.parent))] = len(modules)
+    return crowded
+
+
+def test_no_folder_holds_more_than_15_modules() -> None:
+    """A folder that grows past this should be split by concern, as spark/, catalog/ and the
+    Java catalog (``spark/jvm/java/lakeskip/jvm``) were. Counted: the folder's own ``.py``
+    and ``.java`` files, ``__init__`` left out."""
+    crowded = _crowded(SRC / "lakeskip")
     assert not crowded, f"folders over {MAX_MODULES_PER_FOLDER} modules: {crowded}"
+
+
+def test_the_folder_count_sees_java(tmp_path: Path) -> None:
+    pkg = tmp_path / "lakeskip" / "jvm"
+    pkg.mkdir(parents=True)
+    for i in range(MAX_MODULES_PER_FOLDER + 1):
+        (pkg / f"C{i}.java").write_text(f"class C{i} {{}}")
+    assert _crowded(tmp_path / "lakeskip") == {"lakeskip/jvm": MAX_MODULES_PER_FOLDER + 1}

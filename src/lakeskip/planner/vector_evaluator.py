@@ -18,9 +18,9 @@ scalar evaluator does so file by file: never a skip the scalar path would not ma
 
 from __future__ import annotations
 
-import functools
+import operator
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pyarrow as pa
@@ -31,29 +31,53 @@ from lakeskip.expressions import (
     BoundPredicate,
     BoundPredicateVisitor,
     BoundReference,
+    Operator,
     rewrite_not,
     visit,
 )
+from lakeskip.expressions.operators import unreachable
 from lakeskip.planner.columnar_stats import ColumnArrays, ColumnarStats
 from lakeskip.planner.stats_evaluator import IN_LIST_LIMIT
 from lakeskip.types import TypeRoot
 
 __all__ = ["VectorStatsEvaluator"]
 
-_ARROW_OPS = {
-    "lt": "less",
-    "le": "less_equal",
-    "gt": "greater",
-    "ge": "greater_equal",
-    "eq": "equal",
-}
-_PY_OPS: dict[str, Callable[..., Any]] = {
-    "lt": lambda a, b: a < b,
-    "le": lambda a, b: a <= b,
-    "gt": lambda a, b: a > b,
-    "ge": lambda a, b: a >= b,
-    "eq": lambda a, b: a == b,
-}
+#: the comparisons a bound of the stats is put to; the leaves name them by the typed operator
+_Comparison = Literal[Operator.LT, Operator.LE, Operator.GT, Operator.GE, Operator.EQ]
+
+
+def _arrow_kernel(op: _Comparison) -> str:
+    """The Arrow compute function of ``op`` (strings and binaries, compared whole-column)."""
+    match op:
+        case Operator.LT:
+            return "less"
+        case Operator.LE:
+            return "less_equal"
+        case Operator.GT:
+            return "greater"
+        case Operator.GE:
+            return "greater_equal"
+        case Operator.EQ:
+            return "equal"
+        case _:
+            unreachable(op)
+
+
+def _python_compare(op: _Comparison) -> Callable[[Any, Any], bool]:
+    """``op`` on two Python values (the other types, compared one by one)."""
+    match op:
+        case Operator.LT:
+            return operator.lt
+        case Operator.LE:
+            return operator.le
+        case Operator.GT:
+            return operator.gt
+        case Operator.GE:
+            return operator.ge
+        case Operator.EQ:
+            return operator.eq
+        case _:
+            unreachable(op)
 
 
 def _is_nan(v: Any) -> bool:
@@ -142,7 +166,7 @@ class _Leaves(BoundPredicateVisitor[np.ndarray]):
             out[sel] = [bool(test(x)) for x in values[sel].tolist()]
         return out
 
-    def _cmp(self, col: ColumnArrays, side: str, op: str, value: Any) -> np.ndarray:
+    def _cmp(self, col: ColumnArrays, side: str, op: _Comparison, value: Any) -> np.ndarray:
         """``bound <op> value`` for the ``min`` or ``max`` of every file (False where that
         bound is unknown). Strings and binaries compare in Arrow (byte order of UTF-8 is
         code point order, Python's), other objects one by one."""
@@ -150,11 +174,12 @@ class _Leaves(BoundPredicateVisitor[np.ndarray]):
         if values.dtype == object and isinstance(value, (str, bytes)):
             arr = col.arrow(side)
             if arr is not None and (pa.types.is_large_string(arr.type) == isinstance(value, str)):
-                res = getattr(pc, _ARROW_OPS[op])(arr, pa.scalar(value, arr.type))
+                res = pc.call_function(_arrow_kernel(op), [arr, pa.scalar(value, arr.type)])
                 out: np.ndarray = pc.fill_null(res, False).to_numpy(zero_copy_only=False)
                 out &= known
                 return out
-        return self._where(known, values, functools.partial(_PY_OPS[op], b=value))
+        compare = _python_compare(op)
+        return self._where(known, values, lambda bound: compare(bound, value))
 
     # -- leaves (True = might match) ------------------------------------------------------
 
@@ -169,16 +194,16 @@ class _Leaves(BoundPredicateVisitor[np.ndarray]):
         col = self._col(term)
         cannot = self._all_null(col)
         if not (_is_float(term) and _is_nan(value)):
-            cannot |= self._cmp(col, "min", "gt", value)
-            cannot |= self._cmp(col, "max", "lt", value)
+            cannot |= self._cmp(col, "min", Operator.GT, value)
+            cannot |= self._cmp(col, "max", Operator.LT, value)
         return ~cannot
 
     def visit_not_equal(self, term: BoundReference, value: Any) -> np.ndarray:
         col = self._col(term)
         cannot = self._all_null(col)
         if not _is_float(term):
-            same = self._cmp(col, "min", "eq", value) & col.max_known
-            same &= self._cmp(col, "max", "eq", value) & col.min_known
+            same = self._cmp(col, "min", Operator.EQ, value) & col.max_known
+            same &= self._cmp(col, "max", Operator.EQ, value) & col.min_known
             cannot |= same
         return ~cannot
 
@@ -187,9 +212,9 @@ class _Leaves(BoundPredicateVisitor[np.ndarray]):
         cannot = self._all_null(col)
         if not (_is_float(term) and _is_nan(value)):
             if inclusive:
-                cannot |= self._cmp(col, "min", "gt", value)
+                cannot |= self._cmp(col, "min", Operator.GT, value)
             else:
-                cannot |= self._cmp(col, "min", "ge", value)
+                cannot |= self._cmp(col, "min", Operator.GE, value)
         return ~cannot
 
     def _above(self, term: BoundReference, value: Any, inclusive: bool) -> np.ndarray:
@@ -197,9 +222,9 @@ class _Leaves(BoundPredicateVisitor[np.ndarray]):
         cannot = self._all_null(col)
         if not _is_float(term):
             if inclusive:
-                cannot |= self._cmp(col, "max", "lt", value)
+                cannot |= self._cmp(col, "max", Operator.LT, value)
             else:
-                cannot |= self._cmp(col, "max", "le", value)
+                cannot |= self._cmp(col, "max", Operator.LE, value)
         return ~cannot
 
     def visit_less_than(self, term: BoundReference, value: Any) -> np.ndarray:
@@ -221,8 +246,8 @@ class _Leaves(BoundPredicateVisitor[np.ndarray]):
             return ~cannot
         inside = np.zeros(self.n, dtype=np.bool_)
         for v in values:
-            ok = ~self._cmp(col, "min", "gt", v)  # v < lo
-            ok &= ~self._cmp(col, "max", "lt", v)  # v > hi
+            ok = ~self._cmp(col, "min", Operator.GT, v)  # v < lo
+            ok &= ~self._cmp(col, "max", Operator.LT, v)  # v > hi
             inside |= ok
         return ~(cannot | ~inside)
 

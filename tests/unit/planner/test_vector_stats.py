@@ -17,9 +17,11 @@ All three must agree file for file. (That the per-file path never skips a match 
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, get_args
 
 import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.unit.expressions.strategies import ALL_SCALARS, column_values, predicates
@@ -28,11 +30,16 @@ from lakeskip import types as T
 from lakeskip.catalog.format.data_file import make_data_file_meta
 from lakeskip.catalog.format.schema import TableSchema
 from lakeskip.catalog.format.stats import collect_stats, file_column_stats
-from lakeskip.expressions import bind
+from lakeskip.expressions import Operator, bind
 from lakeskip.planner.columnar_stats import ColumnarStats, decode_file_stats
 from lakeskip.planner.stats import ColumnStats, FileStats
 from lakeskip.planner.stats_evaluator import StatsEvaluator
-from lakeskip.planner.vector_evaluator import VectorStatsEvaluator
+from lakeskip.planner.vector_evaluator import (
+    VectorStatsEvaluator,
+    _arrow_kernel,
+    _Comparison,
+    _python_compare,
+)
 
 COLUMNS = list(ALL_SCALARS)
 MODES = ["full", "truncate(2)", "counts", "none"]
@@ -104,3 +111,13 @@ def test_decoded_columns_match_file_by_file() -> None:
     assert cs.columns["x"].min_known.tolist() == [False, False]  # NaN: no bounds
     assert cs.columns["x"].null_count.tolist() == [1, 1]
     assert cs.columns["s"].null_count.tolist() == [1, 1]
+
+
+@pytest.mark.parametrize("op", get_args(_Comparison))
+def test_each_comparison_reads_the_same_in_arrow_and_python(op: Operator) -> None:
+    """The leaves compare string bounds in Arrow and other bounds in Python, both chosen by
+    the typed operator: the two must give the same verdicts (code point order, equality)."""
+    bounds = ["", "a", "ab", "b", "é", "\U0001f600"]
+    for value in bounds:
+        arrow = pc.call_function(_arrow_kernel(op), [pa.array(bounds), pa.scalar(value)])
+        assert arrow.to_pylist() == [_python_compare(op)(b, value) for b in bounds], (op, value)

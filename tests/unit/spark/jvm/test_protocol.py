@@ -62,7 +62,7 @@ _NOT_PROTOCOL = {
     # the catalog option spark.sql.catalog.<name>.python
     "Brain.java": {"python"},
     # the aggregate "function" of key columns (Paimon's FieldPrimaryKeyAgg), a value, not a key
-    "LakePkScan.java": {"primary-key"},
+    "PkMerge.java": {"primary-key"},
     # Spark type names of a procedure's parameter (ProcedureParameter.type), not literal types
     "LakeProcedure.java": {"string", "boolean"},
 }

@@ -154,65 +154,7 @@ public final class LakePkScan implements Scan, Batch {
       }
       keyTypes[i] = got.fields()[i].dataType();
     }
-    int[] outOrdinals = new int[out.fields().length];
-    DataType[] outTypes = new DataType[outOrdinals.length];
-    for (int i = 0; i < outOrdinals.length; i++) {
-      outOrdinals[i] = got.fieldIndex(out.fields()[i].name());
-      outTypes[i] = out.fields()[i].dataType();
-    }
-    int[] seqOrdinals = new int[seqFields.size()];
-    DataType[] seqTypes = new DataType[seqFields.size()];
-    for (int i = 0; i < seqOrdinals.length; i++) {
-      seqOrdinals[i] = got.fieldIndex(seqFields.get(i));
-      seqTypes[i] = got.fields()[seqOrdinals[i]].dataType();
-    }
-    PkMerge.Agg[] aggs = new PkMerge.Agg[outOrdinals.length];
-    for (int i = 0; i < aggs.length; i++) {
-      JsonNode a = merge.path(Key.AGGREGATES).path(out.fields()[i].name());
-      if (!a.isMissingNode() && !"primary-key".equals(a.path(Key.FUNCTION).asText())) {
-        aggs[i] =
-            new PkMerge.Agg(
-                a.path(Key.FUNCTION).asText(), out.fields()[i].name(), outTypes[i],
-                a.path(Key.IGNORE_RETRACT).asBoolean(false), a.path(Key.DELIMITER).asText(","));
-      }
-    }
-    List<String> outNames = java.util.Arrays.asList(out.fieldNames());
-    List<PkMerge.Group> seqGroups = new ArrayList<>();
-    for (JsonNode g : merge.path(Key.SEQUENCE_GROUPS)) {
-      List<Integer> seqOrd = new ArrayList<>();
-      List<DataType> seqTy = new ArrayList<>();
-      List<Integer> outSeq = new ArrayList<>();
-      for (JsonNode s : g.path(Key.SEQUENCE)) {
-        int o = got.fieldIndex(s.asText());
-        seqOrd.add(o);
-        seqTy.add(got.fields()[o].dataType());
-        if (outNames.contains(s.asText())) {
-          outSeq.add(outNames.indexOf(s.asText()));
-        }
-      }
-      List<Integer> outValues = new ArrayList<>();
-      for (JsonNode f : g.path(Key.FIELDS)) {
-        if (outNames.contains(f.asText()) && !outSeq.contains(outNames.indexOf(f.asText()))) {
-          outValues.add(outNames.indexOf(f.asText()));
-        }
-      }
-      seqGroups.add(
-          new PkMerge.Group(
-              seqOrd.stream().mapToInt(Integer::intValue).toArray(),
-              seqTy.toArray(new DataType[0]),
-              outValues.stream().mapToInt(Integer::intValue).toArray(),
-              outSeq.stream().mapToInt(Integer::intValue).toArray()));
-    }
-    Map<String, String> errors = new java.util.HashMap<>();
-    merge.path(Key.ERRORS).fields().forEachRemaining(e -> errors.put(e.getKey(), e.getValue().asText()));
-    PkMerge rule =
-        new PkMerge(
-            merge.path(Key.ENGINE).asText("deduplicate"),
-            merge.path(Key.IGNORE_DELETE).asBoolean(false),
-            merge.path(Key.REMOVE_RECORD_ON_DELETE).asBoolean(false),
-            keepDelete, got.fieldIndex(SEQUENCE), got.fieldIndex(KIND), outOrdinals, outTypes,
-            seqOrdinals, seqTypes, merge.path(Key.SEQUENCE_DESCENDING).asBoolean(false), aggs,
-            errors, seqGroups.toArray(new PkMerge.Group[0]));
+    PkMerge rule = PkMerge.of(merge, got, out, keepDelete);
     PartitionReaderFactory scanFactory = scan.toBatch().createReaderFactory();
     Configuration conf = session.sessionState().newHadoopConf();
     Map<String, List<PartitionedFile>> groups = new LinkedHashMap<>();

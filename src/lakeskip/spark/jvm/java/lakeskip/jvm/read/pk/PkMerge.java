@@ -1,10 +1,12 @@
 package lakeskip.jvm.read.pk;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
 import java.io.Serializable;
 import java.math.BigDecimal;
 import java.math.MathContext;
 import java.math.RoundingMode;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
@@ -23,6 +25,7 @@ import org.apache.spark.sql.types.FloatType;
 import org.apache.spark.sql.types.IntegerType;
 import org.apache.spark.sql.types.LongType;
 import org.apache.spark.sql.types.ShortType;
+import org.apache.spark.sql.types.StructType;
 import org.apache.spark.unsafe.types.UTF8String;
 import scala.jdk.javaapi.CollectionConverters;
 
@@ -122,6 +125,76 @@ final class PkMerge implements Serializable {
     this.seqDescending = seqDescending;
     this.aggs = aggs;
     this.errors = new java.util.HashMap<>(errors);
+  }
+
+  /**
+   * The rule Python sent ({@code merge}: {@code MergeEngine.to_json}) over versions read as
+   * {@code got} (with {@code _SEQUENCE_NUMBER} and {@code _VALUE_KIND}), giving rows of
+   * {@code out}; {@code keepDelete}: t$audit_log's keep-delete merge.
+   */
+  static PkMerge of(JsonNode merge, StructType got, StructType out, boolean keepDelete) {
+    List<String> seqFields = new ArrayList<>();
+    for (JsonNode s : merge.path(Key.SEQUENCE_FIELDS)) {
+      seqFields.add(s.asText());
+    }
+    int[] outOrdinals = new int[out.fields().length];
+    DataType[] outTypes = new DataType[outOrdinals.length];
+    for (int i = 0; i < outOrdinals.length; i++) {
+      outOrdinals[i] = got.fieldIndex(out.fields()[i].name());
+      outTypes[i] = out.fields()[i].dataType();
+    }
+    int[] seqOrdinals = new int[seqFields.size()];
+    DataType[] seqTypes = new DataType[seqFields.size()];
+    for (int i = 0; i < seqOrdinals.length; i++) {
+      seqOrdinals[i] = got.fieldIndex(seqFields.get(i));
+      seqTypes[i] = got.fields()[seqOrdinals[i]].dataType();
+    }
+    Agg[] aggs = new Agg[outOrdinals.length];
+    for (int i = 0; i < aggs.length; i++) {
+      JsonNode a = merge.path(Key.AGGREGATES).path(out.fields()[i].name());
+      if (!a.isMissingNode() && !"primary-key".equals(a.path(Key.FUNCTION).asText())) {
+        aggs[i] =
+            new Agg(
+                a.path(Key.FUNCTION).asText(), out.fields()[i].name(), outTypes[i],
+                a.path(Key.IGNORE_RETRACT).asBoolean(false), a.path(Key.DELIMITER).asText(","));
+      }
+    }
+    List<String> outNames = java.util.Arrays.asList(out.fieldNames());
+    List<Group> seqGroups = new ArrayList<>();
+    for (JsonNode g : merge.path(Key.SEQUENCE_GROUPS)) {
+      List<Integer> seqOrd = new ArrayList<>();
+      List<DataType> seqTy = new ArrayList<>();
+      List<Integer> outSeq = new ArrayList<>();
+      for (JsonNode s : g.path(Key.SEQUENCE)) {
+        int o = got.fieldIndex(s.asText());
+        seqOrd.add(o);
+        seqTy.add(got.fields()[o].dataType());
+        if (outNames.contains(s.asText())) {
+          outSeq.add(outNames.indexOf(s.asText()));
+        }
+      }
+      List<Integer> outValues = new ArrayList<>();
+      for (JsonNode f : g.path(Key.FIELDS)) {
+        if (outNames.contains(f.asText()) && !outSeq.contains(outNames.indexOf(f.asText()))) {
+          outValues.add(outNames.indexOf(f.asText()));
+        }
+      }
+      seqGroups.add(
+          new Group(
+              seqOrd.stream().mapToInt(Integer::intValue).toArray(),
+              seqTy.toArray(new DataType[0]),
+              outValues.stream().mapToInt(Integer::intValue).toArray(),
+              outSeq.stream().mapToInt(Integer::intValue).toArray()));
+    }
+    Map<String, String> errors = new java.util.HashMap<>();
+    merge.path(Key.ERRORS).fields().forEachRemaining(e -> errors.put(e.getKey(), e.getValue().asText()));
+    return new PkMerge(
+            merge.path(Key.ENGINE).asText("deduplicate"),
+            merge.path(Key.IGNORE_DELETE).asBoolean(false),
+            merge.path(Key.REMOVE_RECORD_ON_DELETE).asBoolean(false),
+            keepDelete, got.fieldIndex(LakePkScan.SEQUENCE), got.fieldIndex(LakePkScan.KIND), outOrdinals, outTypes,
+            seqOrdinals, seqTypes, merge.path(Key.SEQUENCE_DESCENDING).asBoolean(false), aggs,
+            errors, seqGroups.toArray(new Group[0]));
   }
 
   private static boolean isAdd(byte kind) {
