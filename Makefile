@@ -39,10 +39,10 @@ test: $(STAMP) check-java
 coverage: COV_ARGS = --cov --cov-report=term
 coverage: test
 
-# no Spark session and no server: the pure-Python tests
+# no Spark session, no server, no forked writers: the pure-Python tests
 test-unit: $(STAMP)
 	@start=$$(date +%s); \
-	$(PY) -m pytest -q -m "not slow and not interop and not spark and not frontends"; rc=$$?; \
+	$(PY) -m pytest -q -m "not slow and not interop and not spark and not frontends and not processes"; rc=$$?; \
 	echo "make test-unit took $$(( $$(date +%s) - start )) s"; exit $$rc
 
 lint: $(STAMP)
