@@ -7,8 +7,13 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from lakeskip.catalog import Catalog
 from lakeskip.types import BIGINT, INT, RowType
+
+# processes forked per test (or moto's S3 server): make test runs it, make test-unit does not
+pytestmark = pytest.mark.processes
 
 WRITERS = 4
 COMMITS = 25

@@ -42,6 +42,9 @@ from lakeskip.catalog.ops.staging import publish, staging_identifier
 from lakeskip.catalog.ops.tags import create_tag, delete_tag, list_tags, rename_tag, replace_tag
 from lakeskip.types import BIGINT, STRING, RowType
 
+# processes forked per test (or moto's S3 server): make test runs it, make test-unit does not
+pytestmark = pytest.mark.processes
+
 ROW = RowType.of(("id", BIGINT), ("dt", STRING))
 TABLE = "db.t"
 

@@ -20,6 +20,9 @@ from moto.server import ThreadedMotoServer
 from lakeskip.catalog import Catalog, FileKind, ManifestEntry, collect_stats, make_data_file_meta
 from lakeskip.types import BIGINT, INT, RowType
 
+# processes forked per test (or moto's S3 server): make test runs it, make test-unit does not
+pytestmark = pytest.mark.processes
+
 WRITERS = 4
 COMMITS = 25
 ROWS = 2
