@@ -86,3 +86,39 @@ def test_show_create_table_recreates_the_table(spark, tmp_path: Path) -> None:  
     [[own]] = session.sql("SHOW CREATE TABLE sc").collect()
     session.sql(own.replace("default.sc ", "default.sc3 "))
     assert _schema_of(wh, "default.sc3") == _schema_of(wh, "default.sc")
+
+
+def test_create_table_like_copies_schema_keys_and_options(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from pyspark.errors import AnalysisException
+
+    import lakeskip
+
+    wh = tmp_path / "wh"
+    lakeskip.connect(str(wh), spark=spark)
+    spark.sql(
+        "CREATE TABLE lakeskip.default.src (id BIGINT NOT NULL COMMENT 'k', v STRING, "
+        "dt STRING NOT NULL) PARTITIONED BY (dt) COMMENT 'c' TBLPROPERTIES "
+        "('primary-key' = 'id,dt', 'bucket' = '2', 'file-index.bloom-filter.columns' = 'v')"
+    )
+    spark.sql("INSERT INTO lakeskip.default.src VALUES (1, 'a', 'd1')")
+    spark.sql("CREATE TABLE lakeskip.default.cp LIKE lakeskip.default.src")
+    assert _schema_of(wh, "default.cp") == _schema_of(wh, "default.src")
+    assert _rows(spark, "lakeskip.default.cp") == [], "LIKE copies no rows"
+    spark.sql(
+        "CREATE TABLE lakeskip.default.cp2 LIKE lakeskip.default.src TBLPROPERTIES ('bucket' = '4')"
+    )
+    _, parts, keys, options, _ = _schema_of(wh, "default.cp2")
+    assert (parts, keys, options["bucket"]) == (("dt",), ("id", "dt"), "4")
+    # the copy is a working primary-key table: an upsert replaces the row
+    spark.sql("INSERT INTO lakeskip.default.cp VALUES (1, 'a', 'd1')")
+    spark.sql("INSERT INTO lakeskip.default.cp VALUES (1, 'b', 'd1')")
+    assert _rows(spark, "lakeskip.default.cp") == [(1, "b", "d1")]
+    # a source that is not a lakeskip table of this catalog: one line, nothing created
+    spark.sql("CREATE TABLE default.ddl_like_plain (id INT) USING parquet")
+    try:
+        with pytest.raises(AnalysisException, match="must be a lakeskip table") as e:
+            spark.sql("CREATE TABLE lakeskip.default.bad LIKE spark_catalog.default.ddl_like_plain")
+        assert "\n" not in str(e.value).split("SQLSTATE")[0].strip(), str(e.value)
+    finally:
+        spark.sql("DROP TABLE default.ddl_like_plain")
+    assert not spark.catalog.tableExists("lakeskip.default.bad")

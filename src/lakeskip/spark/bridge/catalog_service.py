@@ -71,6 +71,7 @@ HANDLERS: Mapping[Op, Handler] = {
     Op.ABORT_STAGED: catalog_tables.abort_staged,
     Op.TABLE_DETAIL: catalog_tables.table_detail,
     Op.SHOW_CREATE_TABLE: catalog_tables.show_create_table,
+    Op.CREATE_TABLE_LIKE: catalog_tables.create_table_like,
     Op.PLAN_SCAN: catalog_scans.plan_scan,
     Op.AGGREGATE_SCAN: catalog_scans.aggregate_scan,
     Op.FILE_REPORT: catalog_scans.file_report,

@@ -8,6 +8,7 @@ request (:mod:`lakeskip.spark.jvm.protocol`) and the JVM argument, and returns i
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import replace as replace_fields
 from typing import Any, assert_never
 
@@ -45,6 +46,7 @@ from lakeskip.spark.jvm.protocol import (
     ColumnChange,
     ColumnChangeKind,
     CreateSqlReply,
+    CreateTableLikeRequest,
     CreateTableRequest,
     DropNamespaceRequest,
     DroppedReply,
@@ -243,11 +245,24 @@ def _create(ctx: ServiceContext, req: CreateTableRequest, name: str) -> FileStor
             )
         )
     props = dict(req.properties)
+    options = _create_options(name, props)
+    comment = props.get("comment")
+    return ctx.catalog(req).create_table(
+        name,
+        RowType(tuple(fields)),
+        partition_keys=list(req.partition_keys),
+        options=options,
+        comment=comment,
+    )
+
+
+def _create_options(name: str, props: Mapping[str, str]) -> dict[str, str]:
+    """The table options among a CREATE TABLE's Spark properties; refuses in one line what
+    a lakeskip table cannot keep (LOCATION, another provider, Hive clauses)."""
     if props.get("location"):
         raise InvalidArgumentError(
             f"{name}: lakeskip tables live in the catalog's warehouse; LOCATION is not supported"
         )
-    props.pop("location", None)
     provider = props.get(TableProperty.PROVIDER.value)
     if provider is not None and provider.lower() not in OUR_FORMATS:
         raise UnsupportedStatementError(
@@ -261,19 +276,38 @@ def _create(ctx: ServiceContext, req: CreateTableRequest, name: str) -> FileStor
                 f"CREATE TABLE {name}: {clause} is not supported (a Hive clause; lakeskip "
                 "tables are Paimon tables of Parquet files)"
             )
-    comment = props.get("comment")
     options = {}
     for k, v in props.items():
-        if not _is_option(k):
+        if k == "location" or not _is_option(k):
             continue
         options[k[len("option.") :] if k.startswith("option.") else k] = v
-    return ctx.catalog(req).create_table(
+    return options
+
+
+def create_table_like(
+    ctx: ServiceContext, req: CreateTableLikeRequest, arg: Any
+) -> TableDescription:
+    """``CREATE TABLE name LIKE source``: the source's columns (NOT NULL and comments),
+    partitioning, primary key, comment and options, with the statement's TBLPROPERTIES
+    over them; no rows. Field ids start again at 0, as for any new table."""
+    name = ctx.ident(req, req.name)
+    if len(req.source_namespace) != 1:
+        raise InvalidArgumentError(
+            f"lakeskip tables are named db.table, got {'.'.join([*req.source_namespace, req.source_name])}"
+        )
+    cat = ctx.catalog(req)
+    source = cat.get_table(f"{req.source_namespace[0]}.{req.source_name}").schema
+    props = dict(req.properties)
+    options = {**source.options, **_create_options(name, props)}
+    table = cat.create_table(
         name,
-        RowType(tuple(fields)),
-        partition_keys=list(req.partition_keys),
+        source.fields,
+        partition_keys=source.partition_keys,
         options=options,
-        comment=comment,
+        comment=props.get("comment", source.comment),
+        primary_keys=source.primary_keys,
     )
+    return describe(table, None, pinned=False)
 
 
 # -- CREATE / REPLACE TABLE ... AS SELECT (Spark's StagingTableCatalog) --------------------

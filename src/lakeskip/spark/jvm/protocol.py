@@ -143,6 +143,7 @@ class Op(StrEnum):
     CALL_PROCEDURE = "call_procedure"
     REWRITE_SQL = "rewrite_sql"
     SHOW_CREATE_TABLE = "show_create_table"
+    CREATE_TABLE_LIKE = "create_table_like"
 
 
 class ErrorKind(StrEnum):
@@ -353,6 +354,16 @@ class CreateTableRequest(TableRequest):
     #: Spark's StructType as JSON
     schema: str
     partition_keys: tuple[str, ...] = ()
+    properties: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CreateTableLikeRequest(TableRequest):
+    """``CREATE TABLE name LIKE source``: ``source`` a table of the same catalog."""
+
+    source_namespace: tuple[str, ...]
+    source_name: str
+    #: the statement's TBLPROPERTIES (over the source's options)
     properties: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -834,6 +845,7 @@ OPERATIONS: Mapping[Op, OpSpec] = {
     Op.CALL_PROCEDURE: OpSpec(CallProcedureRequest, (ProcedureResultReply,)),
     Op.REWRITE_SQL: OpSpec(RewriteSqlRequest, (RewriteSqlReply,), read_only=True),
     Op.SHOW_CREATE_TABLE: OpSpec(TableRequest, (CreateSqlReply,), read_only=True),
+    Op.CREATE_TABLE_LIKE: OpSpec(CreateTableLikeRequest, _TABLE),
 }
 
 

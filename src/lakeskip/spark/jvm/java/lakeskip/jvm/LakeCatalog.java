@@ -93,6 +93,13 @@ public class LakeCatalog
         propertiesOf(info));
   }
 
+  /** {@code CREATE TABLE t LIKE s}: s's columns, keys and options (Python copies them). */
+  @Override
+  public Table createTableLike(Identifier ident, TableInfo info, Table source)
+      throws TableAlreadyExistsException, NoSuchNamespaceException {
+    return ops.createTableLike(ident, info.properties(), source);
+  }
+
   @Override
   @SuppressWarnings("deprecation")
   public Table createTable(

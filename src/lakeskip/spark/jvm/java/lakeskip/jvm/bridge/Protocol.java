@@ -46,6 +46,7 @@ public final class Protocol {
     public static final String CALL_PROCEDURE = "call_procedure";
     public static final String REWRITE_SQL = "rewrite_sql";
     public static final String SHOW_CREATE_TABLE = "show_create_table";
+    public static final String CREATE_TABLE_LIKE = "create_table_like";
   }
 
   /** Operations that change nothing: safe to ask a restarted brain again. */
@@ -154,6 +155,8 @@ public final class Protocol {
     public static final String SIZE = "size";
     public static final String SNAPSHOT = "snapshot";
     public static final String SNAPSHOT_ID = "snapshot_id";
+    public static final String SOURCE_NAME = "source_name";
+    public static final String SOURCE_NAMESPACE = "source_namespace";
     public static final String SPARK_TYPE = "spark_type";
     public static final String SQL = "sql";
     public static final String STAGED = "staged";

@@ -202,6 +202,37 @@ public final class LakeOps {
   }
 
   /**
+   * {@code CREATE TABLE ident LIKE source}: Python copies the source's schema, keys and
+   * options (the statement's properties over them). The source must be a lakeskip table of
+   * this catalog; anything else is refused in one line.
+   */
+  public LakeTable createTableLike(Identifier ident, Map<String, String> properties, Object source)
+      throws TableAlreadyExistsException, NoSuchNamespaceException {
+    if (!(source instanceof LakeTable)
+        || !((LakeTable) source).system.isEmpty()
+        || !java.util.Objects.equals(((LakeTable) source).ops.warehouse, warehouse)) {
+      String what = source instanceof org.apache.spark.sql.connector.catalog.Table
+          ? ((org.apache.spark.sql.connector.catalog.Table) source).name() : "the source";
+      throw Bridge.error("CREATE TABLE " + catalogName + "." + String.join(".", ident.namespace())
+          + "." + ident.name() + " LIKE " + what + ": the source must be a lakeskip table of "
+          + "catalog " + catalogName, null);
+    }
+    LakeTable src = (LakeTable) source;
+    ObjectNode p = payload(ident);
+    com.fasterxml.jackson.databind.node.ArrayNode ns = p.putArray(Key.SOURCE_NAMESPACE);
+    for (String n : src.ident.namespace()) {
+      ns.add(n);
+    }
+    p.put(Key.SOURCE_NAME, src.ident.name());
+    ObjectNode props = p.putObject(Key.PROPERTIES);
+    for (Map.Entry<String, String> e : properties.entrySet()) {
+      props.put(e.getKey(), e.getValue());
+    }
+    return new LakeTable(
+        this, ident, Bridge.ask(Op.CREATE_TABLE_LIKE, p, null, kind -> tableError(kind, ident)));
+  }
+
+  /**
    * CTAS / RTAS: mode is create, replace or create_or_replace. Throws (undeclared) the Spark
    * exceptions the mode can meet: TableAlreadyExistsException (create), NoSuchTableException
    * (replace), NoSuchNamespaceException; each stage method of {@link LakeCatalog} declares
