@@ -210,7 +210,8 @@ class FileIndexFile:
         """Raises :class:`~lakeskip.errors.CorruptIndexError` on a bad header."""
         return cls(FileIndexContainer.decode(data), schema, stored_names)
 
-    def _stored(self, name: str) -> str:
+    def stored_name(self, name: str) -> str:
+        """``name`` (``col`` or ``col[key]``) as the container names it."""
         m = _MAP_KEY.match(name)
         column = m.group("col") if m else name
         stored = self.stored_names.get(column)
@@ -238,7 +239,7 @@ class FileIndexFile:
             return got
         out: list[tuple[str, FileIndexReader]] = []
         dtype = self._type_of(name)
-        stored = self._stored(name)
+        stored = self.stored_name(name)
         if dtype is not None:
             for e in self.container.entries:
                 if e.column != stored:

@@ -10,7 +10,9 @@ Example:
     >>> s.ident.qualified("default"), [c.name for c in s.columns], dict(s.options)
     ('db.t', ['id', 's'], {'file-index.bloom-filter.columns': 's'})
     >>> parse_statement("CALL sys.compact(table => 'db.t', order_by => 'a,b')")
-    Call(procedure='sys.compact', args=(), kwargs={'table': 'db.t', 'order_by': 'a,b'})
+    Call(procedure='sys.compact', args=(), kwargs={'table': 'db.t', 'order_by': 'a,b'}, catalog=None)
+    >>> parse_statement("CALL lk2.sys.compact(table => 'db.t')").catalog
+    'lk2'
     >>> parse_statement("SELECT * FROM t WHERE")
     Traceback (most recent call last):
     ...
@@ -591,6 +593,13 @@ def _doubled_quotes(text: str) -> str:
     return "".join(out)
 
 
+def _dotted(node: exp.Expression) -> list[str]:
+    """The parts of a dotted name (``a.b`` nests as ``Dot(a, b)``)."""
+    if isinstance(node, exp.Dot):
+        return _dotted(node.this) + _dotted(node.expression)
+    return [node.name]
+
+
 def _parse_call(text: str) -> Statement:
     tail = _doubled_quotes(text[4:].strip())
     try:
@@ -602,7 +611,8 @@ def _parse_call(text: str) -> Statement:
     name_parts: list[str] = []
     func = tree
     while isinstance(func, exp.Dot):
-        name_parts.append(func.this.name)
+        # ``a.b.f(...)`` nests as Dot(Dot(a, b), f(...)): every part of the left side counts
+        name_parts += _dotted(func.this)
         func = func.expression
     if not isinstance(func, (exp.Anonymous, exp.Func)):
         raise SqlParseError("expected CALL sys.<procedure>(arguments)", 1, 6)
@@ -623,7 +633,10 @@ def _parse_call(text: str) -> Statement:
             if kwargs:
                 raise SqlParseError("CALL: positional argument after named arguments")
             args.append(literal_value(a))
-    return Call(".".join(name_parts), tuple(args), kwargs)
+    if len(name_parts) > 3:
+        raise SqlParseError(f"CALL: expected [catalog.]sys.<procedure>, got {'.'.join(name_parts)}")
+    catalog = name_parts.pop(0) if len(name_parts) == 3 else None
+    return Call(".".join(name_parts), tuple(args), kwargs, catalog)
 
 
 # -- the routing tables ---------------------------------------------------------------------

@@ -176,7 +176,7 @@ def scan_target(ctx: ServiceContext, req: PlanScanRequest) -> ScanTarget:
     # t$read_optimized: the table's scan, other files
     table = ctx.table(req, base)
     snapshot_id = req.snapshot_id
-    # the querying session's settings travel with the callback (LakeScanBuilder): each
+    # the querying session's settings travel with the callback (Bridge.session): each
     # spark.conf.get from here would be one more round trip into the JVM per query
     session = req.session
     snap: Snapshot | None
@@ -339,7 +339,7 @@ def plan_scan(ctx: ServiceContext, req: PlanScanRequest, arg: Any) -> PlanScanRe
 def aggregate_scan(
     ctx: ServiceContext, req: AggregateScanRequest, arg: Any
 ) -> AggregateScanReply | AggregateRefusedReply:
-    """Spark's aggregate push-down (``LakeScanBuilder.pushAggregation``): ``aggregates``
+    """Spark's aggregate push-down (``AggregatePushDown.java``): ``aggregates``
     over the files ``plan_scan`` would read, answered from the manifests
     (:mod:`lakeskip.planner.aggregate`): one partial row per partition -- its values, and
     one of its files (path, size) by which Java narrows the partitions to the query's

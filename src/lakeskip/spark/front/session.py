@@ -44,6 +44,7 @@ from lakeskip.spark.front.native_query import qualify_query, run_native_query
 from lakeskip.spark.front.remote import connect_remote, is_connect_session
 from lakeskip.spark.read.dv import files_read_by_name
 from lakeskip.spark.read.query import plan_query, run_planned
+from lakeskip.spark.read.store import spark_catalog
 from lakeskip.spark.write.writer import align_by_name, write_dataframe
 from lakeskip.sql.query import table_references
 from lakeskip.sql.statements import Query, Statement, parse_statements
@@ -122,7 +123,9 @@ def connect(
     service = attach_catalog(spark, warehouse, catalog_name)
     if service is not None:
         service.dml_runner = st_exec.run_catalog_dml
-    return Session(Catalog(warehouse), spark, catalog_name=catalog_name, service=service)
+    return Session(
+        spark_catalog(spark, warehouse), spark, catalog_name=catalog_name, service=service
+    )
 
 
 class Session:
@@ -285,6 +288,7 @@ class Session:
             run_query=self.sql,
             plan_native=self._plan_native if self._service is not None else None,
             run_parsed=self._query,
+            catalog_name=self.catalog_name,
         )
 
 

@@ -78,6 +78,8 @@ class StatementContext:
     #: how a parsed query runs (the session's: over the pruned files); ``None``: Spark runs
     #: its text as it is
     run_parsed: Callable[[Query], DataFrame] | None = None
+    #: the Spark catalog name the session serves (``None``: no catalog)
+    catalog_name: str | None = None
 
     @property
     def time_zone(self) -> str:
@@ -192,6 +194,9 @@ def _show_tables(ctx: StatementContext, s: ShowTables) -> DataFrame:
 
 
 def _call(ctx: StatementContext, s: Call) -> DataFrame:
+    if s.catalog is not None and s.catalog != ctx.catalog_name:
+        # another catalog's procedure (CALL lk2.sys.x): Spark routes it to that catalog
+        return ctx.spark.sql(s.spark_sql(s.catalog))
     return call_procedure(ctx, s.procedure, s.args, s.kwargs)
 
 
@@ -584,7 +589,7 @@ def call_procedure(
 # -- the routing table ----------------------------------------------------------------------
 
 #: statement type -> its handler. Every statement type the parser makes has one, and a
-#: ``HELP`` row (:mod:`lakeskip.sql.help`): tests/unit/spark/test_statement_routing.py
+#: ``HELP`` row (:mod:`lakeskip.sql.help`): tests/unit/spark/front/test_statement_routing.py
 HANDLERS: Mapping[type[Statement], Callable[[StatementContext, Any], DataFrame]] = {
     Query: _query,
     Explain: _explain,

@@ -20,7 +20,7 @@ Java's twin is ``Protocol.java``, generated from this module
 file differs, or when another Java file spells an operation or key as a literal. Changing an
 operation's JSON means: change its type here, regenerate, bump :data:`PROTOCOL`.
 
->>> req = decode(TableRequest, {"protocol": 1, "tag": "q1", "catalog": "lake",
+>>> req = decode(TableRequest, {"protocol": 2, "tag": "q1", "catalog": "lake",
 ...                             "namespace": ["db"], "name": "t"})
 >>> req.namespace, req.name
 (('db',), 't')
@@ -65,6 +65,7 @@ __all__ = [
     "OpSpec",
     "PredicateKey",
     "PredicateOp",
+    "TableKindTag",
     "TableProperty",
     "decode",
     "decode_reply",
@@ -98,6 +99,20 @@ class TableProperty(StrEnum):
     SYSTEM_TABLE = "system-table"
 
 
+class TableKindTag(StrEnum):
+    """A table's kind (:data:`lakeskip.catalog.kind.TableKind`) on the wire: how its rows live
+    in its files. Java switches on it (``LakeTable``) instead of re-deriving it."""
+
+    #: every row of every file
+    APPEND = "append"
+    #: the rows of the files minus their deletion vectors
+    APPEND_DV = "append-dv"
+    #: versions of keys, merged when read (``LakePkScan``)
+    PK_MERGE = "pk-merge"
+    #: one live version per key in the files above level 0, read minus their DVs
+    PK_RAW = "pk-raw"
+
+
 class Op(StrEnum):
     """The callback operations."""
 
@@ -121,11 +136,13 @@ class Op(StrEnum):
     SYSTEM_ROWS = "system_rows"
     EXPLAIN_ROWS = "explain_rows"
     WRITE = "write"
+    STREAM_WRITE = "stream_write"
     DML = "dml"
     PROCEDURE_INFO = "procedure_info"
     LIST_PROCEDURES = "list_procedures"
     CALL_PROCEDURE = "call_procedure"
     REWRITE_SQL = "rewrite_sql"
+    SHOW_CREATE_TABLE = "show_create_table"
 
 
 class ErrorKind(StrEnum):
@@ -154,7 +171,7 @@ class WriteMode(StrEnum):
 
 
 class AggregateKind(StrEnum):
-    """The aggregates Spark may push (``LakeScanBuilder.pushAggregation``); the names of
+    """The aggregates Spark may push (``AggregatePushDown.java``); the names of
     :class:`lakeskip.planner.aggregate.AggregateFunction`."""
 
     COUNT_STAR = "count_star"
@@ -446,6 +463,18 @@ class WriteRequest(TableRequest):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class StreamWriteRequest(TableRequest):
+    """One micro-batch of a streaming query into the table (``LakeStreamWrite``), committed
+    with the query's id and the batch id as the snapshot's commit user and identifier."""
+
+    query_id: str
+    batch_id: int
+    #: APPEND (output mode append) or TRUNCATE (complete: each batch replaces the table)
+    mode: WriteMode = WriteMode.APPEND
+    session: SessionInfo | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class DmlRequest(TableRequest):
     """A DELETE / UPDATE / MERGE INTO ``LakeDmlStrategy`` planned: its text and target."""
 
@@ -532,6 +561,8 @@ class TableDescription:
     #: Spark DDL of the columns
     schema: str
     partition_keys: tuple[str, ...]
+    #: how its rows live in its files
+    kind: TableKindTag
     #: the key Java merges by (``LakePkScan``): a primary-key table read by merge, its key
     #: minus its partition columns; empty for any other table
     trimmed_keys: tuple[str, ...]
@@ -716,6 +747,13 @@ class WriteReply:
 
 
 @dataclass(frozen=True, slots=True)
+class StreamWriteReply:
+    snapshot_id: int | None
+    #: the table held the batch already (a replay after a restart): nothing was written
+    replayed: bool
+
+
+@dataclass(frozen=True, slots=True)
 class ProcedureParameter:
     name: str
     #: Spark type name: string, bigint or boolean
@@ -741,6 +779,12 @@ class ProcedureResultReply:
 class RewriteSqlReply:
     #: Spark SQL for the statement (``None``: nothing to rewrite)
     sql: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class CreateSqlReply:
+    #: Spark SQL that creates the table as it is (``SHOW CREATE TABLE``)
+    sql: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -797,11 +841,13 @@ OPERATIONS: Mapping[Op, OpSpec] = {
     Op.SYSTEM_ROWS: OpSpec(SystemRowsRequest, (RowsReply,)),
     Op.EXPLAIN_ROWS: OpSpec(ExplainRowsRequest, (RowsReply,)),
     Op.WRITE: OpSpec(WriteRequest, (WriteReply,)),
+    Op.STREAM_WRITE: OpSpec(StreamWriteRequest, (StreamWriteReply,)),
     Op.DML: OpSpec(DmlRequest, (EmptyReply,)),
     Op.PROCEDURE_INFO: OpSpec(ProcedureInfoRequest, (ProcedureInfoReply,), read_only=True),
     Op.LIST_PROCEDURES: OpSpec(CatalogRequest, (ListProceduresReply,), read_only=True),
     Op.CALL_PROCEDURE: OpSpec(CallProcedureRequest, (ProcedureResultReply,)),
     Op.REWRITE_SQL: OpSpec(RewriteSqlRequest, (RewriteSqlReply,), read_only=True),
+    Op.SHOW_CREATE_TABLE: OpSpec(TableRequest, (CreateSqlReply,), read_only=True),
 }
 
 

@@ -39,11 +39,13 @@ public final class Protocol {
     public static final String SYSTEM_ROWS = "system_rows";
     public static final String EXPLAIN_ROWS = "explain_rows";
     public static final String WRITE = "write";
+    public static final String STREAM_WRITE = "stream_write";
     public static final String DML = "dml";
     public static final String PROCEDURE_INFO = "procedure_info";
     public static final String LIST_PROCEDURES = "list_procedures";
     public static final String CALL_PROCEDURE = "call_procedure";
     public static final String REWRITE_SQL = "rewrite_sql";
+    public static final String SHOW_CREATE_TABLE = "show_create_table";
   }
 
   /** Operations that change nothing: safe to ask a restarted brain again. */
@@ -58,7 +60,8 @@ public final class Protocol {
       Op.FILE_REPORT,
       Op.PROCEDURE_INFO,
       Op.LIST_PROCEDURES,
-      Op.REWRITE_SQL);
+      Op.REWRITE_SQL,
+      Op.SHOW_CREATE_TABLE);
 
   /** The keys of every request and reply object. */
   public static final class Key {
@@ -70,6 +73,7 @@ public final class Protocol {
     public static final String AGGREGATE_RETRACT = "aggregate_retract";
     public static final String AGGREGATES = "aggregates";
     public static final String ARGUMENTS = "arguments";
+    public static final String BATCH_ID = "batch_id";
     public static final String BUCKET = "bucket";
     public static final String CASCADE = "cascade";
     public static final String CATALOG = "catalog";
@@ -131,9 +135,11 @@ public final class Protocol {
     public static final String PROPERTIES = "properties";
     public static final String PROTOCOL = "protocol";
     public static final String PRUNING = "pruning";
+    public static final String QUERY_ID = "query_id";
     public static final String QUERY_TAG = "query_tag";
     public static final String REFUSED = "refused";
     public static final String REMOVE_RECORD_ON_DELETE = "remove_record_on_delete";
+    public static final String REPLAYED = "replayed";
     public static final String REPORT_ID = "report_id";
     public static final String REQUIRED = "required";
     public static final String ROWS = "rows";
@@ -237,6 +243,31 @@ public final class Protocol {
     public static final String PROVIDER = "provider";
     public static final String STATE = "lakeskip.state";
     public static final String SYSTEM_TABLE = "system-table";
+  }
+
+  /** A table's kind: how its rows live in its files. */
+  public enum TableKindTag {
+    APPEND("append"),
+    APPEND_DV("append-dv"),
+    PK_MERGE("pk-merge"),
+    PK_RAW("pk-raw");
+
+    /** The value on the wire. */
+    public final String wire;
+
+    TableKindTag(String wire) {
+      this.wire = wire;
+    }
+
+    /** The constant of a wire value (IllegalArgumentException for another). */
+    public static TableKindTag of(String wire) {
+      for (TableKindTag v : values()) {
+        if (v.wire.equals(wire)) {
+          return v;
+        }
+      }
+      throw new IllegalArgumentException("unknown TableKindTag: " + wire);
+    }
   }
 
   /** The keys of a predicate tree's nodes. */
