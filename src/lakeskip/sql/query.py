@@ -291,7 +291,7 @@ def table_references(query: Query) -> list[tuple[str | None, TableIdent]]:
     CTE and view names are among them (the caller looks each up).
 
     >>> import sqlglot
-    >>> q = Query(sqlglot.parse_one("SELECT * FROM a JOIN lk.d.b USING (x)", read="spark"), "")
+    >>> q = Query("", sqlglot.parse_one("SELECT * FROM a JOIN lk.d.b USING (x)", read="spark"))
     >>> table_references(q)
     [(None, TableIdent(database=None, name='a')), ('lk', TableIdent(database='d', name='b'))]
     """

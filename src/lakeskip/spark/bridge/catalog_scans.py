@@ -21,9 +21,9 @@ from lakeskip.catalog.format.schema import TableSchema
 from lakeskip.catalog.format.snapshot import Snapshot
 from lakeskip.catalog.format.stats import unpushable_columns
 from lakeskip.catalog.ops.system_tables import read_optimized_level, split_system_name
-from lakeskip.catalog.ops.time_travel import read_snapshot
+from lakeskip.catalog.ops.time_travel import read_snapshot, table_at
 from lakeskip.catalog.pk.merge_engine import MergeEngine
-from lakeskip.catalog.schema_evolution import reads_by_name
+from lakeskip.catalog.schema_evolution import reads_by_name, widens
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import (
     InvalidArgumentError,
@@ -48,6 +48,7 @@ from lakeskip.spark.jvm.protocol import (
     AggregateRefusedReply,
     AggregateScanReply,
     AggregateScanRequest,
+    EvolvedFiles,
     ExplainRowsRequest,
     FileReportRequest,
     FoundReply,
@@ -62,7 +63,7 @@ from lakeskip.spark.jvm.protocol import (
 )
 from lakeskip.spark.read.predicate_json import predicate_from_json
 from lakeskip.spark.read.query import scan_settings, spark_path
-from lakeskip.types import DataType, TypeRoot
+from lakeskip.types import DataType, RowType, TypeRoot
 
 __all__ = [
     "ScanTarget",
@@ -196,6 +197,8 @@ def scan_target(ctx: ServiceContext, req: PlanScanRequest) -> ScanTarget:
     schema = (
         table.schema_by_id(snap.schema_id) if snapshot_id and snap is not None else table.schema
     )
+    if snap is not None and schema.id != table.schema.id:
+        table = table_at(table, snap)  # plan with the columns the snapshot has (renamed since)
     row_type = schema.row_type
     tz = str(session.time_zone or "UTC") if session is not None else ctx.time_zone
 
@@ -210,24 +213,60 @@ def scan_target(ctx: ServiceContext, req: PlanScanRequest) -> ScanTarget:
     return ScanTarget(table, snap, schema, tz, predicate, system)
 
 
-def _check_by_name(
-    table: FileStoreTable, schema: TableSchema, entries: Sequence[ManifestEntry]
-) -> None:
-    """Refuse, in one line, a scan Spark's Parquet reader would answer wrongly: it matches
-    columns by name, so a kept file written before a column was renamed, retyped, or dropped
-    and its name reused must be read by field id, which only the planned read does yet."""
-    seen: set[int] = set()
+def _split_by_name(
+    table: FileStoreTable,
+    schema: TableSchema,
+    entries: Sequence[ManifestEntry],
+    simple: bool,
+) -> tuple[list[ManifestEntry], dict[int, list[ManifestEntry]]]:
+    """The kept files Spark's Parquet scan reads right by column name, and the others by
+    schema version (``LakeEvolvedScan`` reads those by field id). ``simple``: the scan is a
+    plain one (an append table, no deletion vectors, no audit); else, and for a nested or
+    non-widening mapping, such a file is refused in one line."""
+    plain: list[ManifestEntry] = []
+    evolved: dict[int, list[ManifestEntry]] = {}
+    verdict: dict[int, bool] = {}
     for e in entries:
         sid = e.file.schema_id
-        if sid == schema.id or sid in seen:
+        if sid not in verdict:
+            stored = table.schema_by_id(sid).row_type if sid != schema.id else schema.row_type
+            verdict[sid] = sid == schema.id or reads_by_name(stored, schema.row_type)
+            if not verdict[sid] and not (simple and _flat_mapping(stored, schema.row_type)):
+                raise UnsupportedStatementError(
+                    f"{table.identifier}: files written under schema {sid} hold columns renamed, "
+                    "retyped or dropped since, which the Spark catalog scan cannot read by field "
+                    "id here yet (primary-key, deletion-vector or nested): read with "
+                    "lakeskip.connect(...).sql or `lakeskip sql`"
+                )
+        if verdict[sid]:
+            plain.append(e)
+        else:
+            evolved.setdefault(sid, []).append(e)
+    return plain, evolved
+
+
+def _flat_mapping(stored: RowType, current: RowType) -> bool:
+    """Whether each current column the files have is the same type or a top-level widening
+    (the projection ``LakeEvolvedScan`` makes: rename, cast, NULL)."""
+    by_id = {f.id: f for f in stored}
+    for f in current:
+        g = by_id.get(f.id)
+        if g is None:
             continue
-        seen.add(sid)
-        if not reads_by_name(table.schema_by_id(sid).row_type, schema.row_type):
-            raise UnsupportedStatementError(
-                f"{table.identifier}: files written under schema {sid} hold columns renamed, "
-                "retyped or dropped since; the Spark catalog scan cannot read them by field id "
-                "yet: read with lakeskip.connect(...).sql or `lakeskip sql`"
-            )
+        a, b = g.type.with_nullable(True), f.type.with_nullable(True)
+        if a != b and (a.is_nested or b.is_nested or not widens(a, b)):
+            return False
+    return True
+
+
+def _evolved_files(
+    table: FileStoreTable, schema: TableSchema, sid: int, files: tuple[ScanFile, ...]
+) -> EvolvedFiles:
+    stored = table.schema_by_id(sid)
+    by_id = {f.id: f for f in stored.row_type}
+    data = RowType(tuple(f for f in stored.row_type if f.name not in stored.partition_keys))
+    names = {f.name: by_id[f.id].name for f in schema.row_type if f.id in by_id}
+    return EvolvedFiles(files=files, stored_schema=data.spark_ddl(), stored_names=names)
 
 
 def plan_scan(ctx: ServiceContext, req: PlanScanRequest, arg: Any) -> PlanScanReply:
@@ -244,21 +283,28 @@ def plan_scan(ctx: ServiceContext, req: PlanScanRequest, arg: Any) -> PlanScanRe
             plan = _top_level_only(plan, read_optimized_level(schema.options))
         # this callback's planning (the report's is the first plan's when it was cached)
         planned_ms = (time.perf_counter() - started) * 1000
-    _check_by_name(table, schema, plan.files)
     types = [row_type.field(k).type for k in schema.partition_keys]
     vectors = _deletion_vectors(table, plan.report.snapshot_id, plan.files)
-    files = tuple(
-        ScanFile(
-            path=spark_path(table.file_io.uri(table.data_file_path(e))),
-            size=e.file.file_size,
-            mtime=e.file.creation_time or 0,
-            partition=tuple(_partition_json(t, v) for t, v in zip(types, e.partition, strict=True)),
-            dv=vectors.get(e.file.file_name),
-            # merge-on-read unit of a primary-key table: its (partition, bucket)
-            group=repr((e.partition, e.bucket)),
+    simple = not schema.primary_keys and not vectors and system is None
+    plain, evolved = _split_by_name(table, schema, plan.files, simple)
+
+    def scan_files(entries: Sequence[ManifestEntry]) -> tuple[ScanFile, ...]:
+        return tuple(
+            ScanFile(
+                path=spark_path(table.file_io.uri(table.data_file_path(e))),
+                size=e.file.file_size,
+                mtime=e.file.creation_time or 0,
+                partition=tuple(
+                    _partition_json(t, v) for t, v in zip(types, e.partition, strict=True)
+                ),
+                dv=vectors.get(e.file.file_name),
+                # merge-on-read unit of a primary-key table: its (partition, bucket)
+                group=repr((e.partition, e.bucket)),
+            )
+            for e in entries
         )
-        for e in plan.files
-    )
+
+    files = scan_files(plain)
     report_id = ctx.reports.add(req.tag, plan.report)
     # how LakePkScan merges the versions of a key (primary-key tables)
     # (a key to_json gains must be added to MergeSpec, and Protocol.java regenerated)
@@ -282,6 +328,10 @@ def plan_scan(ctx: ServiceContext, req: PlanScanRequest, arg: Any) -> PlanScanRe
             snapshot_token(table, snap)
             if plan.report.snapshot_id == (snap.id if snap is not None else None)
             else ""
+        ),
+        evolved=tuple(
+            _evolved_files(table, schema, sid, scan_files(group))
+            for sid, group in sorted(evolved.items())
         ),
     )
 

@@ -696,6 +696,20 @@ class PlanScanReply:
     unpushable: tuple[str, ...]
     #: the snapshot the files are of ("": not the table's token, do not cache)
     token: str
+    #: kept files of older schema versions that must be read by field id (``files`` holds
+    #: the rest), one entry per version (``jvm/read/LakeEvolvedScan``)
+    evolved: tuple[EvolvedFiles, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EvolvedFiles:
+    """Kept files of one older schema version, read with its own column names and types."""
+
+    files: tuple[ScanFile, ...]
+    #: the version's data columns as Spark DDL (``StructType.fromDDL``)
+    stored_schema: str
+    #: current column name -> its name in these files (the columns they have)
+    stored_names: Mapping[str, str]
 
 
 @dataclass(frozen=True, slots=True)

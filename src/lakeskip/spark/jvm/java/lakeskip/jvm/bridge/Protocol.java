@@ -93,6 +93,7 @@ public final class Protocol {
     public static final String ENGINE = "engine";
     public static final String ERROR = "error";
     public static final String ERRORS = "errors";
+    public static final String EVOLVED = "evolved";
     public static final String EXISTS = "exists";
     public static final String FIELDS = "fields";
     public static final String FILES = "files";
@@ -161,6 +162,8 @@ public final class Protocol {
     public static final String SQL = "sql";
     public static final String STAGED = "staged";
     public static final String STATS = "stats";
+    public static final String STORED_NAMES = "stored_names";
+    public static final String STORED_SCHEMA = "stored_schema";
     public static final String SYSTEM = "system";
     public static final String TABLES = "tables";
     public static final String TAG = "tag";

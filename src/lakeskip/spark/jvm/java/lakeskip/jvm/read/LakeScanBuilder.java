@@ -1,9 +1,11 @@
 package lakeskip.jvm.read;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import java.util.ArrayList;
 import java.util.Base64;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import lakeskip.jvm.bridge.Protocol.Key;
 import lakeskip.jvm.cache.ScanCache;
@@ -149,7 +151,56 @@ public final class LakeScanBuilder
       parquet.pruneColumns(want);
     }
     Scan scan = parquet.build();
+    if (reply.path(Key.EVOLVED).size() > 0) { // Python sends these for plain scans only
+      scan = evolved(session, scan, reply.path(Key.EVOLVED));
+    }
     scan = vectors.isEmpty() ? scan : new LakeDvScan(scan, vectors);
     return new LakeScan(audit ? new LakeAuditScan(scan) : scan, table.name(), pruning);
+  }
+
+  /**
+   * {@code byName} (the files that read right by column name) plus one Parquet scan per older
+   * schema version in {@code groups}, with that version's names and types and no pushed
+   * filters, projected onto {@code byName}'s read schema ({@link LakeEvolvedScan}).
+   */
+  private Scan evolved(SparkSession session, Scan byName, JsonNode groups) {
+    StructType out = byName.readSchema();
+    java.util.Set<String> partitions = new java.util.HashSet<>(table.partitionKeys);
+    List<Scan> parts = new ArrayList<>();
+    List<int[]> sources = new ArrayList<>();
+    parts.add(byName);
+    sources.add(null);
+    for (JsonNode g : groups) {
+      LakeFileIndex index = LakeFileIndex.of(session, table.partitionSchema(), g.path(Key.FILES));
+      StructType stored = StructType.fromDDL(g.path(Key.STORED_SCHEMA).asText());
+      StructType full = stored;
+      for (StructField p : table.partitionSchema().fields()) {
+        full = full.add(p);
+      }
+      JsonNode names = g.path(Key.STORED_NAMES);
+      String[] from = new String[out.fields().length];
+      List<StructField> want = new ArrayList<>();
+      for (int j = 0; j < from.length; j++) {
+        StructField f = out.fields()[j];
+        if (partitions.contains(f.name())) {
+          from[j] = f.name();
+          want.add(f);
+        } else if (names.hasNonNull(f.name())) {
+          from[j] = names.get(f.name()).asText();
+          want.add(stored.apply(from[j]));
+        }
+      }
+      ParquetScanBuilder parquet = new ParquetScanBuilder(session, index, full, stored, options);
+      parquet.pruneColumns(new StructType(want.toArray(new StructField[0])));
+      Scan part = parquet.build();
+      StructType read = part.readSchema();
+      int[] src = new int[from.length];
+      for (int j = 0; j < from.length; j++) {
+        src[j] = from[j] == null ? -1 : read.fieldIndex(from[j]);
+      }
+      parts.add(part);
+      sources.add(src);
+    }
+    return new LakeEvolvedScan(parts, sources, out);
   }
 }
