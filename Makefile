@@ -7,7 +7,7 @@ RUN_STAMP := $(VENV)/.installed-run
 STAMP     := $(VENV)/.installed
 SMOKE_VENV ?= build/smoke-venv
 
-.PHONY: demo test test-unit test-spark lint fuzz bench bench-range bench-index bench-kinds bench-clustered bench-zorder bench-merge bench-frontends test-interop test-interop-java check-java smoke clean
+.PHONY: demo test test-unit test-spark lint fuzz bench bench-range bench-index bench-kinds bench-clustered bench-zorder bench-merge bench-frontends bench-tpcds test-tpcds test-interop test-interop-java check-java smoke clean
 
 $(RUN_STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "lakeskip needs Python >= 3.11")'
@@ -95,3 +95,17 @@ smoke: check-java
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache .mypy_cache .ruff_cache
+
+# TPC-DS (issue 38): lakeskip (date-clustered, runtime filtering) beside plain Spark over the same
+# files and over date-partitioned files; data generated once into .tpcds-cache/ (or
+# $$LAKESKIP_TPCDS_CACHE) by DuckDB's tpcds extension from the package index
+TPCDS_DEPS = $(PY) -c 'import duckdb, duckdb_extension_tpcds' 2>/dev/null || $(PY) -m pip install --quiet 'duckdb==1.5.5' 'duckdb-extension-tpcds==1.5.5'
+
+bench-tpcds: $(STAMP) check-java
+	@$(TPCDS_DEPS)
+	$(PY) bench/tpcds.py --sf $${TPCDS_SF:-0.1} $(BENCH_ARGS)
+
+# never wrong on TPC-DS: all 99 queries at SF 0.01, lakeskip (runtime filtering on) vs plain Spark
+test-tpcds: $(STAMP) check-java
+	@$(TPCDS_DEPS)
+	$(PY) bench/tpcds.py --sf 0.01 --check --sides lakeskip,spark --no-needed --runs 0
