@@ -277,7 +277,7 @@ def test_parser_extension_accepts_paimon_with_and_call_sys(spark: SparkSession, 
     """The extension is installed at session start (conf); the shared test session has
     none, so its parser is built over Spark's and driven directly."""
     assert spark._jvm is not None
-    parser = spark._jvm.lakeskip.jvm.LakeParser(spark._jsparkSession.sessionState().sqlParser())
+    parser = spark._jvm.lakeskip.jvm.sql.LakeParser(spark._jsparkSession.sessionState().sqlParser())
 
     def run(sql: str) -> list[Any]:
         plan = parser.parsePlan(sql)
@@ -315,7 +315,7 @@ def test_attached_session_takes_paimon_with_call_sys_and_explain_pruning(
         spark.sql("EXPLAIN PRUNING DELETE FROM lakeskip.db.aw WHERE id = 1").collect()
     assert spark.table("lakeskip.db.aw").count() == 3, "EXPLAIN PRUNING never runs a statement"
     assert spark._jvm is not None
-    assert spark._jvm.lakeskip.jvm.Brain.pid() == -1, "a PySpark driver is its own brain"
+    assert spark._jvm.lakeskip.jvm.bridge.Brain.pid() == -1, "a PySpark driver is its own brain"
     # a session created after the attach (as a Thrift server makes per connection) sees it
     other = spark.newSession()
     assert [r[1] for r in other.sql("SHOW TABLES IN lakeskip.db").collect()].count("aw") == 1

@@ -1,7 +1,7 @@
 """The deletion-vector case table (``tests/fixtures/deletion_vectors``) read by both Spark
 implementations of the rule, so they cannot drift: the Python anti-join on Spark's
 ``_metadata.row_index`` (``spark.dv_read.live_rows_frame``: DML, sort compaction, the
-temp-view reads) and Java's scan on Parquet row indexes (``jvm/LakeDvScan``: every read
+temp-view reads) and Java's scan on Parquet row indexes (``jvm/read/pk/LakeDvScan``: every read
 through the Spark catalog). Java's copy stays for speed: it filters inside the DSv2 scan's
 readers, where the Python one needs a join. Each case is one append table; its files are
 written with the case's row groups and given the case's DVs."""

@@ -15,6 +15,7 @@ from lakeskip.spark.jvm import build
 def test_sources_ship_with_the_package() -> None:
     names = [n for n, _ in build.source_files()]
     assert "java/lakeskip/jvm/LakeCatalog.java" in names
+    assert "java/lakeskip/jvm/read/pk/PkMerge.java" in names, "sub-packages ship too"
     assert "resources/META-INF/services/org.apache.spark.sql.sources.DataSourceRegister" in names
 
 

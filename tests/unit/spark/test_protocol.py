@@ -47,7 +47,8 @@ from lakeskip.spark.jvm.protocol_java import JAVA_PATH, java_source
 from lakeskip.spark.read import predicate_json
 from lakeskip.types import BIGINT, STRING, RowType, parse_sql_type
 
-JAVA_DIR = JAVA_PATH.parent
+#: the root package ``lakeskip.jvm``; its sub-packages are scanned too
+JAVA_DIR = JAVA_PATH.parent.parent
 
 #: Java string literals that look like protocol words but are not (file -> literals, why)
 _NOT_PROTOCOL = {
@@ -68,8 +69,14 @@ _ACCESSOR_LITERAL = re.compile(
 )
 #: the two halves of the predicate tree inside ``filters`` / ``condition``: every key and tag
 #: they exchange is in the protocol module, so neither spells a string itself
-PREDICATE_JAVA = JAVA_DIR / "PredicateJson.java"
+PREDICATE_JAVA = JAVA_DIR / "read" / "PredicateJson.java"
 PREDICATE_PY = Path(predicate_json.__file__)
+
+
+def _java_files() -> list[Path]:
+    files = sorted(JAVA_DIR.rglob("*.java"))
+    assert len(files) > 30, f"the Java sources moved: {JAVA_DIR}"
+    return files
 
 
 def _protocol_words() -> set[str]:
@@ -104,7 +111,7 @@ def test_protocol_java_is_generated_from_the_python_module() -> None:
 def test_java_spells_no_operation_or_key_itself() -> None:
     words = _protocol_words()
     found = []
-    for path in sorted(JAVA_DIR.glob("*.java")):
+    for path in _java_files():
         if path.name == JAVA_PATH.name:
             continue
         allowed = _NOT_PROTOCOL.get(path.name, set())
@@ -116,7 +123,7 @@ def test_java_spells_no_operation_or_key_itself() -> None:
 
 def test_java_reads_and_writes_no_key_the_protocol_lacks() -> None:
     found = []
-    for path in sorted(JAVA_DIR.glob("*.java")):
+    for path in _java_files():
         if path.name == JAVA_PATH.name:
             continue
         allowed = _NOT_PROTOCOL.get(path.name, set())

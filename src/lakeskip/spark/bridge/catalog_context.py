@@ -145,7 +145,7 @@ class ServiceContext:
         # tables the JVM kept for this catalog name may be another warehouse's
         jvm = self.spark._jvm
         assert jvm is not None
-        jvm.lakeskip.jvm.TableCache.clear()
+        jvm.lakeskip.jvm.catalog.TableCache.clear()
 
     def bound_catalogs(self) -> list[str]:
         """The catalog names :meth:`bind_catalog` bound."""

@@ -157,7 +157,7 @@ class CatalogService(ServiceContext):
             return _error(ErrorKind.INTERNAL, f"{type(e).__name__}: {spark_error_message(e)}")
 
     class Java:
-        implements: ClassVar[list[str]] = ["lakeskip.jvm.PythonBridge"]
+        implements: ClassVar[list[str]] = ["lakeskip.jvm.bridge.PythonBridge"]
 
 
 def _error(kind: ErrorKind, message: str) -> str:

@@ -91,7 +91,7 @@ def _serve(token: str) -> None:
 
     gateway = launch_gateway()  # type: ignore[no-untyped-call]
     jvm = gateway.jvm
-    brain = jvm.lakeskip.jvm.Brain
+    brain = jvm.lakeskip.jvm.bridge.Brain
     jsc = jvm.org.apache.spark.api.java.JavaSparkContext.fromSparkContext(brain.sparkContext())
     sc = SparkContext(conf=SparkConf(_jvm=jvm, _jconf=jsc.getConf()), gateway=gateway, jsc=jsc)
     spark = SparkSession(sc, brain.session())

@@ -103,7 +103,7 @@ def _jar_loaded(spark: SparkSession) -> bool:
     assert jvm is not None
     try:
         loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
-        jvm.java.lang.Class.forName("lakeskip.jvm.Bridge", True, loader)
+        jvm.java.lang.Class.forName("lakeskip.jvm.bridge.Bridge", True, loader)
     except Exception:
         return False
     return True
@@ -127,7 +127,7 @@ def service_for(spark: SparkSession, register: bool = False) -> CatalogService:
         ensure_callback_server_started(gateway)  # type: ignore[no-untyped-call]
         jvm = spark._jvm
         assert jvm is not None
-        protocol = jvm.lakeskip.jvm.Bridge.register(service)
+        protocol = jvm.lakeskip.jvm.bridge.Bridge.register(service)
         if int(protocol) != PROTOCOL:
             raise LakeskipError(
                 f"lakeskip catalog jar speaks protocol {protocol}, Python {PROTOCOL}: rebuild it"
@@ -171,10 +171,10 @@ def attach_catalog(
     jvm = spark._jvm
     assert jvm is not None
     if EXTENSIONS_CLASS not in str(spark.conf.get("spark.sql.extensions", "") or ""):
-        jvm.lakeskip.jvm.LakeDmlStrategy.install(spark._jsparkSession)
+        jvm.lakeskip.jvm.write.LakeDmlStrategy.install(spark._jsparkSession)
     # and the parser (Paimon's WITH, CALL sys.x, EXPLAIN PRUNING) over its own (a no-op
     # where the extension installed it)
-    if not jvm.lakeskip.jvm.LakeParser.install(spark._jsparkSession):
+    if not jvm.lakeskip.jvm.sql.LakeParser.install(spark._jsparkSession):
         warnings.warn(
             "this session's SQL parser could not be extended: plain spark.sql needs "
             f"TBLPROPERTIES instead of WITH (...) and CALL {name}.sys.x instead of CALL sys.x, "
@@ -200,13 +200,13 @@ def input_files(df: DataFrame) -> list[str]:
         if leaf.getClass().getSimpleName() != "DataSourceV2ScanRelation":
             continue
         scan = leaf.scan()
-        if scan.getClass().getName() == "lakeskip.jvm.LakeScan":
+        if scan.getClass().getName() == "lakeskip.jvm.read.LakeScan":
             # the append-table scan (Spark's ParquetScan, with or without deletion vectors)
             index = scan.fileIndex()
         elif scan.getClass().getSimpleName() == "ParquetScan":
             index = scan.fileIndex()
         else:
             continue
-        if index is not None and index.getClass().getName() == "lakeskip.jvm.LakeFileIndex":
+        if index is not None and index.getClass().getName() == "lakeskip.jvm.read.LakeFileIndex":
             out.update(str(f) for f in index.inputFiles())
     return sorted(out)

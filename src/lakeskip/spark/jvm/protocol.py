@@ -1,6 +1,6 @@
 """The Python–JVM protocol of the Spark catalog: one module owns the boundary.
 
-The catalog's Java classes (``jvm/java/lakeskip/jvm``) ask Python every question through one
+The catalog's Java classes (``jvm/java/lakeskip/jvm`` and its sub-packages) ask Python every question through one
 callback, ``PythonBridge.call(op, json, arg)`` (``arg``: a JVM object JSON cannot carry, the
 Dataset of a write or the calling session). This module defines that conversation:
 

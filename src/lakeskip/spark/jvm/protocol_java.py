@@ -19,7 +19,7 @@ from lakeskip.spark.jvm import protocol
 __all__ = ["JAVA_PATH", "java_source"]
 
 #: where the generated file lives (with the other Java sources, so javac builds it)
-JAVA_PATH = Path(__file__).parent / "java" / "lakeskip" / "jvm" / "Protocol.java"
+JAVA_PATH = Path(__file__).parent / "java" / "lakeskip" / "jvm" / "bridge" / "Protocol.java"
 
 
 def _quote(s: str) -> str:
@@ -32,8 +32,13 @@ def _constant(name: str) -> str:
 
 
 def _strings(doc: str, name: str, values: list[tuple[str, str]]) -> list[str]:
-    out = ["", f"  /** {doc} */", f"  static final class {name} {{", f"    private {name}() {{}}"]
-    out += [""] + [f"    static final String {k} = {_quote(v)};" for k, v in values]
+    out = [
+        "",
+        f"  /** {doc} */",
+        f"  public static final class {name} {{",
+        f"    private {name}() {{}}",
+    ]
+    out += [""] + [f"    public static final String {k} = {_quote(v)};" for k, v in values]
     out.append("  }")
     return out
 
@@ -48,27 +53,27 @@ def java_source() -> str:
     lines = [
         "// Generated from lakeskip/spark/jvm/protocol.py by"
         " `python -m lakeskip.spark.jvm.protocol_java`: do not edit.",
-        "package lakeskip.jvm;",
+        "package lakeskip.jvm.bridge;",
         "",
         "/**",
         " * The Python–JVM protocol's constants: operations, JSON keys, error kinds, the version",
         " * and shared property names. Every other class uses these, never a literal; the types",
         " * of each operation's JSON are in {@code lakeskip.spark.jvm.protocol}.",
         " */",
-        "final class Protocol {",
+        "public final class Protocol {",
         "  private Protocol() {}",
         "",
         "  /** Version of the JSON protocol; Python checks it on every callback. */",
-        f"  static final int VERSION = {protocol.PROTOCOL};",
+        f"  public static final int VERSION = {protocol.PROTOCOL};",
         "",
         "  /** Spark local property correlating callbacks with the query's Python thread. */",
-        f"  static final String TAG_PROPERTY = {_quote(protocol.TAG_PROPERTY)};",
+        f"  public static final String TAG_PROPERTY = {_quote(protocol.TAG_PROPERTY)};",
     ]
     lines += _enum("Operation names ({@link PythonBridge#call}).", "Op", protocol.Op)
     lines += [
         "",
         "  /** Operations that change nothing: safe to ask a restarted brain again. */",
-        "  static final java.util.Set<String> READ_ONLY = java.util.Set.of(",
+        "  public static final java.util.Set<String> READ_ONLY = java.util.Set.of(",
         *[
             f"      Op.{op.name}{',' if i < len(read_only) - 1 else ');'}"
             for i, op in enumerate(read_only)
@@ -94,7 +99,7 @@ def java_source() -> str:
     lines += [
         "",
         "  /** Separates column and key in a map-key reference: {@code attrs['device']}. */",
-        f"  static final String MAP_KEY_SEPARATOR = {_quote(protocol.MAP_KEY_SEPARATOR)};",
+        f"  public static final String MAP_KEY_SEPARATOR = {_quote(protocol.MAP_KEY_SEPARATOR)};",
     ]
     lines.append("}")
     return "\n".join(lines) + "\n"

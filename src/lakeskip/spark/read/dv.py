@@ -7,7 +7,7 @@ positions the files' DVs hold (a broadcast anti-join on ``(file, position)``). T
 and checked on the driver (they are metadata: one bitmap per file); a corrupt one fails the
 statement (:class:`~lakeskip.errors.CorruptDeletionVectorError`), it is never ignored.
 
-The Spark catalog scan applies DVs in Java instead (``jvm/LakeDvScan``), with the same
+The Spark catalog scan applies DVs in Java instead (``jvm/read/pk/LakeDvScan``), with the same
 positions (Spark's Parquet row index).
 """
 

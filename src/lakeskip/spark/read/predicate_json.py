@@ -1,7 +1,7 @@
 """Spark's pushed predicates (JSON from the catalog's Java side) -> lakeskip expressions.
 
 The Java side transcribes Spark's V2 predicate tree without interpreting it (see
-``jvm/java/lakeskip/jvm/PredicateJson.java``; its keys and tags are the protocol's
+``jvm/java/lakeskip/jvm/read/PredicateJson.java``; its keys and tags are the protocol's
 :class:`~lakeskip.spark.jvm.protocol.PredicateKey`, ``PredicateOp`` and ``LiteralType``).
 Here it becomes a :class:`~lakeskip.expressions.BooleanExpression` under one rule: the
 result must hold for every row the Spark predicate selects (a file is never skipped that

@@ -1,7 +1,11 @@
 package lakeskip.jvm;
 
 import java.util.Map;
-import lakeskip.jvm.Protocol.StageMode;
+import lakeskip.jvm.bridge.Bridge;
+import lakeskip.jvm.bridge.Protocol.StageMode;
+import lakeskip.jvm.catalog.LakeOps;
+import lakeskip.jvm.catalog.LakeStagedTable;
+import lakeskip.jvm.catalog.LakeTable;
 import org.apache.spark.sql.catalyst.analysis.NoSuchNamespaceException;
 import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
 import org.apache.spark.sql.catalyst.analysis.TableAlreadyExistsException;
@@ -11,11 +15,10 @@ import org.apache.spark.sql.connector.catalog.ProcedureCatalog;
 import org.apache.spark.sql.connector.catalog.StagedTable;
 import org.apache.spark.sql.connector.catalog.StagingTableCatalog;
 import org.apache.spark.sql.connector.catalog.SupportsNamespaces;
-import org.apache.spark.sql.connector.catalog.TableInfo;
 import org.apache.spark.sql.connector.catalog.Table;
 import org.apache.spark.sql.connector.catalog.TableCatalog;
-import org.apache.spark.sql.connector.catalog.TableChange;
 import org.apache.spark.sql.connector.catalog.TableCatalogCapability;
+import org.apache.spark.sql.connector.catalog.TableChange;
 import org.apache.spark.sql.connector.catalog.TableInfo;
 import org.apache.spark.sql.connector.catalog.procedures.UnboundProcedure;
 import org.apache.spark.sql.connector.expressions.Transform;

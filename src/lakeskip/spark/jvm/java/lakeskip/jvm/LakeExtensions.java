@@ -1,5 +1,7 @@
 package lakeskip.jvm;
 
+import lakeskip.jvm.sql.LakeParser;
+import lakeskip.jvm.write.LakeDmlStrategy;
 import org.apache.spark.sql.SparkSessionExtensions;
 import scala.runtime.AbstractFunction1;
 import scala.runtime.BoxedUnit;

@@ -1,6 +1,7 @@
 package lakeskip.jvm;
 
 import java.util.Map;
+import lakeskip.jvm.bridge.Bridge;
 import org.apache.spark.sql.connector.catalog.Table;
 import org.apache.spark.sql.connector.catalog.TableProvider;
 import org.apache.spark.sql.connector.expressions.Transform;

@@ -1,0 +1,219 @@
+package lakeskip.jvm.bridge;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.function.Function;
+import lakeskip.jvm.bridge.Protocol.Key;
+import lakeskip.jvm.cache.ScanCache;
+import lakeskip.jvm.catalog.TableCache;
+import org.apache.spark.QueryContext;
+import org.apache.spark.SparkContext;
+import org.apache.spark.sql.AnalysisException;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.analysis.NoSuchNamespaceException;
+import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
+import org.apache.spark.sql.connector.catalog.Identifier;
+import scala.Option;
+
+/**
+ * The process-wide handle on the Python side. Java never decides anything itself: every
+ * catalog, scan and write question goes through {@link #call}, and a Python error comes back
+ * as one readable {@link AnalysisException} (no py4j stack).
+ */
+public final class Bridge {
+  /** Version of the JSON protocol ({@link Protocol#VERSION}); Python checks it on registration. */
+  public static final int PROTOCOL = Protocol.VERSION;
+
+  /** Spark local property correlating callbacks with the Python thread that ran the query. */
+  public static final String TAG_PROPERTY = Protocol.TAG_PROPERTY;
+
+  public static final ObjectMapper JSON = new ObjectMapper();
+
+  private static volatile PythonBridge handler;
+
+  private Bridge() {}
+
+  /** A PySpark driver's in-process handler (a brain process started earlier ends). */
+  public static int register(PythonBridge h) {
+    Brain.retire();
+    install(h);
+    return PROTOCOL;
+  }
+
+  static synchronized void install(PythonBridge h) {
+    handler = h;
+    // what the JVM kept from an earlier handler answered for another Python side
+    TableCache.clear();
+    ScanCache.clear();
+  }
+
+  /** Forget {@code h} if it is still the handler (a brain that died). */
+  static synchronized void uninstall(PythonBridge h) {
+    if (handler == h) {
+      handler = null;
+    }
+  }
+
+  static PythonBridge current() {
+    return handler;
+  }
+
+  public static void unregister() {
+    handler = null;
+  }
+
+  public static boolean registered() {
+    return handler != null;
+  }
+
+  public static ObjectNode obj() {
+    return JSON.createObjectNode();
+  }
+
+  /** The tag of the calling thread's query, or "" (callbacks run on other Python threads). */
+  public static String tag() {
+    try {
+      SparkContext sc = SparkSession.active().sparkContext();
+      String t = sc.getLocalProperty(TAG_PROPERTY);
+      return t == null ? "" : t;
+    } catch (RuntimeException e) {
+      return "";
+    }
+  }
+
+  public static JsonNode call(String op, ObjectNode payload, Object arg) {
+    // the registered handler, or a Python brain started for this JVM (Brain)
+    PythonBridge h = Brain.handler();
+    payload.put(Key.PROTOCOL, PROTOCOL);
+    payload.put(Key.TAG, tag());
+    String reply;
+    String json;
+    try {
+      json = JSON.writeValueAsString(payload);
+    } catch (Exception e) {
+      throw error("lakeskip: cannot encode " + op, e);
+    }
+    try {
+      reply = h.call(op, json, arg);
+    } catch (Exception e) {
+      if (!Brain.owns(h) || Brain.alive()) {
+        throw error(
+            "lakeskip: Python handler failed in " + op + ": " + firstLine(e.getMessage()), e);
+      }
+      // the brain died (perhaps just before this call, not yet reaped): a question that
+      // changes nothing is asked again of a new brain; anything else fails in one line
+      uninstall(h);
+      if (!Protocol.READ_ONLY.contains(op)) {
+        throw Brain.died(op);
+      }
+      try {
+        reply = Brain.handler().call(op, json, arg);
+      } catch (Exception again) {
+        if (again instanceof AnalysisException) {
+          throw Bridge.<RuntimeException>sneaky(again); // the restart failed: its own line
+        }
+        throw Brain.died(op);
+      }
+    }
+    JsonNode node;
+    try {
+      node = JSON.readTree(reply);
+    } catch (Exception e) {
+      throw error("lakeskip: unreadable reply to " + op, e);
+    }
+    if (node.has(Key.ERROR)) {
+      JsonNode err = node.get(Key.ERROR);
+      throw new PythonError(err.path(Key.KIND).asText(""), err.path(Key.MESSAGE).asText(""));
+    }
+    return node;
+  }
+
+  /**
+   * {@link #call} with any Python error as one readable {@link AnalysisException}: the one way
+   * a catalog, write or DML callback reports an error.
+   */
+  public static JsonNode ask(String op, ObjectNode payload, Object arg) {
+    return ask(op, payload, arg, kind -> null);
+  }
+
+  /**
+   * {@link #ask}, except that a Python error of a kind {@code spark} maps to one of Spark's own
+   * exceptions (table or namespace not found, table exists: Spark's analyzer acts on those) is
+   * thrown as that exception. Those are checked exceptions: the calling method declares the
+   * ones its Spark interface allows, and {@code spark} returns only those.
+   */
+  public static JsonNode ask(
+      String op, ObjectNode payload, Object arg, Function<String, Exception> spark) {
+    try {
+      return call(op, payload, arg);
+    } catch (PythonError e) {
+      Exception translated = spark.apply(e.kind);
+      if (translated != null) {
+        throw Bridge.<RuntimeException>sneaky(translated);
+      }
+      throw e.analysis();
+    }
+  }
+
+  public static String firstLine(String s) {
+    if (s == null) return "";
+    String t = s.strip();
+    int i = t.indexOf('\n');
+    return i < 0 ? t : t.substring(0, i);
+  }
+
+  /**
+   * A user-facing error: one line, no JVM stack in PySpark's message. AnalysisException is a
+   * checked exception in Java's eyes (Spark's Scala code throws it anywhere), so it is thrown
+   * here; the return type only lets callers write {@code throw Bridge.error(...)}.
+   */
+  public static RuntimeException error(String message, Throwable cause) {
+    throw Bridge.<RuntimeException>sneaky(analysis(message, cause));
+  }
+
+  @SuppressWarnings("unchecked")
+  private static <T extends Throwable> T sneaky(Throwable t) throws T {
+    throw (T) t;
+  }
+
+  /**
+   * With a SQLSTATE (42000, or {@code 58000} for the brain's system errors): Spark's CLI
+   * prints a stack trace under the message of any error without one, as for an internal
+   * error, and JDBC / Connect clients get a class to branch on.
+   */
+  static AnalysisException analysis(String message, Throwable cause) {
+    return new AnalysisException(
+        message,
+        Option.empty(),
+        Option.empty(),
+        Option.apply(cause),
+        Option.empty(),
+        scala.collection.immutable.Map$.MODULE$.<String, String>empty(),
+        new QueryContext[0],
+        Option.apply(message.contains("Python brain") ? "58000" : "42000"),
+        Option.empty());
+  }
+
+  /** A typed error from Python; callers turn the kinds Spark cares about into its exceptions. */
+  static final class PythonError extends RuntimeException {
+    final String kind;
+
+    PythonError(String kind, String message) {
+      super(message);
+      this.kind = kind;
+    }
+
+    RuntimeException analysis() {
+      return error(getMessage(), null);
+    }
+  }
+
+  public static NoSuchTableException noSuchTable(Identifier ident) {
+    return new NoSuchTableException(ident);
+  }
+
+  public static NoSuchNamespaceException noSuchNamespace(String[] ns) {
+    return new NoSuchNamespaceException(ns);
+  }
+}

@@ -1,0 +1,326 @@
+package lakeskip.jvm.catalog;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import lakeskip.jvm.LakeCatalog;
+import lakeskip.jvm.LakeSessionCatalog;
+import lakeskip.jvm.bridge.Brain;
+import lakeskip.jvm.bridge.Bridge;
+import lakeskip.jvm.bridge.Protocol.ErrorKind;
+import lakeskip.jvm.bridge.Protocol.Key;
+import lakeskip.jvm.bridge.Protocol.Op;
+import lakeskip.jvm.bridge.Protocol.TableProperty;
+import lakeskip.jvm.sql.LakeExplain;
+import lakeskip.jvm.sql.LakeProcedure;
+import org.apache.spark.sql.catalyst.analysis.NoSuchNamespaceException;
+import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
+import org.apache.spark.sql.catalyst.analysis.TableAlreadyExistsException;
+import org.apache.spark.sql.connector.catalog.CatalogV2Util;
+import org.apache.spark.sql.connector.catalog.Column;
+import org.apache.spark.sql.connector.catalog.Identifier;
+import org.apache.spark.sql.connector.catalog.TableChange;
+import org.apache.spark.sql.connector.catalog.procedures.UnboundProcedure;
+import org.apache.spark.sql.connector.expressions.NamedReference;
+import org.apache.spark.sql.connector.expressions.Transform;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+
+/**
+ * Catalog operations shared by {@link LakeCatalog} and {@link LakeSessionCatalog}: each one
+ * is a single callback; Python owns the catalog on disk.
+ */
+public final class LakeOps {
+  public final String catalogName;
+  final String warehouse;
+
+  public LakeOps(String catalogName, CaseInsensitiveStringMap options) {
+    this.catalogName = catalogName;
+    this.warehouse = options.get("warehouse");  // the catalog option
+    Brain.configure(options);
+  }
+
+  public ObjectNode payload() {
+    ObjectNode n = Bridge.obj();
+    n.put(Key.CATALOG, catalogName);
+    if (warehouse != null) {
+      n.put(Key.WAREHOUSE, warehouse);
+    }
+    return n;
+  }
+
+  public ObjectNode payload(Identifier ident) {
+    ObjectNode n = payload();
+    ArrayNode ns = n.putArray(Key.NAMESPACE);
+    for (String s : ident.namespace()) {
+      ns.add(s);
+    }
+    n.put(Key.NAME, ident.name());
+    return n;
+  }
+
+  ObjectNode payload(String[] namespace) {
+    ObjectNode n = payload();
+    ArrayNode ns = n.putArray(Key.NAMESPACE);
+    for (String s : namespace) {
+      ns.add(s);
+    }
+    return n;
+  }
+
+  public JsonNode call(String op, ObjectNode payload) {
+    return Bridge.ask(op, payload, null);
+  }
+
+  /**
+   * The Spark exception for a Python error kind of a table operation on {@code ident}, or
+   * null (a readable AnalysisException then).
+   */
+  static Exception tableError(String kind, Identifier ident) {
+    switch (kind) {
+      case ErrorKind.TABLE_ALREADY_EXISTS:
+        return new TableAlreadyExistsException(ident);
+      case ErrorKind.TABLE_NOT_FOUND:
+        return Bridge.noSuchTable(ident);
+      case ErrorKind.DATABASE_NOT_FOUND:
+        return Bridge.noSuchNamespace(ident.namespace());
+      default:
+        return null;
+    }
+  }
+
+  // -- tables ----------------------------------------------------------------------------
+
+  public boolean isLakeTable(Identifier ident) {
+    if (ident.namespace().length != 1) {
+      return false;
+    }
+    return call(Op.TABLE_EXISTS, payload(ident)).path(Key.EXISTS).asBoolean(false);
+  }
+
+  public org.apache.spark.sql.connector.catalog.Table loadTable(
+      Identifier ident, String version, Long timestampMicros) throws NoSuchTableException {
+    boolean system = ident.name().indexOf('$') > 0;  // t$snapshots: LakeSystemTable
+    boolean latest = version == null && timestampMicros == null && !system;
+    if (latest) {
+      LakeTable cached = TableCache.get(this, ident);
+      if (cached != null) {
+        return cached;
+      }
+    }
+    ObjectNode p = payload(ident);
+    if (version != null) {
+      p.put(Key.VERSION, version);
+    }
+    if (timestampMicros != null) {
+      p.put(Key.TIMESTAMP_MICROS, timestampMicros);
+    }
+    // loadTable may throw only NoSuchTableException: a missing database is a missing table
+    JsonNode r = Bridge.ask(Op.LOAD_TABLE, p, null, kind ->
+        kind.equals(ErrorKind.TABLE_NOT_FOUND) || kind.equals(ErrorKind.DATABASE_NOT_FOUND)
+            || kind.equals(ErrorKind.INVALID_ARGUMENT) && ident.namespace().length != 1
+            ? Bridge.noSuchTable(ident) : null);
+    if (r.has(Key.SYSTEM) && !r.has(Key.TOKEN)) {
+      return new LakeSystemTable(this, ident, r);
+    }
+    LakeTable table = new LakeTable(this, ident, r);
+    if (latest) {
+      TableCache.put(this, ident, table, r);
+    }
+    return table;
+  }
+
+  /**
+   * The columns as a schema; a clause a lakeskip table cannot keep (DEFAULT, GENERATED ALWAYS
+   * AS, IDENTITY) is an error naming it, never dropped. As spark_catalog lakeskip inherits
+   * Spark's capabilities (column defaults), so Spark does not refuse these itself.
+   */
+  public static StructType lakeColumns(Identifier ident, Column[] columns) {
+    for (Column c : columns) {
+      String clause = null;
+      if (c.defaultValue() != null) {
+        clause = "DEFAULT " + c.defaultValue().getSql();
+      } else if (c.generationExpression() != null) {
+        clause = "GENERATED ALWAYS AS (" + c.generationExpression() + ")";
+      } else if (c.identityColumnSpec() != null) {
+        clause = "GENERATED AS IDENTITY";
+      }
+      if (clause != null) {
+        throw Bridge.error(
+            "CREATE TABLE " + ident + ": column " + c.name() + ": " + clause
+                + " is not supported (only NOT NULL, COMMENT)",
+            null);
+      }
+    }
+    return CatalogV2Util.v2ColumnsToStructType(columns);
+  }
+
+  /**
+   * The table properties with a PRIMARY KEY constraint written as Paimon's {@code primary-key}
+   * option; any other constraint (CHECK, UNIQUE, FOREIGN KEY) is an error, never dropped.
+   */
+  public static Map<String, String> withPrimaryKey(
+      Map<String, String> properties,
+      org.apache.spark.sql.connector.catalog.constraints.Constraint[] constraints) {
+    if (constraints == null || constraints.length == 0) {
+      return properties;
+    }
+    Map<String, String> out = new java.util.HashMap<>(properties);
+    for (org.apache.spark.sql.connector.catalog.constraints.Constraint c : constraints) {
+      if (!(c instanceof org.apache.spark.sql.connector.catalog.constraints.PrimaryKey)) {
+        throw Bridge.error(
+            "lakeskip tables support only PRIMARY KEY constraints, not " + c.toDDL(), null);
+      }
+      List<String> cols = new java.util.ArrayList<>();
+      for (NamedReference r :
+          ((org.apache.spark.sql.connector.catalog.constraints.PrimaryKey) c).columns()) {
+        cols.add(String.join(".", r.fieldNames()));
+      }
+      String keys = String.join(",", cols);
+      String given = out.get(TableProperty.PRIMARY_KEY);
+      if (given != null && !given.replace(" ", "").equalsIgnoreCase(keys)) {
+        throw Bridge.error(
+            "primary key given twice: PRIMARY KEY (" + keys + ") and 'primary-key' = '"
+                + given + "'", null);
+      }
+      out.put(TableProperty.PRIMARY_KEY, keys);
+    }
+    return out;
+  }
+
+  public LakeTable createTable(
+      Identifier ident, StructType schema, Transform[] partitions, Map<String, String> properties)
+      throws TableAlreadyExistsException, NoSuchNamespaceException {
+    ObjectNode p = payload(ident);
+    fillCreate(p, schema, partitions, properties);
+    return new LakeTable(
+        this, ident, Bridge.ask(Op.CREATE_TABLE, p, null, kind -> tableError(kind, ident)));
+  }
+
+  /**
+   * CTAS / RTAS: mode is create, replace or create_or_replace. Throws (undeclared) the Spark
+   * exceptions the mode can meet: TableAlreadyExistsException (create), NoSuchTableException
+   * (replace), NoSuchNamespaceException; each stage method of {@link LakeCatalog} declares
+   * those of its mode, as Spark's interface does.
+   */
+  public LakeStagedTable stageTable(
+      Identifier ident,
+      StructType schema,
+      Transform[] partitions,
+      Map<String, String> properties,
+      String mode) {
+    ObjectNode p = payload(ident);
+    fillCreate(p, schema, partitions, properties);
+    p.put(Key.MODE, mode);
+    JsonNode r = Bridge.ask(Op.STAGE_TABLE, p, null, kind -> tableError(kind, ident));
+    return LakeStagedTable.of(this, ident, r, mode);
+  }
+
+  private static void fillCreate(
+      ObjectNode p, StructType schema, Transform[] partitions, Map<String, String> properties) {
+    p.put(Key.SCHEMA, schema.json());
+    ArrayNode keys = p.putArray(Key.PARTITION_KEYS);
+    for (Transform t : partitions) {
+      if (!t.name().equals("identity") || t.references().length != 1) {
+        throw Bridge.error("lakeskip tables are partitioned by columns only, not " + t.describe(),
+            null);
+      }
+      NamedReference ref = t.references()[0];
+      keys.add(String.join(".", ref.fieldNames()));
+    }
+    ObjectNode props = p.putObject(Key.PROPERTIES);
+    for (Map.Entry<String, String> e : properties.entrySet()) {
+      props.put(e.getKey(), e.getValue());
+    }
+  }
+
+  public LakeTable alterTable(Identifier ident, TableChange... changes) throws NoSuchTableException {
+    ObjectNode p = payload(ident);
+    ObjectNode set = p.putObject(Key.SET);
+    ArrayNode unset = p.putArray(Key.UNSET);
+    for (TableChange c : changes) {
+      if (c instanceof TableChange.SetProperty) {
+        TableChange.SetProperty s = (TableChange.SetProperty) c;
+        set.put(s.property(), s.value());
+      } else if (c instanceof TableChange.RemoveProperty) {
+        unset.add(((TableChange.RemoveProperty) c).property());
+      } else {
+        throw Bridge.error(
+            "lakeskip tables support ALTER TABLE SET/UNSET TBLPROPERTIES only, not "
+                + c.getClass().getSimpleName(),
+            null);
+      }
+    }
+    TableCache.forget(this, ident);
+    JsonNode r = Bridge.ask(Op.ALTER_TABLE, p, null, kind ->
+        kind.equals(ErrorKind.TABLE_NOT_FOUND) ? Bridge.noSuchTable(ident) : null);
+    return new LakeTable(this, ident, r);
+  }
+
+  public boolean dropTable(Identifier ident) {
+    TableCache.forget(this, ident);
+    return call(Op.DROP_TABLE, payload(ident)).path(Key.DROPPED).asBoolean(false);
+  }
+
+  public Identifier[] listTables(String[] namespace) throws NoSuchNamespaceException {
+    JsonNode r = Bridge.ask(Op.LIST_TABLES, payload(namespace), null, kind ->
+        kind.equals(ErrorKind.DATABASE_NOT_FOUND) ? Bridge.noSuchNamespace(namespace) : null);
+    List<Identifier> out = new ArrayList<>();
+    for (JsonNode t : r.path(Key.TABLES)) {
+      out.add(Identifier.of(namespace, t.asText()));
+    }
+    return out.toArray(new Identifier[0]);
+  }
+
+  // -- namespaces ------------------------------------------------------------------------
+
+  public String[][] listNamespaces() {
+    JsonNode r = call(Op.LIST_NAMESPACES, payload());
+    List<String[]> out = new ArrayList<>();
+    for (JsonNode t : r.path(Key.NAMESPACES)) {
+      out.add(new String[] {t.asText()});
+    }
+    return out.toArray(new String[0][]);
+  }
+
+  public boolean namespaceExists(String[] namespace) {
+    if (namespace.length != 1) {
+      return false;
+    }
+    return call(Op.NAMESPACE_EXISTS, payload(namespace)).path(Key.EXISTS).asBoolean(false);
+  }
+
+  public void createNamespace(String[] namespace) {
+    call(Op.CREATE_NAMESPACE, payload(namespace));
+  }
+
+  public boolean dropNamespace(String[] namespace, boolean cascade) {
+    ObjectNode p = payload(namespace);
+    p.put(Key.CASCADE, cascade);
+    return call(Op.DROP_NAMESPACE, p).path(Key.DROPPED).asBoolean(false);
+  }
+
+  // -- procedures ------------------------------------------------------------------------
+
+  public UnboundProcedure loadProcedure(Identifier ident) {
+    if (LakeExplain.NAME.equals(String.join(".", ident.namespace()) + "." + ident.name())) {
+      return new LakeExplain(this);
+    }
+    ObjectNode p = payload();
+    p.put(Key.PROCEDURE, String.join(".", ident.namespace()) + "." + ident.name());
+    JsonNode r = call(Op.PROCEDURE_INFO, p);
+    return new LakeProcedure(this, r);
+  }
+
+  public Identifier[] listProcedures() {
+    JsonNode r = call(Op.LIST_PROCEDURES, payload());
+    List<Identifier> out = new ArrayList<>();
+    for (JsonNode t : r.path(Key.PROCEDURES)) {
+      out.add(Identifier.of(new String[] {"sys"}, t.asText()));
+    }
+    return out.toArray(new Identifier[0]);
+  }
+}

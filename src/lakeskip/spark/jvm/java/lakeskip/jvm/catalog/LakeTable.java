@@ -1,0 +1,196 @@
+package lakeskip.jvm.catalog;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import lakeskip.jvm.bridge.Bridge;
+import lakeskip.jvm.bridge.Protocol.Key;
+import lakeskip.jvm.bridge.Protocol.Op;
+import lakeskip.jvm.bridge.Protocol.TableProperty;
+import lakeskip.jvm.cache.ScanCache;
+import lakeskip.jvm.read.LakeAuditScan;
+import lakeskip.jvm.read.LakeScanBuilder;
+import lakeskip.jvm.write.LakeWriteBuilder;
+import org.apache.spark.sql.connector.catalog.Identifier;
+import org.apache.spark.sql.connector.catalog.SupportsRead;
+import org.apache.spark.sql.connector.catalog.SupportsWrite;
+import org.apache.spark.sql.connector.catalog.TableCapability;
+import org.apache.spark.sql.connector.expressions.Expressions;
+import org.apache.spark.sql.connector.expressions.Transform;
+import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.connector.write.LogicalWriteInfo;
+import org.apache.spark.sql.connector.write.WriteBuilder;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+
+/** One lakeskip table (optionally pinned to a snapshot by time travel), as Python described it. */
+public class LakeTable implements SupportsRead, SupportsWrite {
+  public final LakeOps ops;
+  public final Identifier ident;
+  public final StructType schema;
+  public final List<String> partitionKeys = new ArrayList<>();
+  /** A primary-key table's key minus its partition columns (empty: an append table). */
+  public final List<String> trimmedKeys = new ArrayList<>();
+  final Map<String, String> properties = new HashMap<>();
+  public final Long snapshotId;
+  public final boolean pinned;
+  final String location;
+  /** Names the schema and snapshot Python loaded ({@link ScanCache}); "" when not given. */
+  public final String token;
+  /** A system table read through this scan ({@code t$read_optimized}, {@code t$audit_log}):
+   * read-only. */
+  public final String system;
+
+  LakeTable(LakeOps ops, Identifier ident, JsonNode desc) {
+    this.ops = ops;
+    this.ident = ident;
+    this.schema = parseSchema(desc.get(Key.SCHEMA).asText());
+    for (JsonNode k : desc.path(Key.PARTITION_KEYS)) {
+      partitionKeys.add(k.asText());
+    }
+    for (JsonNode k : desc.path(Key.TRIMMED_KEYS)) {
+      trimmedKeys.add(k.asText());
+    }
+    Iterator<Map.Entry<String, JsonNode>> it = desc.path(Key.PROPERTIES).fields();
+    while (it.hasNext()) {
+      Map.Entry<String, JsonNode> e = it.next();
+      properties.put(e.getKey(), e.getValue().asText());
+    }
+    JsonNode snap = desc.path(Key.SNAPSHOT_ID);
+    this.snapshotId = snap.isNumber() ? snap.asLong() : null;
+    this.pinned = desc.path(Key.PINNED).asBoolean(false);
+    this.location = desc.path(Key.LOCATION).asText("");
+    this.token = desc.path(Key.TOKEN).asText("");
+    this.system = desc.path(Key.SYSTEM).asText("");
+  }
+
+  /** Parsed schemas by DDL: StructType is immutable, and Spark's SQL parser costs about a
+   * millisecond per table load, paid by every query. */
+  private static final Map<String, StructType> SCHEMAS = new ConcurrentHashMap<>();
+
+  private static StructType parseSchema(String ddl) {
+    StructType hit = SCHEMAS.get(ddl);
+    if (hit == null) {
+      hit = StructType.fromDDL(ddl);
+      if (SCHEMAS.size() >= 256) {
+        SCHEMAS.clear();
+      }
+      SCHEMAS.put(ddl, hit);
+    }
+    return hit;
+  }
+
+  @Override
+  public String name() {
+    return ops.catalogName + "." + String.join(".", ident.namespace()) + "." + ident.name();
+  }
+
+  @Override
+  @SuppressWarnings("deprecation")
+  public StructType schema() {
+    return audit() ? LakeAuditScan.schema(schema) : schema;
+  }
+
+  /** {@code t$audit_log}: rowkind first, every version kept ({@link LakeAuditScan}). */
+  public boolean audit() {
+    return "audit_log".equals(system);
+  }
+
+  /** A primary-key table (its files are key-value files with {@code _VALUE_KIND}). */
+  public boolean primaryKey() {
+    return properties.containsKey(TableProperty.PRIMARY_KEY);
+  }
+
+  public StructType partitionSchema() {
+    List<StructField> fields = new ArrayList<>();
+    for (String k : partitionKeys) {
+      fields.add(schema.apply(k));
+    }
+    return new StructType(fields.toArray(new StructField[0]));
+  }
+
+  public StructType dataSchema() {
+    List<StructField> fields = new ArrayList<>();
+    for (StructField f : schema.fields()) {
+      if (!partitionKeys.contains(f.name())) {
+        fields.add(f);
+      }
+    }
+    return new StructType(fields.toArray(new StructField[0]));
+  }
+
+  @Override
+  public Transform[] partitioning() {
+    Transform[] out = new Transform[partitionKeys.size()];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = Expressions.identity(partitionKeys.get(i));
+    }
+    return out;
+  }
+
+  /** The table's properties plus, asked once, its state (snapshot, files, rows, indexes). */
+  private volatile Map<String, String> detailed;
+
+  /**
+   * The table options plus its state at this table's snapshot as {@code lakeskip.*}
+   * properties ({@code table_detail}): what {@code DESCRIBE TABLE EXTENDED} and {@code SHOW
+   * TBLPROPERTIES} list. Asked of Python once per loaded table, when first needed (a query
+   * does not ask: the callback counts in the Spark tests check it); a failure leaves the
+   * options alone.
+   */
+  @Override
+  public Map<String, String> properties() {
+    Map<String, String> d = detailed;
+    if (d == null) {
+      d = new HashMap<>(properties);
+      com.fasterxml.jackson.databind.node.ObjectNode p = ops.payload(ident);
+      if (snapshotId != null) {
+        p.put(Key.SNAPSHOT_ID, snapshotId);
+      }
+      try {
+        Iterator<Map.Entry<String, JsonNode>> it =
+            Bridge.call(Op.TABLE_DETAIL, p, null).path(Key.PROPERTIES).fields();
+        while (it.hasNext()) {
+          Map.Entry<String, JsonNode> e = it.next();
+          d.put(e.getKey(), e.getValue().asText());
+        }
+      } catch (RuntimeException e) {
+        d.put(TableProperty.STATE, "unavailable: " + Bridge.firstLine(e.getMessage()));
+      }
+      detailed = d;
+    }
+    return d;
+  }
+
+  @Override
+  public Set<TableCapability> capabilities() {
+    return EnumSet.of(
+        TableCapability.BATCH_READ,
+        TableCapability.V1_BATCH_WRITE,
+        TableCapability.TRUNCATE,
+        TableCapability.OVERWRITE_BY_FILTER);
+  }
+
+  @Override
+  public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
+    return new LakeScanBuilder(this, options);
+  }
+
+  @Override
+  public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
+    if (pinned) {
+      throw Bridge.error("cannot write to " + name() + " at an older snapshot (time travel)", null);
+    }
+    if (!system.isEmpty()) {
+      throw Bridge.error("cannot write to " + name() + ": system tables are read-only", null);
+    }
+    return new LakeWriteBuilder(this);
+  }
+}

@@ -1,0 +1,186 @@
+package lakeskip.jvm.read;
+
+import lakeskip.jvm.cache.ReaderFactories;
+import lakeskip.jvm.cache.ScanCache;
+import lakeskip.jvm.read.pk.LakeDvScan;
+import org.apache.spark.sql.connector.metric.CustomMetric;
+import org.apache.spark.sql.connector.metric.CustomTaskMetric;
+import org.apache.spark.sql.connector.read.Batch;
+import org.apache.spark.sql.connector.read.InputPartition;
+import org.apache.spark.sql.connector.read.PartitionReaderFactory;
+import org.apache.spark.sql.connector.read.Scan;
+import org.apache.spark.sql.connector.read.Statistics;
+import org.apache.spark.sql.connector.read.SupportsReportStatistics;
+import org.apache.spark.sql.execution.datasources.PartitioningAwareFileIndex;
+import org.apache.spark.sql.execution.datasources.v2.FileScan;
+import org.apache.spark.sql.internal.connector.SupportsMetadata;
+import org.apache.spark.sql.types.StructType;
+
+/**
+ * Spark's scan of the kept files, planned once per query.
+ *
+ * <p>Why it exists: {@code BatchScanExec} keeps its reader factory and input partitions in lazy
+ * fields of the node, and physical planning copies the node (the strategy asks
+ * {@code supportsColumnar}, then {@code RemoveRedundantProjects} asks again on a copy), so a bare
+ * {@code ParquetScan} builds its reader factory at least twice per query, and every build
+ * broadcasts the whole Hadoop configuration (serialised and gzipped): measured as the largest
+ * JVM-side cost of planning a catalog query, where plain {@code spark.read.parquet} (V1) pays
+ * one broadcast. Here every copy shares one factory and one list of splits, and a query that
+ * needs the same factory as an earlier one (same schemas, pushed filters, options and
+ * configuration) reuses it ({@link ReaderFactories}): no broadcast at all.
+ *
+ * <p>It also shows the planner's decision in Spark's own tools ({@link LakePruning}): a
+ * {@code Pruning} part of the EXPLAIN description and metadata, and driver-side custom metrics
+ * (files total, kept, skipped per tier / index / column, index files and bytes read, planning
+ * time) in the SQL tab and {@code SQLMetrics} of the executed plan.
+ *
+ * <p>Everything else is the inner scan's: read schema, the rest of the EXPLAIN text and
+ * metadata ({@code PushedFilters}, {@code Location}), statistics (broadcast-join decisions),
+ * equality.
+ */
+public final class LakeScan implements Scan, Batch, SupportsReportStatistics, SupportsMetadata {
+  private final Scan inner;
+  private final String table;
+  /** The planner's decision for this scan (EXPLAIN text, Spark metrics); null: none. */
+  private final LakePruning pruning;
+  /** The reader factory and splits, built once and shared with {@link #reused} copies. */
+  private final Built built;
+
+  private static final class Built {
+    PartitionReaderFactory factory;
+    InputPartition[] partitions;
+  }
+
+  LakeScan(Scan inner, String table, LakePruning pruning) {
+    this(inner, table, pruning, new Built());
+  }
+
+  private LakeScan(Scan inner, String table, LakePruning pruning, Built built) {
+    this.inner = inner;
+    this.table = table;
+    this.pruning = pruning;
+    this.built = built;
+  }
+
+  /**
+   * This scan for a later query that reuses it ({@link ScanCache}): the same files, splits
+   * and reader factory; its pruning figures say that nothing was planned for that query.
+   */
+  LakeScan reused() {
+    return new LakeScan(inner, table, pruning == null ? null : pruning.reused(), built);
+  }
+
+  /** The wrapped scan ({@code lakeskip.spark.input_files} reads its file index). */
+  public Scan inner() {
+    return inner;
+  }
+
+  /** The kept files' index, or null when the inner scan is not a file scan. */
+  public PartitioningAwareFileIndex fileIndex() {
+    Scan files = inner instanceof LakeDvScan ? ((LakeDvScan) inner).inner() : inner;
+    return files instanceof FileScan ? ((FileScan) files).fileIndex() : null;
+  }
+
+  @Override
+  public StructType readSchema() {
+    return inner.readSchema();
+  }
+
+  @Override
+  public String description() {
+    return pruning == null
+        ? inner.description()
+        : inner.description() + ", Pruning: " + pruning.text();
+  }
+
+  @Override
+  public Batch toBatch() {
+    return this;
+  }
+
+  @Override
+  public InputPartition[] planInputPartitions() {
+    synchronized (built) {
+      if (built.partitions == null) {
+        built.partitions = inner.toBatch().planInputPartitions();
+      }
+      return built.partitions;
+    }
+  }
+
+  @Override
+  public PartitionReaderFactory createReaderFactory() {
+    synchronized (built) {
+      if (built.factory == null) {
+        built.factory =
+            new ReadErrors(ReaderFactories.of(inner), table);
+      }
+      return built.factory;
+    }
+  }
+
+  @Override
+  public ColumnarSupportMode columnarSupportMode() {
+    return inner.columnarSupportMode();
+  }
+
+  @Override
+  public CustomMetric[] supportedCustomMetrics() {
+    CustomMetric[] own = inner.supportedCustomMetrics();
+    return pruning == null ? own : concat(own, pruning.metrics());
+  }
+
+  @Override
+  public CustomTaskMetric[] reportDriverMetrics() {
+    CustomTaskMetric[] own = inner.reportDriverMetrics();
+    return pruning == null ? own : concat(own, pruning.values());
+  }
+
+  private static <T> T[] concat(T[] a, T[] b) {
+    T[] out = java.util.Arrays.copyOf(a, a.length + b.length);
+    System.arraycopy(b, 0, out, a.length, b.length);
+    return out;
+  }
+
+  @Override
+  public Statistics estimateStatistics() {
+    if (inner instanceof SupportsReportStatistics) {
+      return ((SupportsReportStatistics) inner).estimateStatistics();
+    }
+    return new Statistics() {
+      @Override
+      public java.util.OptionalLong sizeInBytes() {
+        return java.util.OptionalLong.empty();
+      }
+
+      @Override
+      public java.util.OptionalLong numRows() {
+        return java.util.OptionalLong.empty();
+      }
+    };
+  }
+
+  @Override
+  public scala.collection.immutable.Map<String, String> getMetaData() {
+    scala.collection.immutable.Map<String, String> own =
+        inner instanceof SupportsMetadata
+            ? ((SupportsMetadata) inner).getMetaData()
+            : scala.collection.immutable.Map$.MODULE$.<String, String>empty();
+    return pruning == null ? own : own.updated("Pruning", pruning.text());
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof LakeScan && inner.equals(((LakeScan) o).inner);
+  }
+
+  @Override
+  public int hashCode() {
+    return inner.hashCode();
+  }
+
+  @Override
+  public String toString() {
+    return inner.toString();
+  }
+}

@@ -1,0 +1,425 @@
+package lakeskip.jvm.read.pk;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.PriorityQueue;
+import lakeskip.jvm.bridge.Bridge;
+import lakeskip.jvm.bridge.Protocol.Key;
+import lakeskip.jvm.catalog.LakeTable;
+import lakeskip.jvm.read.LakeAuditScan;
+import lakeskip.jvm.read.LakeFileIndex;
+import lakeskip.jvm.read.LakeScanBuilder;
+import lakeskip.jvm.read.ReadErrors;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.apache.spark.paths.SparkPath;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.expressions.BaseOrdering;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
+import org.apache.spark.sql.catalyst.expressions.RowOrdering$;
+import org.apache.spark.sql.connector.read.Batch;
+import org.apache.spark.sql.connector.read.InputPartition;
+import org.apache.spark.sql.connector.read.PartitionReader;
+import org.apache.spark.sql.connector.read.PartitionReaderFactory;
+import org.apache.spark.sql.connector.read.Scan;
+import org.apache.spark.sql.execution.datasources.FilePartition;
+import org.apache.spark.sql.execution.datasources.PartitionedFile;
+import org.apache.spark.sql.execution.datasources.v2.parquet.ParquetPartitionReaderFactory;
+import org.apache.spark.sql.execution.datasources.v2.parquet.ParquetScanBuilder;
+import org.apache.spark.sql.types.ByteType$;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.LongType$;
+import org.apache.spark.sql.types.Metadata;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+import scala.jdk.javaapi.CollectionConverters;
+
+/**
+ * Merge-on-read of a primary-key table: one input partition per (partition, bucket) with the
+ * files Python kept; each file is read by Spark's own Parquet reader (files are sorted by key
+ * with unique keys), the files are k-way merged by key (Spark's natural ordering of the key
+ * types), and each key's versions become its row by {@link PkMerge} (the table's merge engine
+ * and sequence fields). No value filter is pushed into the files being merged (an older
+ * version of a key must never come back because its newer version was filtered out); filters
+ * on key columns only may skip row groups. Spark applies every filter after the merge. Python
+ * planned which files and buckets to read; this class only reads.
+ *
+ * <p>Internal Spark API, because the public one cannot do the job: {@code ParquetScanBuilder},
+ * {@code PartitionedFile}, {@code FilePartition} (Spark's Parquet reader for one file) and
+ * {@code RowOrdering} (Catalyst's ordering of internal rows).
+ */
+public final class LakePkScan implements Scan, Batch {
+  static final String SEQUENCE = "_SEQUENCE_NUMBER";
+  public static final String KIND = "_VALUE_KIND";
+  static final String KEY_PREFIX = "_KEY_";
+
+  private final StructType readSchema;
+  private final List<PkPartition> partitions;
+  private final Factory factory;
+  private final String name;
+
+  private LakePkScan(
+      StructType readSchema, List<PkPartition> partitions, Factory factory, String name) {
+    this.readSchema = readSchema;
+    this.partitions = partitions;
+    this.factory = factory;
+    this.name = name;
+  }
+
+  public static LakePkScan create(
+      LakeTable table, JsonNode reply, StructType required, CaseInsensitiveStringMap options,
+      scala.collection.immutable.Seq<Expression> filters, boolean keepDelete) {
+    SparkSession session = SparkSession.active();
+    StructType out = required != null ? required : table.schema;
+    if (keepDelete) {
+      // t$audit_log: each key's newest version whatever its kind, with that kind
+      out = LakeAuditScan.prepend(
+          new StructField(KIND, ByteType$.MODULE$, true, Metadata.empty()), out);
+    }
+    List<String> keys = table.trimmedKeys;
+    List<StructField> fileFields = new ArrayList<>();
+    for (String k : keys) {
+      fileFields.add(
+          new StructField(KEY_PREFIX + k, table.schema.apply(k).dataType(), true, Metadata.empty()));
+    }
+    fileFields.add(new StructField(SEQUENCE, LongType$.MODULE$, true, Metadata.empty()));
+    fileFields.add(new StructField(KIND, ByteType$.MODULE$, true, Metadata.empty()));
+    for (StructField f : table.schema.fields()) {
+      fileFields.add(new StructField(f.name(), f.dataType(), true, f.metadata()));
+    }
+    StructType fileSchema = new StructType(fileFields.toArray(new StructField[0]));
+    List<StructField> wanted = new ArrayList<>(fileFields.subList(0, keys.size() + 2));
+    java.util.Set<String> wantedNames = new java.util.HashSet<>();
+    for (StructField f : out.fields()) {
+      if (!f.name().equals(KIND)) {
+        wanted.add(fileSchema.apply(f.name()));
+        wantedNames.add(f.name());
+      }
+    }
+    JsonNode merge = reply.path(Key.MERGE);
+    List<String> seqFields = new ArrayList<>();
+    for (JsonNode s : merge.path(Key.SEQUENCE_FIELDS)) {
+      seqFields.add(s.asText());
+      if (wantedNames.add(s.asText())) { // the versions' order needs them, projected or not
+        wanted.add(fileSchema.apply(s.asText()));
+      }
+    }
+    for (JsonNode g : merge.path(Key.SEQUENCE_GROUPS)) {
+      for (JsonNode s : g.path(Key.SEQUENCE)) {
+        if (wantedNames.add(s.asText())) { // a group's order needs them, projected or not
+          wanted.add(fileSchema.apply(s.asText()));
+        }
+      }
+    }
+    // partition columns are read from the files (Paimon writes the whole row as the value),
+    // so Spark's file index here has no partition schema
+    LakeFileIndex index = LakeFileIndex.of(session, new StructType(), reply.path(Key.FILES));
+    ParquetScanBuilder parquet =
+        new ParquetScanBuilder(session, index, fileSchema, fileSchema, options);
+    // filters on key columns only (primary key incl. partition columns, whose value columns
+    // equal the key in every version) may skip row groups: they drop every version of a key
+    // alike, so the merge of what remains is unchanged. Value filters never go in.
+    java.util.Set<String> keyColumns = new java.util.HashSet<>(keys);
+    keyColumns.addAll(table.partitionKeys);
+    List<Expression> keyFilters = new ArrayList<>();
+    for (Expression e : CollectionConverters.asJava(LakeScanBuilder.pushable(filters, reply))) {
+      boolean onKeys = e.deterministic() && !e.references().isEmpty();
+      for (Attribute a : CollectionConverters.asJava(e.references().toSeq())) {
+        onKeys &= keyColumns.contains(a.name());
+      }
+      if (onKeys) {
+        keyFilters.add(e);
+      }
+    }
+    if (!keyFilters.isEmpty()) {
+      parquet.pushFilters(CollectionConverters.asScala(keyFilters).toList());
+    }
+    parquet.pruneColumns(new StructType(wanted.toArray(new StructField[0])));
+    Scan scan = parquet.build();
+    StructType got = scan.readSchema();
+    DataType[] keyTypes = new DataType[keys.size()];
+    for (int i = 0; i < keys.size(); i++) {
+      if (!got.fields()[i].name().equals(KEY_PREFIX + keys.get(i))) {
+        throw Bridge.error("lakeskip: unexpected Parquet read schema " + got.simpleString(), null);
+      }
+      keyTypes[i] = got.fields()[i].dataType();
+    }
+    int[] outOrdinals = new int[out.fields().length];
+    DataType[] outTypes = new DataType[outOrdinals.length];
+    for (int i = 0; i < outOrdinals.length; i++) {
+      outOrdinals[i] = got.fieldIndex(out.fields()[i].name());
+      outTypes[i] = out.fields()[i].dataType();
+    }
+    int[] seqOrdinals = new int[seqFields.size()];
+    DataType[] seqTypes = new DataType[seqFields.size()];
+    for (int i = 0; i < seqOrdinals.length; i++) {
+      seqOrdinals[i] = got.fieldIndex(seqFields.get(i));
+      seqTypes[i] = got.fields()[seqOrdinals[i]].dataType();
+    }
+    PkMerge.Agg[] aggs = new PkMerge.Agg[outOrdinals.length];
+    for (int i = 0; i < aggs.length; i++) {
+      JsonNode a = merge.path(Key.AGGREGATES).path(out.fields()[i].name());
+      if (!a.isMissingNode() && !"primary-key".equals(a.path(Key.FUNCTION).asText())) {
+        aggs[i] =
+            new PkMerge.Agg(
+                a.path(Key.FUNCTION).asText(), out.fields()[i].name(), outTypes[i],
+                a.path(Key.IGNORE_RETRACT).asBoolean(false), a.path(Key.DELIMITER).asText(","));
+      }
+    }
+    List<String> outNames = java.util.Arrays.asList(out.fieldNames());
+    List<PkMerge.Group> seqGroups = new ArrayList<>();
+    for (JsonNode g : merge.path(Key.SEQUENCE_GROUPS)) {
+      List<Integer> seqOrd = new ArrayList<>();
+      List<DataType> seqTy = new ArrayList<>();
+      List<Integer> outSeq = new ArrayList<>();
+      for (JsonNode s : g.path(Key.SEQUENCE)) {
+        int o = got.fieldIndex(s.asText());
+        seqOrd.add(o);
+        seqTy.add(got.fields()[o].dataType());
+        if (outNames.contains(s.asText())) {
+          outSeq.add(outNames.indexOf(s.asText()));
+        }
+      }
+      List<Integer> outValues = new ArrayList<>();
+      for (JsonNode f : g.path(Key.FIELDS)) {
+        if (outNames.contains(f.asText()) && !outSeq.contains(outNames.indexOf(f.asText()))) {
+          outValues.add(outNames.indexOf(f.asText()));
+        }
+      }
+      seqGroups.add(
+          new PkMerge.Group(
+              seqOrd.stream().mapToInt(Integer::intValue).toArray(),
+              seqTy.toArray(new DataType[0]),
+              outValues.stream().mapToInt(Integer::intValue).toArray(),
+              outSeq.stream().mapToInt(Integer::intValue).toArray()));
+    }
+    Map<String, String> errors = new java.util.HashMap<>();
+    merge.path(Key.ERRORS).fields().forEachRemaining(e -> errors.put(e.getKey(), e.getValue().asText()));
+    PkMerge rule =
+        new PkMerge(
+            merge.path(Key.ENGINE).asText("deduplicate"),
+            merge.path(Key.IGNORE_DELETE).asBoolean(false),
+            merge.path(Key.REMOVE_RECORD_ON_DELETE).asBoolean(false),
+            keepDelete, got.fieldIndex(SEQUENCE), got.fieldIndex(KIND), outOrdinals, outTypes,
+            seqOrdinals, seqTypes, merge.path(Key.SEQUENCE_DESCENDING).asBoolean(false), aggs,
+            errors, seqGroups.toArray(new PkMerge.Group[0]));
+    PartitionReaderFactory scanFactory = scan.toBatch().createReaderFactory();
+    Configuration conf = session.sessionState().newHadoopConf();
+    Map<String, List<PartitionedFile>> groups = new LinkedHashMap<>();
+    for (JsonNode f : reply.path(Key.FILES)) {
+      Path path = new Path(f.get(Key.PATH).asText());
+      try {
+        FileSystem fs = path.getFileSystem(conf);
+        path = fs.makeQualified(path);
+      } catch (IOException e) {
+        throw Bridge.error("lakeskip: cannot resolve " + path + ": " + e.getMessage(), e);
+      }
+      long size = f.get(Key.SIZE).asLong();
+      PartitionedFile pf =
+          PartitionedFile.apply(
+              new GenericInternalRow(0), SparkPath.fromPath(path), 0L, size, new String[0],
+              f.path(Key.MTIME).asLong(0), size, PartitionedFile.apply$default$8());
+      groups.computeIfAbsent(f.get(Key.GROUP).asText(), g -> new ArrayList<>()).add(pf);
+    }
+    List<PkPartition> parts = new ArrayList<>();
+    int widest = 1;
+    for (List<PartitionedFile> g : groups.values()) {
+      parts.add(new PkPartition(g.toArray(new PartitionedFile[0])));
+      widest = Math.max(widest, g.size());
+    }
+    return new LakePkScan(
+        out, parts, new Factory(fileReaders(scanFactory, widest), keyTypes, rule), table.name());
+  }
+
+  /**
+   * {@code n} copies of Spark's Parquet reader factory, for {@code n} files open at once.
+   *
+   * <p>Why copies: Spark's ParquetPartitionReaderFactory (SPARK-52516, in the 4.3 jars) keeps
+   * one {@code ParquetReaderCallback} per factory object, and building a file's reader closes
+   * the reader that factory built before (it expects a partition's files to be read one after
+   * another). The merge holds every file of a bucket open, so one factory for all of them
+   * closed each file under the merge once the next one opened: the row reader failed at the
+   * file's next row group ("Stream is closed"), the vectorized reader went on with a fresh,
+   * empty batch (rows of zeros and empty strings, no error) and then failed the same way.
+   * The copies are made here because a factory cannot be built in a task (its SQLConf does
+   * not survive serialisation); they share the conf, schemas, filters and broadcast, which
+   * Java serialisation writes once, so each copy adds only its own small fields to the task.
+   */
+  private static ParquetPartitionReaderFactory[] fileReaders(PartitionReaderFactory f, int n) {
+    if (!(f instanceof ParquetPartitionReaderFactory)) {
+      throw Bridge.error("lakeskip: unexpected Parquet reader factory " + f.getClass(), null);
+    }
+    ParquetPartitionReaderFactory p = (ParquetPartitionReaderFactory) f;
+    ParquetPartitionReaderFactory[] copies = new ParquetPartitionReaderFactory[n];
+    for (int i = 0; i < n; i++) {
+      copies[i] =
+          p.copy(
+              p.sqlConf(), p.broadcastedConf(), p.dataSchema(), p.readDataSchema(),
+              p.partitionSchema(), p.filters(), p.aggregation(), p.options());
+    }
+    return copies;
+  }
+
+  @Override
+  public StructType readSchema() {
+    return readSchema;
+  }
+
+  @Override
+  public String description() {
+    return "LakePkScan " + name + " (merge-on-read, " + partitions.size() + " buckets)";
+  }
+
+  @Override
+  public Batch toBatch() {
+    return this;
+  }
+
+  @Override
+  public InputPartition[] planInputPartitions() {
+    return partitions.toArray(new InputPartition[0]);
+  }
+
+  @Override
+  public PartitionReaderFactory createReaderFactory() {
+    return new ReadErrors(factory, name);
+  }
+
+  /** The kept files of one (partition, bucket). */
+  static final class PkPartition implements InputPartition {
+    final PartitionedFile[] files;
+
+    PkPartition(PartitionedFile[] files) {
+      this.files = files;
+    }
+  }
+
+  static final class Factory implements PartitionReaderFactory {
+    /** One per file of the widest bucket: file i of a bucket is read by parquet[i]. */
+    final ParquetPartitionReaderFactory[] parquet;
+    final DataType[] keyTypes;
+    /** How the versions of one key become its row (lakeskip.jvm.read.pk.PkMerge). */
+    final PkMerge rule;
+
+    Factory(ParquetPartitionReaderFactory[] parquet, DataType[] keyTypes, PkMerge rule) {
+      this.parquet = parquet;
+      this.keyTypes = keyTypes;
+      this.rule = rule;
+    }
+
+    @Override
+    public PartitionReader<InternalRow> createReader(InputPartition partition) {
+      return new MergeReader(this, ((PkPartition) partition).files);
+    }
+  }
+
+  /** One file's rows, in key order (copied: Spark's readers reuse their row objects). */
+  static final class Cursor {
+    final PartitionReader<InternalRow> reader;
+    InternalRow row;
+
+    Cursor(PartitionReader<InternalRow> reader) {
+      this.reader = reader;
+    }
+
+    boolean advance() throws IOException {
+      if (reader.next()) {
+        row = reader.get().copy();
+        return true;
+      }
+      row = null;
+      return false;
+    }
+  }
+
+  static final class MergeReader implements PartitionReader<InternalRow> {
+    private final Factory f;
+    private final List<Cursor> cursors = new ArrayList<>();
+    private final PriorityQueue<Cursor> heap;
+    private final BaseOrdering ordering;
+    private final List<Cursor> same = new ArrayList<>();
+    private InternalRow current;
+    private boolean started;
+
+    MergeReader(Factory f, PartitionedFile[] files) {
+      this.f = f;
+      this.ordering =
+          RowOrdering$.MODULE$.createNaturalAscendingOrdering(
+              CollectionConverters.asScala(java.util.Arrays.asList(f.keyTypes)).toList());
+      Comparator<Cursor> byKey = (a, b) -> ordering.compare(a.row, b.row);
+      this.heap = new PriorityQueue<>(Math.max(1, files.length), byKey);
+      for (PartitionedFile file : files) { // file i by factory i: see fileReaders
+        PartitionReaderFactory own = f.parquet[cursors.size()];
+        cursors.add(new Cursor(own.createReader(new FilePartition(0, new PartitionedFile[] {file}))));
+      }
+    }
+
+    @Override
+    public boolean next() throws IOException {
+      if (!started) {
+        started = true;
+        for (Cursor c : cursors) {
+          if (c.advance()) {
+            heap.add(c);
+          }
+        }
+      }
+      while (!heap.isEmpty()) {
+        Cursor c = heap.poll();
+        same.clear();
+        same.add(c);
+        while (!heap.isEmpty() && ordering.compare(heap.peek().row, c.row) == 0) {
+          same.add(heap.poll());
+        }
+        // the versions' rows before the cursors move on (advance() replaces c.row)
+        List<InternalRow> versions = new ArrayList<>(same.size());
+        for (Cursor d : same) {
+          versions.add(d.row);
+        }
+        for (Cursor d : same) {
+          if (d.advance()) {
+            heap.add(d);
+          }
+        }
+        InternalRow merged = f.rule.merge(versions);
+        if (merged != null) {
+          current = merged;
+          return true;
+        }
+      }
+      return false;
+    }
+
+    @Override
+    public InternalRow get() {
+      return current;
+    }
+
+    @Override
+    public void close() throws IOException {
+      IOException first = null;
+      for (Cursor c : cursors) {
+        try {
+          c.reader.close();
+        } catch (IOException e) {
+          if (first == null) {
+            first = e;
+          }
+        }
+      }
+      if (first != null) {
+        throw first;
+      }
+    }
+  }
+}

@@ -1,0 +1,113 @@
+package lakeskip.jvm.write;
+
+import java.util.ArrayList;
+import java.util.List;
+import lakeskip.jvm.catalog.LakeTable;
+import org.apache.spark.sql.catalyst.plans.logical.DeleteFromTable;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.catalyst.plans.logical.MergeIntoTable;
+import org.apache.spark.sql.catalyst.plans.logical.UpdateTable;
+import org.apache.spark.sql.catalyst.trees.Origin;
+import org.apache.spark.sql.execution.SparkPlan;
+import org.apache.spark.sql.execution.SparkStrategy;
+import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation;
+import org.apache.spark.sql.execution.datasources.v2.DataSourceV2ScanRelation;
+
+/**
+ * {@code DELETE}, {@code UPDATE} and {@code MERGE INTO} on a lakeskip table from plain
+ * {@code spark.sql}. Spark parses and analyses the statement (so the target resolves through
+ * the catalog like any table, and unknown columns are Spark's own errors); lakeskip tables
+ * offer no row-level write capability, so Spark would stop at planning ("not supported
+ * temporarily"). This strategy runs first and plans a {@link LakeDmlExec} instead, which hands
+ * Python the statement's own SQL text (the parser records it in every node's {@link Origin})
+ * and the resolved target: Python runs the same function as {@code Session.sql}.
+ *
+ * <p>Installed as a session extension ({@code injectPlannerStrategy}) and, for a session
+ * attached at run time, through {@code spark.experimental.extraStrategies}, which Spark reads
+ * on every planning: both routes need no parser change.
+ */
+public final class LakeDmlStrategy extends SparkStrategy {
+  @Override
+  public scala.collection.immutable.Seq<SparkPlan> apply(LogicalPlan plan) {
+    LogicalPlan target;
+    String verb;
+    if (plan instanceof DeleteFromTable) {
+      target = ((DeleteFromTable) plan).table();
+      verb = "DELETE";
+    } else if (plan instanceof UpdateTable) {
+      target = ((UpdateTable) plan).table();
+      verb = "UPDATE";
+    } else if (plan instanceof MergeIntoTable) {
+      target = ((MergeIntoTable) plan).targetTable();
+      verb = "MERGE";
+    } else {
+      return nil();
+    }
+    LakeTable table = lakeTable(target);
+    if (table == null) {
+      return nil();
+    }
+    List<SparkPlan> out = new ArrayList<>();
+    out.add(new LakeDmlExec(table, verb, statementText(plan.origin()), plan.output()));
+    return scala.jdk.javaapi.CollectionConverters.asScala(out).toList();
+  }
+
+  /**
+   * Adds the strategy to a running session's {@code experimental.extraStrategies} (once): the
+   * route for {@code lakeskip.connect(wh, spark=existing)}, where no extension is configured.
+   */
+  public static void install(org.apache.spark.sql.SparkSession session) {
+    org.apache.spark.sql.ExperimentalMethods exp = session.experimental();
+    List<SparkStrategy> all = new ArrayList<>();
+    scala.collection.Iterator<SparkStrategy> it = exp.extraStrategies().iterator();
+    while (it.hasNext()) {
+      SparkStrategy s = it.next();
+      if (s instanceof LakeDmlStrategy) {
+        return;
+      }
+      all.add(s);
+    }
+    all.add(new LakeDmlStrategy());
+    exp.extraStrategies_$eq(scala.jdk.javaapi.CollectionConverters.asScala(all).toList());
+  }
+
+  private static scala.collection.immutable.Seq<SparkPlan> nil() {
+    return scala.jdk.javaapi.CollectionConverters.asScala(new ArrayList<SparkPlan>()).toList();
+  }
+
+  /** The lakeskip table a DML target resolves to, or null (another source: Spark decides). */
+  static LakeTable lakeTable(LogicalPlan target) {
+    LogicalPlan p = target;
+    while (true) {
+      if (p instanceof DataSourceV2Relation) {
+        Object t = ((DataSourceV2Relation) p).table();
+        return t instanceof LakeTable ? (LakeTable) t : null;
+      }
+      if (p instanceof DataSourceV2ScanRelation) {
+        Object t = ((DataSourceV2ScanRelation) p).relation().table();
+        return t instanceof LakeTable ? (LakeTable) t : null;
+      }
+      // an alias (MERGE INTO t AS x) or a projection Spark put over the relation
+      if (p.children().size() != 1) {
+        return null;
+      }
+      p = p.children().head();
+    }
+  }
+
+  /** The whole statement as the user wrote it (null: Spark did not record it). */
+  static String statementText(Origin origin) {
+    if (origin.sqlText().isEmpty()) {
+      return null;
+    }
+    String text = origin.sqlText().get();
+    if (origin.startIndex().isDefined() && origin.stopIndex().isDefined()) {
+      int start = (Integer) origin.startIndex().get();
+      int stop = (Integer) origin.stopIndex().get();
+      if (start >= 0 && stop < text.length() && start <= stop) {
+        return text.substring(start, stop + 1);
+      }
+    }
+    return text;
+  }
+}

@@ -1,0 +1,70 @@
+package lakeskip.jvm.write;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import lakeskip.jvm.bridge.Bridge;
+import lakeskip.jvm.bridge.Protocol.Key;
+import lakeskip.jvm.bridge.Protocol.Op;
+import lakeskip.jvm.bridge.Protocol.WriteMode;
+import lakeskip.jvm.catalog.LakeTable;
+import lakeskip.jvm.read.LakeScanBuilder;
+import lakeskip.jvm.read.PredicateJson;
+import org.apache.spark.sql.connector.expressions.filter.Predicate;
+import org.apache.spark.sql.connector.write.SupportsOverwriteV2;
+import org.apache.spark.sql.connector.write.V1Write;
+import org.apache.spark.sql.connector.write.Write;
+import org.apache.spark.sql.connector.write.WriteBuilder;
+import org.apache.spark.sql.sources.InsertableRelation;
+
+/**
+ * Every write (INSERT, writeTo, insertInto, saveAsTable, CTAS) arrives here; Spark hands the
+ * query's Dataset to {@link InsertableRelation#insert} on the driver and Python runs its
+ * Spark-task writer and one atomic commit. Spark's {@code overwrite} flag is always false on
+ * this path: the mode comes from {@link #truncate} / {@link #overwrite}.
+ * Dynamic partition overwrite is not offered (no OVERWRITE_DYNAMIC capability), so Spark
+ * rejects it up front with its own message instead of writing elsewhere.
+ */
+public final class LakeWriteBuilder implements SupportsOverwriteV2 {
+  private final LakeTable table;
+  private String mode = WriteMode.APPEND;
+  private Predicate[] condition = new Predicate[0];
+
+  public LakeWriteBuilder(LakeTable table) {
+    this.table = table;
+  }
+
+  @Override
+  public WriteBuilder truncate() {
+    mode = WriteMode.TRUNCATE;
+    return this;
+  }
+
+  @Override
+  public WriteBuilder overwrite(Predicate[] predicates) {
+    mode = WriteMode.OVERWRITE;
+    condition = predicates;
+    return this;
+  }
+
+  @Override
+  public Write build() {
+    final String m = mode;
+    final Predicate[] c = condition;
+    return new V1Write() {
+      @Override
+      public InsertableRelation toInsertableRelation() {
+        return (data, overwrite) -> {
+          ObjectNode p = table.ops.payload(table.ident);
+          p.put(Key.MODE, overwrite ? WriteMode.TRUNCATE : m);
+          p.set(Key.CONDITION, PredicateJson.predicates(c));
+          p.set(Key.SESSION, LakeScanBuilder.session());
+          Bridge.ask(Op.WRITE, p, data);
+        };
+      }
+
+      @Override
+      public String description() {
+        return "lakeskip " + m + " into " + table.name();
+      }
+    };
+  }
+}
