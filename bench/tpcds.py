@@ -191,6 +191,7 @@ def canonical(rows: list[Any]) -> list[tuple[Any, ...]]:
 
 def scan_figures(spark: Any) -> dict[str, dict[str, int]]:
     """Per table: files kept and total over the last execution's scans (status store)."""
+    spark._jsc.sc().listenerBus().waitUntilEmpty()  # the metrics arrive by the listener bus
     store = spark._jsparkSession.sharedState().statusStore()
     execs = store.executionsList()
     last = execs.apply(execs.size() - 1)

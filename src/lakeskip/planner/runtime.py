@@ -30,14 +30,19 @@ import time
 from collections.abc import Sequence
 from typing import assert_never
 
+from lakeskip.catalog.format.schema import TableSchema
 from lakeskip.catalog.format.snapshot import Snapshot
+from lakeskip.catalog.format.stats import parse_stats_mode
 from lakeskip.catalog.kind import Append, AppendDv, PkMerge, PkRaw
+from lakeskip.catalog.options import DEFAULT_STATS_MODE, STATS_MODE, STATS_MODE_SUFFIX
 from lakeskip.expressions import AlwaysFalse, AlwaysTrue, BooleanExpression, bind
 from lakeskip.expressions.tree import And, Not, Or, SetPredicate, UnboundPredicate
+from lakeskip.index.options import parse_file_index_options
 from lakeskip.planner.report import FileDecision, ScanPlan, SkipTier
 from lakeskip.planner.scan import ScanPlanner, _Warnings
+from lakeskip.types import TypeRoot
 
-__all__ = ["INDEX_VALUES_LIMIT", "describe_runtime", "refine_plan"]
+__all__ = ["INDEX_VALUES_LIMIT", "describe_runtime", "prunable_columns", "refine_plan"]
 
 #: IN lists longer than this are not evaluated against file indexes at run time (stats,
 #: partitions and buckets still apply): a bloom filter answers a list by one probe per
@@ -134,6 +139,45 @@ def refine_plan(
         warnings=[*r.warnings, *(m for m in notes.messages if m not in r.warnings)],
         index_bytes_read=r.index_bytes_read,
     )
+
+
+def prunable_columns(schema: TableSchema, kind: object) -> tuple[str, ...]:
+    """The top-level columns a runtime filter may prune by (Spark's ``filterAttributes``):
+    partition and bucket keys, columns whose stats mode keeps min/max, columns with a file
+    index. A primary-key table merged on read: its primary and partition keys only (the
+    only conjuncts :func:`refine_plan` uses there)."""
+    row_type = schema.row_type
+    keys = [*schema.partition_keys]
+    if isinstance(kind, PkMerge):
+        keys += schema.primary_keys
+        return tuple(n for n in row_type.names if n in keys)
+    try:
+        spec = schema.bucket_spec()
+    except Exception:  # options we cannot read: no bucket pruning either
+        spec = None
+    if spec is not None:
+        keys += spec.key
+    options = schema.options
+    table_mode = str(options.get(STATS_MODE, DEFAULT_STATS_MODE))
+    try:
+        indexed = {s.name for s in parse_file_index_options(options, row_type).specs}
+    except Exception:  # unreadable index options: the planner keeps such files anyway
+        indexed = set()
+    out = []
+    for f in row_type:
+        if f.name in keys or f.name in indexed:
+            out.append(f.name)
+            continue
+        if f.type.root in (TypeRoot.ROW, TypeRoot.MAP, TypeRoot.ARRAY):
+            continue  # no min/max stats for nested columns
+        mode = str(options.get(f"fields.{f.name}{STATS_MODE_SUFFIX}", table_mode))
+        try:
+            kept = parse_stats_mode(mode)[0] in ("full", "truncate")
+        except Exception:
+            kept = False
+        if kept:
+            out.append(f.name)
+    return tuple(out)
 
 
 def describe_runtime(expr: BooleanExpression) -> str:

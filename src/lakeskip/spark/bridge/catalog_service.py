@@ -71,6 +71,7 @@ HANDLERS: Mapping[Op, Handler] = {
     Op.ABORT_STAGED: catalog_tables.abort_staged,
     Op.TABLE_DETAIL: catalog_tables.table_detail,
     Op.PLAN_SCAN: catalog_scans.plan_scan,
+    Op.RUNTIME_FILTER: catalog_scans.runtime_filter,
     Op.AGGREGATE_SCAN: catalog_scans.aggregate_scan,
     Op.FILE_REPORT: catalog_scans.file_report,
     Op.SYSTEM_ROWS: catalog_scans.system_rows,

@@ -302,6 +302,9 @@ public final class LakeScanBuilder
     p.set(Key.SESSION, session());
     JsonNode reply = Bridge.ask(Op.PLAN_SCAN, p, null);
     Scan scan = scan(session, reply);
+    if (scan instanceof LakeScan) {
+      ((LakeScan) scan).withRuntimeFilter(new LakeRuntimeFilter(p, reply));
+    }
     if (key != null && table.token.equals(reply.path(Key.TOKEN).asText(null))) {
       ScanCache.put(key, scan, reply.path(Key.REPORT_ID).asText(""));
     }
