@@ -4,7 +4,7 @@ statement type the row covers.
 The examples tie the three places a statement lives: the parser
 (:mod:`lakeskip.sql.statements`, which must turn each example into its statement type), the
 handlers (``lakeskip.spark.front.statements.HANDLERS``, one per type) and this table (every
-statement type has a row); ``tests/unit/spark/test_statement_routing.py`` checks all three.
+statement type has a row); ``tests/unit/spark/front/test_statement_routing.py`` checks all three.
 
 Example:
     >>> next(r.syntax for r in HELP if "CALL sys.rollback" in r.syntax)

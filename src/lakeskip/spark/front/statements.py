@@ -588,7 +588,7 @@ def call_procedure(
 # -- the routing table ----------------------------------------------------------------------
 
 #: statement type -> its handler. Every statement type the parser makes has one, and a
-#: ``HELP`` row (:mod:`lakeskip.sql.help`): tests/unit/spark/test_statement_routing.py
+#: ``HELP`` row (:mod:`lakeskip.sql.help`): tests/unit/spark/front/test_statement_routing.py
 HANDLERS: Mapping[type[Statement], Callable[[StatementContext, Any], DataFrame]] = {
     Query: _query,
     Explain: _explain,

@@ -2,7 +2,7 @@
 
 Every Java class of the catalog spells an operation, a JSON key, an error kind, a shared
 property name or a predicate tree's key or tag through these constants, never as a literal;
-``tests/unit/spark/test_protocol.py`` fails when the checked-in file is not what
+``tests/unit/spark/jvm/test_protocol.py`` fails when the checked-in file is not what
 :func:`java_source` makes. After changing the protocol module, regenerate::
 
     python -m lakeskip.spark.jvm.protocol_java

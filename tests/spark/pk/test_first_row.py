@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_primary_key_dv import _check_layout
-from tests.spark.pk_reads import check_catalog_reads
+from tests.spark.pk.pk_reads import check_catalog_reads
+from tests.spark.pk.test_primary_key_dv import _check_layout
 
 from lakeskip.errors import UnsupportedStatementError
 

@@ -184,7 +184,7 @@ def test_unsupported_clauses_are_kept_or_rejected(session) -> None:  # type: ign
     assert [tuple(r) for r in pivot] == [(4, 2)], "PIVOT must not be dropped"
     sampled = session.sql("SELECT * FROM k TABLESAMPLE (1 ROWS)").collect()
     assert len(sampled) == 1, "TABLESAMPLE must not be dropped"
-    # Paimon's system tables are served (tests/spark/test_system_tables.py); unquoted, the
+    # Paimon's system tables are served (tests/spark/catalog/test_system_tables.py); unquoted, the
     # name parses as `k AS $snapshots`: refused, saying how to write it
     assert [r[0] for r in session.sql("SELECT snapshot_id FROM `k$snapshots`").collect()] == [1]
     with pytest.raises(UnsupportedStatementError, match="backquotes"):

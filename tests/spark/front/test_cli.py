@@ -8,7 +8,7 @@ import pytest
 
 from lakeskip.cli import main
 
-EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "sql_examples").glob("*.sql"))
+EXAMPLES = sorted((Path(__file__).resolve().parents[3] / "sql_examples").glob("*.sql"))
 
 
 def test_sql_e_runs_statements_and_prints_tables(spark, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]

@@ -4,7 +4,7 @@ case, the table's schema file (normalised) or the one-line error. Imported by
 that need their own JVM (built by ``lakeskip.connect()``, with and without
 ``as_session_catalog``)::
 
-    python tests/spark/ddl_corpus.py plain|session_catalog <warehouse>
+    python tests/spark/front/ddl_corpus.py plain|session_catalog <warehouse>
 
 prints one JSON object: ``{"paths": {path: {case: outcome}}, "upsert": {path: rows}}``.
 """
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "sql" / "create_table.sql"
+CORPUS = Path(__file__).resolve().parents[2] / "fixtures" / "sql" / "create_table.sql"
 
 #: the upsert of issue 28, through plain spark.sql ({t}: the table's name on the path)
 UPSERT = (

@@ -28,7 +28,7 @@ from lakeskip.catalog.format.bucket import (
 from lakeskip.errors import InvalidOptionError
 from lakeskip.types import INT, STRING, DataType, RowType, parse_sql_type
 
-GOLDEN = Path(__file__).parents[2] / "golden" / "java" / "buckets.json"
+GOLDEN = Path(__file__).parents[3] / "golden" / "java" / "buckets.json"
 CASES: list[dict[str, Any]] = json.loads(GOLDEN.read_text(encoding="utf-8"))["cases"]
 
 

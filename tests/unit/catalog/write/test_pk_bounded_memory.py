@@ -108,7 +108,7 @@ def probe(warehouse: str, engine: str, rows: int) -> dict[str, Any]:
 
 def _run_probe(tmp_path: Path, engine: str, rows: int) -> dict[str, Any]:
     code = (
-        "import json, sys; from tests.unit.catalog.test_pk_bounded_memory import probe; "
+        "import json, sys; from tests.unit.catalog.write.test_pk_bounded_memory import probe; "
         f"print(json.dumps(probe({str(tmp_path / 'wh')!r}, {engine!r}, {rows})))"
     )
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))

@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.spark.pk_reads import check_catalog_reads
+from tests.spark.pk.pk_reads import check_catalog_reads
 
 from lakeskip.catalog.pk.primary_key import TOP_LEVEL
 from lakeskip.errors import InvalidOptionError

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.spark.ddl_corpus import UPSERT, load_corpus, run_path, upsert_rows
+from tests.spark.front.ddl_corpus import UPSERT, load_corpus, run_path, upsert_rows
 
 import lakeskip
 from lakeskip.cli import main

@@ -24,7 +24,7 @@ from lakeskip.index.file_index import build_file_index
 from lakeskip.index.options import parse_file_index_options
 from lakeskip.types import BIGINT, DOUBLE, STRING, RowType
 
-from .test_stats import RT, rows_strategy
+from ..format.test_stats import RT, rows_strategy
 
 ROW = RowType.of(("id", BIGINT), ("s", STRING), ("d", DOUBLE))
 

@@ -25,7 +25,7 @@ from lakeskip.index.result import BitmapResult, FileIndexResult
 from lakeskip.planner.index_evaluator import reader_answer
 
 GOLDEN = json.loads(
-    (Path(__file__).resolve().parents[2] / "golden" / "java" / "range_bitmap.json").read_text()
+    (Path(__file__).resolve().parents[3] / "golden" / "java" / "range_bitmap.json").read_text()
 )["cases"]
 IX = RangeBitmapIndexer()
 

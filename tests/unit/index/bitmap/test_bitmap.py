@@ -23,7 +23,7 @@ from lakeskip.index.primitives import java as _java
 from lakeskip.index.result import BitmapResult
 from lakeskip.types import DataType
 
-GOLDEN = Path(__file__).resolve().parents[2] / "golden"
+GOLDEN = Path(__file__).resolve().parents[3] / "golden"
 IX = BitmapIndexer()
 
 

@@ -67,7 +67,7 @@ def test_brain_module_refuses_to_run_by_hand() -> None:
         text=True,
         timeout=60,
         check=False,
-        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(Path(__file__).parents[3] / "src")},
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(Path(__file__).parents[4] / "src")},
     )
     assert proc.returncode == 2
     assert "started by the lakeskip catalog" in proc.stderr
@@ -84,7 +84,7 @@ def test_brain_failure_is_its_log_last_line() -> None:
         text=True,
         env={
             "PATH": "/usr/bin:/bin",
-            "PYTHONPATH": str(Path(__file__).parents[3] / "src"),
+            "PYTHONPATH": str(Path(__file__).parents[4] / "src"),
             "LAKESKIP_BRAIN_TOKEN": "t",
             "PYSPARK_GATEWAY_PORT": "9",  # nothing listens there
             "PYSPARK_GATEWAY_SECRET": "s",
@@ -119,7 +119,7 @@ def test_brain_exits_when_its_stdin_closes() -> None:
             input="",
             env={
                 "PATH": "/usr/bin:/bin",
-                "PYTHONPATH": str(Path(__file__).parents[3] / "src"),
+                "PYTHONPATH": str(Path(__file__).parents[4] / "src"),
                 "LAKESKIP_BRAIN_TOKEN": "t",
                 "PYSPARK_GATEWAY_PORT": str(silent.getsockname()[1]),
                 "PYSPARK_GATEWAY_SECRET": "s",

@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.spark.test_merge import (
+from tests.spark.dml.test_merge import (
     _BY_SOURCE,
     _MATCHED,
     _MATCHED_LAST,

@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.spark.pk_reads import check_catalog_reads
+from tests.spark.pk.pk_reads import check_catalog_reads
 
 from lakeskip.errors import InvalidArgumentError, InvalidOptionError
 
