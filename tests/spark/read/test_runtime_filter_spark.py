@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
 import lakeskip
 from lakeskip.spark import pruning_reports
@@ -41,30 +41,30 @@ def star(spark: SparkSession, tmp_path: Path) -> Any:
     return s
 
 
-def _fact_metrics(spark: SparkSession) -> dict[str, int]:
-    """The fact scan's lakeskip metrics of the last execution, as the SQL tab shows them
-    (Spark's SQL status store: the final adaptive plan, metrics by description)."""
-    spark._jsc.sc().listenerBus().waitUntilEmpty()  # the metrics arrive by the listener bus
-    store = spark._jsparkSession.sharedState().statusStore()
-    execs = store.executionsList()
-    eid = execs.apply(execs.size() - 1).executionId()
-    values = store.executionMetrics(eid)
-    nodes = store.planGraph(eid).allNodes()
+def _fact_metrics(df: DataFrame) -> dict[str, int]:
+    """The lakeskip SQLMetrics of the fact scan in the executed (final adaptive) plan."""
+    root = df._jdf.queryExecution().executedPlan()
     found = []
-    for i in range(nodes.size()):
-        node = nodes.apply(i)
-        if node.name() != f"BatchScan {F}":
+    seen = []
+    todo = [root.executedPlan() if "Adaptive" in root.nodeName() else root]
+    while todo:
+        node = todo.pop()
+        seen.append(node.nodeName())
+        if "QueryStage" in node.nodeName() or "ReusedExchange" in node.nodeName():
+            todo.append(node.plan() if "QueryStage" in node.nodeName() else node.child())
             continue
-        got = {}
-        ms = node.metrics()
-        for j in range(ms.size()):
-            m = ms.apply(j)
-            v = values.get(m.accumulatorId())
-            if m.name().startswith("lakeskip") and not v.isEmpty():
-                text = str(v.get()).replace(",", "")
-                got[m.name()] = int(text) if text.isdigit() else -1
-        found.append(got)
-    assert len(found) == 1, found
+        kids = node.children().iterator()
+        while kids.hasNext():
+            todo.append(kids.next())
+        if node.nodeName() == f"BatchScan {F}":
+            got = {}
+            metrics = node.metrics().iterator()
+            while metrics.hasNext():
+                kv = metrics.next()
+                if kv._1().startswith("lakeskip"):
+                    got[kv._1()] = int(kv._2().value())
+            found.append(got)
+    assert len(found) == 1, (found, seen)
     return found[0]
 
 
@@ -72,12 +72,16 @@ def test_dynamic_pruning_skips_fact_files_by_stats(spark: SparkSession, star: An
     explained = "\n".join(r[0] for r in spark.sql(f"EXPLAIN {QUERY}").collect()).lower()
     assert "dynamicpruningexpression" in explained
     with pruning_reports(spark) as reports:
-        got = sorted(tuple(r) for r in spark.sql(QUERY).collect())
-    m = _fact_metrics(spark)
-    assert m["lakeskip files total"] == 9
-    assert m["lakeskip files kept"] == 1  # only the file of keys 300..399
-    assert m["lakeskip files skipped by stats"] == 1  # the NULL key's file: IsNotNull(k)
-    assert m["lakeskip files skipped at run time"] == 7
+        df = spark.sql(QUERY)
+        got = sorted(tuple(r) for r in df.collect())
+    # the executed plan's scan description says what ran
+    executed = df._jdf.queryExecution().executedPlan().toString()
+    assert "files 1/9 kept; skipped by stats 1, runtime stats(k) 7" in executed, executed
+    m = _fact_metrics(df)
+    assert m["lakeskipFilesTotal"] == 9
+    assert m["lakeskipFilesKept"] == 1  # only the file of keys 300..399
+    assert m["lakeskipSkippedStats"] == 1  # the NULL key's file: IsNotNull(k)
+    assert m["lakeskipSkippedRuntime"] == 7
     fact = [r for r in reports if r.table.endswith("fact") and r.skipped_at_runtime]
     assert fact and fact[-1].skipped_at_runtime == {"stats(k)": 7}
     spark.conf.set("spark.lakeskip.runtime-filter.enabled", "false")
