@@ -7,7 +7,7 @@ RUN_STAMP := $(VENV)/.installed-run
 STAMP     := $(VENV)/.installed
 SMOKE_VENV ?= build/smoke-venv
 
-.PHONY: demo test test-unit test-spark lint fuzz bench bench-range bench-index bench-kinds bench-clustered bench-zorder bench-merge bench-frontends bench-tpcds test-tpcds test-interop test-interop-java check-java smoke clean
+.PHONY: demo test test-unit test-spark lint fuzz bench bench-range bench-index bench-kinds bench-clustered bench-zorder bench-merge bench-frontends bench-tpcds test-tpcds test-interop test-interop-java test-s3 check-java smoke clean
 
 $(RUN_STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "lakeskip needs Python >= 3.11")'
@@ -28,11 +28,17 @@ check-java:
 demo: $(RUN_STAMP) check-java
 	$(VENV)/bin/lakeskip demo
 
+# unit + Spark + front-end tests (about 11 min on 2 quiet cores; README, Development)
 test: $(STAMP) check-java
-	$(PY) -m pytest -q -m "not slow and not interop" --cov --cov-report=term
+	@start=$$(date +%s); \
+	$(PY) -m pytest -q -m "not slow and not interop and not s3" --cov --cov-report=term; rc=$$?; \
+	echo "make test took $$(( $$(date +%s) - start )) s"; exit $$rc
 
+# no Spark session and no server: the pure-Python tests
 test-unit: $(STAMP)
-	$(PY) -m pytest -q -m "not slow and not interop and not spark"
+	@start=$$(date +%s); \
+	$(PY) -m pytest -q -m "not slow and not interop and not spark and not frontends and not s3"; rc=$$?; \
+	echo "make test-unit took $$(( $$(date +%s) - start )) s"; exit $$rc
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests bench
@@ -40,18 +46,34 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 
-fuzz: $(STAMP)
+# the never-wrong differentials at $(LAKESKIP_FUZZ_EXAMPLES) examples (default 2000) and the
+# slow bounded-memory probes, then the randomized Spark tests (marker fuzz) at their fuzz
+# counts (tests/examples.py)
+fuzz: $(STAMP) check-java
+	@start=$$(date +%s); \
 	LAKESKIP_HYPOTHESIS_PROFILE=fuzz LAKESKIP_NEVER_WRONG_EXAMPLES=$${LAKESKIP_FUZZ_EXAMPLES:-2000} \
 	  $(PY) -m pytest -q tests/unit/planner/test_never_wrong.py tests/unit/planner/test_bucket_pruning.py \
-	  tests/unit/index/test_index_oracle.py
+	  tests/unit/index/test_index_oracle.py tests/unit/catalog/write/test_pk_bounded_memory.py \
+	  tests/spark/write/test_streaming_kill.py && \
+	LAKESKIP_HYPOTHESIS_PROFILE=fuzz $(PY) -m pytest -q -m "fuzz and not interop" tests/spark; rc=$$?; \
+	echo "make fuzz took $$(( $$(date +%s) - start )) s"; exit $$rc
 
+# Paimon 0.9.0 (pypaimon 0.2.0's sdist from PyPI) and the newest Paimon, 2.0.0 (Maven Central,
+# fetched once with mvn into ~/.m2), and pypaimon 2.1
 test-interop: $(STAMP) check-java
 	$(PY) -m pytest -q -m interop
 
-# Apache Paimon 0.9.0's Java classes only (needs javac; downloads pypaimon==0.2.0's sdist from
-# PyPI once into .interop-cache/ or $$LAKESKIP_INTEROP_CACHE); about 40 s with a warm cache
+# spark.sql on a warehouse in moto's S3 through hadoop-aws (its own pytest process: its own Spark
+# session with the S3A jars, fetched once with mvn into ~/.m2: hadoop-aws + the 690 MB AWS SDK bundle)
+test-s3: $(STAMP) check-java
+	$(PY) -m pytest -q -m s3 tests/s3
+
+# Apache Paimon's Java classes only, 0.9.0 and 2.0.0 (needs javac; downloads pypaimon==0.2.0's
+# sdist from PyPI once into .interop-cache/ or $$LAKESKIP_INTEROP_CACHE, and paimon-flink-2.0:2.0.0
+# with mvn into ~/.m2)
 test-interop-java: $(STAMP) check-java
-	$(PY) -m pytest -q -m interop tests/interop/test_paimon_java.py tests/interop/test_paimon_java_buckets.py
+	$(PY) -m pytest -q -m interop tests/interop/paimon_java
+
 
 bench: $(STAMP) check-java
 	$(PY) -c 'import matplotlib, deltalake' 2>/dev/null || $(PY) -m pip install --quiet -e '.[bench]'

@@ -33,6 +33,7 @@ __all__ = [
     "ProtocolError",
     "ProtocolMismatchError",
     "QueryFailedError",
+    "SchemaChangeError",
     "SnapshotNotFoundError",
     "SqlError",
     "SqlParseError",
@@ -61,6 +62,11 @@ class TypeMismatchError(InvalidArgumentError):
 
 class InvalidOptionError(InvalidArgumentError):
     """A table option is unknown or its value is malformed."""
+
+
+class SchemaChangeError(InvalidArgumentError):
+    """An ``ALTER TABLE`` schema change the table cannot take (Paimon refuses it too, or old
+    files could no longer be read right under the new schema)."""
 
 
 class ColumnNotFoundError(InvalidArgumentError, KeyError):

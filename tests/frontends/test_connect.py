@@ -24,12 +24,13 @@ pytest.importorskip("grpc", reason="pyspark[connect] (lakeskip's connect extra) 
 def remote(frontend_dir: Path):  # type: ignore[no-untyped-def]
     import os
 
-    from pyspark.sql import SparkSession
+    from pyspark.sql.connect.session import SparkSession as ConnectSession
 
     from lakeskip.spark.front.frontends import frontend_command
 
-    # builder.remote() switches this process to Connect mode through os.environ
-    # (SPARK_CONNECT_MODE_ENABLED): the suite's later local sessions must not inherit it
+    # Connect mode is os.environ's SPARK_CONNECT_MODE_ENABLED (pyspark's functions dispatch on
+    # it): set here as builder.remote() would, restored after so that the suite's later local
+    # sessions do not inherit it
     saved_env = dict(os.environ)
 
     tmp = frontend_dir / "connect"
@@ -47,7 +48,11 @@ def remote(frontend_dir: Path):  # type: ignore[no-untyped-def]
             lambda: _listening(port) or proc.poll() is not None, START_TIMEOUT, "the Connect server"
         )
         assert proc.poll() is None, "the Connect server exited"
-        spark = SparkSession.builder.remote(f"sc://127.0.0.1:{port}").getOrCreate()
+        # the Connect client's own builder: pyspark's SparkSession.builder.remote() refuses
+        # (SESSION_ALREADY_EXIST) when this process already runs the suite's local session,
+        # i.e. whenever a Spark test ran before this module
+        os.environ["SPARK_CONNECT_MODE_ENABLED"] = "1"
+        spark = ConnectSession.builder.remote(f"sc://127.0.0.1:{port}").getOrCreate()
         yield spark, wh
     finally:
         if spark is not None:
@@ -78,6 +83,19 @@ def test_sql_dataframes_writes_and_call(remote) -> None:  # type: ignore[no-unty
     assert res["files_rewritten"] + res["files_unchanged"] == 3, res
     spark.sql("DELETE FROM lakeskip.default.c WHERE id = 0")
     assert spark.table("lakeskip.default.c").count() == 2
+
+
+def test_pruning_reports_on_connect_says_what_works_there(remote) -> None:  # type: ignore[no-untyped-def]
+    import lakeskip.spark
+    from lakeskip.errors import UnsupportedStatementError
+
+    spark, _ = remote
+    with (
+        pytest.raises(UnsupportedStatementError, match=r"EXPLAIN PRUNING") as e,
+        lakeskip.spark.pruning_reports(spark),
+    ):
+        pass
+    assert "\n" not in str(e.value), "one line"
 
 
 def test_lakeskip_connect_on_a_connect_session(remote) -> None:  # type: ignore[no-untyped-def]

@@ -46,6 +46,7 @@ from lakeskip.catalog.options import (
 )
 from lakeskip.catalog.pk.merge_engine import is_merge_option
 from lakeskip.catalog.pk.primary_key import PRIMARY_KEY_OPTION, check_primary_key
+from lakeskip.catalog.schema_evolution import AddColumn, SchemaChange, apply_changes
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import (
     CatalogError,
@@ -482,15 +483,24 @@ class Catalog:
         raise CatalogError(f"alter table {db}.{name}: lost the race for the next schema id")
 
     def add_columns(self, identifier: str, columns: Sequence[Field]) -> TableSchema:
-        """Append nullable columns (Paimon schema evolution), writing the next ``schema-N``.
+        """Append nullable columns (``ALTER TABLE ADD COLUMNS``): :meth:`alter_columns` with
+        one :class:`AddColumn` each; ``columns``' own ids are ignored."""
+        return self.alter_columns(
+            identifier, [AddColumn((c.name,), c.type, c.description) for c in columns]
+        )
 
-        New columns get fresh field ids after ``highestFieldId``; files written before read
-        them as NULL (their stats and indexes do not know the new ids, so they never prune
-        on them). ``columns``' own ids are ignored.
+    def alter_columns(self, identifier: str, changes: Sequence[SchemaChange]) -> TableSchema:
+        """Apply column changes (Paimon schema evolution), writing the next ``schema-N``
+        with an atomic create-if-absent (a concurrent ALTER that took the id makes this one
+        start over on the new schema).
+
+        Fields keep their ids; files written before keep their schema id and are read by
+        field id (:mod:`lakeskip.catalog.schema_evolution` says what is refused). Options
+        are validated on the result (an index on a retyped column must suit its new type).
 
         Raises:
-            TableNotFoundError; InvalidArgumentError: a name that exists, or NOT NULL
-            (rows already written would break it); CatalogError: lost the race.
+            TableNotFoundError; SchemaChangeError, ColumnNotFoundError, InvalidOptionError:
+            the change is refused, the table untouched; CatalogError: lost the race.
         """
         db, name = parse_identifier(identifier)
         manager = SchemaManager(self.file_io, self._table_path(db, name))
@@ -498,26 +508,17 @@ class Catalog:
             current = manager.latest()
             if current is None:
                 raise TableNotFoundError(f"table not found: {db}.{name}")
-            fields = list(current.row_type)
-            added, highest = assign_field_ids(
-                ((c.name, c.type, c.description) for c in columns), current.highest_field_id
-            )
-            seen = {f.name.lower() for f in fields}
-            for c in added:
-                if c.name.lower() in seen:
-                    raise InvalidArgumentError(f"table {db}.{name} already has a column {c.name}")
-                if not c.type.nullable:
-                    raise InvalidArgumentError(
-                        f"cannot add NOT NULL column {c.name} to {db}.{name}: existing rows "
-                        "would hold NULL"
-                    )
-                seen.add(c.name.lower())
-                fields.append(c)
-            new = dataclasses.replace(
-                current.with_options(current.id + 1, current.options),
-                fields=RowType(tuple(fields)),
-                highest_field_id=highest,
-            )
+            new = apply_changes(current, changes, f"{db}.{name}")
+            # as alter_table: the index options (checked together) and what the change
+            # rewrote; options a table written elsewhere carries are kept as they are
+            to_check = {
+                k: v
+                for k, v in new.options.items()
+                if k.startswith(FILE_INDEX_PREFIX)
+                or current.options.get(k) != v
+                or k in ("bucket", "bucket-key")  # checked together
+            }
+            validate_options(to_check, new.row_type, new.partition_keys, new.primary_keys)
             if manager.try_commit(new):
                 return new
         raise CatalogError(f"alter table {db}.{name}: lost the race for the next schema id")

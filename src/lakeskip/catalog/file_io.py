@@ -116,8 +116,11 @@ class FileIO:
             return cls(fs), path.rstrip("/") or "/"
         prefix, path = _split_uri(uri_or_path)
         if filesystem is None:
+            # Hadoop's s3a:// is S3 to pyarrow; the prefix stays s3a:// for Spark (uri())
+            scheme, _, rest = uri_or_path.partition("://")
+            pa_uri = f"s3://{rest}" if scheme == "s3a" else uri_or_path
             try:
-                filesystem, path = pafs.FileSystem.from_uri(uri_or_path)
+                filesystem, path = pafs.FileSystem.from_uri(pa_uri)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError) as e:
                 raise CatalogError(f"cannot open filesystem for {uri_or_path}: {e}") from e
         return cls(filesystem, prefix), path.rstrip("/") or "/"
@@ -161,6 +164,12 @@ class FileIO:
         """Whole file content. Raises ``FileNotFoundError`` if absent."""
         with self.filesystem.open_input_stream(path) as f:
             return bytes(f.read())
+
+    def read_range(self, path: str, offset: int, length: int) -> bytes:
+        """``length`` bytes from ``offset`` (fewer at the end of the file): one ranged
+        read (an HTTP range request on an object store). Raises ``FileNotFoundError``."""
+        with self.filesystem.open_input_file(path) as f:
+            return bytes(f.read_at(length, offset))
 
     def exists(self, path: str) -> bool:
         info = self.filesystem.get_file_info(path)
@@ -271,6 +280,8 @@ class FileIO:
             if endpoint and "://" not in endpoint:
                 kwargs["endpoint"] = f"{conf.get('scheme') or 'https'}://{endpoint}"
             http = str(kwargs.get("endpoint", "")).startswith("http://")
+            if conf.get("force_virtual_addressing"):
+                kwargs["virtual_hosted_style_request"] = True
             store = S3Store(bucket, client_options={"allow_http": http}, **kwargs)
             self._stores[bucket] = store
         return store

@@ -58,6 +58,7 @@ BUCKET_KEY = "bucket-key"
 FILE_FORMAT = "file.format"
 TARGET_FILE_SIZE = "target-file-size"
 FULL_COMPACTION_DELTA_COMMITS = "full-compaction.delta-commits"
+COMPACTION_MIN_FILE_NUM = "compaction.min.file-num"
 CHANGELOG_PRODUCER = "changelog-producer"
 STATS_MODE = "metadata.stats-mode"
 FILE_INDEX_PREFIX = "file-index."
@@ -335,6 +336,13 @@ KNOWN_OPTIONS: Mapping[str, OptionSpec] = options_by_key(
             "200",
             _int_at_least(0),
             "primary-key tables: newer runs' size, in % of the oldest, for a full compaction",
+        ),
+        OptionSpec(
+            COMPACTION_MIN_FILE_NUM,
+            "5",
+            _int_at_least(1),
+            "unaware-bucket append tables written by a streaming query: a partition's small "
+            "files (under 70 % of target-file-size) are compacted once there are this many",
         ),
         OptionSpec(
             "write-only",

@@ -31,6 +31,7 @@ import dataclasses
 import functools
 import itertools
 import random
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
@@ -57,6 +58,7 @@ from lakeskip.catalog.format.manifest import (
 from lakeskip.catalog.format.schema import SchemaManager, TableSchema
 from lakeskip.catalog.format.snapshot import (
     BATCH_COMMIT_IDENTIFIER,
+    CommitIdentity,
     CommitKind,
     Snapshot,
     SnapshotManager,
@@ -218,6 +220,24 @@ def _entry_nbytes(e: ManifestEntry) -> int:
     )
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class _UserScan:
+    """How far back the snapshots were searched for one commit user's latest: up to
+    snapshot ``to_id`` (whose ``uuid`` and commit time tell a rolled-back and re-committed
+    id apart; Paimon 0.9 writes no uuid), and the identifier of the newest snapshot of that
+    user found (``None``: none)."""
+
+    to_id: int
+    to_uuid: str | None
+    to_millis: int
+    identifier: int | None
+
+
+_USER_SCANS: dict[tuple[str, str], _UserScan] = {}
+_USER_SCANS_LOCK = threading.Lock()
+_USER_SCANS_MAX = 256
+
+
 class FileStoreTable:
     """A Paimon-layout append-only table.
 
@@ -244,6 +264,9 @@ class FileStoreTable:
         )
         self._live: CacheSection[tuple[ManifestEntry, ...]] = shared_cache().section(
             "catalog.live-files"
+        )
+        self._manifest_lists: CacheSection[list[ManifestFileMeta]] = shared_cache().section(
+            "catalog.manifest-lists"
         )
         self._file_prefix = str(uuid.uuid4())
         self._file_counter = itertools.count()
@@ -320,6 +343,59 @@ class FileStoreTable:
                 return snap
         return None
 
+    def latest_identifier(self, user: str, latest: Snapshot | None = None) -> int | None:
+        """The ``commitIdentifier`` of the newest snapshot committed by ``user``, searching
+        back from ``latest`` (default: the latest snapshot) to the earliest one that still
+        exists, as Paimon's ``SnapshotManager.latestSnapshotOfUser``; ``None`` when there is
+        none (or it has expired). A streaming query asks this before every batch: the search
+        is remembered per (table, user), and the next one reads only the snapshots committed
+        since, unless the one it stopped at has changed (a rollback): then it searches anew.
+        """
+        if latest is None:
+            latest = self.latest_snapshot()
+            if latest is None:
+                return None
+        key = (self.path, user)
+        with _USER_SCANS_LOCK:
+            known = _USER_SCANS.get(key)
+        stop = 0  # search down to this id (exclusive)
+        if known is not None and known.to_id <= latest.id:
+            try:
+                then = self.snapshot_manager.read(known.to_id)
+                same = (then.uuid, then.time_millis) == (known.to_uuid, known.to_millis)
+            except CorruptMetadataError:
+                same = False
+            if same:
+                stop = known.to_id
+        found: int | None = None
+        sid = latest.id
+        while sid > stop:
+            try:
+                snap = latest if sid == latest.id else self.snapshot_manager.read(sid)
+            except CorruptMetadataError:
+                if self.file_io.exists(self.snapshot_manager.path(sid)):
+                    raise
+                break  # expired: Paimon stops searching here too
+            if snap.commit_user == user:
+                found = snap.commit_identifier
+                break
+            sid -= 1
+        if found is None and stop:
+            assert known is not None
+            found = known.identifier
+        with _USER_SCANS_LOCK:
+            if len(_USER_SCANS) >= _USER_SCANS_MAX:
+                _USER_SCANS.clear()
+            _USER_SCANS[key] = _UserScan(latest.id, latest.uuid, latest.time_millis, found)
+        return found
+
+    def committed(self, identity: CommitIdentity, latest: Snapshot | None = None) -> bool:
+        """Whether a commit of ``identity`` is already in the table (at ``latest``): a
+        snapshot of its user with an identifier at least its own
+        (:class:`~lakeskip.catalog.format.snapshot.CommitIdentity`)."""
+        last = self.latest_identifier(identity.user, latest)
+        return last is not None and last >= identity.identifier
+
     def list_snapshots(self) -> list[Snapshot]:
         return [self.snapshot_manager.read(i) for i in self.snapshot_manager.list_ids()]
 
@@ -386,6 +462,44 @@ class FileStoreTable:
                 live = tuple(_only_adds(entries) or merge_entries(entries))
             self._live.put(key, live, 200 + 8 * len(live))
         return list(live)
+
+    def scan_files_in(
+        self,
+        snapshot: Snapshot,
+        keep: Callable[[Sequence[ManifestFileMeta]], Sequence[bool]],
+    ) -> tuple[list[ManifestEntry], list[ManifestFileMeta]]:
+        """Live data files of the manifests ``keep`` selects (from the manifest list's
+        metadata, e.g. its partition stats), and the manifests it left unread.
+
+        Every entry of one file (its ADD, a later DELETE) carries the file's partition, so
+        a selection by partition that keeps every manifest which may hold a partition keeps
+        all entries of that partition's files: their merge is the same as in
+        :meth:`scan_files`. (Files of other partitions may lose a DELETE; such a file is of
+        a partition the selection rules out.)
+        """
+        # manifest lists are immutable (a new name per commit): read once per process
+        metas: list[ManifestFileMeta] = []
+        for name in (snapshot.base_manifest_list, snapshot.delta_manifest_list):
+            got = self._manifest_lists.get((self.path, name))
+            if got is None:
+                got = read_manifest_list(self.file_io, self.path, name)
+                self._manifest_lists.put((self.path, name), got, 300 + 300 * len(got))
+            metas += got
+        picked = list(keep(metas))
+        if all(picked):
+            return self.scan_files(snapshot), []
+        kept = [m for m, k in zip(metas, picked, strict=True) if k]
+        skipped = [m for m, k in zip(metas, picked, strict=True) if not k]
+        key = (self.path, tuple(m.file_name for m in kept), self.partition_types)
+        live = self._live.get(key)
+        if live is None:
+            with paused_gc():
+                entries = list(
+                    itertools.chain.from_iterable(self._manifest(m.file_name, m) for m in kept)
+                )
+                live = tuple(_only_adds(entries) or merge_entries(entries))
+            self._live.put(key, live, 200 + 8 * len(live))
+        return list(live), skipped
 
     def index_entries(self, snapshot: Snapshot | None) -> list[IndexManifestEntry]:
         """The index files a snapshot lists (its ``indexManifest``; none without one)."""
@@ -455,6 +569,7 @@ class FileStoreTable:
         merge_manifests: bool = False,
         concurrent_check: Callable[[Snapshot | None], None] | None = None,
         hash_index: HashIndexChange | None = None,
+        identity: CommitIdentity | None = None,
     ) -> Snapshot | None:
         """Publish one snapshot adding and deleting files.
 
@@ -479,9 +594,14 @@ class FileStoreTable:
                 attempt to publish; raises :class:`CommitConflictError` when a commit that
                 landed since the writer read the table invalidates what it wrote (a
                 DELETE/UPDATE whose condition may match rows a concurrent writer added).
+            identity: the snapshot's commit user and identifier (a streaming query's id and
+                batch id); before every attempt to publish, a commit whose identity is
+                already in the table (:meth:`committed`) publishes nothing: a replayed
+                batch commits once. Default: a fresh user, the batch identifier.
 
         Returns:
-            The new snapshot, or ``None`` when nothing was added or deleted.
+            The new snapshot, or ``None`` when nothing was added or deleted, or when
+            ``identity`` was committed already (the caller's files are then unpublished).
 
         Raises:
             CommitConflictError: a file to delete is no longer live, a DV the writer read was
@@ -502,11 +622,18 @@ class FileStoreTable:
         options = self.schema.options
         retries = commit_max_retries(options)
         codec = manifest_compression(options)
-        commit_user = str(uuid.uuid4())
+        if identity is None:
+            identity = CommitIdentity(str(uuid.uuid4()), BATCH_COMMIT_IDENTIFIER)
+            replay_check = False
+        else:
+            replay_check = True
         delta_meta: ManifestFileMeta | None = None
         last_error = ""
         for attempt in range(retries + 1):
             latest = self.snapshot_manager.latest()
+            if replay_check and self.committed(identity, latest):
+                self._discard_manifest(delta_meta)
+                return None
             if concurrent_check is not None:
                 try:
                     concurrent_check(latest)
@@ -582,7 +709,7 @@ class FileStoreTable:
                 adds,
                 deletes,
                 kind,
-                commit_user,
+                identity,
                 codec,
                 merge_manifests,
             )
@@ -637,7 +764,7 @@ class FileStoreTable:
         adds: list[ManifestEntry],
         deletes: list[ManifestEntry],
         kind: CommitKind,
-        commit_user: str,
+        identity: CommitIdentity,
         codec: str,
         merge_manifests: bool = False,
     ) -> tuple[Snapshot, list[str]]:
@@ -670,8 +797,8 @@ class FileStoreTable:
             commit_kind=kind,
             total_record_count=(previous_total or 0) + delta_records,
             delta_record_count=delta_records,
-            commit_user=commit_user,
-            commit_identifier=BATCH_COMMIT_IDENTIFIER,
+            commit_user=identity.user,
+            commit_identifier=identity.identifier,
             time_millis=int(time.time() * 1000),
             base_manifest_list_size=base_size,
             delta_manifest_list_size=delta_size,

@@ -187,15 +187,37 @@ def _in_paimon_order(
 class FileIndexFile:
     """An opened container; readers are created on first use and cached."""
 
-    def __init__(self, container: FileIndexContainer, schema: RowType) -> None:
+    def __init__(
+        self,
+        container: FileIndexContainer,
+        schema: RowType,
+        stored_names: Mapping[str, str] | None = None,
+    ) -> None:
         self.container = container
         self.schema = schema
+        #: a column's name in the container when it differs from ``schema``'s (a file
+        #: written before the column was renamed: its index keeps the old name)
+        self.stored_names = dict(stored_names or {})
         self._readers: dict[str, list[tuple[str, FileIndexReader]]] = {}
 
     @classmethod
-    def from_bytes(cls, data: bytes | memoryview, schema: RowType) -> FileIndexFile:
+    def from_bytes(
+        cls,
+        data: bytes | memoryview,
+        schema: RowType,
+        stored_names: Mapping[str, str] | None = None,
+    ) -> FileIndexFile:
         """Raises :class:`~lakeskip.errors.CorruptIndexError` on a bad header."""
-        return cls(FileIndexContainer.decode(data), schema)
+        return cls(FileIndexContainer.decode(data), schema, stored_names)
+
+    def stored_name(self, name: str) -> str:
+        """``name`` (``col`` or ``col[key]``) as the container names it."""
+        m = _MAP_KEY.match(name)
+        column = m.group("col") if m else name
+        stored = self.stored_names.get(column)
+        if stored is None:
+            return name
+        return stored + name[len(column) :]
 
     def _type_of(self, name: str) -> DataType | None:
         m = _MAP_KEY.match(name)
@@ -217,9 +239,10 @@ class FileIndexFile:
             return got
         out: list[tuple[str, FileIndexReader]] = []
         dtype = self._type_of(name)
+        stored = self.stored_name(name)
         if dtype is not None:
             for e in self.container.entries:
-                if e.column != name:
+                if e.column != stored:
                     continue
                 payload = self.container.payload(e.column, e.index_type)
                 if payload is None:

@@ -1,6 +1,6 @@
 """Aggregates answered from the manifests: ``count(*)``, ``count(c)``, ``min(c)`` and ``max(c)``
 over the files a scan reads, without reading a data file (Spark's aggregate push-down,
-``LakeScanBuilder.pushAggregation``; Paimon's and Iceberg's connectors do the same).
+``AggregatePushDown.java``; Paimon's and Iceberg's connectors do the same).
 
 Exact or nothing. Per file the manifest holds the row count, and per column the null count,
 min and max; a file's answer is exact only where these describe exactly the rows a scan of

@@ -360,13 +360,19 @@ def decode_file_stats(
     for i, m in enumerate(metas):
         groups.setdefault((m.schema_id, m.value_stats_cols), []).append(i)
     for (schema_id, stats_cols), members in groups.items():
+        idx = np.asarray(members, dtype=np.int64)
         try:
             file_rt = schema_by_id(schema_id).row_type
             names = list(stats_cols) if stats_cols is not None else file_rt.names
             fields = [file_rt.field(nm) for nm in names]
+            # a column added after these files were written is NULL in every row of them
+            # (Paimon's schema evolution); its values are unknown, its null count is not
+            stored = {f.id for f in file_rt}
+            for f in row_type:
+                if f.id not in stored and not f.type.is_nested:
+                    column(f.name).null_count[idx] = rc[idx]
         except Exception:
             fields = None
-        idx = np.asarray(members, dtype=np.int64)
         decoded: list[tuple[np.ndarray, np.ndarray] | None] | None = None
         maxes: list[tuple[np.ndarray, np.ndarray] | None] | None = None
         counts: np.ndarray | None = None

@@ -5,6 +5,11 @@ Paimon's ``FileIndexPredicate`` rules: a leaf ANDs the results of every index on
 OR folds with ``or_``. Negation never reaches here (it was pushed into the leaves).
 A SKIP, or a bitmap with no rows, means no row of the file can match.
 
+Cheapest first: an AND's conjuncts are evaluated in order of the cost of the indexes they
+use (none, bloom filter, bitmap, then the bit-sliced ones), as are the indexes of one leaf,
+and evaluation stops at the first that rules the file out. The folds are commutative, so
+the order changes the work done, never the verdict.
+
 Leaves an index cannot decide are REMAIN (``FileIndexReader`` defaults; no index decides
 ``NOT STARTS WITH`` today). Each leaf dispatches itself to the reader method of the same
 name as the :class:`~lakeskip.expressions.BoundPredicateVisitor` method.
@@ -94,16 +99,46 @@ def reader_answer(reader: FileIndexReader, leaf: BoundPredicate) -> FileIndexRes
     return leaf.accept(_ReaderLeaves(reader))
 
 
+#: relative cost of asking one index type (probing a bloom filter is a few hashes; a bitmap
+#: reads one or a few row bitmaps; bsi and range-bitmap combine a bitmap per bit slice)
+_COST = {"bloom-filter": 1, "bitmap": 2}
+_OTHER_COST = 3
+
+
+def _conjuncts(e: BooleanExpression) -> list[BooleanExpression]:
+    if isinstance(e, And):
+        return [*_conjuncts(e.left), *_conjuncts(e.right)]
+    return [e]
+
+
 class _Evaluator:
     def __init__(self, index: FileIndexFile) -> None:
         self.index = index
+        self._costs: dict[str, int] | None = None
         self.culprit: tuple[str, str] | None = None
         # indexes that answered something (row bitmaps whose AND/OR may end up empty)
         self.answered: list[tuple[str, str]] = []
 
+    def cost(self, e: BooleanExpression) -> int:
+        """What evaluating ``e`` costs: the dearest index on a column it tests."""
+        if self._costs is None:
+            costs: dict[str, int] = {}
+            for entry in self.index.container.entries:
+                c = _COST.get(entry.index_type, _OTHER_COST)
+                costs[entry.column] = max(costs.get(entry.column, 0), c)
+            self._costs = costs
+        if isinstance(e, (And, Or)):
+            return max(self.cost(e.left), self.cost(e.right))
+        if isinstance(e, BoundPredicate):
+            return self._costs.get(e.term.name, 0)
+        return 0
+
     def leaf(self, p: BoundPredicate) -> FileIndexResult:
         result: FileIndexResult = REMAIN
-        for index_type, reader in self.index.typed_readers(p.term.name):
+        readers = sorted(
+            self.index.typed_readers(p.term.name), key=lambda t: _COST.get(t[0], _OTHER_COST)
+        )
+        for index_type, reader in readers:
             r = reader_answer(reader, p)
             if r is not REMAIN and (index_type, p.term.name) not in self.answered:
                 self.answered.append((index_type, p.term.name))
@@ -120,10 +155,12 @@ class _Evaluator:
         if isinstance(e, AlwaysFalse):
             return SKIP
         if isinstance(e, And):
-            left = self.eval(e.left)
-            if not left.remain():
-                return left
-            return left.and_(self.eval(e.right))
+            result: FileIndexResult = REMAIN
+            for c in sorted(_conjuncts(e), key=self.cost):
+                result = result.and_(self.eval(c))
+                if not result.remain():
+                    return result
+            return result
         if isinstance(e, Or):
             return self.eval(e.left).or_(self.eval(e.right))
         if isinstance(e, BoundPredicate):

@@ -169,11 +169,15 @@ class ScanPlan:
         planning_ms: float,
         warnings: Sequence[str] = (),
         index_bytes_read: int = 0,
+        unread_files: int = 0,
     ) -> ScanPlan:
+        """``unread_files``: files of manifests skipped by partition before they were read
+        (counted in the totals and as skipped by partition; their bytes and rows are not
+        known, so not in those totals)."""
         by_index: Counter[str] = Counter()
         by_column: Counter[str] = Counter()
         runtime: Counter[str] = Counter()
-        partition = bucket = stats = narrowed = 0
+        partition, bucket, stats, narrowed = unread_files, 0, 0, 0
         kept_rows = kept_files = kept_bytes = total_bytes = total_rows = 0
         for d in decisions:  # one pass: plans of 100,000 files are built per query
             f = d.entry.file
@@ -199,7 +203,7 @@ class ScanPlan:
             table=table,
             predicate=predicate,
             snapshot_id=snapshot_id,
-            total_files=len(decisions),
+            total_files=len(decisions) + unread_files,
             kept_files=kept_files,
             total_bytes=total_bytes,
             kept_bytes=kept_bytes,

@@ -138,6 +138,8 @@ def refine_plan(
         planning_ms=r.planning_ms + (time.perf_counter() - started) * 1000,
         warnings=[*r.warnings, *(m for m in notes.messages if m not in r.warnings)],
         index_bytes_read=r.index_bytes_read,
+        # files of manifests the plan skipped by partition unread: still in the totals
+        unread_files=max(0, r.total_files - len(plan.decisions)),
     )
 
 

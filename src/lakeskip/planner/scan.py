@@ -7,8 +7,10 @@ Tiers, cheapest first, each only for files the previous tiers kept:
    keeps only the entries of those values' buckets (:mod:`lakeskip.planner.bucket_selector`).
 2. **Stats**: min/max/null counts from the manifest (:class:`StatsEvaluator`).
 3. **Embedded file indexes** (``_EMBEDDED_FILE_INDEX``; no extra I/O).
-4. **``.index`` files**, read in parallel for the files still alive, cached by path (index
-   files are immutable: a rewrite writes a new name) in the process-wide metadata cache.
+4. **``.index`` files**, opened in parallel for the files still alive: the header and only
+   the sections of the predicate's columns, by ranged reads (adjacent sections in one), cached
+   by path (index files are immutable: a rewrite writes a new name) in the process-wide
+   metadata cache.
 
 Index results combine as Paimon's ``FileIndexPredicate``: a leaf ANDs every index on its
 column, AND short-circuits, OR folds. A SKIP or an empty row bitmap skips the file. A corrupt,
@@ -30,8 +32,9 @@ from typing import Any, assert_never
 import numpy as np
 
 from lakeskip.catalog.cache import CacheSection, MetadataCache, paused_gc, shared_cache
+from lakeskip.catalog.format.binary_row import deserialize_row
 from lakeskip.catalog.format.deletion_vectors import DeletionFile
-from lakeskip.catalog.format.manifest import ManifestEntry
+from lakeskip.catalog.format.manifest import ManifestEntry, ManifestFileMeta
 from lakeskip.catalog.format.snapshot import Snapshot
 from lakeskip.catalog.format.stats import file_column_stats
 from lakeskip.catalog.kind import Append, AppendDv, PkMerge, PkRaw
@@ -43,13 +46,15 @@ from lakeskip.expressions import AlwaysFalse, AlwaysTrue, BooleanExpression, and
 from lakeskip.expressions.tree import And, Not, Or, UnboundPredicate
 from lakeskip.expressions.visitors import referenced_names
 from lakeskip.index.file_index import FileIndexFile
+from lakeskip.index.format import PREFIX, FileIndexContainer
 from lakeskip.index.options import IndexColumnSpec, parse_file_index_options
 from lakeskip.planner.bloom_batch import BloomColumns
 from lakeskip.planner.bucket_selector import select_buckets
 from lakeskip.planner.columnar_stats import ColumnarStats, decode_file_stats
 from lakeskip.planner.index_evaluator import IndexVerdict, evaluate_file_index
+from lakeskip.planner.index_gain import DENSE_ROWS, IndexGain, predicate_shape, stats_prove_match
 from lakeskip.planner.report import FileDecision, ScanPlan, SkipTier
-from lakeskip.planner.stats import ColumnStats
+from lakeskip.planner.stats import ColumnStats, FileStats
 from lakeskip.planner.vector_evaluator import VectorStatsEvaluator
 from lakeskip.types import RowType
 
@@ -58,12 +63,13 @@ __all__ = ["ScanPlanner"]
 
 # What the planner keeps between queries, in the process-wide metadata cache (one budget
 # in bytes, see lakeskip.catalog.cache):
-# * ``.index`` file bytes by path (index files are immutable: a rewrite writes a new name);
+# * opened ``.index`` containers by path (index files are immutable: a rewrite writes a new
+#   name), holding the header and the sections queries have needed so far;
 # * decoded stats per data file: a file's stats never change (a rewrite of its indexes keeps
 #   them), so they are decoded once per (table, file, file schema, table schema) and reused
 #   by every later query -- decoding BinaryRows was most of the planning time;
-# * opened index containers (readers decode lazily and keep what they decoded), keyed by the
-#   file and the exact index bytes: a rewrite gives new bytes, hence a new entry;
+# * opened embedded index containers (readers decode lazily and keep what they decoded),
+#   keyed by the file and the exact index bytes: a rewrite gives new bytes, hence a new entry;
 # * whole plans, keyed by what decides them: the table directory, the snapshot (its id and
 #   its uniquely named manifest lists and index manifest: a snapshot file never changes, and
 #   a table dropped and created again has new names), the table schema, the predicate, the
@@ -74,11 +80,13 @@ __all__ = ["ScanPlanner"]
 # * the stats of every live file of a snapshot as columns (ColumnarStats), keyed by the
 #   snapshot's manifest lists and the table schema: a new literal on an unchanged table
 #   evaluates tiers 1-2 with a few array operations and decodes nothing.
-_INDEX_BYTES = "planner.index-file-bytes"
+_HEAD_READ = 256  # first read of an .index file: a header of a few columns (more: a second read)
 _STATS = "planner.file-stats"
 _INDEX_FILES = "planner.index-containers"
 _PLANS = "planner.plans"
 _COLUMNAR = "planner.columnar-stats"
+_GAIN = "planner.index-gain"
+_PROBE = 3  # files whose indexes are evaluated before deciding whether the rest are worth it
 _DECISION_BYTES = 100  # one prebuilt FileDecision and its array slot
 _PLAN_BYTES = 400  # per decision: the FileDecision, its slot in the tuple, its share of a report
 _STATS_ENTRY_BYTES = 800  # a ColumnStats, its dict slot and boxed values (tracemalloc: ~850)
@@ -196,12 +204,13 @@ class ScanPlanner:
         self.table = table
         self.max_workers = max_workers
         self.cache = cache if cache is not None else shared_cache()
-        self._index_bytes: CacheSection[bytes] = self.cache.section(_INDEX_BYTES)
         self._stats: CacheSection[dict[str, ColumnStats]] = self.cache.section(_STATS)
         self._index_files: CacheSection[FileIndexFile] = self.cache.section(_INDEX_FILES)
         self._plans: CacheSection[ScanPlan] = self.cache.section(_PLANS)
         self._columnar: CacheSection[_SnapshotStats] = self.cache.section(_COLUMNAR)
+        self._gains: CacheSection[IndexGain] = self.cache.section(_GAIN)
         self._index_bytes_read = 0  # of the plan being made (one plan at a time per planner)
+        self._gain_base: Hashable | None = None  # the snapshot being planned, for _gains
 
     def plan(
         self,
@@ -248,7 +257,15 @@ class ScanPlanner:
         use_indexes: bool,
     ) -> ScanPlan:
         table = self.table
-        entries = table.scan_files(snapshot) if snapshot is not None else []
+        unread: list[ManifestFileMeta] = []
+        if snapshot is None:
+            entries: list[ManifestEntry] = []
+        elif not table.schema.partition_keys:
+            entries = table.scan_files(snapshot)
+        else:
+            entries, unread = table.scan_files_in(
+                snapshot, lambda metas: self._manifests_to_read(metas, pred, time_zone)
+            )
         all_entries = entries
         # a file whose deletion vector deletes every row holds nothing to read
         refs = table.deletion_files(snapshot) if snapshot is not None else {}
@@ -281,11 +298,24 @@ class ScanPlanner:
         cols: _PlanColumns | None = None
         if not isinstance(bound, (AlwaysFalse, AlwaysTrue)):
             cols = (
-                self._columnar_stats(snapshot, all_entries, entries, notes)
+                self._columnar_stats(
+                    snapshot, all_entries, entries, notes, tuple(m.file_name for m in unread)
+                )
                 if snapshot is not None
                 else self._uncached_columns(entries, notes)
             )
         self._index_bytes_read = 0
+        self._gain_base = (
+            (
+                table.path,
+                snapshot.base_manifest_list,
+                snapshot.delta_manifest_list,
+                schema.id,
+                schema.time_millis,
+            )
+            if snapshot is not None
+            else None
+        )
         if isinstance(bound, AlwaysFalse):
             decisions = [FileDecision(e, keep=False, tier=SkipTier.PREDICATE) for e in entries]
         elif isinstance(bound, AlwaysTrue):
@@ -326,10 +356,45 @@ class ScanPlanner:
             planning_ms=planning_ms,
             warnings=notes.messages,
             index_bytes_read=self._index_bytes_read,
+            unread_files=max(0, sum(m.num_added_files - m.num_deleted_files for m in unread)),
         )
         if key is not None and not notes.messages:
             self._plans.put(key, plan, _plan_nbytes(plan))
         return plan
+
+    def _manifests_to_read(
+        self, metas: Sequence[ManifestFileMeta], pred: BooleanExpression, time_zone: str
+    ) -> list[bool]:
+        """Per manifest: whether its partitions (the manifest list's ``_PARTITION_STATS``:
+        min, max and null count of each partition column over its entries) may hold a
+        matching row. Unreadable stats: read it."""
+        table = self.table
+        schema = table.schema
+        keys = list(schema.partition_keys)
+        if not keys or len(metas) < 2:
+            return [True] * len(metas)
+        row_type = schema.row_type
+        bound = bind(row_type, pred, time_zone=time_zone)
+        if isinstance(bound, (AlwaysTrue, AlwaysFalse)) or not {k.lower() for k in keys} & {
+            n.lower() for n in referenced_names(bound)
+        }:
+            return [True] * len(metas)
+        types = table.partition_types
+        files: list[FileStats] = []
+        for m in metas:
+            ps = m.partition_stats
+            try:
+                lo = deserialize_row(ps.min_values, types)
+                hi = deserialize_row(ps.max_values, types)
+                nulls = ps.null_counts if len(ps.null_counts) == len(keys) else (None,) * len(keys)
+                cols = {k: ColumnStats(lo[j], hi[j], nulls[j]) for j, k in enumerate(keys)}
+            except Exception:  # stats we cannot decode: read the manifest
+                cols = {}
+            files.append(FileStats(m.num_added_files + m.num_deleted_files, cols))
+        part_rt = RowType(tuple(row_type.field(k) for k in keys))
+        stats = ColumnarStats.from_file_stats(files, part_rt)
+        keep: list[bool] = VectorStatsEvaluator(bound).evaluate(stats).tolist()
+        return keep
 
     # -- tiers ------------------------------------------------------------------------------
 
@@ -404,7 +469,8 @@ class ScanPlanner:
             # any file's indexes. Files indexed under older options may hold an index of a
             # tested column that this leaves unused: they are kept, never wrongly skipped.
             return assemble(), 0
-        alive_idx = np.flatnonzero(alive_mask)
+        # files the stats prove hold a matching row: no index can skip them, open none
+        alive_idx = np.flatnonzero(alive_mask & ~stats_prove_match(bound, stats))
         kind = cols.index_kind()[alive_idx]
         emb = alive_idx[kind == _EMBEDDED]
         external: list[int] = alive_idx[kind == _EXTERNAL].tolist()
@@ -422,26 +488,74 @@ class ScanPlanner:
                 for column in set(by_column.tolist()):
                     where = emb[skip][by_column == column]
                     bulk.append((where, cols.bloom_skips(column, where)))
-        for i in embedded:
-            e = entries[i]
-            assert e.file.embedded_index is not None
-            decisions[i] = self._index_decision(
-                e, e.file.embedded_index, bound, SkipTier.EMBEDDED_INDEX, notes
-            )
-        loaded = self._load_index_files([entries[i] for i in external], notes)
-        n_read = sum(1 for d in loaded if d is not None)
+        todo = [(i, False) for i in embedded] + [(i, True) for i in external]
+        n_read = self._evaluate_indexes(entries, todo, bound, decisions, notes)
         # every embedded container this tier consulted: opened one by one, or answered by
         # the snapshot's bloom matrix built from the same bytes
-        self._index_bytes_read += sum(len(d) for d in loaded if d is not None) + sum(
+        self._index_bytes_read += sum(
             len(entries[i].file.embedded_index or b"") for i in emb.tolist()
         )
-        for i, data in zip(external, loaded, strict=True):
-            e = entries[i]
-            if data is None:
-                decisions[i] = FileDecision(e, keep=True)
-            else:
-                decisions[i] = self._index_decision(e, data, bound, SkipTier.INDEX_FILE, notes)
         return assemble(), n_read
+
+    def _evaluate_indexes(
+        self,
+        entries: Sequence[ManifestEntry],
+        todo: list[tuple[int, bool]],
+        bound: Any,
+        decisions: dict[int, FileDecision],
+        notes: _Warnings,
+    ) -> int:
+        """Each file's indexes, for the files ``todo`` (position, whether an ``.index``
+        file), into ``decisions``; returns the number of index files read.
+
+        Unless this predicate's shape skipped files on this snapshot before, a probe of
+        a few files goes first; when none of them is skipped and each keeps at least
+        :data:`DENSE_ROWS` rows, the indexes keep everything and the rest are kept
+        unopened (kept files are never wrong; only their row counts are less exact)."""
+        key = (self._gain_base, predicate_shape(bound)) if self._gain_base is not None else None
+        memory = self._gains.get(key) if key is not None else None
+        probe = {None: _PROBE, IndexGain.NOTHING: 1, IndexGain.SKIPPED: len(todo)}[memory]
+        n_read = 0
+        skipped = False
+        dense = True
+        for first, part in ((True, todo[:probe]), (False, todo[probe:])):
+            if not part:
+                continue
+            if not first and not skipped and dense:
+                break  # the probe kept every file, densely: so would the rest
+            external = [i for i, ext in part if ext]
+            opened = dict(
+                zip(
+                    external,
+                    self._open_index_files([entries[i] for i in external], bound, notes),
+                    strict=True,
+                )
+            )
+            for i, ext in part:
+                e = entries[i]
+                if ext:
+                    index, nbytes = opened[i]
+                    if index is None:
+                        decisions[i] = FileDecision(e, keep=True)
+                        dense = False
+                        continue
+                    n_read += 1
+                    self._index_bytes_read += nbytes
+                    d = self._evaluate_opened(e, index, bound, SkipTier.INDEX_FILE, notes)
+                else:
+                    assert e.file.embedded_index is not None
+                    d = self._index_decision(
+                        e, e.file.embedded_index, bound, SkipTier.EMBEDDED_INDEX, notes
+                    )
+                decisions[i] = d
+                skipped |= not d.keep
+                dense &= d.keep and d.rows is not None and len(d.rows) >= DENSE_ROWS
+        if key is not None and todo:
+            if skipped:
+                self._gains.put(key, IndexGain.SKIPPED, 200)
+            elif dense:
+                self._gains.put(key, IndexGain.NOTHING, 200)
+        return n_read
 
     def _decide_primary_key(
         self,
@@ -588,10 +702,12 @@ class ScanPlanner:
         live: Sequence[ManifestEntry],
         entries: Sequence[ManifestEntry],
         notes: _Warnings,
+        unread: tuple[str, ...] = (),
     ) -> _PlanColumns:
         """The stats of ``entries`` (a subset of the snapshot's ``live`` files) as columns,
         decoded once per snapshot and table schema and kept in the metadata cache, and
-        where each of ``entries`` is among the live files."""
+        where each of ``entries`` is among the live files. ``unread``: the manifests whose
+        files ``live`` lacks (skipped by partition)."""
         table = self.table
         key = (
             table.path,
@@ -599,6 +715,7 @@ class ScanPlanner:
             snapshot.delta_manifest_list,
             table.schema.id,
             table.schema.time_millis,
+            unread,
         )
         hit = self._columnar.get(key)
         if hit is None:
@@ -722,19 +839,24 @@ class ScanPlanner:
         stats = decode_file_stats([e.file for e in entries], table.schema_by_id, table.schema, one)
         return stats, notes.messages[before:]
 
-    def _index_row_type(self, e: ManifestEntry) -> RowType:
-        """Columns of the file's schema that still mean the same in the table's schema."""
+    def _index_row_type(self, e: ManifestEntry) -> tuple[RowType, dict[str, str]]:
+        """Columns of the file's schema that still hold the same values in the table's
+        schema (same field id and type: a renamed column's index still answers under its new
+        name, a retyped one's does not), and the names their index has in the file where
+        they were renamed since."""
         table = self.table
         if e.file.schema_id == table.schema.id:
-            return table.schema.row_type
+            return table.schema.row_type, {}
         file_schema = table.schema_by_id(e.file.schema_id)
         current = {f.id: f for f in table.schema.row_type}
         same = [
-            current[f.id]
+            (current[f.id], f.name)
             for f in file_schema.row_type
-            if f.id in current and current[f.id].name == f.name and current[f.id].type == f.type
+            if f.id in current
+            and current[f.id].type.with_nullable(True) == f.type.with_nullable(True)
         ]
-        return RowType(tuple(same))
+        renamed = {now.name: stored for now, stored in same if now.name != stored}
+        return RowType(tuple(now for now, _ in same)), renamed
 
     def _index_decision(
         self,
@@ -744,69 +866,119 @@ class ScanPlanner:
         tier: SkipTier,
         notes: _Warnings,
     ) -> FileDecision:
+        """The verdict of an embedded index container (small: cached by its bytes' hash)."""
         table = self.table
         raw = bytes(data)
         key = (table.path, e.file.file_name, e.file.schema_id, table.schema.id, hash(raw), len(raw))
         try:
             index = self._index_files.get(key)
             if index is None:
-                index = FileIndexFile.from_bytes(raw, self._index_row_type(e))
+                index = FileIndexFile.from_bytes(raw, *self._index_row_type(e))
                 self._index_files.put(key, index, _INDEX_DECODED_FACTOR * len(raw))
+        except Exception as err:  # corrupt or unreadable: keep the file, say so once
+            self._unusable(e, err, notes)
+            return FileDecision(e, keep=True)
+        return self._evaluate_opened(e, index, bound, tier, notes)
+
+    def _unusable(self, e: ManifestEntry, err: Exception, notes: _Warnings) -> None:
+        notes.add(
+            f"{self.table.identifier}: file index of {e.file.file_name} unusable "
+            f"({type(err).__name__}: {err}); file kept"
+        )
+
+    def _evaluate_opened(
+        self, e: ManifestEntry, index: FileIndexFile, bound: Any, tier: SkipTier, notes: _Warnings
+    ) -> FileDecision:
+        try:
             verdict: IndexVerdict = evaluate_file_index(bound, index)
         except Exception as err:  # corrupt or unreadable: keep the file, say so once
-            notes.add(
-                f"{table.identifier}: file index of {e.file.file_name} unusable "
-                f"({type(err).__name__}: {err}); file kept"
-            )
+            self._unusable(e, err, notes)
             return FileDecision(e, keep=True)
         for msg in verdict.warnings:
-            notes.add(f"{table.identifier}: {e.file.file_name}: {msg}")
+            notes.add(f"{self.table.identifier}: {e.file.file_name}: {msg}")
         if verdict.skip:
             return FileDecision(
                 e, keep=False, tier=tier, index_type=verdict.index_type, column=verdict.column
             )
         return FileDecision(e, keep=True, rows=verdict.rows)
 
-    def _load_index_files(
-        self, entries: Sequence[ManifestEntry], notes: _Warnings
-    ) -> list[bytes | None]:
+    def _open_index_file(
+        self, e: ManifestEntry, names: Sequence[str], notes: _Warnings
+    ) -> tuple[FileIndexFile | None, int]:
+        """``e``'s ``.index`` file opened with the sections of the index columns ``names``
+        loaded, and the index bytes this used (fetched now, or held in the cache: the
+        header and those sections). Only the header and those sections are read, by range,
+        adjacent sections in one read; the opened container is cached by path (index files
+        are immutable: a rewrite writes a new name) and later queries fetch only sections
+        it lacks. ``None``: unreadable or corrupt (warned; the file is kept)."""
+        table = self.table
+        name = e.file.index_file_name
+        assert name is not None
+        path = f"{table.data_file_dir(e)}/{name}"
+        key = (table.path, e.file.file_name, e.file.schema_id, table.schema.id, path)
+        io = table.file_io
+        fetched = 0
+        try:
+            index = self._index_files.get(key)
+            if index is None:
+                first = io.read_range(path, 0, _HEAD_READ)
+                fetched += len(first)
+                head_len = FileIndexContainer.head_length(first[:PREFIX])
+                if head_len > len(first):
+                    rest = io.read_range(path, len(first), head_len - len(first))
+                    fetched += len(rest)
+                    first += rest
+                container = FileIndexContainer.decode_head(first[:head_len])
+                container.add_section(head_len, first[head_len:], partial=True)
+                index = FileIndexFile(container, *self._index_row_type(e))
+            container = index.container
+            stored = set(container.columns())
+            wanted = [s for s in map(index.stored_name, names) if s in stored]
+            for start, length in container.ranges(wanted):
+                data = io.read_range(path, start, length)
+                fetched += len(data)
+                container.add_section(start, data)
+            self._index_files.put(key, index, _INDEX_DECODED_FACTOR * container.loaded_bytes)
+        except OSError as err:
+            notes.add(f"{table.identifier}: cannot read index file {name} ({err}); file kept")
+            return None, fetched
+        except Exception as err:  # corrupt: keep the file, say so once
+            self._unusable(e, err, notes)
+            return None, fetched
+        used = container.head_len + sum(
+            en.length for en in container.entries if en.column in wanted and en.start >= 0
+        )
+        return index, max(fetched, used)
+
+    def _open_index_files(
+        self, entries: Sequence[ManifestEntry], bound: Any, notes: _Warnings
+    ) -> list[tuple[FileIndexFile | None, int]]:
+        """:meth:`_open_index_file` for each of ``entries``; reads in parallel threads."""
         if not entries:
             return []
+        names = sorted(referenced_names(bound))
         table = self.table
-
-        def load(e: ManifestEntry) -> bytes | None:
-            name = e.file.index_file_name
-            assert name is not None
-            path = f"{table.data_file_dir(e)}/{name}"
-            cached = self._index_bytes.get(path)
-            if cached is not None:
-                return cached
-            try:
-                data = table.file_io.read_bytes(path)
-            except Exception as err:
-                notes.add(f"{table.identifier}: cannot read index file {name} ({err}); file kept")
-                return None
-            self._index_bytes.put(path, data, len(data))
-            return data
-
-        # Warm queries find every index in the cache: answer those here, and start threads
-        # only for the misses (a pool per query cost more than the planning it served).
-        out: list[bytes | None] = []
+        # Warm queries find every index (and the sections they need) in the cache: answer
+        # those here, and start threads only for the misses (a pool per query cost more
+        # than the planning it served).
+        out: list[tuple[FileIndexFile | None, int]] = []
         missing: list[int] = []
         for i, e in enumerate(entries):
-            assert e.file.index_file_name is not None
-            cached = self._index_bytes.get(f"{table.data_file_dir(e)}/{e.file.index_file_name}")
-            out.append(cached)
-            if cached is None:
+            path = f"{table.data_file_dir(e)}/{e.file.index_file_name}"
+            key = (table.path, e.file.file_name, e.file.schema_id, table.schema.id, path)
+            hit = self._index_files.get(key)
+            if hit is not None and all(hit.container.loaded(n) for n in names):
+                out.append(self._open_index_file(e, names, notes))
+            else:
+                out.append((None, 0))
                 missing.append(i)
         if len(missing) == 1:
-            out[missing[0]] = load(entries[missing[0]])
+            out[missing[0]] = self._open_index_file(entries[missing[0]], names, notes)
         elif missing:
             with ThreadPoolExecutor(max_workers=min(self.max_workers, len(missing))) as pool:
-                for i, data in zip(
-                    missing, pool.map(load, [entries[i] for i in missing]), strict=True
-                ):
-                    out[i] = data
+                got = pool.map(lambda i: self._open_index_file(entries[i], names, notes), missing)
+                for i, opened in zip(missing, got, strict=True):
+                    out[i] = opened
         return out
 
 

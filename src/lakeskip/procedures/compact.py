@@ -31,7 +31,12 @@ from lakeskip.catalog.format.manifest import ManifestEntry
 from lakeskip.catalog.format.snapshot import CommitKind, Snapshot
 from lakeskip.catalog.format.stats import file_column_stats
 from lakeskip.catalog.kind import Append, AppendDv, PkMerge, PkRaw
-from lakeskip.catalog.options import TARGET_FILE_SIZE, target_file_size
+from lakeskip.catalog.options import (
+    COMPACTION_MIN_FILE_NUM,
+    TARGET_FILE_SIZE,
+    option_int,
+    target_file_size,
+)
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.catalog.write.data_writer import DataWriter, WriteSpec
 from lakeskip.errors import CommitConflictError, InvalidArgumentError
@@ -58,6 +63,7 @@ __all__ = [
     "Compact",
     "compact_append_buckets",
     "compact_pk_buckets",
+    "compact_small_files",
     "plan_append_full",
     "plan_bins",
 ]
@@ -563,6 +569,59 @@ def compact_append_buckets(
     old = [e for b in bins for e in b]
     new = [e for r in run(tasks) for e in r]
     return old, new, _commit(table, old, new, None)
+
+
+def compact_small_files(
+    table: FileStoreTable,
+    snapshot: Snapshot,
+    partitions: Sequence[tuple[Any, ...]],
+    executor: Executor,
+) -> tuple[list[ManifestEntry], list[ManifestEntry], int | None]:
+    """The size-based compaction Paimon runs for streaming writes into unaware-bucket append
+    tables (its ``AppendCompactCoordinator``), for the partitions a write touched: a
+    partition's small files (under 70 % of ``target-file-size``) are compacted once there
+    are ``compaction.min.file-num`` of them, bin-packed into files of about
+    ``target-file-size`` (:func:`plan_bins`), or, on a table with write-time clustering,
+    rewritten sorted on the clustering columns, so the new files stay prunable. One COMPACT
+    snapshot. Returns (files removed, files added, snapshot id or ``None``).
+
+    Raises:
+        CommitConflictError: a compacted file was removed (or given a DV) meanwhile.
+    """
+    options = table.schema.options
+    target = target_file_size(options)
+    least = option_int(options, COMPACTION_MIN_FILE_NUM)
+    wanted = set(partitions)
+    small: dict[tuple[Any, ...], list[ManifestEntry]] = defaultdict(list)
+    for e in table.scan_files(snapshot):
+        if e.partition in wanted and e.file.file_size < target * SMALL_FILE_RATIO:
+            small[e.partition].append(e)
+    old = [e for files in small.values() if len(files) >= least for e in files]
+    if not old:
+        return [], [], None
+    vectors = _vectors(table, snapshot, old)
+    schema = table.schema
+    cluster = clustering_from_options(options, schema.row_type, schema.partition_keys)
+    if cluster is not None:
+        sort = SortSpec(
+            cluster.strategy, cluster.columns, cluster.var_length_contribution, cluster.curve_keys
+        )
+        new = _rewrite_sorted(table, old, sort, executor, vectors.deleted)
+    else:
+        spec = WriteSpec(file_io=table.file_io, table_path=table.path, schema=schema)
+        tasks = [
+            BinTask(
+                spec,
+                tuple((table.data_file_path(e), e) for e in b),
+                tuple(vectors.deleted.get(e.file.file_name) for e in b),
+            )
+            for b in plan_bins(old, target)
+        ]
+        results = executor.map(rewrite_bin, tasks, f"compact {table.identifier} (small files)")
+        new = [e for r in results for e in r]
+        done = {e.file.file_name for t in tasks for _, e in t.files}
+        old = [e for e in old if e.file.file_name in done]
+    return old, new, _commit(table, old, new, vectors.update)
 
 
 def _compact_strategy(arguments: Mapping[str, Any]) -> str:

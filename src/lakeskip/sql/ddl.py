@@ -17,11 +17,22 @@ import re
 
 from sqlglot import exp
 
+from lakeskip.catalog.schema_evolution import (
+    AddColumn,
+    DropColumn,
+    Move,
+    RenameColumn,
+    SchemaChange,
+    UpdateColumnComment,
+    UpdateColumnNullability,
+    UpdateColumnPosition,
+    UpdateColumnType,
+)
 from lakeskip.errors import SqlParseError, TypeMismatchError, UnsupportedStatementError
 from lakeskip.sql.literals import literal_value
 from lakeskip.sql.statement_types import (
     DIALECT,
-    AlterTableAddColumns,
+    AlterTableColumns,
     AlterTableSetOptions,
     AlterTableUnsetOptions,
     ColumnDef,
@@ -35,7 +46,13 @@ from lakeskip.sql.statement_types import (
 )
 from lakeskip.types import parse_sql_type
 
-__all__ = ["alter_table", "create_database", "create_table", "parse_unset"]
+__all__ = [
+    "alter_table",
+    "create_database",
+    "create_table",
+    "parse_column_position",
+    "parse_unset",
+]
 
 #: ``USING`` formats that make a lakeskip table (any other goes to Spark as it is)
 OUR_FORMATS = {"paimon", "lakeskip"}
@@ -238,15 +255,91 @@ def alter_table(tree: exp.Alter, text: str) -> Statement:
         if opts:
             return AlterTableSetOptions(TableIdent.of(tree.this), opts)
     ident = TableIdent.of(tree.this)
-    if actions and all(isinstance(a, (exp.ColumnDef, exp.Schema)) for a in actions):
-        columns: list[ColumnDef] = []
-        for a in actions:
-            defs = a.expressions if isinstance(a, exp.Schema) else [a]
-            columns += [_column_def(c) for c in defs if isinstance(c, exp.ColumnDef)]
-        return AlterTableAddColumns(ident, tuple(columns), text)
     if len(actions) == 1 and isinstance(actions[0], exp.AlterRename):
         return RenameTable(ident, TableIdent.of(actions[0].this), text)
+    changes: list[SchemaChange] = []
+    for a in actions:
+        got = _column_changes(a)
+        if got is None:
+            return OtherTableStatement(ident, "ALTER TABLE " + _action_name(actions), text)
+        changes += got
+    if changes:
+        return AlterTableColumns(ident, tuple(changes), text)
     return OtherTableStatement(ident, "ALTER TABLE " + _action_name(actions), text)
+
+
+def _path(e: exp.Expression) -> tuple[str, ...]:
+    """``a`` / ``st.x`` (a Column, Dot or Identifier) as a column path."""
+    if isinstance(e, exp.Identifier):
+        return (e.name,)
+    if isinstance(e, exp.Dot):
+        return (*_path(e.this), *_path(e.expression))
+    if isinstance(e, exp.Column):
+        return tuple(p.name for p in e.parts)
+    raise UnsupportedStatementError(f"not a column name: {e.sql(DIALECT)}")
+
+
+def _move(position: exp.Expression | None) -> Move | None:
+    if not isinstance(position, exp.ColumnPosition):
+        return None
+    where = str(position.args.get("position") or "").upper()
+    if where == "FIRST":
+        return Move.first()
+    if where == "AFTER" and position.this is not None:
+        return Move.after(_path(position.this)[-1])
+    raise UnsupportedStatementError(f"column position {position.sql(DIALECT)} is not supported")
+
+
+def _column_changes(a: exp.Expression) -> list[SchemaChange] | None:
+    """One ALTER action as schema changes; None: not a column change lakeskip knows."""
+    if isinstance(a, (exp.ColumnDef, exp.Schema)):
+        out: list[SchemaChange] = []
+        for c in a.expressions if isinstance(a, exp.Schema) else [a]:
+            if not isinstance(c, exp.ColumnDef):
+                return None
+            path = _path(c.this)
+            plain = c.copy()
+            plain.set("this", exp.to_identifier(path[-1]))
+            plain.set("position", None)
+            d = _column_def(plain)
+            dtype = d.type if d.nullable else d.type.with_nullable(False)
+            out.append(AddColumn(path, dtype, d.comment, _move(c.args.get("position"))))
+        return out
+    if isinstance(a, exp.RenameColumn):
+        to = a.args.get("to")
+        if to is None:
+            return None
+        return [RenameColumn(_path(a.this), _path(to)[-1])]
+    if isinstance(a, exp.Drop) and str(a.args.get("kind") or "").upper() in ("COLUMN", "COLUMNS"):
+        paths: list[tuple[str, ...]] = []
+        for t in a.args.get("tables") or []:
+            items = t.expressions if isinstance(t, exp.Schema) else [t]
+            paths += [_path(i) for i in items]
+        return [DropColumn(p) for p in paths]
+    if isinstance(a, exp.AlterColumn):
+        path = _path(a.this)
+        if a.args.get("default") is not None:
+            return None
+        changes: list[SchemaChange] = []
+        rename_to = a.args.get("rename_to")  # Hive's CHANGE COLUMN a b TYPE
+        if isinstance(rename_to, exp.Identifier) and rename_to.name != path[-1]:
+            changes.append(RenameColumn(path, rename_to.name))
+            path = (*path[:-1], rename_to.name)
+        kind = a.args.get("dtype")
+        if isinstance(kind, exp.DataType):
+            try:
+                changes.append(UpdateColumnType(path, parse_sql_type(kind.sql(DIALECT))))
+            except TypeMismatchError as e:
+                raise TypeMismatchError(f"column {'.'.join(path)}: {e}") from e
+        comment = a.args.get("comment")
+        if isinstance(comment, exp.Literal):
+            changes.append(UpdateColumnComment(path, str(comment.this)))
+        if a.args.get("drop") and a.args.get("allow_null"):
+            changes.append(UpdateColumnNullability(path, True))
+        elif a.args.get("allow_null") is False and not a.args.get("drop"):
+            changes.append(UpdateColumnNullability(path, False))
+        return changes or None
+    return None
 
 
 def _action_name(actions: list[exp.Expression]) -> str:
@@ -260,6 +353,29 @@ def _action_name(actions: list[exp.Expression]) -> str:
         "AlterSet": "SET",
     }
     return words.get(type(a).__name__, a.sql(DIALECT).split("(")[0].strip().upper()[:40])
+
+
+_POSITION = re.compile(
+    r"(?is)^ALTER\s+TABLE\s+(?P<t>[\w.`]+)\s+(?:ALTER|CHANGE)\s+(?:COLUMN\s+)?(?P<c>[\w.`]+)"
+    r"\s+(?:(?P<first>FIRST)|AFTER\s+(?P<after>[\w`]+))\s*;?\s*$"
+)
+
+
+def parse_column_position(text: str) -> Statement | None:
+    """``ALTER TABLE t ALTER COLUMN c FIRST | AFTER b`` (Spark's syntax; sqlglot has no node
+    for it); anything else: ``None``.
+
+    >>> parse_column_position("ALTER TABLE t ALTER COLUMN c AFTER b").changes
+    (UpdateColumnPosition(path=('c',), move=Move(kind='AFTER', reference='b')),)
+    """
+    m = _POSITION.match(text.strip())
+    if not m:
+        return None
+    path = tuple(p.strip("`") for p in m.group("c").split("."))
+    move = Move.first() if m.group("first") else Move.after(m.group("after").strip("`"))
+    return AlterTableColumns(
+        TableIdent.parse(m.group("t")), (UpdateColumnPosition(path, move),), text
+    )
 
 
 _UNSET = re.compile(

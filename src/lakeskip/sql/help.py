@@ -55,9 +55,16 @@ HELP: tuple[HelpRow, ...] = (
         ("ALTER TABLE t SET TBLPROPERTIES ('k'='v')", "ALTER TABLE t UNSET TBLPROPERTIES ('k')"),
     ),
     HelpRow(
-        "ALTER TABLE t ADD COLUMNS (...) | RENAME TO u",
-        "schema evolution; rename",
-        ("ALTER TABLE t ADD COLUMNS (c STRING)", "ALTER TABLE t RENAME TO u"),
+        "ALTER TABLE t ADD COLUMN(S) (c T [FIRST|AFTER b]) | RENAME COLUMN a TO b | DROP "
+        "COLUMN c | ALTER COLUMN c TYPE T|COMMENT '..'|DROP NOT NULL|FIRST|AFTER b | RENAME TO u",
+        "schema evolution (Paimon's: by field id, widening types only); rename the table",
+        (
+            "ALTER TABLE t ADD COLUMNS (c STRING)",
+            "ALTER TABLE t RENAME COLUMN a TO b",
+            "ALTER TABLE t DROP COLUMN c",
+            "ALTER TABLE t ALTER COLUMN c TYPE BIGINT",
+            "ALTER TABLE t RENAME TO u",
+        ),
     ),
     HelpRow(
         "TRUNCATE TABLE t | DROP TABLE [IF EXISTS] t",
@@ -111,6 +118,6 @@ HELP: tuple[HelpRow, ...] = (
         "runs in Spark unchanged",
         # a form of a statement above that lakeskip does not implement: Spark's on a Spark
         # table, a one-line error on a lakeskip table
-        ("SET spark.sql.shuffle.partitions = 2", "ALTER TABLE t DROP COLUMN c"),
+        ("SET spark.sql.shuffle.partitions = 2", "ALTER TABLE t ALTER COLUMN c SET DEFAULT 1"),
     ),
 )

@@ -286,6 +286,22 @@ def rewrite_tables(tree: exp.Expression, mapping: Mapping[int, str]) -> str:
     return tree.transform(swap, copy=False).sql(DIALECT)
 
 
+def table_references(query: Query) -> list[tuple[str | None, TableIdent]]:
+    """Every table name ``query`` reads, as written: (its catalog, if named; the name).
+    CTE and view names are among them (the caller looks each up).
+
+    >>> import sqlglot
+    >>> q = Query(sqlglot.parse_one("SELECT * FROM a JOIN lk.d.b USING (x)", read="spark"), "")
+    >>> table_references(q)
+    [(None, TableIdent(database=None, name='a')), ('lk', TableIdent(database='d', name='b'))]
+    """
+    return [
+        (n.catalog or None, TableIdent(n.db or None, n.name))
+        for n in query.tree.find_all(exp.Table)
+        if n.name
+    ]
+
+
 def qualify_tables(
     query: Query,
     tables: Callable[[TableIdent], RowType | None],

@@ -10,12 +10,13 @@ from typing import Any
 
 from sqlglot import exp
 
+from lakeskip.catalog.schema_evolution import SchemaChange
 from lakeskip.errors import SqlParseError, UnsupportedStatementError
 from lakeskip.types import DataType
 
 __all__ = [
     "DIALECT",
-    "AlterTableAddColumns",
+    "AlterTableColumns",
     "AlterTableSetOptions",
     "AlterTableUnsetOptions",
     "Call",
@@ -149,9 +150,11 @@ class AlterTableUnsetOptions(Statement):
 
 
 @dataclass(frozen=True, slots=True)
-class AlterTableAddColumns(Statement):
+class AlterTableColumns(Statement):
+    """``ALTER TABLE t ADD|DROP|RENAME|ALTER COLUMN ...``: Paimon schema changes, in order."""
+
     ident: TableIdent
-    columns: tuple[ColumnDef, ...]
+    changes: tuple[SchemaChange, ...]
     sql: str = ""
 
 
@@ -236,9 +239,31 @@ class Insert(Statement):
 
 @dataclass(frozen=True, slots=True)
 class Call(Statement):
-    procedure: str
+    procedure: str  # sys.<name>
     args: tuple[Any, ...]
     kwargs: Mapping[str, Any]
+    catalog: str | None = None  # CALL <catalog>.sys.<name>(...): that catalog's procedure
+
+    def spark_sql(self, catalog: str) -> str:
+        """This call as Spark SQL on ``catalog``.
+
+        >>> print(Call("sys.compact", ("x",), {"table": "db.t", "full": True}).spark_sql("lk2"))
+        CALL `lk2`.sys.compact('x', table => 'db.t', full => true)
+        """
+        args = [_spark_literal(a) for a in self.args]
+        args += [f"{k} => {_spark_literal(v)}" for k, v in self.kwargs.items()]
+        quoted = "`" + catalog.replace("`", "``") + "`"
+        return f"CALL {quoted}.{self.procedure}({', '.join(args)})"
+
+
+def _spark_literal(v: Any) -> str:
+    if v is None:
+        return "NULL"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    return "'" + str(v).replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 @dataclass(frozen=True, slots=True)

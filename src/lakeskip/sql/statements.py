@@ -10,7 +10,9 @@ Example:
     >>> s.ident.qualified("default"), [c.name for c in s.columns], dict(s.options)
     ('db.t', ['id', 's'], {'file-index.bloom-filter.columns': 's'})
     >>> parse_statement("CALL sys.compact(table => 'db.t', order_by => 'a,b')")
-    Call(procedure='sys.compact', args=(), kwargs={'table': 'db.t', 'order_by': 'a,b'})
+    Call(procedure='sys.compact', args=(), kwargs={'table': 'db.t', 'order_by': 'a,b'}, catalog=None)
+    >>> parse_statement("CALL lk2.sys.compact(table => 'db.t')").catalog
+    'lk2'
     >>> parse_statement("SELECT * FROM t WHERE")
     Traceback (most recent call last):
     ...
@@ -30,7 +32,13 @@ from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokenizer_core import TokenType
 
 from lakeskip.errors import SqlParseError, UnsupportedStatementError
-from lakeskip.sql.ddl import alter_table, create_database, create_table, parse_unset
+from lakeskip.sql.ddl import (
+    alter_table,
+    create_database,
+    create_table,
+    parse_column_position,
+    parse_unset,
+)
 from lakeskip.sql.literals import literal_value
 from lakeskip.sql.merge import merge_from_tree
 from lakeskip.sql.splitter import (
@@ -41,7 +49,7 @@ from lakeskip.sql.splitter import (
 )
 from lakeskip.sql.statement_types import (
     DIALECT,
-    AlterTableAddColumns,
+    AlterTableColumns,
     AlterTableSetOptions,
     AlterTableUnsetOptions,
     Call,
@@ -71,7 +79,7 @@ from lakeskip.sql.statement_types import (
 
 __all__ = [
     "DIALECT",
-    "AlterTableAddColumns",
+    "AlterTableColumns",
     "AlterTableSetOptions",
     "AlterTableUnsetOptions",
     "Call",
@@ -519,8 +527,11 @@ _ALTER_UNSET = re.compile(r"(?is)ALTER\s+TABLE\s+\S+\s+(UNSET|RESET)\b")
 
 
 def _parse_alter_unset(text: str) -> Statement | None:
-    """``ALTER TABLE t UNSET|RESET ...`` (sqlglot has no node for it); other ALTERs: ``None``."""
-    return parse_unset(text) if _ALTER_UNSET.match(text) else None
+    """``ALTER TABLE t UNSET|RESET ...`` and ``ALTER TABLE t ALTER COLUMN c FIRST|AFTER b``
+    (sqlglot has no node for them); other ALTERs: ``None``."""
+    if _ALTER_UNSET.match(text):
+        return parse_unset(text)
+    return parse_column_position(text)
 
 
 def _parse_show(text: str) -> Statement:
@@ -582,6 +593,13 @@ def _doubled_quotes(text: str) -> str:
     return "".join(out)
 
 
+def _dotted(node: exp.Expression) -> list[str]:
+    """The parts of a dotted name (``a.b`` nests as ``Dot(a, b)``)."""
+    if isinstance(node, exp.Dot):
+        return _dotted(node.this) + _dotted(node.expression)
+    return [node.name]
+
+
 def _parse_call(text: str) -> Statement:
     tail = _doubled_quotes(text[4:].strip())
     try:
@@ -593,7 +611,8 @@ def _parse_call(text: str) -> Statement:
     name_parts: list[str] = []
     func = tree
     while isinstance(func, exp.Dot):
-        name_parts.append(func.this.name)
+        # ``a.b.f(...)`` nests as Dot(Dot(a, b), f(...)): every part of the left side counts
+        name_parts += _dotted(func.this)
         func = func.expression
     if not isinstance(func, (exp.Anonymous, exp.Func)):
         raise SqlParseError("expected CALL sys.<procedure>(arguments)", 1, 6)
@@ -614,7 +633,10 @@ def _parse_call(text: str) -> Statement:
             if kwargs:
                 raise SqlParseError("CALL: positional argument after named arguments")
             args.append(literal_value(a))
-    return Call(".".join(name_parts), tuple(args), kwargs)
+    if len(name_parts) > 3:
+        raise SqlParseError(f"CALL: expected [catalog.]sys.<procedure>, got {'.'.join(name_parts)}")
+    catalog = name_parts.pop(0) if len(name_parts) == 3 else None
+    return Call(".".join(name_parts), tuple(args), kwargs, catalog)
 
 
 # -- the routing tables ---------------------------------------------------------------------

@@ -1,5 +1,6 @@
 /*
- * Drives Apache Paimon's Java classes for lakeskip's interop tests (tests/interop/).
+ * Drives Apache Paimon's Java classes for lakeskip's interop tests (tests/interop/). The same
+ * source compiles against Paimon 0.9.0 and 2.0.0 (the two API differences go through reflection).
  *
  * Reads one JSON request from stdin: {"warehouse": "/abs/path", "ops": [op, ...]} and prints one
  * JSON array, a result per op. Ops:
@@ -16,7 +17,11 @@
  *                 {"op": "eq|ne|lt|le|gt|ge|in|notin|isnull|isnotnull", "col": c, "values": [...]}
  *   {"op": "read_filtered", "table": "db.t", "query": predicate} -> the rows Paimon reads with
  *                 the filter (its kept files and row groups; rows are not filtered one by one)
- *   {"op": "files", "table": "db.t"} -> [{"file", "partition", "extra", "embedded" (hex)}]
+ *   {"op": "files", "table": "db.t"} -> [{"file", "bucket", "extra", "embedded" (hex), "level",
+ *      "dv" (the name of the deletion-vector index file that covers the file, or null)}]
+ *   {"op": "compact", "table": "db.t", "full": true} -> number of (partition, bucket) compacted:
+ *      Paimon's BatchTableWrite.compact on every planned bucket, committed once
+ * A write op may carry "kinds": ["+I" | "-U" | "+U" | "-D", ...], one per row (primary-key tables).
  *   {"op": "expire", "table": "db.t", "retain": n} -> number of expired snapshots
  *   {"op": "system", "table": "db.t$snapshots", "options": {...} optional (time travel),
  *    "zone": "UTC" optional (the JVM's default zone, which Paimon renders commit times in)}
@@ -96,11 +101,7 @@ public class PaimonProbe {
             for (JsonNode p : op.get("positions")) {
                 dv.delete(p.asLong());
             }
-            StringBuilder hex = new StringBuilder();
-            for (byte b : dv.serializeToBytes()) {
-                hex.append(String.format("%02x", b));
-            }
-            return JSON.valueToTree(hex.toString());
+            return JSON.valueToTree(hex(dvBytes(dv)));
         }
         String name = op.get("table").asText();
         Identifier id = Identifier.fromString(name);
@@ -121,6 +122,8 @@ public class PaimonProbe {
                 return readFiltered(table(catalog, id), op);
             case "files":
                 return files(table(catalog, id));
+            case "compact":
+                return compact(table(catalog, id), op);
             case "system":
                 return system(catalog, id, op);
             case "expire":
@@ -220,24 +223,22 @@ public class PaimonProbe {
         // table's HASH index, one channel, as a single-writer job does
         boolean dynamic =
                 t.bucketMode() == org.apache.paimon.table.BucketMode.HASH_DYNAMIC;
-        org.apache.paimon.index.HashBucketAssigner assigner =
-                dynamic
-                        ? new org.apache.paimon.index.HashBucketAssigner(
-                                t.snapshotManager(),
-                                java.util.UUID.randomUUID().toString(),
-                                t.store().newIndexFileHandler(),
-                                1,
-                                1,
-                                0,
-                                t.coreOptions().dynamicBucketTargetRowNum())
-                        : null;
+        org.apache.paimon.index.HashBucketAssigner assigner = dynamic ? hashAssigner(t) : null;
         org.apache.paimon.table.sink.RowPartitionKeyExtractor keys =
                 dynamic ? new org.apache.paimon.table.sink.RowPartitionKeyExtractor(t.schema()) : null;
         try (BatchTableWrite w = wb.newWrite(); BatchTableCommit c = wb.newCommit()) {
+            // a spill/lookup directory: deletion-vector tables look keys up while compacting
+            w.withIOManager(org.apache.paimon.disk.IOManager.create(System.getProperty("java.io.tmpdir")));
+            JsonNode kinds = op.get("kinds");
+            int n = 0;
             for (JsonNode row : op.get("rows")) {
                 Object[] vals = new Object[rt.getFieldCount()];
                 for (int i = 0; i < vals.length; i++) vals[i] = value(rt.getTypeAt(i), row.get(i));
                 GenericRow r = GenericRow.of(vals);
+                if (kinds != null && !kinds.isNull()) {
+                    r.setRowKind(org.apache.paimon.types.RowKind.fromShortString(kinds.get(n).asText()));
+                }
+                n++;
                 if (dynamic) {
                     w.write(r, assigner.assign(keys.partition(r), keys.trimmedPrimaryKey(r).hashCode()));
                 } else {
@@ -247,6 +248,69 @@ public class PaimonProbe {
             c.commit(w.prepareCommit());
         }
         return JSON.valueToTree(true);
+    }
+
+    /** A full (or minor) compaction of every planned (partition, bucket), committed once. */
+    static JsonNode compact(FileStoreTable t, JsonNode op) throws Exception {
+        boolean full = !op.has("full") || op.get("full").asBoolean();
+        Map<String, Object[]> targets = new LinkedHashMap<>();
+        for (Split s : t.newReadBuilder().newScan().plan().splits()) {
+            DataSplit ds = (DataSplit) s;
+            targets.put(ds.partition().toString() + "/" + ds.bucket(), new Object[] {ds.partition(), ds.bucket()});
+        }
+        BatchWriteBuilder wb = t.newBatchWriteBuilder();
+        try (BatchTableWrite w = wb.newWrite(); BatchTableCommit c = wb.newCommit()) {
+            // a spill/lookup directory: deletion-vector tables look keys up while compacting
+            w.withIOManager(org.apache.paimon.disk.IOManager.create(System.getProperty("java.io.tmpdir")));
+            for (Object[] pb : targets.values()) {
+                w.compact((org.apache.paimon.data.BinaryRow) pb[0], (Integer) pb[1], full);
+            }
+            c.commit(w.prepareCommit());
+        }
+        return JSON.valueToTree(targets.size());
+    }
+
+    /** Paimon's HashBucketAssigner for one channel (its constructor grew maxBucketsNum in 1.x). */
+    static org.apache.paimon.index.HashBucketAssigner hashAssigner(FileStoreTable t) throws Exception {
+        for (java.lang.reflect.Constructor<?> k :
+                org.apache.paimon.index.HashBucketAssigner.class.getConstructors()) {
+            Object[] args = {
+                t.snapshotManager(),
+                java.util.UUID.randomUUID().toString(),
+                t.store().newIndexFileHandler(),
+                1,
+                1,
+                0,
+                t.coreOptions().dynamicBucketTargetRowNum(),
+                -1 // maxBucketsNum: Paimon's default, unbounded
+            };
+            if (k.getParameterCount() == 7 || k.getParameterCount() == 8) {
+                return (org.apache.paimon.index.HashBucketAssigner)
+                        k.newInstance(java.util.Arrays.copyOf(args, k.getParameterCount()));
+            }
+        }
+        throw new IllegalStateException("no known HashBucketAssigner constructor");
+    }
+
+    /** Magic + RoaringBitmap32 of a deletion vector: 0.9's serializeToBytes(), or 1.x's
+     * serializeTo(out) without its size prefix and checksum suffix. */
+    static byte[] dvBytes(org.apache.paimon.deletionvectors.BitmapDeletionVector dv) throws Exception {
+        try {
+            return (byte[]) dv.getClass().getMethod("serializeToBytes").invoke(dv);
+        } catch (NoSuchMethodException e) {
+            java.io.ByteArrayOutputStream bos = new java.io.ByteArrayOutputStream();
+            dv.getClass()
+                    .getMethod("serializeTo", java.io.DataOutputStream.class)
+                    .invoke(dv, new java.io.DataOutputStream(bos));
+            byte[] framed = bos.toByteArray();
+            return java.util.Arrays.copyOfRange(framed, 4, framed.length - 4);
+        }
+    }
+
+    static String hex(byte[] bytes) {
+        StringBuilder hex = new StringBuilder();
+        for (byte b : bytes) hex.append(String.format("%02x", b & 0xff));
+        return hex.toString();
     }
 
     static Predicate predicate(RowType rt, JsonNode p) {
@@ -381,7 +445,11 @@ public class PaimonProbe {
         ArrayNode out = JSON.createArrayNode();
         for (Split s : t.newReadBuilder().newScan().plan().splits()) {
             DataSplit ds = (DataSplit) s;
-            for (DataFileMeta f : ds.dataFiles()) {
+            List<org.apache.paimon.table.source.DeletionFile> dvs =
+                    ds.deletionFiles().orElse(Collections.emptyList());
+            for (int k = 0; k < ds.dataFiles().size(); k++) {
+                DataFileMeta f = ds.dataFiles().get(k);
+                org.apache.paimon.table.source.DeletionFile dvf = k < dvs.size() ? dvs.get(k) : null;
                 ObjectNode n = out.addObject();
                 n.put("file", f.fileName());
                 n.put("bucket_path", ds.bucketPath());
@@ -391,6 +459,8 @@ public class PaimonProbe {
                 StringBuilder hex = new StringBuilder();
                 if (e != null) for (byte x : e) hex.append(String.format("%02x", x & 0xff));
                 n.put("embedded", e == null ? null : hex.toString());
+                n.put("level", f.level());
+                n.put("dv", dvf == null ? null : new org.apache.paimon.fs.Path(dvf.path()).getName());
             }
         }
         return out;

@@ -13,7 +13,6 @@ are checked against the rows written.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pyspark.sql import Row, SparkSession
+from tests.examples import spark_examples
 
 import lakeskip
 from lakeskip.catalog.catalog import Catalog
@@ -265,8 +265,9 @@ _op = st.one_of(
 )
 
 
+@pytest.mark.fuzz
 @settings(
-    max_examples=int(os.environ.get("LAKESKIP_CACHE_SPARK_EXAMPLES", "6")),
+    max_examples=spark_examples(test=2, fuzz=12),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
+from tests.examples import spark_examples
 
 import lakeskip
 
@@ -89,7 +90,11 @@ def oracle_table(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) 
     return s
 
 
-@settings(max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@pytest.mark.fuzz
+@settings(
+    max_examples=spark_examples(test=10, fuzz=100),
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
 @given(where=PREDICATES)
 def test_catalog_scan_returns_exactly_plain_sparks_rows(
     spark: SparkSession, oracle_table: Any, where: str

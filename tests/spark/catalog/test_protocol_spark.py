@@ -92,12 +92,17 @@ def test_protocol_mismatch_is_rebuild_the_jar_on_both_sides(
 ) -> None:
     # a callback from a jar of another version: Spark shows Python's one line
     monkeypatch.setattr(catalog_service, "PROTOCOL", PROTOCOL + 1)
-    with pytest.raises(AnalysisException, match=r"protocol mismatch \(jar 1, Python 2\): rebuild"):
+    with pytest.raises(
+        AnalysisException,
+        match=rf"protocol mismatch \(jar {PROTOCOL}, Python {PROTOCOL + 1}\): rebuild",
+    ):
         spark.sql("SHOW NAMESPACES IN lakeskip").collect()
     monkeypatch.undo()
     # registering with a jar of another version
     monkeypatch.setattr(catalog_setup, "PROTOCOL", PROTOCOL + 1)
-    with pytest.raises(LakeskipError, match="jar speaks protocol 1, Python 2: rebuild it"):
+    with pytest.raises(
+        LakeskipError, match=f"jar speaks protocol {PROTOCOL}, Python {PROTOCOL + 1}: rebuild it"
+    ):
         catalog_setup.service_for(spark, register=True)
     monkeypatch.undo()
     catalog_setup.service_for(spark, register=True)

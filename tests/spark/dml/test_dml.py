@@ -7,6 +7,7 @@ import os
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.examples import spark_examples
 
 import lakeskip.spark.modify.dispatch as dml
 from lakeskip.catalog.format.manifest import FileKind, read_manifest, read_manifest_list
@@ -245,8 +246,9 @@ _CONDITIONS = st.recursive(
 )
 
 
+@pytest.mark.fuzz
 @settings(
-    max_examples=12,
+    max_examples=spark_examples(test=4, fuzz=24),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

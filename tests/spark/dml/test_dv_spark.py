@@ -8,6 +8,7 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.examples import spark_examples
 
 from lakeskip.catalog.format.snapshot import CommitKind
 from lakeskip.errors import CommitConflictError, CorruptDeletionVectorError, QueryFailedError
@@ -183,8 +184,9 @@ _CONDITIONS = st.sampled_from(
 )
 
 
+@pytest.mark.fuzz
 @settings(
-    max_examples=12,
+    max_examples=spark_examples(test=4, fuzz=24),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.examples import spark_examples
 
 from lakeskip.catalog.format.snapshot import CommitKind
 from lakeskip.errors import (
@@ -160,8 +161,9 @@ def _clauses(draw, pool: list[Clause], last: list[Clause], most: int) -> list[Cl
     return chosen
 
 
+@pytest.mark.fuzz
 @settings(
-    max_examples=10,
+    max_examples=spark_examples(test=3, fuzz=20),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
@@ -407,8 +409,9 @@ _NEAR_ROW = st.tuples(st.integers(0, 6), st.one_of(st.none(), st.integers(-2, 14
 
 
 @pytest.mark.parametrize("kind", ["pk", "dv", "pkdv"])
+@pytest.mark.fuzz
 @settings(
-    max_examples=12,
+    max_examples=spark_examples(test=4, fuzz=24),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

@@ -11,6 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.examples import spark_examples
 from tests.spark.dml.test_merge import (
     _BY_SOURCE,
     _MATCHED,
@@ -54,8 +55,9 @@ _WIDE_ROW = st.tuples(st.integers(0, 40), st.one_of(st.none(), st.integers(-2, 1
 
 
 @pytest.mark.parametrize("kind", list(_DDL))
+@pytest.mark.fuzz
 @settings(
-    max_examples=6,
+    max_examples=spark_examples(test=2, fuzz=12),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

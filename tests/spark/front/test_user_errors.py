@@ -26,7 +26,7 @@ def _rows(df) -> list[tuple[object, ...]]:  # type: ignore[no-untyped-def]
     [
         ("DELETE FROM t USING t AS o WHERE t.id = o.id", "DELETE ... USING"),
         ("UPDATE t SET s = 'x' FROM t AS o WHERE t.id = o.id", "UPDATE ... FROM"),
-        ("ALTER TABLE t DROP COLUMN s", "ALTER TABLE DROP COLUMN"),
+        ("ALTER TABLE t ALTER COLUMN s SET DEFAULT 'x'", "ALTER TABLE ALTER COLUMN"),
     ],
 )
 def test_dml_on_append_tables_is_a_clear_error(session, sql: str, what: str) -> None:  # type: ignore[no-untyped-def]

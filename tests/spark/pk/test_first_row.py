@@ -7,12 +7,12 @@ against an independent "first row per key" recomputed here."""
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.examples import spark_examples
 from tests.spark.pk.pk_reads import check_catalog_reads
 from tests.spark.pk.test_primary_key_dv import _check_layout
 
@@ -64,7 +64,8 @@ _BATCHES = st.lists(
 )
 
 
-@settings(max_examples=int(os.environ.get("LAKESKIP_PK_SPARK_EXAMPLES", "6")), deadline=None)
+@pytest.mark.fuzz
+@settings(max_examples=spark_examples(test=2, fuzz=12), deadline=None)
 @given(
     batches=_BATCHES, lo=st.integers(-4, 4), key=st.integers(0, 11), compact_at=st.integers(0, 8)
 )

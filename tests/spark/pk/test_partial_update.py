@@ -4,12 +4,12 @@ recomputed here in Python, and the DELETE / UPDATE rules Paimon imposes."""
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.examples import spark_examples
 
 from lakeskip.errors import InvalidOptionError, UnsupportedStatementError
 
@@ -160,7 +160,8 @@ _OPS = st.lists(
 )
 
 
-@settings(max_examples=int(os.environ.get("LAKESKIP_PK_SPARK_EXAMPLES", "6")), deadline=None)
+@pytest.mark.fuzz
+@settings(max_examples=spark_examples(test=2, fuzz=12), deadline=None)
 @given(ops=_OPS, lo=st.integers(-4, 4), key=st.integers(0, 7))
 def test_spark_partial_update_equals_the_model(
     spark: Any, tmp_path_factory: pytest.TempPathFactory, ops: Any, lo: int, key: int

@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.examples import spark_examples
 from tests.spark.pk.pk_reads import check_catalog_reads
 
 from lakeskip.errors import InvalidArgumentError, InvalidOptionError
@@ -213,7 +213,8 @@ _OPS = st.lists(
 )
 
 
-@settings(max_examples=int(os.environ.get("LAKESKIP_PK_SPARK_EXAMPLES", "6")), deadline=None)
+@pytest.mark.fuzz
+@settings(max_examples=spark_examples(test=2, fuzz=12), deadline=None)
 @given(
     ops=_OPS,
     lo=st.integers(-4, 4),

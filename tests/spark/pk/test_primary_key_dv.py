@@ -4,13 +4,13 @@ without merging, and every answer equals an independent "latest row per key"."""
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.examples import spark_examples
 from tests.spark.pk.pk_reads import check_catalog_reads
 
 from lakeskip.catalog.pk.primary_key import TOP_LEVEL
@@ -192,7 +192,8 @@ _OPS = st.lists(
 )
 
 
-@settings(max_examples=int(os.environ.get("LAKESKIP_PK_SPARK_EXAMPLES", "6")), deadline=None)
+@pytest.mark.fuzz
+@settings(max_examples=spark_examples(test=2, fuzz=12), deadline=None)
 @given(ops=_OPS, lo=st.integers(-4, 4), key=st.integers(0, 11))
 def test_spark_reads_equal_latest_row_per_key(
     spark: Any, tmp_path_factory: pytest.TempPathFactory, ops: Any, lo: int, key: int

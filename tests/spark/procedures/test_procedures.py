@@ -161,3 +161,51 @@ def test_compact_bin_packs_small_files_and_validates(session) -> None:  # type: 
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert _rows(session, "SELECT * FROM t") == before
+
+
+def test_each_catalog_runs_its_own_procedures_and_system_tables(spark, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Two lakeskip catalogs in one session, a table of the same name in each:
+    ``CALL lk2.sys.compact`` compacts lk2's table (it looked in the first catalog's
+    warehouse), ``CALL sys.x`` runs in the current catalog, system tables are per catalog."""
+    import lakeskip
+
+    first = lakeskip.connect(str(tmp_path / "wh1"), spark=spark)
+    second = "lk2procs"
+    lakeskip.connect(str(tmp_path / "wh2"), spark=spark, catalog_name=second)
+    for cat, rows in (("lakeskip", (1, 2)), (second, (10, 20, 30))):
+        spark.sql(f"CREATE DATABASE IF NOT EXISTS {cat}.other")
+        spark.sql(f"CREATE TABLE {cat}.other.t2 (id BIGINT)")
+        for r in rows:
+            spark.sql(f"INSERT INTO {cat}.other.t2 VALUES ({r})")
+
+    def kinds(cat: str) -> list[str]:
+        snaps = spark.sql(f"SELECT commit_kind FROM {cat}.other.`t2$snapshots` ORDER BY 1")
+        return sorted(r[0] for r in snaps.collect())
+
+    def files(cat: str) -> int:
+        return int(spark.sql(f"SELECT count(*) FROM {cat}.other.`t2$files`").collect()[0][0])
+
+    spark.sql(f"CALL {second}.sys.compact(table => 'other.t2')").collect()
+    assert files(second) == 1, f"{second}'s table is compacted"
+    assert kinds(second) == ["APPEND", "APPEND", "APPEND", "COMPACT"]
+    assert kinds("lakeskip") == ["APPEND", "APPEND"], "the first catalog's table is untouched"
+    assert files("lakeskip") == 2
+    got = sorted(r[0] for r in spark.sql(f"SELECT id FROM {second}.other.t2").collect())
+    assert got == [10, 20, 30]
+    # Session.sql of the first catalog: CALL naming the second goes there, a bare CALL stays
+    spark.sql(f"INSERT INTO {second}.other.t2 VALUES (40)")
+    first.sql(f"CALL {second}.sys.compact(table => 'other.t2')").collect()
+    assert (files(second), files("lakeskip")) == (1, 2)
+    first.sql("CALL sys.compact(table => 'other.t2')").collect()
+    assert files("lakeskip") == 1
+    # a bare CALL through spark.sql runs in the current catalog
+    spark.sql(f"INSERT INTO {second}.other.t2 VALUES (50)")
+    before = spark.catalog.currentCatalog()
+    try:
+        spark.sql(f"USE {second}.other")
+        spark.sql("CALL sys.compact(table => 'other.t2')").collect()
+    finally:
+        spark.catalog.setCurrentCatalog(before)
+    assert files(second) == 1
+    got = sorted(r[0] for r in spark.sql(f"SELECT id FROM {second}.other.t2").collect())
+    assert got == [10, 20, 30, 40, 50]

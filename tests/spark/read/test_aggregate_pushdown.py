@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pyspark.sql import SparkSession
+from tests.examples import spark_examples
 
 import lakeskip
 
@@ -184,8 +185,11 @@ PARTITION_FILTER = st.sampled_from(
 )
 
 
+@pytest.mark.fuzz
 @settings(
-    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=spark_examples(test=4, fuzz=24),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(
     aggregates=AGGREGATES,

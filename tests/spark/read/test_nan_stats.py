@@ -26,6 +26,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from pyspark.sql import SparkSession
+from tests.examples import spark_examples
 
 import lakeskip
 from lakeskip.catalog.format import parquet_options
@@ -298,7 +299,11 @@ def _rows(spark: SparkSession, sql: str) -> list[tuple[Any, ...]]:
     return sorted((tuple(map(norm, r)) for r in spark.sql(sql).collect()), key=repr)
 
 
-@settings(max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@pytest.mark.fuzz
+@settings(
+    max_examples=spark_examples(test=10, fuzz=100),
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
 @given(where=PREDICATES)
 @example(where="d = 0.0D")  # the file of -0.0: parquet-mr's dictionary filter
 @example(where="f IN (CAST(0.0 AS FLOAT), float('NaN'))")

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pyspark.sql import SparkSession
+from tests.examples import spark_examples
 
 import lakeskip
 from lakeskip.errors import LakeskipError
@@ -188,7 +189,8 @@ _conditions = st.sampled_from(
 )
 
 
-@settings(max_examples=10, deadline=None)
+@pytest.mark.fuzz
+@settings(max_examples=spark_examples(test=3, fuzz=20), deadline=None)
 @given(
     files=st.lists(
         st.lists(st.tuples(_values, _structs), min_size=1, max_size=6), min_size=1, max_size=3

@@ -33,7 +33,7 @@ from typing import Any
 from lakeskip.catalog.file_io import FileIO
 from lakeskip.errors import CorruptMetadataError
 
-__all__ = ["SNAPSHOT_VERSION", "CommitKind", "Snapshot", "SnapshotManager"]
+__all__ = ["SNAPSHOT_VERSION", "CommitIdentity", "CommitKind", "Snapshot", "SnapshotManager"]
 
 SNAPSHOT_VERSION = 3
 SNAPSHOT_DIR = "snapshot"
@@ -43,6 +43,23 @@ TAG_PREFIX = "tag-"
 LATEST = "LATEST"
 EARLIEST = "EARLIEST"
 BATCH_COMMIT_IDENTIFIER = 0x7FFFFFFFFFFFFFFF
+
+
+@dataclass(frozen=True, slots=True)
+class CommitIdentity:
+    """Who commits, and which of its commits this is: a snapshot's ``commitUser`` and
+    ``commitIdentifier``, as Paimon's streaming writers set them (a Spark streaming query's
+    id and micro-batch id). A commit of identity ``(u, n)`` is already in the table when a
+    snapshot of user ``u`` with identifier ``>= n`` is (Paimon's
+    ``FileStoreCommitImpl.filterCommitted``): a batch replayed after a crash commits
+    nothing twice. Batch writes have a fresh user and :data:`BATCH_COMMIT_IDENTIFIER`.
+
+    >>> CommitIdentity("query-1", 7)
+    CommitIdentity(user='query-1', identifier=7)
+    """
+
+    user: str
+    identifier: int
 
 
 class CommitKind(enum.Enum):

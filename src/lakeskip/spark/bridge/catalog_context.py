@@ -25,6 +25,7 @@ from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import InvalidArgumentError, LakeskipError
 from lakeskip.planner.report import PruningReport
 from lakeskip.spark.jvm.protocol import CatalogRequest, NamespaceRequest, TableRequest
+from lakeskip.spark.read.store import spark_catalog
 
 __all__ = ["DmlRunner", "ErrorLog", "ReportLog", "ServiceContext", "snapshot_for", "snapshot_token"]
 
@@ -173,7 +174,7 @@ class ServiceContext:
         with self._lock:
             cat = self._catalogs.get(warehouse)
             if cat is None:
-                cat = self._catalogs[warehouse] = Catalog(warehouse)
+                cat = self._catalogs[warehouse] = spark_catalog(self.spark, warehouse)
         return cat
 
     @staticmethod

@@ -23,8 +23,14 @@ from lakeskip.catalog.format.stats import unpushable_columns
 from lakeskip.catalog.ops.system_tables import read_optimized_level, split_system_name
 from lakeskip.catalog.ops.time_travel import read_snapshot
 from lakeskip.catalog.pk.merge_engine import MergeEngine
+from lakeskip.catalog.schema_evolution import reads_by_name
 from lakeskip.catalog.table import FileStoreTable
-from lakeskip.errors import InvalidArgumentError, LakeskipError, LakeskipWarning
+from lakeskip.errors import (
+    InvalidArgumentError,
+    LakeskipError,
+    LakeskipWarning,
+    UnsupportedStatementError,
+)
 from lakeskip.expressions import BooleanExpression, bind
 from lakeskip.index.primitives.roaring import serialize_bitmap
 from lakeskip.planner.aggregate import (
@@ -175,7 +181,7 @@ def scan_target(ctx: ServiceContext, req: PlanScanRequest) -> ScanTarget:
     # t$read_optimized: the table's scan, other files
     table = ctx.table(req, base)
     snapshot_id = req.snapshot_id
-    # the querying session's settings travel with the callback (LakeScanBuilder): each
+    # the querying session's settings travel with the callback (Bridge.session): each
     # spark.conf.get from here would be one more round trip into the JVM per query
     session = req.session
     snap: Snapshot | None
@@ -210,6 +216,26 @@ def scan_target(ctx: ServiceContext, req: PlanScanRequest) -> ScanTarget:
     return ScanTarget(table, snap, schema, tz, predicate, system)
 
 
+def _check_by_name(
+    table: FileStoreTable, schema: TableSchema, entries: Sequence[ManifestEntry]
+) -> None:
+    """Refuse, in one line, a scan Spark's Parquet reader would answer wrongly: it matches
+    columns by name, so a kept file written before a column was renamed, retyped, or dropped
+    and its name reused must be read by field id, which only the planned read does yet."""
+    seen: set[int] = set()
+    for e in entries:
+        sid = e.file.schema_id
+        if sid == schema.id or sid in seen:
+            continue
+        seen.add(sid)
+        if not reads_by_name(table.schema_by_id(sid).row_type, schema.row_type):
+            raise UnsupportedStatementError(
+                f"{table.identifier}: files written under schema {sid} hold columns renamed, "
+                "retyped or dropped since; the Spark catalog scan cannot read them by field id "
+                "yet: read with lakeskip.connect(...).sql or `lakeskip sql`"
+            )
+
+
 def plan_scan(ctx: ServiceContext, req: PlanScanRequest, arg: Any) -> PlanScanReply:
     target = scan_target(ctx, req)
     table, snap, schema, tz = target.table, target.snapshot, target.schema, target.time_zone
@@ -224,6 +250,7 @@ def plan_scan(ctx: ServiceContext, req: PlanScanRequest, arg: Any) -> PlanScanRe
             plan = _top_level_only(plan, read_optimized_level(schema.options))
         # this callback's planning (the report's is the first plan's when it was cached)
         planned_ms = (time.perf_counter() - started) * 1000
+    _check_by_name(table, schema, plan.files)
     types = [row_type.field(k).type for k in schema.partition_keys]
     vectors = _deletion_vectors(table, plan.report.snapshot_id, plan.files)
     files = tuple(
@@ -292,7 +319,7 @@ def runtime_filter(ctx: ServiceContext, req: RuntimeFilterRequest, arg: Any) -> 
 def aggregate_scan(
     ctx: ServiceContext, req: AggregateScanRequest, arg: Any
 ) -> AggregateScanReply | AggregateRefusedReply:
-    """Spark's aggregate push-down (``LakeScanBuilder.pushAggregation``): ``aggregates``
+    """Spark's aggregate push-down (``AggregatePushDown.java``): ``aggregates``
     over the files ``plan_scan`` would read, answered from the manifests
     (:mod:`lakeskip.planner.aggregate`): one partial row per partition -- its values, and
     one of its files (path, size) by which Java narrows the partitions to the query's

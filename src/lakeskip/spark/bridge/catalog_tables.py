@@ -13,11 +13,22 @@ from typing import Any, assert_never
 
 from lakeskip.catalog.format.schema import TableSchema
 from lakeskip.catalog.format.snapshot import Snapshot
-from lakeskip.catalog.kind import Append, AppendDv, PkMerge, PkRaw, schema_kind
+from lakeskip.catalog.kind import Append, AppendDv, PkMerge, PkRaw, TableKind, schema_kind
 from lakeskip.catalog.ops.staging import can_stage, publish, staging_identifier
 from lakeskip.catalog.ops.system_tables import split_system_name, table_details
 from lakeskip.catalog.pk.merge_engine import MergeEngine
 from lakeskip.catalog.pk.primary_key import PRIMARY_KEY_OPTION
+from lakeskip.catalog.schema_evolution import (
+    AddColumn,
+    DropColumn,
+    Move,
+    RenameColumn,
+    SchemaChange,
+    UpdateColumnComment,
+    UpdateColumnNullability,
+    UpdateColumnPosition,
+    UpdateColumnType,
+)
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import (
     InvalidArgumentError,
@@ -31,6 +42,9 @@ from lakeskip.spark.bridge.system_service import describe_system
 from lakeskip.spark.jvm.protocol import (
     AlterTableRequest,
     CatalogRequest,
+    ColumnChange,
+    ColumnChangeKind,
+    CreateSqlReply,
     CreateTableRequest,
     DropNamespaceRequest,
     DroppedReply,
@@ -48,12 +62,13 @@ from lakeskip.spark.jvm.protocol import (
     StageTableRequest,
     SystemTableDescription,
     TableDescription,
+    TableKindTag,
     TableProperty,
     TableRequest,
 )
 from lakeskip.spark.read.query import spark_path
 from lakeskip.sql.ddl import OUR_FORMATS
-from lakeskip.types import Field, RowType, from_spark_json
+from lakeskip.types import DataType, Field, RowType, from_spark_json
 
 __all__ = [
     "abort_staged",
@@ -68,6 +83,7 @@ __all__ = [
     "list_tables",
     "load_table",
     "namespace_exists",
+    "show_create_table",
     "stage_table",
     "table_detail",
     "table_exists",
@@ -93,16 +109,30 @@ def _is_option(key: str) -> bool:
     return key not in _RESERVED and not key.startswith(_STATE_PREFIX)
 
 
-def _merge_keys(schema: TableSchema) -> tuple[str, ...]:
+def _merge_keys(schema: TableSchema, kind: TableKind) -> tuple[str, ...]:
     """The key Java merges a table's files by (``LakePkScan``); none on a table read as its
     files are (an append table, or a primary-key table read raw: minus their DVs,
     ``LakeDvScan``, as Paimon reads them)."""
-    kind = schema_kind(schema)
     match kind:
         case PkMerge():
             return tuple(k for k in schema.primary_keys if k not in schema.partition_keys)
         case Append() | AppendDv() | PkRaw():
             return ()
+        case _:
+            assert_never(kind)
+
+
+def kind_tag(kind: TableKind) -> TableKindTag:
+    """``kind`` as the wire names it (Java's ``Protocol.TableKindTag``)."""
+    match kind:
+        case Append():
+            return TableKindTag.APPEND
+        case AppendDv():
+            return TableKindTag.APPEND_DV
+        case PkMerge():
+            return TableKindTag.PK_MERGE
+        case PkRaw():
+            return TableKindTag.PK_RAW
         case _:
             assert_never(kind)
 
@@ -118,10 +148,12 @@ def describe(table: FileStoreTable, snapshot: Snapshot | None, pinned: bool) -> 
     props[TableProperty.PROVIDER.value] = "lakeskip"
     if schema.primary_keys:
         props[PRIMARY_KEY_OPTION] = ",".join(schema.primary_keys)
+    kind = schema_kind(schema)
     return TableDescription(
         schema=schema.row_type.spark_ddl(),
         partition_keys=tuple(schema.partition_keys),
-        trimmed_keys=_merge_keys(schema),
+        kind=kind_tag(kind),
+        trimmed_keys=_merge_keys(schema, kind),
         properties=props,
         snapshot_id=snapshot.id if pinned and snapshot is not None else None,
         pinned=pinned,
@@ -153,13 +185,14 @@ def load_table(
         snap = snapshot_for(table, version, ts)
         if system in ("read_optimized", "audit_log"):
             # the table's own scan (LakeTable): read_optimized over other files without
-            # a merge; audit_log with rowkind first and deleted keys kept (LakeAuditScan)
+            # a merge (LakeTable.readByMerge); audit_log with rowkind first and deleted keys
+            # kept (LakeAuditScan)
             pinned = version is not None or ts is not None
             out = describe(table, snap, pinned=pinned)
-            if system == "read_optimized":
-                out = replace_fields(out, trimmed_keys=())
-            elif out.trimmed_keys and (engine := MergeEngine.of(table.schema.options)) != (
-                MergeEngine()
+            if (
+                system == "audit_log"
+                and out.kind is TableKindTag.PK_MERGE
+                and (engine := MergeEngine.of(table.schema.options)) != MergeEngine()
             ):
                 # the keep-delete merge is deduplicate's (LakePkScan)
                 raise TableNotFoundError(
@@ -292,8 +325,43 @@ def alter_table(ctx: ServiceContext, req: AlterTableRequest, arg: Any) -> TableD
     unset = [k for k in req.unset if _is_option(k)]
     if not cat.table_exists(name):
         raise TableNotFoundError(f"table not found: {name}")
-    cat.alter_table(name, set_options=sets, unset_options=unset)
+    if req.columns:
+        cat.alter_columns(name, [_schema_change(c) for c in req.columns])
+    if sets or unset:
+        cat.alter_table(name, set_options=sets, unset_options=unset)
     return describe(cat.get_table(name), None, pinned=False)
+
+
+def _schema_change(c: ColumnChange) -> SchemaChange:
+    """Spark's column change (``LakeOps.alterTable``) as Paimon's schema change."""
+    path = tuple(c.names)
+
+    def spark_type() -> DataType:
+        raw = json.loads(c.spark_type) if isinstance(c.spark_type, str) else c.spark_type
+        return from_spark_json(raw)
+
+    move: Move | None = None
+    if c.position == "FIRST":
+        move = Move.first()
+    elif c.position == "AFTER" and c.after is not None:
+        move = Move.after(c.after)
+    match c.change:
+        case ColumnChangeKind.ADD:
+            t = spark_type()
+            return AddColumn(path, t.with_nullable(c.nullable is not False), c.comment, move)
+        case ColumnChangeKind.RENAME if c.new_name is not None:
+            return RenameColumn(path, c.new_name)
+        case ColumnChangeKind.DROP:
+            return DropColumn(path)
+        case ColumnChangeKind.TYPE:
+            return UpdateColumnType(path, spark_type())
+        case ColumnChangeKind.NULLABILITY if c.nullable is not None:
+            return UpdateColumnNullability(path, c.nullable)
+        case ColumnChangeKind.COMMENT:
+            return UpdateColumnComment(path, c.comment)
+        case ColumnChangeKind.POSITION if move is not None:
+            return UpdateColumnPosition(path, move)
+    raise InvalidArgumentError(f"malformed column change {c!r}")
 
 
 def drop_table(ctx: ServiceContext, req: TableRequest, arg: Any) -> DroppedReply:
@@ -315,6 +383,16 @@ def table_detail(ctx: ServiceContext, req: SnapshotRequest, arg: Any) -> Propert
         return PropertiesReply(properties=dict(table_details(table, snap)))
     except LakeskipError as e:  # never the query's error (ErrorLog): DESCRIBE says it
         return PropertiesReply(properties={TableProperty.STATE.value: f"unavailable: {e}"})
+
+
+def show_create_table(ctx: ServiceContext, req: TableRequest, arg: Any) -> CreateSqlReply:
+    """``SHOW CREATE TABLE``: Spark SQL that recreates the table (``LakeShowCreateExec``)."""
+    from lakeskip.spark.bridge.sql_rewrite import show_create_sql
+
+    table = ctx.table(req)
+    return CreateSqlReply(
+        sql=show_create_sql([req.catalog, *req.namespace, req.name], table.schema)
+    )
 
 
 # -- namespaces ----------------------------------------------------------------------------

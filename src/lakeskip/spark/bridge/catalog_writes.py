@@ -1,21 +1,31 @@
 """The Spark catalog's write callbacks: INSERT / overwrite of a Dataset (the Spark-task
-writer and one atomic commit) and the DELETE / UPDATE / MERGE INTO ``LakeDmlStrategy`` hands
-over (the statement executor ``Session.sql`` uses)."""
+writer and one atomic commit), a streaming query's micro-batch (the same write, committed
+exactly once) and the DELETE / UPDATE / MERGE INTO ``LakeDmlStrategy`` hands over (the
+statement executor ``Session.sql`` uses)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
+from lakeskip.catalog.format.snapshot import CommitIdentity
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import InvalidArgumentError, UnsupportedStatementError
 from lakeskip.expressions import and_, bind, evaluate_arrow
 from lakeskip.spark.bridge.catalog_context import ServiceContext
-from lakeskip.spark.jvm.protocol import DmlRequest, EmptyReply, WriteMode, WriteReply, WriteRequest
+from lakeskip.spark.jvm.protocol import (
+    DmlRequest,
+    EmptyReply,
+    StreamWriteReply,
+    StreamWriteRequest,
+    WriteMode,
+    WriteReply,
+    WriteRequest,
+)
 from lakeskip.spark.read.predicate_json import translate
 from lakeskip.types import RowType, from_internal
 
-__all__ = ["dml", "write"]
+__all__ = ["dml", "stream_write", "write"]
 
 
 def write(ctx: ServiceContext, req: WriteRequest, jdf: Any) -> WriteReply:
@@ -47,6 +57,38 @@ def write(ctx: ServiceContext, req: WriteRequest, jdf: Any) -> WriteReply:
             overwrite_all=partitions is None,
         )
     return WriteReply(snapshot_id=snap.id if snap is not None else None)
+
+
+def stream_write(ctx: ServiceContext, req: StreamWriteRequest, jdf: Any) -> StreamWriteReply:
+    """Write micro-batch ``batch_id`` of streaming query ``query_id`` (the batch's rows as
+    the Dataset ``jdf``), as an INSERT (columns by name, as Spark's streaming sinks and
+    ``DataFrameWriter`` take them): data files, stats and indexes in Spark tasks, one
+    snapshot whose commit user and identifier are the query and the batch, then the
+    compaction any write runs (and, on an unaware-bucket append table, the size-based
+    compaction of Paimon's streaming writers: ``compaction.min.file-num``). A batch the table already holds (Spark runs the last batch
+    again after a restart when its commit log missed it) writes nothing: every batch lands
+    exactly once (:class:`~lakeskip.catalog.format.snapshot.CommitIdentity`)."""
+    from pyspark.sql.classic.dataframe import DataFrame as ClassicDataFrame
+
+    from lakeskip.spark.write.stream_compaction import compact_after_stream_batch
+    from lakeskip.spark.write.writer import align_by_name, write_dataframe
+
+    if req.mode not in (WriteMode.APPEND, WriteMode.TRUNCATE):
+        raise InvalidArgumentError(f"streaming write: mode {req.mode} is not supported")
+    table = ctx.table(req)
+    identity = CommitIdentity(req.query_id, req.batch_id)
+    if table.committed(identity):
+        return StreamWriteReply(snapshot_id=None, replayed=True)
+    df = ClassicDataFrame(jdf, ctx.session_of(jdf.sparkSession()))
+    what = f"streaming write to {table.identifier}"
+    aligned = align_by_name(df, table.schema.row_type, what)
+    truncate = req.mode is WriteMode.TRUNCATE
+    snap = write_dataframe(
+        table, aligned, overwrite=truncate, overwrite_all=truncate, identity=identity
+    )
+    if snap is not None:
+        compact_after_stream_batch(table, snap)
+    return StreamWriteReply(snapshot_id=snap.id if snap is not None else None, replayed=False)
 
 
 def _overwrite_partitions(

@@ -13,7 +13,7 @@ keep whole (an unsupported clause) raises its typed error instead of Spark's syn
 ...                   ["lakeskip"], current_catalog="lakeskip")
 "CREATE TABLE t (`id` INT) TBLPROPERTIES ('a' = 'b', 'primary-key' = 'id')"
 >>> rewrite_for_spark("CALL sys.compact(table => 'db.t')", ["lakeskip"])
-"CALL lakeskip.sys.compact(table => 'db.t')"
+"CALL `lakeskip`.sys.compact(table => 'db.t')"
 >>> rewrite_for_spark("CREATE TABLE lake2.db.t (id INT) WITH ('a'='b')", ["lakeskip", "lake2"])
 "CREATE TABLE lake2.db.t (`id` INT) TBLPROPERTIES ('a' = 'b')"
 >>> rewrite_for_spark("SELEC 1", ["lakeskip"]) is None
@@ -24,31 +24,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from pyspark.sql import SparkSession
 
+from lakeskip.catalog.format.schema import TableSchema
 from lakeskip.catalog.pk.primary_key import PRIMARY_KEY_OPTION
 from lakeskip.errors import InvalidArgumentError, LakeskipError, SqlParseError
 from lakeskip.sql.statements import Call, CreateTable, parse_statements
 
-__all__ = ["create_table_sql", "lakeskip_catalogs", "rewrite_for_spark"]
+__all__ = ["create_table_sql", "lakeskip_catalogs", "rewrite_for_spark", "show_create_sql"]
 
 _CATALOG_CLASSES = ("lakeskip.jvm.LakeCatalog", "lakeskip.jvm.LakeSessionCatalog")
 
 
 def _quote(text: str) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
-def _literal(v: Any) -> str:
-    if v is None:
-        return "NULL"
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (int, float)):
-        return repr(v)
-    return _quote(str(v))
 
 
 def _target(s: CreateTable, catalogs: Sequence[str], current: str | None) -> tuple[str, str]:
@@ -132,12 +122,48 @@ def create_table_sql(s: CreateTable, catalogs: Sequence[str], current: str | Non
     return " ".join(parts)
 
 
+def show_create_sql(name: Sequence[str], schema: TableSchema) -> str:
+    """Spark SQL that recreates a table with ``schema`` as ``name`` (catalog, database,
+    table) through plain ``spark.sql``: columns with NOT NULL and comments, the primary key
+    as Paimon's ``primary-key`` option, partitioning, the table comment and its options.
+
+    >>> from lakeskip.types import Field, RowType, parse_sql_type
+    >>> cols = RowType((Field(0, "id", parse_sql_type("BIGINT NOT NULL")),
+    ...                 Field(1, "dt", parse_sql_type("STRING"))))
+    >>> print(show_create_sql(["lakeskip", "db", "t"], TableSchema.create(
+    ...     0, cols, ["dt"], {"bucket": "2"}, None, primary_keys=["id", "dt"])))
+    CREATE TABLE `lakeskip`.`db`.`t` (
+      `id` BIGINT NOT NULL,
+      `dt` STRING)
+    USING lakeskip
+    PARTITIONED BY (`dt`)
+    TBLPROPERTIES (
+      'bucket' = '2',
+      'primary-key' = 'id,dt')
+    """
+    quoted = ".".join("`" + part.replace("`", "``") + "`" for part in name)
+    columns = ",\n".join(f"  {f.spark_ddl()}" for f in schema.fields)
+    text = f"CREATE TABLE {quoted} (\n{columns})\nUSING lakeskip"
+    if schema.partition_keys:
+        keys = ", ".join("`" + k.replace("`", "``") + "`" for k in schema.partition_keys)
+        text += f"\nPARTITIONED BY ({keys})"
+    if schema.comment:
+        text += f"\nCOMMENT {_quote(schema.comment)}"
+    options = dict(schema.options)
+    if schema.primary_keys:
+        options[PRIMARY_KEY_OPTION] = ",".join(schema.primary_keys)
+    if options:
+        props = ",\n".join(f"  {_quote(k)} = {_quote(v)}" for k, v in sorted(options.items()))
+        text += f"\nTBLPROPERTIES (\n{props})"
+    return text
+
+
 def _call(s: Call, catalog: str) -> str | None:
-    if catalog == "spark_catalog" or not s.procedure.lower().startswith("sys."):
-        return None  # already routable as written
-    args = [_literal(a) for a in s.args]
-    args += [f"{k} => {_literal(v)}" for k, v in s.kwargs.items()]
-    return f"CALL {catalog}.{s.procedure}({', '.join(args)})"
+    if s.catalog is not None or catalog == "spark_catalog":
+        return None  # already routable as written (CALL lk2.sys.x goes to lk2)
+    if not s.procedure.lower().startswith("sys."):
+        return None
+    return s.spark_sql(catalog)
 
 
 _CREATE_TABLE = re.compile(r"(?is)^\s*CREATE\s+(?:OR\s+REPLACE\s+)?TABLE\b")
@@ -169,5 +195,8 @@ def rewrite_for_spark(
     if isinstance(s, CreateTable):
         return create_table_sql(s, catalogs, current_catalog)
     if isinstance(s, Call):
+        # CALL sys.x runs in the current catalog when it is a lakeskip one (as Paimon's)
+        if current_catalog is not None and current_catalog in catalogs:
+            return _call(s, current_catalog)
         return _call(s, "lakeskip" if "lakeskip" in catalogs else catalogs[0])
     return None

@@ -34,6 +34,7 @@ __all__ = [
     "catalog_conf",
     "catalog_jar",
     "input_files",
+    "is_connect_session",
     "service_for",
 ]
 
@@ -96,6 +97,11 @@ def catalog_conf(
         conf["spark.sql.catalog.spark_catalog"] = SESSION_CATALOG_CLASS
         conf["spark.sql.catalog.spark_catalog.warehouse"] = wh
     return conf
+
+
+def is_connect_session(spark: object) -> bool:
+    """Whether ``spark`` is a Spark Connect client session (no JVM behind it)."""
+    return type(spark).__module__.startswith("pyspark.sql.connect")
 
 
 def _jar_loaded(spark: SparkSession) -> bool:

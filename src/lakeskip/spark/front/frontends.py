@@ -56,6 +56,11 @@ def frontend_conf(
     if as_session_catalog:
         conf["spark.sql.catalog.spark_catalog.python"] = python
     conf["spark.pyspark.python"] = python
+    # the Thrift server runs statements synchronously: its asynchronous path reports a failed
+    # statement's message as the stringified Java stack trace of the exception (Hive's
+    # GetOperationStatus), 25-95 lines in beeline; synchronously a JDBC client gets the message
+    # and SQLSTATE alone, on one line. Only the Thrift server reads this key
+    conf["spark.sql.hive.thriftServer.async"] = "false"
     if quiet:
         log4j = Path(__file__).with_name("log4j2.properties").as_uri()
         conf["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile={log4j}"

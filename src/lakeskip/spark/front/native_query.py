@@ -18,7 +18,7 @@ from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 
 from lakeskip.catalog.ops.system_tables import split_system_name
-from lakeskip.errors import LakeskipError
+from lakeskip.errors import LakeskipError, UnsupportedStatementError
 from lakeskip.planner.report import PruningReport
 from lakeskip.spark.bridge.catalog_service import CatalogService
 from lakeskip.spark.jvm.protocol import TAG_PROPERTY
@@ -55,8 +55,14 @@ def pruning_reports(spark: SparkSession) -> Iterator[list[PruningReport]]:
         >>> reports[0].summary()                                         # doctest: +SKIP
         'db.t: files 1/32 kept; skipped by stats 31; planned in 2.1 ms'
     """
-    from lakeskip.spark.front.catalog_setup import service_for
+    from lakeskip.spark.front.catalog_setup import is_connect_session, service_for
 
+    if is_connect_session(spark):
+        raise UnsupportedStatementError(
+            "pruning_reports needs the Spark driver in this process; on Spark Connect use "
+            "spark.sql('EXPLAIN PRUNING <query>') (the report as rows) or df.explain() (the "
+            "scan's Pruning: line)"
+        )
     service = service_for(spark)
     out: list[PruningReport] = []
     with tagged(spark) as tag:

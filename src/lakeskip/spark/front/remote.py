@@ -18,14 +18,13 @@ from pyspark.sql import DataFrame, SparkSession
 from lakeskip.catalog.catalog import Catalog
 from lakeskip.errors import InvalidArgumentError, UnsupportedStatementError
 from lakeskip.planner.report import PruningReport
-from lakeskip.spark.front.catalog_setup import CATALOG_CLASS, SESSION_CATALOG_CLASS
+from lakeskip.spark.front.catalog_setup import (
+    CATALOG_CLASS,
+    SESSION_CATALOG_CLASS,
+    is_connect_session,
+)
 
 __all__ = ["connect_remote", "is_connect_session"]
-
-
-def is_connect_session(spark: object) -> bool:
-    """Whether ``spark`` is a Spark Connect client session (no JVM behind it)."""
-    return type(spark).__module__.startswith("pyspark.sql.connect")
 
 
 def _literal(v: Any) -> str:

@@ -42,8 +42,11 @@ from lakeskip.spark.front.catalog_setup import (
 )
 from lakeskip.spark.front.native_query import qualify_query, run_native_query
 from lakeskip.spark.front.remote import connect_remote, is_connect_session
+from lakeskip.spark.read.dv import files_read_by_name
 from lakeskip.spark.read.query import plan_query, run_planned
+from lakeskip.spark.read.store import spark_catalog
 from lakeskip.spark.write.writer import align_by_name, write_dataframe
+from lakeskip.sql.query import table_references
 from lakeskip.sql.statements import Query, Statement, parse_statements
 
 __all__ = ["Session", "TableHandle", "connect"]
@@ -120,7 +123,9 @@ def connect(
     service = attach_catalog(spark, warehouse, catalog_name)
     if service is not None:
         service.dml_runner = st_exec.run_catalog_dml
-    return Session(Catalog(warehouse), spark, catalog_name=catalog_name, service=service)
+    return Session(
+        spark_catalog(spark, warehouse), spark, catalog_name=catalog_name, service=service
+    )
 
 
 class Session:
@@ -202,8 +207,26 @@ class Session:
         sql = qualify_query(query, self.catalog, self.catalog_name, self.current_database)
         return run_native_query(self.spark, self._service, sql)
 
+    def _native(self, query: Query) -> bool:
+        """Whether ``query`` runs through the Spark catalog: it is active, and no lakeskip
+        table the query names has files that must be read by field id (a column renamed,
+        retyped, or dropped and its name reused since some schema version: Spark's Parquet
+        scan matches by name), which the planned read does."""
+        if self._service is None or self.catalog_name is None:
+            return False
+        for catalog, ident in table_references(query):
+            if catalog is not None and catalog != self.catalog_name:
+                continue
+            try:
+                table = self.catalog.get_table(ident.qualified(self.current_database))
+            except LakeskipError:
+                continue  # not a lakeskip table (a CTE, a view): Spark's business
+            if not files_read_by_name(table):
+                return False
+        return True
+
     def _query(self, query: Query) -> DataFrame:
-        if self._service is not None and self.catalog_name is not None:
+        if self._native(query):
             df, reports = self._plan_native(query)
             self._set_reports(reports)
             for message in dict.fromkeys(w for r in reports for w in r.warnings):
@@ -220,7 +243,7 @@ class Session:
         statements = parse_statements(query)
         if len(statements) != 1 or not isinstance(statements[0], Query):
             raise InvalidArgumentError("explain() takes exactly one query")
-        if self._service is not None and self.catalog_name is not None:
+        if self._native(statements[0]):
             try:
                 return self._plan_native(statements[0])[1]
             except PySparkException as e:
@@ -265,6 +288,7 @@ class Session:
             run_query=self.sql,
             plan_native=self._plan_native if self._service is not None else None,
             run_parsed=self._query,
+            catalog_name=self.catalog_name,
         )
 
 

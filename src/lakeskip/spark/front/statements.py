@@ -28,7 +28,7 @@ from lakeskip.spark.write.writer import align_by_position, write_dataframe
 from lakeskip.sql.help import HELP
 from lakeskip.sql.merge import Merge
 from lakeskip.sql.statements import (
-    AlterTableAddColumns,
+    AlterTableColumns,
     AlterTableSetOptions,
     AlterTableUnsetOptions,
     Call,
@@ -78,6 +78,8 @@ class StatementContext:
     #: how a parsed query runs (the session's: over the pruned files); ``None``: Spark runs
     #: its text as it is
     run_parsed: Callable[[Query], DataFrame] | None = None
+    #: the Spark catalog name the session serves (``None``: no catalog)
+    catalog_name: str | None = None
 
     @property
     def time_zone(self) -> str:
@@ -192,6 +194,9 @@ def _show_tables(ctx: StatementContext, s: ShowTables) -> DataFrame:
 
 
 def _call(ctx: StatementContext, s: Call) -> DataFrame:
+    if s.catalog is not None and s.catalog != ctx.catalog_name:
+        # another catalog's procedure (CALL lk2.sys.x): Spark routes it to that catalog
+        return ctx.spark.sql(s.spark_sql(s.catalog))
     return call_procedure(ctx, s.procedure, s.args, s.kwargs)
 
 
@@ -200,7 +205,7 @@ def _call(ctx: StatementContext, s: Call) -> DataFrame:
 
 def _table_statement(
     ctx: StatementContext,
-    s: AlterTableAddColumns | RenameTable | TruncateTable | OtherTableStatement,
+    s: AlterTableColumns | RenameTable | TruncateTable | OtherTableStatement,
 ) -> DataFrame:
     cat = ctx.catalog
     name = _ident(ctx, s.ident)
@@ -214,12 +219,8 @@ def _table_statement(
             "append-only table (INSERT, INSERT OVERWRITE, DELETE, UPDATE and TRUNCATE TABLE "
             "are supported)"
         )
-    if isinstance(s, AlterTableAddColumns):
-        fields = [
-            Field(0, c.name, c.type if c.nullable else c.type.with_nullable(False), c.comment)
-            for c in s.columns
-        ]
-        schema = cat.add_columns(name, fields)
+    if isinstance(s, AlterTableColumns):
+        schema = cat.alter_columns(name, s.changes)
         return _ok(ctx, f"table {name} altered (schema {schema.id})")
     if isinstance(s, RenameTable):
         new_name = _ident(ctx, s.new_ident)
@@ -596,7 +597,7 @@ HANDLERS: Mapping[type[Statement], Callable[[StatementContext, Any], DataFrame]]
     Insert: _insert,
     AlterTableSetOptions: _set_options,
     AlterTableUnsetOptions: _unset_options,
-    AlterTableAddColumns: _table_statement,
+    AlterTableColumns: _table_statement,
     RenameTable: _table_statement,
     TruncateTable: _table_statement,
     OtherTableStatement: _table_statement,

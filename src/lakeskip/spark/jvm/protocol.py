@@ -20,7 +20,7 @@ Java's twin is ``Protocol.java``, generated from this module
 file differs, or when another Java file spells an operation or key as a literal. Changing an
 operation's JSON means: change its type here, regenerate, bump :data:`PROTOCOL`.
 
->>> req = decode(TableRequest, {"protocol": 1, "tag": "q1", "catalog": "lake",
+>>> req = decode(TableRequest, {"protocol": 2, "tag": "q1", "catalog": "lake",
 ...                             "namespace": ["db"], "name": "t"})
 >>> req.namespace, req.name
 (('db',), 't')
@@ -57,6 +57,7 @@ __all__ = [
     "OPERATIONS",
     "PROTOCOL",
     "TAG_PROPERTY",
+    "ColumnChangeKind",
     "ErrorKind",
     "Json",
     "LiteralType",
@@ -64,6 +65,7 @@ __all__ = [
     "OpSpec",
     "PredicateKey",
     "PredicateOp",
+    "TableKindTag",
     "TableProperty",
     "decode",
     "decode_reply",
@@ -76,7 +78,7 @@ __all__ = [
 
 #: Version of the JSON protocol: Java sends it with every callback and returns it on
 #: registration; a mismatch is "rebuild the jar". Bump it when an operation's JSON changes.
-PROTOCOL = 1
+PROTOCOL = 2
 
 #: Spark local property correlating callbacks with the Python thread that ran the query
 #: (callbacks run on py4j's threads): pruning reports and errors are filed under it.
@@ -95,6 +97,20 @@ class TableProperty(StrEnum):
     #: DESCRIBE EXTENDED's line when the table state cannot be had
     STATE = "lakeskip.state"
     SYSTEM_TABLE = "system-table"
+
+
+class TableKindTag(StrEnum):
+    """A table's kind (:data:`lakeskip.catalog.kind.TableKind`) on the wire: how its rows live
+    in its files. Java switches on it (``LakeTable``) instead of re-deriving it."""
+
+    #: every row of every file
+    APPEND = "append"
+    #: the rows of the files minus their deletion vectors
+    APPEND_DV = "append-dv"
+    #: versions of keys, merged when read (``LakePkScan``)
+    PK_MERGE = "pk-merge"
+    #: one live version per key in the files above level 0, read minus their DVs
+    PK_RAW = "pk-raw"
 
 
 class Op(StrEnum):
@@ -121,11 +137,13 @@ class Op(StrEnum):
     SYSTEM_ROWS = "system_rows"
     EXPLAIN_ROWS = "explain_rows"
     WRITE = "write"
+    STREAM_WRITE = "stream_write"
     DML = "dml"
     PROCEDURE_INFO = "procedure_info"
     LIST_PROCEDURES = "list_procedures"
     CALL_PROCEDURE = "call_procedure"
     REWRITE_SQL = "rewrite_sql"
+    SHOW_CREATE_TABLE = "show_create_table"
 
 
 class ErrorKind(StrEnum):
@@ -154,7 +172,7 @@ class WriteMode(StrEnum):
 
 
 class AggregateKind(StrEnum):
-    """The aggregates Spark may push (``LakeScanBuilder.pushAggregation``); the names of
+    """The aggregates Spark may push (``AggregatePushDown.java``); the names of
     :class:`lakeskip.planner.aggregate.AggregateFunction`."""
 
     COUNT_STAR = "count_star"
@@ -169,6 +187,18 @@ class StageMode(StrEnum):
     CREATE = "create"
     REPLACE = "replace"
     CREATE_OR_REPLACE = "create_or_replace"
+
+
+class ColumnChangeKind(StrEnum):
+    """The kinds of a column change of ``ALTER TABLE`` (:class:`ColumnChange`)."""
+
+    ADD = "add"
+    RENAME = "rename"
+    DROP = "drop"
+    TYPE = "type"
+    NULLABILITY = "nullability"
+    COMMENT = "comment"
+    POSITION = "position"
 
 
 # -- the predicate tree (``filters`` / ``condition``) -----------------------------------------
@@ -341,9 +371,30 @@ class StagedRequest(TableRequest):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ColumnChange:
+    """One of Spark's column ``TableChange``s (``jvm/catalog/LakeOps.alterTable``), for
+    Paimon's schema evolution (``catalog/schema_evolution.py``)."""
+
+    change: ColumnChangeKind
+    #: the column, nested fields by path
+    names: tuple[str, ...]
+    #: add / type: the Spark type as its JSON text (``DataType.json()``)
+    spark_type: Json = None
+    nullable: bool | None = None
+    comment: str | None = None
+    new_name: str | None = None
+    #: add / position: FIRST or AFTER (None: last)
+    position: str | None = None
+    #: AFTER which column
+    after: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class AlterTableRequest(TableRequest):
     set: Mapping[str, str] = field(default_factory=dict)
     unset: tuple[str, ...] = ()
+    #: column changes, in the order Spark gave them
+    columns: tuple[ColumnChange, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -418,6 +469,18 @@ class WriteRequest(TableRequest):
     mode: WriteMode = WriteMode.APPEND
     #: an overwrite's condition, as Spark's predicates (``PredicateJson.java``)
     condition: tuple[Json, ...] = ()
+    session: SessionInfo | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StreamWriteRequest(TableRequest):
+    """One micro-batch of a streaming query into the table (``LakeStreamWrite``), committed
+    with the query's id and the batch id as the snapshot's commit user and identifier."""
+
+    query_id: str
+    batch_id: int
+    #: APPEND (output mode append) or TRUNCATE (complete: each batch replaces the table)
+    mode: WriteMode = WriteMode.APPEND
     session: SessionInfo | None = None
 
 
@@ -508,6 +571,8 @@ class TableDescription:
     #: Spark DDL of the columns
     schema: str
     partition_keys: tuple[str, ...]
+    #: how its rows live in its files
+    kind: TableKindTag
     #: the key Java merges by (``LakePkScan``): a primary-key table read by merge, its key
     #: minus its partition columns; empty for any other table
     trimmed_keys: tuple[str, ...]
@@ -692,6 +757,13 @@ class WriteReply:
 
 
 @dataclass(frozen=True, slots=True)
+class StreamWriteReply:
+    snapshot_id: int | None
+    #: the table held the batch already (a replay after a restart): nothing was written
+    replayed: bool
+
+
+@dataclass(frozen=True, slots=True)
 class ProcedureParameter:
     name: str
     #: Spark type name: string, bigint or boolean
@@ -717,6 +789,12 @@ class ProcedureResultReply:
 class RewriteSqlReply:
     #: Spark SQL for the statement (``None``: nothing to rewrite)
     sql: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class CreateSqlReply:
+    #: Spark SQL that creates the table as it is (``SHOW CREATE TABLE``)
+    sql: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -774,11 +852,13 @@ OPERATIONS: Mapping[Op, OpSpec] = {
     Op.SYSTEM_ROWS: OpSpec(SystemRowsRequest, (RowsReply,)),
     Op.EXPLAIN_ROWS: OpSpec(ExplainRowsRequest, (RowsReply,)),
     Op.WRITE: OpSpec(WriteRequest, (WriteReply,)),
+    Op.STREAM_WRITE: OpSpec(StreamWriteRequest, (StreamWriteReply,)),
     Op.DML: OpSpec(DmlRequest, (EmptyReply,)),
     Op.PROCEDURE_INFO: OpSpec(ProcedureInfoRequest, (ProcedureInfoReply,), read_only=True),
     Op.LIST_PROCEDURES: OpSpec(CatalogRequest, (ListProceduresReply,), read_only=True),
     Op.CALL_PROCEDURE: OpSpec(CallProcedureRequest, (ProcedureResultReply,)),
     Op.REWRITE_SQL: OpSpec(RewriteSqlRequest, (RewriteSqlReply,), read_only=True),
+    Op.SHOW_CREATE_TABLE: OpSpec(TableRequest, (CreateSqlReply,), read_only=True),
 }
 
 

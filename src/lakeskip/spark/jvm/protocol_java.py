@@ -47,6 +47,35 @@ def _enum(doc: str, name: str, enum: type[StrEnum]) -> list[str]:
     return _strings(doc, name, [(m.name, m.value) for m in enum])
 
 
+def _java_enum(doc: str, name: str, enum: type[StrEnum]) -> list[str]:
+    """A Java enum: a {@code switch} over it without {@code default} must name every
+    constant, so javac finds every place a new member is not handled."""
+    members = [f"    {m.name}({_quote(m.value)})" for m in enum]
+    out = ["", f"  /** {doc} */", f"  public enum {name} {{"]
+    out += [f"{line}{',' if i < len(members) - 1 else ';'}" for i, line in enumerate(members)]
+    out += [
+        "",
+        "    /** The value on the wire. */",
+        "    public final String wire;",
+        "",
+        f"    {name}(String wire) {{",
+        "      this.wire = wire;",
+        "    }",
+        "",
+        "    /** The constant of a wire value (IllegalArgumentException for another). */",
+        f"    public static {name} of(String wire) {{",
+        f"      for ({name} v : values()) {{",
+        "        if (v.wire.equals(wire)) {",
+        "          return v;",
+        "        }",
+        "      }",
+        f'      throw new IllegalArgumentException("unknown {name}: " + wire);',
+        "    }",
+        "  }",
+    ]
+    return out
+
+
 def java_source() -> str:
     """The text of ``Protocol.java``."""
     read_only = [op for op, spec in protocol.OPERATIONS.items() if spec.read_only]
@@ -88,7 +117,13 @@ def java_source() -> str:
     lines += _enum("The modes of a write.", "WriteMode", protocol.WriteMode)
     lines += _enum("The modes of a staged CTAS / RTAS.", "StageMode", protocol.StageMode)
     lines += _enum("The functions of a pushed aggregate.", "AggregateKind", protocol.AggregateKind)
+    lines += _enum(
+        "The kinds of an ALTER TABLE column change.", "ColumnChangeKind", protocol.ColumnChangeKind
+    )
     lines += _enum("Table property names.", "TableProperty", protocol.TableProperty)
+    lines += _java_enum(
+        "A table's kind: how its rows live in its files.", "TableKindTag", protocol.TableKindTag
+    )
     lines += _enum("The keys of a predicate tree's nodes.", "PredicateKey", protocol.PredicateKey)
     lines += _enum(
         "The Spark V2 predicate names Python translates (sent as Spark names them).",

@@ -42,8 +42,7 @@ from lakeskip.planner.report import PruningReport
 from lakeskip.planner.scan import ScanPlanner
 from lakeskip.spark.modify.merge_prune import MergeTarget, plan_merge_target
 from lakeskip.spark.modify.serializable import serializable_check
-from lakeskip.spark.read.dv import pushdown_safe_frame
-from lakeskip.spark.read.query import table_file_paths, view_over_files
+from lakeskip.spark.read.dv import files_frame_by_id, pushdown_safe_frame
 from lakeskip.sql.merge import MergeAction, MergeActionKind
 from lakeskip.sql.query import condition_predicate, nondeterministic_function
 from lakeskip.types import RowType
@@ -601,11 +600,8 @@ def files_frame(
 ) -> DataFrame:
     """Exactly these files with the table's schema, plus each row's data file name and
     position (``FILE_COLUMN``, ``ROW_COLUMN``)."""
-    df = view_over_files(spark, table.schema.row_type, table_file_paths(table, entries))
-    df = df.select(
-        "*",
-        F.col("_metadata.file_name").alias(FILE_COLUMN),
-        F.col("_metadata.row_index").alias(ROW_COLUMN),
+    df = files_frame_by_id(
+        spark, table, entries, {FILE_COLUMN: "file_name", ROW_COLUMN: "row_index"}
     )
     return pushdown_safe_frame(df, table, entries)
 

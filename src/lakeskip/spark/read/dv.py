@@ -13,6 +13,7 @@ positions (Spark's Parquet row index).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -25,13 +26,17 @@ from pyspark.sql import functions as F
 from lakeskip.catalog.format.manifest import ManifestEntry
 from lakeskip.catalog.format.snapshot import Snapshot
 from lakeskip.catalog.format.stats import unpushable_columns
+from lakeskip.catalog.schema_evolution import reads_by_name
 from lakeskip.catalog.table import FileStoreTable
-from lakeskip.types import RowType, TypeRoot
+from lakeskip.errors import CorruptMetadataError
+from lakeskip.types import Field, RowType, TypeRoot
 
 __all__ = [
     "FILE_COLUMN",
     "POS_COLUMN",
     "DeletionVectors",
+    "files_frame_by_id",
+    "files_read_by_name",
     "live_rows_frame",
     "pushdown_safe_frame",
     "read_vectors",
@@ -136,6 +141,82 @@ def _deleted_frame(spark: SparkSession, vectors: Mapping[str, BitMap]) -> DataFr
     return spark.createDataFrame(table)
 
 
+def files_read_by_name(table: FileStoreTable) -> bool:
+    """Whether a file of any schema version of ``table`` reads right by column name under its
+    current schema (:func:`~lakeskip.catalog.schema_evolution.reads_by_name`); from the
+    schema files alone (cached per table), no manifest read."""
+    current = table.schema
+    for i in range(current.id):  # ids count up from 0; a table never altered has none
+        try:
+            older = table.schema_by_id(i)
+        except CorruptMetadataError:
+            continue  # a gap: no file can name a schema that does not exist
+        if not reads_by_name(older.row_type, current.row_type):
+            return False
+    return True
+
+
+def files_frame_by_id(
+    spark: SparkSession,
+    table: FileStoreTable,
+    entries: Sequence[ManifestEntry],
+    metadata: Mapping[str, str] | None = None,
+) -> DataFrame:
+    """Exactly these files' rows under the table's current schema, their columns matched by
+    field id (Paimon's schema evolution): a file written under an older schema has its
+    renamed columns under their new names, its widened columns cast, the columns added since
+    as NULL and the dropped ones gone. Files whose schema reads right by name
+    (:func:`~lakeskip.catalog.schema_evolution.reads_by_name`) are read as one plain
+    Parquet scan; each other schema version is read with its own names and projected.
+
+    Args:
+        metadata: output name -> a ``_metadata`` field of Spark's file source (``file_name``,
+            ``row_index``), added after the table's columns.
+    """
+    row_type = table.schema.row_type
+    extra = [F.col(f"_metadata.{src}").alias(name) for name, src in (metadata or {}).items()]
+    groups: dict[int, list[ManifestEntry]] = {}
+    for e in entries:
+        groups.setdefault(e.file.schema_id, []).append(e)
+    plain: list[ManifestEntry] = []
+    evolved: list[tuple[RowType, list[ManifestEntry]]] = []
+    for schema_id, group in groups.items():
+        file_type = row_type if schema_id == table.schema.id else None
+        if file_type is None:
+            file_type = table.schema_by_id(schema_id).row_type
+        if reads_by_name(file_type, row_type):
+            plain.extend(group)
+        else:
+            evolved.append((file_type, group))
+    frames: list[DataFrame] = []
+    if plain or not evolved:
+        df = view_over_files(spark, row_type, table_file_paths(table, plain))
+        frames.append(df.select("*", *extra) if extra else df)
+    for file_type, group in evolved:
+        by_id = {f.id: f for f in file_type}
+        stored = RowType(tuple(by_id[f.id] for f in row_type if f.id in by_id))
+        df = view_over_files(spark, stored, table_file_paths(table, group))
+        columns = [_by_id(by_id.get(f.id), f, None).alias(f.name) for f in row_type]
+        frames.append(df.select(*columns, *extra))
+    return functools.reduce(lambda a, b: a.unionByName(b), frames)
+
+
+def _by_id(stored: Field | None, now: Field, parent: Column | None) -> Column:
+    """The column ``now`` of the current schema from the file's field of its id (``stored``;
+    None: the file predates the column, so NULL)."""
+    target = now.type.with_nullable(True)
+    if stored is None:
+        return F.lit(None).cast(target.spark_ddl())
+    col = F.col(f"`{stored.name}`") if parent is None else parent.getField(stored.name)
+    if stored.type.root is TypeRoot.ROW and target.root is TypeRoot.ROW:
+        inner = {f.id: f for f in stored.type.row_fields}
+        fields = [_by_id(inner.get(f.id), f, col).alias(f.name) for f in target.row_fields]
+        return F.when(col.isNull(), F.lit(None)).otherwise(F.struct(*fields))
+    if stored.type.with_nullable(True) == target:
+        return col
+    return col.cast(target.spark_ddl())
+
+
 def live_rows_frame(
     spark: SparkSession,
     table: FileStoreTable,
@@ -146,17 +227,14 @@ def live_rows_frame(
 ) -> DataFrame:
     """The live rows of exactly these files with the table's schema; ``with_position`` adds
     each row's data file name (``FILE_COLUMN``) and position (``POS_COLUMN``)."""
-    df = view_over_files(spark, table.schema.row_type, table_file_paths(table, entries))
     wanted = {e.file.file_name for e in entries}
     vectors = {n: bm for n, bm in dvs.vectors.items() if n in wanted and len(bm)}
     if not with_position and not vectors:
-        return pushdown_safe_frame(df, table, entries)
-    columns = df.columns
-    df = df.select(
-        "*",
-        F.col("_metadata.file_name").alias(FILE_COLUMN),
-        F.col("_metadata.row_index").alias(POS_COLUMN),
+        return pushdown_safe_frame(files_frame_by_id(spark, table, entries), table, entries)
+    df = files_frame_by_id(
+        spark, table, entries, {FILE_COLUMN: "file_name", POS_COLUMN: "row_index"}
     )
+    columns = table.schema.row_type.names
     if vectors:
         df = df.join(
             F.broadcast(_deleted_frame(spark, vectors)), [FILE_COLUMN, POS_COLUMN], "left_anti"

@@ -26,7 +26,7 @@ from lakeskip.catalog.format.hash_index import HashIndexChange, hash_entries, me
 from lakeskip.catalog.format.index_manifest import IndexManifestEntry
 from lakeskip.catalog.format.manifest import ManifestEntry
 from lakeskip.catalog.format.parquet_options import parquet_write_options
-from lakeskip.catalog.format.snapshot import CommitKind, Snapshot
+from lakeskip.catalog.format.snapshot import CommitIdentity, CommitKind, Snapshot
 from lakeskip.catalog.kind import Append, AppendDv, PkMerge, PkRaw
 from lakeskip.catalog.options import check_writable, target_file_size
 from lakeskip.catalog.pk.dynamic_bucket import (
@@ -156,10 +156,11 @@ def commit_written(
     overwrite_partitions: Sequence[tuple[Any, ...]] | None = None,
     *,
     concurrent_check: Callable[[Snapshot | None], None] | None = None,
+    identity: CommitIdentity | None = None,
 ) -> Snapshot | None:
     """Commit what :func:`write_entries` wrote: with the files it removes and the DVs it
     set (primary-key tables read raw) and the HASH index files it wrote (dynamic bucket)
-    in the same snapshot. ``concurrent_check``: as
+    in the same snapshot. ``concurrent_check``, ``identity``: as
     :meth:`~lakeskip.catalog.table.FileStoreTable.commit`'s."""
     if kind is CommitKind.APPEND and (written.removed or written.vectors is not None):
         # files leave the table: an OVERWRITE that replaces no partition
@@ -172,6 +173,7 @@ def commit_written(
         deletion_vectors=written.vectors,
         concurrent_check=concurrent_check,
         hash_index=written.hash_index,
+        identity=identity,
     )
     if snapshot is not None:
         compact_after_commit(table, written.added)
@@ -686,6 +688,7 @@ def write_dataframe(
     static_partition: Mapping[str, Any] | None = None,
     overwrite_partitions: Sequence[tuple[Any, ...]] | None = None,
     overwrite_all: bool = False,
+    identity: CommitIdentity | None = None,
 ) -> Snapshot | None:
     """Write an aligned DataFrame (columns already in table order and types) and commit.
 
@@ -697,9 +700,14 @@ def write_dataframe(
         static_partition: ``INSERT OVERWRITE t PARTITION (k=v)`` values.
         overwrite_partitions: replace exactly these partitions (full value tuples).
         overwrite_all: replace the whole table, also when it is partitioned.
+        identity: the commit's user and identifier (a streaming query's micro-batch): a
+            write whose identity the table already holds writes nothing, and one that
+            finds it there at commit time (a concurrent run of the same batch) removes
+            what it wrote (:meth:`~lakeskip.catalog.table.FileStoreTable.commit`).
 
     Returns:
-        The committed snapshot, or ``None`` when nothing changed.
+        The committed snapshot, or ``None`` when nothing changed (or ``identity`` was
+        committed already).
 
     A commit that conflicts (a deletion-vector primary-key write whose lookup another
     commit made stale) removes what it wrote and writes again against the latest snapshot
@@ -707,14 +715,25 @@ def write_dataframe(
     """
 
     def attempt() -> Snapshot | None:
+        if identity is not None and table.committed(identity):
+            return None
         written = write_entries(table, df, fresh=overwrite)
         try:
-            return _commit_write(
-                table, written, overwrite, static_partition, overwrite_partitions, overwrite_all
+            snapshot = _commit_write(
+                table,
+                written,
+                overwrite,
+                static_partition,
+                overwrite_partitions,
+                overwrite_all,
+                identity,
             )
         except CommitConflictError:  # nothing was published
             table.remove_unpublished(written.added)
             raise
+        if snapshot is None and identity is not None:  # committed meanwhile: not published
+            table.remove_unpublished(written.added)
+        return snapshot
 
     return retry_on_conflict(table, attempt)
 
@@ -726,11 +745,12 @@ def _commit_write(
     static_partition: Mapping[str, Any] | None,
     overwrite_partitions: Sequence[tuple[Any, ...]] | None,
     overwrite_all: bool,
+    identity: CommitIdentity | None,
 ) -> Snapshot | None:
     if not overwrite:
         if not written.added and not written.removed:
             return None
-        return commit_written(table, written)
+        return commit_written(table, written, identity=identity)
     entries = written.added  # INSERT OVERWRITE replaces the old files: no lookup was made
     hashes = written.hash_index
     partitions: Sequence[tuple[Any, ...]] | None = None
@@ -747,7 +767,11 @@ def _commit_write(
             if not partitions:
                 return None
     snapshot = table.commit(
-        entries, kind=CommitKind.OVERWRITE, overwrite_partitions=partitions, hash_index=hashes
+        entries,
+        kind=CommitKind.OVERWRITE,
+        overwrite_partitions=partitions,
+        hash_index=hashes,
+        identity=identity,
     )
     if snapshot is not None:  # as after any write (Paimon's writer compacts an overwrite too)
         compact_after_commit(table, entries)

@@ -4,7 +4,10 @@ picked runs and streamed to Parquet while the process's Arrow memory pool and Py
 (tracemalloc: numpy and Python objects) stay within a multiple of the buffer.
 
 The write runs in a fresh subprocess so the Arrow pool's peak (``max_memory``, which cannot
-be reset) is that of the writes alone."""
+be reset) is that of the writes alone. Four probes of 200,000 to 800,000 rows take minutes of
+CPU, so the module is ``slow``: ``make fuzz`` (and so ``.ci/run``) runs it, ``make test`` does
+not; the same streamed write at small sizes is in ``test_pk_dv_write.py`` and
+``test_sort_buffer.py``."""
 
 from __future__ import annotations
 
@@ -25,6 +28,8 @@ from tests.pk_tables import write_pk_dv
 from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.types import BIGINT, STRING, RowType
+
+pytestmark = pytest.mark.slow
 
 ROW = RowType.of(("k", BIGINT), ("v", STRING))
 BUFFER = 1 << 20  # write-buffer-size of the probe's table

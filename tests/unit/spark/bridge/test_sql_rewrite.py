@@ -61,3 +61,17 @@ def test_unsupported_clauses_are_typed_errors_not_spark_syntax_errors() -> None:
     # a syntax error stays Spark's; so does a statement that is not CREATE TABLE
     assert rewrite_for_spark("CREATE TABLE k (a INT WITH ('x'='y')", LAKE) is None
     assert rewrite_for_spark("INSERT INTO a.b.c.d VALUES (1)", LAKE) is None
+
+
+def test_call_goes_to_the_catalog_it_names_else_the_current_lakeskip_one() -> None:
+    both = ["lakeskip", "lk2"]
+    named = "CALL lk2.sys.compact(table => 'other.t2')"
+    # Spark routes a catalog-qualified CALL itself: no rewrite may send it elsewhere
+    assert rewrite_for_spark(named, both, "lakeskip") is None
+    assert rewrite_for_spark(named, both, "spark_catalog") is None
+    bare = "CALL sys.compact(table => 'other.t2')"
+    assert rewrite_for_spark(bare, both, "lk2") == "CALL `lk2`.sys.compact(table => 'other.t2')"
+    assert rewrite_for_spark(bare, both, "spark_catalog") == (
+        "CALL `lakeskip`.sys.compact(table => 'other.t2')"
+    )
+    assert rewrite_for_spark(bare, ["lk2"], None) == "CALL `lk2`.sys.compact(table => 'other.t2')"

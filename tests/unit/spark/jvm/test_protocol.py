@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from lakeskip.catalog.kind import table_kind
 from lakeskip.catalog.pk.primary_key import PRIMARY_KEY_OPTION
 from lakeskip.errors import (
     ColumnNotFoundError,
@@ -31,6 +32,7 @@ from lakeskip.errors import (
 )
 from lakeskip.planner.aggregate import AggregateFunction
 from lakeskip.spark.bridge.catalog_service import HANDLERS, CatalogService
+from lakeskip.spark.bridge.catalog_tables import kind_tag
 from lakeskip.spark.jvm import protocol
 from lakeskip.spark.jvm.protocol import (
     OPERATIONS,
@@ -38,6 +40,7 @@ from lakeskip.spark.jvm.protocol import (
     ErrorKind,
     ErrorReply,
     Op,
+    TableKindTag,
     decode,
     decode_reply,
     encode,
@@ -497,3 +500,24 @@ def test_a_reply_of_the_wrong_type_or_not_json_is_an_internal_error(
     )
     kind, message = _error(_call(service, Op.LIST_PROCEDURES))
     assert kind == ErrorKind.INTERNAL and "not JSON serializable" in message
+
+
+@pytest.mark.parametrize(
+    ("options", "keys", "tag"),
+    [
+        ({}, (), TableKindTag.APPEND),
+        ({"deletion-vectors.enabled": "true"}, (), TableKindTag.APPEND_DV),
+        ({"bucket": "2"}, ("id",), TableKindTag.PK_MERGE),
+        ({"bucket": "2", "merge-engine": "partial-update"}, ("id",), TableKindTag.PK_MERGE),
+        ({"bucket": "2", "deletion-vectors.enabled": "true"}, ("id",), TableKindTag.PK_RAW),
+        ({"bucket": "2", "merge-engine": "first-row"}, ("id",), TableKindTag.PK_RAW),
+    ],
+)
+def test_each_table_kind_crosses_as_its_tag(
+    options: dict[str, str], keys: tuple[str, ...], tag: TableKindTag
+) -> None:
+    """Java switches on the tag (``LakeTable.readByMerge`` / ``primaryKey``), never on the
+    ``primary-key`` property or the merge keys; one tag per kind, and Java's enum has them all."""
+    assert kind_tag(table_kind(options, keys)) is tag
+    java = JAVA_PATH.read_text(encoding="utf-8")
+    assert all(f'{t.name}("{t.value}")' in java for t in TableKindTag)

@@ -29,8 +29,9 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * log file that every brain error names. If it dies, the next callback starts it again; a
  * start that fails is one line naming the log. It exits with the JVM: a shutdown hook ends it,
  * and it watches its stdin (EOF when this JVM is gone, also after {@code kill -9}) and its
- * parent pid. A PySpark driver that registers its own handler ({@link Bridge#register}) ends
- * a brain started before it: no second Python process.
+ * parent pid; its py4j server's threads are daemons ({@link #startAsDaemon}), so they never
+ * keep the JVM up. A PySpark driver that registers its own handler ({@link Bridge#register})
+ * ends a brain started before it: no second Python process.
  *
  * <p>The Python is the catalog option {@code python}, else {@code spark.pyspark.driver.python},
  * {@code spark.pyspark.python}, {@code PYSPARK_DRIVER_PYTHON}, {@code PYSPARK_PYTHON}, else
@@ -215,9 +216,7 @@ public final class Brain {
         server.shutdown();
         server = null;
       }
-      Py4JServer s = new Py4JServer(conf);
-      s.start();
-      server = s;
+      server = startAsDaemon(conf);
       if (log == null) {
         log = File.createTempFile(
             "lakeskip-brain-" + ProcessHandle.current().pid() + "-", ".log");
@@ -271,6 +270,40 @@ public final class Brain {
       }
     }
     return owned;
+  }
+
+  /**
+   * A started py4j server whose threads are daemons. py4j's threads are plain
+   * {@code new Thread}s, daemons exactly when the thread creating them is (py4j's
+   * {@code ClientServer} starts its accept thread as it is built): built and started on a
+   * daemon thread, the accept thread and every connection thread it starts are daemons, so
+   * they never keep the JVM up once its application is done ({@code spark-submit app.py} of
+   * an app that registered no handler of its own would otherwise never exit). The brain
+   * process ends in the shutdown hook.
+   */
+  private static Py4JServer startAsDaemon(SparkConf conf) {
+    Object[] result = new Object[1];
+    Thread t = new Thread(() -> {
+      try {
+        Py4JServer s = new Py4JServer(conf);
+        s.start();
+        result[0] = s;
+      } catch (RuntimeException e) {
+        result[0] = e;
+      }
+    }, "lakeskip-brain-py4j-start");
+    t.setDaemon(true);
+    t.start();
+    try {
+      t.join();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while starting the py4j server", e);
+    }
+    if (result[0] instanceof RuntimeException e) {
+      throw e;
+    }
+    return (Py4JServer) result[0];
   }
 
   private static RuntimeException fail(String python, String why) {

@@ -14,6 +14,7 @@ import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.analysis.NoSuchNamespaceException;
 import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
 import org.apache.spark.sql.connector.catalog.Identifier;
+import org.apache.spark.sql.internal.SQLConf;
 import scala.Option;
 
 /**
@@ -69,6 +70,26 @@ public final class Bridge {
 
   public static ObjectNode obj() {
     return JSON.createObjectNode();
+  }
+
+  /**
+   * The querying session's time zone and {@code spark.paimon.*} settings (time travel), sent
+   * with a callback: Python reading them back with {@code spark.conf.get} cost one more
+   * round trip into the JVM per key and query.
+   */
+  public static ObjectNode session() {
+    SQLConf conf = SQLConf.get();
+    ObjectNode n = obj();
+    n.put(Key.TIME_ZONE, conf.sessionLocalTimeZone());
+    ObjectNode settings = n.putObject(Key.SETTINGS);
+    scala.collection.Iterator<scala.Tuple2<String, String>> it = conf.getAllConfs().iterator();
+    while (it.hasNext()) {
+      scala.Tuple2<String, String> kv = it.next();
+      if (kv._1().startsWith("spark.paimon.")) {
+        settings.put(kv._1(), kv._2());
+      }
+    }
+    return n;
   }
 
   /** The tag of the calling thread's query, or "" (callbacks run on other Python threads). */

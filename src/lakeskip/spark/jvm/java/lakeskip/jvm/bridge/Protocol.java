@@ -10,7 +10,7 @@ public final class Protocol {
   private Protocol() {}
 
   /** Version of the JSON protocol; Python checks it on every callback. */
-  public static final int VERSION = 1;
+  public static final int VERSION = 2;
 
   /** Spark local property correlating callbacks with the query's Python thread. */
   public static final String TAG_PROPERTY = "lakeskip.query.tag";
@@ -40,11 +40,13 @@ public final class Protocol {
     public static final String SYSTEM_ROWS = "system_rows";
     public static final String EXPLAIN_ROWS = "explain_rows";
     public static final String WRITE = "write";
+    public static final String STREAM_WRITE = "stream_write";
     public static final String DML = "dml";
     public static final String PROCEDURE_INFO = "procedure_info";
     public static final String LIST_PROCEDURES = "list_procedures";
     public static final String CALL_PROCEDURE = "call_procedure";
     public static final String REWRITE_SQL = "rewrite_sql";
+    public static final String SHOW_CREATE_TABLE = "show_create_table";
   }
 
   /** Operations that change nothing: safe to ask a restarted brain again. */
@@ -60,22 +62,28 @@ public final class Protocol {
       Op.FILE_REPORT,
       Op.PROCEDURE_INFO,
       Op.LIST_PROCEDURES,
-      Op.REWRITE_SQL);
+      Op.REWRITE_SQL,
+      Op.SHOW_CREATE_TABLE);
 
   /** The keys of every request and reply object. */
   public static final class Key {
     private Key() {}
 
     public static final String ABSENT = "absent";
+    public static final String AFTER = "after";
     public static final String AGGREGATE_OVERFLOW = "aggregate_overflow";
     public static final String AGGREGATE_RETRACT = "aggregate_retract";
     public static final String AGGREGATES = "aggregates";
     public static final String ARGUMENTS = "arguments";
+    public static final String BATCH_ID = "batch_id";
     public static final String BUCKET = "bucket";
     public static final String CASCADE = "cascade";
     public static final String CATALOG = "catalog";
     public static final String CATALOGS = "catalogs";
+    public static final String CHANGE = "change";
     public static final String COLUMN = "column";
+    public static final String COLUMNS = "columns";
+    public static final String COMMENT = "comment";
     public static final String CONDITION = "condition";
     public static final String CURRENT_CATALOG = "current_catalog";
     public static final String CURRENT_NAMESPACE = "current_namespace";
@@ -108,8 +116,11 @@ public final class Protocol {
     public static final String MODE = "mode";
     public static final String MTIME = "mtime";
     public static final String NAME = "name";
+    public static final String NAMES = "names";
     public static final String NAMESPACE = "namespace";
     public static final String NAMESPACES = "namespaces";
+    public static final String NEW_NAME = "new_name";
+    public static final String NULLABLE = "nullable";
     public static final String OTHER = "other";
     public static final String PARAMETERS = "parameters";
     public static final String PARTIAL_UPDATE_RETRACT = "partial_update_retract";
@@ -119,15 +130,18 @@ public final class Protocol {
     public static final String PATH = "path";
     public static final String PINNED = "pinned";
     public static final String PLANNING_MS = "planning_ms";
+    public static final String POSITION = "position";
     public static final String PROCEDURE = "procedure";
     public static final String PROCEDURES = "procedures";
     public static final String PROPERTIES = "properties";
     public static final String PROTOCOL = "protocol";
     public static final String PRUNABLE = "prunable";
     public static final String PRUNING = "pruning";
+    public static final String QUERY_ID = "query_id";
     public static final String QUERY_TAG = "query_tag";
     public static final String REFUSED = "refused";
     public static final String REMOVE_RECORD_ON_DELETE = "remove_record_on_delete";
+    public static final String REPLAYED = "replayed";
     public static final String REPORT_ID = "report_id";
     public static final String REQUIRED = "required";
     public static final String ROWS = "rows";
@@ -144,6 +158,7 @@ public final class Protocol {
     public static final String SIZE = "size";
     public static final String SNAPSHOT = "snapshot";
     public static final String SNAPSHOT_ID = "snapshot_id";
+    public static final String SPARK_TYPE = "spark_type";
     public static final String SQL = "sql";
     public static final String STAGED = "staged";
     public static final String STATS = "stats";
@@ -208,6 +223,19 @@ public final class Protocol {
     public static final String MAX = "max";
   }
 
+  /** The kinds of an ALTER TABLE column change. */
+  public static final class ColumnChangeKind {
+    private ColumnChangeKind() {}
+
+    public static final String ADD = "add";
+    public static final String RENAME = "rename";
+    public static final String DROP = "drop";
+    public static final String TYPE = "type";
+    public static final String NULLABILITY = "nullability";
+    public static final String COMMENT = "comment";
+    public static final String POSITION = "position";
+  }
+
   /** Table property names. */
   public static final class TableProperty {
     private TableProperty() {}
@@ -216,6 +244,31 @@ public final class Protocol {
     public static final String PROVIDER = "provider";
     public static final String STATE = "lakeskip.state";
     public static final String SYSTEM_TABLE = "system-table";
+  }
+
+  /** A table's kind: how its rows live in its files. */
+  public enum TableKindTag {
+    APPEND("append"),
+    APPEND_DV("append-dv"),
+    PK_MERGE("pk-merge"),
+    PK_RAW("pk-raw");
+
+    /** The value on the wire. */
+    public final String wire;
+
+    TableKindTag(String wire) {
+      this.wire = wire;
+    }
+
+    /** The constant of a wire value (IllegalArgumentException for another). */
+    public static TableKindTag of(String wire) {
+      for (TableKindTag v : values()) {
+        if (v.wire.equals(wire)) {
+          return v;
+        }
+      }
+      throw new IllegalArgumentException("unknown TableKindTag: " + wire);
+    }
   }
 
   /** The keys of a predicate tree's nodes. */

@@ -1,11 +1,14 @@
 package lakeskip.jvm.cache;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Properties;
 import lakeskip.jvm.bridge.Bridge;
+import lakeskip.jvm.bridge.Protocol.Key;
+import lakeskip.jvm.bridge.Protocol.Op;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.expressions.AttributeReference;
@@ -47,9 +50,9 @@ public final class ScanCache {
   private ScanCache() {}
 
   /** A built scan, the Hadoop settings it was built under, and its pruning report's id. */
-  public static final class Entry {
-    public final Scan scan;
-    public final String reportId;
+  private static final class Entry {
+    final Scan scan;
+    final String reportId;
     final Properties hadoop;
 
     Entry(Scan scan, String reportId, Properties hadoop) {
@@ -59,13 +62,33 @@ public final class ScanCache {
     }
   }
 
-  public static Entry get(SessionKey key) {
+  private static Entry get(SessionKey key) {
     Entry hit = CACHE.get(key);
     if (hit == null) {
       return null;
     }
     Properties now = hadoopProps(key.session);
     return now != null && now.equals(hit.hadoop) ? hit : null;
+  }
+
+  /**
+   * The scan stored under {@code key} if this query may reuse it, else null. Its pruning
+   * report must reach this query: nothing to do for an untagged query (nobody collects its
+   * report); a tagged one asks Python to file the stored report under its tag, and gets null
+   * if Python has let it go (then the query is planned afresh).
+   */
+  public static Scan reusable(SessionKey key) {
+    Entry hit = get(key);
+    return hit != null && reported(hit.reportId) ? hit.scan : null;
+  }
+
+  private static boolean reported(String reportId) {
+    if (Bridge.tag().isEmpty()) {
+      return true;
+    }
+    ObjectNode p = Bridge.obj();
+    p.put(Key.REPORT_ID, reportId);
+    return Bridge.ask(Op.FILE_REPORT, p, null).path(Key.FOUND).asBoolean(false);
   }
 
   public static void put(SessionKey key, Scan scan, String reportId) {

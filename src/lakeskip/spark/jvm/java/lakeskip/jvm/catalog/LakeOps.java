@@ -10,6 +10,7 @@ import lakeskip.jvm.LakeCatalog;
 import lakeskip.jvm.LakeSessionCatalog;
 import lakeskip.jvm.bridge.Brain;
 import lakeskip.jvm.bridge.Bridge;
+import lakeskip.jvm.bridge.Protocol.ColumnChangeKind;
 import lakeskip.jvm.bridge.Protocol.ErrorKind;
 import lakeskip.jvm.bridge.Protocol.Key;
 import lakeskip.jvm.bridge.Protocol.Op;
@@ -241,16 +242,19 @@ public final class LakeOps {
     ObjectNode p = payload(ident);
     ObjectNode set = p.putObject(Key.SET);
     ArrayNode unset = p.putArray(Key.UNSET);
+    ArrayNode columns = p.putArray(Key.COLUMNS);
     for (TableChange c : changes) {
       if (c instanceof TableChange.SetProperty) {
         TableChange.SetProperty s = (TableChange.SetProperty) c;
         set.put(s.property(), s.value());
       } else if (c instanceof TableChange.RemoveProperty) {
         unset.add(((TableChange.RemoveProperty) c).property());
+      } else if (c instanceof TableChange.ColumnChange) {
+        columns.add(columnChange((TableChange.ColumnChange) c));
       } else {
         throw Bridge.error(
-            "lakeskip tables support ALTER TABLE SET/UNSET TBLPROPERTIES only, not "
-                + c.getClass().getSimpleName(),
+            "ALTER TABLE on a lakeskip table: " + c.getClass().getSimpleName()
+                + " is not supported (columns and TBLPROPERTIES are)",
             null);
       }
     }
@@ -258,6 +262,57 @@ public final class LakeOps {
     JsonNode r = Bridge.ask(Op.ALTER_TABLE, p, null, kind ->
         kind.equals(ErrorKind.TABLE_NOT_FOUND) ? Bridge.noSuchTable(ident) : null);
     return new LakeTable(this, ident, r);
+  }
+
+  /** One of Spark's column changes as the protocol's {@code ColumnChange} (Python decides). */
+  private static ObjectNode columnChange(TableChange.ColumnChange c) {
+    ObjectNode o = Bridge.JSON.createObjectNode();
+    ArrayNode names = o.putArray(Key.NAMES);
+    for (String n : c.fieldNames()) {
+      names.add(n);
+    }
+    if (c instanceof TableChange.AddColumn) {
+      TableChange.AddColumn a = (TableChange.AddColumn) c;
+      if (a.defaultValue() != null) {
+        throw Bridge.error("ADD COLUMN ... DEFAULT is not supported on lakeskip tables", null);
+      }
+      o.put(Key.CHANGE, ColumnChangeKind.ADD);
+      o.put(Key.SPARK_TYPE, a.dataType().json());
+      o.put(Key.NULLABLE, a.isNullable());
+      o.put(Key.COMMENT, a.comment());
+      position(o, a.position());
+    } else if (c instanceof TableChange.RenameColumn) {
+      o.put(Key.CHANGE, ColumnChangeKind.RENAME);
+      o.put(Key.NEW_NAME, ((TableChange.RenameColumn) c).newName());
+    } else if (c instanceof TableChange.DeleteColumn) {
+      o.put(Key.CHANGE, ColumnChangeKind.DROP);
+    } else if (c instanceof TableChange.UpdateColumnType) {
+      o.put(Key.CHANGE, ColumnChangeKind.TYPE);
+      o.put(Key.SPARK_TYPE, ((TableChange.UpdateColumnType) c).newDataType().json());
+    } else if (c instanceof TableChange.UpdateColumnNullability) {
+      o.put(Key.CHANGE, ColumnChangeKind.NULLABILITY);
+      o.put(Key.NULLABLE, ((TableChange.UpdateColumnNullability) c).nullable());
+    } else if (c instanceof TableChange.UpdateColumnComment) {
+      o.put(Key.CHANGE, ColumnChangeKind.COMMENT);
+      o.put(Key.COMMENT, ((TableChange.UpdateColumnComment) c).newComment());
+    } else if (c instanceof TableChange.UpdateColumnPosition) {
+      o.put(Key.CHANGE, ColumnChangeKind.POSITION);
+      position(o, ((TableChange.UpdateColumnPosition) c).position());
+    } else {
+      throw Bridge.error(
+          "ALTER TABLE on a lakeskip table: " + c.getClass().getSimpleName() + " is not supported",
+          null);
+    }
+    return o;
+  }
+
+  private static void position(ObjectNode o, TableChange.ColumnPosition position) {
+    if (position instanceof TableChange.First) {
+      o.put(Key.POSITION, "FIRST");
+    } else if (position instanceof TableChange.After) {
+      o.put(Key.POSITION, "AFTER");
+      o.put(Key.AFTER, ((TableChange.After) position).column());
+    }
   }
 
   public boolean dropTable(Identifier ident) {

@@ -33,6 +33,12 @@ public final class LakeStagedTable extends LakeTable implements StagedTable {
     return new LakeStagedTable(ops, writeTo, target, desc, mode);
   }
 
+  /** Spark's staged-table metrics (Java needs the choice: LakeTable is a TruncatableTable). */
+  @Override
+  public org.apache.spark.sql.connector.metric.CustomTaskMetric[] reportDriverMetrics() {
+    return StagedTable.super.reportDriverMetrics();
+  }
+
   @Override
   public String name() {
     return ops.catalogName + "." + String.join(".", target.namespace()) + "." + target.name();

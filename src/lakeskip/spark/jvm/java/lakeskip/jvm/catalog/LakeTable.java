@@ -12,6 +12,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import lakeskip.jvm.bridge.Bridge;
 import lakeskip.jvm.bridge.Protocol.Key;
 import lakeskip.jvm.bridge.Protocol.Op;
+import lakeskip.jvm.bridge.Protocol.TableKindTag;
 import lakeskip.jvm.bridge.Protocol.TableProperty;
 import lakeskip.jvm.cache.ScanCache;
 import lakeskip.jvm.read.LakeAuditScan;
@@ -21,6 +22,7 @@ import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
 import org.apache.spark.sql.connector.catalog.SupportsWrite;
 import org.apache.spark.sql.connector.catalog.TableCapability;
+import org.apache.spark.sql.connector.catalog.TruncatableTable;
 import org.apache.spark.sql.connector.expressions.Expressions;
 import org.apache.spark.sql.connector.expressions.Transform;
 import org.apache.spark.sql.connector.read.ScanBuilder;
@@ -31,12 +33,14 @@ import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
 /** One lakeskip table (optionally pinned to a snapshot by time travel), as Python described it. */
-public class LakeTable implements SupportsRead, SupportsWrite {
+public class LakeTable implements SupportsRead, SupportsWrite, TruncatableTable {
   public final LakeOps ops;
   public final Identifier ident;
   public final StructType schema;
   public final List<String> partitionKeys = new ArrayList<>();
-  /** A primary-key table's key minus its partition columns (empty: an append table). */
+  /** How its rows live in its files (Python's {@code lakeskip.catalog.kind.TableKind}). */
+  public final TableKindTag kind;
+  /** The key a merge-on-read table merges by: its key minus its partition columns. */
   public final List<String> trimmedKeys = new ArrayList<>();
   final Map<String, String> properties = new HashMap<>();
   public final Long snapshotId;
@@ -55,6 +59,7 @@ public class LakeTable implements SupportsRead, SupportsWrite {
     for (JsonNode k : desc.path(Key.PARTITION_KEYS)) {
       partitionKeys.add(k.asText());
     }
+    this.kind = TableKindTag.of(desc.path(Key.KIND).asText());
     for (JsonNode k : desc.path(Key.TRIMMED_KEYS)) {
       trimmedKeys.add(k.asText());
     }
@@ -103,9 +108,24 @@ public class LakeTable implements SupportsRead, SupportsWrite {
     return "audit_log".equals(system);
   }
 
+  /**
+   * Read by merging the versions of each key ({@code LakePkScan}, by {@link #trimmedKeys});
+   * false: read as its files are, minus their deletion vectors. {@code t$read_optimized}
+   * reads the files of a merge-on-read table without a merge, as Paimon does.
+   */
+  public boolean readByMerge() {
+    return switch (kind) {
+      case PK_MERGE -> !"read_optimized".equals(system);
+      case APPEND, APPEND_DV, PK_RAW -> false;
+    };
+  }
+
   /** A primary-key table (its files are key-value files with {@code _VALUE_KIND}). */
   public boolean primaryKey() {
-    return properties.containsKey(TableProperty.PRIMARY_KEY);
+    return switch (kind) {
+      case PK_MERGE, PK_RAW -> true;
+      case APPEND, APPEND_DV -> false;
+    };
   }
 
   public StructType partitionSchema() {
@@ -174,6 +194,7 @@ public class LakeTable implements SupportsRead, SupportsWrite {
     return EnumSet.of(
         TableCapability.BATCH_READ,
         TableCapability.V1_BATCH_WRITE,
+        TableCapability.STREAMING_WRITE,
         TableCapability.TRUNCATE,
         TableCapability.OVERWRITE_BY_FILTER);
   }
@@ -181,6 +202,21 @@ public class LakeTable implements SupportsRead, SupportsWrite {
   @Override
   public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
     return new LakeScanBuilder(this, options);
+  }
+
+  /**
+   * {@code TRUNCATE TABLE}, as Paimon's: one OVERWRITE snapshot that removes every file and
+   * adds none (nothing when the table has no rows). The write path's truncate mode over no
+   * rows, so it is the same commit as {@code INSERT OVERWRITE} of an empty query.
+   */
+  @Override
+  public boolean truncateTable() {
+    WriteBuilder b = newWriteBuilder(null);
+    org.apache.spark.sql.SparkSession s = org.apache.spark.sql.SparkSession.active();
+    ((org.apache.spark.sql.connector.write.V1Write) ((LakeWriteBuilder) b).truncate().build())
+        .toInsertableRelation()
+        .insert(s.createDataFrame(java.util.List.<org.apache.spark.sql.Row>of(), schema), false);
+    return true;
   }
 
   @Override
@@ -191,6 +227,6 @@ public class LakeTable implements SupportsRead, SupportsWrite {
     if (!system.isEmpty()) {
       throw Bridge.error("cannot write to " + name() + ": system tables are read-only", null);
     }
-    return new LakeWriteBuilder(this);
+    return new LakeWriteBuilder(this, info.queryId());
   }
 }

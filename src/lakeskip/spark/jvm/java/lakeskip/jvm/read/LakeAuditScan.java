@@ -6,6 +6,8 @@ import java.util.List;
 import lakeskip.jvm.read.pk.LakeDvScan;
 import lakeskip.jvm.read.pk.LakePkScan;
 import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
 import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.connector.read.PartitionReader;
@@ -17,6 +19,7 @@ import org.apache.spark.sql.types.Metadata;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.unsafe.types.UTF8String;
+import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * {@code t$audit_log}: the rows of an inner scan (plain Parquet, {@link LakeDvScan} or the
@@ -58,6 +61,22 @@ public final class LakeAuditScan extends RowRewriteScan {
     out[0] = first;
     System.arraycopy(rest.fields(), 0, out, 1, rest.fields().length);
     return new StructType(out);
+  }
+
+  /** The filters the files can answer: those not on rowkind (no file holds that column). */
+  static scala.collection.immutable.Seq<Expression> withoutRowkindFilters(
+      scala.collection.immutable.Seq<Expression> filters) {
+    List<Expression> kept = new ArrayList<>();
+    for (Expression e : CollectionConverters.asJava(filters)) {
+      boolean onRowkind = false;
+      for (Attribute a : CollectionConverters.asJava(e.references().toSeq())) {
+        onRowkind |= a.name().equals(ROWKIND);
+      }
+      if (!onRowkind) {
+        kept.add(e);
+      }
+    }
+    return CollectionConverters.asScala(kept).toList();
   }
 
   /** Spark's required columns minus rowkind (null: all). */

@@ -12,6 +12,8 @@ import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.SparkStrategy;
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation;
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2ScanRelation;
+import org.apache.spark.sql.execution.datasources.v2.WriteToDataSourceV2;
+import org.apache.spark.sql.execution.streaming.sources.MicroBatchWrite;
 
 /**
  * {@code DELETE}, {@code UPDATE} and {@code MERGE INTO} on a lakeskip table from plain
@@ -21,6 +23,12 @@ import org.apache.spark.sql.execution.datasources.v2.DataSourceV2ScanRelation;
  * temporarily"). This strategy runs first and plans a {@link LakeDmlExec} instead, which hands
  * Python the statement's own SQL text (the parser records it in every node's {@link Origin})
  * and the resolved target: Python runs the same function as {@code Session.sql}.
+ *
+ * <p>It also plans {@code SHOW CREATE TABLE} of a lakeskip table
+ * ({@link lakeskip.jvm.sql.LakeShowCreate}).
+ *
+ * <p>It also plans a streaming query's micro-batch into a lakeskip table ({@link
+ * LakeStreamWriteExec}: Python's batch writer instead of Spark's data writers).
  *
  * <p>Installed as a session extension ({@code injectPlannerStrategy}) and, for a session
  * attached at run time, through {@code spark.experimental.extraStrategies}, which Spark reads
@@ -40,8 +48,16 @@ public final class LakeDmlStrategy extends SparkStrategy {
     } else if (plan instanceof MergeIntoTable) {
       target = ((MergeIntoTable) plan).targetTable();
       verb = "MERGE";
+    } else if (plan instanceof WriteToDataSourceV2) {
+      return streamWrite((WriteToDataSourceV2) plan);
     } else {
-      return nil();
+      SparkPlan show = lakeskip.jvm.sql.LakeShowCreate.plan(plan);
+      if (show == null) {
+        return nil();
+      }
+      List<SparkPlan> out = new ArrayList<>();
+      out.add(show);
+      return scala.jdk.javaapi.CollectionConverters.asScala(out).toList();
     }
     LakeTable table = lakeTable(target);
     if (table == null) {
@@ -49,6 +65,20 @@ public final class LakeDmlStrategy extends SparkStrategy {
     }
     List<SparkPlan> out = new ArrayList<>();
     out.add(new LakeDmlExec(table, verb, statementText(plan.origin()), plan.output()));
+    return scala.jdk.javaapi.CollectionConverters.asScala(out).toList();
+  }
+
+  /** A micro-batch of a streaming query into a lakeskip table ({@link LakeStreamWrite}). */
+  private scala.collection.immutable.Seq<SparkPlan> streamWrite(WriteToDataSourceV2 w) {
+    if (!(w.batchWrite() instanceof MicroBatchWrite)) {
+      return nil();
+    }
+    Object support = ((MicroBatchWrite) w.batchWrite()).writeSupport();
+    if (!(support instanceof LakeStreamWrite)) {
+      return nil();
+    }
+    List<SparkPlan> out = new ArrayList<>();
+    out.add(new LakeStreamWriteExec(planLater(w.query()), w.batchWrite(), (LakeStreamWrite) support));
     return scala.jdk.javaapi.CollectionConverters.asScala(out).toList();
   }
 

@@ -11,9 +11,9 @@ import java.util.PriorityQueue;
 import lakeskip.jvm.bridge.Bridge;
 import lakeskip.jvm.bridge.Protocol.Key;
 import lakeskip.jvm.catalog.LakeTable;
+import lakeskip.jvm.read.FilterPushDown;
 import lakeskip.jvm.read.LakeAuditScan;
 import lakeskip.jvm.read.LakeFileIndex;
-import lakeskip.jvm.read.LakeScanBuilder;
 import lakeskip.jvm.read.ReadErrors;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileSystem;
@@ -132,7 +132,7 @@ public final class LakePkScan implements Scan, Batch {
     java.util.Set<String> keyColumns = new java.util.HashSet<>(keys);
     keyColumns.addAll(table.partitionKeys);
     List<Expression> keyFilters = new ArrayList<>();
-    for (Expression e : CollectionConverters.asJava(LakeScanBuilder.pushable(filters, reply))) {
+    for (Expression e : CollectionConverters.asJava(FilterPushDown.parquet(filters, reply))) {
       boolean onKeys = e.deterministic() && !e.references().isEmpty();
       for (Attribute a : CollectionConverters.asJava(e.references().toSeq())) {
         onKeys &= keyColumns.contains(a.name());

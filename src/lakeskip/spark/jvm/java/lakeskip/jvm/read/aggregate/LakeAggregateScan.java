@@ -1,4 +1,4 @@
-package lakeskip.jvm.read;
+package lakeskip.jvm.read.aggregate;
 
 import java.io.Serializable;
 import java.util.List;
@@ -12,7 +12,7 @@ import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.types.StructType;
 
 /**
- * The answer of a pushed aggregate ({@link LakeScanBuilder#pushAggregation}): one partial row
+ * The answer of a pushed aggregate ({@link AggregatePushDown}): one partial row
  * per partition the query's filters keep, computed by Python from the manifests; Spark's
  * final aggregate combines them (sums the counts, takes the min of the mins). No data file is
  * read. EXPLAIN shows {@code PushedAggregation: [...]} in this scan's description.

@@ -1,11 +1,14 @@
-"""Apache Paimon 0.9.0's Java classes read, prune and write tables together with lakeskip.
+"""Apache Paimon's Java classes (0.9.0 and the newest, 2.0.0) read, prune and write tables
+together with lakeskip.
 
 Every check runs ``java/PaimonProbe.java`` (see ``conftest.py``) on the same warehouse:
 
 * lakeskip writes (INSERT, INSERT OVERWRITE of a partition, ``rewrite_file_index`` to
   ``.index`` files, z-order sort compaction, ``expire_snapshots``, Paimon's own expiry):
-  Paimon reads the same rows, and for bloom-filter and bitmap V1 predicates keeps exactly the
-  files lakeskip's planner keeps (embedded indexes, then ``.index`` files);
+  Paimon reads the same rows, and for bloom-filter and bitmap predicates keeps exactly the
+  files lakeskip's planner keeps (embedded indexes, then ``.index`` files); against 0.9 the
+  table is pinned to ``file-index.paimon-compatibility = 0.9`` (bitmap V1, 0.9's container
+  layout), against 2.0 it has lakeskip's defaults (bitmap V2, the 1.2+ layout);
 * Paimon writes (with its indexes): lakeskip reads the same rows, prunes with Paimon's
   indexes exactly as Paimon does, rebuilds byte-identical containers, adds an index, and
   Paimon still reads the table afterwards.
@@ -32,7 +35,14 @@ from lakeskip.planner.scan import ScanPlanner
 
 pytestmark = pytest.mark.interop
 
-PIN = "'file-index.paimon-compatibility'='0.9'"
+
+def _pin(paimon_java: Any, prefix: str = "") -> str:
+    """The table property lakeskip needs for that Paimon to read its indexes (none for >= 1.2)."""
+    return (
+        f"{prefix}'file-index.paimon-compatibility'='0.9'" if paimon_java.release < (1, 0) else ""
+    )
+
+
 # (Paimon probe predicate, the same predicate for lakeskip's planner)
 QUERIES: list[tuple[dict[str, Any], BooleanExpression]] = [
     ({"op": "eq", "col": "s", "values": ["k12"]}, EqualTo("s", "k12")),
@@ -119,7 +129,7 @@ def test_paimon_reads_and_prunes_lakeskip_tables_after_every_operation(
     session.sql(
         "CREATE TABLE t (id BIGINT, s STRING, v INT, dt STRING) PARTITIONED BY (dt) WITH ("
         "'file-index.bloom-filter.columns'='s', 'file-index.bloom-filter.s.items'='20', "
-        f"'file-index.bitmap.columns'='v', {PIN})"
+        f"'file-index.bitmap.columns'='v'{_pin(paimon_java, ', ')})"
     )
     for f in range(4):
         session.sql(
@@ -212,12 +222,14 @@ def test_lakeskip_reads_prunes_and_reindexes_paimon_written_tables(
         assert all(f["embedded"] for f in files), "Paimon embedded its indexes"
     _check_same(session, name, result, "Paimon-written table")
 
-    # lakeskip rebuilds the same containers byte for byte: nothing to rewrite. The pin keeps
-    # bitmap at version 1 (Paimon 0.9 reads no other) and the 0.9 container layout
-    session.sql(f"ALTER TABLE pt SET TBLPROPERTIES ({PIN})")
+    # lakeskip rebuilds the same containers byte for byte: nothing to rewrite. Against 0.9 the
+    # pin keeps bitmap at version 1 (0.9 reads no other) and the 0.9 container layout; against
+    # the newest Paimon lakeskip's defaults are its defaults
+    if _pin(paimon_java):
+        session.sql(f"ALTER TABLE pt SET TBLPROPERTIES ({_pin(paimon_java)})")
     r = session.sql("CALL sys.rewrite_file_index('default.pt')").collect()[0]
     assert (r["files_rewritten"], r["files_unchanged"]) == (0, 4), (
-        "lakeskip's containers must equal the ones Paimon 0.9 wrote"
+        f"lakeskip's containers must equal the ones Paimon {paimon_java.version} wrote"
     )
 
     # changed index options + a lakeskip INSERT; Paimon reads and prunes the result the same way

@@ -1,0 +1,160 @@
+package lakeskip.jvm.read.aggregate;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import lakeskip.jvm.bridge.Bridge;
+import lakeskip.jvm.bridge.Protocol.AggregateKind;
+import lakeskip.jvm.bridge.Protocol.Key;
+import lakeskip.jvm.bridge.Protocol.Op;
+import lakeskip.jvm.catalog.LakeTable;
+import lakeskip.jvm.read.FilterPushDown;
+import lakeskip.jvm.read.LakeFileIndex;
+import lakeskip.jvm.read.ScanRequest;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.connector.expressions.NamedReference;
+import org.apache.spark.sql.connector.expressions.aggregate.AggregateFunc;
+import org.apache.spark.sql.connector.expressions.aggregate.Aggregation;
+import org.apache.spark.sql.connector.expressions.aggregate.Count;
+import org.apache.spark.sql.connector.expressions.aggregate.CountStar;
+import org.apache.spark.sql.connector.expressions.aggregate.Max;
+import org.apache.spark.sql.connector.expressions.aggregate.Min;
+import org.apache.spark.sql.connector.read.Scan;
+import org.apache.spark.sql.execution.datasources.FileStatusWithMetadata;
+import org.apache.spark.sql.execution.datasources.PartitionDirectory;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructType;
+import scala.jdk.javaapi.CollectionConverters;
+
+/**
+ * {@code count(*)}, {@code count(c)}, {@code min(c)}, {@code max(c)} without GROUP BY,
+ * answered from the manifests by Python ({@code aggregate_scan}; lakeskip.planner.aggregate
+ * says when that is exact and refuses otherwise: then no scan, and Spark reads the rows).
+ * Only partition filters can be here (Spark pushes no aggregate above a post-scan filter);
+ * the partitions they keep are decided by Spark's own file index, as for a scan. The answer
+ * is partial (one row per partition): Spark's final aggregate combines the rows.
+ */
+public final class AggregatePushDown {
+  /** Spark conf: answer count / min / max from the manifests where exact (default true). */
+  public static final String ENABLED = "spark.lakeskip.aggregate-pushdown.enabled";
+
+  private AggregatePushDown() {}
+
+  /** The scan answering {@code aggregation} from the manifests, or null: read the rows. */
+  public static Scan push(
+      LakeTable table, scala.collection.immutable.Seq<Expression> filters,
+      Aggregation aggregation) {
+    SparkSession session = SparkSession.active();
+    if (!Boolean.parseBoolean(session.conf().get(ENABLED, "true").trim())
+        || table.audit() || !table.system.isEmpty() || table.readByMerge()
+        || aggregation.groupByExpressions().length > 0
+        || !FilterPushDown.allPartitionOnly(table, filters)) {
+      return null;
+    }
+    ObjectNode p = ScanRequest.payload(table, filters);
+    ArrayNode calls = p.putArray(Key.AGGREGATES);
+    StructType out = new StructType();
+    List<String> described = new ArrayList<>();
+    List<Boolean> counts = new ArrayList<>();
+    for (AggregateFunc f : aggregation.aggregateExpressions()) {
+      ObjectNode call = calls.addObject();
+      DataType type = DataTypes.LongType;
+      counts.add(f instanceof CountStar || f instanceof Count);
+      if (f instanceof CountStar) {
+        call.put(Key.FUNCTION, AggregateKind.COUNT_STAR);
+      } else {
+        String function;
+        org.apache.spark.sql.connector.expressions.Expression arg;
+        if (f instanceof Count && !((Count) f).isDistinct()) {
+          function = AggregateKind.COUNT;
+          arg = ((Count) f).column();
+        } else if (f instanceof Min) {
+          function = AggregateKind.MIN;
+          arg = ((Min) f).column();
+        } else if (f instanceof Max) {
+          function = AggregateKind.MAX;
+          arg = ((Max) f).column();
+        } else {
+          return null;
+        }
+        if (!(arg instanceof NamedReference) || ((NamedReference) arg).fieldNames().length != 1) {
+          return null;
+        }
+        String column = ((NamedReference) arg).fieldNames()[0];
+        if (!Arrays.asList(table.schema.fieldNames()).contains(column)) {
+          return null;
+        }
+        call.put(Key.FUNCTION, function);
+        call.put(Key.COLUMN, column);
+        if (!function.equals(AggregateKind.COUNT)) {
+          type = table.schema.apply(column).dataType();
+        }
+      }
+      out = out.add("__lakeskip_agg" + described.size(), type, true);
+      described.add(f.describe());
+    }
+    JsonNode reply = Bridge.ask(Op.AGGREGATE_SCAN, p, null);
+    if (reply.has(Key.REFUSED)) {
+      return null;
+    }
+    Set<String> kept = filters.isEmpty() ? null : keptFiles(session, table, filters, reply);
+    List<Object[]> rows = new ArrayList<>();
+    int files = 0;
+    for (JsonNode part : reply.path(Key.PARTITIONS)) {
+      String path = part.get(Key.PATH).asText();
+      if (kept != null && !kept.contains(path.substring(path.lastIndexOf('/') + 1))) {
+        continue;
+      }
+      files += part.path(Key.FILES).asInt(0);
+      Object[] row = new Object[out.fields().length];
+      for (int i = 0; i < row.length; i++) {
+        row[i] = LakeFileIndex.value(out.fields()[i].dataType(), part.path(Key.VALUES).get(i));
+      }
+      rows.add(row);
+    }
+    if (rows.isEmpty()) {  // no file: counts 0, min/max NULL (a final SUM of no row is NULL)
+      Object[] row = new Object[out.fields().length];
+      for (int i = 0; i < row.length; i++) {
+        row[i] = counts.get(i) ? (Object) 0L : null;
+      }
+      rows.add(row);
+    }
+    return new LakeAggregateScan(out, rows,
+        "LakeAggregateScan " + table.name() + " PushedAggregation: [" + String.join(", ", described)
+            + "], PushedGroupBy: [], PushedFilters: " + filters.mkString("[", ", ", "]")
+            + ", answered from the manifests of " + files + " file(s), no data file read");
+  }
+
+  /**
+   * The names of the partitions' sample files Spark's own file index keeps under the
+   * (partition) filters: the partitions whose rows the answer combines.
+   */
+  private static Set<String> keptFiles(
+      SparkSession session, LakeTable table, scala.collection.immutable.Seq<Expression> filters,
+      JsonNode reply) {
+    ArrayNode files = Bridge.JSON.createArrayNode();
+    for (JsonNode part : reply.path(Key.PARTITIONS)) {
+      ObjectNode f = files.addObject();
+      f.set(Key.PATH, part.get(Key.PATH));
+      f.set(Key.SIZE, part.get(Key.SIZE));
+      f.put(Key.MTIME, 0);
+      f.set(Key.PARTITION, part.get(Key.PARTITION));
+    }
+    Set<String> kept = new HashSet<>();
+    LakeFileIndex index = LakeFileIndex.of(session, table.partitionSchema(), files);
+    for (PartitionDirectory dir :
+        CollectionConverters.asJava(index.listFiles(filters, FilterPushDown.none()))) {
+      for (FileStatusWithMetadata f : CollectionConverters.asJava(dir.files())) {
+        kept.add(f.getPath().getName());
+      }
+    }
+    return kept;
+  }
+}

@@ -1,0 +1,184 @@
+"""Apache Paimon 0.9.0's Java classes and pypaimon 2.1 read a table lakeskip evolved (issue 41): columns added
+(FIRST / AFTER), renamed, dropped, widened, commented, made nullable -- old files read under
+the new schema by field id, as lakeskip reads them -- and Paimon's bloom-filter pruning on the
+renamed column keeps the files lakeskip keeps (the old file's index under the old name)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.interop.test_pypaimon import pypaimon_python, run_pypaimon  # noqa: F401
+
+from lakeskip.expressions import EqualTo
+from lakeskip.planner.scan import ScanPlanner
+
+pytestmark = pytest.mark.interop
+
+
+def _text(v: Any) -> str | None:
+    return None if v is None else str(v)
+
+
+ALTERS = (
+    "ADD COLUMN c BIGINT AFTER id",
+    "ADD COLUMN f STRING FIRST",
+    "RENAME COLUMN s TO name",
+    "DROP COLUMN v",
+    "ALTER COLUMN c COMMENT 'added later'",
+    "ALTER COLUMN id DROP NOT NULL",
+)
+WIDEN = "ALTER COLUMN w TYPE BIGINT"
+
+
+def _evolve(session: Any, name: str, alters: tuple[str, ...]) -> list[list[str | None]]:
+    """The table ``name`` with two old files and one new, evolved by ``alters``; its rows
+    as lakeskip reads them (checked against the rows inserted)."""
+    session.sql(
+        f"CREATE TABLE {name} (id INT NOT NULL, s STRING, v SMALLINT, w INT, dt STRING) "
+        "PARTITIONED BY (dt) WITH ('file-index.bloom-filter.columns'='s', "
+        "'file-index.paimon-compatibility'='0.9')"
+    )
+    session.sql(
+        f"INSERT INTO {name} SELECT /*+ REPARTITION(1) */ * FROM VALUES "
+        "(1, 'a', 10, 100, 'x'), (2, 'd', 20, 200, 'x')"
+    )
+    session.sql(
+        f"INSERT INTO {name} SELECT /*+ REPARTITION(1) */ * FROM VALUES (3, 'c', 30, 300, 'x')"
+    )
+    for sql in alters:
+        session.sql(f"ALTER TABLE {name} {sql}")
+    session.sql(
+        f"INSERT INTO {name} SELECT /*+ REPARTITION(1) */ * FROM VALUES "
+        "('ff', 4, 40, 'c', 4000, 'x')"
+    )
+    ours = sorted(
+        ([_text(x) for x in r] for r in session.sql(f"SELECT * FROM {name}").collect()), key=repr
+    )
+    assert ours == sorted(
+        [
+            [None, "1", None, "a", "100", "x"],
+            [None, "2", None, "d", "200", "x"],
+            [None, "3", None, "c", "300", "x"],
+            ["ff", "4", "40", "c", "4000", "x"],
+        ],
+        key=repr,
+    )
+    return ours
+
+
+def _kept(session: Any, name: str) -> list[str]:
+    table = session.catalog.get_table(f"default.{name}")
+    return sorted(e.file.file_name for e in ScanPlanner(table).plan(EqualTo("name", "c")).files)
+
+
+QUERY = {"op": "eq", "col": "name", "values": ["c"]}
+
+
+def test_paimon_reads_and_prunes_an_evolved_table_as_lakeskip_does(
+    session: Any, paimon_java: Any, tmp_path: Path
+) -> None:
+    wh = tmp_path / "warehouse"
+    ours = _evolve(session, "t", ALTERS)
+    widened = _evolve(session, "u", (*ALTERS, WIDEN))
+    (t, u) = paimon_java(
+        wh,
+        {"op": "read", "table": "default.t", "queries": [QUERY]},
+        {"op": "read", "table": "default.u", "queries": []},
+    )
+    assert sorted(t["rows"], key=repr) == ours, "Paimon 0.9 reads other rows"
+    assert sorted(u["rows"], key=repr) == widened, "Paimon 0.9 reads other rows (widened)"
+    kept = _kept(session, "t")
+    assert len(kept) == 2, "lakeskip's bloom filter of the renamed column skips the 'a','d' file"
+    assert t["results"][0]["kept"] == kept
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="Paimon 0.9 plans none of the old-schema files for any filter once a column is "
+    "widened together with these adds, rename and drop (each alone, and any two, plan right); "
+    "its unfiltered read is right. Not seen whether newer Paimon does",
+)
+def test_paimon_09_prunes_a_table_evolved_with_a_widening_as_lakeskip_does(
+    session: Any, paimon_java: Any, tmp_path: Path
+) -> None:
+    _evolve(session, "u", (*ALTERS, WIDEN))
+    (u,) = paimon_java(
+        tmp_path / "warehouse", {"op": "read", "table": "default.u", "queries": [QUERY]}
+    )
+    assert u["results"][0]["kept"] == _kept(session, "u")
+
+
+EVOLVED_READ = """
+    import json, sys
+    from pypaimon import CatalogFactory
+    cat = CatalogFactory.create({"warehouse": sys.argv[1]})
+    t = cat.get_table("db.e")
+    rb = t.new_read_builder()
+    table = rb.new_read().to_arrow(rb.new_scan().plan().splits())
+    print(json.dumps({"names": table.column_names, "rows": table.to_pylist()}, default=str))
+"""
+
+
+def test_pypaimon_reads_an_evolved_table_with_the_same_rows(
+    pypaimon_python: str,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """No Spark: files written by lakeskip's writer under two schema versions."""
+    import pyarrow as pa
+
+    from lakeskip import types as T
+    from lakeskip.catalog.catalog import Catalog
+    from lakeskip.catalog.schema_evolution import (
+        AddColumn,
+        DropColumn,
+        Move,
+        RenameColumn,
+        UpdateColumnType,
+    )
+    from lakeskip.catalog.write.data_writer import WriteSpec, write_data_file
+
+    wh = tmp_path / "wh"
+    cat = Catalog(str(wh))
+    cat.create_database("db")
+    t = cat.create_table(
+        "db.e", T.RowType.of(("id", T.INT), ("s", T.STRING), ("v", T.SMALLINT), ("w", T.INT))
+    )
+    spec = WriteSpec(file_io=t.file_io, table_path=t.path, schema=t.schema)
+    old = pa.table(
+        {
+            "id": pa.array([1, 2], pa.int32()),
+            "s": ["a", "b"],
+            "v": pa.array([10, 20], pa.int16()),
+            "w": pa.array([100, 200], pa.int32()),
+        }
+    )
+    t.commit([write_data_file(spec, old, (), "data-e-0.parquet")])
+    cat.alter_columns(
+        "db.e",
+        [
+            AddColumn(("c",), T.BIGINT, move=Move.after("id")),
+            RenameColumn(("s",), "name"),
+            DropColumn(("v",)),
+            UpdateColumnType(("w",), T.BIGINT),
+        ],
+    )
+    t.refresh()
+    spec = WriteSpec(file_io=t.file_io, table_path=t.path, schema=t.schema)
+    new = pa.table(
+        {
+            "id": pa.array([3], pa.int32()),
+            "c": pa.array([7], pa.int64()),
+            "name": ["c"],
+            "w": pa.array([5_000_000_000], pa.int64()),
+        }
+    )
+    t.commit([write_data_file(spec, new, (), "data-e-1.parquet")])
+    got = run_pypaimon(pypaimon_python, EVOLVED_READ, str(wh))
+    assert got["names"] == ["id", "c", "name", "w"]
+    assert sorted(got["rows"], key=lambda r: r["id"]) == [
+        {"id": 1, "c": None, "name": "a", "w": 100},
+        {"id": 2, "c": None, "name": "b", "w": 200},
+        {"id": 3, "c": 7, "name": "c", "w": 5_000_000_000},
+    ]
