@@ -54,6 +54,7 @@ fuzz: $(STAMP) check-java
 	LAKESKIP_HYPOTHESIS_PROFILE=fuzz LAKESKIP_NEVER_WRONG_EXAMPLES=$${LAKESKIP_FUZZ_EXAMPLES:-2000} \
 	  $(PY) -m pytest -q tests/unit/planner/test_never_wrong.py tests/unit/planner/test_bucket_pruning.py \
 	  tests/unit/index/test_index_oracle.py tests/unit/catalog/write/test_pk_bounded_memory.py \
+	  tests/unit/planner/test_runtime_filter.py \
 	  tests/spark/write/test_streaming_kill.py && \
 	LAKESKIP_HYPOTHESIS_PROFILE=fuzz $(PY) -m pytest -q -m "fuzz and not interop" tests/spark; rc=$$?; \
 	echo "make fuzz took $$(( $$(date +%s) - start )) s"; exit $$rc
