@@ -7,7 +7,7 @@ RUN_STAMP := $(VENV)/.installed-run
 STAMP     := $(VENV)/.installed
 SMOKE_VENV ?= build/smoke-venv
 
-.PHONY: demo test coverage test-unit test-spark lint fuzz bench bench-range bench-index bench-kinds bench-clustered bench-zorder bench-merge bench-frontends test-interop test-interop-java test-s3 check-java smoke clean
+.PHONY: demo test coverage test-unit test-spark lint fuzz bench bench-range bench-index bench-kinds bench-clustered bench-zorder bench-merge bench-frontends bench-tpcds test-tpcds test-interop test-interop-java test-s3 check-java smoke clean
 
 $(RUN_STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "lakeskip needs Python >= 3.11")'
@@ -59,6 +59,7 @@ fuzz: $(STAMP) check-java
 	LAKESKIP_HYPOTHESIS_PROFILE=fuzz LAKESKIP_NEVER_WRONG_EXAMPLES=$${LAKESKIP_FUZZ_EXAMPLES:-2000} \
 	  $(PY) -m pytest -q tests/unit/planner/test_never_wrong.py tests/unit/planner/test_bucket_pruning.py \
 	  tests/unit/index/test_index_oracle.py tests/unit/catalog/write/test_pk_bounded_memory.py \
+	  tests/unit/planner/test_runtime_filter.py \
 	  tests/spark/write/test_streaming_kill.py && \
 	LAKESKIP_HYPOTHESIS_PROFILE=fuzz $(PY) -m pytest -q -m "fuzz and not interop" tests/spark; rc=$$?; \
 	echo "make fuzz took $$(( $$(date +%s) - start )) s"; exit $$rc
@@ -122,3 +123,17 @@ smoke: check-java
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache .mypy_cache .ruff_cache
+
+# TPC-DS (issue 38): lakeskip (date-clustered, runtime filtering) beside plain Spark over the same
+# files and over date-partitioned files; data generated once into .tpcds-cache/ (or
+# $$LAKESKIP_TPCDS_CACHE) by DuckDB's tpcds extension from the package index
+TPCDS_DEPS = $(PY) -c 'import duckdb, duckdb_extension_tpcds' 2>/dev/null || $(PY) -m pip install --quiet 'duckdb==1.5.5' 'duckdb-extension-tpcds==1.5.5'
+
+bench-tpcds: $(STAMP) check-java
+	@$(TPCDS_DEPS)
+	$(PY) bench/tpcds.py --sf $${TPCDS_SF:-0.1} $(BENCH_ARGS)
+
+# never wrong on TPC-DS: all 99 queries at SF 0.01, lakeskip (runtime filtering on) vs plain Spark
+test-tpcds: $(STAMP) check-java
+	@$(TPCDS_DEPS)
+	$(PY) bench/tpcds.py --sf 0.01 --check --sides lakeskip,spark --no-needed --runs 0

@@ -32,6 +32,9 @@ class SkipTier(enum.Enum):
     # a primary-key table with deletion vectors: batch reads skip level-0 files (Paimon's
     # batchScanSkipLevel0; lakeskip's own writes never leave any)
     LEVEL0 = "level-0"
+    # a runtime filter (the keys a join found, :mod:`lakeskip.planner.runtime`) ruled the
+    # file out; the decision's ``index_type`` / ``column`` say by which tier and column
+    RUNTIME = "runtime"
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +55,8 @@ class FileDecision:
     def reason(self) -> str:
         if self.keep:
             return "kept"
+        if self.tier is SkipTier.RUNTIME:
+            return f"runtime {self.index_type or 'stats'}({self.column})"
         if self.index_type:
             return f"{self.index_type}({self.column})" if self.column else self.index_type
         return self.tier.value if self.tier else "skipped"
@@ -82,6 +87,9 @@ class PruningReport:
     #: bytes of file indexes the planner evaluated (embedded, or ``.index`` files read from
     #: storage or the metadata cache)
     index_bytes_read: int = 0
+    #: files skipped by runtime filters, by tier and column: ``"stats(ss_sold_date_sk)"``,
+    #: ``"bloom-filter(ss_item_sk)"``, ``"partition(dt)"``
+    skipped_at_runtime: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def skipped_files(self) -> int:
@@ -98,6 +106,7 @@ class PruningReport:
         if self.skipped_by_stats:
             reasons.append(f"stats {self.skipped_by_stats}")
         reasons += [f"{k} {v}" for k, v in sorted(self.skipped_by_column.items())]
+        reasons += [f"runtime {k} {v}" for k, v in sorted(self.skipped_at_runtime.items())]
         if reasons:
             parts.append("skipped by " + ", ".join(reasons))
         parts.append(f"planned in {self.planning_ms:.1f} ms")
@@ -120,6 +129,10 @@ class PruningReport:
         ]
         rows += [
             (f"files skipped by {k}", str(v)) for k, v in sorted(self.skipped_by_column.items())
+        ]
+        rows += [
+            (f"files skipped at run time by {k}", str(v))
+            for k, v in sorted(self.skipped_at_runtime.items())
         ]
         rows += [
             ("files narrowed to rows by bitmap", str(self.rows_narrowed_files)),
@@ -163,6 +176,7 @@ class ScanPlan:
         known, so not in those totals)."""
         by_index: Counter[str] = Counter()
         by_column: Counter[str] = Counter()
+        runtime: Counter[str] = Counter()
         partition, bucket, stats, narrowed = unread_files, 0, 0, 0
         kept_rows = kept_files = kept_bytes = total_bytes = total_rows = 0
         for d in decisions:  # one pass: plans of 100,000 files are built per query
@@ -174,6 +188,8 @@ class ScanPlan:
                 kept_bytes += f.file_size
                 kept_rows += len(d.rows) if d.rows is not None else f.row_count
                 narrowed += d.rows is not None
+            elif d.tier is SkipTier.RUNTIME:
+                runtime[f"{d.index_type or 'stats'}({d.column})"] += 1
             elif d.tier is SkipTier.PARTITION:
                 partition += 1
             elif d.tier is SkipTier.BUCKET:
@@ -203,5 +219,6 @@ class ScanPlan:
             warnings=tuple(warnings),
             skipped_by_bucket=bucket,
             index_bytes_read=index_bytes_read,
+            skipped_at_runtime=dict(runtime),
         )
         return ScanPlan(decisions=tuple(decisions), report=report)

@@ -42,12 +42,10 @@ from lakeskip.expressions import (
 from lakeskip.planner.stats import ColumnStats, FileStats
 from lakeskip.types import TypeRoot
 
-__all__ = ["IN_LIST_LIMIT", "ROWS_CANNOT_MATCH", "ROWS_MIGHT_MATCH", "StatsEvaluator"]
+__all__ = ["ROWS_CANNOT_MATCH", "ROWS_MIGHT_MATCH", "StatsEvaluator"]
 
 ROWS_MIGHT_MATCH = True
 ROWS_CANNOT_MATCH = False
-IN_LIST_LIMIT = 200
-"""IN lists longer than this are not checked against min/max (might match)."""
 
 
 def _is_nan(v: Any) -> bool:
@@ -190,7 +188,7 @@ class _MetricsVisitor(BoundPredicateVisitor[bool]):
     def visit_in(self, term: BoundReference, values: frozenset[Any]) -> bool:
         if self._all_null(term):
             return ROWS_CANNOT_MATCH
-        if len(values) > IN_LIST_LIMIT or (_is_float(term) and any(map(_is_nan, values))):
+        if _is_float(term) and any(map(_is_nan, values)):
             return ROWS_MIGHT_MATCH
         lo, hi = self._bounds(term)
         inside = [v for v in values if (lo is None or v >= lo) and (hi is None or v <= hi)]

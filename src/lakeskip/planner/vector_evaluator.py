@@ -18,6 +18,7 @@ scalar evaluator does so file by file: never a skip the scalar path would not ma
 
 from __future__ import annotations
 
+import bisect
 import operator
 from collections.abc import Callable
 from typing import Any, Literal
@@ -37,10 +38,14 @@ from lakeskip.expressions import (
 )
 from lakeskip.expressions.operators import unreachable
 from lakeskip.planner.columnar_stats import ColumnArrays, ColumnarStats
-from lakeskip.planner.stats_evaluator import IN_LIST_LIMIT
 from lakeskip.types import TypeRoot
 
-__all__ = ["VectorStatsEvaluator"]
+__all__ = ["SORTED_IN_FROM", "VectorStatsEvaluator"]
+
+#: IN lists longer than this are answered as one sorted array against every file's
+#: [min, max] (``np.searchsorted``: O((files + values) log values)) instead of one comparison
+#: pass per value. Runtime filters (a join's keys, thousands of values) take this path.
+SORTED_IN_FROM = 8
 
 #: the comparisons a bound of the stats is put to; the leaves name them by the typed operator
 _Comparison = Literal[Operator.LT, Operator.LE, Operator.GT, Operator.GE, Operator.EQ]
@@ -242,8 +247,11 @@ class _Leaves(BoundPredicateVisitor[np.ndarray]):
     def visit_in(self, term: BoundReference, values: frozenset[Any]) -> np.ndarray:
         col = self._col(term)
         cannot = self._all_null(col)
-        if len(values) > IN_LIST_LIMIT or (_is_float(term) and any(map(_is_nan, values))):
+        if _is_float(term) and any(map(_is_nan, values)):
             return ~cannot
+        if len(values) > SORTED_IN_FROM:
+            out: np.ndarray = _any_in_range(col, values) & ~cannot
+            return out
         inside = np.zeros(self.n, dtype=np.bool_)
         for v in values:
             ok = ~self._cmp(col, "min", Operator.GT, v)  # v < lo
@@ -281,3 +289,51 @@ class _Leaves(BoundPredicateVisitor[np.ndarray]):
         hi_in = self._where(both, col.max, lambda hi: hi.startswith(prefix))
         out: np.ndarray = ~(cannot | (lo_in & hi_in))
         return out
+
+
+def _any_in_range(col: ColumnArrays, values: frozenset[Any]) -> np.ndarray:
+    """Per file: whether some value lies in [min, max] (an unknown bound is no bound).
+
+    For each file, the smallest value >= its min (``searchsorted``) is the only candidate
+    that matters: some value is in range iff that one is <= its max. Values that cannot be
+    ordered against the stats (a foreign writer's types) answer True for every file."""
+    n = len(col.min)
+    try:
+        if col.min.dtype == np.int64:
+            if not all(type(v) is int for v in values):
+                return np.ones(n, dtype=np.bool_)
+            vals = np.array(sorted(values), dtype=np.int64)
+        elif col.min.dtype == np.float64:
+            if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+                return np.ones(n, dtype=np.bool_)
+            vals = np.array(sorted(values), dtype=np.float64)
+        else:
+            return _any_in_range_objects(col, values)
+    except (TypeError, ValueError, OverflowError):
+        return np.ones(n, dtype=np.bool_)
+    at = np.where(col.min_known, np.searchsorted(vals, col.min, side="left"), 0)
+    exists = at < len(vals)
+    candidate = vals[np.minimum(at, len(vals) - 1)]
+    with np.errstate(invalid="ignore"):
+        out: np.ndarray = exists & (~col.max_known | (candidate <= col.max))
+    return out
+
+
+def _any_in_range_objects(col: ColumnArrays, values: frozenset[Any]) -> np.ndarray:
+    """:func:`_any_in_range` for Python objects (strings, decimals...): a bisection per
+    file, in Python's order (code point order for strings, as the Arrow path)."""
+    n = len(col.min)
+    try:
+        vals = sorted(values)
+    except TypeError:
+        return np.ones(n, dtype=np.bool_)
+    out = np.ones(n, dtype=np.bool_)
+    lows, highs = col.min.tolist(), col.max.tolist()
+    lo_known, hi_known = col.min_known.tolist(), col.max_known.tolist()
+    for i in range(n):
+        try:
+            at = bisect.bisect_left(vals, lows[i]) if lo_known[i] else 0
+            out[i] = at < len(vals) and (not hi_known[i] or vals[at] <= highs[i])
+        except TypeError:  # stats of another type than the values
+            out[i] = True
+    return out

@@ -40,6 +40,7 @@ from lakeskip.planner.aggregate import (
     aggregate_from_metadata,
 )
 from lakeskip.planner.report import PruningReport, ScanPlan
+from lakeskip.planner.runtime import prunable_columns, refine_plan
 from lakeskip.planner.scan import ScanPlanner
 from lakeskip.spark.bridge.catalog_context import ServiceContext, snapshot_token
 from lakeskip.spark.bridge.system_service import system_rows as system_table_rows
@@ -57,6 +58,8 @@ from lakeskip.spark.jvm.protocol import (
     PlanScanRequest,
     PruningFigures,
     RowsReply,
+    RuntimeFilterReply,
+    RuntimeFilterRequest,
     ScanFile,
     SystemRowsRequest,
     decode,
@@ -72,6 +75,7 @@ __all__ = [
     "file_report",
     "plan_scan",
     "pruning_figures",
+    "runtime_filter",
     "scan_target",
     "system_rows",
 ]
@@ -146,10 +150,12 @@ def pruning_figures(report: PruningReport, planning_ms: float) -> PruningFigures
         - report.skipped_by_partition
         - report.skipped_by_bucket
         - report.skipped_by_stats
-        - sum(report.skipped_by_index.values()),
+        - sum(report.skipped_by_index.values())
+        - sum(report.skipped_at_runtime.values()),
         index_files_read=report.index_files_read,
         index_bytes_read=report.index_bytes_read,
         planning_ms=round(planning_ms, 3),
+        runtime=dict(sorted(report.skipped_at_runtime.items())),
     )
 
 
@@ -333,6 +339,30 @@ def plan_scan(ctx: ServiceContext, req: PlanScanRequest, arg: Any) -> PlanScanRe
             _evolved_files(table, schema, sid, scan_files(group))
             for sid, group in sorted(evolved.items())
         ),
+        prunable=prunable_columns(schema, table.kind) if system is None else (),
+    )
+
+
+def runtime_filter(ctx: ServiceContext, req: RuntimeFilterRequest, arg: Any) -> RuntimeFilterReply:
+    """Spark's runtime filters on a planned scan (``LakeScan.filter``): the scan's plan (the
+    same snapshot and filters, so the planner's cache answers it) narrowed by the join's
+    keys (:func:`~lakeskip.planner.runtime.refine_plan`); the paths of the files kept, a
+    subset of the scan's, and its figures with the runtime tier. The report is filed under
+    the query's tag like the scan's (EXPLAIN PRUNING shows the runtime tier)."""
+    target = scan_target(ctx, req)
+    table, snap, schema, tz = target.table, target.snapshot, target.schema, target.time_zone
+    runtime = predicate_from_json(req.runtime, schema.row_type)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LakeskipWarning)
+        started = time.perf_counter()
+        planner = ScanPlanner(table)
+        plan = planner.plan(target.predicate, time_zone=tz, snapshot=snap)
+        refined = refine_plan(planner, plan, snap, runtime, time_zone=tz)
+        planned_ms = (time.perf_counter() - started) * 1000
+    ctx.reports.add(req.tag, refined.report)
+    return RuntimeFilterReply(
+        files=tuple(spark_path(table.file_io.uri(table.data_file_path(e))) for e in refined.files),
+        pruning=pruning_figures(refined.report, planned_ms),
     )
 
 

@@ -73,6 +73,7 @@ HANDLERS: Mapping[Op, Handler] = {
     Op.SHOW_CREATE_TABLE: catalog_tables.show_create_table,
     Op.CREATE_TABLE_LIKE: catalog_tables.create_table_like,
     Op.PLAN_SCAN: catalog_scans.plan_scan,
+    Op.RUNTIME_FILTER: catalog_scans.runtime_filter,
     Op.AGGREGATE_SCAN: catalog_scans.aggregate_scan,
     Op.FILE_REPORT: catalog_scans.file_report,
     Op.SYSTEM_ROWS: catalog_scans.system_rows,

@@ -131,6 +131,7 @@ class Op(StrEnum):
     ABORT_STAGED = "abort_staged"
     TABLE_DETAIL = "table_detail"
     PLAN_SCAN = "plan_scan"
+    RUNTIME_FILTER = "runtime_filter"
     AGGREGATE_SCAN = "aggregate_scan"
     FILE_REPORT = "file_report"
     SYSTEM_ROWS = "system_rows"
@@ -446,6 +447,15 @@ class AggregateRequest:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class RuntimeFilterRequest(PlanScanRequest):
+    """Spark's runtime filters (dynamic pruning: a join's keys) on a planned scan: the same
+    table, snapshot (``snapshot_id``: the plan's) and filters as its ``plan_scan``, and the
+    runtime predicates (``PredicateJson.java``, usually ``IN`` lists of thousands)."""
+
+    runtime: tuple[Json, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class AggregateScanRequest(PlanScanRequest):
     """``count`` / ``min`` / ``max`` without GROUP BY over the files ``plan_scan`` would
     read (``filters``: the partition filters only)."""
@@ -640,6 +650,8 @@ class PruningFigures:
     index_files_read: int
     index_bytes_read: int
     planning_ms: float
+    #: files skipped by runtime filters, by tier and column (``stats(ss_sold_date_sk)``)
+    runtime: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -699,6 +711,9 @@ class PlanScanReply:
     #: kept files of older schema versions that must be read by field id (``files`` holds
     #: the rest), one entry per version (``jvm/read/LakeEvolvedScan``)
     evolved: tuple[EvolvedFiles, ...] = ()
+    #: the columns runtime filters may prune on (``SupportsRuntimeV2Filtering``): partition
+    #: and bucket keys, columns with stats or a file index
+    prunable: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -710,6 +725,15 @@ class EvolvedFiles:
     stored_schema: str
     #: current column name -> its name in these files (the columns they have)
     stored_names: Mapping[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeFilterReply:
+    """The planned files the runtime filters keep (their paths, as in ``plan_scan``'s reply)
+    and the scan's pruning figures with the runtime tier."""
+
+    files: tuple[str, ...]
+    pruning: PruningFigures
 
 
 @dataclass(frozen=True, slots=True)
@@ -845,6 +869,7 @@ OPERATIONS: Mapping[Op, OpSpec] = {
     Op.ABORT_STAGED: OpSpec(StagedRequest, (EmptyReply,)),
     Op.TABLE_DETAIL: OpSpec(SnapshotRequest, (PropertiesReply,)),
     Op.PLAN_SCAN: OpSpec(PlanScanRequest, (PlanScanReply,), read_only=True),
+    Op.RUNTIME_FILTER: OpSpec(RuntimeFilterRequest, (RuntimeFilterReply,), read_only=True),
     Op.AGGREGATE_SCAN: OpSpec(
         AggregateScanRequest, (AggregateScanReply, AggregateRefusedReply), read_only=True
     ),

@@ -34,6 +34,7 @@ public final class Protocol {
     public static final String ABORT_STAGED = "abort_staged";
     public static final String TABLE_DETAIL = "table_detail";
     public static final String PLAN_SCAN = "plan_scan";
+    public static final String RUNTIME_FILTER = "runtime_filter";
     public static final String AGGREGATE_SCAN = "aggregate_scan";
     public static final String FILE_REPORT = "file_report";
     public static final String SYSTEM_ROWS = "system_rows";
@@ -57,6 +58,7 @@ public final class Protocol {
       Op.LIST_NAMESPACES,
       Op.NAMESPACE_EXISTS,
       Op.PLAN_SCAN,
+      Op.RUNTIME_FILTER,
       Op.AGGREGATE_SCAN,
       Op.FILE_REPORT,
       Op.PROCEDURE_INFO,
@@ -135,6 +137,7 @@ public final class Protocol {
     public static final String PROCEDURES = "procedures";
     public static final String PROPERTIES = "properties";
     public static final String PROTOCOL = "protocol";
+    public static final String PRUNABLE = "prunable";
     public static final String PRUNING = "pruning";
     public static final String QUERY_ID = "query_id";
     public static final String QUERY_TAG = "query_tag";
@@ -144,6 +147,7 @@ public final class Protocol {
     public static final String REPORT_ID = "report_id";
     public static final String REQUIRED = "required";
     public static final String ROWS = "rows";
+    public static final String RUNTIME = "runtime";
     public static final String SCHEMA = "schema";
     public static final String SEQUENCE = "sequence";
     public static final String SEQUENCE_DESCENDING = "sequence_descending";

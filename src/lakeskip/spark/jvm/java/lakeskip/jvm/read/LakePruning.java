@@ -60,6 +60,15 @@ final class LakePruning {
           e.getValue().asLong());
       addReason(reasons, e.getKey(), e.getValue().asLong());
     }
+    // files skipped by runtime filters (dynamic pruning through a join), by tier and column
+    long runtime = 0;
+    it = p.path(Key.RUNTIME).fields();
+    while (it.hasNext()) {
+      Map.Entry<String, JsonNode> e = it.next();
+      runtime += e.getValue().asLong();
+      addReason(reasons, "runtime " + e.getKey(), e.getValue().asLong());
+    }
+    put(f, "lakeskipSkippedRuntime", "lakeskip files skipped at run time", runtime);
     long other = p.path(Key.OTHER).asLong();
     if (other > 0) {
       put(f, "lakeskipSkippedOther", "lakeskip files skipped by deletion vectors or level 0",
@@ -116,9 +125,21 @@ final class LakePruning {
   }
 
   CustomTaskMetric[] values() {
+    return valuesOf(this);
+  }
+
+  /**
+   * These figures' values for the metrics {@code declared} declared (Spark creates a scan's
+   * metrics before it runs; figures a runtime filter added, e.g. a column's, stay in the
+   * EXPLAIN text).
+   */
+  CustomTaskMetric[] valuesOf(LakePruning declared) {
     List<CustomTaskMetric> out = new ArrayList<>();
     for (Map.Entry<String, Object[]> e : figures.entrySet()) {
       String name = e.getKey();
+      if (declared != null && !declared.figures.containsKey(name)) {
+        continue;
+      }
       long v = (Long) e.getValue()[1];
       out.add(new CustomTaskMetric() {
         @Override

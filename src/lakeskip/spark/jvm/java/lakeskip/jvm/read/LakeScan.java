@@ -3,6 +3,8 @@ package lakeskip.jvm.read;
 import lakeskip.jvm.cache.ReaderFactories;
 import lakeskip.jvm.cache.ScanCache;
 import lakeskip.jvm.read.pk.LakeDvScan;
+import org.apache.spark.sql.connector.expressions.NamedReference;
+import org.apache.spark.sql.connector.expressions.filter.Predicate;
 import org.apache.spark.sql.connector.metric.CustomMetric;
 import org.apache.spark.sql.connector.metric.CustomTaskMetric;
 import org.apache.spark.sql.connector.read.Batch;
@@ -11,6 +13,7 @@ import org.apache.spark.sql.connector.read.PartitionReaderFactory;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.Statistics;
 import org.apache.spark.sql.connector.read.SupportsReportStatistics;
+import org.apache.spark.sql.connector.read.SupportsRuntimeV2Filtering;
 import org.apache.spark.sql.execution.datasources.PartitioningAwareFileIndex;
 import org.apache.spark.sql.execution.datasources.v2.FileScan;
 import org.apache.spark.sql.internal.connector.SupportsMetadata;
@@ -34,17 +37,30 @@ import org.apache.spark.sql.types.StructType;
  * (files total, kept, skipped per tier / index / column, index files and bytes read, planning
  * time) in the SQL tab and {@code SQLMetrics} of the executed plan.
  *
+ * <p>Runtime filters ({@link LakeRuntimeFilter}): Spark's dynamic pruning hands the keys a
+ * join found to {@link #filter}; the files Python no longer keeps are dropped from this scan's
+ * splits (the reader factory stays: it does not depend on the files), and its EXPLAIN text
+ * and metrics become the figures with the runtime tier. The state is this object's own: a
+ * {@link #reused} copy for a later query starts from the planned files again.
+ *
  * <p>Everything else is the inner scan's: read schema, the rest of the EXPLAIN text and
  * metadata ({@code PushedFilters}, {@code Location}), statistics (broadcast-join decisions),
  * equality.
  */
-public final class LakeScan implements Scan, Batch, SupportsReportStatistics, SupportsMetadata {
+public final class LakeScan
+    implements Scan, Batch, SupportsReportStatistics, SupportsMetadata,
+        SupportsRuntimeV2Filtering {
   private final Scan inner;
   private final String table;
   /** The planner's decision for this scan (EXPLAIN text, Spark metrics); null: none. */
   private final LakePruning pruning;
   /** The reader factory and splits, built once and shared with {@link #reused} copies. */
   private final Built built;
+  /** Runtime filtering of this scan (null: none). */
+  private LakeRuntimeFilter runtime;
+  /** After {@link #filter}: the splits left and the figures with the runtime tier. */
+  private volatile InputPartition[] narrowed;
+  private volatile LakePruning runtimePruning;
 
   private static final class Built {
     PartitionReaderFactory factory;
@@ -67,7 +83,42 @@ public final class LakeScan implements Scan, Batch, SupportsReportStatistics, Su
    * and reader factory; its pruning figures say that nothing was planned for that query.
    */
   LakeScan reused() {
-    return new LakeScan(inner, table, pruning == null ? null : pruning.reused(), built);
+    LakeScan copy = new LakeScan(inner, table, pruning == null ? null : pruning.reused(), built);
+    copy.runtime = runtime;
+    return copy;
+  }
+
+  /** Let Spark's runtime filters narrow this scan (the {@code plan_scan} payload and reply). */
+  LakeScan withRuntimeFilter(LakeRuntimeFilter runtime) {
+    this.runtime = runtime;
+    return this;
+  }
+
+  @Override
+  public NamedReference[] filterAttributes() {
+    return runtime == null ? new NamedReference[0] : runtime.attributes(readSchema());
+  }
+
+  @Override
+  public void filter(Predicate[] predicates) {
+    if (runtime == null) {
+      return;
+    }
+    LakeRuntimeFilter.Kept kept = runtime.apply(predicates);
+    if (kept == null) {
+      return;
+    }
+    InputPartition[] left = LakeRuntimeFilter.narrow(planned(), kept.names);
+    if (left != null) {
+      narrowed = left;
+      runtimePruning = kept.pruning;
+    }
+  }
+
+  /** The figures shown: with the runtime tier once {@link #filter} narrowed the scan. */
+  private LakePruning shown() {
+    LakePruning r = runtimePruning;
+    return r != null ? r : pruning;
   }
 
   /** The wrapped scan ({@code lakeskip.spark.input_files} reads its file index). */
@@ -88,9 +139,8 @@ public final class LakeScan implements Scan, Batch, SupportsReportStatistics, Su
 
   @Override
   public String description() {
-    return pruning == null
-        ? inner.description()
-        : inner.description() + ", Pruning: " + pruning.text();
+    LakePruning p = shown();
+    return p == null ? inner.description() : inner.description() + ", Pruning: " + p.text();
   }
 
   @Override
@@ -100,6 +150,12 @@ public final class LakeScan implements Scan, Batch, SupportsReportStatistics, Su
 
   @Override
   public InputPartition[] planInputPartitions() {
+    InputPartition[] left = narrowed;
+    return left != null ? left : planned();
+  }
+
+  /** The splits of every planned file. */
+  private InputPartition[] planned() {
     synchronized (built) {
       if (built.partitions == null) {
         built.partitions = inner.toBatch().planInputPartitions();
@@ -133,7 +189,8 @@ public final class LakeScan implements Scan, Batch, SupportsReportStatistics, Su
   @Override
   public CustomTaskMetric[] reportDriverMetrics() {
     CustomTaskMetric[] own = inner.reportDriverMetrics();
-    return pruning == null ? own : concat(own, pruning.values());
+    LakePruning p = shown();
+    return p == null ? own : concat(own, p.valuesOf(pruning));
   }
 
   private static <T> T[] concat(T[] a, T[] b) {
@@ -166,7 +223,8 @@ public final class LakeScan implements Scan, Batch, SupportsReportStatistics, Su
         inner instanceof SupportsMetadata
             ? ((SupportsMetadata) inner).getMetaData()
             : scala.collection.immutable.Map$.MODULE$.<String, String>empty();
-    return pruning == null ? own : own.updated("Pruning", pruning.text());
+    LakePruning p = shown();
+    return p == null ? own : own.updated("Pruning", p.text());
   }
 
   @Override

@@ -101,6 +101,10 @@ public final class LakeScanBuilder
     }
     JsonNode reply = ScanRequest.plan(table, filters);
     Scan scan = scan(session, reply);
+    if (scan instanceof LakeScan) {
+      ((LakeScan) scan).withRuntimeFilter(
+          new LakeRuntimeFilter(ScanRequest.payload(table, filters), reply));
+    }
     if (key != null && table.token.equals(reply.path(Key.TOKEN).asText(null))) {
       ScanCache.put(key, scan, reply.path(Key.REPORT_ID).asText(""));
     }

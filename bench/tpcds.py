@@ -1,0 +1,412 @@
+"""TPC-DS on lakeskip beside plain Spark: answers, times, and fact files read / needed / total.
+
+    make bench-tpcds                                  # SF 0.1, every query, 3 sides
+    .venv/bin/python bench/tpcds.py --sf 1 --runs 3   # the lead's quiet-machine run
+    .venv/bin/python bench/tpcds.py --sf 0.01 --check --sides lakeskip,spark  # make test-tpcds
+
+**Data** (cached in ``--cache``, default ``.tpcds-cache/`` or ``$LAKESKIP_TPCDS_CACHE``): the
+package index's ``duckdb`` with ``duckdb-extension-tpcds`` (the extension file is LOADed from
+the wheel, nothing is downloaded at run time), ``CALL dsdgen(sf=...)``, every table exported to
+one Parquet file; the 99 query texts from the extension's ``tpcds_queries()``.
+
+**Queries**: the generator's texts (DuckDB dialect) transpiled to Spark SQL by sqlglot
+(``sqlglot.transpile(q, read="duckdb", write="spark")``: ``INTERVAL`` arithmetic on dates,
+``CAST(x AS DATE)``, quoting and ``LIMIT`` come out as Spark writes them); each side then
+gets its own table names (``lakeskip.tpcds.t``, ``files_t``, ``part_t``) by rewriting the
+``exp.Table`` nodes, CTE names left alone. A query Spark cannot run on the plain side is
+reported as such and left out of the totals.
+
+**Sides** (all on the same rows):
+
+* ``lakeskip``: lakeskip tables written by ``session.write``, fact tables then clustered by
+  their date key as a data engineer would (``CALL sys.compact(table => ..., order_strategy
+  => 'order', order_by => '<date key>')``), ``target-file-size`` ``--file-size`` (default
+  scaled with the SF so a fact table has tens of files).
+* ``spark``: plain ``spark.read.parquet`` over exactly the lakeskip tables' data files.
+* ``partitioned``: plain Spark over fact tables written ``partitionBy(<date key>)`` (Spark's
+  own dynamic partition pruning applies); dimensions as ``spark``.
+
+**Per query**: answers equal (rows compared as sorted multisets, numbers to 9 significant
+digits, since a float sum depends on the order Spark adds in), median time of ``--runs``,
+and for fact tables: files *kept* (lakeskip: its scans' ``lakeskip files kept`` metric, after
+runtime filters; plain Spark: ``number of files read``), files *total* of those scans, and
+files *needed*: for each SELECT that reads a fact table directly, the distinct
+``input_file_name()`` of its fact rows that survive that SELECT's joins and WHERE (the same
+text with the fact table replaced by a view adding ``input_file_name()``, run on the
+``spark`` side) -- HAVING and outer scopes are not applied, so *needed* is an upper bound.
+Figures are read from Spark's SQL status store (the executed plan's metrics, subqueries
+included). Writes ``bench/results/tpcds-<timestamp>.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import re
+import statistics
+import sys
+import time
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import sqlglot
+from sqlglot import exp
+
+import lakeskip
+
+FACTS = {
+    "store_sales": "ss_sold_date_sk",
+    "store_returns": "sr_returned_date_sk",
+    "catalog_sales": "cs_sold_date_sk",
+    "catalog_returns": "cr_returned_date_sk",
+    "web_sales": "ws_sold_date_sk",
+    "web_returns": "wr_returned_date_sk",
+    "inventory": "inv_date_sk",
+}
+TABLES = [
+    *FACTS,
+    "call_center",
+    "catalog_page",
+    "customer",
+    "customer_address",
+    "customer_demographics",
+    "date_dim",
+    "household_demographics",
+    "income_band",
+    "item",
+    "promotion",
+    "reason",
+    "ship_mode",
+    "store",
+    "time_dim",
+    "warehouse",
+    "web_page",
+    "web_site",
+]
+ROOT = Path(__file__).resolve().parent.parent
+
+
+# -- data ---------------------------------------------------------------------------------
+
+
+def generate(sf: float, cache: Path) -> Path:
+    """The tables as Parquet and the query texts, generated once per scale factor."""
+    out = cache / f"sf{sf:g}"
+    done = out / "queries.json"
+    if done.exists():
+        return out
+    import duckdb
+    import duckdb_extension_tpcds
+
+    ext = glob.glob(f"{duckdb_extension_tpcds.__path__[0]}/extensions/**/*.duckdb_extension",
+                    recursive=True)  # fmt: skip
+    if not ext:
+        raise SystemExit("duckdb-extension-tpcds has no extension file")
+    out.mkdir(parents=True, exist_ok=True)
+    con = duckdb.connect(config={"allow_unsigned_extensions": "true"})
+    con.execute(f"LOAD '{ext[0]}'")
+    t0 = time.perf_counter()
+    con.execute(f"CALL dsdgen(sf={sf})")
+    for t in TABLES:
+        con.execute(f"COPY (SELECT * FROM {t}) TO '{out / t}.parquet' (FORMAT parquet)")
+    queries = {int(n): q for n, q in con.execute("SELECT * FROM tpcds_queries()").fetchall()}
+    done.write_text(json.dumps(queries, indent=1))
+    print(f"generated SF {sf:g} in {time.perf_counter() - t0:.1f} s into {out}", flush=True)
+    return out
+
+
+def transpile(text: str) -> str:
+    """A generator query (DuckDB dialect) as Spark SQL."""
+    out = sqlglot.transpile(text.strip().rstrip(";"), read="duckdb", write="spark")
+    if len(out) != 1:
+        raise ValueError("expected one statement")
+    return out[0]
+
+
+def with_tables(sql: str, names: dict[str, str]) -> str:
+    """``sql`` with each base table renamed by ``names`` (CTE names left alone)."""
+    tree = sqlglot.parse_one(sql, read="spark")
+    ctes = {c.alias_or_name for c in tree.find_all(exp.CTE)}
+    for t in tree.find_all(exp.Table):
+        if t.name in names and t.name not in ctes:
+            alias = t.alias_or_name
+            parts = names[t.name].split(".")
+            t.set("this", exp.to_identifier(parts[-1]))
+            t.set("db", exp.to_identifier(parts[-2]) if len(parts) > 1 else None)
+            t.set("catalog", exp.to_identifier(parts[-3]) if len(parts) > 2 else None)
+            if not t.alias:
+                t.set("alias", exp.TableAlias(this=exp.to_identifier(alias)))
+    return tree.sql(dialect="spark")
+
+
+def needed_queries(sql: str, fact: str, view: str) -> list[str]:
+    """For each SELECT reading ``fact`` directly: its fact rows' files that survive its
+    joins and WHERE (the fact table replaced by ``view``, which adds ``__file``)."""
+    tree = sqlglot.parse_one(sql, read="spark")
+    ctes = {c.alias_or_name for c in tree.find_all(exp.CTE)}
+    with_ = tree.args.get("with")
+    out = []
+    for select in tree.find_all(exp.Select):
+        sources = []
+        frm = select.args.get("from")
+        if frm is not None:
+            sources.append(frm.this)
+        sources += [j.this for j in select.args.get("joins") or []]
+        hits = [s for s in sources if isinstance(s, exp.Table) and s.name == fact]
+        if fact in ctes or not hits:
+            continue
+        for hit in hits:
+            q = select.copy()
+            q.set("expressions", [exp.column("__file", table=hit.alias_or_name)])
+            for t in q.find_all(exp.Table):
+                if t.name == fact and t.alias_or_name == hit.alias_or_name:
+                    alias = t.alias_or_name
+                    t.set("this", exp.to_identifier(view))
+                    t.set("alias", exp.TableAlias(this=exp.to_identifier(alias)))
+                    break
+            for arg in ("group", "having", "order", "limit", "qualify", "windows", "with"):
+                q.set(arg, None)
+            q.set("distinct", exp.Distinct())
+            if with_ is not None:
+                q.set("with", with_.copy())
+            out.append(q.sql(dialect="spark"))
+    return out
+
+
+# -- measuring ----------------------------------------------------------------------------
+
+
+def _norm(v: Any) -> Any:
+    if isinstance(v, (float, Decimal)):
+        return float(f"{float(v):.9g}")
+    return v
+
+
+def canonical(rows: list[Any]) -> list[tuple[Any, ...]]:
+    return sorted((tuple(_norm(v) for v in r) for r in rows), key=repr)
+
+
+def scan_figures(spark: Any) -> dict[str, dict[str, int]]:
+    """Per table: files kept and total over the last execution's scans (status store)."""
+    spark._jsc.sc().listenerBus().waitUntilEmpty()  # the metrics arrive by the listener bus
+    store = spark._jsparkSession.sharedState().statusStore()
+    execs = store.executionsList()
+    last = execs.apply(execs.size() - 1)
+    eid = last.executionId()
+    values = store.executionMetrics(eid)
+    graph = store.planGraph(eid)
+    nodes = graph.allNodes()
+    out: dict[str, dict[str, int]] = {}
+    for i in range(nodes.size()):
+        node = nodes.apply(i)
+        name, desc = node.name(), node.desc()
+        table = next(
+            (f for f in FACTS if re.search(rf"\b(part_|files_|tpcds\.)?{f}\b", desc)), None
+        )
+        if table is None or not ("Scan" in name or "BatchScan" in name):
+            continue
+        got: dict[str, int] = {}
+        ms = node.metrics()
+        for j in range(ms.size()):
+            m = ms.apply(j)
+            v = values.get(m.accumulatorId())
+            if v.isEmpty():
+                continue
+            digits = re.sub(r"[^0-9]", "", str(v.get()).split("(")[0])
+            if digits:
+                got[m.name()] = int(digits)
+        fig = out.setdefault(table, {"kept": 0, "total": 0, "scans": 0})
+        fig["scans"] += 1
+        if "lakeskip files kept" in got:
+            fig["kept"] += got["lakeskip files kept"]
+            fig["total"] += got.get("lakeskip files total", 0)
+        elif "number of files read" in got:
+            fig["kept"] += got["number of files read"]
+    return out
+
+
+def run(spark: Any, sql: str) -> tuple[float, list[Any]]:
+    t0 = time.perf_counter()
+    rows = spark.sql(sql).collect()
+    return time.perf_counter() - t0, rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sf", type=float, default=0.1)
+    ap.add_argument(
+        "--cache", default=os.environ.get("LAKESKIP_TPCDS_CACHE", str(ROOT / ".tpcds-cache"))
+    )
+    ap.add_argument("--warehouse", default=None, help="default: <cache>/warehouse-sf<sf>")
+    ap.add_argument("--runs", type=int, default=1, help="timed runs per query and side")
+    ap.add_argument("--queries", default="", help="e.g. 3,7,42 (default: all 99)")
+    ap.add_argument("--sides", default="lakeskip,spark,partitioned")
+    ap.add_argument("--file-size", default=None, help="lakeskip target-file-size")
+    ap.add_argument("--check", action="store_true", help="exit 1 unless every answer is equal")
+    ap.add_argument("--no-needed", action="store_true", help="skip the needed-files queries")
+    ap.add_argument("--memory", default="4g")
+    args = ap.parse_args(argv)
+    sides = [s for s in args.sides.split(",") if s]
+    data = generate(args.sf, Path(args.cache))
+    queries = {int(k): v for k, v in json.loads((data / "queries.json").read_text()).items()}
+    if args.queries:
+        queries = {n: queries[n] for n in map(int, args.queries.split(","))}
+    warehouse = args.warehouse or str(Path(args.cache) / f"warehouse-sf{args.sf:g}")
+    file_size = args.file_size or f"{max(256, int(4096 * args.sf))}kb"
+    session = lakeskip.connect(warehouse, conf={"spark.driver.memory": args.memory,
+                                                "spark.sql.shuffle.partitions": "4",
+                                                "spark.ui.enabled": "false"})  # fmt: skip
+    spark = session.spark
+    load = [os.getloadavg()]
+    _load_lakeskip(session, data, file_size)
+    files = {t: session.table(f"tpcds.{t}").files() for t in TABLES}
+    for t, paths in files.items():
+        spark.read.parquet(*paths).createOrReplaceTempView(f"files_{t}")
+        if t in FACTS and not args.no_needed:
+            spark.sql(f"SELECT *, input_file_name() AS __file FROM files_{t}")\
+                .createOrReplaceTempView(f"needed_{t}")  # fmt: skip
+    if "partitioned" in sides:
+        _load_partitioned(spark, data, Path(warehouse) / "partitioned", files)
+    names = {
+        "lakeskip": {t: f"lakeskip.tpcds.{t}" for t in TABLES},
+        "spark": {t: f"files_{t}" for t in TABLES},
+        "partitioned": {t: (f"part_{t}" if t in FACTS else f"files_{t}") for t in TABLES},
+    }
+    results = []
+    bad = 0
+    for n, text in sorted(queries.items()):
+        res: dict[str, Any] = {"query": n}
+        try:
+            sql = transpile(text)
+        except Exception as e:
+            res["error"] = f"transpile: {e}"
+            results.append(res)
+            print(f"q{n}: {res['error']}", flush=True)
+            continue
+        answers: dict[str, list[Any]] = {}
+        for side in sides:
+            try:
+                q = with_tables(sql, names[side])
+                secs, rows = run(spark, q)  # warm-up and answer
+                figures = scan_figures(spark)
+                times = [run(spark, q)[0] for _ in range(args.runs)]
+                answers[side] = canonical(rows)
+                res[side] = {
+                    "seconds": statistics.median(times) if times else secs,
+                    "rows": len(rows),
+                    "files": figures,
+                }
+            except Exception as e:
+                res[side] = {"error": str(e).splitlines()[0][:200]}
+        got = list(answers.values())
+        res["equal"] = len(got) == len(sides) and all(a == got[0] for a in got)
+        if not res["equal"] and "error" not in res.get(sides[-1], {}):
+            bad += 1
+        if not args.no_needed and "error" not in res.get("spark", {}):
+            needed: dict[str, int] = {}
+            for fact in FACTS:
+                for nq in needed_queries(
+                    with_tables(sql, {t: f"files_{t}" for t in TABLES if t != fact}),
+                    fact,
+                    f"needed_{fact}",
+                ):
+                    try:
+                        needed[fact] = needed.get(fact, 0) + len(spark.sql(nq).collect())
+                    except Exception:
+                        needed[fact] = -1
+                        break
+            res["needed"] = needed
+        results.append(res)
+        print(_line(res, sides), flush=True)
+    load.append(os.getloadavg())
+    summary = _totals(results, sides)
+    print(json.dumps(summary, indent=1))
+    out = ROOT / "bench" / "results" / f"tpcds-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    out.write_text(json.dumps({"sf": args.sf, "file_size": file_size, "load": load,
+                               "summary": summary, "queries": results}, indent=1, default=str))  # fmt: skip
+    print(f"load average before/after: {load}; written {out}")
+    if args.check and bad:
+        print(f"{bad} queries gave different answers", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _line(res: dict[str, Any], sides: list[str]) -> str:
+    parts = [f"q{res['query']}", "equal" if res.get("equal") else "DIFFERENT"]
+    for s in sides:
+        r = res.get(s, {})
+        if "error" in r:
+            parts.append(f"{s}: error {r['error'][:80]}")
+            continue
+        kept = sum(f["kept"] for f in r["files"].values())
+        parts.append(f"{s} {r['seconds']:.2f}s files {kept}")
+    if "needed" in res:
+        parts.append(f"needed {sum(v for v in res['needed'].values() if v > 0)}")
+    return "  ".join(parts)
+
+
+def _totals(results: list[dict[str, Any]], sides: list[str]) -> dict[str, Any]:
+    ok = [r for r in results if all("error" not in r.get(s, {"error": 1}) for s in sides)]
+    out: dict[str, Any] = {
+        "queries": len(results),
+        "run_on_every_side": len(ok),
+        "equal": sum(1 for r in ok if r.get("equal")),
+    }
+    for s in sides:
+        out[s] = {
+            "seconds": round(sum(r[s]["seconds"] for r in ok), 2),
+            "fact_files_kept": sum(f["kept"] for r in ok for f in r[s]["files"].values()),
+        }
+    if "lakeskip" in sides:
+        out["lakeskip"]["fact_files_total"] = sum(
+            f["total"] for r in ok for f in r["lakeskip"]["files"].values()
+        )
+    with_needed = [r for r in ok if r.get("needed") and all(v >= 0 for v in r["needed"].values())]
+    out["needed"] = {
+        "queries": len(with_needed),
+        "needed": sum(sum(r["needed"].values()) for r in with_needed),
+        **{
+            f"{s}_kept": sum(f["kept"] for r in with_needed for f in r[s]["files"].values())
+            for s in sides
+        },
+    }
+    return out
+
+
+def _load_lakeskip(session: Any, data: Path, file_size: str) -> None:
+    """The lakeskip tables, written once per warehouse (fact tables date-clustered)."""
+    spark = session.spark
+    session.sql("CREATE DATABASE IF NOT EXISTS tpcds")
+    existing = {
+        r[1] if len(r) > 1 else r[0] for r in spark.sql("SHOW TABLES IN lakeskip.tpcds").collect()
+    }
+    for t in TABLES:
+        if t in existing:
+            continue
+        df = spark.read.parquet(str(data / f"{t}.parquet"))
+        cols = ", ".join(f"{f.name} {f.dataType.simpleString()}" for f in df.schema.fields)
+        t0 = time.perf_counter()
+        session.sql(f"CREATE TABLE tpcds.{t} ({cols}) WITH ('target-file-size' = '{file_size}')")
+        session.write(df, f"tpcds.{t}")
+        if t in FACTS:
+            session.sql(f"CALL sys.compact(table => 'tpcds.{t}', order_strategy => 'order', "
+                        f"order_by => '{FACTS[t]}')")  # fmt: skip
+        print(f"lakeskip.tpcds.{t}: {len(session.table(f'tpcds.{t}').files())} files, "
+              f"{time.perf_counter() - t0:.1f} s", flush=True)  # fmt: skip
+
+
+def _load_partitioned(spark: Any, data: Path, root: Path, files: dict[str, list[str]]) -> None:
+    """Fact tables partitioned by their date key (plain Spark's layout for DPP)."""
+    for t, key in FACTS.items():
+        target = root / t
+        if not (target / "_SUCCESS").exists():
+            spark.read.parquet(*files[t]).repartition(key).write.mode("overwrite")\
+                .partitionBy(key).parquet(str(target))  # fmt: skip
+        spark.read.parquet(str(target)).createOrReplaceTempView(f"part_{t}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

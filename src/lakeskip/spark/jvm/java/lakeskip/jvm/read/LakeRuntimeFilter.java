@@ -1,0 +1,130 @@
+package lakeskip.jvm.read;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import lakeskip.jvm.bridge.Bridge;
+import lakeskip.jvm.bridge.Protocol.Key;
+import lakeskip.jvm.bridge.Protocol.Op;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.connector.expressions.FieldReference$;
+import org.apache.spark.sql.connector.expressions.NamedReference;
+import org.apache.spark.sql.connector.expressions.filter.Predicate;
+import org.apache.spark.sql.connector.read.InputPartition;
+import org.apache.spark.sql.execution.datasources.FilePartition;
+import org.apache.spark.sql.execution.datasources.PartitionedFile;
+import org.apache.spark.sql.types.StructType;
+
+/**
+ * Spark's runtime filters (dynamic pruning through a join) for a {@link LakeScan}: which
+ * columns they may name, and which of the scan's planned files they keep.
+ *
+ * <p>Spark's {@code PartitionPruning} rule inserts a dynamic pruning filter against a scan that
+ * implements {@code SupportsRuntimeV2Filtering} when the join key is one of its
+ * {@link #attributes filter attributes}; {@code BatchScanExec} hands the build side's keys as
+ * {@code IN} predicates to {@code filter} before it asks for the input partitions. Other
+ * formats declare their partition keys only; lakeskip declares every column it can prune on
+ * (partition and bucket keys, columns with min/max stats, columns with a file index: Python's
+ * {@code prunable} list), so a fact table clustered by its date key skips files through a join
+ * to {@code date_dim}. Python decides ({@code runtime_filter}: the same tiers as the plan, only
+ * over its kept files); Java only drops the files Python did not keep from the planned splits.
+ *
+ * <p>Spark conf {@value #ENABLED} (default true) turns it off: no filter attributes, so Spark
+ * plans no runtime filter against lakeskip scans.
+ */
+final class LakeRuntimeFilter {
+  /** Spark conf: declare runtime filter attributes (default true). */
+  static final String ENABLED = "spark.lakeskip.runtime-filter.enabled";
+
+  /** The scan's {@code plan_scan} payload (table, filters, session). */
+  private final ObjectNode payload;
+  /** The columns Python can prune on. */
+  private final List<String> prunable = new ArrayList<>();
+  /** The snapshot the plan is of (null: an empty table). */
+  private final Long snapshot;
+
+  LakeRuntimeFilter(ObjectNode payload, JsonNode plan) {
+    this.payload = payload;
+    for (JsonNode n : plan.path(Key.PRUNABLE)) {
+      prunable.add(n.asText());
+    }
+    JsonNode snap = plan.path(Key.PRUNING).path(Key.SNAPSHOT);
+    this.snapshot = snap.isNumber() ? snap.asLong() : null;
+  }
+
+  /** The prunable columns among those the scan reads (Spark resolves them against them). */
+  NamedReference[] attributes(StructType readSchema) {
+    SparkSession session = SparkSession.active();
+    if (snapshot == null
+        || !Boolean.parseBoolean(session.conf().get(ENABLED, "true").trim())) {
+      return new NamedReference[0];
+    }
+    Set<String> read = new HashSet<>(java.util.Arrays.asList(readSchema.fieldNames()));
+    List<NamedReference> out = new ArrayList<>();
+    for (String c : prunable) {
+      if (read.contains(c)) {
+        out.add(FieldReference$.MODULE$.column(c));
+      }
+    }
+    return out.toArray(new NamedReference[0]);
+  }
+
+  /** What Python kept: the files' names and the scan's new figures. */
+  static final class Kept {
+    final Set<String> names;
+    final LakePruning pruning;
+
+    Kept(Set<String> names, LakePruning pruning) {
+      this.names = names;
+      this.pruning = pruning;
+    }
+  }
+
+  /** Python's answer to {@code predicates} over the planned files (null: nothing to ask). */
+  Kept apply(Predicate[] predicates) {
+    if (predicates.length == 0 || snapshot == null) {
+      return null;
+    }
+    ObjectNode p = payload.deepCopy();
+    p.put(Key.SNAPSHOT_ID, snapshot);  // the plan's snapshot, even if the table moved since
+    p.set(Key.RUNTIME, PredicateJson.predicates(predicates));
+    JsonNode reply = Bridge.ask(Op.RUNTIME_FILTER, p, null);
+    Set<String> names = new HashSet<>();
+    for (JsonNode f : reply.path(Key.FILES)) {
+      names.add(name(f.asText()));
+    }
+    return new Kept(names, LakePruning.of(reply.get(Key.PRUNING)));
+  }
+
+  /**
+   * The planned splits without the files Python did not keep; null when a split is not a
+   * file split (then nothing is narrowed: every planned file is read).
+   */
+  static InputPartition[] narrow(InputPartition[] planned, Set<String> keep) {
+    List<InputPartition> out = new ArrayList<>();
+    for (InputPartition ip : planned) {
+      if (!(ip instanceof FilePartition)) {
+        return null;
+      }
+      FilePartition fp = (FilePartition) ip;
+      List<PartitionedFile> files = new ArrayList<>();
+      for (PartitionedFile f : fp.files()) {
+        if (keep.contains(name(f.filePath().toString()))) {
+          files.add(f);
+        }
+      }
+      if (!files.isEmpty()) {
+        out.add(new FilePartition(out.size(),
+            files.toArray(new PartitionedFile[0])));
+      }
+    }
+    return out.toArray(new InputPartition[0]);
+  }
+
+  private static String name(String path) {
+    return path.substring(path.lastIndexOf('/') + 1);
+  }
+}

@@ -1,0 +1,108 @@
+"""Spark's dynamic pruning through a join reaches lakeskip's scan (issue 38): the plan holds a
+``dynamicpruningexpression`` against the fact scan on a clustered non-partition column, the
+scan reads only the files holding the dimension's keys, the runtime tier shows in EXPLAIN
+PRUNING and the scan's metrics, and answers equal plain Spark's over the same rows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyspark.sql import DataFrame, SparkSession
+
+import lakeskip
+from lakeskip.spark import pruning_reports
+
+F = "lakeskip.rt.fact"
+D = "lakeskip.rt.dim"
+QUERY = (
+    f"SELECT d.tag, count(*), sum(f.v) FROM {F} f JOIN {D} d ON f.k = d.k "
+    "WHERE d.tag = 'hot' GROUP BY d.tag"
+)
+
+
+@pytest.fixture
+def star(spark: SparkSession, tmp_path: Path) -> Any:
+    s = lakeskip.connect(str(tmp_path / "wh"), spark=spark)
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS lakeskip.rt")
+    spark.sql(f"CREATE TABLE {F} (k BIGINT, v INT)")
+    for i in range(8):  # 8 files, each one range of k (a fact table clustered by its key)
+        spark.sql(
+            f"INSERT INTO {F} SELECT id, CAST(id % 7 AS INT) FROM range({i * 100}, {i * 100 + 100}, 1, 1)"
+        )
+    spark.sql(f"INSERT INTO {F} SELECT CAST(NULL AS BIGINT), 1")  # a NULL key
+    spark.sql(f"CREATE TABLE {D} (k BIGINT, tag STRING)")
+    # keys of file 3 and a key no file holds are 'hot'; duplicates on the dimension side
+    spark.sql(
+        f"INSERT INTO {D} SELECT id, CASE WHEN id BETWEEN 310 AND 320 OR id = 5000 "
+        "THEN 'hot' ELSE 'cold' END FROM range(0, 800) UNION ALL SELECT 315, 'hot'"
+    )
+    return s
+
+
+def _fact_metrics(df: DataFrame) -> dict[str, int]:
+    """The lakeskip SQLMetrics of the fact scan in the executed (final adaptive) plan."""
+    root = df._jdf.queryExecution().executedPlan()
+    found = []
+    seen = []
+    todo = [root.executedPlan() if "Adaptive" in root.nodeName() else root]
+    while todo:
+        node = todo.pop()
+        seen.append(node.nodeName())
+        if "QueryStage" in node.nodeName() or "ReusedExchange" in node.nodeName():
+            todo.append(node.plan() if "QueryStage" in node.nodeName() else node.child())
+            continue
+        kids = node.children().iterator()
+        while kids.hasNext():
+            todo.append(kids.next())
+        if node.nodeName() == f"BatchScan {F}":
+            got = {}
+            metrics = node.metrics().iterator()
+            while metrics.hasNext():
+                kv = metrics.next()
+                if kv._1().startswith("lakeskip"):
+                    got[kv._1()] = int(kv._2().value())
+            found.append(got)
+    assert len(found) == 1, (found, seen)
+    return found[0]
+
+
+def test_dynamic_pruning_skips_fact_files_by_stats(spark: SparkSession, star: Any) -> None:
+    explained = "\n".join(r[0] for r in spark.sql(f"EXPLAIN {QUERY}").collect()).lower()
+    assert "dynamicpruningexpression" in explained
+    with pruning_reports(spark) as reports:
+        df = spark.sql(QUERY)
+        got = sorted(tuple(r) for r in df.collect())
+    # the executed plan's scan description says what ran
+    executed = df._jdf.queryExecution().executedPlan().toString()
+    assert "files 1/9 kept; skipped by stats 1, runtime stats(k) 7" in executed, executed
+    m = _fact_metrics(df)
+    assert m["lakeskipFilesTotal"] == 9
+    assert m["lakeskipFilesKept"] == 1  # only the file of keys 300..399
+    assert m["lakeskipSkippedStats"] == 1  # the NULL key's file: IsNotNull(k)
+    assert m["lakeskipSkippedRuntime"] == 7
+    fact = [r for r in reports if r.table.endswith("fact") and r.skipped_at_runtime]
+    assert fact and fact[-1].skipped_at_runtime == {"stats(k)": 7}
+    spark.conf.set("spark.lakeskip.runtime-filter.enabled", "false")
+    try:
+        plain = sorted(tuple(r) for r in spark.sql(QUERY).collect())
+        off = "\n".join(r[0] for r in spark.sql(f"EXPLAIN {QUERY}").collect()).lower()
+    finally:
+        spark.conf.unset("spark.lakeskip.runtime-filter.enabled")
+    assert "dynamicpruningexpression" not in off
+    assert got == plain == [("hot", 12, sum((k % 7) for k in [*range(310, 321), 315]))]
+
+
+def test_empty_dimension_and_no_match(spark: SparkSession, star: Any) -> None:
+    for tag, want in (("none", []), ("cold", None)):
+        q = QUERY.replace("'hot'", f"'{tag}'")
+        got = sorted(tuple(r) for r in spark.sql(q).collect())
+        spark.conf.set("spark.lakeskip.runtime-filter.enabled", "false")
+        try:
+            plain = sorted(tuple(r) for r in spark.sql(q).collect())
+        finally:
+            spark.conf.unset("spark.lakeskip.runtime-filter.enabled")
+        assert got == plain
+        if want is not None:
+            assert got == want
