@@ -3,7 +3,7 @@ table (``tests/cases/pk_merge_cases.json``) and ``LakeDvScan``'s reader over the
 deletion-vector case table (``tests/fixtures/deletion_vectors/cases.json``), and
 ``PredicateJson``'s transcription of Spark predicates as Python's reader reads it back.
 
-``java/lakeskip/jvm/read/pk/ReadRulesCheck.java`` (beside this file) is compiled against the
+``tests/java/lakeskip/jvm/read/pk/ReadRulesCheck.java`` is compiled against the
 catalog jar and pyspark's jars and run once, in one JVM, on every case; Python gives it what
 the catalog sends (the merge rule as ``MergeEngine.to_json`` crosses the protocol, each DV as
 the planner encodes it) and compares what it returns with the case tables."""
@@ -37,9 +37,13 @@ from lakeskip.spark.jvm.protocol import MergeSpec, decode, encode
 from lakeskip.spark.read.predicate_json import literal_from_json
 from lakeskip.sql.query import condition_predicate
 
-HERE = Path(__file__).parent
-SOURCES = sorted((HERE / "java").rglob("*.java"))
+#: the Java checks, under tests/java/ (a source tree of their own, not a test package)
+JAVA_TESTS = Path(__file__).resolve().parents[3] / "java"
+SOURCES = sorted(JAVA_TESTS.rglob("*.java"))
 MERGE_CASES = load_merge_cases()
+
+# one javac and one JVM: not in make test-unit
+pytestmark = pytest.mark.processes
 
 
 def _merge_input(case: Case) -> dict[str, Any]:
