@@ -127,6 +127,8 @@ class Op(StrEnum):
     REWRITE_SQL = "rewrite_sql"
     SHOW_CREATE_TABLE = "show_create_table"
     CREATE_TABLE_LIKE = "create_table_like"
+    LIST_PARTITIONS = "list_partitions"
+    DROP_PARTITION = "drop_partition"
 
 
 class ErrorKind(StrEnum):
@@ -152,6 +154,8 @@ class WriteMode(StrEnum):
     APPEND = "append"
     TRUNCATE = "truncate"
     OVERWRITE = "overwrite"
+    #: replace the partitions the written rows land in (partitionOverwriteMode=dynamic)
+    DYNAMIC = "dynamic"
 
 
 class AggregateKind(StrEnum):
@@ -336,6 +340,13 @@ class CreateTableLikeRequest(TableRequest):
     source_name: str
     #: the statement's TBLPROPERTIES (over the source's options)
     properties: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DropPartitionRequest(TableRequest):
+    """``ALTER TABLE ... DROP PARTITION``: the partition's values (Spark's internal forms)."""
+
+    values: tuple[Json, ...]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -774,6 +785,8 @@ OPERATIONS: Mapping[Op, OpSpec] = {
     Op.REWRITE_SQL: OpSpec(RewriteSqlRequest, (RewriteSqlReply,), read_only=True),
     Op.SHOW_CREATE_TABLE: OpSpec(TableRequest, (CreateSqlReply,), read_only=True),
     Op.CREATE_TABLE_LIKE: OpSpec(CreateTableLikeRequest, _TABLE),
+    Op.LIST_PARTITIONS: OpSpec(TableRequest, (RowsReply,), read_only=True),
+    Op.DROP_PARTITION: OpSpec(DropPartitionRequest, (DroppedReply,)),
 }
 
 
