@@ -122,3 +122,97 @@ def test_create_table_like_copies_schema_keys_and_options(spark, tmp_path: Path)
     finally:
         spark.sql("DROP TABLE default.ddl_like_plain")
     assert not spark.catalog.tableExists("lakeskip.default.bad")
+
+
+def test_show_partitions_and_drop_partition(lake) -> None:  # type: ignore[no-untyped-def]
+    from pyspark.errors import AnalysisException
+
+    spark = lake
+    t = "lakeskip.default.pt"
+    spark.sql(f"CREATE TABLE {t} (id BIGINT, v STRING, dt STRING, h INT) PARTITIONED BY (dt, h)")
+    model = [(1, "a", "d1", 1), (2, "b", "d1", 2), (3, "c", "d2", 1), (4, "d", "d1", 1)]
+    spark.sql(
+        f"INSERT INTO {t} VALUES " + ", ".join(f"({i}, '{v}', '{d}', {h})" for i, v, d, h in model)
+    )
+
+    def shown(sql: str) -> list[str]:
+        return sorted(r[0] for r in spark.sql(sql).collect())
+
+    assert shown(f"SHOW PARTITIONS {t}") == ["dt=d1/h=1", "dt=d1/h=2", "dt=d2/h=1"]
+    assert shown(f"SHOW PARTITIONS {t} PARTITION (dt = 'd1')") == ["dt=d1/h=1", "dt=d1/h=2"]
+    spark.sql(f"ALTER TABLE {t} DROP PARTITION (dt = 'd1', h = 1)")
+    model = [r for r in model if (r[2], r[3]) != ("d1", 1)]
+    assert _rows(spark, t) == sorted(model), "only that partition's rows are gone"
+    assert _kinds(spark, t)[-1] == "OVERWRITE"
+    assert shown(f"SHOW PARTITIONS {t}") == ["dt=d1/h=2", "dt=d2/h=1"]
+    # a partition with no data: Spark's own one-line error; IF EXISTS: nothing committed
+    snapshots = len(_kinds(spark, t))
+    with pytest.raises(AnalysisException, match="PARTITIONS_NOT_FOUND"):
+        spark.sql(f"ALTER TABLE {t} DROP PARTITION (dt = 'd9', h = 1)")
+    spark.sql(f"ALTER TABLE {t} DROP IF EXISTS PARTITION (dt = 'd9', h = 1)")
+    assert len(_kinds(spark, t)) == snapshots
+    with pytest.raises(AnalysisException, match="exists while it holds data"):
+        spark.sql(f"ALTER TABLE {t} ADD PARTITION (dt = 'd7', h = 1)")
+    assert _rows(spark, t) == sorted(model)
+
+
+@pytest.mark.parametrize(
+    "props",
+    ["", "TBLPROPERTIES ('primary-key' = 'id,dt', 'bucket' = '2')"],
+    ids=["append", "primary-key"],
+)
+def test_dynamic_partition_overwrite_replaces_only_the_partitions_written(lake, props: str) -> None:  # type: ignore[no-untyped-def]
+    spark = lake
+    t = "lakeskip.default.dyn"
+    spark.sql(
+        f"CREATE TABLE {t} (id BIGINT NOT NULL, v STRING, dt STRING NOT NULL) PARTITIONED BY (dt) {props}"
+    )
+    model = {(1, "a", "d1"), (2, "b", "d2"), (3, "c", "d3"), (4, "d", "d1")}
+    spark.sql(f"INSERT INTO {t} VALUES " + ", ".join(f"({i}, '{v}', '{d}')" for i, v, d in model))
+
+    def overwrite(rows: set[tuple[int, str, str]]) -> None:  # what dynamic overwrite means
+        nonlocal model
+        touched = {r[2] for r in rows}
+        model = {r for r in model if r[2] not in touched} | rows
+
+    key = "spark.sql.sources.partitionOverwriteMode"
+    spark.conf.set(key, "dynamic")
+    try:
+        spark.sql(f"INSERT OVERWRITE {t} SELECT * FROM VALUES (10, 'x', 'd1'), (11, 'y', 'd4')")
+        overwrite({(10, "x", "d1"), (11, "y", "d4")})
+        assert _rows(spark, t) == sorted(model)
+        spark.sql(f"INSERT OVERWRITE {t} PARTITION (dt) SELECT 12, 'z', 'd2'")
+        overwrite({(12, "z", "d2")})
+        assert _rows(spark, t) == sorted(model)
+        spark.createDataFrame([(13, "w", "d3")], "id BIGINT, v STRING, dt STRING").writeTo(
+            t
+        ).overwritePartitions()
+        overwrite({(13, "w", "d3")})
+        assert _rows(spark, t) == sorted(model)
+        before = len(_kinds(spark, t))
+        spark.sql(f"INSERT OVERWRITE {t} SELECT * FROM {t} WHERE id < 0")  # no rows: no change
+        assert _rows(spark, t) == sorted(model) and len(_kinds(spark, t)) == before
+    finally:
+        spark.conf.set(key, "static")
+    # static mode keeps its meaning: the whole table
+    spark.sql(f"INSERT OVERWRITE {t} SELECT 20, 's', 'd9'")
+    assert _rows(spark, t) == [(20, "s", "d9")]
+
+
+def test_persistent_view_over_a_lakeskip_table_reads_its_current_rows(lake) -> None:  # type: ignore[no-untyped-def]
+    """Views live in the session catalog; Spark stores the view's text and resolves the
+    lakeskip table at each read, so the view sees every later commit."""
+    spark = lake
+    spark.sql("CREATE TABLE lakeskip.default.vt (id BIGINT, k STRING)")
+    spark.sql("INSERT INTO lakeskip.default.vt VALUES (1, 'a'), (2, 'b')")
+    spark.sql(
+        "CREATE OR REPLACE VIEW default.ddl_vt_view AS "
+        "SELECT id, k FROM lakeskip.default.vt WHERE k <> 'z'"
+    )
+    try:
+        assert _rows(spark, "default.ddl_vt_view") == [(1, "a"), (2, "b")]
+        spark.sql("INSERT INTO lakeskip.default.vt VALUES (3, 'c'), (4, 'z')")
+        spark.sql("DELETE FROM lakeskip.default.vt WHERE id = 1")
+        assert _rows(spark, "default.ddl_vt_view") == [(2, "b"), (3, "c")]
+    finally:
+        spark.sql("DROP VIEW IF EXISTS default.ddl_vt_view")

@@ -72,6 +72,8 @@ HANDLERS: Mapping[Op, Handler] = {
     Op.TABLE_DETAIL: catalog_tables.table_detail,
     Op.SHOW_CREATE_TABLE: catalog_tables.show_create_table,
     Op.CREATE_TABLE_LIKE: catalog_tables.create_table_like,
+    Op.LIST_PARTITIONS: catalog_tables.list_partitions,
+    Op.DROP_PARTITION: catalog_tables.drop_partition,
     Op.PLAN_SCAN: catalog_scans.plan_scan,
     Op.RUNTIME_FILTER: catalog_scans.runtime_filter,
     Op.AGGREGATE_SCAN: catalog_scans.aggregate_scan,

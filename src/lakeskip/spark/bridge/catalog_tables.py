@@ -13,7 +13,7 @@ from dataclasses import replace as replace_fields
 from typing import Any, assert_never
 
 from lakeskip.catalog.format.schema import TableSchema
-from lakeskip.catalog.format.snapshot import Snapshot
+from lakeskip.catalog.format.snapshot import CommitKind, Snapshot
 from lakeskip.catalog.kind import Append, AppendDv, PkMerge, PkRaw, TableKind, schema_kind
 from lakeskip.catalog.ops.staging import can_stage, publish, staging_identifier
 from lakeskip.catalog.ops.system_tables import split_system_name, table_details
@@ -49,6 +49,7 @@ from lakeskip.spark.jvm.protocol import (
     CreateTableLikeRequest,
     CreateTableRequest,
     DropNamespaceRequest,
+    DropPartitionRequest,
     DroppedReply,
     EmptyReply,
     ExistsReply,
@@ -58,6 +59,7 @@ from lakeskip.spark.jvm.protocol import (
     LoadTableRequest,
     NamespaceRequest,
     PropertiesReply,
+    RowsReply,
     SnapshotRequest,
     StagedRequest,
     StageMode,
@@ -70,7 +72,7 @@ from lakeskip.spark.jvm.protocol import (
 )
 from lakeskip.spark.read.query import spark_path
 from lakeskip.sql.ddl import OUR_FORMATS
-from lakeskip.types import DataType, Field, RowType, from_spark_json
+from lakeskip.types import DataType, Field, RowType, TypeRoot, from_spark_json
 
 __all__ = [
     "abort_staged",
@@ -417,6 +419,53 @@ def table_detail(ctx: ServiceContext, req: SnapshotRequest, arg: Any) -> Propert
         return PropertiesReply(properties=dict(table_details(table, snap)))
     except LakeskipError as e:  # never the query's error (ErrorLog): DESCRIBE says it
         return PropertiesReply(properties={TableProperty.STATE.value: f"unavailable: {e}"})
+
+
+#: partition column types whose values are the same in Spark's internal form and lakeskip's
+_PARTITION_ROOTS = frozenset(
+    {
+        TypeRoot.STRING,
+        TypeRoot.BOOLEAN,
+        TypeRoot.TINYINT,
+        TypeRoot.SMALLINT,
+        TypeRoot.INT,
+        TypeRoot.BIGINT,
+        TypeRoot.DATE,
+    }
+)
+
+
+def _partitioned(ctx: ServiceContext, req: TableRequest, what: str) -> FileStoreTable:
+    table = ctx.table(req)
+    schema = table.schema
+    if not schema.partition_keys:
+        raise InvalidArgumentError(f"{what}: {table.identifier} is not partitioned")
+    for k in schema.partition_keys:
+        t = schema.fields.field(k).type
+        if t.root not in _PARTITION_ROOTS:
+            raise UnsupportedStatementError(
+                f"{what} on {table.identifier}: partition column {k} of type {t} is not "
+                "supported yet (strings, integers, booleans and dates are)"
+            )
+    return table
+
+
+def list_partitions(ctx: ServiceContext, req: TableRequest, arg: Any) -> RowsReply:
+    """``SHOW PARTITIONS``: the partitions that hold data files, as Paimon lists them."""
+    table = _partitioned(ctx, req, "SHOW PARTITIONS")
+    live = sorted({e.partition for e in table.scan_files()}, key=repr)
+    return RowsReply(rows=tuple(list(p) for p in live))
+
+
+def drop_partition(ctx: ServiceContext, req: DropPartitionRequest, arg: Any) -> DroppedReply:
+    """``ALTER TABLE ... DROP PARTITION``, as Paimon's: one OVERWRITE snapshot deleting the
+    partition's files (``dropped`` false: it holds none)."""
+    table = _partitioned(ctx, req, "ALTER TABLE DROP PARTITION")
+    values = tuple(req.values)
+    if values not in {e.partition for e in table.scan_files()}:
+        return DroppedReply(dropped=False)
+    table.commit([], kind=CommitKind.OVERWRITE, overwrite_partitions=[values])
+    return DroppedReply(dropped=True)
 
 
 def show_create_table(ctx: ServiceContext, req: TableRequest, arg: Any) -> CreateSqlReply:

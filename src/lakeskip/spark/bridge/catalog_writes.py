@@ -48,6 +48,8 @@ def write(ctx: ServiceContext, req: WriteRequest, jdf: Any) -> WriteReply:
     aligned = align_by_position(df, row_type, what)
     if req.mode is WriteMode.APPEND:
         snap = write_dataframe(table, aligned)
+    elif req.mode is WriteMode.DYNAMIC:  # Paimon's dynamic-partition-overwrite
+        snap = write_dataframe(table, aligned, overwrite=True)
     else:
         snap = write_dataframe(
             table,

@@ -145,6 +145,8 @@ class Op(StrEnum):
     REWRITE_SQL = "rewrite_sql"
     SHOW_CREATE_TABLE = "show_create_table"
     CREATE_TABLE_LIKE = "create_table_like"
+    LIST_PARTITIONS = "list_partitions"
+    DROP_PARTITION = "drop_partition"
 
 
 class ErrorKind(StrEnum):
@@ -170,6 +172,8 @@ class WriteMode(StrEnum):
     APPEND = "append"
     TRUNCATE = "truncate"
     OVERWRITE = "overwrite"
+    #: replace the partitions the written rows land in (partitionOverwriteMode=dynamic)
+    DYNAMIC = "dynamic"
 
 
 class AggregateKind(StrEnum):
@@ -366,6 +370,13 @@ class CreateTableLikeRequest(TableRequest):
     source_name: str
     #: the statement's TBLPROPERTIES (over the source's options)
     properties: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DropPartitionRequest(TableRequest):
+    """``ALTER TABLE ... DROP PARTITION``: the partition's values (Spark's internal forms)."""
+
+    values: tuple[Json, ...]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -885,6 +896,8 @@ OPERATIONS: Mapping[Op, OpSpec] = {
     Op.REWRITE_SQL: OpSpec(RewriteSqlRequest, (RewriteSqlReply,), read_only=True),
     Op.SHOW_CREATE_TABLE: OpSpec(TableRequest, (CreateSqlReply,), read_only=True),
     Op.CREATE_TABLE_LIKE: OpSpec(CreateTableLikeRequest, _TABLE),
+    Op.LIST_PARTITIONS: OpSpec(TableRequest, (RowsReply,), read_only=True),
+    Op.DROP_PARTITION: OpSpec(DropPartitionRequest, (DroppedReply,)),
 }
 
 

@@ -48,6 +48,8 @@ public final class Protocol {
     public static final String REWRITE_SQL = "rewrite_sql";
     public static final String SHOW_CREATE_TABLE = "show_create_table";
     public static final String CREATE_TABLE_LIKE = "create_table_like";
+    public static final String LIST_PARTITIONS = "list_partitions";
+    public static final String DROP_PARTITION = "drop_partition";
   }
 
   /** Operations that change nothing: safe to ask a restarted brain again. */
@@ -64,7 +66,8 @@ public final class Protocol {
       Op.PROCEDURE_INFO,
       Op.LIST_PROCEDURES,
       Op.REWRITE_SQL,
-      Op.SHOW_CREATE_TABLE);
+      Op.SHOW_CREATE_TABLE,
+      Op.LIST_PARTITIONS);
 
   /** The keys of every request and reply object. */
   public static final class Key {
@@ -208,6 +211,7 @@ public final class Protocol {
     public static final String APPEND = "append";
     public static final String TRUNCATE = "truncate";
     public static final String OVERWRITE = "overwrite";
+    public static final String DYNAMIC = "dynamic";
   }
 
   /** The modes of a staged CTAS / RTAS. */

@@ -33,7 +33,9 @@ import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
 /** One lakeskip table (optionally pinned to a snapshot by time travel), as Python described it. */
-public class LakeTable implements SupportsRead, SupportsWrite, TruncatableTable {
+public class LakeTable
+    implements SupportsRead, SupportsWrite, TruncatableTable,
+        org.apache.spark.sql.connector.catalog.SupportsPartitionManagement {
   public final LakeOps ops;
   public final Identifier ident;
   public final StructType schema;
@@ -128,6 +130,7 @@ public class LakeTable implements SupportsRead, SupportsWrite, TruncatableTable 
     };
   }
 
+  @Override
   public StructType partitionSchema() {
     List<StructField> fields = new ArrayList<>();
     for (String k : partitionKeys) {
@@ -196,7 +199,12 @@ public class LakeTable implements SupportsRead, SupportsWrite, TruncatableTable 
         TableCapability.V1_BATCH_WRITE,
         TableCapability.STREAMING_WRITE,
         TableCapability.TRUNCATE,
-        TableCapability.OVERWRITE_BY_FILTER);
+        TableCapability.OVERWRITE_BY_FILTER,
+        // dynamic overwrite: Spark's capability check asks for BATCH_WRITE there (not V1's);
+        // every write is still the V1 write (Spark plans by the Write's type, and
+        // LakeDmlStrategy plans the dynamic one)
+        TableCapability.BATCH_WRITE,
+        TableCapability.OVERWRITE_DYNAMIC);
   }
 
   @Override
@@ -217,6 +225,101 @@ public class LakeTable implements SupportsRead, SupportsWrite, TruncatableTable 
         .toInsertableRelation()
         .insert(s.createDataFrame(java.util.List.<org.apache.spark.sql.Row>of(), schema), false);
     return true;
+  }
+
+  // -- partitions: SHOW PARTITIONS, ALTER TABLE ... DROP PARTITION ------------------------
+  // Partition values cross as Spark's internal forms (UTF8String as text, numbers, booleans,
+  // dates as days); Python refuses partition column types where lakeskip's differ.
+
+  @Override
+  public void createPartition(
+      org.apache.spark.sql.catalyst.InternalRow ident, Map<String, String> properties) {
+    throw Bridge.error("ALTER TABLE " + name() + " ADD PARTITION: a lakeskip (Paimon) partition"
+        + " exists while it holds data; write rows to it instead", null);
+  }
+
+  @Override
+  public boolean dropPartition(org.apache.spark.sql.catalyst.InternalRow ident) {
+    com.fasterxml.jackson.databind.node.ObjectNode p = ops.payload(this.ident);
+    com.fasterxml.jackson.databind.node.ArrayNode values = p.putArray(Key.VALUES);
+    StructType ps = partitionSchema();
+    for (int i = 0; i < ps.size(); i++) {
+      Object v = ident.isNullAt(i) ? null : ident.get(i, ps.apply(i).dataType());
+      if (v == null) {
+        values.addNull();
+      } else if (v instanceof Boolean) {
+        values.add((Boolean) v);
+      } else if (v instanceof Number) {
+        values.add(((Number) v).longValue());
+      } else {
+        values.add(v.toString());
+      }
+    }
+    return Bridge.ask(Op.DROP_PARTITION, p, null).path(Key.DROPPED).asBoolean(false);
+  }
+
+  @Override
+  public void replacePartitionMetadata(
+      org.apache.spark.sql.catalyst.InternalRow ident, Map<String, String> properties) {
+    throw Bridge.error(name() + ": lakeskip partitions have no metadata to set", null);
+  }
+
+  @Override
+  public Map<String, String> loadPartitionMetadata(
+      org.apache.spark.sql.catalyst.InternalRow ident) {
+    return new HashMap<>();
+  }
+
+  @Override
+  public org.apache.spark.sql.catalyst.InternalRow[] listPartitionIdentifiers(
+      String[] names, org.apache.spark.sql.catalyst.InternalRow ident) {
+    StructType ps = partitionSchema();
+    int[] at = new int[names.length];
+    for (int i = 0; i < names.length; i++) {
+      at[i] = ps.fieldIndex(names[i]);
+    }
+    List<org.apache.spark.sql.catalyst.InternalRow> out = new ArrayList<>();
+    for (JsonNode row : Bridge.ask(Op.LIST_PARTITIONS, ops.payload(this.ident), null)
+        .path(Key.ROWS)) {
+      Object[] values = new Object[ps.size()];
+      for (int i = 0; i < values.length; i++) {
+        values[i] = internal(row.get(i), ps.apply(i).dataType());
+      }
+      org.apache.spark.sql.catalyst.InternalRow r =
+          new org.apache.spark.sql.catalyst.expressions.GenericInternalRow(values);
+      boolean match = true;
+      for (int i = 0; i < at.length && match; i++) {
+        org.apache.spark.sql.types.DataType t = ps.apply(at[i]).dataType();
+        Object want = ident.isNullAt(i) ? null : ident.get(i, t);
+        match = java.util.Objects.equals(values[at[i]], want);
+      }
+      if (match) {
+        out.add(r);
+      }
+    }
+    return out.toArray(new org.apache.spark.sql.catalyst.InternalRow[0]);
+  }
+
+  private static Object internal(JsonNode v, org.apache.spark.sql.types.DataType t) {
+    if (v == null || v.isNull()) {
+      return null;
+    }
+    if (t instanceof org.apache.spark.sql.types.StringType) {
+      return org.apache.spark.unsafe.types.UTF8String.fromString(v.asText());
+    }
+    if (t instanceof org.apache.spark.sql.types.BooleanType) {
+      return v.asBoolean();
+    }
+    if (t instanceof org.apache.spark.sql.types.LongType) {
+      return v.asLong();
+    }
+    if (t instanceof org.apache.spark.sql.types.ShortType) {
+      return (short) v.asInt();
+    }
+    if (t instanceof org.apache.spark.sql.types.ByteType) {
+      return (byte) v.asInt();
+    }
+    return v.asInt(); // INT, DATE (days)
   }
 
   @Override

@@ -6,6 +6,7 @@ import lakeskip.jvm.catalog.LakeTable;
 import org.apache.spark.sql.catalyst.plans.logical.DeleteFromTable;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.plans.logical.MergeIntoTable;
+import org.apache.spark.sql.catalyst.plans.logical.OverwritePartitionsDynamic;
 import org.apache.spark.sql.catalyst.plans.logical.UpdateTable;
 import org.apache.spark.sql.catalyst.trees.Origin;
 import org.apache.spark.sql.execution.SparkPlan;
@@ -50,6 +51,8 @@ public final class LakeDmlStrategy extends SparkStrategy {
       verb = "MERGE";
     } else if (plan instanceof WriteToDataSourceV2) {
       return streamWrite((WriteToDataSourceV2) plan);
+    } else if (plan instanceof OverwritePartitionsDynamic) {
+      return dynamicOverwrite((OverwritePartitionsDynamic) plan);
     } else {
       SparkPlan show = lakeskip.jvm.sql.LakeShowCreate.plan(plan);
       if (show == null) {
@@ -79,6 +82,41 @@ public final class LakeDmlStrategy extends SparkStrategy {
     }
     List<SparkPlan> out = new ArrayList<>();
     out.add(new LakeStreamWriteExec(planLater(w.query()), w.batchWrite(), (LakeStreamWrite) support));
+    return scala.jdk.javaapi.CollectionConverters.asScala(out).toList();
+  }
+
+  /**
+   * {@code INSERT OVERWRITE} with {@code partitionOverwriteMode=dynamic} (and
+   * {@code overwritePartitions()}): the write is {@link LakeWriteBuilder}'s V1 write in
+   * dynamic mode, which Spark's own strategy would hand to a V2 batch exec; Spark's V1 append
+   * exec ({@code AppendDataExecV1}, internal) runs it instead: the query's Dataset goes to
+   * Python, which replaces only the partitions the rows land in.
+   */
+  private static scala.collection.immutable.Seq<SparkPlan> dynamicOverwrite(
+      OverwritePartitionsDynamic o) {
+    LakeTable table = o.table() instanceof DataSourceV2Relation
+        && ((DataSourceV2Relation) o.table()).table() instanceof LakeTable
+        ? (LakeTable) ((DataSourceV2Relation) o.table()).table() : null;
+    if (table == null || o.write().isEmpty()
+        || !(o.write().get() instanceof org.apache.spark.sql.connector.write.V1Write)) {
+      return nil();
+    }
+    final DataSourceV2Relation relation = (DataSourceV2Relation) o.table();
+    scala.Function0<scala.runtime.BoxedUnit> refresh =
+        new scala.runtime.AbstractFunction0<scala.runtime.BoxedUnit>() {
+          @Override
+          public scala.runtime.BoxedUnit apply() {
+            org.apache.spark.sql.classic.SparkSession s =
+                (org.apache.spark.sql.classic.SparkSession)
+                    org.apache.spark.sql.SparkSession.active();
+            s.sharedState().cacheManager().recacheByPlan(s, relation);
+            return scala.runtime.BoxedUnit.UNIT;
+          }
+        };
+    List<SparkPlan> out = new ArrayList<>();
+    out.add(new org.apache.spark.sql.execution.datasources.v2.AppendDataExecV1(
+        table, o.query(), refresh,
+        (org.apache.spark.sql.connector.write.V1Write) o.write().get()));
     return scala.jdk.javaapi.CollectionConverters.asScala(out).toList();
   }
 

@@ -21,10 +21,12 @@ import org.apache.spark.sql.sources.InsertableRelation;
  * query's Dataset to {@link InsertableRelation#insert} on the driver and Python runs its
  * Spark-task writer and one atomic commit. Spark's {@code overwrite} flag is always false on
  * this path: the mode comes from {@link #truncate} / {@link #overwrite}.
- * Dynamic partition overwrite is not offered (no OVERWRITE_DYNAMIC capability), so Spark
- * rejects it up front with its own message instead of writing elsewhere.
+ * Dynamic partition overwrite ({@link #overwriteDynamicPartitions}) is the same V1 write in
+ * mode {@code dynamic}: Spark has no V1 exec for it, so {@link LakeDmlStrategy} plans it as
+ * Spark's V1 append exec over this write.
  */
-public final class LakeWriteBuilder implements SupportsOverwriteV2 {
+public final class LakeWriteBuilder
+    implements SupportsOverwriteV2, org.apache.spark.sql.connector.write.SupportsDynamicOverwrite {
   private final LakeTable table;
   /** Spark's id of the write: a streaming query's id ({@link LakeStreamWrite}). */
   private final String queryId;
@@ -39,6 +41,12 @@ public final class LakeWriteBuilder implements SupportsOverwriteV2 {
   @Override
   public WriteBuilder truncate() {
     mode = WriteMode.TRUNCATE;
+    return this;
+  }
+
+  @Override
+  public WriteBuilder overwriteDynamicPartitions() {
+    mode = WriteMode.DYNAMIC;
     return this;
   }
 
