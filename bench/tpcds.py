@@ -10,8 +10,10 @@ the wheel, nothing is downloaded at run time), ``CALL dsdgen(sf=...)``, every ta
 one Parquet file; the 99 query texts from the extension's ``tpcds_queries()``.
 
 **Queries**: the generator's texts (DuckDB dialect) transpiled to Spark SQL by sqlglot
-(``sqlglot.transpile(q, read="duckdb", write="spark")``: ``INTERVAL`` arithmetic on dates,
-``CAST(x AS DATE)``, quoting and ``LIMIT`` come out as Spark writes them); each side then
+(``sqlglot.parse(q, read="duckdb")`` then ``.sql(dialect="spark")``: ``INTERVAL`` arithmetic
+on dates, ``CAST(x AS DATE)``, quoting and ``LIMIT`` come out as Spark writes them; comma
+joins become ``INNER JOIN``, since Spark 4.3 plans a comma join as a Cross join, for which it
+plans no dynamic pruning on any side); each side then
 gets its own table names (``lakeskip.tpcds.t``, ``files_t``, ``part_t``) by rewriting the
 ``exp.Table`` nodes, CTE names left alone. A query Spark cannot run on the plain side is
 reported as such and left out of the totals.
@@ -120,10 +122,18 @@ def generate(sf: float, cache: Path) -> Path:
 
 def transpile(text: str) -> str:
     """A generator query (DuckDB dialect) as Spark SQL."""
-    out = sqlglot.transpile(text.strip().rstrip(";"), read="duckdb", write="spark")
-    if len(out) != 1:
+    trees = sqlglot.parse(text.strip().rstrip(";"), read="duckdb")
+    if len(trees) != 1 or trees[0] is None:
         raise ValueError("expected one statement")
-    return out[0]
+    tree = trees[0]
+    # Spark 4.3 plans a comma join (FROM a, b WHERE a.k = b.k) as a Cross join, on which its
+    # PartitionPruning plans no dynamic pruning (canPruneLeft/Right: Inner, semi, outer only):
+    # written as INNER JOIN it is the same join, and both lakeskip's runtime filters and plain
+    # Spark's DPP over the date-partitioned files apply
+    for j in tree.find_all(exp.Join):
+        if not (j.args.get("on") or j.args.get("using") or j.kind or j.side or j.method):
+            j.set("kind", "INNER")
+    return tree.sql(dialect="spark")
 
 
 def with_tables(sql: str, names: dict[str, str]) -> str:
