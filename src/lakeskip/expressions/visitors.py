@@ -34,6 +34,8 @@ __all__ = [
     "BooleanExpressionVisitor",
     "BoundLeafVisitor",
     "BoundPredicateVisitor",
+    "column_names",
+    "conjuncts",
     "referenced_names",
     "visit",
 ]
@@ -134,3 +136,31 @@ def referenced_names(bound: BooleanExpression) -> frozenset[str]:
         InvalidArgumentError: an unbound predicate in the tree.
     """
     return visit(bound, _Names())
+
+
+def conjuncts(expr: BooleanExpression) -> list[BooleanExpression]:
+    """The parts of a tree of ``And``s, left to right (the tree itself when it is no ``And``).
+
+    >>> from lakeskip.expressions import EqualTo, IsNull, Or
+    >>> len(conjuncts(And(And(EqualTo("a", 1), IsNull("b")), Or(EqualTo("c", 2), IsNull("c")))))
+    3
+    """
+    if isinstance(expr, And):
+        return [*conjuncts(expr.left), *conjuncts(expr.right)]
+    return [expr]
+
+
+def column_names(expr: BooleanExpression) -> set[str]:
+    """Lower-cased top-level column names an unbound tree reads.
+
+    >>> from lakeskip.expressions import EqualTo, IsNull
+    >>> sorted(column_names(Or(EqualTo("A", 1), Not(IsNull("b")))))
+    ['a', 'b']
+    """
+    if isinstance(expr, (And, Or)):
+        return column_names(expr.left) | column_names(expr.right)
+    if isinstance(expr, Not):
+        return column_names(expr.child)
+    if isinstance(expr, UnboundPredicate):
+        return {expr.term.name.lower()}
+    return set()

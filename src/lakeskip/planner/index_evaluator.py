@@ -32,6 +32,7 @@ from lakeskip.expressions import (
     BoundReference,
     Or,
 )
+from lakeskip.expressions.visitors import conjuncts
 from lakeskip.index.base import FileIndexReader
 from lakeskip.index.file_index import FileIndexFile
 from lakeskip.index.result import REMAIN, SKIP, BitmapResult, FileIndexResult
@@ -105,12 +106,6 @@ _COST = {"bloom-filter": 1, "bitmap": 2}
 _OTHER_COST = 3
 
 
-def _conjuncts(e: BooleanExpression) -> list[BooleanExpression]:
-    if isinstance(e, And):
-        return [*_conjuncts(e.left), *_conjuncts(e.right)]
-    return [e]
-
-
 class _Evaluator:
     def __init__(self, index: FileIndexFile) -> None:
         self.index = index
@@ -156,7 +151,7 @@ class _Evaluator:
             return SKIP
         if isinstance(e, And):
             result: FileIndexResult = REMAIN
-            for c in sorted(_conjuncts(e), key=self.cost):
+            for c in sorted(conjuncts(e), key=self.cost):
                 result = result.and_(self.eval(c))
                 if not result.remain():
                     return result

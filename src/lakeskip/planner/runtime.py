@@ -27,7 +27,6 @@ the planner's own rule for key conjuncts (:meth:`ScanPlanner._decide_primary_key
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 from typing import assert_never
 
 from lakeskip.catalog.format.schema import TableSchema
@@ -36,7 +35,8 @@ from lakeskip.catalog.format.stats import parse_stats_mode
 from lakeskip.catalog.kind import Append, AppendDv, PkMerge, PkRaw
 from lakeskip.catalog.options import DEFAULT_STATS_MODE, STATS_MODE, STATS_MODE_SUFFIX
 from lakeskip.expressions import AlwaysFalse, AlwaysTrue, BooleanExpression, bind
-from lakeskip.expressions.tree import And, Not, Or, SetPredicate, UnboundPredicate
+from lakeskip.expressions.tree import And, Not, Or, SetPredicate
+from lakeskip.expressions.visitors import column_names, conjuncts
 from lakeskip.index.options import parse_file_index_options
 from lakeskip.planner.report import FileDecision, ScanPlan, SkipTier
 from lakeskip.planner.scan import ScanPlanner, _Warnings
@@ -93,8 +93,8 @@ def refine_plan(
     notes = _Warnings([])
     out: dict[int, FileDecision] = {}  # position in ``alive`` -> runtime skip
     n_read = 0
-    for c in _conjuncts(runtime):
-        columns = _columns(c)
+    for c in conjuncts(runtime):
+        columns = column_names(c)
         if key_names is not None and not columns <= key_names:
             continue
         bound = bind(row_type, c, time_zone=time_zone)
@@ -201,19 +201,3 @@ def _largest_list(expr: BooleanExpression) -> int:
     if isinstance(expr, SetPredicate):
         return len(expr.values)
     return 1
-
-
-def _conjuncts(expr: BooleanExpression) -> Sequence[BooleanExpression]:
-    if isinstance(expr, And):
-        return [*_conjuncts(expr.left), *_conjuncts(expr.right)]
-    return [expr]
-
-
-def _columns(expr: BooleanExpression) -> set[str]:
-    if isinstance(expr, (And, Or)):
-        return _columns(expr.left) | _columns(expr.right)
-    if isinstance(expr, Not):
-        return _columns(expr.child)
-    if isinstance(expr, UnboundPredicate):
-        return {expr.term.name.lower()}
-    return set()

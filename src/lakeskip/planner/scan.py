@@ -43,8 +43,7 @@ from lakeskip.catalog.pk.merge_engine import MergeEngine
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import CorruptMetadataError, LakeskipWarning
 from lakeskip.expressions import AlwaysFalse, AlwaysTrue, BooleanExpression, and_, bind
-from lakeskip.expressions.tree import And, Not, Or, UnboundPredicate
-from lakeskip.expressions.visitors import referenced_names
+from lakeskip.expressions.visitors import column_names, conjuncts, referenced_names
 from lakeskip.index.file_index import FileIndexFile
 from lakeskip.index.format import PREFIX, FileIndexContainer
 from lakeskip.index.options import IndexColumnSpec, parse_file_index_options
@@ -596,8 +595,8 @@ class ScanPlanner:
         schema = self.table.schema
         key_names = {k.lower() for k in (*schema.primary_keys, *schema.partition_keys)}
         key_part: BooleanExpression = AlwaysTrue()
-        for c in _conjuncts(pred):
-            if _columns(c) <= key_names:
+        for c in conjuncts(pred):
+            if column_names(c) <= key_names:
                 key_part = and_(key_part, c)
         engine = merge
         if engine.partial_update or engine.aggregation:
@@ -660,8 +659,8 @@ class ScanPlanner:
         some version, e.g. max, not sum)."""
         out = [FileDecision(e, keep=True) for e in entries]
         n = 0
-        for c in _conjuncts(pred):
-            extra = _columns(c) - key_names
+        for c in conjuncts(pred):
+            extra = column_names(c) - key_names
             if len(extra) > 1 or (held is not None and not extra <= held):
                 continue
             b = bind(row_type, c, time_zone=time_zone)
@@ -1066,20 +1065,3 @@ def _plan_nbytes(plan: ScanPlan) -> int:
         if d.rows is not None:
             n += 64 + 4 * len(d.rows)  # roaring: 2 bytes a position in array containers
     return n
-
-
-def _conjuncts(expr: BooleanExpression) -> list[BooleanExpression]:
-    if isinstance(expr, And):
-        return [*_conjuncts(expr.left), *_conjuncts(expr.right)]
-    return [expr]
-
-
-def _columns(expr: BooleanExpression) -> set[str]:
-    """Lower-cased top-level column names the expression reads."""
-    if isinstance(expr, (And, Or)):
-        return _columns(expr.left) | _columns(expr.right)
-    if isinstance(expr, Not):
-        return _columns(expr.child)
-    if isinstance(expr, UnboundPredicate):
-        return {expr.term.name.lower()}
-    return set()
