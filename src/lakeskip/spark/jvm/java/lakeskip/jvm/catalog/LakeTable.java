@@ -330,6 +330,7 @@ public class LakeTable
     if (!system.isEmpty()) {
       throw Bridge.error("cannot write to " + name() + ": system tables are read-only", null);
     }
-    return new LakeWriteBuilder(this, info.queryId());
+    // no info: TRUNCATE TABLE's own batch write (truncateTable), never a streaming one
+    return new LakeWriteBuilder(this, info == null ? null : info.queryId());
   }
 }
