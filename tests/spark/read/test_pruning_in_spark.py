@@ -128,6 +128,8 @@ def test_describe_extended_lists_state_and_queries_do_not_ask(spark: SparkSessio
     assert (shown["lakeskip.rows"], shown["lakeskip.snapshot"]) == ("40", "5")
     # SHOW CREATE TABLE's text creates the same table: the state is not taken as options
     ddl = spark.sql(f"SHOW CREATE TABLE {T}").collect()[0][0]
-    spark.sql(ddl.replace(T, "lakeskip.db.copy", 1))
+    quoted = "`lakeskip`.`db`.`ev`"
+    assert quoted in ddl, ddl
+    spark.sql(ddl.replace(quoted, "lakeskip.db.copy", 1))
     copy = lk.catalog.get_table("db.copy")
     assert dict(copy.schema.options) == {"file-index.bloom-filter.columns": "cat"}
