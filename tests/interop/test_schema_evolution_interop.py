@@ -94,15 +94,20 @@ def test_paimon_reads_and_prunes_an_evolved_table_as_lakeskip_does(
     assert t["results"][0]["kept"] == kept
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Paimon 0.9 plans none of the old-schema files for any filter once a column is "
-    "widened together with these adds, rename and drop (each alone, and any two, plan right); "
-    "its unfiltered read is right. Not seen whether newer Paimon does",
-)
-def test_paimon_09_prunes_a_table_evolved_with_a_widening_as_lakeskip_does(
-    session: Any, paimon_java: Any, tmp_path: Path
+def test_paimon_prunes_a_table_evolved_with_a_widening_as_lakeskip_does(
+    session: Any, paimon_java: Any, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
+    if paimon_java.version == "0.9.0":
+        # Paimon 2.0.0 plans the same files as lakeskip here (this test passes on it), so the
+        # fault is Paimon 0.9's, not our metadata's
+        request.applymarker(
+            pytest.mark.xfail(
+                strict=True,
+                reason="Paimon 0.9 plans none of the old-schema files for any filter once a "
+                "column is widened together with these adds, rename and drop (each alone, and "
+                "any two, plan right); its unfiltered read is right; Paimon 2.0.0 plans right",
+            )
+        )
     _evolve(session, "u", (*ALTERS, WIDEN))
     (u,) = paimon_java(
         tmp_path / "warehouse", {"op": "read", "table": "default.u", "queries": [QUERY]}
