@@ -101,6 +101,33 @@ def test_worker_python_without_lakeskip_is_detected(spark) -> None:  # type: ign
     assert f"PYSPARK_PYTHON={sys.executable}" in problem
 
 
+def test_connect_points_local_workers_at_an_interpreter_with_lakeskip(spark, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A script run with a venv's python, the venv not activated: workers would start the
+    base ``python3`` (no lakeskip) and every write would fail; connect switches them to this
+    interpreter and says so in one line, and a write then works."""
+    import lakeskip
+    from lakeskip.errors import LakeskipWarning
+
+    sc = spark.sparkContext
+    base = os.path.join(sys.base_prefix, "bin", "python3")
+    if sys.prefix == sys.base_prefix or not os.path.exists(base):
+        pytest.fail("tests run in a virtualenv (make test); cannot find its base interpreter")
+    saved = sc.pythonExec
+    sc.pythonExec = base
+    try:
+        with pytest.warns(LakeskipWarning) as caught:
+            s = lakeskip.connect(str(tmp_path / "wh"), spark=spark, catalog_name="lk_workers")
+        assert sc.pythonExec == sys.executable
+        (message,) = [str(w.message) for w in caught if "Python workers" in str(w.message)]
+        assert "cannot import lakeskip" in message and sys.executable in message, message
+        assert "\n" not in message
+        s.sql("CREATE TABLE w (id BIGINT)")
+        s.sql("INSERT INTO w VALUES (1), (2)")
+        assert sorted(r[0] for r in s.sql("SELECT id FROM w").collect()) == [1, 2]
+    finally:
+        sc.pythonExec = saved
+
+
 def test_bsi_range_skip_names_its_index(session) -> None:  # type: ignore[no-untyped-def]
     session.sql("CREATE TABLE b (id BIGINT, price BIGINT) WITH ('file-index.bsi.columns'='price')")
     # one file, stats 1..1000: only the bit-sliced index can skip 500..600

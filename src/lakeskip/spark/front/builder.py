@@ -12,7 +12,13 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-__all__ = ["DEFAULT_CONF", "build_spark_session", "quiet_spark_logging", "worker_python_problem"]
+__all__ = [
+    "DEFAULT_CONF",
+    "build_spark_session",
+    "fix_worker_python",
+    "quiet_spark_logging",
+    "worker_python_problem",
+]
 
 #: Defaults for a local session: UTC session time (lakeskip interprets timestamp literals in the
 #: session zone), Arrow on, no UI, loopback networking, and our Python for the workers.
@@ -107,6 +113,26 @@ def worker_python_problem(spark: SparkSession) -> str | None:
         return None
     lines = probe.stderr.decode(errors="replace").strip().splitlines()
     return _worker_message(worker, lines[-1] if lines else f"exit code {probe.returncode}")
+
+
+def fix_worker_python(spark: SparkSession) -> str | None:
+    """On a local master whose Python workers cannot import lakeskip (the user's script
+    runs a venv's interpreter without activating it, so workers start ``python3`` from the
+    ``PATH``), point the session's workers at this interpreter, which can: every write would
+    fail otherwise. Returns the one-line warning to give, or ``None`` when nothing was wrong.
+
+    PySpark hands ``SparkContext.pythonExec`` to every Python function it ships (UDFs,
+    ``mapInArrow``), so changing it takes effect for the functions built from now on.
+    """
+    problem = worker_python_problem(spark)
+    if problem is None:
+        return None
+    spark.sparkContext.pythonExec = sys.executable
+    return (
+        f"{problem.split('; every write will fail')[0]}; lakeskip set this local session's "
+        f"Python workers to {sys.executable} (set PYSPARK_PYTHON to it before the "
+        "SparkSession is created to silence this)"
+    )
 
 
 def _worker_message(worker: str, why: str) -> str:

@@ -30,8 +30,8 @@ from lakeskip.spark.bridge.error_text import spark_error_message
 from lakeskip.spark.front import statements as st_exec
 from lakeskip.spark.front.builder import (
     build_spark_session,
+    fix_worker_python,
     quiet_spark_logging,
-    worker_python_problem,
 )
 from lakeskip.spark.front.catalog_setup import (
     DEFAULT_CATALOG,
@@ -107,7 +107,7 @@ def connect(
         spark = build_spark_session(master=master, conf=extra)
     else:
         quiet_spark_logging(spark)
-        problem = worker_python_problem(spark)
+        problem = fix_worker_python(spark)
         if problem is not None:
             warnings.warn(problem, LakeskipWarning, stacklevel=2)
         if as_session_catalog and spark.conf.get("spark.sql.catalog.spark_catalog", None) != (
