@@ -64,12 +64,47 @@ __all__ = [
     "parse_paimon_json",
     "parse_sql_type",
     "row_of",
+    "session_time_zone",
     "to_internal",
 ]
 
 EPOCH_DATE = datetime.date(1970, 1, 1)
 EPOCH_NAIVE = datetime.datetime(1970, 1, 1)
 EPOCH_UTC = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+
+_UTC_NAMES = frozenset({"UTC", "ETC/UTC", "GMT", "ETC/GMT", "Z", "UCT", "ZULU", "UNIVERSAL"})
+_ZONE_OFFSET = re.compile(r"^(?:UTC|GMT)?([+-])(\d{1,2})(?::?(\d{2}))?$")
+
+
+def session_time_zone(name: str) -> tuple[datetime.tzinfo, bool]:
+    """A Spark session time zone (``spark.sql.session.timeZone``: a region id, ``UTC``, or
+    an offset such as ``+05:30``) and whether its offset never changes.
+
+    >>> session_time_zone("+05:30")
+    (datetime.timezone(datetime.timedelta(seconds=19800)), True)
+    >>> session_time_zone("America/Los_Angeles")[1]
+    False
+
+    Raises:
+        ValueError: an unknown zone.
+    """
+    import zoneinfo
+
+    key = name.strip()
+    if key.upper() in _UTC_NAMES:
+        return datetime.timezone.utc, True
+    m = _ZONE_OFFSET.match(key)
+    if m:
+        offset = datetime.timedelta(hours=int(m.group(2)), minutes=int(m.group(3) or 0))
+        if offset >= datetime.timedelta(hours=18):
+            raise ValueError(f"unknown time zone {name!r}")
+        return datetime.timezone(-offset if m.group(1) == "-" else offset), True
+    try:
+        return zoneinfo.ZoneInfo(key), False
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError) as e:
+        raise ValueError(f"unknown time zone {name!r}") from e
+
+
 MAX_VARCHAR = 2147483647
 
 

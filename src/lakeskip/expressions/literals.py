@@ -39,14 +39,21 @@ from __future__ import annotations
 import datetime
 import decimal
 import math
-import zoneinfo
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 
 from lakeskip.errors import TypeMismatchError
-from lakeskip.types import _INT_RANGES, EPOCH_NAIVE, EPOCH_UTC, DataType, TypeRoot, to_internal
+from lakeskip.types import (
+    _INT_RANGES,
+    EPOCH_NAIVE,
+    EPOCH_UTC,
+    DataType,
+    TypeRoot,
+    session_time_zone,
+    to_internal,
+)
 
 __all__ = ["Coerced", "coerce_literal"]
 
@@ -188,8 +195,8 @@ def _timestamp_micros(t: DataType, value: Any, time_zone: str, bad: Exception) -
     if not isinstance(value, datetime.datetime):
         raise bad
     try:
-        zone = zoneinfo.ZoneInfo(time_zone)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError) as e:
+        zone, _ = session_time_zone(time_zone)
+    except ValueError as e:
         raise TypeMismatchError(f"unknown session time zone {time_zone!r}") from e
     if t.root is TypeRoot.TIMESTAMP_LTZ:
         if value.tzinfo is None:  # wall-clock time in the session zone, as Spark casts

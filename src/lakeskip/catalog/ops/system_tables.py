@@ -34,7 +34,6 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-from zoneinfo import ZoneInfo
 
 from lakeskip.catalog.format.binary_row import deserialize_row
 from lakeskip.catalog.format.data_file import DataFileMeta, FileSource
@@ -46,9 +45,14 @@ from lakeskip.catalog.ops.tags import list_tags
 from lakeskip.catalog.options import DEFAULT_PARTITION_NAME
 from lakeskip.catalog.pk.primary_key import schema_key_layout
 from lakeskip.catalog.table import FileStoreTable, partition_value_string
-from lakeskip.errors import CorruptIndexError, CorruptMetadataError, TableNotFoundError
+from lakeskip.errors import (
+    CorruptIndexError,
+    CorruptMetadataError,
+    InvalidArgumentError,
+    TableNotFoundError,
+)
 from lakeskip.index.format import FileIndexContainer
-from lakeskip.types import DataType, TypeRoot
+from lakeskip.types import DataType, TypeRoot, session_time_zone
 
 __all__ = [
     "DATA_SYSTEM_TABLES",
@@ -244,7 +248,7 @@ def java_duration(millis: int) -> str:
     return out
 
 
-def _wall(millis: int, zone: ZoneInfo) -> datetime.datetime:
+def _wall(millis: int, zone: datetime.tzinfo) -> datetime.datetime:
     """Epoch millis as the wall-clock time in ``zone`` (naive)."""
     utc = datetime.datetime.fromtimestamp(millis / 1000, tz=datetime.timezone.utc)
     return utc.astimezone(zone).replace(tzinfo=None)
@@ -277,7 +281,9 @@ def _flat_json(value: Any) -> str:
 
 
 class _Builder:
-    def __init__(self, table: FileStoreTable, snapshot: Snapshot | None, zone: ZoneInfo) -> None:
+    def __init__(
+        self, table: FileStoreTable, snapshot: Snapshot | None, zone: datetime.tzinfo
+    ) -> None:
         self.table = table
         self.snapshot = snapshot
         self.zone = zone
@@ -605,6 +611,13 @@ def table_details(table: FileStoreTable, snapshot: Snapshot | None) -> list[tupl
     return out
 
 
+def _zone(time_zone: str) -> datetime.tzinfo:
+    try:
+        return session_time_zone(time_zone)[0]
+    except ValueError as e:
+        raise InvalidArgumentError(f"unknown session time zone {time_zone!r}") from e
+
+
 def system_table(
     table: FileStoreTable,
     name: str,
@@ -625,7 +638,7 @@ def system_table(
         CorruptMetadataError: metadata that cannot be read.
     """
     columns = system_table_columns(name)
-    builder = _Builder(table, snapshot, ZoneInfo(time_zone))
+    builder = _Builder(table, snapshot, _zone(time_zone))
     rows: Mapping[str, Callable[[], list[tuple[Any, ...]]]] = {
         "snapshots": builder.snapshots,
         "schemas": builder.schemas,

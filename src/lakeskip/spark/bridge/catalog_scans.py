@@ -215,7 +215,7 @@ def scan_target(ctx: ServiceContext, req: PlanScanRequest) -> ScanTarget:
             return False
         return True
 
-    predicate = predicate_from_json(req.filters, row_type, check=binds)
+    predicate = predicate_from_json(req.filters, row_type, check=binds, time_zone=tz)
     return ScanTarget(table, snap, schema, tz, predicate, system)
 
 
@@ -351,7 +351,7 @@ def runtime_filter(ctx: ServiceContext, req: RuntimeFilterRequest, arg: Any) -> 
     the query's tag like the scan's (EXPLAIN PRUNING shows the runtime tier)."""
     target = scan_target(ctx, req)
     table, snap, schema, tz = target.table, target.snapshot, target.schema, target.time_zone
-    runtime = predicate_from_json(req.runtime, schema.row_type)
+    runtime = predicate_from_json(req.runtime, schema.row_type, time_zone=tz)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LakeskipWarning)
         started = time.perf_counter()

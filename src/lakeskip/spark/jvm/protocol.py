@@ -210,6 +210,9 @@ class ColumnChangeKind(StrEnum):
 #
 #   predicate: {"op": "=", "args": [expr, ...]}       (op: Spark's V2 predicate name)
 #   expr:      {"ref": ["col", "nested"]} | {"lit": value, "type": "integer"} | predicate
+#              | {"fn": "SUBSTRING", "args": [expr, ...], "other": "SUBSTRING(s, 1, 3)"}
+#              | {"fn": "CAST", "to": "date", "args": [expr], "other": ...}
+#              | {"fn": "EXTRACT", "field": "YEAR", "args": [expr], "other": ...}
 #              | {"other": "UPPER(cat)"}              (anything else: unknown, might match)
 #   a filter Spark could not express: null
 
@@ -225,8 +228,15 @@ class PredicateKey(StrEnum):
     #: a literal: its value in :class:`LiteralType`'s form, beside its ``type``
     LIT = "lit"
     TYPE = "type"
-    #: any other expression, as Spark prints it (never translated)
+    #: any other expression, as Spark prints it (never translated); also beside ``fn``
     OTHER = "other"
+    #: a scalar function: Spark's V2 name (``GeneralScalarExpression.name()``, ``CAST``,
+    #: ``EXTRACT``), its arguments in ``args``
+    FN = "fn"
+    #: a ``CAST``'s target type (Spark's ``DataType.typeName()``: ``date``, ``timestamp``)
+    TO = "to"
+    #: an ``EXTRACT``'s field (``YEAR``, ``MONTH``, ...)
+    FIELD = "field"
 
 
 class PredicateOp(StrEnum):

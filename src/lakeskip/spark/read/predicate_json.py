@@ -52,6 +52,7 @@ from lakeskip.expressions import (
     or_,
 )
 from lakeskip.spark.jvm.protocol import MAP_KEY_SEPARATOR, LiteralType, PredicateKey, PredicateOp
+from lakeskip.spark.read.function_ranges import function_comparison, month_ranges
 from lakeskip.types import EPOCH_DATE, EPOCH_NAIVE, EPOCH_UTC, RowType, TypeRoot
 
 __all__ = ["literal_from_json", "predicate_from_json", "translate"]
@@ -130,8 +131,11 @@ def _column(node: Any, row_type: RowType) -> Reference | None:
     return Reference(field.name)
 
 
-def translate(node: Any, row_type: RowType) -> Translated | None:
-    """One predicate node -> ``(expression, exact)``, or ``None`` when it does not translate."""
+def translate(node: Any, row_type: RowType, time_zone: str = "UTC") -> Translated | None:
+    """One predicate node -> ``(expression, exact)``, or ``None`` when it does not translate.
+
+    ``time_zone``: the session's, for functions of TIMESTAMP columns that depend on it
+    (:mod:`~lakeskip.spark.read.function_ranges`)."""
     if not isinstance(node, dict) or PredicateKey.OP not in node:
         return None
     op, args = node[PredicateKey.OP], node.get(PredicateKey.ARGS, [])
@@ -140,19 +144,25 @@ def translate(node: Any, row_type: RowType) -> Translated | None:
     if op == PredicateOp.ALWAYS_FALSE:
         return AlwaysFalse(), True
     if op == PredicateOp.AND and len(args) == 2:
-        left, right = translate(args[0], row_type), translate(args[1], row_type)
+        left, right = (
+            translate(args[0], row_type, time_zone),
+            translate(args[1], row_type, time_zone),
+        )
         if left is None and right is None:
             return None
         if left is None or right is None:
             return (left or right)[0], False  # type: ignore[index]
         return and_(left[0], right[0]), left[1] and right[1]
     if op == PredicateOp.OR and len(args) == 2:
-        left, right = translate(args[0], row_type), translate(args[1], row_type)
+        left, right = (
+            translate(args[0], row_type, time_zone),
+            translate(args[1], row_type, time_zone),
+        )
         if left is None or right is None:
             return None
         return or_(left[0], right[0]), left[1] and right[1]
     if op == PredicateOp.NOT and len(args) == 1:
-        child = translate(args[0], row_type)
+        child = translate(args[0], row_type, time_zone)
         if child is None or not child[1]:
             return None
         return not_(child[0]), True
@@ -163,8 +173,12 @@ def translate(node: Any, row_type: RowType) -> Translated | None:
         return (IsNull(col) if op == PredicateOp.IS_NULL else IsNotNull(col)), True
     if op in _COMPARISONS and len(args) == 2:
         col, value = _column(args[0], row_type), literal_from_json(args[1])
+        if col is None and PredicateKey.FN in args[0]:  # a function of a column
+            return function_comparison(op, args[0], value, row_type, time_zone)
         if col is None:
             col, value, op = _column(args[1], row_type), literal_from_json(args[0]), _FLIPPED[op]
+            if col is None and PredicateKey.FN in args[1]:
+                return function_comparison(op, args[1], value, row_type, time_zone)
         if col is None or value is _NO_LITERAL or value is None:
             return None
         return _COMPARISONS[op](col, value), True
@@ -199,18 +213,22 @@ def predicate_from_json(
     filters: Sequence[Any],
     row_type: RowType,
     check: Callable[[BooleanExpression], bool] | None = None,
+    time_zone: str = "UTC",
 ) -> BooleanExpression | None:
-    """The conjunction of every filter that translates (``None``: nothing does).
+    """The conjunction of every filter that translates (``None``: nothing does), and of the
+    column ranges ``year(x) = y AND month(x) = m`` conjuncts imply together.
 
     Args:
         filters: Spark's conjuncts as JSON (``None`` for one Spark could not express).
         row_type: the table's columns.
         check: optional test a conjunct must pass (e.g. that it binds); failures are dropped,
             which only widens the result.
+        time_zone: the session's (functions of TIMESTAMP columns depend on it).
     """
     out: BooleanExpression | None = None
-    for f in filters:
-        t = translate(f, row_type)
+    translated = [translate(f, row_type, time_zone) for f in filters]
+    implied = [(e, False) for e in month_ranges(filters, row_type, time_zone)]
+    for t in [*translated, *implied]:
         if t is None:
             continue
         if check is not None and not check(t[0]):

@@ -291,6 +291,9 @@ public final class Protocol {
     public static final String LIT = "lit";
     public static final String TYPE = "type";
     public static final String OTHER = "other";
+    public static final String FN = "fn";
+    public static final String TO = "to";
+    public static final String FIELD = "field";
   }
 
   /** The Spark V2 predicate names Python translates (sent as Spark names them). */

@@ -10,7 +10,10 @@ import lakeskip.jvm.bridge.Protocol.PredicateKey;
 import org.apache.spark.sql.catalyst.expressions.AttributeReference;
 import org.apache.spark.sql.catalyst.expressions.GetMapValue;
 import org.apache.spark.sql.catalyst.util.V2ExpressionBuilder;
+import org.apache.spark.sql.connector.expressions.Cast;
 import org.apache.spark.sql.connector.expressions.Expression;
+import org.apache.spark.sql.connector.expressions.Extract;
+import org.apache.spark.sql.connector.expressions.GeneralScalarExpression;
 import org.apache.spark.sql.connector.expressions.Literal;
 import org.apache.spark.sql.connector.expressions.NamedReference;
 import org.apache.spark.sql.connector.expressions.filter.Predicate;
@@ -49,6 +52,9 @@ import scala.Option;
  *                                                    IN IS_NULL IS_NOT_NULL STARTS_WITH AND
  *                                                    OR NOT ALWAYS_TRUE ALWAYS_FALSE ...
  *   expr:      {"ref": ["col", "nested"]} | {"lit": value, "type": "integer"} | predicate
+ *              | {"fn": "CAST", "to": "date", "args": [expr], "other": "CAST(ts AS date)"}
+ *              | {"fn": "EXTRACT", "field": "YEAR", "args": [expr], "other": ...}
+ *              | {"fn": "SUBSTRING", "args": [expr, ...], "other": ...}  (any scalar function)
  *              | {"other": "UPPER(cat)"}            (anything else: Python treats as unknown)
  *   untranslatable Catalyst expression: null
  * </pre>
@@ -134,6 +140,26 @@ public final class PredicateJson {
       for (Expression c : p.children()) {
         args.add(expr(c));
       }
+    } else if (e instanceof Cast) {
+      Cast c = (Cast) e;
+      n.put(PredicateKey.FN, "CAST");
+      n.put(PredicateKey.TO, c.dataType().typeName());
+      n.putArray(PredicateKey.ARGS).add(expr(c.expression()));
+      n.put(PredicateKey.OTHER, e.toString());
+    } else if (e instanceof Extract) {
+      Extract x = (Extract) e;
+      n.put(PredicateKey.FN, "EXTRACT");
+      n.put(PredicateKey.FIELD, x.field());
+      n.putArray(PredicateKey.ARGS).add(expr(x.source()));
+      n.put(PredicateKey.OTHER, e.toString());
+    } else if (e instanceof GeneralScalarExpression) {
+      GeneralScalarExpression g = (GeneralScalarExpression) e;
+      n.put(PredicateKey.FN, g.name());
+      ArrayNode args = n.putArray(PredicateKey.ARGS);
+      for (Expression c : g.children()) {
+        args.add(expr(c));
+      }
+      n.put(PredicateKey.OTHER, e.toString());
     } else {
       n.put(PredicateKey.OTHER, e.toString());
     }
