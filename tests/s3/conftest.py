@@ -11,24 +11,18 @@ own pytest process: ``make test`` leaves it out (marker ``s3``).
 from __future__ import annotations
 
 import os
-import socket
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from tests.maven import maven_jar
+from tests.moto_server import moto_s3
 
 BUCKET = "lakeskip-spark"
 #: pyspark's Hadoop -> (the AWS SDK v2 bundle, analytics-accelerator) its hadoop-aws was built
 #: with (hadoop-project's pom: aws-java-sdk-v2.version, amazon-s3-analyticsaccelerator-s3.version)
 HADOOP_AWS_DEPS = {"3.5.0": ("2.35.4", "1.3.1")}
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def hadoop_version() -> str:
@@ -56,24 +50,8 @@ def s3a_jars() -> list[Path]:
 @pytest.fixture(scope="session")
 def s3_endpoint() -> Iterator[str]:
     """moto's S3 server on 127.0.0.1 with one bucket."""
-    import boto3
-    from moto.server import ThreadedMotoServer
-
-    port = _free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    url = f"http://127.0.0.1:{port}"
-    try:
-        boto3.client(
-            "s3",
-            endpoint_url=url,
-            aws_access_key_id="test",
-            aws_secret_access_key="test",
-            region_name="us-east-1",
-        ).create_bucket(Bucket=BUCKET)
+    with moto_s3(BUCKET) as url:
         yield url
-    finally:
-        server.stop()
 
 
 def s3a_conf(endpoint: str) -> dict[str, str]:

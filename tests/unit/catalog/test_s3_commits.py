@@ -6,16 +6,14 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import socket
 from collections.abc import Iterator
 from typing import Any
 
-import boto3
 import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 import pytest
-from moto.server import ThreadedMotoServer
+from tests.moto_server import moto_s3
 
 from lakeskip.catalog import Catalog, FileKind, ManifestEntry, collect_stats, make_data_file_meta
 from lakeskip.types import BIGINT, INT, RowType
@@ -30,29 +28,10 @@ BUCKET = "lakeskip-wh"
 ROW = RowType.of(("id", BIGINT), ("writer", INT))
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def endpoint() -> Iterator[str]:
-    port = _free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    url = f"http://127.0.0.1:{port}"
-    try:
-        boto3.client(
-            "s3",
-            endpoint_url=url,
-            aws_access_key_id="test",
-            aws_secret_access_key="test",
-            region_name="us-east-1",
-        ).create_bucket(Bucket=BUCKET)
+    with moto_s3(BUCKET) as url:
         yield url
-    finally:
-        server.stop()
 
 
 def _catalog(endpoint: str, warehouse: str) -> Catalog:
