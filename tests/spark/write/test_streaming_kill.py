@@ -47,7 +47,10 @@ def _inputs(root: Path) -> tuple[list[dict[str, Any]], dict[int, tuple[Any, ...]
         (root / name).mkdir(parents=True)
     for b in range(BATCHES):
         ev = [{"id": b * 100 + i, "cat": f"c{(b * 7 + i) % 13}", "v": i / 4} for i in range(20)]
-        pk = [{"id": (b * 5 + i) % 40, "v": f"b{b}-{i}", "n": b} for i in range(12)]
+        # consecutive files update disjoint keys (even batches 0-19, odd 20-39): a batch that
+        # read two input files (see above) holds one version of each key, as any batch does
+        # (the order of two files' rows within a batch is Spark's, not defined)
+        pk = [{"id": (b % 2) * 20 + (b * 3 + i) % 20, "v": f"b{b}-{i}", "n": b} for i in range(12)]
         appended += ev
         for r in pk:
             latest[r["id"]] = (r["id"], r["v"], r["n"])
