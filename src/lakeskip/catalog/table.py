@@ -28,11 +28,8 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import functools
 import itertools
-import random
 import threading
-import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
@@ -41,7 +38,7 @@ from pyroaring import BitMap
 
 from lakeskip.catalog import manifest_disk_cache
 from lakeskip.catalog.cache import CacheSection, paused_gc, shared_cache
-from lakeskip.catalog.dv_commit import deletion_files, plan_index_change
+from lakeskip.catalog.dv_commit import deletion_files
 from lakeskip.catalog.file_io import FileIO
 from lakeskip.catalog.format.deletion_vectors import DeletionFile, DeletionVectorUpdate, read_vector
 from lakeskip.catalog.format.hash_index import HashIndexChange
@@ -52,12 +49,9 @@ from lakeskip.catalog.format.manifest import (
     ManifestFileMeta,
     read_manifest,
     read_manifest_list,
-    write_manifest,
-    write_manifest_list,
 )
 from lakeskip.catalog.format.schema import SchemaManager, TableSchema
 from lakeskip.catalog.format.snapshot import (
-    BATCH_COMMIT_IDENTIFIER,
     CommitIdentity,
     CommitKind,
     Snapshot,
@@ -69,11 +63,9 @@ from lakeskip.catalog.options import (
     DEFAULT_PARTITION_NAME,
     check_writable,
     commit_max_retries,
-    manifest_compression,
     option_bool,
-    option_int,
-    option_millis,
 )
+from lakeskip.catalog.snapshot_commit import SnapshotCommit, back_off
 from lakeskip.errors import CommitConflictError, CorruptMetadataError, InvalidArgumentError
 from lakeskip.types import DataType, TypeRoot, from_internal, to_internal
 
@@ -612,120 +604,22 @@ class FileStoreTable:
             raise InvalidArgumentError("ANALYZE commits are not supported")
         check_writable(self.schema.options)  # (writes check it first: write_entries)
         adds = [self._entry(e, FileKind.ADD) for e in added]
-        explicit_deletes = [self._entry(e, FileKind.DELETE) for e in deleted]
-        dv = deletion_vectors
-        if kind is not CommitKind.OVERWRITE and not adds and not explicit_deletes and dv is None:
+        deletes = [self._entry(e, FileKind.DELETE) for e in deleted]
+        overwrite = kind is CommitKind.OVERWRITE
+        if not overwrite and not adds and not deletes and deletion_vectors is None:
             return None
-        match = (
-            self._overwrite_matcher(overwrite_partitions) if kind is CommitKind.OVERWRITE else None
-        )
-        options = self.schema.options
-        retries = commit_max_retries(options)
-        codec = manifest_compression(options)
-        if identity is None:
-            identity = CommitIdentity(str(uuid.uuid4()), BATCH_COMMIT_IDENTIFIER)
-            replay_check = False
-        else:
-            replay_check = True
-        delta_meta: ManifestFileMeta | None = None
-        last_error = ""
-        for attempt in range(retries + 1):
-            latest = self.snapshot_manager.latest()
-            if replay_check and self.committed(identity, latest):
-                self._discard_manifest(delta_meta)
-                return None
-            if concurrent_check is not None:
-                try:
-                    concurrent_check(latest)
-                except CommitConflictError:
-                    self._discard_manifest(delta_meta)
-                    raise
-            base_metas = self.manifest_metas(latest) if latest is not None else []
-            deletes = explicit_deletes
-            if explicit_deletes or match is not None:
-                live = self.scan_files(latest) if latest is not None else []
-                live_keys = {e.identifier for e in live}
-                gone = [e.file.file_name for e in explicit_deletes if e.identifier not in live_keys]
-                if gone:
-                    self._discard_manifest(delta_meta)
-                    raise CommitConflictError(
-                        f"commit to {self.identifier} conflicts: {len(gone)} file(s) to delete "
-                        f"are no longer live (e.g. {gone[0]}); another commit changed them"
-                    )
-                if match is not None:
-                    seen = {e.identifier for e in explicit_deletes}
-                    deletes = explicit_deletes + [
-                        dataclasses.replace(e, kind=FileKind.DELETE)
-                        for e in live
-                        if match(e.partition) and e.identifier not in seen
-                    ]
-                    self._discard_manifest(delta_meta)  # deletions depend on the base
-                    delta_meta = None
-            if (
-                not adds
-                and not deletes
-                and (dv is None or not dv.vectors)
-                and (hash_index is None or not hash_index.replace_all)
-            ):
-                return None
-            try:
-                index = plan_index_change(
-                    self.file_io,
-                    self.path,
-                    self.identifier,
-                    latest.index_manifest if latest is not None else None,
-                    self.index_entries(latest),
-                    functools.partial(self._live_files, latest),
-                    adds,
-                    deletes,
-                    dv,
-                    self.partition_types,
-                    codec,
-                    hash_index,
-                    match,
-                )
-            except CommitConflictError:
-                self._discard_manifest(delta_meta)
-                raise
-            if delta_meta is None and (adds or deletes):
-                # a commit of deletion vectors or HASH files only lists no manifest in its
-                # delta (as Paimon's rolling manifest writer opens no file for no entries)
-                # DELETE entries first, as Paimon's commit writes them: Paimon < 1.0 identifies
-                # a file by (partition, bucket, level, name) only, so a rewritten index (same
-                # data file) listed ADD-first reads as a second ADD of a live file, and Paimon's
-                # expiry would delete that live data file
-                delta_meta = write_manifest(
-                    self.file_io,
-                    self.path,
-                    [*deletes, *adds],
-                    self.partition_types,
-                    self.schema.id,
-                    codec,
-                )
-            snapshot, written = self._prepare(
-                latest,
-                base_metas,
-                delta_meta,
-                adds,
-                deletes,
-                kind,
-                identity,
-                codec,
-                merge_manifests,
-            )
-            snapshot = dataclasses.replace(snapshot, index_manifest=index.index_manifest)
-            if self.snapshot_manager.try_publish(snapshot):
-                return snapshot
-            for name in written:
-                self.file_io.delete(f"{self.path}/manifest/{name}")
-            for path in index.written:
-                self.file_io.delete(path)
-            last_error = f"snapshot {snapshot.id} was taken by another commit"
-            self._back_off(attempt, options)
-        self._discard_manifest(delta_meta)
-        raise CommitConflictError(
-            f"commit to {self.identifier} failed after {retries + 1} attempts: {last_error}"
-        )
+        return SnapshotCommit(
+            self,
+            adds,
+            deletes,
+            kind,
+            self._overwrite_matcher(overwrite_partitions) if overwrite else None,
+            deletion_vectors,
+            merge_manifests=merge_manifests,
+            concurrent_check=concurrent_check,
+            hash_index=hash_index,
+            identity=identity,
+        ).run()
 
     def remove_unpublished(self, entries: Iterable[ManifestEntry]) -> None:
         """Best effort: delete the data files (and their extra files) of entries no snapshot
@@ -736,9 +630,6 @@ class FileStoreTable:
             for path in (self.data_file_path(e), *(f"{directory}/{x}" for x in e.file.extra_files)):
                 with contextlib.suppress(OSError):
                     self.file_io.delete(path)
-
-    def _live_files(self, snapshot: Snapshot | None) -> list[ManifestEntry]:
-        return self.scan_files(snapshot) if snapshot is not None else []
 
     def _entry(self, e: ManifestEntry, kind: FileKind) -> ManifestEntry:
         partition = normalize_partition(self.schema, e.partition)
@@ -751,67 +642,6 @@ class FileStoreTable:
             return lambda p: True
         wanted = {normalize_partition(self.schema, p) for p in partitions}
         return lambda p: p in wanted
-
-    def _discard_manifest(self, meta: ManifestFileMeta | None) -> None:
-        if meta is not None:
-            self.file_io.delete(f"{self.path}/manifest/{meta.file_name}")
-
-    def _prepare(
-        self,
-        latest: Snapshot | None,
-        base_metas: list[ManifestFileMeta],
-        delta_meta: ManifestFileMeta | None,
-        adds: list[ManifestEntry],
-        deletes: list[ManifestEntry],
-        kind: CommitKind,
-        identity: CommitIdentity,
-        codec: str,
-        merge_manifests: bool = False,
-    ) -> tuple[Snapshot, list[str]]:
-        written: list[str] = []
-        previous_total: int | None = latest.total_record_count if latest is not None else 0
-        merge = merge_manifests or len(base_metas) >= option_int(
-            self.schema.options, "manifest.merge-min-count"
-        )
-        if latest is not None and (merge or previous_total is None):
-            live = self.scan_files(latest)
-            previous_total = sum(e.file.row_count for e in live)
-            if merge:
-                merged = write_manifest(
-                    self.file_io, self.path, live, self.partition_types, self.schema.id, codec
-                )
-                written.append(merged.file_name)
-                base_metas = [merged]
-        base_name, base_size = write_manifest_list(self.file_io, self.path, base_metas, codec)
-        delta_name, delta_size = write_manifest_list(
-            self.file_io, self.path, [delta_meta] if delta_meta is not None else [], codec
-        )
-        written += [base_name, delta_name]
-        delta_records = sum(e.file.row_count for e in adds) - sum(e.file.row_count for e in deletes)
-        schema_ids = self.schema_manager.list_ids()
-        snapshot = Snapshot(
-            id=(latest.id + 1) if latest is not None else 1,
-            schema_id=schema_ids[-1] if schema_ids else self.schema.id,
-            base_manifest_list=base_name,
-            delta_manifest_list=delta_name,
-            commit_kind=kind,
-            total_record_count=(previous_total or 0) + delta_records,
-            delta_record_count=delta_records,
-            commit_user=identity.user,
-            commit_identifier=identity.identifier,
-            time_millis=int(time.time() * 1000),
-            base_manifest_list_size=base_size,
-            delta_manifest_list_size=delta_size,
-            changelog_record_count=0,
-            uuid=str(uuid.uuid4()),
-        )
-        return snapshot, written
-
-    def _back_off(self, attempt: int, options: Any) -> None:
-        low = option_millis(options, "commit.min-retry-wait")
-        high = option_millis(options, "commit.max-retry-wait")
-        wait = min(high, low * (2 ** min(attempt, 16)))
-        time.sleep(random.uniform(low, max(low, wait)) / 1000.0)
 
     def verify(self, snapshot: Snapshot | None = None) -> None:
         """Check that every manifest of a snapshot can be read (raises CorruptMetadataError)."""
@@ -845,6 +675,6 @@ def retry_on_conflict(table: FileStoreTable, run: Callable[[], T]) -> T:
             options = table.schema.options  # read now: the statement may have altered them
             if attempt >= commit_max_retries(options):
                 raise
-            table._back_off(attempt, options)
+            back_off(attempt, options)
             table.refresh()
             attempt += 1
