@@ -155,7 +155,9 @@ def test_a_filter_over_the_stream_prunes_each_batch(
     assert sum(p["numInputRows"] for p in q.recentProgress) == 1, "the 400s and 500s skipped"
 
 
-def test_a_primary_key_table_is_refused_in_one_line(spark: Any, tmp_path: Path) -> None:
+def test_a_primary_key_table_is_refused_in_one_line(
+    session: Any, spark: Any, tmp_path: Path
+) -> None:
     spark.sql("CREATE NAMESPACE IF NOT EXISTS lakeskip.db")
     spark.sql(
         "CREATE TABLE lakeskip.db.keyed (id BIGINT, v DOUBLE) "
@@ -211,3 +213,55 @@ def test_rate_source_into_a_table_exactly_once_across_a_restart(
     second = values()
     assert len(second) > len(first)
     assert second == list(range(len(second))), "each value once, none lost across the restart"
+
+
+def test_deletion_vectors_of_the_batch_end_apply(session: Any, spark: Any, tmp_path: Path) -> None:
+    """An append table with deletion vectors: each micro-batch delivers its files' rows minus
+    those the vectors of its last snapshot delete (a DELETE commits vectors, no files: it
+    delivers nothing and retracts nothing, as Paimon's streaming read)."""
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS lakeskip.db")
+    spark.sql(
+        "CREATE TABLE lakeskip.db.dv (id BIGINT, p STRING, v DOUBLE) PARTITIONED BY (p) "
+        "TBLPROPERTIES ('deletion-vectors.enabled' = 'true')"
+    )
+    spark.sql("CREATE TABLE lakeskip.db.dv_out (id BIGINT, p STRING, v DOUBLE)")
+    a = [(i, "a", float(i)) for i in range(6)]
+    _insert(spark, "lakeskip.db.dv", a)
+    spark.sql("DELETE FROM lakeskip.db.dv WHERE id = 2")
+    _copy(spark, "lakeskip.db.dv", "lakeskip.db.dv_out", tmp_path / "ck")
+    want = sorted(r for r in a if r[0] != 2)
+    assert _rows(spark, "lakeskip.db.dv_out") == want
+    b = [(10 + i, "b", float(i)) for i in range(4)]
+    _insert(spark, "lakeskip.db.dv", b)
+    spark.sql("DELETE FROM lakeskip.db.dv WHERE id IN (3, 11)")  # 3 was delivered already
+    _copy(spark, "lakeskip.db.dv", "lakeskip.db.dv_out", tmp_path / "ck")
+    assert _rows(spark, "lakeskip.db.dv_out") == sorted(want + [r for r in b if r[0] != 11])
+
+
+def test_a_running_stream_sees_each_commit_of_another_writer_once(
+    session: Any, spark: Any, tmp_path: Path
+) -> None:
+    """A query with a processing-time trigger reads the table while this thread commits to it
+    (the other application): the sink holds every committed row once."""
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS lakeskip.db")
+    _create(spark, "lakeskip.db.live")
+    _create(spark, "lakeskip.db.live_out")
+    q = (
+        spark.readStream.table("lakeskip.db.live")
+        .writeStream.option("checkpointLocation", str(tmp_path / "ck"))
+        .trigger(processingTime="200 milliseconds")
+        .toTable("lakeskip.db.live_out")
+    )
+    written: list[tuple[int, str, float]] = []
+    try:
+        for b in range(6):
+            batch = [(b * 10 + i, f"p{i % 2}", float(b)) for i in range(3)]
+            _insert(spark, "lakeskip.db.live", batch)
+            written += batch
+            if b == 2:
+                q.processAllAvailable()
+                assert _rows(spark, "lakeskip.db.live_out") == sorted(written)
+        q.processAllAvailable()
+    finally:
+        q.stop()
+    assert _rows(spark, "lakeskip.db.live_out") == sorted(written)
