@@ -37,6 +37,7 @@ __all__ = [
     "SnapshotNotFoundError",
     "SqlError",
     "SqlParseError",
+    "StreamReadError",
     "TableAlreadyExistsError",
     "TableNotFoundError",
     "TypeMismatchError",
@@ -109,6 +110,11 @@ class CommitConflictError(CatalogError):
 
 class SnapshotNotFoundError(CatalogError, InvalidArgumentError):
     """A time-travel read names a snapshot, tag or time the table does not have."""
+
+
+class StreamReadError(CatalogError, InvalidArgumentError):
+    """A streaming read the table cannot serve (a primary-key table), or offsets that do not
+    fit it."""
 
 
 class CorruptMetadataError(CatalogError):

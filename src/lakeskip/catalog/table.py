@@ -423,6 +423,10 @@ class FileStoreTable:
             self._manifests.put(key, entries, nbytes)
         return entries
 
+    def manifest(self, meta: ManifestFileMeta) -> list[ManifestEntry]:
+        """The entries of one manifest file (cached as the scans' are)."""
+        return self._manifest(meta.file_name, meta)
+
     def manifest_metas(self, snapshot: Snapshot) -> list[ManifestFileMeta]:
         """Base then delta manifests of a snapshot."""
         return [

@@ -246,6 +246,22 @@ class ScanPlanner:
         with paused_gc():  # a first plan of a snapshot builds per-file objects in bulk
             return self._plan(started, snapshot, pred, key, time_zone, use_indexes)
 
+    def plan_files(
+        self,
+        entries: Sequence[ManifestEntry],
+        predicate: BooleanExpression | None,
+        snapshot: Snapshot | None,
+        time_zone: str = "UTC",
+    ) -> ScanPlan:
+        """Decide, for each of ``entries`` (data files of ``snapshot``, not all its live files:
+        the files a streaming read's micro-batch adds), skip or keep, by the same tiers as
+        :meth:`plan`; the deletion vectors are those of ``snapshot`` (``None``: no files,
+        no vectors). Not cached."""
+        started = time.perf_counter()
+        pred = predicate if predicate is not None else AlwaysTrue()
+        with paused_gc():
+            return self._plan(started, snapshot, pred, None, time_zone, True, given=list(entries))
+
     def _plan(
         self,
         started: float,
@@ -254,11 +270,14 @@ class ScanPlanner:
         key: Hashable | None,
         time_zone: str,
         use_indexes: bool,
+        given: list[ManifestEntry] | None = None,
     ) -> ScanPlan:
         table = self.table
         unread: list[ManifestFileMeta] = []
-        if snapshot is None:
-            entries: list[ManifestEntry] = []
+        if given is not None:
+            entries: list[ManifestEntry] = given
+        elif snapshot is None:
+            entries = []
         elif not table.schema.partition_keys:
             entries = table.scan_files(snapshot)
         else:
@@ -300,7 +319,7 @@ class ScanPlanner:
                 self._columnar_stats(
                     snapshot, all_entries, entries, notes, tuple(m.file_name for m in unread)
                 )
-                if snapshot is not None
+                if snapshot is not None and given is None
                 else self._uncached_columns(entries, notes)
             )
         self._index_bytes_read = 0
@@ -312,7 +331,7 @@ class ScanPlanner:
                 schema.id,
                 schema.time_millis,
             )
-            if snapshot is not None
+            if snapshot is not None and given is None
             else None
         )
         if isinstance(bound, AlwaysFalse):

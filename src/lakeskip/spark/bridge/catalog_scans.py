@@ -29,6 +29,7 @@ from lakeskip.errors import (
     InvalidArgumentError,
     LakeskipError,
     LakeskipWarning,
+    StreamReadError,
     UnsupportedStatementError,
 )
 from lakeskip.expressions import BooleanExpression, bind
@@ -42,6 +43,13 @@ from lakeskip.planner.aggregate import (
 from lakeskip.planner.report import PruningReport, ScanPlan
 from lakeskip.planner.runtime import prunable_columns, refine_plan
 from lakeskip.planner.scan import ScanPlanner
+from lakeskip.planner.stream import (
+    StreamOffset,
+    check_streamable,
+    plan_stream_batch,
+    stream_end,
+)
+from lakeskip.planner.stream import stream_start as start_offset
 from lakeskip.spark.bridge.catalog_context import ServiceContext, snapshot_token
 from lakeskip.spark.bridge.system_service import system_rows as system_table_rows
 from lakeskip.spark.jvm.protocol import (
@@ -61,7 +69,12 @@ from lakeskip.spark.jvm.protocol import (
     RuntimeFilterReply,
     RuntimeFilterRequest,
     ScanFile,
+    StreamLatestRequest,
+    StreamOffsetReply,
+    StreamPlanRequest,
+    StreamStartRequest,
     SystemRowsRequest,
+    TableRequest,
     decode,
 )
 from lakeskip.spark.read.predicate_json import predicate_from_json
@@ -77,6 +90,9 @@ __all__ = [
     "pruning_figures",
     "runtime_filter",
     "scan_target",
+    "stream_latest",
+    "stream_plan",
+    "stream_start",
     "system_rows",
 ]
 
@@ -278,7 +294,7 @@ def _evolved_files(
 def plan_scan(ctx: ServiceContext, req: PlanScanRequest, arg: Any) -> PlanScanReply:
     target = scan_target(ctx, req)
     table, snap, schema, tz = target.table, target.snapshot, target.schema, target.time_zone
-    predicate, system, row_type = target.predicate, target.system, schema.row_type
+    predicate, system = target.predicate, target.system
     with warnings.catch_warnings():
         # this is a py4j callback thread: the warnings travel in the report instead
         # (Session.sql re-issues them on the querying thread)
@@ -289,6 +305,20 @@ def plan_scan(ctx: ServiceContext, req: PlanScanRequest, arg: Any) -> PlanScanRe
             plan = _top_level_only(plan, read_optimized_level(schema.options))
         # this callback's planning (the report's is the first plan's when it was cached)
         planned_ms = (time.perf_counter() - started) * 1000
+    return _scan_reply(ctx, req, target, plan, planned_ms)
+
+
+def _scan_reply(
+    ctx: ServiceContext,
+    req: PlanScanRequest,
+    target: ScanTarget,
+    plan: ScanPlan,
+    planned_ms: float,
+) -> PlanScanReply:
+    """The reply of a planned scan: the kept files as Spark reads them (with their DVs in the
+    plan's snapshot), the merge rule, the figures, the report filed under the query's tag."""
+    table, snap, schema, system = target.table, target.snapshot, target.schema, target.system
+    row_type = schema.row_type
     types = [row_type.field(k).type for k in schema.partition_keys]
     vectors = _deletion_vectors(table, plan.report.snapshot_id, plan.files)
     simple = not schema.primary_keys and not vectors and system is None
@@ -341,6 +371,51 @@ def plan_scan(ctx: ServiceContext, req: PlanScanRequest, arg: Any) -> PlanScanRe
         ),
         prunable=prunable_columns(schema, table.kind) if system is None else (),
     )
+
+
+def stream_start(ctx: ServiceContext, req: StreamStartRequest, arg: Any) -> StreamOffsetReply:
+    """A new streaming read's initial offset (:func:`lakeskip.planner.stream.stream_start`)."""
+    table = _stream_table(ctx, req)
+    offset = start_offset(table, req.options)
+    return StreamOffsetReply(snapshot=offset.snapshot, full=offset.full)
+
+
+def stream_latest(ctx: ServiceContext, req: StreamLatestRequest, arg: Any) -> StreamOffsetReply:
+    """The end of a streaming read's next micro-batch (:func:`~lakeskip.planner.stream.
+    stream_end`), or with no start the table's latest snapshot id (0: none)."""
+    table = _stream_table(ctx, req)
+    if req.snapshot is None:
+        return StreamOffsetReply(snapshot=table.snapshot_manager.latest_id() or 0)
+    end = stream_end(table, StreamOffset(req.snapshot, req.full), req.max_files, req.until)
+    return StreamOffsetReply(snapshot=end.snapshot, full=end.full)
+
+
+def stream_plan(ctx: ServiceContext, req: StreamPlanRequest, arg: Any) -> PlanScanReply:
+    """The kept files of one micro-batch of a streaming read, as ``plan_scan`` replies (Java
+    builds the batch's Parquet scan from it as a batch read's)."""
+    _stream_table(ctx, req)
+    target = scan_target(ctx, req)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LakeskipWarning)
+        started = time.perf_counter()
+        plan = plan_stream_batch(
+            ScanPlanner(target.table),
+            StreamOffset(req.start, req.start_full),
+            StreamOffset(req.end),
+            target.predicate,
+            target.time_zone,
+        )
+        planned_ms = (time.perf_counter() - started) * 1000
+    return _scan_reply(ctx, req, target, plan, planned_ms)
+
+
+def _stream_table(ctx: ServiceContext, req: TableRequest) -> FileStoreTable:
+    base, system = split_system_name(req.name)
+    if system is not None:
+        raise StreamReadError(f"{req.name}: a system table cannot be read as a stream")
+    table = ctx.table(req, base)
+    check_streamable(table)
+    return table
 
 
 def runtime_filter(ctx: ServiceContext, req: RuntimeFilterRequest, arg: Any) -> RuntimeFilterReply:

@@ -131,6 +131,9 @@ class Op(StrEnum):
     ABORT_STAGED = "abort_staged"
     TABLE_DETAIL = "table_detail"
     PLAN_SCAN = "plan_scan"
+    STREAM_START = "stream_start"
+    STREAM_LATEST = "stream_latest"
+    STREAM_PLAN = "stream_plan"
     RUNTIME_FILTER = "runtime_filter"
     AGGREGATE_SCAN = "aggregate_scan"
     FILE_REPORT = "file_report"
@@ -457,6 +460,37 @@ class PlanScanRequest(SnapshotRequest):
     #: the columns Spark may push filters on
     filter_columns: tuple[str, ...] | None = None
     session: SessionInfo | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StreamStartRequest(TableRequest):
+    """Where a new streaming read of the table starts (``LakeMicroBatchStream``): its
+    read options (``scan.mode``, ``scan.snapshot-id``, ``scan.timestamp-millis``)."""
+
+    options: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StreamLatestRequest(TableRequest):
+    """The end of a streaming read's next micro-batch after ``snapshot`` / ``full`` (its
+    start offset); ``snapshot`` ``None``: the table's latest snapshot id, uncapped."""
+
+    snapshot: int | None = None
+    full: bool = False
+    #: at most this many added files per micro-batch (whole snapshots, at least one)
+    max_files: int | None = None
+    #: no snapshot after this one (``Trigger.AvailableNow``: the latest at the query's start)
+    until: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StreamPlanRequest(PlanScanRequest):
+    """The files of one micro-batch of a streaming read: from the offset ``start`` /
+    ``start_full`` to the snapshot ``end`` (``lakeskip.planner.stream``)."""
+
+    start: int
+    start_full: bool = False
+    end: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -810,6 +844,15 @@ class StreamWriteReply:
 
 
 @dataclass(frozen=True, slots=True)
+class StreamOffsetReply:
+    """A streaming read's offset: snapshots up to ``snapshot`` delivered (0: none), or, with
+    ``full``, snapshot ``snapshot`` to be read whole next."""
+
+    snapshot: int
+    full: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class ProcedureParameter:
     name: str
     #: Spark type name: string, bigint or boolean
@@ -890,6 +933,9 @@ OPERATIONS: Mapping[Op, OpSpec] = {
     Op.ABORT_STAGED: OpSpec(StagedRequest, (EmptyReply,)),
     Op.TABLE_DETAIL: OpSpec(SnapshotRequest, (PropertiesReply,)),
     Op.PLAN_SCAN: OpSpec(PlanScanRequest, (PlanScanReply,), read_only=True),
+    Op.STREAM_START: OpSpec(StreamStartRequest, (StreamOffsetReply,), read_only=True),
+    Op.STREAM_LATEST: OpSpec(StreamLatestRequest, (StreamOffsetReply,), read_only=True),
+    Op.STREAM_PLAN: OpSpec(StreamPlanRequest, (PlanScanReply,), read_only=True),
     Op.RUNTIME_FILTER: OpSpec(RuntimeFilterRequest, (RuntimeFilterReply,), read_only=True),
     Op.AGGREGATE_SCAN: OpSpec(
         AggregateScanRequest, (AggregateScanReply, AggregateRefusedReply), read_only=True

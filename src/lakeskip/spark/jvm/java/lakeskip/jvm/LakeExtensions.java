@@ -1,5 +1,6 @@
 package lakeskip.jvm;
 
+import lakeskip.jvm.read.stream.LakeStreamFilters;
 import lakeskip.jvm.sql.LakeParser;
 import lakeskip.jvm.write.LakeDmlStrategy;
 import org.apache.spark.sql.SparkSessionExtensions;
@@ -10,13 +11,15 @@ import scala.runtime.BoxedUnit;
  * {@code spark.sql.extensions = lakeskip.jvm.LakeExtensions}: plain {@code spark.sql} also
  * accepts Paimon's {@code CREATE TABLE ... WITH (...)} and {@code CALL sys.x(...)} without a
  * catalog prefix (see {@link LakeParser}); DELETE / UPDATE / MERGE INTO on lakeskip tables
- * are planned by {@link LakeDmlStrategy}.
+ * are planned by {@link LakeDmlStrategy}; filters over a streaming read of a lakeskip table
+ * prune its micro-batches' files ({@link LakeStreamFilters}).
  */
 public class LakeExtensions extends AbstractFunction1<SparkSessionExtensions, BoxedUnit> {
   @Override
   public BoxedUnit apply(SparkSessionExtensions extensions) {
     extensions.injectParser((session, parser) -> new LakeParser(session, parser));
     extensions.injectPlannerStrategy(session -> new LakeDmlStrategy());
+    extensions.injectOptimizerRule(session -> new LakeStreamFilters());
     return BoxedUnit.UNIT;
   }
 }

@@ -34,6 +34,9 @@ public final class Protocol {
     public static final String ABORT_STAGED = "abort_staged";
     public static final String TABLE_DETAIL = "table_detail";
     public static final String PLAN_SCAN = "plan_scan";
+    public static final String STREAM_START = "stream_start";
+    public static final String STREAM_LATEST = "stream_latest";
+    public static final String STREAM_PLAN = "stream_plan";
     public static final String RUNTIME_FILTER = "runtime_filter";
     public static final String AGGREGATE_SCAN = "aggregate_scan";
     public static final String FILE_REPORT = "file_report";
@@ -60,6 +63,9 @@ public final class Protocol {
       Op.LIST_NAMESPACES,
       Op.NAMESPACE_EXISTS,
       Op.PLAN_SCAN,
+      Op.STREAM_START,
+      Op.STREAM_LATEST,
+      Op.STREAM_PLAN,
       Op.RUNTIME_FILTER,
       Op.AGGREGATE_SCAN,
       Op.FILE_REPORT,
@@ -95,6 +101,7 @@ public final class Protocol {
     public static final String DESCRIPTION = "description";
     public static final String DROPPED = "dropped";
     public static final String DV = "dv";
+    public static final String END = "end";
     public static final String ENGINE = "engine";
     public static final String ERROR = "error";
     public static final String ERRORS = "errors";
@@ -106,6 +113,7 @@ public final class Protocol {
     public static final String FILTERS = "filters";
     public static final String FIRST_ROW_RETRACT = "first_row_retract";
     public static final String FOUND = "found";
+    public static final String FULL = "full";
     public static final String FUNCTION = "function";
     public static final String GROUP = "group";
     public static final String IGNORE_DELETE = "ignore_delete";
@@ -116,6 +124,7 @@ public final class Protocol {
     public static final String KEPT = "kept";
     public static final String KIND = "kind";
     public static final String LOCATION = "location";
+    public static final String MAX_FILES = "max_files";
     public static final String MERGE = "merge";
     public static final String MESSAGE = "message";
     public static final String MODE = "mode";
@@ -126,6 +135,7 @@ public final class Protocol {
     public static final String NAMESPACES = "namespaces";
     public static final String NEW_NAME = "new_name";
     public static final String NULLABLE = "nullable";
+    public static final String OPTIONS = "options";
     public static final String OTHER = "other";
     public static final String PARAMETERS = "parameters";
     public static final String PARTIAL_UPDATE_RETRACT = "partial_update_retract";
@@ -168,6 +178,8 @@ public final class Protocol {
     public static final String SPARK_TYPE = "spark_type";
     public static final String SQL = "sql";
     public static final String STAGED = "staged";
+    public static final String START = "start";
+    public static final String START_FULL = "start_full";
     public static final String STATS = "stats";
     public static final String STORED_NAMES = "stored_names";
     public static final String STORED_SCHEMA = "stored_schema";
@@ -183,6 +195,7 @@ public final class Protocol {
     public static final String UNCHANGED_WHILE = "unchanged_while";
     public static final String UNPUSHABLE = "unpushable";
     public static final String UNSET = "unset";
+    public static final String UNTIL = "until";
     public static final String VALUES = "values";
     public static final String VERB = "verb";
     public static final String VERSION = "version";

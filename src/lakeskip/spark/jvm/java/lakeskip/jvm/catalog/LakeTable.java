@@ -196,6 +196,7 @@ public class LakeTable
   public Set<TableCapability> capabilities() {
     return EnumSet.of(
         TableCapability.BATCH_READ,
+        TableCapability.MICRO_BATCH_READ,
         TableCapability.V1_BATCH_WRITE,
         TableCapability.STREAMING_WRITE,
         TableCapability.TRUNCATE,

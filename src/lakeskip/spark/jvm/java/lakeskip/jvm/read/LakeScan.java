@@ -2,7 +2,9 @@ package lakeskip.jvm.read;
 
 import lakeskip.jvm.cache.ReaderFactories;
 import lakeskip.jvm.cache.ScanCache;
+import lakeskip.jvm.catalog.LakeTable;
 import lakeskip.jvm.read.pk.LakeDvScan;
+import lakeskip.jvm.read.stream.LakeMicroBatchStream;
 import org.apache.spark.sql.connector.expressions.NamedReference;
 import org.apache.spark.sql.connector.expressions.filter.Predicate;
 import org.apache.spark.sql.connector.metric.CustomMetric;
@@ -14,10 +16,12 @@ import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.Statistics;
 import org.apache.spark.sql.connector.read.SupportsReportStatistics;
 import org.apache.spark.sql.connector.read.SupportsRuntimeV2Filtering;
+import org.apache.spark.sql.connector.read.streaming.MicroBatchStream;
 import org.apache.spark.sql.execution.datasources.PartitioningAwareFileIndex;
 import org.apache.spark.sql.execution.datasources.v2.FileScan;
 import org.apache.spark.sql.internal.connector.SupportsMetadata;
 import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
 /**
  * Spark's scan of the kept files, planned once per query.
@@ -61,6 +65,9 @@ public final class LakeScan
   /** After {@link #filter}: the splits left and the figures with the runtime tier. */
   private volatile InputPartition[] narrowed;
   private volatile LakePruning runtimePruning;
+  /** The table and options a streaming read of it starts from (null: not streamable). */
+  private LakeTable streamTable;
+  private CaseInsensitiveStringMap streamOptions;
 
   private static final class Built {
     PartitionReaderFactory factory;
@@ -86,6 +93,22 @@ public final class LakeScan
     LakeScan copy = new LakeScan(inner, table, pruning == null ? null : pruning.reused(), built);
     copy.runtime = runtime;
     return copy;
+  }
+
+  /** Let {@code spark.readStream} read this scan's table ({@link #toMicroBatchStream}). */
+  LakeScan withStream(LakeTable table, CaseInsensitiveStringMap options) {
+    this.streamTable = table;
+    this.streamOptions = options;
+    return this;
+  }
+
+  /** A streaming read of the table: its own plans, one per micro-batch. */
+  @Override
+  public MicroBatchStream toMicroBatchStream(String checkpointLocation) {
+    if (streamTable == null) {
+      throw new UnsupportedOperationException(description() + ": not a streaming source");
+    }
+    return new LakeMicroBatchStream(streamTable, streamOptions, checkpointLocation);
   }
 
   /** Let Spark's runtime filters narrow this scan (the {@code plan_scan} payload and reply). */

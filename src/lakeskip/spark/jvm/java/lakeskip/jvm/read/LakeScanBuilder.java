@@ -96,7 +96,7 @@ public final class LakeScanBuilder
           filters, required, options);
       Scan hit = ScanCache.reusable(key);
       if (hit != null) {
-        return hit instanceof LakeScan ? ((LakeScan) hit).reused() : hit;
+        return hit instanceof LakeScan ? ((LakeScan) hit).reused().withStream(table, options) : hit;
       }
     }
     JsonNode reply = ScanRequest.plan(table, filters);
@@ -111,13 +111,26 @@ public final class LakeScanBuilder
     return scan;
   }
 
+  /**
+   * The scan of exactly the files of {@code reply} (a {@code plan_scan}-shaped reply: a
+   * streaming read's micro-batch), every column of the table, {@code filters} pushed into
+   * Parquet as a batch read's.
+   */
+  public static Scan ofFiles(LakeTable table, CaseInsensitiveStringMap options,
+      scala.collection.immutable.Seq<Expression> filters, JsonNode reply) {
+    LakeScanBuilder b = new LakeScanBuilder(table, options);
+    b.filters = filters;
+    return b.scan(SparkSession.active(), reply);
+  }
+
   /** Spark's scan of the files Python kept (with their DVs; merged by key for a PK table). */
   private Scan scan(SparkSession session, JsonNode reply) {
     LakePruning pruning = LakePruning.of(reply.get(Key.PRUNING));
     boolean audit = table.audit();
     if (table.readByMerge()) {
       Scan pk = LakePkScan.create(table, reply, required, options, filters, audit);
-      return new LakeScan(audit ? new LakeAuditScan(pk) : pk, table.name(), pruning);
+      return new LakeScan(audit ? new LakeAuditScan(pk) : pk, table.name(), pruning)
+          .withStream(table, options);
     }
     LakeFileIndex index = LakeFileIndex.of(session, table.partitionSchema(), reply.path(Key.FILES));
     Map<String, byte[]> vectors = new HashMap<>();
@@ -159,7 +172,8 @@ public final class LakeScanBuilder
       scan = evolved(session, scan, reply.path(Key.EVOLVED));
     }
     scan = vectors.isEmpty() ? scan : new LakeDvScan(scan, vectors);
-    return new LakeScan(audit ? new LakeAuditScan(scan) : scan, table.name(), pruning);
+    return new LakeScan(audit ? new LakeAuditScan(scan) : scan, table.name(), pruning)
+        .withStream(table, options);
   }
 
   /**

@@ -35,7 +35,13 @@ public final class ScanRequest {
   /** Python's plan of a scan: the kept files (with DVs), the pruning report, the token. */
   public static JsonNode plan(LakeTable table, scala.collection.immutable.Seq<Expression> filters) {
     ObjectNode p = payload(table, filters);
-    // the columns Spark may push filters on: Python checks only these for unpushable ones
+    filterColumns(p, filters);
+    return Bridge.ask(Op.PLAN_SCAN, p, null);
+  }
+
+  /** The columns Spark may push filters on: Python checks only these for unpushable ones. */
+  public static void filterColumns(
+      ObjectNode p, scala.collection.immutable.Seq<Expression> filters) {
     TreeSet<String> columns = new TreeSet<>();
     for (Expression e : CollectionConverters.asJava(filters)) {
       for (Attribute a : CollectionConverters.asJava(e.references().toSeq())) {
@@ -44,6 +50,5 @@ public final class ScanRequest {
     }
     ArrayNode names = p.putArray(Key.FILTER_COLUMNS);
     columns.forEach(names::add);
-    return Bridge.ask(Op.PLAN_SCAN, p, null);
   }
 }

@@ -1,0 +1,267 @@
+"""Structured Streaming out of lakeskip tables: ``spark.readStream.table`` delivers the table's
+latest snapshot whole, then the files each APPEND snapshot adds (COMPACT snapshots skipped),
+with snapshot ids as offsets; a query restarted from its checkpoint goes on where it stopped,
+and a filter over the stream prunes each micro-batch's files. The oracle is the rows the test
+wrote."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lakeskip.catalog.format.snapshot import CommitKind
+
+
+def _insert(spark: Any, table: str, rows: list[tuple[int, str, float]]) -> None:
+    """One snapshot; one file per partition (one Spark task writes them)."""
+    df = spark.createDataFrame(rows, "id BIGINT, p STRING, v DOUBLE").coalesce(1)
+    df.writeTo(table).append()
+
+
+def _rows(spark: Any, table: str) -> list[tuple[int, str, float]]:
+    return sorted(tuple(r) for r in spark.sql(f"SELECT id, p, v FROM {table}").collect())
+
+
+def _copy(spark: Any, source: str, target: str, checkpoint: Path, **options: str) -> Any:
+    reader = spark.readStream
+    for k, v in options.items():
+        reader = reader.option(k, v)
+    q = (
+        reader.table(source)
+        .writeStream.option("checkpointLocation", str(checkpoint))
+        .trigger(availableNow=True)
+        .toTable(target)
+    )
+    q.awaitTermination()
+    return q
+
+
+def _create(spark: Any, name: str) -> None:
+    # the partition column sits between the others: the stream's rows must keep the
+    # table's column order although each batch's Parquet scan puts partition columns last
+    spark.sql(f"CREATE TABLE {name} (id BIGINT, p STRING, v DOUBLE) PARTITIONED BY (p)")
+
+
+def test_stream_reads_the_snapshot_then_each_append_and_resumes_after_restart(
+    session: Any, spark: Any, tmp_path: Path
+) -> None:
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS lakeskip.db")
+    _create(spark, "lakeskip.db.src")
+    _create(spark, "lakeskip.db.dst")
+    written: list[tuple[int, str, float]] = []
+    for b in range(2):
+        batch = [(b * 10 + i, f"p{i % 2}", float(i)) for i in range(5)]
+        _insert(spark, "lakeskip.db.src", batch)
+        written += batch
+    ck = tmp_path / "ck"
+    q1 = _copy(spark, "lakeskip.db.src", "lakeskip.db.dst", ck)
+    assert _rows(spark, "lakeskip.db.dst") == sorted(written)
+    # the first micro-batch is the latest snapshot whole (two appends, one batch)
+    assert q1.lastProgress["numInputRows"] == len(written)
+
+    for b in range(2, 5):
+        batch = [(b * 10 + i, f"p{i % 3}", float(i)) for i in range(4)]
+        _insert(spark, "lakeskip.db.src", batch)
+        written += batch
+        if b == 3:  # a COMPACT snapshot rewrites rows already delivered: not delivered again
+            spark.sql("CALL lakeskip.sys.compact(table => 'db.src')")
+    kinds = [s.commit_kind for s in session.catalog.get_table("db.src").list_snapshots()]
+    assert CommitKind.COMPACT in kinds
+    _copy(spark, "lakeskip.db.src", "lakeskip.db.dst", ck)
+    assert _rows(spark, "lakeskip.db.dst") == sorted(written), "every row once after restart"
+
+    # nothing new: a third run delivers nothing
+    q3 = _copy(spark, "lakeskip.db.src", "lakeskip.db.dst", ck)
+    assert _rows(spark, "lakeskip.db.dst") == sorted(written)
+    assert sum(p["numInputRows"] for p in q3.recentProgress) == 0
+
+
+def test_scan_modes_and_max_files_per_trigger(session: Any, spark: Any, tmp_path: Path) -> None:
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS lakeskip.db")
+    _create(spark, "lakeskip.db.modes")
+    batches = [[(b * 10 + i, "a", float(b)) for i in range(3)] for b in range(4)]
+    for batch in batches:
+        _insert(spark, "lakeskip.db.modes", batch)  # snapshots 1..4, one file each
+
+    def run(name: str, **options: str) -> tuple[list[tuple[int, str, float]], Any]:
+        spark.sql(f"CREATE TABLE lakeskip.db.{name} (id BIGINT, p STRING, v DOUBLE)")
+        q = _copy(spark, "lakeskip.db.modes", f"lakeskip.db.{name}", tmp_path / name, **options)
+        return _rows(spark, f"lakeskip.db.{name}"), q
+
+    def flat(bs: list[list[tuple[int, str, float]]]) -> list[tuple[int, str, float]]:
+        return sorted(r for b in bs for r in b)
+
+    rows, _ = run("from3", **{"scan.mode": "from-snapshot", "scan.snapshot-id": "3"})
+    assert rows == flat(batches[2:])
+    rows, _ = run("full2", **{"scan.mode": "from-snapshot-full", "scan.snapshot-id": "2"})
+    assert rows == flat(batches)  # snapshot 2 whole (batches 0, 1), then 3 and 4
+    rows, _ = run("latest", **{"scan.mode": "latest"})
+    assert rows == []  # only what is committed after the start
+    rows, q = run(
+        "paced", **{"scan.mode": "from-snapshot", "scan.snapshot-id": "1"}, maxFilesPerTrigger="1"
+    )
+    assert rows == flat(batches)
+    assert [p["numInputRows"] for p in q.recentProgress if p["numInputRows"]] == [3, 3, 3, 3]
+
+
+def test_a_filter_over_the_stream_prunes_each_batch(
+    session: Any, spark: Any, tmp_path: Path
+) -> None:
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS lakeskip.db")
+    spark.sql("CREATE TABLE lakeskip.db.pruned (id BIGINT, p STRING, v DOUBLE)")
+    for b in range(4):  # one file per insert, id ranges apart: min/max stats separate them
+        _insert(spark, "lakeskip.db.pruned", [(b * 100 + i, "x", float(i)) for i in range(10)])
+    assert len(session.catalog.get_table("db.pruned").scan_files()) == 4
+    got: list[tuple[int, float]] = []
+
+    def collect(df: Any, batch_id: int) -> None:
+        got.extend((r.id, r.v) for r in df.collect())
+
+    def run() -> Any:
+        q = (
+            spark.readStream.table("lakeskip.db.pruned")
+            .filter("id = 205 OR id = 305")
+            .select("id", "v")
+            .writeStream.option("checkpointLocation", str(tmp_path / "ck"))
+            .trigger(availableNow=True)
+            .foreachBatch(collect)
+            .start()
+        )
+        q.awaitTermination()
+        return q
+
+    # Spark's Parquet reader would drop the other files' row groups by their own statistics
+    # and dictionaries: off, so that the rows read are those of the files lakeskip kept
+    spark.conf.set("spark.sql.parquet.filterPushdown", "false")
+    try:
+        q = run()
+    finally:
+        spark.conf.unset("spark.sql.parquet.filterPushdown")
+    assert sorted(got) == [(205, 5.0), (305, 5.0)]
+    # rows read by the stream's scan: the two files that may hold the ids, not all four
+    assert sum(p["numInputRows"] for p in q.recentProgress) == 20
+    for b in range(4, 6):
+        _insert(spark, "lakeskip.db.pruned", [(b * 100 + i, "x", float(i)) for i in range(10)])
+    _insert(spark, "lakeskip.db.pruned", [(205, "y", 9.0)])
+    spark.conf.set("spark.sql.parquet.filterPushdown", "false")
+    try:
+        q = run()
+    finally:
+        spark.conf.unset("spark.sql.parquet.filterPushdown")
+    assert sorted(got) == [(205, 5.0), (205, 9.0), (305, 5.0)]
+    assert sum(p["numInputRows"] for p in q.recentProgress) == 1, "the 400s and 500s skipped"
+
+
+def test_a_primary_key_table_is_refused_in_one_line(
+    session: Any, spark: Any, tmp_path: Path
+) -> None:
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS lakeskip.db")
+    spark.sql(
+        "CREATE TABLE lakeskip.db.keyed (id BIGINT, v DOUBLE) "
+        "TBLPROPERTIES ('primary-key' = 'id', 'bucket' = '1')"
+    )
+    spark.sql("INSERT INTO lakeskip.db.keyed VALUES (1, 1.0)")
+    q = (
+        spark.readStream.table("lakeskip.db.keyed")
+        .writeStream.option("checkpointLocation", str(tmp_path / "ck"))
+        .trigger(availableNow=True)
+        .format("memory")
+        .queryName("keyed_out")
+        .start()
+    )
+    with pytest.raises(Exception, match="primary-key table is not supported") as err:
+        q.awaitTermination()
+    assert "streaming read of a primary-key table" in str(err.value)
+
+
+def test_rate_source_into_a_table_exactly_once_across_a_restart(
+    session: Any, spark: Any, tmp_path: Path
+) -> None:
+    """Spark's rate source (values 0, 1, 2, ... in order) into an append table, stopped and
+    restarted from its checkpoint: the table holds each value of the committed batches once,
+    with no gap (a batch lands whole or not at all)."""
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS lakeskip.db")
+    spark.sql("CREATE TABLE lakeskip.db.ticks (value BIGINT, timestamp TIMESTAMP)")
+
+    def run_until(batches: int) -> None:
+        q = (
+            spark.readStream.format("rate")
+            .option("rowsPerSecond", 20)
+            .load()
+            .writeStream.option("checkpointLocation", str(tmp_path / "ck"))
+            .trigger(processingTime="500 milliseconds")
+            .toTable("lakeskip.db.ticks")
+        )
+        deadline = time.monotonic() + 120
+        while (
+            sum(1 for p in q.recentProgress if p["numInputRows"]) < batches
+            and time.monotonic() < deadline
+        ):
+            time.sleep(0.5)
+        q.stop()
+
+    def values() -> list[int]:
+        return sorted(r[0] for r in spark.sql("SELECT value FROM lakeskip.db.ticks").collect())
+
+    run_until(2)
+    first = values()
+    assert first and first == list(range(len(first)))
+    run_until(2)
+    second = values()
+    assert len(second) > len(first)
+    assert second == list(range(len(second))), "each value once, none lost across the restart"
+
+
+def test_deletion_vectors_of_the_batch_end_apply(session: Any, spark: Any, tmp_path: Path) -> None:
+    """An append table with deletion vectors: each micro-batch delivers its files' rows minus
+    those the vectors of its last snapshot delete (a DELETE commits vectors, no files: it
+    delivers nothing and retracts nothing, as Paimon's streaming read)."""
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS lakeskip.db")
+    spark.sql(
+        "CREATE TABLE lakeskip.db.dv (id BIGINT, p STRING, v DOUBLE) PARTITIONED BY (p) "
+        "TBLPROPERTIES ('deletion-vectors.enabled' = 'true')"
+    )
+    spark.sql("CREATE TABLE lakeskip.db.dv_out (id BIGINT, p STRING, v DOUBLE)")
+    a = [(i, "a", float(i)) for i in range(6)]
+    _insert(spark, "lakeskip.db.dv", a)
+    spark.sql("DELETE FROM lakeskip.db.dv WHERE id = 2")
+    _copy(spark, "lakeskip.db.dv", "lakeskip.db.dv_out", tmp_path / "ck")
+    want = sorted(r for r in a if r[0] != 2)
+    assert _rows(spark, "lakeskip.db.dv_out") == want
+    b = [(10 + i, "b", float(i)) for i in range(4)]
+    _insert(spark, "lakeskip.db.dv", b)
+    spark.sql("DELETE FROM lakeskip.db.dv WHERE id IN (3, 11)")  # 3 was delivered already
+    _copy(spark, "lakeskip.db.dv", "lakeskip.db.dv_out", tmp_path / "ck")
+    assert _rows(spark, "lakeskip.db.dv_out") == sorted(want + [r for r in b if r[0] != 11])
+
+
+def test_a_running_stream_sees_each_commit_of_another_writer_once(
+    session: Any, spark: Any, tmp_path: Path
+) -> None:
+    """A query with a processing-time trigger reads the table while this thread commits to it
+    (the other application): the sink holds every committed row once."""
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS lakeskip.db")
+    _create(spark, "lakeskip.db.live")
+    _create(spark, "lakeskip.db.live_out")
+    q = (
+        spark.readStream.table("lakeskip.db.live")
+        .writeStream.option("checkpointLocation", str(tmp_path / "ck"))
+        .trigger(processingTime="200 milliseconds")
+        .toTable("lakeskip.db.live_out")
+    )
+    written: list[tuple[int, str, float]] = []
+    try:
+        for b in range(6):
+            batch = [(b * 10 + i, f"p{i % 2}", float(b)) for i in range(3)]
+            _insert(spark, "lakeskip.db.live", batch)
+            written += batch
+            if b == 2:
+                q.processAllAvailable()
+                assert _rows(spark, "lakeskip.db.live_out") == sorted(written)
+        q.processAllAvailable()
+    finally:
+        q.stop()
+    assert _rows(spark, "lakeskip.db.live_out") == sorted(written)
