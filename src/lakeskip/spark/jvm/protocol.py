@@ -264,6 +264,16 @@ class PredicateOp(StrEnum):
     ALWAYS_FALSE = "ALWAYS_FALSE"
 
 
+class PredicateFunction(StrEnum):
+    """The ``fn`` names of function nodes: Spark's V2 ``Cast`` and ``Extract`` (which carry
+    no name of their own), and the scalar functions Python maps to ranges
+    (``GeneralScalarExpression.name()``, sent as Spark names them)."""
+
+    CAST = "CAST"
+    EXTRACT = "EXTRACT"
+    SUBSTRING = "SUBSTRING"
+
+
 class LiteralType(StrEnum):
     """The ``type`` of a literal node, and the form of its ``lit``."""
 

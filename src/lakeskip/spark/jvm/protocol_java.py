@@ -130,6 +130,11 @@ def java_source() -> str:
         "PredicateOp",
         protocol.PredicateOp,
     )
+    lines += _enum(
+        "The functions a predicate tree names that are no GeneralScalarExpression of Spark's.",
+        "PredicateFunction",
+        protocol.PredicateFunction,
+    )
     lines += _enum("The types of a predicate tree's literals.", "LiteralType", protocol.LiteralType)
     lines += [
         "",

@@ -36,10 +36,13 @@ from lakeskip.expressions import (
     StartsWith,
     and_,
 )
-from lakeskip.spark.jvm.protocol import PredicateKey, PredicateOp
+from lakeskip.spark.jvm.protocol import PredicateFunction, PredicateKey, PredicateOp
 from lakeskip.types import RowType, TypeRoot, session_time_zone
 
-__all__ = ["ZONE_MARGIN", "function_comparison", "month_ranges"]
+__all__ = ["UTC", "ZONE_MARGIN", "function_comparison", "month_ranges"]
+
+#: the time zone when none is given
+UTC = "UTC"
 
 #: how far a day boundary computed in a zone with offset changes is widened
 ZONE_MARGIN = datetime.timedelta(hours=3)
@@ -83,7 +86,7 @@ def _day_source(node: Any, row_type: RowType, time_zone: str) -> _DaySource | No
     col = _ref(node, row_type)
     if col is not None:
         return _DaySource(col[0], lambda d: d, True) if col[1] is TypeRoot.DATE else None
-    if not isinstance(node, dict) or node.get(PredicateKey.FN) != "CAST":
+    if not isinstance(node, dict) or node.get(PredicateKey.FN) != PredicateFunction.CAST:
         return None
     if node.get(PredicateKey.TO) != "date" or len(node.get(PredicateKey.ARGS, [])) != 1:
         return None
@@ -144,7 +147,7 @@ def _year_bounds(year: Any) -> tuple[datetime.date, datetime.date] | None:
 
 def _extract(node: Any, field: str) -> Any | None:
     """The argument of ``EXTRACT(field FROM arg)``, or ``None``."""
-    if not isinstance(node, dict) or node.get(PredicateKey.FN) != "EXTRACT":
+    if not isinstance(node, dict) or node.get(PredicateKey.FN) != PredicateFunction.EXTRACT:
         return None
     args = node.get(PredicateKey.ARGS, [])
     if str(node.get(PredicateKey.FIELD, "")).upper() != field or len(args) != 1:
@@ -186,9 +189,9 @@ def function_comparison(
     if not isinstance(node, dict) or PredicateKey.FN not in node or value is None:
         return None
     fn = node[PredicateKey.FN]
-    if fn == "SUBSTRING":
+    if fn == PredicateFunction.SUBSTRING:
         return _substring(op, node, value, row_type)
-    if fn == "CAST" and isinstance(value, datetime.date):
+    if fn == PredicateFunction.CAST and isinstance(value, datetime.date):
         if isinstance(value, datetime.datetime):
             return None
         src = _day_source(node, row_type, time_zone)

@@ -52,7 +52,7 @@ from lakeskip.expressions import (
     or_,
 )
 from lakeskip.spark.jvm.protocol import MAP_KEY_SEPARATOR, LiteralType, PredicateKey, PredicateOp
-from lakeskip.spark.read.function_ranges import function_comparison, month_ranges
+from lakeskip.spark.read.function_ranges import UTC, function_comparison, month_ranges
 from lakeskip.types import EPOCH_DATE, EPOCH_NAIVE, EPOCH_UTC, RowType, TypeRoot
 
 __all__ = ["literal_from_json", "predicate_from_json", "translate"]
@@ -131,7 +131,7 @@ def _column(node: Any, row_type: RowType) -> Reference | None:
     return Reference(field.name)
 
 
-def translate(node: Any, row_type: RowType, time_zone: str = "UTC") -> Translated | None:
+def translate(node: Any, row_type: RowType, time_zone: str = UTC) -> Translated | None:
     """One predicate node -> ``(expression, exact)``, or ``None`` when it does not translate.
 
     ``time_zone``: the session's, for functions of TIMESTAMP columns that depend on it
@@ -213,7 +213,7 @@ def predicate_from_json(
     filters: Sequence[Any],
     row_type: RowType,
     check: Callable[[BooleanExpression], bool] | None = None,
-    time_zone: str = "UTC",
+    time_zone: str = UTC,
 ) -> BooleanExpression | None:
     """The conjunction of every filter that translates (``None``: nothing does), and of the
     column ranges ``year(x) = y AND month(x) = m`` conjuncts imply together.

@@ -331,6 +331,15 @@ public final class Protocol {
     public static final String ALWAYS_FALSE = "ALWAYS_FALSE";
   }
 
+  /** The functions a predicate tree names that are no GeneralScalarExpression of Spark's. */
+  public static final class PredicateFunction {
+    private PredicateFunction() {}
+
+    public static final String CAST = "CAST";
+    public static final String EXTRACT = "EXTRACT";
+    public static final String SUBSTRING = "SUBSTRING";
+  }
+
   /** The types of a predicate tree's literals. */
   public static final class LiteralType {
     private LiteralType() {}

@@ -142,13 +142,13 @@ public final class PredicateJson {
       }
     } else if (e instanceof Cast) {
       Cast c = (Cast) e;
-      n.put(PredicateKey.FN, "CAST");
+      n.put(PredicateKey.FN, Protocol.PredicateFunction.CAST);
       n.put(PredicateKey.TO, c.dataType().typeName());
       n.putArray(PredicateKey.ARGS).add(expr(c.expression()));
       n.put(PredicateKey.OTHER, e.toString());
     } else if (e instanceof Extract) {
       Extract x = (Extract) e;
-      n.put(PredicateKey.FN, "EXTRACT");
+      n.put(PredicateKey.FN, Protocol.PredicateFunction.EXTRACT);
       n.put(PredicateKey.FIELD, x.field());
       n.putArray(PredicateKey.ARGS).add(expr(x.source()));
       n.put(PredicateKey.OTHER, e.toString());
