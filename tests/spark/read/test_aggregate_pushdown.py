@@ -120,6 +120,12 @@ def test_deleted_rows_and_table_kinds(spark: SparkSession, agg: Any) -> None:
     assert _check(spark, "SELECT count(*) FROM lakeskip.g.dv", pushed=True) == [(17,)]
     _check(spark, "SELECT count(*) FROM lakeskip.g.dv WHERE p = 0", pushed=True)
     _check(spark, "SELECT min(id) FROM lakeskip.g.dv", pushed=False)  # a deleted row was it
+    # a file without deleted rows holds each partition's extremes: the DV files' stats are
+    # bounds within them, so the manifests answer (issue 39)
+    spark.sql("INSERT INTO lakeskip.g.dv SELECT id, CAST(abs(id) % 2 AS INT) FROM range(-4, 0)")
+    spark.sql("INSERT INTO lakeskip.g.dv SELECT id, CAST(id % 2 AS INT) FROM range(40, 44)")
+    assert _check(spark, "SELECT min(id), max(id) FROM lakeskip.g.dv", pushed=True) == [(-4, 43)]
+    _check(spark, "SELECT count(id), min(id) FROM lakeskip.g.dv WHERE p = 1", pushed=True)
 
     spark.sql("CREATE TABLE lakeskip.g.cow (id BIGINT, v STRING)")
     spark.sql("INSERT INTO lakeskip.g.cow SELECT id, 'a' FROM range(0, 10)")
@@ -159,6 +165,61 @@ def test_pushed_count_reads_no_data_file(spark: SparkSession, agg: Any, tmp_path
         _answer(spark, "SELECT count(*), max(id) FROM lakeskip.default.gone", False)
     spark.sql("DROP TABLE lakeskip.default.gone")
     lakeskip.connect(agg, spark=spark)  # the module's warehouse again
+
+
+def _jobs(spark: SparkSession, run: Any) -> tuple[Any, int]:
+    """``run()``'s result and how many Spark jobs it started (its own job group)."""
+    sc = spark.sparkContext
+    group = f"lakeskip-jobs-{os.urandom(4).hex()}"
+    sc.setJobGroup(group, "counting jobs")
+    try:
+        out = run()
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
+    return out, len(sc.statusTracker().getJobIdsForGroup(group))
+
+
+def test_a_fully_answered_aggregate_runs_no_spark_job(spark: SparkSession, agg: Any) -> None:
+    """A complete answer from the manifests is rows on the driver (LakeAggregateExec): no
+    Spark job, through spark.sql and the DataFrame API; the same queries with the push-down
+    off run jobs (so the count is no accident) and give the same rows."""
+    from pyspark.sql import functions as f
+
+    queries = {
+        "count(*)": lambda: spark.sql("SELECT count(*) FROM lakeskip.g.t").collect(),
+        "count(*) p": lambda: spark.sql(
+            "SELECT count(*) AS c, count(*) + 1 FROM lakeskip.g.t WHERE p = 1"
+        ).collect(),
+        "min max": lambda: spark.sql(f"SELECT {ALL} FROM lakeskip.g.t WHERE p < 2").collect(),
+        "df.count": lambda: spark.table("lakeskip.g.t").count(),
+        "df.agg": lambda: (
+            spark.table("lakeskip.g.t")
+            .where("p IS NULL")
+            .agg(f.count("*"), f.min("ts"), f.max("dec"))
+            .collect()
+        ),
+        "df.groupBy().count": lambda: spark.table("lakeskip.g.t").groupBy().count().collect(),
+    }
+    for name, run in queries.items():
+        run()  # compiled and planned once, then counted
+        got, jobs = _jobs(spark, run)
+        spark.conf.set(CONF, "false")
+        try:
+            want, plain_jobs = _jobs(spark, run)
+        finally:
+            spark.conf.unset(CONF)
+        assert got == want, f"{name}: pushed {got}, Spark {want}"
+        assert jobs == 0, f"{name} ran {jobs} Spark job(s)"
+        assert plain_jobs > 0, f"{name}: the read without push-down ran no job?"
+    plan = spark.sql("SELECT count(*) FROM lakeskip.g.t")._jdf.queryExecution().executedPlan()
+    assert "LakeAggregateExec" in plan.toString() and "PushedAggregation: [COUNT(*)]" in (
+        plan.toString()
+    )
+    # not fully answered (a data filter): Spark's job, Spark's rows
+    _, jobs = _jobs(
+        spark, lambda: spark.sql("SELECT count(*) FROM lakeskip.g.t WHERE n > 2").collect()
+    )
+    assert jobs > 0
 
 
 AGGREGATES = st.lists(

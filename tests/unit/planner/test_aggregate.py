@@ -95,6 +95,74 @@ def test_partials_combine_to_the_rows_answer(files: list[tuple[list[int | None],
     assert {p.partition[0] for p in out.partitions} == {p for _, p in files}
 
 
+DELETED_FILES = st.lists(
+    st.tuples(
+        st.lists(st.one_of(st.none(), st.integers(-50, 50)), min_size=1, max_size=6),
+        st.integers(0, 1),
+        st.sets(st.integers(0, 5), max_size=3),
+    ),
+    min_size=1,
+    max_size=5,
+)
+
+
+@settings(max_examples=80)
+@given(files=DELETED_FILES)
+def test_deleted_rows_answer_right_or_refuse(
+    files: list[tuple[list[int | None], int, set[int]]],
+) -> None:
+    """Files with deletion vectors: the stats (of all rows written) bound the live rows. Every
+    answer equals pyarrow's over the live rows; refused only where a file with deleted rows
+    could hold the min / max, or holds some NULLs under a count(c)."""
+    entries, live, deleted = [], [], {}
+    for i, (ids, p, gone) in enumerate(files):
+        gone = {g for g in gone if g < len(ids)}
+        e = _entry(_rows(ids, p), name=f"f{i}")
+        entries.append(e)
+        deleted[e.file.file_name] = len(gone)
+        live.append(_rows([v for j, v in enumerate(ids) if j not in gone], p))
+    calls = [
+        AggregateCall(F.COUNT_STAR),
+        AggregateCall(F.COUNT, "id"),
+        AggregateCall(F.MIN, "id"),
+        AggregateCall(F.MAX, "id"),
+    ]
+    for picked in ([calls[0]], [calls[1]], calls[2:], calls):
+        out = _run(entries, picked, deleted_rows=lambda e: deleted[e.file.file_name])
+        if isinstance(out, Refusal):
+            assert any(deleted.values()) and picked != [calls[0]], out
+            continue
+        for part in out.partitions:
+            rows = pa.concat_tables(
+                [t for t, (_, p, _) in zip(live, files, strict=True) if p == part.partition[0]]
+            )
+            ids = rows.column("id")
+            want = {
+                F.COUNT_STAR: rows.num_rows,
+                F.COUNT: rows.num_rows - ids.null_count,
+                F.MIN: pc.min(ids).as_py(),
+                F.MAX: pc.max(ids).as_py(),
+            }
+            assert part.values == tuple(want[c.function] for c in picked), (picked, files)
+
+
+def test_deleted_rows_answered_where_the_bounds_allow() -> None:
+    whole = _entry(_rows([3, 9], 0), name="whole")
+    dv = _entry(_rows([4, 8, None], 0), name="dv")  # one row deleted; its stats: 4..8
+    deleted = {"whole": 0, "dv": 1}
+    calls = [AggregateCall(F.MIN, "id"), AggregateCall(F.MAX, "id")]
+    out = _run([whole, dv], calls, deleted_rows=lambda e: deleted[e.file.file_name])
+    assert isinstance(out, MetadataAggregate) and out.partitions[0].values == (3, 9)
+    low = _entry(_rows([1, 8], 0), name="dv")  # 1 may be the deleted row, or the min
+    out = _run([whole, low], calls[:1], deleted_rows=lambda e: deleted[e.file.file_name])
+    assert isinstance(out, Refusal)
+    no_nulls = _entry(_rows([4, 8], 0), name="dv")  # count(id) = live rows: none is NULL
+    out = _run([no_nulls], [AggregateCall(F.COUNT, "id")], deleted_rows=lambda e: 1)
+    assert isinstance(out, MetadataAggregate) and out.partitions[0].values == (1,)
+    out = _run([dv], [AggregateCall(F.COUNT, "id")], deleted_rows=lambda e: 1)
+    assert isinstance(out, Refusal)  # the deleted row may be the NULL
+
+
 def test_refusals() -> None:
     e = _entry(_rows([1, 2, None], 0))
     count_star = [AggregateCall(F.COUNT_STAR)]

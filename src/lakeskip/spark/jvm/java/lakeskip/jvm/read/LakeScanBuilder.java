@@ -77,6 +77,16 @@ public final class LakeScanBuilder
     this.required = table.audit() ? LakeAuditScan.withoutRowkind(requiredSchema) : requiredSchema;
   }
 
+  /**
+   * Without GROUP BY the answer from the manifests is the final row ({@link
+   * AggregatePushDown}): Spark then plans no aggregate over the scan. Asked before
+   * {@link #pushAggregation}; a refused push-down leaves Spark's aggregate as it was.
+   */
+  @Override
+  public boolean supportCompletePushDown(Aggregation aggregation) {
+    return aggregation.groupByExpressions().length == 0;
+  }
+
   @Override
   public boolean pushAggregation(Aggregation aggregation) {
     aggregate = AggregatePushDown.push(table, filters, aggregation);

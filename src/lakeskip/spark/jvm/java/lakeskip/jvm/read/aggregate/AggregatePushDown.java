@@ -38,8 +38,10 @@ import scala.jdk.javaapi.CollectionConverters;
  * answered from the manifests by Python ({@code aggregate_scan}; lakeskip.planner.aggregate
  * says when that is exact and refuses otherwise: then no scan, and Spark reads the rows).
  * Only partition filters can be here (Spark pushes no aggregate above a post-scan filter);
- * the partitions they keep are decided by Spark's own file index, as for a scan. The answer
- * is partial (one row per partition): Spark's final aggregate combines the rows.
+ * the partitions they keep are decided by Spark's own file index, as for a scan. Python
+ * answers one partial row per partition; the kept partitions' rows are combined here into the
+ * one final row (the push-down is complete: {@code LakeScanBuilder.supportCompletePushDown}),
+ * which {@link LakeAggregateExec} returns on the driver: no Spark job.
  */
 public final class AggregatePushDown {
   /** Spark conf: answer count / min / max from the manifests where exact (default true). */
@@ -62,13 +64,13 @@ public final class AggregatePushDown {
     ArrayNode calls = p.putArray(Key.AGGREGATES);
     StructType out = new StructType();
     List<String> described = new ArrayList<>();
-    List<Boolean> counts = new ArrayList<>();
+    List<String> functions = new ArrayList<>();
     for (AggregateFunc f : aggregation.aggregateExpressions()) {
       ObjectNode call = calls.addObject();
       DataType type = DataTypes.LongType;
-      counts.add(f instanceof CountStar || f instanceof Count);
       if (f instanceof CountStar) {
         call.put(Key.FUNCTION, AggregateKind.COUNT_STAR);
+        functions.add(AggregateKind.COUNT_STAR);
       } else {
         String function;
         org.apache.spark.sql.connector.expressions.Expression arg;
@@ -93,6 +95,7 @@ public final class AggregatePushDown {
         }
         call.put(Key.FUNCTION, function);
         call.put(Key.COLUMN, column);
+        functions.add(function);
         if (!function.equals(AggregateKind.COUNT)) {
           type = table.schema.apply(column).dataType();
         }
@@ -105,7 +108,7 @@ public final class AggregatePushDown {
       return null;
     }
     Set<String> kept = filters.isEmpty() ? null : keptFiles(session, table, filters, reply);
-    List<Object[]> rows = new ArrayList<>();
+    Object[] row = null;
     int files = 0;
     for (JsonNode part : reply.path(Key.PARTITIONS)) {
       String path = part.get(Key.PATH).asText();
@@ -113,23 +116,42 @@ public final class AggregatePushDown {
         continue;
       }
       files += part.path(Key.FILES).asInt(0);
-      Object[] row = new Object[out.fields().length];
-      for (int i = 0; i < row.length; i++) {
-        row[i] = LakeFileIndex.value(out.fields()[i].dataType(), part.path(Key.VALUES).get(i));
+      Object[] values = new Object[out.fields().length];
+      for (int i = 0; i < values.length; i++) {
+        values[i] = LakeFileIndex.value(out.fields()[i].dataType(), part.path(Key.VALUES).get(i));
       }
-      rows.add(row);
+      row = row == null ? values : combine(functions, row, values);
     }
-    if (rows.isEmpty()) {  // no file: counts 0, min/max NULL (a final SUM of no row is NULL)
-      Object[] row = new Object[out.fields().length];
+    if (row == null) {  // no file: counts 0, min/max NULL
+      row = new Object[out.fields().length];
       for (int i = 0; i < row.length; i++) {
-        row[i] = counts.get(i) ? (Object) 0L : null;
+        row[i] = functions.get(i).startsWith("count") ? (Object) 0L : null;
       }
-      rows.add(row);
     }
+    List<Object[]> rows = new ArrayList<>();
+    rows.add(row);
     return new LakeAggregateScan(out, rows,
         "LakeAggregateScan " + table.name() + " PushedAggregation: [" + String.join(", ", described)
             + "], PushedGroupBy: [], PushedFilters: " + filters.mkString("[", ", ", "]")
             + ", answered from the manifests of " + files + " file(s), no data file read");
+  }
+
+  /** Two partitions' partial rows as one: counts summed, the least min, the greatest max. */
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  private static Object[] combine(List<String> functions, Object[] a, Object[] b) {
+    Object[] out = new Object[a.length];
+    for (int i = 0; i < a.length; i++) {
+      String f = functions.get(i);
+      if (f.equals(AggregateKind.COUNT_STAR) || f.equals(AggregateKind.COUNT)) {
+        out[i] = (Long) a[i] + (Long) b[i];
+      } else if (a[i] == null || b[i] == null) {
+        out[i] = a[i] == null ? b[i] : a[i];
+      } else {  // Catalyst's internal forms: Long, Integer, Decimal, Boolean, ... all Comparable
+        int c = ((Comparable) a[i]).compareTo(b[i]);
+        out[i] = (f.equals(AggregateKind.MIN) ? c <= 0 : c >= 0) ? a[i] : b[i];
+      }
+    }
+    return out;
   }
 
   /**
