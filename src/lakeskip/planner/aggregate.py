@@ -57,6 +57,7 @@ __all__ = [
     "PartitionAggregate",
     "Refusal",
     "aggregate_from_metadata",
+    "min_max_exact",
 ]
 
 
@@ -121,7 +122,8 @@ _MIN_MAX_ROOTS = frozenset(
 )
 
 
-def _min_max_exact(t: DataType) -> bool:
+def min_max_exact(t: DataType) -> bool:
+    """Whether a column's min/max stats are exact (never truncated, no NaN left out)."""
     if t.root in _MIN_MAX_ROOTS:
         return True
     return t.is_timestamp and t.timestamp_unit in ("ms", "us")
@@ -178,7 +180,7 @@ def aggregate_from_metadata(
         if call.column is None or not row_type.has(call.column):
             return Refusal(f"{call.function.value} of an unknown column {call.column}")
         t = row_type.field(call.column).type
-        if call.function is not AggregateFunction.COUNT and not _min_max_exact(t):
+        if call.function is not AggregateFunction.COUNT and not min_max_exact(t):
             return Refusal(
                 f"{call.function.value}({call.column}): {t.root.name} stats may be truncated "
                 "or leave NaN out"

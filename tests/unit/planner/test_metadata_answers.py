@@ -1,5 +1,8 @@
-"""Aggregates from the manifests: exact answers, and a refusal wherever the manifest cannot
-be exact (lakeskip.planner.aggregate). The oracle is pyarrow over the files' rows."""
+"""Answers from the manifests. Aggregates (lakeskip.planner.aggregate): exact answers, and a
+refusal wherever the manifest cannot be exact; the oracle is pyarrow over the files' rows.
+LIMIT and ORDER BY ... LIMIT (lakeskip.planner.top_n): the kept files' live rows, sorted,
+begin with the same sort-key values as all the table's live rows sorted; the oracle is
+Python's own sort of every row, sharing nothing with the stats."""
 
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ from lakeskip.planner.aggregate import (
     Refusal,
     aggregate_from_metadata,
 )
+from lakeskip.planner.top_n import SortKey, limit_files
 from lakeskip.types import BIGINT, DOUBLE, INT, STRING, RowType
 
 F = AggregateFunction
@@ -214,3 +218,121 @@ def _with_ids(new: TableSchema, old: TableSchema) -> TableSchema:
     ids = {f.name: f.id for f in old.row_type}
     assert all(new.row_type.field(n).id == i for n, i in ids.items()), "ids as an ALTER keeps"
     return new
+
+
+TOP_ROW_TYPE = RowType.of(("k", BIGINT), ("x", DOUBLE), ("p", INT))
+TOP_SCHEMA = TableSchema.create(0, TOP_ROW_TYPE, (), {}, None)
+
+
+def _top_entry(ids: list[int | None], name: str, mode: str = "full") -> ManifestEntry:
+    rows = pa.table(
+        {
+            "k": pa.array(ids, pa.int64()),
+            "x": pa.array([None if i is None else i / 2 for i in ids], pa.float64()),
+            "p": pa.array([0] * len(ids), pa.int32()),
+        }
+    )
+    stats, cols = collect_stats(rows, TOP_ROW_TYPE, mode)
+    meta = make_data_file_meta(name, 10, rows.num_rows, stats, cols, 0, None, ())
+    return ManifestEntry(FileKind.ADD, (), 0, -1, meta)
+
+
+def _sort_values(values: list[int | None], key: SortKey) -> list[int | None]:
+    nulls = [v for v in values if v is None]
+    rest = sorted((v for v in values if v is not None), reverse=key.descending)
+    return nulls + rest if key.nulls_first else rest + nulls  # type: ignore[operator]
+
+
+TOP_FILES = st.lists(
+    st.tuples(
+        st.lists(st.one_of(st.none(), st.integers(-20, 20)), min_size=1, max_size=6),
+        st.sets(st.integers(0, 5), max_size=2),  # deleted positions
+        st.sampled_from(["full", "full", "full", "none"]),
+    ),
+    min_size=1,
+    max_size=8,
+)
+
+
+@settings(max_examples=200)
+@given(
+    files=TOP_FILES,
+    limit=st.integers(0, 20),
+    descending=st.booleans(),
+    nulls_first=st.booleans(),
+)
+def test_top_n_keeps_the_files_of_the_first_rows(
+    files: list[tuple[list[int | None], set[int], str]],
+    limit: int,
+    descending: bool,
+    nulls_first: bool,
+) -> None:
+    key = SortKey("k", descending, nulls_first)
+    entries, live, deleted = [], [], {}
+    for i, (ids, gone, mode) in enumerate(files):
+        gone = {g for g in gone if g < len(ids)}
+        e = _top_entry(ids, f"f{i}", mode)
+        entries.append(e)
+        deleted[e.file.file_name] = len(gone)
+        live.append([v for j, v in enumerate(ids) if j not in gone])
+    kept = limit_files(
+        TOP_SCHEMA,
+        entries,
+        [key],
+        limit,
+        schema_by_id=lambda _: TOP_SCHEMA,
+        deleted_rows=lambda e: deleted[e.file.file_name],
+    )
+    assert kept is not None
+    names = {e.file.file_name for e in kept}
+    every = [v for rows in live for v in rows]
+    read = [
+        v for e, rows in zip(entries, live, strict=True) if e.file.file_name in names for v in rows
+    ]
+    want = _sort_values(every, key)[:limit]
+    assert _sort_values(read, key)[:limit] == want, (files, names)
+
+
+@settings(max_examples=100)
+@given(files=TOP_FILES, limit=st.integers(0, 20))
+def test_limit_keeps_enough_rows(
+    files: list[tuple[list[int | None], set[int], str]], limit: int
+) -> None:
+    entries = [_top_entry(ids, f"f{i}") for i, (ids, _, _) in enumerate(files)]
+    gone = {f"f{i}": len({g for g in d if g < len(ids)}) for i, (ids, d, _) in enumerate(files)}
+    kept = limit_files(
+        TOP_SCHEMA,
+        entries,
+        [],
+        limit,
+        schema_by_id=lambda _: TOP_SCHEMA,
+        deleted_rows=lambda e: gone[e.file.file_name],
+    )
+    assert kept is not None
+    live = lambda e: e.file.row_count - gone[e.file.file_name]  # noqa: E731
+    assert sum(map(live, kept)) >= min(limit, sum(map(live, entries)))
+
+
+def test_skips_where_the_stats_allow_and_never_elsewhere() -> None:
+    files = [_top_entry([1, 2, 3], "a"), _top_entry([7, 8, 9], "b"), _top_entry([5, 9, 6], "c")]
+    run: Any = lambda order, limit, **kw: limit_files(  # noqa: E731
+        kw.get("schema", TOP_SCHEMA),
+        files,
+        order,
+        limit,
+        schema_by_id=lambda _: TOP_SCHEMA,
+        deleted_rows=lambda e: 0,
+    )
+    names = lambda kept: [e.file.file_name for e in kept]  # noqa: E731
+    assert names(run([SortKey("k", True, False)], 2)) == ["b", "c"]  # 9, 9 tie: both kept
+    assert names(run([SortKey("k", False, True)], 3)) == ["a"]
+    # 4 rows: a's 3 and one of c's reach only by c's max 9, under which b's 7 may come
+    assert names(run([SortKey("k", False, True)], 4)) == ["a", "b", "c"]
+    assert names(run([], 4)) == ["a", "b"]
+    # NULLs first: a file with a NULL is among the first rows
+    files.append(_top_entry([None, 50], "d"))
+    assert names(run([SortKey("k", False, True)], 1)) == ["d"]
+    assert names(run([SortKey("k", False, False)], 1)) == ["a"]
+    assert run([SortKey("x", False, True)], 1) is None  # DOUBLE: NaN is not in the stats
+    pk = TableSchema.create(0, TOP_ROW_TYPE, (), {"bucket": "1"}, None, primary_keys=("k",))
+    assert run([SortKey("k", False, True)], 1, schema=pk) is None  # merged versions
