@@ -92,13 +92,14 @@ public final class LakeScanBuilder
   }
 
   /**
-   * Without GROUP BY the answer from the manifests is the final row ({@link
-   * AggregatePushDown}): Spark then plans no aggregate over the scan. Asked before
-   * {@link #pushAggregation}; a refused push-down leaves Spark's aggregate as it was.
+   * Without GROUP BY, or grouped by partition columns, the answer from the manifests is the
+   * final rows ({@link AggregatePushDown}): Spark then plans no aggregate over the scan.
+   * Asked before {@link #pushAggregation}; a refused push-down leaves Spark's aggregate as it
+   * was.
    */
   @Override
   public boolean supportCompletePushDown(Aggregation aggregation) {
-    return aggregation.groupByExpressions().length == 0;
+    return AggregatePushDown.groupColumns(table, aggregation) != null;
   }
 
   @Override

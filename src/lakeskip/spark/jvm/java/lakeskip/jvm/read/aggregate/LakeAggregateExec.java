@@ -40,6 +40,17 @@ public final class LakeAggregateExec extends V2CommandExec {
   /** The exec for {@code plan} when it projects a pushed aggregate's answer, else null. */
   @SuppressWarnings("unchecked")
   public static SparkPlan plan(LogicalPlan plan) {
+    if (plan instanceof DataSourceV2ScanRelation  // GROUP BY p with no aggregate: no projection
+        && ((DataSourceV2ScanRelation) plan).scan() instanceof LakeAggregateScan) {
+      DataSourceV2ScanRelation relation = (DataSourceV2ScanRelation) plan;
+      List<InternalRow> rows = new ArrayList<>();
+      for (InternalRow r : ((LakeAggregateScan) relation.scan()).rows()) {
+        rows.add(r);
+      }
+      return new LakeAggregateExec(relation.scan().description(),
+          (scala.collection.immutable.Seq<Attribute>) (Object) relation.output(),
+          CollectionConverters.asScala(rows).toList());
+    }
     if (!(plan instanceof Project) || !(((Project) plan).child() instanceof DataSourceV2ScanRelation)) {
       return null;
     }
