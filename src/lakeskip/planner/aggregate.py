@@ -8,12 +8,18 @@ the file returns::
 
     table kind / file            count(*)            count(c)             min(c) / max(c)
     append                       row count           rows - nulls         the stats
-    append, file with a DV       rows - |DV|         refused              refused
+    append, file with a DV       rows - |DV|         where no row or      its stats bound the
+                                                         every row is NULL    live rows: below
     primary key read raw         as append (the scan reads the files above level 0 as they
       (DVs or first-row)         are, minus their DVs: no merge)
     primary key, merge-on-read   refused (the rows are the merge of versions)
 
-and a column's stats must be there and untruncated:
+A file with a deletion vector adds nothing exact to a ``min`` / ``max``, but its stats still
+bound its live rows: the partition's answer is that of its files without deleted rows, provided
+no file with deleted rows has a bound beyond it (a file with deleted rows whose ``min`` is below
+the others' is refused: a deleted row may have been it; Spark then reads the rows).
+
+A column's stats must be there and untruncated:
 
 * ``min``/``max`` only of BOOLEAN, integers, DECIMAL, DATE and TIMESTAMP (millisecond or
   microsecond): never STRING/BINARY (``truncate(N)``, Paimon's default stats mode, cuts them
@@ -51,6 +57,7 @@ __all__ = [
     "PartitionAggregate",
     "Refusal",
     "aggregate_from_metadata",
+    "min_max_exact",
 ]
 
 
@@ -115,7 +122,8 @@ _MIN_MAX_ROOTS = frozenset(
 )
 
 
-def _min_max_exact(t: DataType) -> bool:
+def min_max_exact(t: DataType) -> bool:
+    """Whether a column's min/max stats are exact (never truncated, no NaN left out)."""
     if t.root in _MIN_MAX_ROOTS:
         return True
     return t.is_timestamp and t.timestamp_unit in ("ms", "us")
@@ -172,7 +180,7 @@ def aggregate_from_metadata(
         if call.column is None or not row_type.has(call.column):
             return Refusal(f"{call.function.value} of an unknown column {call.column}")
         t = row_type.field(call.column).type
-        if call.function is not AggregateFunction.COUNT and not _min_max_exact(t):
+        if call.function is not AggregateFunction.COUNT and not min_max_exact(t):
             return Refusal(
                 f"{call.function.value}({call.column}): {t.root.name} stats may be truncated "
                 "or leave NaN out"
@@ -182,22 +190,23 @@ def aggregate_from_metadata(
     groups: dict[tuple[Any, ...], list[Any]] = {}
     counts: dict[tuple[Any, ...], int] = {}
     samples: dict[tuple[Any, ...], ManifestEntry] = {}
+    # per partition: (call index, bound) of files with deleted rows, checked at the end
+    bounds: dict[tuple[Any, ...], list[tuple[int, Any]]] = {}
     for e in entries:
         meta = e.file
         deleted = deleted_rows(e)
         values: list[Any] = []
         stats: dict[str, tuple[Any, Any, int | None]] = {}
         file_ids: set[int] = set()
+        key = tuple(e.partition)
         if stats_needed:
-            if deleted:
-                return Refusal(f"{meta.file_name} has deleted rows: its stats include them")
             try:
                 file_schema = schema_by_id(meta.schema_id)
                 stats = file_column_stats(meta, file_schema, schema)
             except (LakeskipError, LookupError, ValueError) as err:
                 return Refusal(f"{meta.file_name}: stats unreadable ({err})")
             file_ids = {f.id for f in file_schema.row_type}
-        for call in calls:
+        for i, call in enumerate(calls):
             if call.function is AggregateFunction.COUNT_STAR:
                 values.append(meta.row_count - deleted)
                 continue
@@ -212,14 +221,20 @@ def aggregate_from_metadata(
             if nulls is None:
                 return Refusal(f"{meta.file_name} has no null count of {field.name}")
             if call.function is AggregateFunction.COUNT:
-                values.append(meta.row_count - nulls)
-            elif nulls == meta.row_count:
-                values.append(None)  # only NULLs: nothing to a min or a max
+                if deleted and 0 < nulls < meta.row_count:
+                    return Refusal(f"{meta.file_name} has deleted rows, some NULL in {field.name}")
+                values.append(0 if nulls == meta.row_count else meta.row_count - deleted - nulls)
+            elif nulls == meta.row_count or deleted >= meta.row_count:
+                values.append(None)  # only NULLs (or no live row): nothing to a min or a max
             elif lo is None or hi is None:
                 return Refusal(f"{meta.file_name} has no min/max of {field.name}")
+            elif deleted:  # a bound of the live rows, not their extreme
+                bounds.setdefault(key, []).append(
+                    (i, lo if call.function is AggregateFunction.MIN else hi)
+                )
+                values.append(None)
             else:
                 values.append(lo if call.function is AggregateFunction.MIN else hi)
-        key = tuple(e.partition)
         if key not in groups:
             groups[key], counts[key], samples[key] = values, 1, e
             continue
@@ -227,6 +242,15 @@ def aggregate_from_metadata(
         groups[key] = [
             _combine(c.function, a, b) for c, a, b in zip(calls, groups[key], values, strict=True)
         ]
+    for key, found in bounds.items():
+        for i, bound in found:
+            exact = groups[key][i]
+            is_min = calls[i].function is AggregateFunction.MIN
+            if exact is None or (bound < exact if is_min else bound > exact):
+                return Refusal(
+                    f"{calls[i].function.value}({calls[i].column}): a file with deleted rows "
+                    "may hold it"
+                )
     return MetadataAggregate(
         tuple(
             PartitionAggregate(key, tuple(values), counts[key], samples[key])

@@ -89,13 +89,23 @@ def test_answers_from_manifests_equal_sparks(spark: SparkSession, agg: Any) -> N
         _check(spark, f"SELECT {ALL} FROM lakeskip.g.t {where}", pushed=True)
     rows = _check(spark, "SELECT count(*) FROM lakeskip.g.t WHERE p = 7", pushed=True)
     assert rows == [(0,)]
+    # grouped by the partition column: one row per partition, none for no partition
+    for where in ("", "WHERE p > 0", "WHERE p IS NULL OR p = 2", "WHERE p = 7"):
+        _check(
+            spark,
+            f"SELECT p, {ALL} FROM lakeskip.g.t {where} GROUP BY p ORDER BY p NULLS FIRST",
+            pushed=True,
+        )
+    assert _check(spark, "SELECT p FROM lakeskip.g.t WHERE p = 7 GROUP BY p", pushed=True) == []
+    got = _check(spark, "SELECT count(*) AS c FROM lakeskip.g.t GROUP BY p ORDER BY c", pushed=True)
+    assert sum(r[0] for r in got) == 36 and len(got) == 4
     # not exact from the manifests: Spark aggregates the rows
     for sql in (
         "SELECT min(s) FROM lakeskip.g.t",  # truncated string stats
         "SELECT max(x) FROM lakeskip.g.t",  # NaN / -0.0
         "SELECT count(*) FROM lakeskip.g.t WHERE n > 2",  # a data filter
         "SELECT count(*) FROM lakeskip.g.t WHERE p + n = 2",
-        "SELECT p, count(*) FROM lakeskip.g.t GROUP BY p",
+        "SELECT n, count(*) FROM lakeskip.g.t GROUP BY n ORDER BY n",  # not a partition column
         "SELECT count(DISTINCT n) FROM lakeskip.g.t",
         "SELECT sum(n) FROM lakeskip.g.t",
     ):
@@ -120,7 +130,27 @@ def test_deleted_rows_and_table_kinds(spark: SparkSession, agg: Any) -> None:
     assert _check(spark, "SELECT count(*) FROM lakeskip.g.dv", pushed=True) == [(17,)]
     _check(spark, "SELECT count(*) FROM lakeskip.g.dv WHERE p = 0", pushed=True)
     _check(spark, "SELECT min(id) FROM lakeskip.g.dv", pushed=False)  # a deleted row was it
+    # a file without deleted rows holds each partition's extremes: the DV files' stats are
+    # bounds within them, so the manifests answer (issue 39)
+    spark.sql("INSERT INTO lakeskip.g.dv SELECT id, CAST(abs(id) % 2 AS INT) FROM range(-4, 0)")
+    spark.sql("INSERT INTO lakeskip.g.dv SELECT id, CAST(id % 2 AS INT) FROM range(40, 44)")
+    assert _check(spark, "SELECT min(id), max(id) FROM lakeskip.g.dv", pushed=True) == [(-4, 43)]
+    _check(spark, "SELECT count(id), min(id) FROM lakeskip.g.dv WHERE p = 1", pushed=True)
 
+    # two partition columns, grouped by one: the partitions' rows combine per group
+    spark.sql("CREATE TABLE lakeskip.g.two (id BIGINT, a STRING, b INT) PARTITIONED BY (a, b)")
+    spark.sql(
+        "INSERT INTO lakeskip.g.two SELECT id, CASE WHEN id % 5 = 0 THEN NULL ELSE "
+        "CAST(id % 3 AS STRING) END, CAST(id % 4 AS INT) FROM range(0, 40)"
+    )
+    for sql in (
+        "SELECT a, count(*), min(id), max(id) FROM lakeskip.g.two GROUP BY a",
+        "SELECT b, a, count(id) FROM lakeskip.g.two WHERE b < 3 GROUP BY a, b",
+        "SELECT max(id), b FROM lakeskip.g.two WHERE a = '1' GROUP BY b",
+    ):
+        _check(spark, f"{sql} ORDER BY 1 NULLS FIRST, 2 NULLS FIRST", pushed=True)
+    plan = _answer(spark, "SELECT a, count(*) FROM lakeskip.g.two GROUP BY a", True)[1]
+    assert "LakeAggregateExec" in plan, plan
     spark.sql("CREATE TABLE lakeskip.g.cow (id BIGINT, v STRING)")
     spark.sql("INSERT INTO lakeskip.g.cow SELECT id, 'a' FROM range(0, 10)")
     spark.sql("INSERT INTO lakeskip.g.cow SELECT id, 'b' FROM range(5, 12)")
@@ -161,6 +191,66 @@ def test_pushed_count_reads_no_data_file(spark: SparkSession, agg: Any, tmp_path
     lakeskip.connect(agg, spark=spark)  # the module's warehouse again
 
 
+def _jobs(spark: SparkSession, run: Any) -> tuple[Any, int]:
+    """``run()``'s result and how many Spark jobs it started (its own job group)."""
+    sc = spark.sparkContext
+    group = f"lakeskip-jobs-{os.urandom(4).hex()}"
+    sc.setJobGroup(group, "counting jobs")
+    try:
+        out = run()
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
+    return out, len(sc.statusTracker().getJobIdsForGroup(group))
+
+
+def test_a_fully_answered_aggregate_runs_no_spark_job(spark: SparkSession, agg: Any) -> None:
+    """A complete answer from the manifests is rows on the driver (LakeAggregateExec): no
+    Spark job, through spark.sql and the DataFrame API; the same queries with the push-down
+    off run jobs (so the count is no accident) and give the same rows."""
+    from pyspark.sql import functions as f
+
+    queries = {
+        "count(*)": lambda: spark.sql("SELECT count(*) FROM lakeskip.g.t").collect(),
+        "count(*) p": lambda: spark.sql(
+            "SELECT count(*) AS c, count(*) + 1 FROM lakeskip.g.t WHERE p = 1"
+        ).collect(),
+        "min max": lambda: spark.sql(f"SELECT {ALL} FROM lakeskip.g.t WHERE p < 2").collect(),
+        "df.count": lambda: spark.table("lakeskip.g.t").count(),
+        "df.agg": lambda: (
+            spark.table("lakeskip.g.t")
+            .where("p IS NULL")
+            .agg(f.count("*"), f.min("ts"), f.max("dec"))
+            .collect()
+        ),
+        "df.groupBy().count": lambda: spark.table("lakeskip.g.t").groupBy().count().collect(),
+        "df.groupBy(p).agg": lambda: (
+            spark.table("lakeskip.g.t").groupBy("p").agg(f.count("*"), f.max("id")).collect()
+        ),
+    }
+    for name, run in queries.items():
+        run()  # compiled and planned once, then counted
+        got, jobs = _jobs(spark, run)
+        spark.conf.set(CONF, "false")
+        try:
+            want, plain_jobs = _jobs(spark, run)
+        finally:
+            spark.conf.unset(CONF)
+        if isinstance(got, list):  # groups in any order
+            got, want = sorted(map(repr, got)), sorted(map(repr, want))
+        assert got == want, f"{name}: pushed {got}, Spark {want}"
+        assert jobs == 0, f"{name} ran {jobs} Spark job(s)"
+        assert plain_jobs > 0, f"{name}: the read without push-down ran no job?"
+    plan = spark.sql("SELECT count(*) FROM lakeskip.g.t")._jdf.queryExecution().executedPlan()
+    assert "LakeAggregateExec" in plan.toString() and "PushedAggregation: [COUNT(*)]" in (
+        plan.toString()
+    )
+    # not fully answered (a data filter): Spark's job, Spark's rows
+    _, jobs = _jobs(
+        spark, lambda: spark.sql("SELECT count(*) FROM lakeskip.g.t WHERE n > 2").collect()
+    )
+    assert jobs > 0
+
+
 AGGREGATES = st.lists(
     st.sampled_from(
         ["count(*)", "count(n)", "min(id)", "max(id)", "min(n)", "max(d)", "min(dec)", "max(ts)"]
@@ -196,9 +286,16 @@ PARTITION_FILTER = st.sampled_from(
     where=PARTITION_FILTER,
     deletes=st.lists(st.integers(0, 30), max_size=4),
     dv=st.booleans(),
+    grouped=st.booleans(),
 )
 def test_random_tables_and_partition_filters(
-    spark: SparkSession, agg: Any, aggregates: list[str], where: str, deletes: list[int], dv: bool
+    spark: SparkSession,
+    agg: Any,
+    aggregates: list[str],
+    where: str,
+    deletes: list[int],
+    dv: bool,
+    grouped: bool,
 ) -> None:
     spark.sql("DROP TABLE IF EXISTS lakeskip.g.r")
     opts = " TBLPROPERTIES ('deletion-vectors.enabled' = 'true')" if dv else ""
@@ -216,8 +313,11 @@ def test_random_tables_and_partition_filters(
     if deletes:
         spark.sql(f"DELETE FROM lakeskip.g.r WHERE id IN ({', '.join(map(str, deletes))})")
     sql = f"SELECT {', '.join(aggregates)} FROM lakeskip.g.r {'WHERE ' + where if where else ''}"
+    if grouped:  # one row per partition, in any order
+        sql = sql.replace("SELECT ", "SELECT p, ", 1) + " GROUP BY p"
     got, plan = _answer(spark, sql, True)
     want, _ = _answer(spark, sql, False)
+    got, want = sorted(got, key=repr), sorted(want, key=repr)
     assert got == want, f"{sql}: pushed {got}, Spark {want}"
     only_counts = all(a.startswith("count") and a != "count(n)" for a in aggregates)
     if not dv or not deletes or only_counts:

@@ -9,10 +9,11 @@ are filed under the query's tag (:data:`~lakeskip.spark.jvm.protocol.TAG_PROPERT
 from __future__ import annotations
 
 import base64
+import dataclasses
 import math
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,6 +51,7 @@ from lakeskip.planner.stream import (
     stream_end,
 )
 from lakeskip.planner.stream import stream_start as start_offset
+from lakeskip.planner.top_n import SortKey, limit_files
 from lakeskip.spark.bridge.catalog_context import ServiceContext, snapshot_token
 from lakeskip.spark.bridge.system_service import system_rows as system_table_rows
 from lakeskip.spark.jvm.protocol import (
@@ -320,9 +322,10 @@ def _scan_reply(
     table, snap, schema, system = target.table, target.snapshot, target.schema, target.system
     row_type = schema.row_type
     types = [row_type.field(k).type for k in schema.partition_keys]
-    vectors = _deletion_vectors(table, plan.report.snapshot_id, plan.files)
+    entries, limited = _limited(table, snap, schema, plan.files, req, system)
+    vectors = _deletion_vectors(table, plan.report.snapshot_id, entries)
     simple = not schema.primary_keys and not vectors and system is None
-    plain, evolved = _split_by_name(table, schema, plan.files, simple)
+    plain, evolved = _split_by_name(table, schema, entries, simple)
 
     def scan_files(entries: Sequence[ManifestEntry]) -> tuple[ScanFile, ...]:
         return tuple(
@@ -347,10 +350,15 @@ def _scan_reply(
     merge = (
         decode(MergeSpec, MergeEngine.for_schema(schema).to_json()) if schema.primary_keys else None
     )
+    figures = pruning_figures(plan.report, planned_ms)
+    if limited:
+        figures = dataclasses.replace(
+            figures, kept=len(entries), limit={_limit_label(req): len(plan.files) - len(entries)}
+        )
     return PlanScanReply(
         files=files,
         report_id=report_id,
-        pruning=pruning_figures(plan.report, planned_ms),
+        pruning=figures,
         merge=merge,
         # columns whose filters Spark's Parquet reader may answer wrongly from the
         # statistics, dictionaries or bloom filters of some of these files (NaN left out
@@ -418,6 +426,52 @@ def _stream_table(ctx: ServiceContext, req: TableRequest) -> FileStoreTable:
     return table
 
 
+def _limited(
+    table: FileStoreTable,
+    snap: Snapshot | None,
+    schema: TableSchema,
+    files: Sequence[ManifestEntry],
+    req: PlanScanRequest,
+    system: str | None,
+) -> tuple[Sequence[ManifestEntry], bool]:
+    """The planned files narrowed by a pushed ``LIMIT`` / top-N (:mod:`lakeskip.planner.top_n`)
+    and whether any was skipped: only with no filter at all (every row of a kept file is then
+    a row the limit counts) and not on a system table."""
+    if req.limit is None or req.filters or system is not None or snap is None:
+        return files, False
+    kept = limit_files(
+        schema,
+        files,
+        [SortKey(k.column, k.descending, k.nulls_first) for k in req.order],
+        req.limit,
+        schema_by_id=table.schema_by_id,
+        deleted_rows=_deleted_rows(table, snap),
+    )
+    if kept is None or len(kept) == len(files):
+        return files, False
+    return kept, True
+
+
+def _deleted_rows(table: FileStoreTable, snap: Snapshot | None) -> Callable[[ManifestEntry], int]:
+    """How many rows of a file its deletion vector in ``snap`` deletes (0: none)."""
+    refs = table.deletion_files(snap) if snap is not None else {}
+
+    def deleted_rows(e: ManifestEntry) -> int:
+        ref = refs.get(e.file.file_name)
+        if ref is None:
+            return 0
+        if ref.meta.cardinality is not None:
+            return int(ref.meta.cardinality)
+        return len(table.read_deletion_vector(ref, e.file.row_count))
+
+    return deleted_rows
+
+
+def _limit_label(req: PlanScanRequest) -> str:
+    """How EXPLAIN names the tier: ``limit`` or ``top-n(ts)``."""
+    return f"top-n({req.order[0].column})" if req.order else "limit"
+
+
 def runtime_filter(ctx: ServiceContext, req: RuntimeFilterRequest, arg: Any) -> RuntimeFilterReply:
     """Spark's runtime filters on a planned scan (``LakeScan.filter``): the scan's plan (the
     same snapshot and filters, so the planner's cache answers it) narrowed by the join's
@@ -458,18 +512,12 @@ def aggregate_scan(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LakeskipWarning)
         plan = ScanPlanner(table).plan(target.predicate, time_zone=target.time_zone, snapshot=snap)
-    refs = table.deletion_files(snap) if snap is not None else {}
-
-    def deleted_rows(e: ManifestEntry) -> int:
-        ref = refs.get(e.file.file_name)
-        if ref is None:
-            return 0
-        if ref.meta.cardinality is not None:
-            return int(ref.meta.cardinality)
-        return len(table.read_deletion_vector(ref, e.file.row_count))
-
     answer = aggregate_from_metadata(
-        schema, plan.files, calls, schema_by_id=table.schema_by_id, deleted_rows=deleted_rows
+        schema,
+        plan.files,
+        calls,
+        schema_by_id=table.schema_by_id,
+        deleted_rows=_deleted_rows(table, snap),
     )
     if isinstance(answer, Refusal):
         return AggregateRefusedReply(refused=answer.reason)

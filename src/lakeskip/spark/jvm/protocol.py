@@ -463,6 +463,15 @@ class SessionInfo:
     settings: Mapping[str, str] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True)
+class SortKeyRequest:
+    """One key of a pushed ``ORDER BY``: a top-level column, its direction, its NULLs."""
+
+    column: str
+    descending: bool = False
+    nulls_first: bool = True
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PlanScanRequest(SnapshotRequest):
     #: Spark's pushed filters (``PredicateJson.java``; :mod:`lakeskip.spark.read.predicate_json`)
@@ -470,6 +479,11 @@ class PlanScanRequest(SnapshotRequest):
     #: the columns Spark may push filters on
     filter_columns: tuple[str, ...] | None = None
     session: SessionInfo | None = None
+    #: a pushed ``LIMIT`` (``SupportsPushDownLimit``, ``SupportsPushDownTopN``): plan only
+    #: the files that can hold the first rows (:mod:`lakeskip.planner.top_n`); ``None``: none
+    limit: int | None = None
+    #: the ``ORDER BY`` of a pushed top-N (empty: a plain ``LIMIT``)
+    order: tuple[SortKeyRequest, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -717,6 +731,8 @@ class PruningFigures:
     planning_ms: float
     #: files skipped by runtime filters, by tier and column (``stats(ss_sold_date_sk)``)
     runtime: Mapping[str, int] = field(default_factory=dict)
+    #: files skipped by a pushed ``LIMIT`` (``limit``) or top-N (``top-n(ts)``)
+    limit: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

@@ -98,6 +98,7 @@ public final class Protocol {
     public static final String CURRENT_CATALOG = "current_catalog";
     public static final String CURRENT_NAMESPACE = "current_namespace";
     public static final String DELIMITER = "delimiter";
+    public static final String DESCENDING = "descending";
     public static final String DESCRIPTION = "description";
     public static final String DROPPED = "dropped";
     public static final String DV = "dv";
@@ -123,6 +124,7 @@ public final class Protocol {
     public static final String INDEX_FILES_READ = "index_files_read";
     public static final String KEPT = "kept";
     public static final String KIND = "kind";
+    public static final String LIMIT = "limit";
     public static final String LOCATION = "location";
     public static final String MAX_FILES = "max_files";
     public static final String MERGE = "merge";
@@ -135,7 +137,9 @@ public final class Protocol {
     public static final String NAMESPACES = "namespaces";
     public static final String NEW_NAME = "new_name";
     public static final String NULLABLE = "nullable";
+    public static final String NULLS_FIRST = "nulls_first";
     public static final String OPTIONS = "options";
+    public static final String ORDER = "order";
     public static final String OTHER = "other";
     public static final String PARAMETERS = "parameters";
     public static final String PARTIAL_UPDATE_RETRACT = "partial_update_retract";

@@ -69,6 +69,17 @@ final class LakePruning {
       addReason(reasons, "runtime " + e.getKey(), e.getValue().asLong());
     }
     put(f, "lakeskipSkippedRuntime", "lakeskip files skipped at run time", runtime);
+    // files a pushed LIMIT / ORDER BY ... LIMIT skipped ("limit", "top-n(ts)")
+    long limit = 0;
+    it = p.path(Key.LIMIT).fields();
+    while (it.hasNext()) {
+      Map.Entry<String, JsonNode> e = it.next();
+      limit += e.getValue().asLong();
+      addReason(reasons, e.getKey(), e.getValue().asLong());
+    }
+    if (limit > 0) {
+      put(f, "lakeskipSkippedLimit", "lakeskip files skipped by LIMIT / top-N", limit);
+    }
     long other = p.path(Key.OTHER).asLong();
     if (other > 0) {
       put(f, "lakeskipSkippedOther", "lakeskip files skipped by deletion vectors or level 0",

@@ -1,6 +1,9 @@
 package lakeskip.jvm.read;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.Arrays;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.HashMap;
@@ -16,10 +19,16 @@ import lakeskip.jvm.read.pk.LakeDvScan;
 import lakeskip.jvm.read.pk.LakePkScan;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.connector.expressions.NamedReference;
+import org.apache.spark.sql.connector.expressions.NullOrdering;
+import org.apache.spark.sql.connector.expressions.SortDirection;
+import org.apache.spark.sql.connector.expressions.SortOrder;
 import org.apache.spark.sql.connector.expressions.aggregate.Aggregation;
 import org.apache.spark.sql.connector.expressions.filter.Predicate;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.SupportsPushDownAggregates;
+import org.apache.spark.sql.connector.read.SupportsPushDownLimit;
+import org.apache.spark.sql.connector.read.SupportsPushDownTopN;
 import org.apache.spark.sql.connector.read.SupportsPushDownRequiredColumns;
 import org.apache.spark.sql.execution.datasources.v2.parquet.ParquetScanBuilder;
 import org.apache.spark.sql.internal.connector.SupportsPushDownCatalystFilters;
@@ -46,7 +55,7 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  */
 public final class LakeScanBuilder
     implements SupportsPushDownCatalystFilters, SupportsPushDownRequiredColumns,
-        SupportsPushDownAggregates {
+        SupportsPushDownAggregates, SupportsPushDownLimit, SupportsPushDownTopN {
   private final LakeTable table;
   private final CaseInsensitiveStringMap options;
   /** The filters Python plans the scan with ({@link FilterPushDown#forFiles}). */
@@ -54,6 +63,11 @@ public final class LakeScanBuilder
   private StructType required;
   /** The pushed aggregate's answer ({@link #pushAggregation}); null: rows are read. */
   private Scan aggregate;
+  /**
+   * A pushed {@code LIMIT} / top-N ({@link #pushLimit}, {@link #pushTopN}): {@code limit} and
+   * {@code order} keys of the {@code plan_scan} payload; empty: none.
+   */
+  private final ObjectNode pushed = lakeskip.jvm.bridge.Bridge.JSON.createObjectNode();
 
   public LakeScanBuilder(LakeTable table, CaseInsensitiveStringMap options) {
     this.table = table;
@@ -77,10 +91,71 @@ public final class LakeScanBuilder
     this.required = table.audit() ? LakeAuditScan.withoutRowkind(requiredSchema) : requiredSchema;
   }
 
+  /**
+   * Without GROUP BY, or grouped by partition columns, the answer from the manifests is the
+   * final rows ({@link AggregatePushDown}): Spark then plans no aggregate over the scan.
+   * Asked before {@link #pushAggregation}; a refused push-down leaves Spark's aggregate as it
+   * was.
+   */
+  @Override
+  public boolean supportCompletePushDown(Aggregation aggregation) {
+    return AggregatePushDown.groupColumns(table, aggregation) != null;
+  }
+
   @Override
   public boolean pushAggregation(Aggregation aggregation) {
     aggregate = AggregatePushDown.push(table, filters, aggregation);
     return aggregate != null;
+  }
+
+  /**
+   * Whether a pushed LIMIT may narrow the files: a plain append-style scan with no filter
+   * (every row of a kept file then counts towards the limit; Python decides the rest, {@code
+   * lakeskip.planner.top_n}). Spark keeps its own limit and sort over the rows read.
+   */
+  private boolean limitable() {
+    return aggregate == null && filters.isEmpty() && !table.readByMerge() && !table.audit()
+        && table.system.isEmpty();
+  }
+
+  @Override
+  public boolean pushLimit(int limit) {
+    if (!limitable()) {
+      return false;
+    }
+    pushed.removeAll();
+    pushed.put(Key.LIMIT, limit);
+    return true;
+  }
+
+  /**
+   * {@code ORDER BY c [, ...] LIMIT k}: Python keeps the files whose stats of {@code c} (the
+   * first key, a top-level column) can hold the first {@code k} rows. Partial: Spark sorts.
+   */
+  @Override
+  public boolean pushTopN(SortOrder[] orders, int limit) {
+    if (!limitable() || orders.length == 0
+        || !(orders[0].expression() instanceof NamedReference)) {
+      return false;
+    }
+    String[] names = ((NamedReference) orders[0].expression()).fieldNames();
+    if (names.length != 1 || !Arrays.asList(table.schema.fieldNames()).contains(names[0])) {
+      return false;
+    }
+    pushed.removeAll();
+    pushed.put(Key.LIMIT, limit);
+    ArrayNode keys = pushed.putArray(Key.ORDER);
+    ObjectNode key = keys.addObject();
+    key.put(Key.COLUMN, names[0]);
+    key.put(Key.DESCENDING, orders[0].direction() == SortDirection.DESCENDING);
+    key.put(Key.NULLS_FIRST, orders[0].nullOrdering() == NullOrdering.NULLS_FIRST);
+    return true;
+  }
+
+  /** Always partial: the kept files hold the first rows and more, Spark limits and sorts. */
+  @Override
+  public boolean isPartiallyPushed() {
+    return true;
   }
 
   @Override
@@ -92,14 +167,15 @@ public final class LakeScanBuilder
     SessionKey key = null;
     if (!table.token.isEmpty()) {
       // everything the plan_scan payload is made of, without making it
-      key = ScanCache.key(session, table.token, table.name() + "@" + table.snapshotId,
+      key = ScanCache.key(session, table.token,
+          table.name() + "@" + table.snapshotId + (pushed.isEmpty() ? "" : " " + pushed),
           filters, required, options);
       Scan hit = ScanCache.reusable(key);
       if (hit != null) {
         return hit instanceof LakeScan ? ((LakeScan) hit).reused().withStream(table, options) : hit;
       }
     }
-    JsonNode reply = ScanRequest.plan(table, filters);
+    JsonNode reply = ScanRequest.plan(table, filters, pushed);
     Scan scan = scan(session, reply);
     if (scan instanceof LakeScan) {
       ((LakeScan) scan).withRuntimeFilter(

@@ -32,9 +32,14 @@ public final class ScanRequest {
     return p;
   }
 
-  /** Python's plan of a scan: the kept files (with DVs), the pruning report, the token. */
-  public static JsonNode plan(LakeTable table, scala.collection.immutable.Seq<Expression> filters) {
+  /**
+   * Python's plan of a scan: the kept files (with DVs), the pruning report, the token;
+   * {@code pushed}: a pushed LIMIT / top-N's keys ({@code limit}, {@code order}), or empty.
+   */
+  public static JsonNode plan(
+      LakeTable table, scala.collection.immutable.Seq<Expression> filters, ObjectNode pushed) {
     ObjectNode p = payload(table, filters);
+    p.setAll(pushed);
     filterColumns(p, filters);
     return Bridge.ask(Op.PLAN_SCAN, p, null);
   }

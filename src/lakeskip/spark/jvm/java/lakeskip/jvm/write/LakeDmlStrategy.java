@@ -26,7 +26,8 @@ import org.apache.spark.sql.execution.streaming.sources.MicroBatchWrite;
  * and the resolved target: Python runs the same function as {@code Session.sql}.
  *
  * <p>It also plans {@code SHOW CREATE TABLE} of a lakeskip table
- * ({@link lakeskip.jvm.sql.LakeShowCreate}).
+ * ({@link lakeskip.jvm.sql.LakeShowCreate}), and a query answered from the manifests as rows on
+ * the driver, with no Spark job ({@link lakeskip.jvm.read.aggregate.LakeAggregateExec}).
  *
  * <p>It also plans a streaming query's micro-batch into a lakeskip table ({@link
  * LakeStreamWriteExec}: Python's batch writer instead of Spark's data writers).
@@ -55,6 +56,9 @@ public final class LakeDmlStrategy extends SparkStrategy {
       return dynamicOverwrite((OverwritePartitionsDynamic) plan);
     } else {
       SparkPlan show = lakeskip.jvm.sql.LakeShowCreate.plan(plan);
+      if (show == null) {
+        show = lakeskip.jvm.read.aggregate.LakeAggregateExec.plan(plan);
+      }
       if (show == null) {
         return nil();
       }

@@ -34,12 +34,15 @@ import org.apache.spark.sql.types.StructType;
 import scala.jdk.javaapi.CollectionConverters;
 
 /**
- * {@code count(*)}, {@code count(c)}, {@code min(c)}, {@code max(c)} without GROUP BY,
+ * {@code count(*)}, {@code count(c)}, {@code min(c)}, {@code max(c)}, without GROUP BY or
+ * grouped by partition columns,
  * answered from the manifests by Python ({@code aggregate_scan}; lakeskip.planner.aggregate
  * says when that is exact and refuses otherwise: then no scan, and Spark reads the rows).
  * Only partition filters can be here (Spark pushes no aggregate above a post-scan filter);
- * the partitions they keep are decided by Spark's own file index, as for a scan. The answer
- * is partial (one row per partition): Spark's final aggregate combines the rows.
+ * the partitions they keep are decided by Spark's own file index, as for a scan. Python
+ * answers one partial row per partition; the kept partitions' rows are combined here into the
+ * final rows, one per group (the push-down is complete: {@code LakeScanBuilder.supportCompletePushDown}),
+ * which {@link LakeAggregateExec} returns on the driver: no Spark job.
  */
 public final class AggregatePushDown {
   /** Spark conf: answer count / min / max from the manifests where exact (default true). */
@@ -54,21 +57,27 @@ public final class AggregatePushDown {
     SparkSession session = SparkSession.active();
     if (!Boolean.parseBoolean(session.conf().get(ENABLED, "true").trim())
         || table.audit() || !table.system.isEmpty() || table.readByMerge()
-        || aggregation.groupByExpressions().length > 0
         || !FilterPushDown.allPartitionOnly(table, filters)) {
+      return null;
+    }
+    int[] groups = groupColumns(table, aggregation);
+    if (groups == null) {
       return null;
     }
     ObjectNode p = ScanRequest.payload(table, filters);
     ArrayNode calls = p.putArray(Key.AGGREGATES);
     StructType out = new StructType();
+    for (int g : groups) {  // Spark reads the group-by columns first, then the aggregates
+      out = out.add(table.partitionSchema().fields()[g]);
+    }
     List<String> described = new ArrayList<>();
-    List<Boolean> counts = new ArrayList<>();
+    List<String> functions = new ArrayList<>();
     for (AggregateFunc f : aggregation.aggregateExpressions()) {
       ObjectNode call = calls.addObject();
       DataType type = DataTypes.LongType;
-      counts.add(f instanceof CountStar || f instanceof Count);
       if (f instanceof CountStar) {
         call.put(Key.FUNCTION, AggregateKind.COUNT_STAR);
+        functions.add(AggregateKind.COUNT_STAR);
       } else {
         String function;
         org.apache.spark.sql.connector.expressions.Expression arg;
@@ -93,6 +102,7 @@ public final class AggregatePushDown {
         }
         call.put(Key.FUNCTION, function);
         call.put(Key.COLUMN, column);
+        functions.add(function);
         if (!function.equals(AggregateKind.COUNT)) {
           type = table.schema.apply(column).dataType();
         }
@@ -105,31 +115,86 @@ public final class AggregatePushDown {
       return null;
     }
     Set<String> kept = filters.isEmpty() ? null : keptFiles(session, table, filters, reply);
-    List<Object[]> rows = new ArrayList<>();
+    // one row per group (the kept partitions' rows combined); none grouped: one row
+    java.util.Map<String, Object[]> byGroup = new java.util.LinkedHashMap<>();
     int files = 0;
+    int width = functions.size();
     for (JsonNode part : reply.path(Key.PARTITIONS)) {
       String path = part.get(Key.PATH).asText();
       if (kept != null && !kept.contains(path.substring(path.lastIndexOf('/') + 1))) {
         continue;
       }
       files += part.path(Key.FILES).asInt(0);
-      Object[] row = new Object[out.fields().length];
-      for (int i = 0; i < row.length; i++) {
-        row[i] = LakeFileIndex.value(out.fields()[i].dataType(), part.path(Key.VALUES).get(i));
+      Object[] values = new Object[groups.length + width];
+      StringBuilder key = new StringBuilder();
+      for (int i = 0; i < groups.length; i++) {
+        JsonNode v = part.path(Key.PARTITION).get(groups[i]);
+        key.append(v).append('\u0000');
+        values[i] = LakeFileIndex.value(out.fields()[i].dataType(), v);
       }
-      rows.add(row);
+      for (int i = 0; i < width; i++) {
+        values[groups.length + i] = LakeFileIndex.value(
+            out.fields()[groups.length + i].dataType(), part.path(Key.VALUES).get(i));
+      }
+      Object[] before = byGroup.get(key.toString());
+      byGroup.put(key.toString(),
+          before == null ? values : combine(functions, groups.length, before, values));
     }
-    if (rows.isEmpty()) {  // no file: counts 0, min/max NULL (a final SUM of no row is NULL)
-      Object[] row = new Object[out.fields().length];
-      for (int i = 0; i < row.length; i++) {
-        row[i] = counts.get(i) ? (Object) 0L : null;
+    List<Object[]> rows = new ArrayList<>(byGroup.values());
+    if (rows.isEmpty() && groups.length == 0) {  // no file: counts 0, min/max NULL
+      Object[] row = new Object[width];
+      for (int i = 0; i < width; i++) {
+        row[i] = functions.get(i).startsWith("count") ? (Object) 0L : null;
       }
       rows.add(row);
     }
     return new LakeAggregateScan(out, rows,
         "LakeAggregateScan " + table.name() + " PushedAggregation: [" + String.join(", ", described)
-            + "], PushedGroupBy: [], PushedFilters: " + filters.mkString("[", ", ", "]")
+            + "], PushedGroupBy: " + java.util.Arrays.toString(aggregation.groupByExpressions())
+            + ", PushedFilters: " + filters.mkString("[", ", ", "]")
             + ", answered from the manifests of " + files + " file(s), no data file read");
+  }
+
+  /**
+   * The partition columns of a GROUP BY, as indexes into the partition schema (empty: no
+   * GROUP BY), or null when it groups by anything else: each partition's row is then no
+   * group's answer.
+   */
+  public static int[] groupColumns(LakeTable table, Aggregation aggregation) {
+    org.apache.spark.sql.connector.expressions.Expression[] by = aggregation.groupByExpressions();
+    int[] out = new int[by.length];
+    for (int i = 0; i < by.length; i++) {
+      if (!(by[i] instanceof NamedReference) || ((NamedReference) by[i]).fieldNames().length != 1) {
+        return null;
+      }
+      out[i] = table.partitionKeys.indexOf(((NamedReference) by[i]).fieldNames()[0]);
+      if (out[i] < 0) {
+        return null;
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Two partitions' rows of one group as one: the group's values (the first {@code groups}),
+   * counts summed, the least min, the greatest max.
+   */
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  private static Object[] combine(List<String> functions, int groups, Object[] a, Object[] b) {
+    Object[] out = new Object[a.length];
+    System.arraycopy(a, 0, out, 0, groups);
+    for (int i = groups; i < a.length; i++) {
+      String f = functions.get(i - groups);
+      if (f.equals(AggregateKind.COUNT_STAR) || f.equals(AggregateKind.COUNT)) {
+        out[i] = (Long) a[i] + (Long) b[i];
+      } else if (a[i] == null || b[i] == null) {
+        out[i] = a[i] == null ? b[i] : a[i];
+      } else {  // Catalyst's internal forms: Long, Integer, Decimal, Boolean, ... all Comparable
+        int c = ((Comparable) a[i]).compareTo(b[i]);
+        out[i] = (f.equals(AggregateKind.MIN) ? c <= 0 : c >= 0) ? a[i] : b[i];
+      }
+    }
+    return out;
   }
 
   /**

@@ -6,18 +6,19 @@ import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
 import org.apache.spark.sql.connector.read.Batch;
 import org.apache.spark.sql.connector.read.InputPartition;
+import org.apache.spark.sql.connector.read.LocalScan;
 import org.apache.spark.sql.connector.read.PartitionReader;
 import org.apache.spark.sql.connector.read.PartitionReaderFactory;
-import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.types.StructType;
 
 /**
- * The answer of a pushed aggregate ({@link AggregatePushDown}): one partial row
- * per partition the query's filters keep, computed by Python from the manifests; Spark's
- * final aggregate combines them (sums the counts, takes the min of the mins). No data file is
- * read. EXPLAIN shows {@code PushedAggregation: [...]} in this scan's description.
+ * The answer of a pushed aggregate ({@link AggregatePushDown}): the one final row, computed
+ * from the manifests. No data file is read. A {@link LocalScan}, so Spark plans it as a local
+ * table scan; with lakeskip's strategy installed, {@link LakeAggregateExec} also evaluates the
+ * projection above it on the driver, and the query runs no Spark job. EXPLAIN shows
+ * {@code PushedAggregation: [...]} in this scan's description.
  */
-final class LakeAggregateScan implements Scan, Batch {
+public final class LakeAggregateScan implements LocalScan, Batch {
   private final StructType schema;
   private final List<Object[]> rows;
   private final String description;
@@ -36,6 +37,15 @@ final class LakeAggregateScan implements Scan, Batch {
   @Override
   public String description() {
     return description;
+  }
+
+  @Override
+  public InternalRow[] rows() {
+    InternalRow[] out = new InternalRow[rows.size()];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = new GenericInternalRow(rows.get(i).clone());
+    }
+    return out;
   }
 
   @Override

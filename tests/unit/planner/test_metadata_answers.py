@@ -1,0 +1,338 @@
+"""Answers from the manifests. Aggregates (lakeskip.planner.aggregate): exact answers, and a
+refusal wherever the manifest cannot be exact; the oracle is pyarrow over the files' rows.
+LIMIT and ORDER BY ... LIMIT (lakeskip.planner.top_n): the kept files' live rows, sorted,
+begin with the same sort-key values as all the table's live rows sorted; the oracle is
+Python's own sort of every row, sharing nothing with the stats."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lakeskip.catalog.format.data_file import make_data_file_meta
+from lakeskip.catalog.format.manifest import FileKind, ManifestEntry
+from lakeskip.catalog.format.schema import TableSchema
+from lakeskip.catalog.format.stats import collect_stats
+from lakeskip.planner.aggregate import (
+    AggregateCall,
+    AggregateFunction,
+    MetadataAggregate,
+    Refusal,
+    aggregate_from_metadata,
+)
+from lakeskip.planner.top_n import SortKey, limit_files
+from lakeskip.types import BIGINT, DOUBLE, INT, STRING, RowType
+
+F = AggregateFunction
+ROW_TYPE = RowType.of(("id", BIGINT), ("s", STRING), ("x", DOUBLE), ("p", INT))
+SCHEMA = TableSchema.create(0, ROW_TYPE, ("p",), {}, None)
+
+
+def _entry(
+    rows: pa.Table, mode: str = "full", name: str = "f", schema: TableSchema = SCHEMA
+) -> Any:
+    stats, cols = collect_stats(rows, schema.row_type, mode)
+    meta = make_data_file_meta(name, 10, rows.num_rows, stats, cols, schema.id, None, ())
+    p = rows.column("p")[0].as_py() if rows.num_rows else None
+    return ManifestEntry(FileKind.ADD, (p,), 0, -1, meta)
+
+
+def _rows(ids: list[int | None], p: int) -> pa.Table:
+    return pa.table(
+        {
+            "id": pa.array(ids, pa.int64()),
+            "s": pa.array([None if i is None else f"s{i}" for i in ids], pa.string()),
+            "x": pa.array([None if i is None else i / 2 for i in ids], pa.float64()),
+            "p": pa.array([p] * len(ids), pa.int32()),
+        }
+    )
+
+
+def _run(entries: list[Any], calls: list[AggregateCall], **kw: Any) -> Any:
+    return aggregate_from_metadata(
+        kw.pop("schema", SCHEMA),
+        entries,
+        calls,
+        schema_by_id=lambda _: kw.get("file_schema", SCHEMA),
+        deleted_rows=kw.get("deleted_rows", lambda e: 0),
+    )
+
+
+FILES = st.lists(
+    st.tuples(
+        st.lists(st.one_of(st.none(), st.integers(-50, 50)), min_size=1, max_size=6),
+        st.integers(0, 2),
+    ),
+    min_size=1,
+    max_size=6,
+)
+
+
+@settings(max_examples=60)
+@given(files=FILES)
+def test_partials_combine_to_the_rows_answer(files: list[tuple[list[int | None], int]]) -> None:
+    tables = [_rows(ids, p) for ids, p in files]
+    entries = [_entry(t, name=f"f{i}") for i, t in enumerate(tables)]
+    calls = [
+        AggregateCall(F.COUNT_STAR),
+        AggregateCall(F.COUNT, "id"),
+        AggregateCall(F.MIN, "id"),
+        AggregateCall(F.MAX, "id"),
+    ]
+    out = _run(entries, calls)
+    assert isinstance(out, MetadataAggregate)
+    for part in out.partitions:
+        rows = pa.concat_tables(
+            [t for t, (_, p) in zip(tables, files, strict=True) if p == part.partition[0]]
+        )
+        ids = rows.column("id")
+        assert part.values == (
+            rows.num_rows,
+            rows.num_rows - ids.null_count,
+            pc.min(ids).as_py(),
+            pc.max(ids).as_py(),
+        )
+    assert {p.partition[0] for p in out.partitions} == {p for _, p in files}
+
+
+DELETED_FILES = st.lists(
+    st.tuples(
+        st.lists(st.one_of(st.none(), st.integers(-50, 50)), min_size=1, max_size=6),
+        st.integers(0, 1),
+        st.sets(st.integers(0, 5), max_size=3),
+    ),
+    min_size=1,
+    max_size=5,
+)
+
+
+@settings(max_examples=80)
+@given(files=DELETED_FILES)
+def test_deleted_rows_answer_right_or_refuse(
+    files: list[tuple[list[int | None], int, set[int]]],
+) -> None:
+    """Files with deletion vectors: the stats (of all rows written) bound the live rows. Every
+    answer equals pyarrow's over the live rows; refused only where a file with deleted rows
+    could hold the min / max, or holds some NULLs under a count(c)."""
+    entries, live, deleted = [], [], {}
+    for i, (ids, p, gone) in enumerate(files):
+        gone = {g for g in gone if g < len(ids)}
+        e = _entry(_rows(ids, p), name=f"f{i}")
+        entries.append(e)
+        deleted[e.file.file_name] = len(gone)
+        live.append(_rows([v for j, v in enumerate(ids) if j not in gone], p))
+    calls = [
+        AggregateCall(F.COUNT_STAR),
+        AggregateCall(F.COUNT, "id"),
+        AggregateCall(F.MIN, "id"),
+        AggregateCall(F.MAX, "id"),
+    ]
+    for picked in ([calls[0]], [calls[1]], calls[2:], calls):
+        out = _run(entries, picked, deleted_rows=lambda e: deleted[e.file.file_name])
+        if isinstance(out, Refusal):
+            assert any(deleted.values()) and picked != [calls[0]], out
+            continue
+        for part in out.partitions:
+            rows = pa.concat_tables(
+                [t for t, (_, p, _) in zip(live, files, strict=True) if p == part.partition[0]]
+            )
+            ids = rows.column("id")
+            want = {
+                F.COUNT_STAR: rows.num_rows,
+                F.COUNT: rows.num_rows - ids.null_count,
+                F.MIN: pc.min(ids).as_py(),
+                F.MAX: pc.max(ids).as_py(),
+            }
+            assert part.values == tuple(want[c.function] for c in picked), (picked, files)
+
+
+def test_deleted_rows_answered_where_the_bounds_allow() -> None:
+    whole = _entry(_rows([3, 9], 0), name="whole")
+    dv = _entry(_rows([4, 8, None], 0), name="dv")  # one row deleted; its stats: 4..8
+    deleted = {"whole": 0, "dv": 1}
+    calls = [AggregateCall(F.MIN, "id"), AggregateCall(F.MAX, "id")]
+    out = _run([whole, dv], calls, deleted_rows=lambda e: deleted[e.file.file_name])
+    assert isinstance(out, MetadataAggregate) and out.partitions[0].values == (3, 9)
+    low = _entry(_rows([1, 8], 0), name="dv")  # 1 may be the deleted row, or the min
+    out = _run([whole, low], calls[:1], deleted_rows=lambda e: deleted[e.file.file_name])
+    assert isinstance(out, Refusal)
+    no_nulls = _entry(_rows([4, 8], 0), name="dv")  # count(id) = live rows: none is NULL
+    out = _run([no_nulls], [AggregateCall(F.COUNT, "id")], deleted_rows=lambda e: 1)
+    assert isinstance(out, MetadataAggregate) and out.partitions[0].values == (1,)
+    out = _run([dv], [AggregateCall(F.COUNT, "id")], deleted_rows=lambda e: 1)
+    assert isinstance(out, Refusal)  # the deleted row may be the NULL
+
+
+def test_refusals() -> None:
+    e = _entry(_rows([1, 2, None], 0))
+    count_star = [AggregateCall(F.COUNT_STAR)]
+    for call in (AggregateCall(F.MIN, "s"), AggregateCall(F.MAX, "x")):  # truncation, NaN
+        assert isinstance(_run([e], [call]), Refusal)
+    # deleted rows: count(*) subtracts them, anything reading stats refuses
+    out = _run([e], count_star, deleted_rows=lambda _: 2)
+    assert isinstance(out, MetadataAggregate) and out.partitions[0].values == (1,)
+    assert isinstance(_run([e], [AggregateCall(F.MAX, "id")], deleted_rows=lambda _: 1), Refusal)
+    # no min/max kept (counts mode): refused, unless the column is all NULL there
+    counts_only = _entry(_rows([1, None], 0), mode="counts")
+    assert isinstance(_run([counts_only], [AggregateCall(F.MIN, "id")]), Refusal)
+    assert isinstance(_run([counts_only], [AggregateCall(F.COUNT, "id")]), MetadataAggregate)
+    all_null = _entry(_rows([None, None], 0), mode="counts")
+    out = _run([all_null], [AggregateCall(F.MIN, "id")])
+    assert isinstance(out, MetadataAggregate) and out.partitions[0].values == (None,)
+    no_stats = _entry(_rows([1], 0), mode="none")
+    assert isinstance(_run([no_stats], [AggregateCall(F.COUNT, "id")]), Refusal)
+    assert isinstance(_run([no_stats], count_star), MetadataAggregate)
+    # a primary-key table read by merge: rows are versions
+    assert isinstance(_run([e], count_star, schema=_pk_schema(merge=True)), Refusal)
+    assert isinstance(_run([e], count_star, schema=_pk_schema(merge=False)), MetadataAggregate)
+
+
+def _pk_schema(*, merge: bool) -> TableSchema:
+    options = {"bucket": "1"} if merge else {"bucket": "1", "deletion-vectors.enabled": "true"}
+    return TableSchema.create(0, ROW_TYPE, (), options, None, primary_keys=("id",))
+
+
+def test_a_column_added_later_is_null_in_older_files() -> None:
+    old_schema = TableSchema.create(0, RowType.of(("id", BIGINT), ("p", INT)), ("p",), {}, None)
+    rows = pa.table({"id": pa.array([4, 5], pa.int64()), "p": pa.array([0, 0], pa.int32())})
+    e = _entry(rows, schema=old_schema)
+    new_schema = TableSchema.create(
+        1, RowType.of(("id", BIGINT), ("p", INT), ("z", BIGINT)), ("p",), {}, None
+    )
+    new_schema = _with_ids(new_schema, old_schema)
+    out = _run(
+        [e],
+        [AggregateCall(F.COUNT, "z"), AggregateCall(F.MAX, "z"), AggregateCall(F.MAX, "id")],
+        schema=new_schema,
+        file_schema=old_schema,
+    )
+    assert isinstance(out, MetadataAggregate) and out.partitions[0].values == (0, None, 5)
+
+
+def _with_ids(new: TableSchema, old: TableSchema) -> TableSchema:
+    """``new`` keeps ``old``'s field ids for the columns they share (an ALTER ADD COLUMN)."""
+    ids = {f.name: f.id for f in old.row_type}
+    assert all(new.row_type.field(n).id == i for n, i in ids.items()), "ids as an ALTER keeps"
+    return new
+
+
+TOP_ROW_TYPE = RowType.of(("k", BIGINT), ("x", DOUBLE), ("p", INT))
+TOP_SCHEMA = TableSchema.create(0, TOP_ROW_TYPE, (), {}, None)
+
+
+def _top_entry(ids: list[int | None], name: str, mode: str = "full") -> ManifestEntry:
+    rows = pa.table(
+        {
+            "k": pa.array(ids, pa.int64()),
+            "x": pa.array([None if i is None else i / 2 for i in ids], pa.float64()),
+            "p": pa.array([0] * len(ids), pa.int32()),
+        }
+    )
+    stats, cols = collect_stats(rows, TOP_ROW_TYPE, mode)
+    meta = make_data_file_meta(name, 10, rows.num_rows, stats, cols, 0, None, ())
+    return ManifestEntry(FileKind.ADD, (), 0, -1, meta)
+
+
+def _sort_values(values: list[int | None], key: SortKey) -> list[int | None]:
+    nulls = [v for v in values if v is None]
+    rest = sorted((v for v in values if v is not None), reverse=key.descending)
+    return nulls + rest if key.nulls_first else rest + nulls  # type: ignore[operator]
+
+
+TOP_FILES = st.lists(
+    st.tuples(
+        st.lists(st.one_of(st.none(), st.integers(-20, 20)), min_size=1, max_size=6),
+        st.sets(st.integers(0, 5), max_size=2),  # deleted positions
+        st.sampled_from(["full", "full", "full", "none"]),
+    ),
+    min_size=1,
+    max_size=8,
+)
+
+
+@settings(max_examples=200)
+@given(
+    files=TOP_FILES,
+    limit=st.integers(0, 20),
+    descending=st.booleans(),
+    nulls_first=st.booleans(),
+)
+def test_top_n_keeps_the_files_of_the_first_rows(
+    files: list[tuple[list[int | None], set[int], str]],
+    limit: int,
+    descending: bool,
+    nulls_first: bool,
+) -> None:
+    key = SortKey("k", descending, nulls_first)
+    entries, live, deleted = [], [], {}
+    for i, (ids, gone, mode) in enumerate(files):
+        gone = {g for g in gone if g < len(ids)}
+        e = _top_entry(ids, f"f{i}", mode)
+        entries.append(e)
+        deleted[e.file.file_name] = len(gone)
+        live.append([v for j, v in enumerate(ids) if j not in gone])
+    kept = limit_files(
+        TOP_SCHEMA,
+        entries,
+        [key],
+        limit,
+        schema_by_id=lambda _: TOP_SCHEMA,
+        deleted_rows=lambda e: deleted[e.file.file_name],
+    )
+    assert kept is not None
+    names = {e.file.file_name for e in kept}
+    every = [v for rows in live for v in rows]
+    read = [
+        v for e, rows in zip(entries, live, strict=True) if e.file.file_name in names for v in rows
+    ]
+    want = _sort_values(every, key)[:limit]
+    assert _sort_values(read, key)[:limit] == want, (files, names)
+
+
+@settings(max_examples=100)
+@given(files=TOP_FILES, limit=st.integers(0, 20))
+def test_limit_keeps_enough_rows(
+    files: list[tuple[list[int | None], set[int], str]], limit: int
+) -> None:
+    entries = [_top_entry(ids, f"f{i}") for i, (ids, _, _) in enumerate(files)]
+    gone = {f"f{i}": len({g for g in d if g < len(ids)}) for i, (ids, d, _) in enumerate(files)}
+    kept = limit_files(
+        TOP_SCHEMA,
+        entries,
+        [],
+        limit,
+        schema_by_id=lambda _: TOP_SCHEMA,
+        deleted_rows=lambda e: gone[e.file.file_name],
+    )
+    assert kept is not None
+    live = lambda e: e.file.row_count - gone[e.file.file_name]  # noqa: E731
+    assert sum(map(live, kept)) >= min(limit, sum(map(live, entries)))
+
+
+def test_skips_where_the_stats_allow_and_never_elsewhere() -> None:
+    files = [_top_entry([1, 2, 3], "a"), _top_entry([7, 8, 9], "b"), _top_entry([5, 9, 6], "c")]
+    run: Any = lambda order, limit, **kw: limit_files(  # noqa: E731
+        kw.get("schema", TOP_SCHEMA),
+        files,
+        order,
+        limit,
+        schema_by_id=lambda _: TOP_SCHEMA,
+        deleted_rows=lambda e: 0,
+    )
+    names = lambda kept: [e.file.file_name for e in kept]  # noqa: E731
+    assert names(run([SortKey("k", True, False)], 2)) == ["b", "c"]  # 9, 9 tie: both kept
+    assert names(run([SortKey("k", False, True)], 3)) == ["a"]
+    # 4 rows: a's 3 and one of c's reach only by c's max 9, under which b's 7 may come
+    assert names(run([SortKey("k", False, True)], 4)) == ["a", "b", "c"]
+    assert names(run([], 4)) == ["a", "b"]
+    # NULLs first: a file with a NULL is among the first rows
+    files.append(_top_entry([None, 50], "d"))
+    assert names(run([SortKey("k", False, True)], 1)) == ["d"]
+    assert names(run([SortKey("k", False, False)], 1)) == ["a"]
+    assert run([SortKey("x", False, True)], 1) is None  # DOUBLE: NaN is not in the stats
+    pk = TableSchema.create(0, TOP_ROW_TYPE, (), {"bucket": "1"}, None, primary_keys=("k",))
+    assert run([SortKey("k", False, True)], 1, schema=pk) is None  # merged versions
