@@ -26,6 +26,7 @@ the planner's own rule for key conjuncts (:meth:`ScanPlanner._decide_primary_key
 
 from __future__ import annotations
 
+import contextlib
 import time
 from typing import assert_never
 
@@ -42,7 +43,13 @@ from lakeskip.planner.report import FileDecision, ScanPlan, SkipTier
 from lakeskip.planner.scan import ScanPlanner, _Warnings
 from lakeskip.types import TypeRoot
 
-__all__ = ["INDEX_VALUES_LIMIT", "describe_runtime", "prunable_columns", "refine_plan"]
+__all__ = [
+    "INDEX_VALUES_LIMIT",
+    "describe_runtime",
+    "narrowing_columns",
+    "prunable_columns",
+    "refine_plan",
+]
 
 #: IN lists longer than this are not evaluated against file indexes at run time (stats,
 #: partitions and buckets still apply): a bloom filter answers a list by one probe per
@@ -180,6 +187,70 @@ def prunable_columns(schema: TableSchema, kind: object) -> tuple[str, ...]:
         if kept:
             out.append(f.name)
     return tuple(out)
+
+
+def narrowing_columns(
+    planner: ScanPlanner,
+    plan: ScanPlan,
+    snapshot: Snapshot | None,
+    columns: tuple[str, ...],
+) -> tuple[str, ...]:
+    """Of ``columns`` (:func:`prunable_columns`), those by which a runtime filter can narrow
+    ``plan``'s kept files: what the scan declares to Spark (``filterAttributes``).
+
+    Spark's ``PartitionPruning`` plans a dynamic pruning subquery against every scan that
+    declares a join key, and the subquery is a copy of the join's other side *with the
+    subqueries already planned in it*; physical planning then compiles every copy. When the
+    scans of a many-way join all declare their keys (TPC-DS q64: 18 tables, twice), each join
+    doubles the plan: q64 at SF 0.01 grew past 30,000 plan nodes with subqueries nested 7 deep
+    and ran out of driver memory, where with runtime filtering off its plan has 162 nodes. So
+    a scan declares only what can narrow its files:
+
+    * nothing when it kept fewer than two files (a one-file dimension: nothing to choose);
+    * partition keys, bucket keys, columns with a file index (their tiers answer by value);
+    * any other column (min/max) only when two of the kept files have disjoint ranges of it,
+      i.e. the files are clustered by it. Where every file's range overlaps every other's (a
+      column in arrival order, a fact table's foreign keys), an IN list of join keys spans
+      them all and skips next to nothing.
+
+    Fewer attributes only mean fewer runtime filters: never a different answer.
+    """
+    files = plan.files
+    if snapshot is None or len(files) < 2 or not columns:
+        return ()
+    table = planner.table
+    schema = table.schema
+    by_value = set(schema.partition_keys)
+    try:
+        spec = schema.bucket_spec()
+    except Exception:  # options we cannot read: prunable_columns left its keys out too
+        spec = None
+    if spec is not None:
+        by_value.update(spec.key)
+    with contextlib.suppress(Exception):  # unreadable index options: prunable_columns too
+        by_value.update(
+            s.name for s in parse_file_index_options(schema.options, schema.row_type).specs
+        )
+    ranged = [c for c in columns if c not in by_value]
+    clustered: set[str] = set()
+    if ranged:
+        stats = planner._columnar_stats(
+            snapshot, table.scan_files(snapshot), files, _Warnings([])
+        ).stats
+        for c in ranged:
+            col = stats.columns.get(c)
+            if col is None:
+                continue
+            known = col.min_known & col.max_known
+            if int(known.sum()) < 2:
+                continue
+            try:
+                # two disjoint ranges: the smallest max lies below the largest min
+                if min(col.max[known].tolist()) < max(col.min[known].tolist()):
+                    clustered.add(c)
+            except TypeError:  # values of kinds that do not compare: no runtime filter
+                continue
+    return tuple(c for c in columns if c in by_value or c in clustered)
 
 
 def describe_runtime(expr: BooleanExpression) -> str:

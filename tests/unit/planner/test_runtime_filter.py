@@ -29,7 +29,12 @@ from lakeskip.catalog.format.bucket import bucket_ids
 from lakeskip.catalog.write.data_writer import WriteSpec, write_data_file
 from lakeskip.planner.columnar_stats import ColumnArrays
 from lakeskip.planner.report import SkipTier
-from lakeskip.planner.runtime import INDEX_VALUES_LIMIT, refine_plan
+from lakeskip.planner.runtime import (
+    INDEX_VALUES_LIMIT,
+    narrowing_columns,
+    prunable_columns,
+    refine_plan,
+)
 from lakeskip.planner.scan import ScanPlanner
 from lakeskip.planner.vector_evaluator import _any_in_range
 
@@ -188,6 +193,58 @@ def test_thousands_of_keys_prune_a_clustered_table_by_stats(tmp_path: Path) -> N
     assert ("files skipped at run time by stats(k)", "18") in refined.report.lines()
     assert "In(k, 1201 values)" in refined.report.predicate
     assert all(d.tier is SkipTier.RUNTIME for d in refined.decisions if not d.keep)
+
+
+def _table_of_files(tmp_path: Path, name: str, files: list[pa.Table], options: Any = None) -> Any:
+    cat = Catalog(str(tmp_path / "wh"))
+    if "db" not in cat.list_databases():
+        cat.create_database("db")
+    table = cat.create_table(
+        f"db.{name}",
+        T.RowType.of(("k", T.BIGINT), ("v", T.INT), ("s", T.STRING)),
+        options=options or {},
+    )
+    spec = WriteSpec(file_io=table.file_io, table_path=table.path, schema=table.schema)
+    table.commit(
+        [write_data_file(spec, rows, (), f"data-{i}.parquet") for i, rows in enumerate(files)]
+    )
+    return table
+
+
+def _declared(table: Any, predicate: Any = None) -> tuple[str, ...]:
+    planner = ScanPlanner(table)
+    snap = table.latest_snapshot()
+    plan = planner.plan(predicate, snapshot=snap)
+    return narrowing_columns(planner, plan, snap, prunable_columns(table.schema, table.kind))
+
+
+def test_a_scan_declares_only_columns_that_can_narrow_its_files(tmp_path: Path) -> None:
+    """What a scan offers Spark's runtime filtering (``filterAttributes``): the column its
+    files are clustered by, not a column in every file's range (v: 0..6 in each file) nor
+    one whose ranges all overlap (s); with one file left, nothing -- every declared column is
+    a dynamic pruning subquery Spark copies into the plan, and the copies of a many-way join
+    grow exponentially (TPC-DS q64)."""
+    files = [
+        pa.table(
+            {
+                "k": pa.array(range(f * 100, f * 100 + 100), pa.int64()),
+                "v": pa.array([i % 7 for i in range(100)], pa.int32()),
+                "s": pa.array([f"x{f}" if i else "a" for i in range(100)]),
+                # "a" in every file: every range of s holds "a"
+            }
+        )
+        for f in range(4)
+    ]
+    fact = _table_of_files(tmp_path, "f", files)
+    assert prunable_columns(fact.schema, fact.kind) == ("k", "v", "s")
+    assert _declared(fact) == ("k",)
+    # the scan's own filter leaves one file: nothing to narrow
+    assert _declared(fact, E.EqualTo("k", 150)) == ()
+    one = _table_of_files(tmp_path, "d", [pa.concat_tables(files)])
+    assert _declared(one) == ()
+    # a file index answers by value: its column stays, overlapping ranges or not
+    indexed = _table_of_files(tmp_path, "i", files, {"file-index.bloom-filter.columns": "v"})
+    assert _declared(indexed) == ("k", "v")
 
 
 @settings(max_examples=EXAMPLES * 4, deadline=None)

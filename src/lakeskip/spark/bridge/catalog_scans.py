@@ -42,7 +42,7 @@ from lakeskip.planner.aggregate import (
     aggregate_from_metadata,
 )
 from lakeskip.planner.report import PruningReport, ScanPlan
-from lakeskip.planner.runtime import prunable_columns, refine_plan
+from lakeskip.planner.runtime import narrowing_columns, prunable_columns, refine_plan
 from lakeskip.planner.scan import ScanPlanner
 from lakeskip.planner.stream import (
     StreamOffset,
@@ -302,7 +302,8 @@ def plan_scan(ctx: ServiceContext, req: PlanScanRequest, arg: Any) -> PlanScanRe
         # (Session.sql re-issues them on the querying thread)
         warnings.simplefilter("ignore", LakeskipWarning)
         started = time.perf_counter()
-        plan = ScanPlanner(table).plan(predicate, time_zone=tz, snapshot=snap)
+        planner = ScanPlanner(table)
+        plan = planner.plan(predicate, time_zone=tz, snapshot=snap)
         if system == "read_optimized" and schema.primary_keys:
             plan = _top_level_only(plan, read_optimized_level(schema.options))
         # this callback's planning (the report's is the first plan's when it was cached)
@@ -377,7 +378,12 @@ def _scan_reply(
             _evolved_files(table, schema, sid, scan_files(group))
             for sid, group in sorted(evolved.items())
         ),
-        prunable=prunable_columns(schema, table.kind) if system is None else (),
+        # the columns Spark may plan runtime filters on: those that can narrow these files
+        prunable=(
+            narrowing_columns(planner, plan, snap, prunable_columns(schema, table.kind))
+            if system is None
+            else ()
+        ),
     )
 
 

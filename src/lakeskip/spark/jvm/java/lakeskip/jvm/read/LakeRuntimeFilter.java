@@ -26,10 +26,12 @@ import org.apache.spark.sql.types.StructType;
  * implements {@code SupportsRuntimeV2Filtering} when the join key is one of its
  * {@link #attributes filter attributes}; {@code BatchScanExec} hands the build side's keys as
  * {@code IN} predicates to {@code filter} before it asks for the input partitions. Other
- * formats declare their partition keys only; lakeskip declares every column it can prune on
- * (partition and bucket keys, columns with min/max stats, columns with a file index: Python's
- * {@code prunable} list), so a fact table clustered by its date key skips files through a join
- * to {@code date_dim}. Python decides ({@code runtime_filter}: the same tiers as the plan, only
+ * formats declare their partition keys only; lakeskip declares the columns that can narrow the
+ * scan's files (Python's {@code prunable} list: partition and bucket keys, indexed columns, and
+ * columns the files are clustered by; nothing for a one-file scan), so a fact table clustered by
+ * its date key skips files through a join to {@code date_dim}. Not every column: each declared
+ * one lets Spark plan a subquery copying the join's other side, and TPC-DS q64's joins never
+ * finished planning when every column of every scan was declared. Python decides ({@code runtime_filter}: the same tiers as the plan, only
  * over its kept files); Java only drops the files Python did not keep from the planned splits.
  *
  * <p>Spark conf {@value #ENABLED} (default true) turns it off: no filter attributes, so Spark
