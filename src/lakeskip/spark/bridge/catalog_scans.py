@@ -308,13 +308,14 @@ def plan_scan(ctx: ServiceContext, req: PlanScanRequest, arg: Any) -> PlanScanRe
             plan = _top_level_only(plan, read_optimized_level(schema.options))
         # this callback's planning (the report's is the first plan's when it was cached)
         planned_ms = (time.perf_counter() - started) * 1000
-    return _scan_reply(ctx, req, target, plan, planned_ms)
+    return _scan_reply(ctx, req, target, planner, plan, planned_ms)
 
 
 def _scan_reply(
     ctx: ServiceContext,
     req: PlanScanRequest,
     target: ScanTarget,
+    planner: ScanPlanner,
     plan: ScanPlan,
     planned_ms: float,
 ) -> PlanScanReply:
@@ -412,15 +413,16 @@ def stream_plan(ctx: ServiceContext, req: StreamPlanRequest, arg: Any) -> PlanSc
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LakeskipWarning)
         started = time.perf_counter()
+        planner = ScanPlanner(target.table)
         plan = plan_stream_batch(
-            ScanPlanner(target.table),
+            planner,
             StreamOffset(req.start, req.start_full),
             StreamOffset(req.end),
             target.predicate,
             target.time_zone,
         )
         planned_ms = (time.perf_counter() - started) * 1000
-    return _scan_reply(ctx, req, target, plan, planned_ms)
+    return _scan_reply(ctx, req, target, planner, plan, planned_ms)
 
 
 def _stream_table(ctx: ServiceContext, req: TableRequest) -> FileStoreTable:
