@@ -318,6 +318,8 @@ def _scan_reply(
     planner: ScanPlanner,
     plan: ScanPlan,
     planned_ms: float,
+    *,
+    runtime_filters: bool = True,
 ) -> PlanScanReply:
     """The reply of a planned scan: the kept files as Spark reads them (with their DVs in the
     plan's snapshot), the merge rule, the figures, the report filed under the query's tag."""
@@ -382,7 +384,7 @@ def _scan_reply(
         # the columns Spark may plan runtime filters on: those that can narrow these files
         prunable=(
             narrowing_columns(planner, plan, snap, prunable_columns(schema, table.kind))
-            if system is None
+            if system is None and runtime_filters
             else ()
         ),
     )
@@ -422,7 +424,8 @@ def stream_plan(ctx: ServiceContext, req: StreamPlanRequest, arg: Any) -> PlanSc
             target.time_zone,
         )
         planned_ms = (time.perf_counter() - started) * 1000
-    return _scan_reply(ctx, req, target, planner, plan, planned_ms)
+    # a micro-batch's files come from several snapshots, and its scan takes no runtime filter
+    return _scan_reply(ctx, req, target, planner, plan, planned_ms, runtime_filters=False)
 
 
 def _stream_table(ctx: ServiceContext, req: TableRequest) -> FileStoreTable:
