@@ -7,7 +7,7 @@ RUN_STAMP := $(VENV)/.installed-run
 STAMP     := $(VENV)/.installed
 SMOKE_VENV ?= build/smoke-venv
 
-.PHONY: demo test coverage test-unit test-spark lint fuzz bench bench-range bench-index bench-kinds bench-clustered bench-zorder bench-merge bench-frontends bench-tpcds test-tpcds test-interop test-interop-java test-s3 check-java smoke clean
+.PHONY: demo test coverage test-unit test-spark lint fuzz bench bench-write bench-range bench-index bench-kinds bench-clustered bench-zorder bench-merge bench-frontends bench-tpcds test-tpcds test-interop test-interop-java test-s3 check-java smoke clean
 
 $(RUN_STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "lakeskip needs Python >= 3.11")'
@@ -86,7 +86,12 @@ bench: $(STAMP) check-java
 	$(PY) -c 'import matplotlib, deltalake' 2>/dev/null || $(PY) -m pip install --quiet -e '.[bench]'
 	$(PY) bench/run.py $(BENCH_ARGS)
 	$(PY) bench/write_indexes.py
+	$(PY) bench/write_speed.py
 	$(PY) bench/frontends.py
+
+# a lakeskip write vs Spark's own df.write.parquet of the same cached rows, stage by stage (issue #42)
+bench-write: $(STAMP) check-java
+	$(PY) bench/write_speed.py $(BENCH_ARGS)
 
 bench-range: $(STAMP) check-java
 	$(PY) bench/range_index.py $(BENCH_ARGS)

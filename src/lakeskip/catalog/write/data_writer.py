@@ -135,10 +135,11 @@ def _partition_dir(spec: WriteSpec, partition: tuple[Any, ...], bucket: int = 0)
 class _Clock:
     """Per-stage seconds of one writer (mutable; :meth:`DataWriter.timings` freezes it)."""
 
-    __slots__ = ("cpu", "cpu_mark", "files", "index_cpu", "rows", "seconds")
+    __slots__ = ("cpu", "cpu_mark", "files", "index_cpu", "rows", "seconds", "stage_cpu")
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = dict.fromkeys(WriteTimings.STAGES, 0.0)
+        self.stage_cpu: dict[str, float] = dict.fromkeys(WriteTimings.STAGES, 0.0)
         self.files = 0
         self.rows = 0
         # the process's CPU seconds (a Spark Python worker runs one task at a time), charged
@@ -152,6 +153,7 @@ class _Clock:
         self.seconds[stage] += now - since
         cpu = time.process_time()
         self.cpu += cpu - self.cpu_mark
+        self.stage_cpu[stage] += cpu - self.cpu_mark
         if stage == "index":
             self.index_cpu += cpu - self.cpu_mark
         self.cpu_mark = cpu
@@ -171,7 +173,8 @@ class WriteTimings:
     The stages are wall-clock seconds: on a loaded machine they grow with the time the task
     waits for a core. ``cpu`` is the CPU seconds the task's Python process spent (all stages,
     ``input`` included: decoding the Arrow batches) and ``index_cpu`` those of the ``index``
-    stage; they hardly move with the load.
+    stage; they hardly move with the load. ``stage_cpu`` splits ``cpu`` by stage (in
+    :data:`STAGES` order; :meth:`cpu_by_stage`).
 
     >>> (WriteTimings(parquet=1.0, files=1) + WriteTimings(parquet=0.5, index=2.0, files=2)).summary()
     'files 3, rows 0: parquet 1.50 s, index 2.00 s'
@@ -203,6 +206,7 @@ class WriteTimings:
     # and the most bytes one task's write buffer held at once (the largest over tasks)
     spilled: int = 0
     peak_buffer: int = 0
+    stage_cpu: tuple[float, ...] = ()
 
     def __add__(self, other: WriteTimings) -> WriteTimings:
         return WriteTimings(
@@ -213,7 +217,24 @@ class WriteTimings:
             index_cpu=self.index_cpu + other.index_cpu,
             spilled=self.spilled + other.spilled,
             peak_buffer=max(self.peak_buffer, other.peak_buffer),
+            stage_cpu=tuple(
+                a + b
+                for a, b in zip(
+                    self.stage_cpu or (0.0,) * len(self.STAGES),
+                    other.stage_cpu or (0.0,) * len(self.STAGES),
+                    strict=True,
+                )
+            ),
         )
+
+    def cpu_by_stage(self) -> dict[str, float]:
+        """Stage -> CPU seconds of the Python process (``input``: decoding the Arrow batches
+        and waiting for them; all zero when not measured).
+
+        >>> WriteTimings(stage_cpu=(0.5, 0, 1.0, 0, 0, 0, 0)).cpu_by_stage()["parquet"]
+        1.0
+        """
+        return dict(zip(self.STAGES, self.stage_cpu or (0.0,) * len(self.STAGES), strict=True))
 
     def as_dict(self) -> dict[str, float]:
         """Stage -> seconds, plus ``files``, ``rows``, ``cpu`` and ``index_cpu`` (for JSON
@@ -730,6 +751,7 @@ class DataWriter:
             index_cpu=c.index_cpu,
             spilled=sort.spilled_bytes if sort is not None else 0,
             peak_buffer=sort.peak if sort is not None else 0,
+            stage_cpu=tuple(c.stage_cpu[s] for s in WriteTimings.STAGES),
         )
 
     def write_batches(self, batches: Iterable[pa.Table | pa.RecordBatch]) -> list[ManifestEntry]:
