@@ -6,6 +6,10 @@ PY     := $(VENV)/bin/python
 RUN_STAMP := $(VENV)/.installed-run
 STAMP     := $(VENV)/.installed
 SMOKE_VENV ?= build/smoke-venv
+# make test / make test-unit: pytest-xdist processes, each running whole test files (its own
+# Spark session, module fixtures once); 0 runs everything in the one pytest process
+TEST_WORKERS ?= 2
+XDIST := -n $(TEST_WORKERS) --dist loadfile
 
 .PHONY: demo test coverage test-unit test-spark lint fuzz bench bench-write bench-range bench-index bench-kinds bench-clustered bench-zorder bench-merge bench-frontends bench-tpcds test-tpcds test-interop test-interop-java test-s3 check-java smoke clean
 
@@ -33,7 +37,7 @@ demo: $(RUN_STAMP) check-java
 # 90 s of CPU); `make coverage` is the same run with it (.ci/run)
 test: $(STAMP) check-java
 	@start=$$(date +%s); \
-	$(PY) -m pytest -q -m "not slow and not interop and not s3" $(COV_ARGS); rc=$$?; \
+	$(PY) -m pytest -q $(XDIST) -m "not slow and not interop and not s3" $(COV_ARGS); rc=$$?; \
 	echo "make test took $$(( $$(date +%s) - start )) s"; exit $$rc
 
 coverage: COV_ARGS = --cov --cov-report=term
@@ -43,7 +47,7 @@ coverage: test
 # tests/unit only (collecting all of tests/ imports pyspark: 46 s instead of 14 s at load ~25)
 test-unit: $(STAMP)
 	@start=$$(date +%s); \
-	$(PY) -m pytest -q -m "not slow and not processes and not spark and not s3" tests/unit; rc=$$?; \
+	$(PY) -m pytest -q $(XDIST) -m "not slow and not processes and not spark and not s3" tests/unit; rc=$$?; \
 	echo "make test-unit took $$(( $$(date +%s) - start )) s"; exit $$rc
 
 lint: $(STAMP)

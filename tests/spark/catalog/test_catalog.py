@@ -320,45 +320,6 @@ def test_attached_session_takes_paimon_with_call_sys_and_explain_pruning(
     assert [r[1] for r in other.sql("SHOW TABLES IN lakeskip.db").collect()].count("aw") == 1
 
 
-_NEW_SESSION_SCRIPT = """
-import json, sys
-import lakeskip
-s = lakeskip.connect(sys.argv[1], master="local[1]", as_session_catalog=True, conf={
-    "spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "1",
-    "spark.driver.extraJavaOptions": "-XX:+UseSerialGC -XX:TieredStopAtLevel=1"})
-spark = s.spark
-spark.sql("CREATE TABLE t (id BIGINT, k STRING) WITH ('file-index.bloom-filter.columns'='k')")
-spark.sql("INSERT INTO t VALUES (1, 'a'), (2, 'b')")
-rows = [tuple(r) for r in spark.sql("SELECT * FROM t WHERE k = 'b'").collect()]
-spark.sql("CALL sys.rewrite_file_index(table => 'default.t')").collect()
-print(json.dumps({"rows": rows, "catalog": s.catalog_name,
-                  "options": s.catalog.get_table("default.t").schema.options}))
-"""
-
-
-def test_connect_builds_a_session_with_catalog_extension_and_spark_catalog(tmp_path: Path) -> None:
-    """The first way in, in its own JVM: lakeskip.connect() with the catalog in the conf,
-    installed as spark_catalog, and the parser extension for Paimon's WITH / CALL sys.x."""
-    import json
-    import subprocess
-    import sys
-
-    proc = subprocess.run(
-        [sys.executable, "-c", _NEW_SESSION_SCRIPT, str(tmp_path / "wh")],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert out == {
-        "rows": [[2, "b"]],
-        "catalog": "lakeskip",
-        "options": {"file-index.bloom-filter.columns": "k"},
-    }
-
-
 def test_queries_from_other_python_threads(spark: SparkSession, lk: Any) -> None:
     """Each Python thread has its own JVM thread (and class loader) under PySpark's pinned
     threads; the catalog attached on the main thread must serve them all."""

@@ -6,7 +6,9 @@ that need their own JVM (built by ``lakeskip.connect()``, with and without
 
     python tests/spark/front/ddl_corpus.py plain|session_catalog <warehouse>
 
-prints one JSON object: ``{"paths": {path: {case: outcome}}, "upsert": {path: rows}}``.
+prints one JSON object: ``{"paths": {path: {case: outcome}}, "upsert": {path: rows}}``, and
+for ``session_catalog`` also ``"new_session"``: what the freshly built session answered first
+(a table made with Paimon's WITH, a pruned SELECT and CALL sys.x through ``spark_catalog``).
 """
 
 from __future__ import annotations
@@ -131,7 +133,16 @@ def _main(mode: str, warehouse: str) -> None:
     cases = load_corpus()
     paths: dict[str, Any] = {}
     upsert: dict[str, Any] = {}
+    new_session: dict[str, Any] = {}
     if mode == "session_catalog":
+        # the first way in, in its own JVM: lakeskip.connect() with the catalog in the conf,
+        # installed as spark_catalog, and the parser extension for WITH / CALL sys.x
+        run("CREATE TABLE t (id BIGINT, k STRING) WITH ('file-index.bloom-filter.columns'='k')")
+        run("INSERT INTO t VALUES (1, 'a'), (2, 'b')")
+        new_session["rows"] = [list(r) for r in query("SELECT * FROM t WHERE k = 'b'")]
+        run("CALL sys.rewrite_file_index(table => 'default.t')")
+        new_session["catalog"] = session.catalog_name
+        new_session["options"] = session.catalog.get_table("default.t").schema.options
         run("CREATE DATABASE IF NOT EXISTS q")
         paths["spark_catalog unqualified"] = run_path(
             run, lambda c: f"u_{c}", lambda c: ("default", f"u_{c}"), warehouse, cases
@@ -152,7 +163,7 @@ def _main(mode: str, warehouse: str) -> None:
         run, lambda c: c, lambda c: ("lu", c), warehouse, cases
     )
     upsert["lakeskip unqualified (USE lakeskip.lu)"] = upsert_rows(run, query, "k")
-    print(json.dumps({"paths": paths, "upsert": upsert}))
+    print(json.dumps({"paths": paths, "upsert": upsert, "new_session": new_session}))
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ import json
 import re
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -44,51 +45,67 @@ def _finish(proc: subprocess.Popen[str]) -> dict[str, Any]:
     return result
 
 
-def test_create_table_corpus_agrees_on_every_path(spark, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
-    cases = load_corpus()
-    assert len(cases) >= 15 and any(c.error for c in cases)
-    # the sessions that need their own JVM run while this one works
-    built = {mode: _start(mode, tmp_path / mode) for mode in ("plain", "session_catalog")}
+@pytest.fixture(scope="module")
+def own_jvms(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[], dict[str, Any]]]:
+    """The sessions that need their own JVM (``ddl_corpus.py plain|session_catalog``), started
+    at once so they run while a test works in this process; the callable waits for their
+    results. One JVM per session kind for the whole module (a JVM start is the dear part)."""
+    base = tmp_path_factory.mktemp("own_jvms")
+    built = {mode: _start(mode, base / mode) for mode in ("plain", "session_catalog")}
+    results: dict[str, Any] = {}
+
+    def finish() -> dict[str, Any]:
+        if not results:
+            results.update({mode: _finish(proc) for mode, proc in built.items()})
+        return results
+
     try:
-        paths: dict[str, dict[str, Any]] = {}
-        wh = str(tmp_path / "in_process")
-        session = lakeskip.connect(wh, spark=spark)
-        session.sql("CREATE DATABASE s1; CREATE DATABASE s2")
-        paths["Session.sql"] = run_path(
-            session.sql, lambda c: f"s1.{c}", lambda c: ("s1", c), wh, cases
-        )
-        paths["Session.sql catalog-qualified"] = run_path(
-            session.sql, lambda c: f"lakeskip.s2.{c}", lambda c: ("s2", c), wh, cases
-        )
-        rows = upsert_rows(session.sql, lambda q: session.sql(q).collect(), "s1.k")
-        assert rows == UPSERTED, "Session.sql"
-        # a session lakeskip did not build (no parser extension): Spark's own syntax
-        spark.sql(
-            "CREATE TABLE lakeskip.s2.k (id INT, v STRING, PRIMARY KEY (id)) "
-            "TBLPROPERTIES ('file-index.bloom-filter.columns'='v')"
-        )
-        for sql in UPSERT[1:]:
-            spark.sql(sql.replace("{t}", "lakeskip.s2.k"))
-        got = sorted(list(r) for r in spark.sql("SELECT * FROM lakeskip.s2.k").collect())
-        assert got == UPSERTED, "connect(spark=existing), plain spark.sql"
-
-        cli_wh = str(tmp_path / "cli")
-
-        def cli(sql: str) -> None:
-            code = main(["sql", "--warehouse", cli_wh, "-e", sql])
-            _, err = capsys.readouterr()
-            if code != 0:
-                errors = [ln for ln in err.splitlines() if ln.startswith("Error:")]
-                raise CliError(errors[0] if len(errors) == 1 else err)
-
-        cli("CREATE DATABASE c")
-        paths["lakeskip sql"] = run_path(cli, lambda c: f"c.{c}", lambda c: ("c", c), cli_wh, cases)
-        results = {mode: _finish(proc) for mode, proc in built.items()}
+        yield finish
     finally:
         for proc in built.values():
             if proc.poll() is None:
                 proc.kill()
                 proc.communicate()
+
+
+def test_create_table_corpus_agrees_on_every_path(spark, own_jvms, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    cases = load_corpus()
+    assert len(cases) >= 15 and any(c.error for c in cases)
+    # the own-JVM sessions (own_jvms) work meanwhile
+    paths: dict[str, dict[str, Any]] = {}
+    wh = str(tmp_path / "in_process")
+    session = lakeskip.connect(wh, spark=spark)
+    session.sql("CREATE DATABASE s1; CREATE DATABASE s2")
+    paths["Session.sql"] = run_path(
+        session.sql, lambda c: f"s1.{c}", lambda c: ("s1", c), wh, cases
+    )
+    paths["Session.sql catalog-qualified"] = run_path(
+        session.sql, lambda c: f"lakeskip.s2.{c}", lambda c: ("s2", c), wh, cases
+    )
+    rows = upsert_rows(session.sql, lambda q: session.sql(q).collect(), "s1.k")
+    assert rows == UPSERTED, "Session.sql"
+    # a session lakeskip did not build (no parser extension): Spark's own syntax
+    spark.sql(
+        "CREATE TABLE lakeskip.s2.k (id INT, v STRING, PRIMARY KEY (id)) "
+        "TBLPROPERTIES ('file-index.bloom-filter.columns'='v')"
+    )
+    for sql in UPSERT[1:]:
+        spark.sql(sql.replace("{t}", "lakeskip.s2.k"))
+    got = sorted(list(r) for r in spark.sql("SELECT * FROM lakeskip.s2.k").collect())
+    assert got == UPSERTED, "connect(spark=existing), plain spark.sql"
+
+    cli_wh = str(tmp_path / "cli")
+
+    def cli(sql: str) -> None:
+        code = main(["sql", "--warehouse", cli_wh, "-e", sql])
+        _, err = capsys.readouterr()
+        if code != 0:
+            errors = [ln for ln in err.splitlines() if ln.startswith("Error:")]
+            raise CliError(errors[0] if len(errors) == 1 else err)
+
+    cli("CREATE DATABASE c")
+    paths["lakeskip sql"] = run_path(cli, lambda c: f"c.{c}", lambda c: ("c", c), cli_wh, cases)
+    results = own_jvms()
     upserts: dict[str, Any] = {}
     for mode, result in results.items():
         paths.update({f"{mode}: {k}": v for k, v in result["paths"].items()})
@@ -114,6 +131,17 @@ def test_create_table_corpus_agrees_on_every_path(spark, tmp_path: Path, capsys)
     assert not wrong, "\n".join(wrong)
     for path, rows in upserts.items():
         assert rows == UPSERTED, path
+
+
+def test_connect_builds_a_session_with_catalog_extension_and_spark_catalog(own_jvms) -> None:  # type: ignore[no-untyped-def]
+    """The first way in, in its own JVM (ddl_corpus.py session_catalog, before its corpus):
+    lakeskip.connect() with the catalog in the conf, installed as spark_catalog, and the
+    parser extension for Paimon's WITH / CALL sys.x."""
+    assert own_jvms()["session_catalog"]["new_session"] == {
+        "rows": [[2, "b"]],
+        "catalog": "lakeskip",
+        "options": {"file-index.bloom-filter.columns": "k"},
+    }
 
 
 @pytest.mark.parametrize(
