@@ -15,7 +15,6 @@ raises: nothing is published.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import random
 import time
 import uuid
@@ -218,17 +217,13 @@ class SnapshotCommit:
 
     def _index_change(self, latest: Snapshot | None, deletes: list[ManifestEntry]) -> IndexChange:
         table = self.table
-
-        def live_files(snapshot: Snapshot | None) -> list[ManifestEntry]:
-            return table.scan_files(snapshot) if snapshot is not None else []
-
         return plan_index_change(
             table.file_io,
             table.path,
             table.identifier,
             latest.index_manifest if latest is not None else None,
             table.index_entries(latest),
-            functools.partial(live_files, latest),
+            lambda: table.scan_files(latest) if latest is not None else [],
             self.adds,
             deletes,
             self.dv,

@@ -36,8 +36,9 @@ from typing import assert_never
 from lakeskip.catalog.format.manifest import FileKind, ManifestEntry, read_manifest_list
 from lakeskip.catalog.format.snapshot import CommitKind, Snapshot
 from lakeskip.catalog.kind import Append, AppendDv, PkMerge, PkRaw
+from lakeskip.catalog.ops.time_travel import existing_snapshot
 from lakeskip.catalog.table import FileStoreTable
-from lakeskip.errors import InvalidOptionError, SnapshotNotFoundError, StreamReadError
+from lakeskip.errors import InvalidOptionError, StreamReadError
 from lakeskip.expressions import BooleanExpression
 from lakeskip.planner.report import ScanPlan
 from lakeskip.planner.scan import ScanPlanner
@@ -109,17 +110,6 @@ def _option_int(options: Mapping[str, str], key: str, mode: str) -> int:
         raise InvalidOptionError(f"option {key!r} = {text!r}: expected an integer") from None
 
 
-def _existing(table: FileStoreTable, snapshot_id: int) -> Snapshot:
-    sm = table.snapshot_manager
-    if snapshot_id < 1 or not table.file_io.exists(sm.path(snapshot_id)):
-        earliest, latest = sm.earliest_id(), sm.latest_id()
-        have = f"snapshots {earliest}..{latest}" if latest is not None else "no snapshots"
-        raise SnapshotNotFoundError(
-            f"{table.identifier}: snapshot {snapshot_id} does not exist (the table has {have})"
-        )
-    return table.snapshot(snapshot_id)
-
-
 def stream_start(table: FileStoreTable, options: Mapping[str, str]) -> StreamOffset:
     """Where a new stream of ``table`` starts: its initial offset, from Paimon's ``scan.mode``,
     ``scan.snapshot-id`` and ``scan.timestamp-millis`` (the stream's options over the
@@ -153,7 +143,9 @@ def stream_start(table: FileStoreTable, options: Mapping[str, str]) -> StreamOff
     if mode == "from-snapshot":
         return StreamOffset(max(0, _option_int(merged, _SNAPSHOT_ID, mode) - 1))
     if mode == "from-snapshot-full":
-        return StreamOffset(_existing(table, _option_int(merged, _SNAPSHOT_ID, mode)).id, True)
+        return StreamOffset(
+            existing_snapshot(table, _option_int(merged, _SNAPSHOT_ID, mode)).id, True
+        )
     millis = _option_int(merged, _TIMESTAMP, mode)
     # Paimon: the newest snapshot committed before the time is taken as read
     before = 0
@@ -214,7 +206,7 @@ def stream_end(
     taken = 0
     end = start.snapshot
     for sid in range(start.snapshot + 1, cap + 1):
-        count = _added_count(table, _existing(table, sid))
+        count = _added_count(table, existing_snapshot(table, sid))
         if end > start.snapshot and taken + count > max_files:
             break
         taken += count
@@ -247,12 +239,14 @@ def plan_stream_batch(
                 f"{table.identifier}: the first micro-batch of a full start reads snapshot"
                 f" {start.snapshot} alone, not up to {end.snapshot}"
             )
-        return planner.plan(predicate, time_zone=time_zone, snapshot=_existing(table, end.snapshot))
+        return planner.plan(
+            predicate, time_zone=time_zone, snapshot=existing_snapshot(table, end.snapshot)
+        )
     if end.snapshot == start.snapshot:
         return planner.plan_files([], predicate, None, time_zone=time_zone)
-    last = _existing(table, end.snapshot)
+    last = existing_snapshot(table, end.snapshot)
     entries: list[ManifestEntry] = []
     for sid in range(start.snapshot + 1, end.snapshot + 1):
-        snap = last if sid == end.snapshot else _existing(table, sid)
+        snap = last if sid == end.snapshot else existing_snapshot(table, sid)
         entries.extend(added_files(table, snap))
     return planner.plan_files(entries, predicate, last, time_zone=time_zone)

@@ -42,6 +42,7 @@ __all__ = [
     "SCAN_OPTIONS",
     "TimeTravel",
     "choose_time_travel",
+    "existing_snapshot",
     "read_snapshot",
     "read_tag",
     "resolve_snapshot",
@@ -184,7 +185,9 @@ def read_tag(table: FileStoreTable, name: str) -> Snapshot | None:
         raise CorruptMetadataError(f"tag file {path}: {e}") from e
 
 
-def _snapshot(table: FileStoreTable, snapshot_id: int) -> Snapshot:
+def existing_snapshot(table: FileStoreTable, snapshot_id: int) -> Snapshot:
+    """Snapshot ``snapshot_id`` of ``table``; a one-line :class:`SnapshotNotFoundError`
+    naming the snapshots the table has when it does not exist (expired, or never)."""
     sm = table.snapshot_manager
     if snapshot_id < 1 or not table.file_io.exists(sm.path(snapshot_id)):
         earliest, latest = sm.earliest_id(), sm.latest_id()
@@ -203,7 +206,7 @@ def resolve_snapshot(table: FileStoreTable, travel: TimeTravel) -> Snapshot:
             timestamp.
     """
     if travel.snapshot_id is not None:
-        return _snapshot(table, travel.snapshot_id)
+        return existing_snapshot(table, travel.snapshot_id)
     if travel.tag is not None:
         snap = read_tag(table, travel.tag)
         if snap is None:
@@ -214,7 +217,7 @@ def resolve_snapshot(table: FileStoreTable, travel: TimeTravel) -> Snapshot:
         if snap is not None:
             return snap
         if travel.version.strip().isdigit():
-            return _snapshot(table, int(travel.version))
+            return existing_snapshot(table, int(travel.version))
         raise SnapshotNotFoundError(
             f"{table.identifier}: version {travel.version!r} is neither a tag nor a snapshot id"
         )

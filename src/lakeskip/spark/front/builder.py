@@ -89,6 +89,39 @@ def worker_python_problem(spark: SparkSession) -> str | None:
     (lakeskip with its dependencies). On a cluster the
     executors' Python is out of reach; see the README ("Running on a cluster").
     """
+    found = _worker_python_fault(spark)
+    if found is None:
+        return None
+    return (
+        f"{_cannot_import(*found)}; every write will fail. Set "
+        f"PYSPARK_PYTHON={sys.executable} (or the Spark conf spark.pyspark.python) before the "
+        "SparkSession is created"
+    )
+
+
+def fix_worker_python(spark: SparkSession) -> str | None:
+    """On a local master whose Python workers cannot import lakeskip (the user's script
+    runs a venv's interpreter without activating it, so workers start ``python3`` from the
+    ``PATH``), point the session's workers at this interpreter, which can: every write would
+    fail otherwise. Returns the one-line warning to give, or ``None`` when nothing was wrong.
+
+    PySpark hands ``SparkContext.pythonExec`` to every Python function it ships (UDFs,
+    ``mapInArrow``), so changing it takes effect for the functions built from now on.
+    """
+    found = _worker_python_fault(spark)
+    if found is None:
+        return None
+    spark.sparkContext.pythonExec = sys.executable
+    return (
+        f"{_cannot_import(*found)}; lakeskip set this local session's Python workers to "
+        f"{sys.executable} (set PYSPARK_PYTHON to it before the SparkSession is created to "
+        "silence this)"
+    )
+
+
+def _worker_python_fault(spark: SparkSession) -> tuple[str, str] | None:
+    """The interpreter a local session's workers run and why it cannot import lakeskip, or
+    ``None`` (it can, or the master is not local)."""
     sc = spark.sparkContext
     if not str(sc.master).startswith("local"):
         return None
@@ -108,36 +141,12 @@ def worker_python_problem(spark: SparkSession) -> str | None:
             check=False,
         )
     except (OSError, subprocess.TimeoutExpired) as e:
-        return _worker_message(worker, f"cannot run it ({e})")
+        return worker, f"cannot run it ({e})"
     if probe.returncode == 0:
         return None
     lines = probe.stderr.decode(errors="replace").strip().splitlines()
-    return _worker_message(worker, lines[-1] if lines else f"exit code {probe.returncode}")
+    return worker, lines[-1] if lines else f"exit code {probe.returncode}"
 
 
-def fix_worker_python(spark: SparkSession) -> str | None:
-    """On a local master whose Python workers cannot import lakeskip (the user's script
-    runs a venv's interpreter without activating it, so workers start ``python3`` from the
-    ``PATH``), point the session's workers at this interpreter, which can: every write would
-    fail otherwise. Returns the one-line warning to give, or ``None`` when nothing was wrong.
-
-    PySpark hands ``SparkContext.pythonExec`` to every Python function it ships (UDFs,
-    ``mapInArrow``), so changing it takes effect for the functions built from now on.
-    """
-    problem = worker_python_problem(spark)
-    if problem is None:
-        return None
-    spark.sparkContext.pythonExec = sys.executable
-    return (
-        f"{problem.split('; every write will fail')[0]}; lakeskip set this local session's "
-        f"Python workers to {sys.executable} (set PYSPARK_PYTHON to it before the "
-        "SparkSession is created to silence this)"
-    )
-
-
-def _worker_message(worker: str, why: str) -> str:
-    return (
-        f"Spark's Python workers run {worker!r}, which cannot import lakeskip ({why}); "
-        f"every write will fail. Set PYSPARK_PYTHON={sys.executable} (or the Spark conf "
-        "spark.pyspark.python) before the SparkSession is created"
-    )
+def _cannot_import(worker: str, why: str) -> str:
+    return f"Spark's Python workers run {worker!r}, which cannot import lakeskip ({why})"

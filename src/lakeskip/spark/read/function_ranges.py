@@ -118,22 +118,22 @@ def _range(
     """``f(column) op k`` where the key ``k`` holds from day ``first`` (inclusive) to day
     ``after`` (exclusive) and ``f`` is non-decreasing."""
     margin = datetime.timedelta(0) if src.exact else ZONE_MARGIN
-    try:
+    try:  # widened outwards by the margin (none where exact)
         lo, hi = src.start(first), src.start(after)
-        lo_wide, hi_wide = lo - margin, hi + margin
+        lo_down, lo_up, hi_down, hi_up = lo - margin, lo + margin, hi - margin, hi + margin
     except OverflowError:  # a bound past year 1 or 9999
         return None
     col = src.column
     if op == PredicateOp.EQ:
-        out: BooleanExpression = and_(GreaterThanOrEqual(col, lo_wide), LessThan(col, hi_wide))
+        out: BooleanExpression = and_(GreaterThanOrEqual(col, lo_down), LessThan(col, hi_up))
     elif op == PredicateOp.LT:
-        out = LessThan(col, lo if not margin else lo + margin)
+        out = LessThan(col, lo_up)
     elif op == PredicateOp.LE:
-        out = LessThan(col, hi_wide)
+        out = LessThan(col, hi_up)
     elif op == PredicateOp.GT:
-        out = GreaterThanOrEqual(col, hi if not margin else hi - margin)
+        out = GreaterThanOrEqual(col, hi_down)
     elif op == PredicateOp.GE:
-        out = GreaterThanOrEqual(col, lo_wide)
+        out = GreaterThanOrEqual(col, lo_down)
     else:
         return None
     return out, src.exact
