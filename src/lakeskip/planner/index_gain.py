@@ -13,8 +13,11 @@ for every file at once from :class:`~lakeskip.planner.columnar_stats.ColumnarSta
 
 Only types whose stats are exact values count: integers, DATE, TIMESTAMP (int64 columns) and
 DECIMAL. Strings may be truncated prefixes, floats have NaN: those leaves prove nothing.
-A proof only ever *keeps* a file (it decides that no index is opened), so a mistake here could
-cost pruning but never a row.
+A proof that some row matches only ever *keeps* a file (it decides that no index is opened),
+so a mistake there could cost pruning but never a row. :func:`stats_prove_all_match` (every
+row matches) lets a pushed top-N count a file's rows as rows of the answer's input
+(:mod:`lakeskip.planner.top_n`): there a mistake would cost rows, so its caller passes only
+stats of exact types and partition values.
 
 :func:`predicate_shape` names a predicate with its literals left out: the planner remembers,
 per snapshot and shape, whether evaluating indexes skipped any file (:class:`IndexGain`), and
@@ -52,7 +55,13 @@ from lakeskip.expressions import (
 from lakeskip.planner.columnar_stats import ColumnArrays, ColumnarStats
 from lakeskip.types import TypeRoot
 
-__all__ = ["DENSE_ROWS", "IndexGain", "predicate_shape", "stats_prove_match"]
+__all__ = [
+    "DENSE_ROWS",
+    "IndexGain",
+    "predicate_shape",
+    "stats_prove_all_match",
+    "stats_prove_match",
+]
 
 #: a kept file whose index narrowed it to at least this many rows counts as "dense": the
 #: indexes found plenty of matches, so files like it are unlikely to be skipped either
@@ -91,8 +100,11 @@ def _test(values: np.ndarray, known: np.ndarray, test: Callable[[Any], Any]) -> 
     return out
 
 
-def _leaf(p: BoundPredicate, stats: ColumnarStats) -> tuple[np.ndarray, np.ndarray]:
-    """(some row matches, every row matches) per file, for one leaf."""
+def _leaf(
+    p: BoundPredicate, stats: ColumnarStats, exact: frozenset[str]
+) -> tuple[np.ndarray, np.ndarray]:
+    """(some row matches, every row matches) per file, for one leaf; ``exact``: columns whose
+    stats are exact whatever their type (partition values)."""
     n = len(stats)
     none = np.zeros(n, dtype=np.bool_)
     col = stats.columns.get(p.term.column)
@@ -104,7 +116,7 @@ def _leaf(p: BoundPredicate, stats: ColumnarStats) -> tuple[np.ndarray, np.ndarr
         return (nulls > 0) & (rows > 0), (nulls >= 0) & (nulls >= rows)
     if op is Operator.NOT_NULL:
         return (nulls >= 0) & (nulls < rows), nulls == 0
-    if not _exact(col, p.term.type.root):
+    if p.term.column not in exact and not _exact(col, p.term.type.root):
         return none, none
     no_nulls = nulls == 0
     if op in _CMP:
@@ -141,22 +153,24 @@ def _leaf(p: BoundPredicate, stats: ColumnarStats) -> tuple[np.ndarray, np.ndarr
     return none, none
 
 
-def _prove(e: BooleanExpression, stats: ColumnarStats) -> tuple[np.ndarray, np.ndarray]:
+def _prove(
+    e: BooleanExpression, stats: ColumnarStats, exact: frozenset[str] = frozenset()
+) -> tuple[np.ndarray, np.ndarray]:
     n = len(stats)
     if isinstance(e, AlwaysTrue):
         return stats.row_count > 0, np.ones(n, dtype=np.bool_)
     if isinstance(e, AlwaysFalse):
         return np.zeros(n, dtype=np.bool_), np.zeros(n, dtype=np.bool_)
     if isinstance(e, And):
-        ls, la = _prove(e.left, stats)
-        rs, ra = _prove(e.right, stats)
+        ls, la = _prove(e.left, stats, exact)
+        rs, ra = _prove(e.right, stats, exact)
         return (ls & ra) | (la & rs), la & ra
     if isinstance(e, Or):
-        ls, la = _prove(e.left, stats)
-        rs, ra = _prove(e.right, stats)
+        ls, la = _prove(e.left, stats, exact)
+        rs, ra = _prove(e.right, stats, exact)
         return ls | rs, la | ra
     if isinstance(e, BoundPredicate):
-        return _leaf(e, stats)
+        return _leaf(e, stats, exact)
     none = np.zeros(n, dtype=np.bool_)
     return none, none
 
@@ -170,6 +184,21 @@ def stats_prove_match(bound: BooleanExpression, stats: ColumnarStats) -> np.ndar
     except (TypeError, ValueError, OverflowError):  # stats of another type than a literal
         return np.zeros(len(stats), dtype=np.bool_)
     return some
+
+
+def stats_prove_all_match(
+    bound: BooleanExpression, stats: ColumnarStats, exact: frozenset[str] = frozenset()
+) -> np.ndarray:
+    """Per file: True where the stats prove *every* row matches ``bound`` (a bound, NOT-free
+    predicate). Unlike :func:`stats_prove_match` this decides answers (a pushed top-N counts
+    such a file's rows as rows of the answer's input), so it holds only what the stats of
+    exact types (and the ``exact`` columns: partition values) prove; anything else: False."""
+    try:
+        with np.errstate(invalid="ignore"):
+            _, every = _prove(bound, stats, exact)
+    except (TypeError, ValueError, OverflowError):  # stats of another type than a literal
+        return np.zeros(len(stats), dtype=np.bool_)
+    return every
 
 
 def predicate_shape(bound: BooleanExpression) -> Hashable:

@@ -90,6 +90,10 @@ class PruningReport:
     #: files skipped by runtime filters, by tier and column: ``"stats(ss_sold_date_sk)"``,
     #: ``"bloom-filter(ss_item_sk)"``, ``"partition(dt)"``
     skipped_at_runtime: Mapping[str, int] = field(default_factory=dict)
+    #: files skipped by a pushed ``LIMIT`` / top-N (:mod:`lakeskip.planner.top_n`):
+    #: ``"limit"`` or ``"top-n(ts)"`` -> files, and why the kept ones were kept
+    skipped_by_limit: Mapping[str, int] = field(default_factory=dict)
+    limit_note: str = ""
 
     @property
     def skipped_files(self) -> int:
@@ -107,6 +111,7 @@ class PruningReport:
             reasons.append(f"stats {self.skipped_by_stats}")
         reasons += [f"{k} {v}" for k, v in sorted(self.skipped_by_column.items())]
         reasons += [f"runtime {k} {v}" for k, v in sorted(self.skipped_at_runtime.items())]
+        reasons += [f"{k} {v}" for k, v in sorted(self.skipped_by_limit.items())]
         if reasons:
             parts.append("skipped by " + ", ".join(reasons))
         parts.append(f"planned in {self.planning_ms:.1f} ms")
@@ -134,6 +139,11 @@ class PruningReport:
             (f"files skipped at run time by {k}", str(v))
             for k, v in sorted(self.skipped_at_runtime.items())
         ]
+        rows += [
+            (f"files skipped by {k}", str(v)) for k, v in sorted(self.skipped_by_limit.items())
+        ]
+        if self.limit_note:
+            rows.append(("limit pushed", self.limit_note))
         rows += [
             ("files narrowed to rows by bitmap", str(self.rows_narrowed_files)),
             ("index files read", str(self.index_files_read)),

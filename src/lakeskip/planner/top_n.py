@@ -2,18 +2,26 @@
 and ``SupportsPushDownTopN``; Paimon's connector does the same): of the files a scan reads,
 keep only those that can hold the first ``k`` rows. Spark still sorts and limits the rows read.
 
-Only where every row of a kept file is a row of the answer's input (no filter at all: the
-caller checks; an append table, deleted rows subtracted by their count; never a primary-key
-table, whose rows are merges of versions), and for ``ORDER BY`` only on a column whose stats
-are exact bounds (BOOLEAN, integers, DECIMAL, DATE, TIMESTAMP in ms/us; the rule of
-:mod:`lakeskip.planner.aggregate`).
+Only an append table's files are counted (deleted rows subtracted by their count; never a
+primary-key table, whose rows are merges of versions), and for ``ORDER BY`` only on a column
+whose stats are exact bounds (BOOLEAN, integers, DECIMAL, DATE, TIMESTAMP in ms/us; the rule
+of :mod:`lakeskip.planner.aggregate`), or VARCHAR / STRING in the files written with stats
+mode ``full`` for it (others rank from first to last). Python orders strings by code point,
+as Spark (UTF-8 bytes, the binary collation of lakeskip's columns).
 
-``LIMIT k``: files in plan order until their live rows reach ``k``.
+With a filter, a file's rows count towards the limit only where *every* row of it is a row
+of the answer's input (``matches``, from :func:`rows_all_match`: the filter, translated
+exactly, proven true on each row by the partition values and the exact stats); a file that
+may match only in part counts no row, but is kept wherever its best rank could be among the
+first rows. Without a filter every file matches.
+
+``LIMIT k``: the matching files in plan order until their live rows reach ``k`` (all files
+when they never do).
 
 ``ORDER BY c [ASC|DESC] [NULLS FIRST|LAST], ... LIMIT k``: each file's rows lie, in the order
 of the first key, between its *best* rank (the first any of its rows can take: its min for
 ASC, its max for DESC, NULL where it has NULLs and they sort first) and its *worst* (the
-last). Taking the files by worst rank until their live rows reach ``k`` gives a rank ``T``
+last). Taking the matching files by worst rank until their live rows reach ``k`` gives a rank ``T``
 with at least ``k`` rows at or before it, so every row of the first ``k`` ranks at or before
 ``T``: a file whose best rank is after ``T`` holds none of them and is skipped; every file
 that may tie with ``T`` is kept (later keys and ties decide among those rows, Spark sorts
@@ -25,18 +33,32 @@ values counts its first group (its NULLs, or its values) at that group's last ra
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, assert_never
 
 from lakeskip.catalog.format.manifest import ManifestEntry
 from lakeskip.catalog.format.schema import TableSchema
-from lakeskip.catalog.format.stats import file_column_stats
+from lakeskip.catalog.format.stats import file_column_stats, parse_stats_mode
 from lakeskip.catalog.kind import Append, AppendDv, PkMerge, PkRaw, schema_kind
+from lakeskip.catalog.options import (
+    DEFAULT_STATS_MODE,
+    FIELDS_PREFIX,
+    STATS_MODE,
+    STATS_MODE_SUFFIX,
+)
 from lakeskip.errors import LakeskipError
+from lakeskip.expressions import AlwaysFalse, AlwaysTrue, BooleanExpression, bind
 from lakeskip.planner.aggregate import min_max_exact
+from lakeskip.planner.columnar_stats import ColumnarStats
+from lakeskip.planner.index_gain import stats_prove_all_match
+from lakeskip.planner.report import FileDecision, PruningReport
+from lakeskip.planner.stats import ColumnStats, FileStats
+from lakeskip.types import DataType, RowType, TypeRoot
 
-__all__ = ["SortKey", "limit_files"]
+__all__ = ["SortKey", "limit_files", "limited_report", "rows_all_match"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,10 +83,12 @@ def limit_files(
     *,
     schema_by_id: Callable[[int], TableSchema],
     deleted_rows: Callable[[ManifestEntry], int],
+    matches: Sequence[bool] | None = None,
 ) -> list[ManifestEntry] | None:
     """The files of ``entries`` that can hold the first ``limit`` rows in ``order`` (plain
     ``LIMIT`` when empty), in their order; ``None`` when nothing can be skipped soundly
-    (module docstring).
+    (module docstring). ``matches``: per file, whether every row of it is a row of the
+    answer's input (``None``: all are, no filter).
 
     >>> import pyarrow as pa
     >>> from lakeskip.catalog.format.data_file import make_data_file_meta
@@ -92,28 +116,36 @@ def limit_files(
             assert_never(kind)
     if limit < 0:
         return None
-    live = [max(e.file.row_count - deleted_rows(e), 0) for e in entries]
+    counts = [True] * len(entries) if matches is None else list(matches)
+    live = [
+        max(e.file.row_count - deleted_rows(e), 0) if c else 0
+        for e, c in zip(entries, counts, strict=True)
+    ]
     if not order:
         kept, rows = [], 0
-        for e, n in zip(entries, live, strict=True):
+        for e, n, c in zip(entries, live, counts, strict=True):
             if rows >= limit:
                 break
-            kept.append(e)
-            rows += n
-        return kept
+            if c:
+                kept.append(e)
+                rows += n
+        return kept if rows >= limit else list(entries)
     key = order[0]
     row_type = schema.row_type
     if not row_type.has(key.column):
         return None
     field = row_type.field(key.column)
-    if not min_max_exact(field.type):
+    if not min_max_exact(field.type) and not _is_varchar(field.type):
         return None
     ranks = [
         _ranks(e, live[i], deleted_rows(e), schema, field.id, field.name, key, schema_by_id)
         for i, e in enumerate(entries)
     ]
-    # (rank, rows): at least ``rows`` live rows of a file at or before ``rank``
-    pieces = sorted((piece for _, ps in ranks for piece in ps), key=lambda p: p[0])
+    # (rank, rows): at least ``rows`` live rows of a matching file at or before ``rank``
+    pieces = sorted(
+        (piece for (_, ps), c in zip(ranks, counts, strict=True) if c for piece in ps),
+        key=lambda p: p[0],
+    )
     rows, bound = 0, None
     for rank, n in pieces:
         if rows >= limit:
@@ -123,6 +155,48 @@ def limit_files(
     if rows < limit or bound is None:
         return list(entries)  # fewer rows than the limit: every file
     return [e for e, (best, _) in zip(entries, ranks, strict=True) if best <= bound]
+
+
+@functools.total_ordering
+class _Desc:
+    """A value ranked in descending order (any ordered type: numbers, strings)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Desc) and self.value == other.value
+
+    def __lt__(self, other: _Desc) -> bool:
+        result: bool = other.value < self.value
+        return result
+
+    def __hash__(self) -> int:
+        return hash(self.value)
+
+
+def _is_varchar(t: DataType) -> bool:
+    """VARCHAR / STRING (not CHAR(n): Spark pads it when read, which may reorder values)."""
+    return t.root is TypeRoot.STRING and not t.fixed
+
+
+def _full_stats(file_schema: TableSchema, field_id: int) -> bool:
+    """Whether a file written under ``file_schema`` kept untruncated min/max of the column
+    (stats mode ``full``; the options of the schema version it was written with). Truncated
+    string stats are left unused: a truncated max is an incremented prefix, and Paimon's
+    increment of a code point below the surrogates is no upper bound."""
+    options = file_schema.options
+    name = next((f.name for f in file_schema.row_type if f.id == field_id), None)
+    mode = options.get(
+        f"{FIELDS_PREFIX}{name}{STATS_MODE_SUFFIX}",
+        options.get(STATS_MODE, DEFAULT_STATS_MODE),
+    )
+    try:
+        return parse_stats_mode(str(mode))[0] == "full"
+    except LakeskipError:
+        return False
 
 
 def _ranks(
@@ -154,9 +228,9 @@ def _ranks(
     lo, hi, nulls = s
     if nulls is not None and nulls >= meta.row_count:
         return null, [(null, live)]
-    if lo is None or hi is None:
+    if lo is None or hi is None or (isinstance(lo, str) and not _full_stats(file_schema, field_id)):
         return _FIRST, [(_LAST, live)]
-    first, last = ((1, -hi), (1, -lo)) if key.descending else ((1, lo), (1, hi))
+    first, last = ((1, _Desc(hi)), (1, _Desc(lo))) if key.descending else ((1, lo), (1, hi))
     if nulls == 0:
         return first, [(last, live)]
     if nulls is None:
@@ -166,3 +240,96 @@ def _ranks(
         return null, [(null, early), (last, live - early)]
     early = min(max(meta.row_count - nulls - deleted, 0), live)
     return first, [(last, early), (null, live - early)]
+
+
+def rows_all_match(
+    schema: TableSchema,
+    entries: Sequence[ManifestEntry],
+    predicate: BooleanExpression,
+    *,
+    time_zone: str,
+    schema_by_id: Callable[[int], TableSchema],
+) -> list[bool]:
+    """Per file of ``entries``: whether every row of it satisfies ``predicate`` (which must
+    select exactly the rows of the query's filter), proven by its partition values and the
+    stats of its columns of exact types (:func:`~lakeskip.planner.index_gain.
+    stats_prove_all_match`); False wherever that is not proven.
+
+    >>> import pyarrow as pa
+    >>> from lakeskip.catalog.format.data_file import make_data_file_meta
+    >>> from lakeskip.catalog.format.manifest import FileKind
+    >>> from lakeskip.catalog.format.stats import collect_stats
+    >>> from lakeskip.expressions import GreaterThan
+    >>> from lakeskip.types import BIGINT, RowType
+    >>> s = TableSchema.create(0, RowType.of(("ts", BIGINT)), (), {}, None)
+    >>> def entry(name, ts):
+    ...     st, cols = collect_stats(pa.table({"ts": ts}), s.row_type, "full")
+    ...     return ManifestEntry(FileKind.ADD, (), 0, -1,
+    ...                          make_data_file_meta(name, 1, len(ts), st, cols, 0, None, ()))
+    >>> rows_all_match(s, [entry("a", [1, 5]), entry("b", [6, 9])], GreaterThan("ts", 4),
+    ...     time_zone="UTC", schema_by_id=lambda _: s)
+    [False, True]
+    """
+    n = len(entries)
+    row_type = schema.row_type
+    try:
+        bound = bind(row_type, predicate, time_zone=time_zone)
+    except LakeskipError:
+        return [False] * n
+    if isinstance(bound, AlwaysTrue):
+        return [True] * n
+    if isinstance(bound, AlwaysFalse) or not n:
+        return [False] * n
+    part_keys = list(schema.partition_keys)
+    exact = [f for f in row_type if f.name not in part_keys and min_max_exact(f.type)]
+    files: list[FileStats] = []
+    for e in entries:
+        try:
+            got = file_column_stats(e.file, schema_by_id(e.file.schema_id), schema)
+        except (LakeskipError, LookupError, ValueError):
+            got = {}
+        files.append(
+            FileStats(
+                e.file.row_count,
+                {f.name: ColumnStats(*got[f.name]) for f in exact if f.name in got},
+            )
+        )
+    stats = ColumnarStats.from_file_stats(files, RowType(tuple(exact)))
+    exact_parts: frozenset[str] = frozenset()
+    if part_keys:
+        types = {k: row_type.field(k).type for k in part_keys}
+        stats = stats.with_columns(
+            ColumnarStats.of_values(
+                stats.row_count,
+                {k: [e.partition[j] for e in entries] for j, k in enumerate(part_keys)},
+                types,
+            )
+        )
+        # a partition value is the value of every row of its files (NaN aside: not floats)
+        exact_parts = frozenset(
+            k for k, t in types.items() if t.root not in (TypeRoot.FLOAT, TypeRoot.DOUBLE)
+        )
+    out: list[bool] = stats_prove_all_match(bound, stats, exact_parts).tolist()
+    return out
+
+
+def limited_report(
+    report: PruningReport,
+    decisions: Sequence[FileDecision],
+    kept: Sequence[ManifestEntry],
+    label: str,
+    note: str,
+) -> PruningReport:
+    """``report`` after a pushed limit kept only ``kept`` of its kept files: the kept totals
+    of those, the others as skipped by ``label`` (``limit`` / ``top-n(ts)``), and ``note``
+    (what was pushed and why these files were kept) for ``EXPLAIN PRUNING``."""
+    ids = {id(e) for e in kept}
+    still = [d for d in decisions if d.keep and id(d.entry) in ids]
+    return dataclasses.replace(
+        report,
+        kept_files=len(still),
+        kept_bytes=sum(d.entry.file.file_size for d in still),
+        kept_rows=sum(len(d.rows) if d.rows is not None else d.entry.file.row_count for d in still),
+        skipped_by_limit={label: report.kept_files - len(still)},
+        limit_note=note,
+    )

@@ -1,5 +1,6 @@
-"""LIMIT and ORDER BY ... LIMIT pushed into the catalog scan (issue 39): only the files that
-can hold the first rows are read (lakeskip.planner.top_n). The oracle is plain Spark over the
+"""LIMIT and ORDER BY ... LIMIT pushed into the catalog scan (issue 39), also over a filter
+(jvm/read/LakeTopN.java): only the files that can hold the first rows are read
+(lakeskip.planner.top_n). The oracle is plain Spark over the
 same rows in a DataFrame of its own (no lakeskip in its plan): the sort-key values of the
 answer equal, in order (tied rows may differ; each row returned must be a row of the table).
 EXPLAIN and the scan's metrics show the files skipped by ``top-n(c)`` / ``limit``."""
@@ -105,13 +106,80 @@ def test_order_by_limit_reads_only_the_first_files(spark: SparkSession, tn: str)
         # a scan without the limit after one with it: all the rows (the scan is not reused)
         assert spark.sql(f"SELECT count(id) FROM {T} WHERE id >= 0").collect()[0][0] == 800
         assert spark.table(T).where("id >= 0").count() == 800
-        # a filter on the rows: not pushed (the limit counts rows after the filter)
+        # a filter on the rows that no file's stats prove for all its rows: nothing counts
+        # towards the limit, every file is read (the limit counts rows after the filter)
         df = spark.sql(f"SELECT * FROM {T} WHERE v = 3 ORDER BY ts DESC LIMIT 2")
         want = spark.sql("SELECT * FROM tn_plain WHERE v = 3 ORDER BY ts DESC LIMIT 2")
         assert [tuple(r) for r in df.collect()] == [tuple(r) for r in want.collect()]
         assert "top-n" not in _plan(df)
     finally:
         spark.conf.unset("spark.sql.session.timeZone")
+
+
+def test_order_by_limit_over_a_filter(spark: SparkSession, tn: str) -> None:
+    """A filter the stats prove on whole files (ids and ts grow with the files): those files'
+    rows count towards the limit, the others are read only where their stats could rank a row
+    among the first; a filter no file is proven on keeps every file. EXPLAIN PRUNING shows the
+    tier and why."""
+    spark.conf.set("spark.sql.session.timeZone", "UTC")
+    try:
+        _oracle(spark).createOrReplaceTempView("tn_plain")
+        for where, order, kept in (
+            ("id >= 150", "ts DESC", 1),  # the last file holds only ids >= 150
+            ("id < 650", "ts DESC", 2),  # the last file may not match: the one before counts
+            ("id < 650 AND id > 20", "id DESC", 2),
+            ("id BETWEEN 130 AND 480", "ts", 2),  # the 2nd file matches only in part
+            ("ts >= TIMESTAMP '2023-11-14 22:20:00'", "ts DESC", 1),
+            ("v = 3 OR id > 100", "ts DESC", 1),
+            ("id % 2 = 0", "ts DESC", 8),  # not translated: nothing counts, all read
+        ):
+            sql = f"SELECT * FROM {{}} WHERE {where} ORDER BY {order} LIMIT 5"
+            df = spark.sql(sql.format(T))
+            got = [tuple(r) for r in df.collect()]
+            want = [tuple(r) for r in spark.sql(sql.format("tn_plain")).collect()]
+            assert got == want, sql
+            m = _scan_metrics(df)
+            assert m["lakeskipFilesKept"] == kept, (sql, m)
+        rows = spark.sql(
+            f"EXPLAIN PRUNING SELECT * FROM {T} WHERE id >= 150 ORDER BY ts DESC LIMIT 5"
+        ).collect()
+        metrics = {r[1]: r[2] for r in rows}
+        assert metrics["files kept"] == "1", rows
+        assert metrics["files skipped by stats"] == "1", rows  # ids 0-99
+        assert metrics["files skipped by top-n(ts)"] == "6", rows
+        assert metrics["limit pushed"].startswith("ORDER BY ts DESC NULLS LAST LIMIT 5"), rows
+        assert "6 of 7 files counted" in metrics["limit pushed"], rows
+        # the DataFrame API, a projection between the sort and the filter
+        df = (
+            spark.table(T).where("id >= 600").select("id", "ts").orderBy(f.col("ts").desc())
+        ).limit(3)
+        assert [r.id for r in df.collect()] == [799, 798, 797]
+        assert _scan_metrics(df)["lakeskipFilesKept"] == 1
+    finally:
+        spark.conf.unset("spark.sql.session.timeZone")
+
+
+def test_order_by_limit_over_a_partition_filter(spark: SparkSession, tn: str) -> None:
+    """A filter on partition columns only leaves no filter after the scan, so Spark pushes the
+    top-N itself; every file of a kept partition matches in every row."""
+    name = "lakeskip.tn.pt"
+    spark.sql(f"CREATE TABLE {name} (id BIGINT, p STRING) PARTITIONED BY (p)")
+    for i in range(4):
+        spark.sql(
+            f"INSERT INTO {name} SELECT id, IF(id % 2 = 0, 'x', 'y') "
+            f"FROM range({i * 10}, {(i + 1) * 10}, 1, 1)"
+        )
+    rows = [(i, "x" if i % 2 == 0 else "y") for i in range(40)]
+    spark.createDataFrame(rows, "id BIGINT, p STRING").createOrReplaceTempView("tn_pt")
+    sql = "SELECT * FROM {} WHERE p = 'x' ORDER BY id DESC LIMIT 3"
+    df = spark.sql(sql.format(name))
+    assert [tuple(r) for r in df.collect()] == [
+        tuple(r) for r in spark.sql(sql.format("tn_pt")).collect()
+    ]
+    m = _scan_metrics(df)
+    # two files per INSERT (one per partition); x's four files: the last one holds 5 rows
+    assert (m["lakeskipFilesTotal"], m["lakeskipFilesKept"]) == (8, 1), m
+    spark.sql(f"DROP TABLE {name}")
 
 
 def test_primary_key_tables_are_not_narrowed(spark: SparkSession, tn: str) -> None:
@@ -149,6 +217,19 @@ FILES = st.lists(
     deletes=st.lists(st.integers(0, 40), max_size=3),
     dv=st.booleans(),
     api=st.booleans(),
+    where=st.sampled_from(
+        [
+            "",
+            "",
+            "v > 3",
+            "v <= 0 OR v IS NULL",
+            "d >= DATE '2024-03-05'",
+            "id % 3 = 0",
+            "v IS NOT NULL AND id > 4",
+            "NOT (v = 2)",
+            "v IN (1, 2, 3) OR d < DATE '2024-02-20'",
+        ]
+    ),
 )
 def test_random_tables_against_plain_spark(
     spark: SparkSession,
@@ -161,6 +242,7 @@ def test_random_tables_against_plain_spark(
     deletes: list[int],
     dv: bool,
     api: bool,
+    where: str,
 ) -> None:
     spark.sql("DROP TABLE IF EXISTS lakeskip.tn.r")
     opts = " TBLPROPERTIES ('deletion-vectors.enabled' = 'true')" if dv else ""
@@ -191,15 +273,48 @@ def test_random_tables_against_plain_spark(
             if desc
             else (c.asc_nulls_first() if first else c.asc_nulls_last())
         )
-        df = spark.table("lakeskip.tn.r").orderBy(o).limit(limit)
-        want_df = plain.orderBy(o).limit(limit)
+        table = spark.table("lakeskip.tn.r")
+        df = (table.where(where) if where else table).orderBy(o).limit(limit)
+        want_df = (plain.where(where) if where else plain).orderBy(o).limit(limit)
     else:
-        df = spark.sql(f"SELECT * FROM lakeskip.tn.r ORDER BY {order} LIMIT {limit}")
-        want_df = spark.sql(f"SELECT * FROM tn_rows ORDER BY {order} LIMIT {limit}")
+        cond = f"WHERE {where}" if where else ""
+        df = spark.sql(f"SELECT * FROM lakeskip.tn.r {cond} ORDER BY {order} LIMIT {limit}")
+        want_df = spark.sql(f"SELECT * FROM tn_rows {cond} ORDER BY {order} LIMIT {limit}")
     got = [tuple(r) for r in df.collect()]
     want = [tuple(r) for r in want_df.collect()]
     key = 1 if column == "v" else 2
     assert [r[key] for r in got] == [r[key] for r in want], (order, limit, got, want)
     assert set(got) <= set(rows), "every row returned is a row of the table"
+    if where:
+        passing = {tuple(r) for r in plain.where(where).collect()}
+        assert set(got) <= passing, "and passes the filter"
     m = _scan_metrics(df)
     assert m["lakeskipFilesKept"] <= m["lakeskipFilesTotal"]
+
+
+def test_order_by_a_string_column_with_full_stats(spark: SparkSession, tn: str) -> None:
+    """A VARCHAR key ranks the files written with stats mode ``full`` (untruncated min/max)."""
+    name = "lakeskip.tn.st"
+    spark.sql(
+        f"CREATE TABLE {name} (id BIGINT, s STRING) TBLPROPERTIES ('metadata.stats-mode' = 'full')"
+    )
+    for i in range(4):
+        spark.sql(
+            f"INSERT INTO {name} SELECT id, concat('u', lpad(CAST(id AS STRING), 5, '0')) "
+            f"FROM range({i * 50}, {(i + 1) * 50}, 1, 1)"
+        )
+    rows = [(i, f"u{i:05d}") for i in range(200)]
+    spark.createDataFrame(rows, "id BIGINT, s STRING").createOrReplaceTempView("tn_st")
+    for query, kept in (
+        ("SELECT * FROM {} ORDER BY s DESC LIMIT 5", 1),
+        ("SELECT * FROM {} ORDER BY s LIMIT 5", 1),
+        ("SELECT * FROM {} WHERE id >= 60 ORDER BY s DESC LIMIT 3", 1),
+        ("SELECT * FROM {} WHERE id >= 60 ORDER BY s LIMIT 3", 2),  # file 1 in part
+    ):
+        df = spark.sql(query.format(name))
+        assert [tuple(r) for r in df.collect()] == [
+            tuple(r) for r in spark.sql(query.format("tn_st")).collect()
+        ], query
+        m = _scan_metrics(df)
+        assert (m["lakeskipFilesTotal"], m["lakeskipFilesKept"]) == (4, kept), (query, m)
+    spark.sql(f"DROP TABLE {name}")

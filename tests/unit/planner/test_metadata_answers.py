@@ -13,6 +13,7 @@ import pyarrow.compute as pc
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from lakeskip import expressions as E
 from lakeskip.catalog.format.data_file import make_data_file_meta
 from lakeskip.catalog.format.manifest import FileKind, ManifestEntry
 from lakeskip.catalog.format.schema import TableSchema
@@ -24,7 +25,7 @@ from lakeskip.planner.aggregate import (
     Refusal,
     aggregate_from_metadata,
 )
-from lakeskip.planner.top_n import SortKey, limit_files
+from lakeskip.planner.top_n import SortKey, limit_files, rows_all_match
 from lakeskip.types import BIGINT, DOUBLE, INT, STRING, RowType
 
 F = AggregateFunction
@@ -336,3 +337,305 @@ def test_skips_where_the_stats_allow_and_never_elsewhere() -> None:
     assert run([SortKey("x", False, True)], 1) is None  # DOUBLE: NaN is not in the stats
     pk = TableSchema.create(0, TOP_ROW_TYPE, (), {"bucket": "1"}, None, primary_keys=("k",))
     assert run([SortKey("k", False, True)], 1, schema=pk) is None  # merged versions
+
+
+# -- a top-N over a filter: only files the filter holds on in every row count -------------
+
+FILTER_ROW_TYPE = RowType.of(("k", BIGINT), ("v", INT), ("p", STRING))
+FILTER_SCHEMA = TableSchema.create(0, FILTER_ROW_TYPE, ("p",), {}, None)
+
+_OPS: dict[str, Any] = {
+    "<": (E.LessThan, lambda a, b: a < b),
+    "<=": (E.LessThanOrEqual, lambda a, b: a <= b),
+    ">": (E.GreaterThan, lambda a, b: a > b),
+    ">=": (E.GreaterThanOrEqual, lambda a, b: a >= b),
+    "=": (E.EqualTo, lambda a, b: a == b),
+    "<>": (E.NotEqualTo, lambda a, b: a != b),
+}
+
+# (expression, row -> True / False / None): SQL's three-valued logic, written here, not bound
+Pred = tuple[Any, Any]
+
+
+def _leaves() -> st.SearchStrategy[Pred]:
+    def compare(col: str, op: str, value: Any) -> Pred:
+        make, test = _OPS[op]
+
+        def holds(row: dict[str, Any]) -> bool | None:
+            return None if row[col] is None else test(row[col], value)
+
+        return make(col, value), holds
+
+    def null_test(col: str, negate: bool) -> Pred:
+        if negate:
+            return E.IsNotNull(col), lambda row: row[col] is not None
+        return E.IsNull(col), lambda row: row[col] is None
+
+    def member(col: str, values: list[int]) -> Pred:
+        return E.In(col, values), lambda row: None if row[col] is None else row[col] in values
+
+    ops = st.sampled_from(sorted(_OPS))
+    return st.one_of(
+        st.builds(compare, st.sampled_from(["k", "v"]), ops, st.integers(-12, 12)),
+        st.builds(compare, st.just("p"), ops, st.sampled_from(["a", "b", "c"])),
+        st.builds(null_test, st.sampled_from(["k", "v", "p"]), st.booleans()),
+        st.builds(member, st.sampled_from(["k", "v"]), st.lists(st.integers(-5, 5), min_size=1)),
+    )
+
+
+def _combine(children: st.SearchStrategy[Pred]) -> st.SearchStrategy[Pred]:
+    def both(a: Pred, b: Pred) -> Pred:
+        def holds(row: dict[str, Any]) -> bool | None:
+            x, y = a[1](row), b[1](row)
+            if x is False or y is False:
+                return False
+            return None if x is None or y is None else True
+
+        return E.And(a[0], b[0]), holds
+
+    def either(a: Pred, b: Pred) -> Pred:
+        def holds(row: dict[str, Any]) -> bool | None:
+            x, y = a[1](row), b[1](row)
+            if x is True or y is True:
+                return True
+            return None if x is None or y is None else False
+
+        return E.Or(a[0], b[0]), holds
+
+    def negate(a: Pred) -> Pred:
+        def holds(row: dict[str, Any]) -> bool | None:
+            x = a[1](row)
+            return None if x is None else not x
+
+        return E.Not(a[0]), holds
+
+    return st.one_of(
+        st.builds(both, children, children),
+        st.builds(either, children, children),
+        st.builds(negate, children),
+    )
+
+
+PREDICATES = st.recursive(_leaves(), _combine, max_leaves=4)
+FILTER_FILES = st.lists(
+    st.tuples(
+        st.lists(
+            st.tuples(
+                st.one_of(st.none(), st.integers(-12, 12)),
+                st.one_of(st.none(), st.integers(-12, 12)),
+            ),
+            min_size=1,
+            max_size=6,
+        ),
+        st.sampled_from(["a", "b", "c", None]),
+        st.sets(st.integers(0, 5), max_size=2),  # deleted positions
+        st.sampled_from(["full", "full", "full", "counts"]),
+    ),
+    min_size=1,
+    max_size=6,
+)
+
+
+def _filter_entry(
+    rows: list[tuple[int | None, int | None]], p: str | None, name: str, mode: str
+) -> Any:
+    table = pa.table(
+        {
+            "k": pa.array([r[0] for r in rows], pa.int64()),
+            "v": pa.array([r[1] for r in rows], pa.int32()),
+            "p": pa.array([p] * len(rows), pa.string()),
+        }
+    )
+    stats, cols = collect_stats(table, FILTER_ROW_TYPE, mode)
+    meta = make_data_file_meta(name, 10, table.num_rows, stats, cols, 0, None, ())
+    return ManifestEntry(FileKind.ADD, (p,), 0, -1, meta)
+
+
+@settings(max_examples=300)
+@given(
+    files=FILTER_FILES,
+    pred=PREDICATES,
+    limit=st.integers(0, 15),
+    descending=st.booleans(),
+    nulls_first=st.booleans(),
+    plain=st.booleans(),
+)
+def test_top_n_over_a_filter_keeps_the_first_matching_rows(
+    files: list[tuple[list[tuple[int | None, int | None]], str | None, set[int], str]],
+    pred: Pred,
+    limit: int,
+    descending: bool,
+    nulls_first: bool,
+    plain: bool,
+) -> None:
+    """The oracle: the rows of every file, filtered by the predicate's own three-valued rule
+    (written above, not the bound tree the planner evaluates), sorted by Python. A file the
+    planner says matches in every row does; the kept files' matching live rows, sorted, begin
+    with the same sort-key values as all matching live rows (for a plain LIMIT: hold enough
+    matching rows)."""
+    expression, holds = pred
+    entries, live_rows = [], []
+    for i, (rows, p, gone, mode) in enumerate(files):
+        gone = {g for g in gone if g < len(rows)}
+        entries.append(_filter_entry(rows, p, f"f{i}", mode))
+        live_rows.append(
+            [{"k": k, "v": v, "p": p} for j, (k, v) in enumerate(rows) if j not in gone]
+        )
+    deleted = {
+        e.file.file_name: e.file.row_count - len(r) for e, r in zip(entries, live_rows, strict=True)
+    }
+    matches = rows_all_match(
+        FILTER_SCHEMA, entries, expression, time_zone="UTC", schema_by_id=lambda _: FILTER_SCHEMA
+    )
+    for (rows, p, _, _), m in zip(files, matches, strict=True):
+        if m:  # every row written, deleted or not, holds
+            assert all(holds({"k": k, "v": v, "p": p}) is True for k, v in rows), (
+                expression,
+                rows,
+                p,
+            )
+    key = SortKey("k", descending, nulls_first)
+    kept = limit_files(
+        FILTER_SCHEMA,
+        entries,
+        [] if plain else [key],
+        limit,
+        schema_by_id=lambda _: FILTER_SCHEMA,
+        deleted_rows=lambda e: deleted[e.file.file_name],
+        matches=matches,
+    )
+    assert kept is not None
+    names = {e.file.file_name for e in kept}
+    selected = [[r["k"] for r in rows if holds(r) is True] for rows in live_rows]
+    every = [k for ks in selected for k in ks]
+    read = [
+        k for e, ks in zip(entries, selected, strict=True) if e.file.file_name in names for k in ks
+    ]
+    if plain:
+        assert len(read) >= min(limit, len(every)), (expression, names)
+    else:
+        assert _sort_values(read, key)[:limit] == _sort_values(every, key)[:limit], (
+            expression,
+            names,
+        )
+
+
+def test_a_filter_proven_on_whole_files_skips_the_others() -> None:
+    """``WHERE p = 'a' AND v > 0 ORDER BY k DESC LIMIT 2``: files of partition a with v > 0 in
+    every row count; b's file is not counted but kept where it could rank among the first;
+    a file whose v may fail the filter counts nothing and is kept only by its best rank."""
+    a_low = _filter_entry([(1, 1), (2, 2)], "a", "a_low", "full")
+    a_high = _filter_entry([(8, 1), (9, 3)], "a", "a_high", "full")
+    mixed = _filter_entry([(7, -1), (6, 5)], "a", "mixed", "full")
+    b = _filter_entry([(20, 1)], "b", "b", "full")
+    entries = [a_low, a_high, mixed, b]
+    pred = E.And(E.EqualTo("p", "a"), E.GreaterThan("v", 0))
+    matches = rows_all_match(
+        FILTER_SCHEMA, entries, pred, time_zone="UTC", schema_by_id=lambda _: FILTER_SCHEMA
+    )
+    assert matches == [True, True, False, False]
+    kept = limit_files(
+        FILTER_SCHEMA,
+        entries,
+        [SortKey("k", True, False)],
+        2,
+        schema_by_id=lambda _: FILTER_SCHEMA,
+        deleted_rows=lambda e: 0,
+        matches=matches,
+    )
+    assert kept is not None and [e.file.file_name for e in kept] == ["a_high", "b"]
+    # nothing proven: nothing counts, every file kept
+    none = limit_files(
+        FILTER_SCHEMA,
+        entries,
+        [SortKey("k", True, False)],
+        2,
+        schema_by_id=lambda _: FILTER_SCHEMA,
+        deleted_rows=lambda e: 0,
+        matches=[False] * 4,
+    )
+    assert none == entries
+
+
+STRING_ROW_TYPE = RowType.of(("s", STRING))
+# a file's stats mode is its schema version's: full stats rank it, truncated ones do not
+STRING_SCHEMAS = {
+    i: TableSchema.create(i, STRING_ROW_TYPE, (), {"metadata.stats-mode": mode}, None)
+    for i, mode in enumerate(["full", "truncate(2)", "counts"])
+}
+
+
+@settings(max_examples=200)
+@given(
+    files=st.lists(
+        st.tuples(
+            st.lists(
+                st.one_of(st.none(), st.text(alphabet="abz\u00e9\U0001f600", max_size=4)),
+                min_size=1,
+                max_size=6,
+            ),
+            st.sampled_from([0, 0, 1, 2]),
+        ),
+        min_size=1,
+        max_size=6,
+    ),
+    limit=st.integers(0, 12),
+    descending=st.booleans(),
+    nulls_first=st.booleans(),
+)
+def test_top_n_by_a_string_uses_full_stats_only(
+    files: list[tuple[list[str | None], int]], limit: int, descending: bool, nulls_first: bool
+) -> None:
+    """The oracle: Python's sort of every value by code point (Spark's order of UTF-8 bytes)."""
+    entries = []
+    for i, (values, sid) in enumerate(files):
+        schema = STRING_SCHEMAS[sid]
+        mode = schema.options["metadata.stats-mode"]
+        stats, cols = collect_stats(
+            pa.table({"s": pa.array(values, pa.string())}), STRING_ROW_TYPE, mode
+        )
+        meta = make_data_file_meta(f"f{i}", 10, len(values), stats, cols, sid, None, ())
+        entries.append(ManifestEntry(FileKind.ADD, (), 0, -1, meta))
+    key = SortKey("s", descending, nulls_first)
+    kept = limit_files(
+        STRING_SCHEMAS[0],
+        entries,
+        [key],
+        limit,
+        schema_by_id=STRING_SCHEMAS.__getitem__,
+        deleted_rows=lambda e: 0,
+    )
+    assert kept is not None
+    names = {e.file.file_name for e in kept}
+    every = [v for values, _ in files for v in values]
+    read = [v for i, (values, _) in enumerate(files) if f"f{i}" in names for v in values]
+    assert _sort_values(read, key)[:limit] == _sort_values(every, key)[:limit], (files, names)
+
+
+def test_truncated_string_stats_rank_a_file_anywhere() -> None:
+    def entry(name: str, values: list[str], sid: int) -> ManifestEntry:
+        mode = STRING_SCHEMAS[sid].options["metadata.stats-mode"]
+        stats, cols = collect_stats(pa.table({"s": values}), STRING_ROW_TYPE, mode)
+        return ManifestEntry(
+            FileKind.ADD,
+            (),
+            0,
+            -1,
+            make_data_file_meta(name, 1, len(values), stats, cols, sid, None, ()),
+        )
+
+    files = [entry("a", ["aaa", "abc"], 0), entry("z", ["zzz", "zzy"], 0), entry("t", ["mmmm"], 1)]
+    run = lambda desc: [  # noqa: E731
+        e.file.file_name
+        for e in limit_files(
+            STRING_SCHEMAS[0],
+            files,
+            [SortKey("s", desc, False)],
+            1,
+            schema_by_id=STRING_SCHEMAS.__getitem__,
+            deleted_rows=lambda e: 0,
+        )
+        or []
+    ]
+    assert run(True) == ["z", "t"]  # t's stats are truncated: kept, never counted
+    assert run(False) == ["a", "t"]

@@ -51,7 +51,7 @@ from lakeskip.planner.stream import (
     stream_end,
 )
 from lakeskip.planner.stream import stream_start as start_offset
-from lakeskip.planner.top_n import SortKey, limit_files
+from lakeskip.planner.top_n import SortKey, limit_files, limited_report, rows_all_match
 from lakeskip.spark.bridge.catalog_context import ServiceContext, snapshot_token
 from lakeskip.spark.bridge.system_service import system_rows as system_table_rows
 from lakeskip.spark.jvm.protocol import (
@@ -79,7 +79,7 @@ from lakeskip.spark.jvm.protocol import (
     TableRequest,
     decode,
 )
-from lakeskip.spark.read.predicate_json import predicate_from_json
+from lakeskip.spark.read.predicate_json import filters_exact, predicate_from_json
 from lakeskip.spark.read.query import scan_settings, spark_path
 from lakeskip.types import DataType, RowType, TypeRoot
 
@@ -169,11 +169,13 @@ def pruning_figures(report: PruningReport, planning_ms: float) -> PruningFigures
         - report.skipped_by_bucket
         - report.skipped_by_stats
         - sum(report.skipped_by_index.values())
-        - sum(report.skipped_at_runtime.values()),
+        - sum(report.skipped_at_runtime.values())
+        - sum(report.skipped_by_limit.values()),
         index_files_read=report.index_files_read,
         index_bytes_read=report.index_bytes_read,
         planning_ms=round(planning_ms, 3),
         runtime=dict(sorted(report.skipped_at_runtime.items())),
+        limit=dict(sorted(report.skipped_by_limit.items())),
     )
 
 
@@ -190,6 +192,8 @@ class ScanTarget:
     predicate: BooleanExpression | None
     #: ``read_optimized`` / ``audit_log`` when the request names ``t$system``
     system: str | None
+    #: whether ``predicate`` selects exactly the filters' rows (not a superset)
+    exact: bool = False
 
 
 def scan_target(ctx: ServiceContext, req: PlanScanRequest) -> ScanTarget:
@@ -234,7 +238,8 @@ def scan_target(ctx: ServiceContext, req: PlanScanRequest) -> ScanTarget:
         return True
 
     predicate = predicate_from_json(req.filters, row_type, check=binds, time_zone=tz)
-    return ScanTarget(table, snap, schema, tz, predicate, system)
+    exact = filters_exact(req.filters, row_type, check=binds, time_zone=tz)
+    return ScanTarget(table, snap, schema, tz, predicate, system, exact)
 
 
 def _split_by_name(
@@ -326,7 +331,12 @@ def _scan_reply(
     table, snap, schema, system = target.table, target.snapshot, target.schema, target.system
     row_type = schema.row_type
     types = [row_type.field(k).type for k in schema.partition_keys]
-    entries, limited = _limited(table, snap, schema, plan.files, req, system)
+    entries, note = _limited(target, plan.files, req)
+    if note:
+        plan = dataclasses.replace(
+            plan,
+            report=limited_report(plan.report, plan.decisions, entries, _limit_label(req), note),
+        )
     vectors = _deletion_vectors(table, plan.report.snapshot_id, entries)
     simple = not schema.primary_keys and not vectors and system is None
     plain, evolved = _split_by_name(table, schema, entries, simple)
@@ -355,10 +365,6 @@ def _scan_reply(
         decode(MergeSpec, MergeEngine.for_schema(schema).to_json()) if schema.primary_keys else None
     )
     figures = pruning_figures(plan.report, planned_ms)
-    if limited:
-        figures = dataclasses.replace(
-            figures, kept=len(entries), limit={_limit_label(req): len(plan.files) - len(entries)}
-        )
     return PlanScanReply(
         files=files,
         report_id=report_id,
@@ -438,18 +444,28 @@ def _stream_table(ctx: ServiceContext, req: TableRequest) -> FileStoreTable:
 
 
 def _limited(
-    table: FileStoreTable,
-    snap: Snapshot | None,
-    schema: TableSchema,
-    files: Sequence[ManifestEntry],
-    req: PlanScanRequest,
-    system: str | None,
-) -> tuple[Sequence[ManifestEntry], bool]:
+    target: ScanTarget, files: Sequence[ManifestEntry], req: PlanScanRequest
+) -> tuple[Sequence[ManifestEntry], str]:
     """The planned files narrowed by a pushed ``LIMIT`` / top-N (:mod:`lakeskip.planner.top_n`)
-    and whether any was skipped: only with no filter at all (every row of a kept file is then
-    a row the limit counts) and not on a system table."""
-    if req.limit is None or req.filters or system is not None or snap is None:
-        return files, False
+    and, when any was skipped, what was pushed and why the kept files were kept (else "").
+    With filters, only the files on whose every row they hold (exactly translated, proven by
+    partition values and stats) count towards the limit. Not on a system table."""
+    table, snap, schema = target.table, target.snapshot, target.schema
+    if req.limit is None or target.system is not None or snap is None:
+        return files, ""
+    matches: list[bool] | None = None
+    if req.filters:
+        matches = (
+            rows_all_match(
+                schema,
+                files,
+                target.predicate,
+                time_zone=target.time_zone,
+                schema_by_id=table.schema_by_id,
+            )
+            if target.exact and target.predicate is not None
+            else [False] * len(files)
+        )
     kept = limit_files(
         schema,
         files,
@@ -457,10 +473,24 @@ def _limited(
         req.limit,
         schema_by_id=table.schema_by_id,
         deleted_rows=_deleted_rows(table, snap),
+        matches=matches,
     )
     if kept is None or len(kept) == len(files):
-        return files, False
-    return kept, True
+        return files, ""
+    if req.order:
+        k = req.order[0]
+        pushed = (
+            f"ORDER BY {k.column}{' DESC' if k.descending else ''} "
+            f"NULLS {'FIRST' if k.nulls_first else 'LAST'}{', ...' if len(req.order) > 1 else ''} "
+            f"LIMIT {req.limit}: kept the files whose stats of {k.column} can rank a row among "
+            "the first"
+        )
+    else:
+        pushed = f"LIMIT {req.limit}: kept files in order until their rows reach the limit"
+    counted = len(files) if matches is None else sum(matches)
+    return kept, (
+        f"{pushed}; {counted} of {len(files)} files counted (every row a row of the filtered input)"
+    )
 
 
 def _deleted_rows(table: FileStoreTable, snap: Snapshot | None) -> Callable[[ManifestEntry], int]:

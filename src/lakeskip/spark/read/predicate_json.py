@@ -55,7 +55,7 @@ from lakeskip.spark.jvm.protocol import MAP_KEY_SEPARATOR, LiteralType, Predicat
 from lakeskip.spark.read.function_ranges import UTC, function_comparison, month_ranges
 from lakeskip.types import EPOCH_DATE, EPOCH_NAIVE, EPOCH_UTC, RowType, TypeRoot
 
-__all__ = ["literal_from_json", "predicate_from_json", "translate"]
+__all__ = ["filters_exact", "literal_from_json", "predicate_from_json", "translate"]
 
 _NO_LITERAL = object()
 
@@ -235,3 +235,28 @@ def predicate_from_json(
             continue
         out = t[0] if out is None else and_(out, t[0])
     return out
+
+
+def filters_exact(
+    filters: Sequence[Any],
+    row_type: RowType,
+    check: Callable[[BooleanExpression], bool] | None = None,
+    time_zone: str = UTC,
+) -> bool:
+    """Whether :func:`predicate_from_json` of the same arguments selects exactly the rows of
+    ``filters`` (every conjunct translates exactly and passes ``check``), not a superset:
+    only then may a file the predicate holds on in every row stand for rows of the answer
+    (a pushed top-N, :mod:`lakeskip.planner.top_n`). No filter: exact.
+
+    >>> from lakeskip.types import BIGINT, RowType
+    >>> rt = RowType.of(("id", BIGINT))
+    >>> ref = {"ref": ["id"]}
+    >>> eq = {"op": "=", "args": [ref, {"lit": 5, "type": "integer"}]}
+    >>> filters_exact([eq], rt), filters_exact([eq, None], rt)
+    (True, False)
+    """
+    for f in filters:
+        t = translate(f, row_type, time_zone)
+        if t is None or not t[1] or (check is not None and not check(t[0])):
+            return False
+    return True

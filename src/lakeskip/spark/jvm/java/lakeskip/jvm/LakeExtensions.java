@@ -1,5 +1,6 @@
 package lakeskip.jvm;
 
+import lakeskip.jvm.read.LakeTopN;
 import lakeskip.jvm.read.stream.LakeStreamFilters;
 import lakeskip.jvm.sql.LakeParser;
 import lakeskip.jvm.write.LakeDmlStrategy;
@@ -12,7 +13,8 @@ import scala.runtime.BoxedUnit;
  * accepts Paimon's {@code CREATE TABLE ... WITH (...)} and {@code CALL sys.x(...)} without a
  * catalog prefix (see {@link LakeParser}); DELETE / UPDATE / MERGE INTO on lakeskip tables
  * are planned by {@link LakeDmlStrategy}; filters over a streaming read of a lakeskip table
- * prune its micro-batches' files ({@link LakeStreamFilters}).
+ * prune its micro-batches' files ({@link LakeStreamFilters}); {@code ORDER BY c LIMIT k} over a
+ * filter reaches the scan ({@link LakeTopN}).
  */
 public class LakeExtensions extends AbstractFunction1<SparkSessionExtensions, BoxedUnit> {
   @Override
@@ -20,6 +22,7 @@ public class LakeExtensions extends AbstractFunction1<SparkSessionExtensions, Bo
     extensions.injectParser((session, parser) -> new LakeParser(session, parser));
     extensions.injectPlannerStrategy(session -> new LakeDmlStrategy());
     extensions.injectOptimizerRule(session -> new LakeStreamFilters());
+    extensions.injectPreCBORule(session -> new LakeTopN());
     return BoxedUnit.UNIT;
   }
 }

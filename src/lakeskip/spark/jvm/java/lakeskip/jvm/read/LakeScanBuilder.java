@@ -68,9 +68,24 @@ public final class LakeScanBuilder
    * {@code order} keys of the {@code plan_scan} payload; empty: none.
    */
   private final ObjectNode pushed = lakeskip.jvm.bridge.Bridge.JSON.createObjectNode();
+  /** A top-N over a filter, from the relation's options ({@link LakeTopN}); null: none. */
+  private final JsonNode filteredTopN;
 
   public LakeScanBuilder(LakeTable table, CaseInsensitiveStringMap options) {
     this.table = table;
+    String topN = options.get(LakeTopN.OPTION);
+    JsonNode parsed = null;
+    if (topN != null) {
+      try {
+        parsed = lakeskip.jvm.bridge.Bridge.JSON.readTree(topN);
+      } catch (java.io.IOException e) {
+        parsed = null; // not ours to fail a query over: read every file
+      }
+      Map<String, String> rest = new HashMap<>(options.asCaseSensitiveMap());
+      rest.remove(LakeTopN.OPTION);
+      options = new CaseInsensitiveStringMap(rest);
+    }
+    this.filteredTopN = parsed;
     this.options = options;
   }
 
@@ -109,13 +124,14 @@ public final class LakeScanBuilder
   }
 
   /**
-   * Whether a pushed LIMIT may narrow the files: a plain append-style scan with no filter
-   * (every row of a kept file then counts towards the limit; Python decides the rest, {@code
-   * lakeskip.planner.top_n}). Spark keeps its own limit and sort over the rows read.
+   * Whether a pushed LIMIT may narrow the files: a plain append-style scan. Spark pushes one
+   * only where no filter stays after the scan (filters on partition columns only), {@link
+   * LakeTopN} also over other filters; Python counts towards the limit only the files whose
+   * every row the filters hold on ({@code lakeskip.planner.top_n}). Spark keeps its own
+   * filter, limit and sort over the rows read.
    */
   private boolean limitable() {
-    return aggregate == null && filters.isEmpty() && !table.readByMerge() && !table.audit()
-        && table.system.isEmpty();
+    return aggregate == null && !table.readByMerge() && !table.audit() && table.system.isEmpty();
   }
 
   @Override
@@ -162,6 +178,9 @@ public final class LakeScanBuilder
   public Scan build() {
     if (aggregate != null) {
       return aggregate;
+    }
+    if (pushed.isEmpty() && filteredTopN != null && filteredTopN.isObject() && limitable()) {
+      pushed.setAll((ObjectNode) filteredTopN);
     }
     SparkSession session = SparkSession.active();
     SessionKey key = null;
