@@ -234,8 +234,12 @@ def narrowing_columns(
     ranged = [c for c in columns if c not in by_value]
     clustered: set[str] = set()
     if ranged:
-        stats = planner._columnar_stats(
-            snapshot, table.scan_files(snapshot), files, _Warnings([])
+        # the snapshot's cached stats need its whole file list: not where the plan skipped
+        # manifests by partition (files counted, not decided), which that would read
+        stats = (
+            planner._columnar_stats(snapshot, table.scan_files(snapshot), files, _Warnings([]))
+            if plan.report.total_files == len(plan.decisions)
+            else planner._uncached_columns(files, _Warnings([]))
         ).stats
         for c in ranged:
             col = stats.columns.get(c)
