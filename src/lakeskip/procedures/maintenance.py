@@ -17,7 +17,8 @@ from typing import Any
 
 from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.ops.maintenance import expire_snapshots, remove_orphan_files
-from lakeskip.catalog.options import option_int, option_millis, validate_options
+from lakeskip.catalog.option_checks import validate_options
+from lakeskip.catalog.options import option_int, option_millis
 from lakeskip.errors import InvalidArgumentError
 from lakeskip.procedures.base import (
     Executor,
