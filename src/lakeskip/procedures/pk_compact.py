@@ -178,7 +178,7 @@ def plan_universal_tasks(
     pick_full`, what ``full-compaction.delta-commits`` runs after a write): every run to the
     top level, or, for a bucket that is one top-level run already, one task per file with a
     DV (``deleted``)."""
-    from lakeskip.catalog.table import normalize_partition
+    from lakeskip.catalog.partitions import normalize_partition
     from lakeskip.catalog.write.universal import (
         UniversalOptions,
         bucket_runs,

@@ -126,7 +126,7 @@ class WriteSpec:
 
 
 def _partition_dir(spec: WriteSpec, partition: tuple[Any, ...], bucket: int = 0) -> str:
-    from lakeskip.catalog.table import partition_path
+    from lakeskip.catalog.partitions import partition_path
 
     rel = partition_path(spec.schema, partition, bucket)
     return f"{spec.table_path.rstrip('/')}/{rel}"
@@ -847,7 +847,7 @@ class DataWriter:
         """A primary-key bucket's buffered rows (spilled runs merged back in key order, in
         chunks of whole keys) merged by the table's engine and streamed into level-0 files
         rolled at ``target-file-size``, numbered after the bucket's largest sequence number."""
-        from lakeskip.catalog.table import normalize_partition
+        from lakeskip.catalog.partitions import normalize_partition
         from lakeskip.catalog.write.sort_buffer import ARRIVAL
 
         assert self.sort is not None and self.versions is not None
@@ -887,7 +887,7 @@ class DataWriter:
         HASH file with this write's key hashes added, when any of them is new."""
         if not self.dynamic:
             return
-        from lakeskip.catalog.table import normalize_partition
+        from lakeskip.catalog.partitions import normalize_partition
 
         assert self.spec.hash_index is not None
         for (partition, bucket), parts in sorted(self._hashes.items(), key=repr):
@@ -979,7 +979,7 @@ def next_sequences(
 ) -> dict[tuple[tuple[Any, ...], int], int]:
     """Per (partition, bucket) of a primary-key table, one more than the largest sequence
     number of its live files: a new write's versions sort after every existing one."""
-    from lakeskip.catalog.table import normalize_partition
+    from lakeskip.catalog.partitions import normalize_partition
 
     out: dict[tuple[tuple[Any, ...], int], int] = {}
     for e in live:

@@ -705,7 +705,7 @@ def pk_dv_spec(
 ) -> PkDvSpec:
     """The live files of every bucket with their DVs (read and checked here, on the
     driver); ``fresh`` (INSERT OVERWRITE): no bucket state, the old files are replaced."""
-    from lakeskip.catalog.table import normalize_partition
+    from lakeskip.catalog.partitions import normalize_partition
 
     kind = table.kind
     assert isinstance(kind, PkRaw), f"{table.identifier} is not read raw"
@@ -745,7 +745,7 @@ def dv_update(spec: PkDvSpec, changes: Sequence[BucketWrite]) -> DeletionVectorU
     delete or a resurrected row); and as ``seen`` the files the lookup read in the buckets
     it adds to (a file another commit added there meanwhile is a conflict, not a key live
     twice)."""
-    from lakeskip.catalog.table import normalize_partition
+    from lakeskip.catalog.partitions import normalize_partition
 
     files = {f.entry.file.file_name: f for group in spec.buckets.values() for f in group}
     names = {n for c in changes for n in c.vectors} | {
@@ -797,7 +797,7 @@ class PkDvWriter(DataWriter):
         return []
 
     def close(self) -> list[ManifestEntry]:
-        from lakeskip.catalog.table import normalize_partition
+        from lakeskip.catalog.partitions import normalize_partition
 
         assert self.sort is not None
         try:

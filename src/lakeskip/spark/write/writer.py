@@ -211,7 +211,7 @@ def compact_after_commit(table: FileStoreTable, added: Sequence[ManifestEntry]) 
     from pyspark.sql import SparkSession
 
     from lakeskip.catalog.options import option_bool
-    from lakeskip.catalog.table import normalize_partition
+    from lakeskip.catalog.partitions import normalize_partition
     from lakeskip.catalog.write.universal import full_compaction_on_write
     from lakeskip.errors import LakeskipWarning
     from lakeskip.procedures.compact import (
@@ -458,7 +458,7 @@ def _assign_task(spec: AssignSpec, schema: Any, writers: list[int]):  # type: ig
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         import numpy as np
 
-        from lakeskip.catalog.table import normalize_partition
+        from lakeskip.catalog.partitions import normalize_partition
 
         routes = np.asarray(writers, dtype=np.int32)
         state: dict[Any, Any] = {}
