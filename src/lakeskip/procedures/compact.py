@@ -38,7 +38,8 @@ from lakeskip.catalog.options import (
     target_file_size,
 )
 from lakeskip.catalog.table import FileStoreTable
-from lakeskip.catalog.write.data_writer import DataWriter, WriteSpec
+from lakeskip.catalog.write.data_writer import DataWriter
+from lakeskip.catalog.write.write_spec import WriteSpec
 from lakeskip.errors import CommitConflictError, InvalidArgumentError
 from lakeskip.index.primitives.roaring import serialize_bitmap
 from lakeskip.procedures.base import (

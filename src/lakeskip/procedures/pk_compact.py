@@ -37,9 +37,10 @@ from lakeskip.catalog.pk.primary_key import (
     schema_key_layout,
 )
 from lakeskip.catalog.table import FileStoreTable
-from lakeskip.catalog.write.data_writer import RollingWriter, WriteSpec
 from lakeskip.catalog.write.pk_dv_write import BucketFile, iter_versions, sorted_runs
+from lakeskip.catalog.write.rolling_writer import RollingWriter
 from lakeskip.catalog.write.sort_buffer import BufferOptions, merge_sorted
+from lakeskip.catalog.write.write_spec import WriteSpec
 
 __all__ = [
     "TOP_LEVEL",
@@ -72,7 +73,7 @@ def compact_bucket(task: BucketTask) -> list[ManifestEntry]:
     one after the other, :func:`~lakeskip.catalog.write.pk_dv_write.sorted_runs`) yields
     chunks holding every version of their keys, the engine merges each chunk, and the output
     rolls into files at ``target-file-size``
-    (:class:`~lakeskip.catalog.write.data_writer.RollingWriter`): memory holds one batch per
+    (:class:`~lakeskip.catalog.write.rolling_writer.RollingWriter`): memory holds one batch per
     sorted run and the output's row group being filled, not the bucket. ``task.drop_delete`` false (a universal compaction below the bucket's
     highest level): a key that merges to no row keeps its newest version, retract and all,
     to hide the older versions below."""

@@ -36,7 +36,7 @@ batch of key columns per file (:class:`_KeyCursor`, advancing in key order; the 
 level are one sorted run, opened one after the other: :func:`sorted_runs`); the rows to
 write wait in a spool (memory up to half the buffer, then an Arrow IPC file beside the sort
 runs); the merge with the picked runs reads a batch per run; and the output is streamed to
-Parquet a row group at a time (:class:`~lakeskip.catalog.write.data_writer.RollingWriter`).
+Parquet a row group at a time (:class:`~lakeskip.catalog.write.rolling_writer.RollingWriter`).
 What grows with the bucket is the DVs (a roaring bitmap per file).
 """
 
@@ -66,11 +66,7 @@ from lakeskip.catalog.pk.primary_key import (
     RowKind,
     schema_key_layout,
 )
-from lakeskip.catalog.write.data_writer import (
-    BUCKET_COLUMN,
-    DataWriter,
-    WriteSpec,
-)
+from lakeskip.catalog.write.data_writer import BUCKET_COLUMN, DataWriter
 from lakeskip.catalog.write.sort_buffer import (
     ARRIVAL,
     BufferOptions,
@@ -78,6 +74,7 @@ from lakeskip.catalog.write.sort_buffer import (
     _key_at,
     merge_sorted,
 )
+from lakeskip.catalog.write.write_spec import WriteSpec
 from lakeskip.errors import CorruptDeletionVectorError
 from lakeskip.index.primitives.roaring import bitmap_of, serialize_bitmap
 
@@ -484,11 +481,11 @@ def write_bucket(
     2. the output level from the files that stay (and universal compaction's pick);
     3. the spool, merged with the picked runs' live rows (a batch per file,
        :func:`~lakeskip.catalog.write.sort_buffer.merge_sorted`), streamed into files
-       rolled at ``target-file-size`` (:class:`~lakeskip.catalog.write.data_writer.RollingWriter`).
+       rolled at ``target-file-size`` (:class:`~lakeskip.catalog.write.rolling_writer.RollingWriter`).
     """
     import tempfile
 
-    from lakeskip.catalog.write.data_writer import RollingWriter
+    from lakeskip.catalog.write.rolling_writer import RollingWriter
 
     ws = spec.write
     layout = schema_key_layout(ws.schema)
@@ -776,7 +773,7 @@ class PkDvWriter(DataWriter):
         self.changes: list[BucketWrite] = []
 
     def write(self, data: pa.Table | pa.RecordBatch) -> list[ManifestEntry]:
-        from lakeskip.catalog.write.data_writer import _conform
+        from lakeskip.catalog.write.data_writer import conform
 
         table = pa.Table.from_batches([data]) if isinstance(data, pa.RecordBatch) else data
         if table.num_rows == 0:
@@ -786,7 +783,7 @@ class PkDvWriter(DataWriter):
         if self.dv_spec.mixed:  # MERGE: the trailing delete flag rides along with each row
             flag = table.column(table.num_columns - 1).cast(pa.bool_())
             table = table.remove_column(table.num_columns - 1)
-        table = _conform(table, self.arrow_schema)
+        table = conform(table, self.arrow_schema)
         if flag is not None:
             table = table.append_column(DELETE_FLAG, flag)
         if buckets is not None:

@@ -40,13 +40,7 @@ from lakeskip.catalog.pk.dynamic_bucket import (
 )
 from lakeskip.catalog.pk.primary_key import RowKind, schema_key_layout
 from lakeskip.catalog.table import FileStoreTable, retry_on_conflict
-from lakeskip.catalog.write.data_writer import (
-    BUCKET_COLUMN,
-    DataWriter,
-    WriteSpec,
-    WriteTimings,
-    next_sequences,
-)
+from lakeskip.catalog.write.data_writer import BUCKET_COLUMN, DataWriter, next_sequences
 from lakeskip.catalog.write.pk_dv_write import (
     DELETE_FLAG,
     BucketWrite,
@@ -55,6 +49,8 @@ from lakeskip.catalog.write.pk_dv_write import (
     dv_update,
     pk_dv_spec,
 )
+from lakeskip.catalog.write.timings import WriteTimings
+from lakeskip.catalog.write.write_spec import WriteSpec
 from lakeskip.errors import ColumnNotFoundError, CommitConflictError, InvalidArgumentError
 from lakeskip.sort.clustering import clustering_from_options
 from lakeskip.spark.write.clustered import sort_dataframe
