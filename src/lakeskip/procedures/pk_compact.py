@@ -37,7 +37,7 @@ from lakeskip.catalog.pk.primary_key import (
     schema_key_layout,
 )
 from lakeskip.catalog.table import FileStoreTable
-from lakeskip.catalog.write.pk_dv_write import BucketFile, iter_versions, sorted_runs
+from lakeskip.catalog.write.bucket_lookup import BucketFile, iter_versions, sorted_runs
 from lakeskip.catalog.write.rolling_writer import RollingWriter
 from lakeskip.catalog.write.sort_buffer import BufferOptions, merge_sorted
 from lakeskip.catalog.write.write_spec import WriteSpec
@@ -70,7 +70,7 @@ def compact_bucket(task: BucketTask) -> list[ManifestEntry]:
 
     Streams: every file is read a batch at a time (minus its DV), a k-way merge by key
     (:func:`~lakeskip.catalog.write.sort_buffer.merge_sorted`; the files of a level are read
-    one after the other, :func:`~lakeskip.catalog.write.pk_dv_write.sorted_runs`) yields
+    one after the other, :func:`~lakeskip.catalog.write.bucket_lookup.sorted_runs`) yields
     chunks holding every version of their keys, the engine merges each chunk, and the output
     rolls into files at ``target-file-size``
     (:class:`~lakeskip.catalog.write.rolling_writer.RollingWriter`): memory holds one batch per
