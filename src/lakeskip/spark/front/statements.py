@@ -24,7 +24,8 @@ from lakeskip.errors import (
 from lakeskip.planner.report import PruningReport
 from lakeskip.spark.modify.base import DmlRequest, MergeRequest, resolve_set
 from lakeskip.spark.modify.engines import run_dml, run_merge
-from lakeskip.spark.write.writer import align_by_position, write_dataframe
+from lakeskip.spark.write.align import align_by_position
+from lakeskip.spark.write.writer import write_dataframe
 from lakeskip.sql.help import HELP
 from lakeskip.sql.merge import Merge
 from lakeskip.sql.statements import (

@@ -79,7 +79,8 @@ from lakeskip.spark.modify.base import (
 )
 from lakeskip.spark.modify.dv import DELETION_VECTORS
 from lakeskip.spark.modify.pk import PRIMARY_KEY
-from lakeskip.spark.write.writer import align_by_position, write_entries
+from lakeskip.spark.write.align import align_by_position
+from lakeskip.spark.write.writer import write_entries
 from lakeskip.sql.merge import MergeAction
 
 __all__ = [

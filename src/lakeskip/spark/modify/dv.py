@@ -73,7 +73,8 @@ from lakeskip.spark.read.dv import (
     live_rows_frame,
     read_vectors,
 )
-from lakeskip.spark.write.writer import align_by_position, write_entries
+from lakeskip.spark.write.align import align_by_position
+from lakeskip.spark.write.writer import write_entries
 
 __all__ = ["DELETION_VECTORS", "merge_bitmaps"]
 

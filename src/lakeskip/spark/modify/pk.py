@@ -80,13 +80,8 @@ from lakeskip.spark.modify.base import (
     sql_over,
 )
 from lakeskip.spark.read.query import table_view
-from lakeskip.spark.write.writer import (
-    WriteResult,
-    align_by_position,
-    commit_written,
-    join_written,
-    write_entries,
-)
+from lakeskip.spark.write.align import align_by_position
+from lakeskip.spark.write.writer import WriteResult, commit_written, join_written, write_entries
 from lakeskip.types import RowType
 
 __all__ = ["PRIMARY_KEY"]
