@@ -34,7 +34,7 @@ def compact_after_commit(table: FileStoreTable, added: Sequence[ManifestEntry]) 
     On a fixed-bucket append table with ``full-compaction.delta-commits`` >= 1 the written
     buckets' small files are merged instead, as Paimon's Spark writer has its
     ``BucketedAppendCompactManager`` fully compact each written bucket before every batch
-    commit (:func:`~lakeskip.procedures.compact.plan_append_full`).
+    commit (:func:`~lakeskip.procedures.compaction.plan_append_full`).
 
     ``write-only = true`` skips it (as in Paimon). A compaction that conflicts with another
     commit is dropped with a warning: the write stands, the next write's compaction picks
@@ -48,7 +48,7 @@ def compact_after_commit(table: FileStoreTable, added: Sequence[ManifestEntry]) 
     from lakeskip.catalog.partitions import normalize_partition
     from lakeskip.catalog.write.universal import full_compaction_on_write
     from lakeskip.errors import LakeskipWarning
-    from lakeskip.procedures.compact import (
+    from lakeskip.procedures.compaction import (
         BinTask,
         compact_append_buckets,
         compact_pk_buckets,
