@@ -56,15 +56,17 @@ from lakeskip.spark.modify.base import (
     DmlResult,
     MergeRequest,
     MergeResult,
+    plan_candidates,
+    quote,
+    remove_files,
+    sql_over,
+)
+from lakeskip.spark.modify.merge_frame import (
     check_single_match,
     merge_changes,
     merge_concurrent_check,
     merge_spec,
     merge_target,
-    plan_candidates,
-    quote,
-    remove_files,
-    sql_over,
 )
 from lakeskip.spark.read.dv import (
     FILE_COLUMN,

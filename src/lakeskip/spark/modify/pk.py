@@ -68,16 +68,18 @@ from lakeskip.spark.modify.base import (
     DmlResult,
     MergeRequest,
     MergeResult,
+    plan_candidates,
+    quote,
+    remove_files,
+    sql_over,
+)
+from lakeskip.spark.modify.merge_frame import (
     MergeSpec,
     check_single_match,
     merge_changes,
     merge_concurrent_check,
     merge_spec,
     merge_target,
-    plan_candidates,
-    quote,
-    remove_files,
-    sql_over,
 )
 from lakeskip.spark.read.query import table_view
 from lakeskip.spark.write.align import align_by_position
