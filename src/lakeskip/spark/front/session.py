@@ -48,7 +48,8 @@ from lakeskip.spark.read.store import spark_catalog
 from lakeskip.spark.write.align import align_by_name
 from lakeskip.spark.write.writer import write_dataframe
 from lakeskip.sql.query import table_references
-from lakeskip.sql.statements import Query, Statement, parse_statements
+from lakeskip.sql.statement_types import Query, Statement
+from lakeskip.sql.statements import parse_statements
 
 __all__ = ["Session", "TableHandle", "connect"]
 

@@ -28,7 +28,7 @@ from lakeskip.spark.write.align import align_by_position
 from lakeskip.spark.write.writer import write_dataframe
 from lakeskip.sql.help import HELP
 from lakeskip.sql.merge import Merge
-from lakeskip.sql.statements import (
+from lakeskip.sql.statement_types import (
     AlterTableColumns,
     AlterTableSetOptions,
     AlterTableUnsetOptions,
@@ -54,8 +54,8 @@ from lakeskip.sql.statements import (
     TruncateTable,
     Update,
     UseDatabase,
-    parse_dml,
 )
+from lakeskip.sql.statements import parse_dml
 from lakeskip.types import DataType, Field, RowType, from_spark_json
 
 __all__ = ["HANDLERS", "StatementContext", "call_procedure", "execute", "run_catalog_dml"]
