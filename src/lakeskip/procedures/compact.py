@@ -22,7 +22,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, assert_never
 
-from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.format.manifest import ManifestEntry
 from lakeskip.catalog.format.snapshot import Snapshot
 from lakeskip.catalog.format.stats import file_column_stats
@@ -33,11 +32,10 @@ from lakeskip.catalog.write.write_spec import WriteSpec
 from lakeskip.errors import InvalidArgumentError
 from lakeskip.procedures.base import (
     Executor,
-    Procedure,
     ProcedureParameter,
     ProcedureResult,
     SortSpec,
-    target_table,
+    TableProcedure,
 )
 from lakeskip.procedures.compaction import (
     BinTask,
@@ -195,7 +193,7 @@ def too_few_files(table: FileStoreTable, new: Sequence[ManifestEntry]) -> str | 
     )
 
 
-class Compact(Procedure):
+class Compact(TableProcedure):
     name = "sys.compact"
     doc = "Bin-pack small files, or sort-compact by order / zorder / hilbert on order_by columns."
     parameters = (
@@ -212,15 +210,9 @@ class Compact(Procedure):
         ),
     )
 
-    def run(
-        self,
-        *,
-        catalog: Catalog,
-        executor: Executor,
-        arguments: Mapping[str, Any],
-        default_database: str,
+    def run_on(
+        self, table: FileStoreTable, arguments: Mapping[str, Any], executor: Executor
     ) -> ProcedureResult:
-        table: FileStoreTable = target_table(catalog, arguments, default_database)
         kind = table.kind
         match kind:
             case PkMerge() | PkRaw():
