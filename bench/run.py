@@ -355,7 +355,7 @@ def _predicate(session: Any, where: str) -> Any:
     import sqlglot
 
     from lakeskip.sql.query import analyze_query
-    from lakeskip.sql.statements import TableIdent
+    from lakeskip.sql.statement_types import TableIdent
 
     tree = sqlglot.parse_one(f"SELECT * FROM {TABLE} WHERE {where}", read="spark")
     rt = session.catalog.get_table(TABLE).schema.row_type

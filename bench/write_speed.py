@@ -23,7 +23,7 @@ change on a shared machine hits every side):
 Each side's CPU seconds are those of the whole process tree (this driver, the local-mode JVM
 that runs the tasks, the PySpark daemon and its workers: ``/proc``, children reaped in between
 included), split into JVM / Python workers / driver. The lakeskip side is also split by the
-writer's own stages (:class:`~lakeskip.catalog.write.data_writer.WriteTimings`: CPU seconds of
+writer's own stages (:class:`~lakeskip.catalog.write.timings.WriteTimings`: CPU seconds of
 the workers per stage). Prints median wall and CPU of every side, the ratios lakeskip / spark
 side by side, and the median round's breakdown; writes ``bench/results/write-speed-<ts>.json``.
 On a loaded machine read the CPU seconds: the wall seconds grow with other processes' load.

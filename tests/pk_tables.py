@@ -12,8 +12,9 @@ from lakeskip.catalog.format.manifest import ManifestEntry
 from lakeskip.catalog.format.snapshot import CommitKind
 from lakeskip.catalog.pk.primary_key import RowKind
 from lakeskip.catalog.table import FileStoreTable
-from lakeskip.catalog.write.data_writer import DataWriter, WriteSpec, next_sequences
+from lakeskip.catalog.write.data_writer import DataWriter, next_sequences
 from lakeskip.catalog.write.pk_dv_write import PkDvSpec, PkDvWriter, dv_update, pk_dv_spec
+from lakeskip.catalog.write.write_spec import WriteSpec
 from lakeskip.types import RowType
 
 __all__ = ["commit_pk_dv", "pk_write_spec", "write_pk", "write_pk_dv"]

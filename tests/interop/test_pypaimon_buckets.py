@@ -21,7 +21,8 @@ from tests.interop.test_pypaimon import pypaimon_python, run_pypaimon  # noqa: F
 
 from lakeskip.catalog import Catalog
 from lakeskip.catalog.format.bucket import bucket_ids, bucket_of
-from lakeskip.catalog.write.data_writer import WriteSpec, write_all
+from lakeskip.catalog.write.data_writer import write_all
+from lakeskip.catalog.write.write_spec import WriteSpec
 from lakeskip.expressions import And, EqualTo
 from lakeskip.planner.scan import ScanPlanner
 from lakeskip.types import BIGINT, DATE, STRING, RowType, decimal_type

@@ -142,7 +142,8 @@ def test_pypaimon_reads_an_evolved_table_with_the_same_rows(
         RenameColumn,
         UpdateColumnType,
     )
-    from lakeskip.catalog.write.data_writer import WriteSpec, write_data_file
+    from lakeskip.catalog.write.rolling_writer import write_data_file
+    from lakeskip.catalog.write.write_spec import WriteSpec
 
     wh = tmp_path / "wh"
     cat = Catalog(str(wh))

@@ -20,8 +20,10 @@ from lakeskip.catalog.format.manifest import FileKind, ManifestEntry, ManifestFi
 from lakeskip.catalog.format.schema import TableSchema
 from lakeskip.catalog.format.snapshot import CommitKind, Snapshot
 from lakeskip.catalog.format.stats import collect_stats, file_column_stats
-from lakeskip.catalog.options import KNOWN_OPTIONS, stats_mode, target_file_size, validate_options
-from lakeskip.catalog.table import FileStoreTable, partition_path
+from lakeskip.catalog.option_checks import validate_options
+from lakeskip.catalog.options import KNOWN_OPTIONS, stats_mode, target_file_size
+from lakeskip.catalog.partitions import partition_path
+from lakeskip.catalog.table import FileStoreTable
 
 __all__ = [
     "DEFAULT_DATABASE",

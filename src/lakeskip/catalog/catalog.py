@@ -37,13 +37,12 @@ from lakeskip.catalog.file_io import FileIO
 from lakeskip.catalog.format.schema import SchemaManager, TableSchema
 from lakeskip.catalog.format.snapshot import Snapshot
 from lakeskip.catalog.kind import DELETION_VECTORS
-from lakeskip.catalog.options import (
-    FILE_INDEX_PREFIX,
+from lakeskip.catalog.option_checks import (
     check_deletion_vectors,
     normalize_option_aliases,
-    option_bool,
     validate_options,
 )
+from lakeskip.catalog.options import FILE_INDEX_PREFIX, option_bool
 from lakeskip.catalog.pk.merge_engine import is_merge_option
 from lakeskip.catalog.pk.primary_key import PRIMARY_KEY_OPTION, check_primary_key
 from lakeskip.catalog.schema_evolution import AddColumn, SchemaChange, apply_changes

@@ -46,9 +46,9 @@ import numpy as np
 
 from lakeskip.errors import TypeMismatchError
 from lakeskip.types import (
-    _INT_RANGES,
     EPOCH_NAIVE,
     EPOCH_UTC,
+    INT_RANGES,
     DataType,
     TypeRoot,
     session_time_zone,
@@ -93,7 +93,7 @@ def coerce_literal(t: DataType, value: Any, column: str, time_zone: str = "UTC")
     if t.is_integer:
         if isinstance(value, bool) or not isinstance(value, _NUMBER):
             raise bad
-        lo, hi = _INT_RANGES[r]
+        lo, hi = INT_RANGES[r]
         return _integral(value, lo, hi)
     if r in (TypeRoot.FLOAT, TypeRoot.DOUBLE):
         if isinstance(value, bool) or not isinstance(value, _NUMBER):

@@ -150,6 +150,27 @@ class Procedure:
         raise NotImplementedError
 
 
+class TableProcedure(Procedure):
+    """A procedure on the one table its ``table`` argument names: subclasses implement
+    :meth:`run_on` with that table (unqualified: in the default database)."""
+
+    def run(
+        self,
+        *,
+        catalog: Catalog,
+        executor: Executor,
+        arguments: Mapping[str, Any],
+        default_database: str,
+    ) -> ProcedureResult:
+        table = target_table(catalog, arguments, default_database)
+        return self.run_on(table, arguments, executor)
+
+    def run_on(
+        self, table: FileStoreTable, arguments: Mapping[str, Any], executor: Executor
+    ) -> ProcedureResult:
+        raise NotImplementedError
+
+
 def run_procedure(
     procedure: Procedure,
     *,

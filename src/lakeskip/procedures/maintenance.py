@@ -17,13 +17,16 @@ from typing import Any
 
 from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.ops.maintenance import expire_snapshots, remove_orphan_files
-from lakeskip.catalog.options import option_int, option_millis, validate_options
+from lakeskip.catalog.option_checks import validate_options
+from lakeskip.catalog.options import option_int, option_millis
+from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import InvalidArgumentError
 from lakeskip.procedures.base import (
     Executor,
     Procedure,
     ProcedureParameter,
     ProcedureResult,
+    TableProcedure,
     target_table,
 )
 
@@ -60,7 +63,7 @@ def _older_than(arguments: Mapping[str, Any]) -> int | None:
     return parse_timestamp_millis(str(text), "older_than")
 
 
-class ExpireSnapshots(Procedure):
+class ExpireSnapshots(TableProcedure):
     """``sys.expire_snapshots(table, retain_max, retain_min, older_than, max_deletes, options)``,
     Paimon's procedure: arguments not given come from the table's ``snapshot.num-retained.max``,
     ``snapshot.num-retained.min``, ``snapshot.time-retained`` (``older_than`` = now minus it)
@@ -83,15 +86,9 @@ class ExpireSnapshots(Procedure):
         ProcedureParameter("retain_last", int, doc="keep the newest n, expire the rest"),
     )
 
-    def run(
-        self,
-        *,
-        catalog: Catalog,
-        executor: Executor,
-        arguments: Mapping[str, Any],
-        default_database: str,
+    def run_on(
+        self, table: FileStoreTable, arguments: Mapping[str, Any], executor: Executor
     ) -> ProcedureResult:
-        table = target_table(catalog, arguments, default_database)
         older = _older_than(arguments)
         retain_max = _optional_int(arguments, "retain_max")
         max_deletes = _optional_int(arguments, "max_deletes")

@@ -37,9 +37,10 @@ from lakeskip.catalog.pk.primary_key import (
     schema_key_layout,
 )
 from lakeskip.catalog.table import FileStoreTable
-from lakeskip.catalog.write.data_writer import RollingWriter, WriteSpec
-from lakeskip.catalog.write.pk_dv_write import BucketFile, iter_versions, sorted_runs
+from lakeskip.catalog.write.bucket_lookup import BucketFile, iter_versions, sorted_runs
+from lakeskip.catalog.write.rolling_writer import RollingWriter
 from lakeskip.catalog.write.sort_buffer import BufferOptions, merge_sorted
+from lakeskip.catalog.write.write_spec import WriteSpec
 
 __all__ = [
     "TOP_LEVEL",
@@ -69,10 +70,10 @@ def compact_bucket(task: BucketTask) -> list[ManifestEntry]:
 
     Streams: every file is read a batch at a time (minus its DV), a k-way merge by key
     (:func:`~lakeskip.catalog.write.sort_buffer.merge_sorted`; the files of a level are read
-    one after the other, :func:`~lakeskip.catalog.write.pk_dv_write.sorted_runs`) yields
+    one after the other, :func:`~lakeskip.catalog.write.bucket_lookup.sorted_runs`) yields
     chunks holding every version of their keys, the engine merges each chunk, and the output
     rolls into files at ``target-file-size``
-    (:class:`~lakeskip.catalog.write.data_writer.RollingWriter`): memory holds one batch per
+    (:class:`~lakeskip.catalog.write.rolling_writer.RollingWriter`): memory holds one batch per
     sorted run and the output's row group being filled, not the bucket. ``task.drop_delete`` false (a universal compaction below the bucket's
     highest level): a key that merges to no row keeps its newest version, retract and all,
     to hide the older versions below."""
@@ -178,7 +179,7 @@ def plan_universal_tasks(
     pick_full`, what ``full-compaction.delta-commits`` runs after a write): every run to the
     top level, or, for a bucket that is one top-level run already, one task per file with a
     DV (``deleted``)."""
-    from lakeskip.catalog.table import normalize_partition
+    from lakeskip.catalog.partitions import normalize_partition
     from lakeskip.catalog.write.universal import (
         UniversalOptions,
         bucket_runs,

@@ -25,7 +25,6 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.file_io import FileIO
 from lakeskip.catalog.format.manifest import ManifestEntry
 from lakeskip.catalog.format.schema import TableSchema
@@ -36,10 +35,9 @@ from lakeskip.index.file_index import build_file_index
 from lakeskip.index.options import parse_file_index_options
 from lakeskip.procedures.base import (
     Executor,
-    Procedure,
     ProcedureParameter,
     ProcedureResult,
-    target_table,
+    TableProcedure,
 )
 from lakeskip.procedures.partition_filter import filter_partitions
 from lakeskip.types import Field, RowType
@@ -159,7 +157,7 @@ def rewrite_one(task: RewriteTask) -> RewriteOutcome:
     return RewriteOutcome(task.entry, dataclasses.replace(task.entry, file=new_meta), n_indexes)
 
 
-class RewriteFileIndex(Procedure):
+class RewriteFileIndex(TableProcedure):
     name = "sys.rewrite_file_index"
     doc = "Rebuild every data file's file indexes from the table's current file-index options."
     parameters = (
@@ -167,15 +165,9 @@ class RewriteFileIndex(Procedure):
         ProcedureParameter("where", str, doc="partition predicate, e.g. dt = '2024-01-01'"),
     )
 
-    def run(
-        self,
-        *,
-        catalog: Catalog,
-        executor: Executor,
-        arguments: Mapping[str, Any],
-        default_database: str,
+    def run_on(
+        self, table: FileStoreTable, arguments: Mapping[str, Any], executor: Executor
     ) -> ProcedureResult:
-        table: FileStoreTable = target_table(catalog, arguments, default_database)
         snapshot = table.latest_snapshot()
         entries = table.scan_files(snapshot) if snapshot is not None else []
         if arguments.get("where"):

@@ -19,6 +19,7 @@ from lakeskip.procedures.base import (
     Procedure,
     ProcedureParameter,
     ProcedureResult,
+    TableProcedure,
     target_table,
 )
 
@@ -85,7 +86,7 @@ class Rollback(Procedure):
         return _run(table, travel)
 
 
-class RollbackToTimestamp(Procedure):
+class RollbackToTimestamp(TableProcedure):
     """``sys.rollback_to_timestamp(table, timestamp)``: epoch millis; the newest snapshot
     committed at or before it."""
 
@@ -96,13 +97,7 @@ class RollbackToTimestamp(Procedure):
         ProcedureParameter("timestamp", int, required=True, doc="epoch milliseconds"),
     )
 
-    def run(
-        self,
-        *,
-        catalog: Catalog,
-        executor: Executor,
-        arguments: Mapping[str, Any],
-        default_database: str,
+    def run_on(
+        self, table: FileStoreTable, arguments: Mapping[str, Any], executor: Executor
     ) -> ProcedureResult:
-        table = target_table(catalog, arguments, default_database)
         return _run(table, TimeTravel(timestamp_millis=int(arguments["timestamp"])))

@@ -52,7 +52,8 @@ from lakeskip.catalog.format.manifest import ManifestEntry
 from lakeskip.catalog.ops.maintenance import SPILL_DIR_PREFIX
 from lakeskip.catalog.options import option_int, target_file_size
 from lakeskip.catalog.table import FileStoreTable
-from lakeskip.catalog.write.data_writer import DataWriter, WriteSpec
+from lakeskip.catalog.write.data_writer import DataWriter
+from lakeskip.catalog.write.write_spec import WriteSpec
 from lakeskip.procedures.base import Executor, SortSpec
 from lakeskip.sort.cuts import KeyArray, aligned_cuts, curve_keys, key_bytes
 from lakeskip.sort.ranked import RANK_KEYS, ColumnBounds, sample_rows

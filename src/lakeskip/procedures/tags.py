@@ -8,16 +8,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.ops.tags import create_tag, delete_tag, rename_tag, replace_tag
 from lakeskip.catalog.options import parse_duration_millis
+from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import InvalidArgumentError, InvalidOptionError
 from lakeskip.procedures.base import (
     Executor,
-    Procedure,
     ProcedureParameter,
     ProcedureResult,
-    target_table,
+    TableProcedure,
 )
 
 __all__ = ["CreateTag", "DeleteTag", "RenameTag", "ReplaceTag"]
@@ -40,7 +39,7 @@ def _snapshot_id(arguments: Mapping[str, Any]) -> int | None:
     return None if value is None else int(value)
 
 
-class CreateTag(Procedure):
+class CreateTag(TableProcedure):
     """``sys.create_tag(table, tag, snapshot => latest, time_retained => '1 d')``."""
 
     name = "sys.create_tag"
@@ -52,40 +51,28 @@ class CreateTag(Procedure):
         ProcedureParameter("time_retained", str, doc="how long the tag is kept, e.g. '7 d'"),
     )
 
-    def run(
-        self,
-        *,
-        catalog: Catalog,
-        executor: Executor,
-        arguments: Mapping[str, Any],
-        default_database: str,
+    def run_on(
+        self, table: FileStoreTable, arguments: Mapping[str, Any], executor: Executor
     ) -> ProcedureResult:
-        table = target_table(catalog, arguments, default_database)
         snap = create_tag(table, arguments["tag"], _snapshot_id(arguments), _retained(arguments))
         return ProcedureResult(columns=_TAGGED, values=((True, snap.id),))
 
 
-class ReplaceTag(Procedure):
+class ReplaceTag(TableProcedure):
     """``sys.replace_tag(table, tag, snapshot => latest, time_retained)``."""
 
     name = "sys.replace_tag"
     doc = "Point an existing tag at another snapshot (default: the latest)."
     parameters = CreateTag.parameters
 
-    def run(
-        self,
-        *,
-        catalog: Catalog,
-        executor: Executor,
-        arguments: Mapping[str, Any],
-        default_database: str,
+    def run_on(
+        self, table: FileStoreTable, arguments: Mapping[str, Any], executor: Executor
     ) -> ProcedureResult:
-        table = target_table(catalog, arguments, default_database)
         snap = replace_tag(table, arguments["tag"], _snapshot_id(arguments), _retained(arguments))
         return ProcedureResult(columns=_TAGGED, values=((True, snap.id),))
 
 
-class DeleteTag(Procedure):
+class DeleteTag(TableProcedure):
     """``sys.delete_tag(table, tag)``: ``tag`` may list several, comma-separated."""
 
     name = "sys.delete_tag"
@@ -95,15 +82,9 @@ class DeleteTag(Procedure):
         ProcedureParameter("tag", str, required=True),
     )
 
-    def run(
-        self,
-        *,
-        catalog: Catalog,
-        executor: Executor,
-        arguments: Mapping[str, Any],
-        default_database: str,
+    def run_on(
+        self, table: FileStoreTable, arguments: Mapping[str, Any], executor: Executor
     ) -> ProcedureResult:
-        table = target_table(catalog, arguments, default_database)
         deleted = delete_tag(table, arguments["tag"])
         return ProcedureResult(
             columns=(("result", "BOOLEAN"), ("tags_deleted", "INT")),
@@ -111,7 +92,7 @@ class DeleteTag(Procedure):
         )
 
 
-class RenameTag(Procedure):
+class RenameTag(TableProcedure):
     """``sys.rename_tag(table, tag, target_tag)``."""
 
     name = "sys.rename_tag"
@@ -122,14 +103,8 @@ class RenameTag(Procedure):
         ProcedureParameter("target_tag", str, required=True),
     )
 
-    def run(
-        self,
-        *,
-        catalog: Catalog,
-        executor: Executor,
-        arguments: Mapping[str, Any],
-        default_database: str,
+    def run_on(
+        self, table: FileStoreTable, arguments: Mapping[str, Any], executor: Executor
     ) -> ProcedureResult:
-        table = target_table(catalog, arguments, default_database)
         rename_tag(table, arguments["tag"], arguments["target_tag"])
         return ProcedureResult(columns=(("result", "BOOLEAN"),), values=((True,),))

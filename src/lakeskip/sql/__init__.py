@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
-from lakeskip.sql.statements import Statement, TableIdent, parse_statement, parse_statements
+from lakeskip.sql.statement_types import Statement, TableIdent
+from lakeskip.sql.statements import parse_statement, parse_statements
 
 __all__ = ["Statement", "TableIdent", "parse_statement", "parse_statements"]

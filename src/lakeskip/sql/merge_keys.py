@@ -26,7 +26,7 @@ from sqlglot.errors import ParseError, TokenError
 
 from lakeskip.expressions import AlwaysTrue, BooleanExpression
 from lakeskip.sql.query import condition_predicate
-from lakeskip.sql.statements import DIALECT
+from lakeskip.sql.statement_types import DIALECT
 from lakeskip.types import RowType
 
 __all__ = ["MergeKey", "MergePruning", "merge_pruning"]

@@ -22,7 +22,7 @@ from sqlglot.errors import ParseError, TokenError
 from lakeskip.errors import InvalidArgumentError, SqlParseError
 from lakeskip.expressions import BooleanExpression, Reference
 from lakeskip.sql.predicates import to_expression
-from lakeskip.sql.statements import DIALECT
+from lakeskip.sql.statement_types import DIALECT
 from lakeskip.types import RowType
 
 __all__ = ["parse_partition_predicate"]

@@ -36,7 +36,7 @@ from sqlglot.optimizer.scope import Scope, traverse_scope
 from lakeskip.errors import SqlParseError, UnsupportedStatementError
 from lakeskip.expressions import AlwaysTrue, BooleanExpression, Reference, and_
 from lakeskip.sql.predicates import to_expression
-from lakeskip.sql.statements import DIALECT, Query, TableIdent
+from lakeskip.sql.statement_types import DIALECT, Query, TableIdent
 from lakeskip.types import RowType
 
 __all__ = [

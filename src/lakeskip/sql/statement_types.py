@@ -1,6 +1,6 @@
 """The typed statements :mod:`lakeskip.sql.statements` parses SQL into (frozen dataclasses;
 :class:`Query` keeps its sqlglot tree for the table rewriting of :mod:`lakeskip.sql.query`).
-Import them from :mod:`lakeskip.sql.statements`, the parser's public face."""
+Import them from here; :mod:`lakeskip.sql.statements` holds the parser."""
 
 from __future__ import annotations
 

@@ -39,8 +39,8 @@ from lakeskip.sql.ddl import (
     parse_column_position,
     parse_unset,
 )
+from lakeskip.sql.dml import delete_from, insert_into, merge_into, update
 from lakeskip.sql.literals import literal_value
-from lakeskip.sql.merge import merge_from_tree
 from lakeskip.sql.splitter import (
     LEADING_COMMENTS,
     position,
@@ -49,62 +49,33 @@ from lakeskip.sql.splitter import (
 )
 from lakeskip.sql.statement_types import (
     DIALECT,
-    AlterTableColumns,
-    AlterTableSetOptions,
-    AlterTableUnsetOptions,
     Call,
-    ColumnDef,
-    CreateDatabase,
     CreateTable,
-    Delete,
     DescribeTable,
     DropDatabase,
     DropTable,
     Explain,
     Help,
-    Insert,
     OtherTableStatement,
     Passthrough,
     Query,
-    RenameTable,
     ShowCreateTable,
     ShowDatabases,
     ShowTables,
     Statement,
     TableIdent,
     TruncateTable,
-    Update,
     UseDatabase,
 )
 
 __all__ = [
-    "DIALECT",
-    "AlterTableColumns",
-    "AlterTableSetOptions",
-    "AlterTableUnsetOptions",
+    # the statement types are imported from lakeskip.sql.statement_types; these four stay
+    # importable from here for spark/read/query.py and spark/bridge/sql_rewrite.py (owned by
+    # others this session)
     "Call",
-    "ColumnDef",
-    "CreateDatabase",
     "CreateTable",
-    "Delete",
-    "DescribeTable",
-    "DropDatabase",
-    "DropTable",
-    "Explain",
-    "Help",
-    "Insert",
-    "OtherTableStatement",
-    "Passthrough",
     "Query",
-    "RenameTable",
-    "ShowCreateTable",
-    "ShowDatabases",
-    "ShowTables",
-    "Statement",
     "TableIdent",
-    "TruncateTable",
-    "Update",
-    "UseDatabase",
     "parse_dml",
     "parse_statement",
     "parse_statements",
@@ -395,124 +366,6 @@ def _describe(tree: exp.Describe, text: str) -> Statement:
     return DescribeTable(TableIdent.of(tree.this), style in ("EXTENDED", "FORMATTED"))
 
 
-def _dml_extra(tree: exp.Expression, verb: str, allowed: set[str]) -> str | None:
-    """The first clause of a DELETE/UPDATE that lakeskip does not implement, if any."""
-    names = {"using": "USING", "from_": "FROM", "from": "FROM", "returning": "RETURNING"}
-    for key, value in tree.args.items():
-        if key in allowed or value is None or value is False or value == []:
-            continue
-        return f"{verb} ... {names.get(key, key.upper())}"
-    return None
-
-
-def _check_target(table: exp.Table, verb: str) -> None:
-    """A DELETE/UPDATE target is a plain table name (with an alias): a clause on it (time
-    travel, TABLESAMPLE, ...) would be silently ignored, so it is an error."""
-    names = {"version": "time travel (AS OF)", "sample": "TABLESAMPLE", "pivots": "PIVOT"}
-    for key, value in table.args.items():
-        if key in ("this", "db", "catalog", "alias") or value is None or value == []:
-            continue
-        raise UnsupportedStatementError(
-            f"{verb} {table.sql(DIALECT)}: {names.get(key, key.upper())} on the target table "
-            "is not supported"
-        )
-
-
-def _where_sql(tree: exp.Expression) -> str | None:
-    where = tree.args.get("where")
-    return where.this.sql(DIALECT) if where is not None else None
-
-
-def _delete(tree: exp.Delete, text: str) -> Statement:
-    if not isinstance(tree.this, exp.Table):
-        return Passthrough(text)
-    ident = TableIdent.of(tree.this)
-    _check_target(tree.this, "DELETE FROM")
-    extra = _dml_extra(tree, "DELETE", {"this", "where"})
-    if extra is not None:
-        return OtherTableStatement(ident, extra, text)
-    return Delete(ident, tree.this.alias or None, _where_sql(tree), text)
-
-
-def _update(tree: exp.Update, text: str) -> Statement:
-    if not isinstance(tree.this, exp.Table):
-        return Passthrough(text)
-    ident = TableIdent.of(tree.this)
-    _check_target(tree.this, "UPDATE")
-    extra = _dml_extra(tree, "UPDATE", {"this", "where", "expressions"})
-    if extra is not None:
-        return OtherTableStatement(ident, extra, text)
-    alias = tree.this.alias or None
-    assignments: list[tuple[str, str]] = []
-    for a in tree.expressions:
-        target = a.this if isinstance(a, exp.EQ) else None
-        if not isinstance(target, exp.Column) or target.args.get("db"):
-            raise UnsupportedStatementError(
-                f"UPDATE {ident}: SET {a.sql(DIALECT)} is not supported (use SET column = expr)"
-            )
-        if target.table and target.table not in (alias or ident.name, ident.name):
-            raise SqlParseError(f"UPDATE {ident}: SET names column {target.sql(DIALECT)}")
-        assignments.append((target.name, a.expression.sql(DIALECT)))
-    return Update(ident, alias, tuple(assignments), _where_sql(tree), text)
-
-
-def _merge(tree: exp.Merge, text: str) -> Statement:
-    if not isinstance(tree.this, exp.Table):
-        return Passthrough(text)
-    _check_target(tree.this, "MERGE INTO")
-    return merge_from_tree(tree, TableIdent.of(tree.this), text)
-
-
-_INSERT_ARGS = frozenset({"this", "expression", "overwrite", "by_name", "with_"})
-
-
-def _insert(tree: exp.Insert, text: str) -> Statement:
-    target = tree.this
-    columns: tuple[str, ...] | None = None
-    if isinstance(target, exp.Schema):
-        columns = tuple(c.name for c in target.expressions)
-        target = target.this
-    if not isinstance(target, exp.Table):
-        return Passthrough(text)
-    partition: dict[str, Any] | None = None
-    part = target.args.get("partition")
-    if part is not None:
-        partition = {}
-        for e in part.expressions:
-            if isinstance(e, exp.EQ):
-                partition[e.this.name] = literal_value(e.expression)
-            else:
-                raise UnsupportedStatementError(
-                    "only static PARTITION (k=v, ...) specs are supported in INSERT"
-                )
-    extra = sorted(k for k, v in tree.args.items() if v and k not in _INSERT_ARGS)
-    if extra:  # REPLACE WHERE, IF NOT EXISTS, ...: never silently dropped
-        named = {"where": "REPLACE WHERE", "exists": "IF NOT EXISTS"}
-        raise UnsupportedStatementError(
-            f"INSERT ... {named.get(extra[0], extra[0].upper())} is not supported"
-        )
-    source = tree.expression
-    if source is None:
-        raise SqlParseError("INSERT needs SELECT or VALUES")
-    if isinstance(source, exp.Values):
-        query_sql = "SELECT * FROM " + source.sql(DIALECT)
-    else:
-        query_sql = source.sql(DIALECT)
-    with_ = tree.args.get("with_")
-    if with_ is not None:  # WITH x AS (...) INSERT INTO t SELECT ... FROM x
-        query_sql = f"{with_.sql(DIALECT)} {query_sql}"
-    ident = TableIdent.of(target)
-    return Insert(
-        ident=ident,
-        overwrite=bool(tree.args.get("overwrite")),
-        partition=partition,
-        columns=columns,
-        query_sql=query_sql,
-        sql=text,
-        by_name=bool(tree.args.get("by_name")),
-    )
-
-
 _SHOW_TABLES = re.compile(r"(?is)^SHOW\s+TABLES(?:\s+(?:IN|FROM)\s+(?P<db>[\w`]+))?\s*$")
 _SHOW_DBS = re.compile(r"(?is)^SHOW\s+(?:DATABASES|SCHEMAS|NAMESPACES)\s*$")
 _SHOW_CREATE = re.compile(r"(?is)^SHOW\s+CREATE\s+TABLE\s+(?P<t>[\w.`]+)\s*$")
@@ -662,9 +515,9 @@ _BY_TREE: dict[type[exp.Expr], Callable[[Any, str], Statement]] = {
     exp.Use: _use,
     exp.Describe: _describe,
     exp.Alter: alter_table,
-    exp.Insert: _insert,
+    exp.Insert: insert_into,
     exp.TruncateTable: _truncate,
-    exp.Delete: _delete,
-    exp.Update: _update,
-    exp.Merge: _merge,
+    exp.Delete: delete_from,
+    exp.Update: update,
+    exp.Merge: merge_into,
 }

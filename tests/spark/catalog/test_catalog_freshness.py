@@ -25,7 +25,8 @@ from tests.examples import spark_examples
 
 import lakeskip
 from lakeskip.catalog.catalog import Catalog
-from lakeskip.catalog.write.data_writer import DataWriter, WriteSpec
+from lakeskip.catalog.write.data_writer import DataWriter
+from lakeskip.catalog.write.write_spec import WriteSpec
 from lakeskip.spark import input_files
 from lakeskip.spark.front.catalog_setup import service_for
 from lakeskip.spark.front.native_query import pruning_reports

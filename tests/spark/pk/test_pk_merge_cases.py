@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 from tests.cases.pk_merge_cases import Case, load, option_groups, table_options
 
-from lakeskip.catalog.write.data_writer import WriteSpec, write_kv_data_file
+from lakeskip.catalog.write.rolling_writer import write_kv_data_file
+from lakeskip.catalog.write.write_spec import WriteSpec
 
 GROUPS = option_groups(load())
 _OFFSET = 1000

@@ -22,7 +22,8 @@ import lakeskip
 from lakeskip.catalog.format.deletion_vectors import DeletionVectorUpdate
 from lakeskip.catalog.format.parquet_options import ParquetWriteOptions
 from lakeskip.catalog.format.snapshot import CommitKind
-from lakeskip.catalog.write.data_writer import WriteSpec, write_data_file
+from lakeskip.catalog.write.rolling_writer import write_data_file
+from lakeskip.catalog.write.write_spec import WriteSpec
 from lakeskip.spark.read.dv import live_rows_frame, read_vectors
 
 

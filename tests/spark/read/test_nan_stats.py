@@ -31,7 +31,9 @@ from tests.examples import spark_examples
 import lakeskip
 from lakeskip.catalog.format import parquet_options
 from lakeskip.catalog.table import FileStoreTable
-from lakeskip.catalog.write.data_writer import WriteSpec, write_all, write_kv_data_file
+from lakeskip.catalog.write.data_writer import write_all
+from lakeskip.catalog.write.rolling_writer import write_kv_data_file
+from lakeskip.catalog.write.write_spec import WriteSpec
 from lakeskip.spark.front.session import Session
 from lakeskip.types import RowType, parse_sql_type
 

@@ -33,7 +33,8 @@ from lakeskip.catalog.schema_evolution import (
     reads_by_name,
     widens,
 )
-from lakeskip.catalog.write.data_writer import WriteSpec, write_data_file
+from lakeskip.catalog.write.rolling_writer import write_data_file
+from lakeskip.catalog.write.write_spec import WriteSpec
 from lakeskip.errors import ColumnNotFoundError, SchemaChangeError, UnsupportedIndexTypeError
 from lakeskip.planner.scan import ScanPlanner
 

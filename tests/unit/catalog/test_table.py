@@ -18,7 +18,8 @@ from lakeskip.catalog import (
     TableSchema,
 )
 from lakeskip.catalog.format.manifest import read_manifest, read_manifest_list, write_manifest
-from lakeskip.catalog.table import partition_path, retry_on_conflict
+from lakeskip.catalog.partitions import partition_path
+from lakeskip.catalog.table import retry_on_conflict
 from lakeskip.errors import CommitConflictError
 from lakeskip.types import BIGINT, DATE, INT, STRING, RowType, decimal_type
 

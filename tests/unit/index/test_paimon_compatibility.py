@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 from lakeskip import types as T
-from lakeskip.catalog.options import validate_options
+from lakeskip.catalog.option_checks import validate_options
 from lakeskip.errors import InvalidOptionError
 from lakeskip.index.bitmap import VERSION_1, VERSION_2
 from lakeskip.index.file_index import FileIndexFile, build_file_index

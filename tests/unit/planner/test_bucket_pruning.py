@@ -24,7 +24,8 @@ from lakeskip import expressions as E
 from lakeskip import types as T
 from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.format.bucket import bucket_ids, bucket_of
-from lakeskip.catalog.write.data_writer import WriteSpec, write_all
+from lakeskip.catalog.write.data_writer import write_all
+from lakeskip.catalog.write.write_spec import WriteSpec
 from lakeskip.planner.report import SkipTier
 from lakeskip.planner.scan import ScanPlanner
 

@@ -20,7 +20,8 @@ from lakeskip.catalog.cache import shared_cache
 from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.file_io import FileIO
 from lakeskip.catalog.format.snapshot import CommitKind
-from lakeskip.catalog.write.data_writer import WriteSpec, write_data_file
+from lakeskip.catalog.write.rolling_writer import write_data_file
+from lakeskip.catalog.write.write_spec import WriteSpec
 from lakeskip.expressions import EqualTo, GreaterThan, Or, bind, evaluate_arrow
 from lakeskip.planner.scan import ScanPlanner
 

@@ -21,7 +21,8 @@ from tests.unit.expressions.strategies import SCALARS, column_values, predicates
 from lakeskip import expressions as E
 from lakeskip import types as T
 from lakeskip.catalog.catalog import Catalog
-from lakeskip.catalog.write.data_writer import WriteSpec, write_data_file
+from lakeskip.catalog.write.rolling_writer import write_data_file
+from lakeskip.catalog.write.write_spec import WriteSpec
 from lakeskip.planner.scan import ScanPlanner
 
 COLUMNS = ["i32", "i64", "f64", "s", "d", "ts", "dec", "b"]

@@ -15,7 +15,8 @@ from lakeskip import types as T
 from lakeskip.catalog.cache import MetadataCache
 from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.table import FileStoreTable
-from lakeskip.catalog.write.data_writer import DataWriter, WriteSpec
+from lakeskip.catalog.write.data_writer import DataWriter
+from lakeskip.catalog.write.write_spec import WriteSpec
 from lakeskip.planner.scan import ScanPlanner
 
 SCHEMA = T.RowType.of(("id", T.BIGINT), ("d", T.DOUBLE), ("s", T.STRING))

@@ -18,7 +18,8 @@ from lakeskip import expressions as E
 from lakeskip import types as T
 from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.table import FileStoreTable
-from lakeskip.catalog.write.data_writer import WriteSpec, write_data_file
+from lakeskip.catalog.write.rolling_writer import write_data_file
+from lakeskip.catalog.write.write_spec import WriteSpec
 from lakeskip.index.file_index import FileIndexFile, build_file_index
 from lakeskip.index.options import parse_file_index_options
 from lakeskip.planner.index_evaluator import evaluate_file_index

@@ -18,7 +18,8 @@ from lakeskip import types as T
 from lakeskip.catalog.cache import MetadataCache
 from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.file_io import FileIO
-from lakeskip.catalog.write.data_writer import WriteSpec, write_data_file
+from lakeskip.catalog.write.rolling_writer import write_data_file
+from lakeskip.catalog.write.write_spec import WriteSpec
 from lakeskip.errors import LakeskipWarning
 from lakeskip.expressions import EqualTo
 from lakeskip.index.format import FileIndexContainer

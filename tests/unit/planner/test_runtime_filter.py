@@ -26,7 +26,8 @@ from lakeskip import expressions as E
 from lakeskip import types as T
 from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.format.bucket import bucket_ids
-from lakeskip.catalog.write.data_writer import WriteSpec, write_data_file
+from lakeskip.catalog.write.rolling_writer import write_data_file
+from lakeskip.catalog.write.write_spec import WriteSpec
 from lakeskip.planner.columnar_stats import ColumnArrays
 from lakeskip.planner.report import SkipTier
 from lakeskip.planner.runtime import (

@@ -24,7 +24,8 @@ from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.format.snapshot import CommitKind
 from lakeskip.catalog.ops.time_travel import TimeTravel, resolve_snapshot, table_at
 from lakeskip.catalog.table import FileStoreTable
-from lakeskip.catalog.write.data_writer import WriteSpec, write_data_file
+from lakeskip.catalog.write.rolling_writer import write_data_file
+from lakeskip.catalog.write.write_spec import WriteSpec
 from lakeskip.errors import InvalidOptionError, SnapshotNotFoundError, StreamReadError
 from lakeskip.planner.scan import ScanPlanner
 from lakeskip.planner.stream import StreamOffset, plan_stream_batch, stream_end, stream_start

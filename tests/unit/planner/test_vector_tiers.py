@@ -23,7 +23,8 @@ from lakeskip import types as T
 from lakeskip.catalog.cache import shared_cache
 from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.format.stats import file_column_stats
-from lakeskip.catalog.write.data_writer import WriteSpec, write_data_file
+from lakeskip.catalog.write.rolling_writer import write_data_file
+from lakeskip.catalog.write.write_spec import WriteSpec
 from lakeskip.expressions import AlwaysFalse, AlwaysTrue, bind
 from lakeskip.index.file_index import FileIndexFile
 from lakeskip.planner.index_evaluator import evaluate_file_index

@@ -15,10 +15,11 @@ import pytest
 from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.format.manifest import ManifestEntry
 from lakeskip.catalog.format.snapshot import CommitKind
-from lakeskip.catalog.options import validate_options
-from lakeskip.catalog.write.data_writer import DataWriter, WriteSpec
+from lakeskip.catalog.option_checks import validate_options
+from lakeskip.catalog.write.data_writer import DataWriter
+from lakeskip.catalog.write.write_spec import WriteSpec
 from lakeskip.errors import InvalidOptionError
-from lakeskip.procedures.compact import compact_append_buckets, plan_append_full, rewrite_bin
+from lakeskip.procedures.compaction import compact_append_buckets, plan_append_full, rewrite_bin
 from lakeskip.types import INT, STRING, RowType
 
 ROW = RowType.of(("k", INT), ("v", STRING))

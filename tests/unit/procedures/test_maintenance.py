@@ -18,7 +18,8 @@ from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.format.manifest import ManifestEntry
 from lakeskip.catalog.format.snapshot import CommitKind
 from lakeskip.catalog.table import FileStoreTable
-from lakeskip.catalog.write.data_writer import WriteSpec, write_data_file
+from lakeskip.catalog.write.rolling_writer import write_data_file
+from lakeskip.catalog.write.write_spec import WriteSpec
 from lakeskip.errors import InvalidArgumentError, TableNotFoundError
 from lakeskip.procedures.maintenance import parse_timestamp_millis
 from lakeskip.procedures.registry import get_procedure

@@ -15,7 +15,8 @@ from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.format.schema import SchemaManager
 from lakeskip.catalog.ops.system_tables import read_optimized_level
 from lakeskip.catalog.pk.primary_key import RowKind
-from lakeskip.catalog.write.data_writer import DataWriter, WriteSpec, next_sequences
+from lakeskip.catalog.write.data_writer import DataWriter, next_sequences
+from lakeskip.catalog.write.write_spec import WriteSpec
 from lakeskip.procedures.compact import Compact
 from lakeskip.types import BIGINT, INT, STRING, RowType
 

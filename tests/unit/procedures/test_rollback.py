@@ -23,7 +23,8 @@ from lakeskip.catalog.format.manifest import FileKind
 from lakeskip.catalog.format.snapshot import CommitKind
 from lakeskip.catalog.ops.rollback import rollback_to
 from lakeskip.catalog.table import FileStoreTable
-from lakeskip.catalog.write.data_writer import WriteSpec, write_data_file
+from lakeskip.catalog.write.rolling_writer import write_data_file
+from lakeskip.catalog.write.write_spec import WriteSpec
 from lakeskip.errors import CommitConflictError, CorruptMetadataError, InvalidArgumentError
 from lakeskip.procedures.registry import get_procedure
 

@@ -21,7 +21,8 @@ from lakeskip.catalog import Catalog
 from lakeskip.catalog.format.manifest import ManifestEntry
 from lakeskip.catalog.format.snapshot import CommitKind
 from lakeskip.catalog.table import FileStoreTable
-from lakeskip.catalog.write.data_writer import WriteSpec, write_all
+from lakeskip.catalog.write.data_writer import write_all
+from lakeskip.catalog.write.write_spec import WriteSpec
 from lakeskip.procedures.base import SortSpec
 from lakeskip.procedures.compact import Compact
 from lakeskip.procedures.sort_rewrite import key_bytes, rewrite_sorted_in_tasks

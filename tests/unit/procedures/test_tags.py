@@ -18,7 +18,8 @@ from lakeskip.catalog.ops.maintenance import expire_snapshots
 from lakeskip.catalog.ops.tags import list_tags
 from lakeskip.catalog.ops.time_travel import TimeTravel, resolve_snapshot
 from lakeskip.catalog.table import FileStoreTable
-from lakeskip.catalog.write.data_writer import WriteSpec, write_data_file
+from lakeskip.catalog.write.rolling_writer import write_data_file
+from lakeskip.catalog.write.write_spec import WriteSpec
 from lakeskip.errors import CorruptMetadataError, InvalidArgumentError, SnapshotNotFoundError
 from lakeskip.expressions.tree import AlwaysTrue
 from lakeskip.planner.scan import ScanPlanner

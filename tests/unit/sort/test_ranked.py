@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 
 from lakeskip.catalog import Catalog
 from lakeskip.catalog.format.snapshot import CommitKind
-from lakeskip.catalog.write.data_writer import WriteSpec, write_all
+from lakeskip.catalog.write.data_writer import write_all
+from lakeskip.catalog.write.write_spec import WriteSpec
 from lakeskip.errors import InvalidArgumentError
 from lakeskip.procedures.base import SortSpec
 from lakeskip.procedures.sort_rewrite import rewrite_sorted_in_tasks

@@ -16,7 +16,7 @@ import sqlglot
 
 from lakeskip import types as T
 from lakeskip.sql.query import TableScan, analyze_query
-from lakeskip.sql.statements import DIALECT, TableIdent
+from lakeskip.sql.statement_types import DIALECT, TableIdent
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "sql"
 

@@ -6,7 +6,8 @@ import pytest
 
 from lakeskip.errors import SqlParseError, UnsupportedStatementError
 from lakeskip.sql.merge import Merge, MergeAction, MergeActionKind
-from lakeskip.sql.statements import Delete, TableIdent, Update, parse_dml, parse_statement
+from lakeskip.sql.statement_types import Delete, TableIdent, Update
+from lakeskip.sql.statements import parse_dml, parse_statement
 
 
 def test_merge_clauses_in_order() -> None:

@@ -7,7 +7,8 @@ import pytest
 from lakeskip import types as T
 from lakeskip.errors import UnsupportedStatementError
 from lakeskip.sql.query import AsOf, analyze_query, rewrite_tables
-from lakeskip.sql.statements import Query, parse_statement
+from lakeskip.sql.statement_types import Query
+from lakeskip.sql.statements import parse_statement
 
 RT = T.RowType.of(("id", T.BIGINT), ("k", T.STRING))
 

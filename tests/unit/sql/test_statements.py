@@ -7,7 +7,7 @@ import pytest
 
 from lakeskip import types as T
 from lakeskip.errors import SqlParseError, TypeMismatchError, UnsupportedStatementError
-from lakeskip.sql.statements import (
+from lakeskip.sql.statement_types import (
     AlterTableSetOptions,
     AlterTableUnsetOptions,
     Call,
@@ -25,9 +25,8 @@ from lakeskip.sql.statements import (
     ShowTables,
     TableIdent,
     UseDatabase,
-    parse_statement,
-    parse_statements,
 )
+from lakeskip.sql.statements import parse_statement, parse_statements
 
 
 def test_create_table_paimon_with_form() -> None:
@@ -218,7 +217,7 @@ def test_clauses_that_are_kept() -> None:
 
 
 def test_delete_and_update_forms() -> None:
-    from lakeskip.sql.statements import Delete, OtherTableStatement, Update
+    from lakeskip.sql.statement_types import Delete, OtherTableStatement, Update
 
     s = parse_statement("DELETE FROM db.t AS x WHERE x.a = 1 AND b IN (SELECT b FROM u)")
     assert s == Delete(

@@ -36,7 +36,7 @@ from typing import Any
 from lakeskip.catalog.file_io import FileIO
 from lakeskip.catalog.format.bucket import BucketSpec, bucket_spec
 from lakeskip.errors import CorruptMetadataError, LakeskipError
-from lakeskip.types import DataType, Field, RowType, field_ids
+from lakeskip.types import DataType, Field, RowType, field_ids, parse_paimon_field
 
 __all__ = ["SCHEMA_VERSION", "SchemaManager", "TableSchema"]
 
@@ -141,7 +141,7 @@ class TableSchema:
         """
         try:
             obj = json.loads(text)
-            fields = RowType(tuple(Field.from_paimon_json(f) for f in obj["fields"]))
+            fields = RowType(tuple(parse_paimon_field(f) for f in obj["fields"]))
             return cls(
                 id=int(obj["id"]),
                 fields=fields,

@@ -72,7 +72,8 @@ from lakeskip.catalog.format.snapshot import (
     SnapshotManager,
     tag_files,
 )
-from lakeskip.catalog.table import BUCKET_DIR_PREFIX, FileStoreTable, merge_entries
+from lakeskip.catalog.partitions import BUCKET_DIR_PREFIX
+from lakeskip.catalog.table import FileStoreTable, merge_entries
 from lakeskip.errors import CorruptMetadataError, InvalidArgumentError
 
 __all__ = [

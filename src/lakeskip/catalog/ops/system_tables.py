@@ -43,8 +43,9 @@ from lakeskip.catalog.format.snapshot import Snapshot
 from lakeskip.catalog.format.stats import file_column_stats
 from lakeskip.catalog.ops.tags import list_tags
 from lakeskip.catalog.options import DEFAULT_PARTITION_NAME
+from lakeskip.catalog.partitions import partition_value_string
 from lakeskip.catalog.pk.primary_key import schema_key_layout
-from lakeskip.catalog.table import FileStoreTable, partition_value_string
+from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import (
     CorruptIndexError,
     CorruptMetadataError,

@@ -32,33 +32,35 @@ where a reader does merge (compaction, level-0 files written by others).
 Memory stays within the table's write buffer (``write-buffer-size``), whatever the bucket's
 size: the new rows come from the task's sort buffer (sorted runs spilled to local disk,
 merged back in chunks of whole keys); each chunk is deduplicated and looked up against a
-batch of key columns per file (:class:`_KeyCursor`, advancing in key order; the files of a
-level are one sorted run, opened one after the other: :func:`sorted_runs`); the rows to
+batch of key columns per file (:class:`~lakeskip.catalog.write.bucket_lookup.KeyCursor`, advancing
+in key order; the files of a level are one sorted run, opened one after the other:
+:func:`~lakeskip.catalog.write.bucket_lookup.sorted_runs`); the rows to
 write wait in a spool (memory up to half the buffer, then an Arrow IPC file beside the sort
 runs); the merge with the picked runs reads a batch per run; and the output is streamed to
-Parquet a row group at a time (:class:`~lakeskip.catalog.write.data_writer.RollingWriter`).
+Parquet a row group at a time (:class:`~lakeskip.catalog.write.rolling_writer.RollingWriter`).
 What grows with the bucket is the DVs (a roaring bitmap per file).
 """
 
 from __future__ import annotations
 
-import itertools
 import os
+import shutil
+import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 from pyroaring import BitMap
 
-from lakeskip.catalog.format.binary_row import deserialize_row
-from lakeskip.catalog.format.deletion_vectors import DeletionVectorUpdate, drop_deleted
+from lakeskip.catalog.format.deletion_vectors import DeletionVectorUpdate
 from lakeskip.catalog.format.manifest import ManifestEntry
 from lakeskip.catalog.kind import PkRaw
-from lakeskip.catalog.pk.merge_engine import FIRST_ROW, MergeEngine, dedupe_latest
+from lakeskip.catalog.partitions import normalize_partition
+from lakeskip.catalog.pk.merge_engine import dedupe_latest
 from lakeskip.catalog.pk.primary_key import (
     SEQUENCE_NUMBER,
     TOP_LEVEL,
@@ -66,19 +68,20 @@ from lakeskip.catalog.pk.primary_key import (
     RowKind,
     schema_key_layout,
 )
-from lakeskip.catalog.write.data_writer import (
-    BUCKET_COLUMN,
-    DataWriter,
-    WriteSpec,
+from lakeskip.catalog.write.bucket_lookup import (
+    PROBE_ROW,
+    BucketFile,
+    KeyCursor,
+    RunCursor,
+    iter_versions,
+    latest_alive,
+    sorted_runs,
 )
-from lakeskip.catalog.write.sort_buffer import (
-    ARRIVAL,
-    BufferOptions,
-    _count_below,
-    _key_at,
-    merge_sorted,
-)
-from lakeskip.errors import CorruptDeletionVectorError
+from lakeskip.catalog.write.data_writer import BUCKET_COLUMN, DataWriter, conform
+from lakeskip.catalog.write.rolling_writer import RollingWriter
+from lakeskip.catalog.write.sort_buffer import ARRIVAL, BufferOptions, merge_sorted
+from lakeskip.catalog.write.spool import Spool
+from lakeskip.catalog.write.write_spec import WriteSpec
 from lakeskip.index.primitives.roaring import bitmap_of, serialize_bitmap
 
 if TYPE_CHECKING:
@@ -86,39 +89,19 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DELETE_FLAG",
-    "BucketFile",
     "BucketWrite",
     "PkDvSpec",
     "PkDvWriter",
     "dv_update",
-    "iter_versions",
-    "latest_alive",
     "pk_dv_spec",
-    "read_versions",
-    "sorted_runs",
     "write_bucket",
 ]
 
 _MEMORY_RATIO = 3.0  # Arrow bytes per Parquet byte: the new rows' run size for the pick
-_POS = "__lakeskip_pos"
-_ROW = "__lakeskip_row"
 #: MERGE on a DV primary-key table: a row whose key is deleted, not rewritten
 DELETE_FLAG = "__lakeskip_delete"
-_ALIVE_KINDS = pa.array([int(RowKind.INSERT), int(RowKind.UPDATE_AFTER)], pa.int8())
 
 BucketKey = tuple[tuple[Any, ...], int]
-
-
-@dataclass(frozen=True, slots=True)
-class BucketFile:
-    """One live file of a bucket as the driver saw it: path, entry, its DV (portable
-    RoaringBitmap bytes, ``None``: no DV) and the index file that held it (the commit's
-    conflict check)."""
-
-    path: str
-    entry: ManifestEntry
-    deleted: bytes | None = None
-    index_file: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,277 +147,6 @@ class BucketWrite:
     emptied: int = 0
 
 
-def read_versions(spec: WriteSpec, path: str, deleted: bytes | None) -> pa.Table:
-    """One key-value file's versions: the table's columns (missing ones as NULL: older
-    schema) plus sequence number and kind, without the positions its DV deletes."""
-    arrow = spec.schema.row_type.to_arrow()
-    with spec.file_io.open_input(path) as src:
-        data = pq.read_table(src)
-    data = drop_deleted(data, deleted, path)
-    n = data.num_rows
-    columns = {
-        f.name: (data[f.name].cast(f.type) if f.name in data.column_names else pa.nulls(n, f.type))
-        for f in arrow
-    }
-    columns[SEQUENCE_NUMBER] = data[SEQUENCE_NUMBER].cast(pa.int64())
-    columns[VALUE_KIND] = data[VALUE_KIND].cast(pa.int8())
-    return pa.table(columns)
-
-
-def iter_versions(
-    spec: WriteSpec, path: str, deleted: bytes | None, batch_rows: int
-) -> Iterator[pa.Table]:
-    """:func:`read_versions` a batch of at most ``batch_rows`` rows at a time (positions
-    its DV deletes left out), for merges that must not hold a whole file."""
-    arrow = spec.schema.row_type.to_arrow()
-    # the DV stays a bitmap: each batch takes the positions in its own range
-    dead = BitMap.deserialize(deleted) if deleted is not None else BitMap()
-    with spec.file_io.open_input(path) as src:
-        reader = pq.ParquetFile(src)
-        if dead and dead.max() >= reader.metadata.num_rows:
-            raise CorruptDeletionVectorError(
-                f"deletion vector of {path} deletes row {dead.max()} of {reader.metadata.num_rows}"
-            )
-        start = 0
-        for batch in reader.iter_batches(batch_size=batch_rows):
-            data = pa.Table.from_batches([batch])
-            n = data.num_rows
-            gone = _window(dead, start, n)
-            if len(gone):
-                mask = np.ones(n, dtype=bool)
-                mask[gone - start] = False
-                data = data.filter(pa.array(mask))
-            start += n
-            m = data.num_rows
-            columns = {
-                f.name: (
-                    data[f.name].cast(f.type)
-                    if f.name in data.column_names
-                    else pa.nulls(m, f.type)
-                )
-                for f in arrow
-            }
-            columns[SEQUENCE_NUMBER] = data[SEQUENCE_NUMBER].cast(pa.int64())
-            columns[VALUE_KIND] = data[VALUE_KIND].cast(pa.int8())
-            yield pa.table(columns)
-
-
-def _window(bitmap: BitMap, start: int, n: int) -> np.ndarray:
-    """The positions of ``bitmap`` in ``[start, start + n)``, sorted."""
-    if not bitmap or not bitmap.range_cardinality(start, start + n):
-        return np.empty(0, dtype=np.int64)
-    return np.asarray((bitmap & BitMap(range(start, start + n))).to_array(), dtype=np.int64)
-
-
-def latest_alive(
-    parts: Sequence[pa.Table], key_columns: Sequence[str], *, first_row: bool = False
-) -> pa.Table:
-    """Deduplicate merge of versions: per key the largest sequence number wins, and a key
-    whose newest version is ``-U``/``-D`` has no row (``first_row``: the oldest +I/+U
-    version wins instead). Sorted by key."""
-    # the same columns, but nullability differs between files read and rows written
-    schema = pa.schema([f.with_nullable(True) for f in parts[0].schema])
-    merged = pa.concat_tables([p.cast(schema) for p in parts])
-    if first_row:
-        engine = MergeEngine(FIRST_ROW)
-        return engine.merge_versions(merged, key_columns, SEQUENCE_NUMBER, VALUE_KIND)
-    merged = merged.take(pc.sort_indices(merged, sort_keys=[(SEQUENCE_NUMBER, "ascending")]))
-    latest = dedupe_latest(merged, key_columns)
-    return latest.filter(pc.is_in(latest[VALUE_KIND], _ALIVE_KINDS))
-
-
-class _KeyCursor:
-    """The keys of one file at level > 0 (sorted, unique), read a batch of key columns at a
-    time in step with the new rows' key-sorted chunks: :meth:`match` joins a chunk with the
-    file rows that can hold its keys and drops the rows below its last key, so a cursor holds
-    about one batch however big the file."""
-
-    def __init__(
-        self, spec: WriteSpec, f: BucketFile, key_schema: pa.Schema, batch_rows: int
-    ) -> None:
-        self.spec = spec
-        self.file = f
-        self.key_schema = key_schema
-        self.batch_rows = batch_rows
-        self.layout = schema_key_layout(spec.schema)
-        self.held: pa.Table | None = None
-        self.read = 0  # rows of the file read so far (the next batch's first position)
-        self.done = False
-        self.hits = BitMap()  # positions matched so far (latest-row writes)
-        self.deleted = BitMap.deserialize(f.deleted) if f.deleted is not None else BitMap()
-        self._source: Any = None
-        self._batches: Iterator[pa.RecordBatch] | None = None
-
-    def _next(self) -> pa.Table | None:
-        if self.done:
-            return None
-        if self._batches is None:
-            self._source = self.spec.file_io.open_input(self.file.path)
-            reader = pq.ParquetFile(self._source)
-            self._batches = reader.iter_batches(
-                batch_size=self.batch_rows, columns=list(self.layout.key_columns)
-            )
-        batch = next(self._batches, None)
-        if batch is None:
-            self.close()
-            return None
-        data = pa.Table.from_batches([batch]).rename_columns(list(self.layout.trimmed))
-        data = data.cast(self.key_schema)
-        n = data.num_rows
-        data = data.append_column(_POS, pa.array(np.arange(self.read, self.read + n)))
-        self.read += n
-        return data
-
-    def match(self, probe: pa.Table) -> tuple[np.ndarray, np.ndarray]:
-        """(probe rows, file positions) of the keys of ``probe`` (sorted, unique keys above
-        every earlier probe's, plus :data:`_ROW`) that the file holds (DV not applied)."""
-        keys = list(self.layout.trimmed)
-        bound = _key_at(probe, keys, probe.num_rows - 1)
-        rows: list[np.ndarray] = []
-        positions: list[np.ndarray] = []
-        while True:
-            if self.held is None:
-                self.held = self._next()
-                if self.held is None:
-                    break
-            hits = probe.join(self.held, keys, join_type="inner", use_threads=False)
-            if hits.num_rows:
-                rows.append(np.asarray(hits[_ROW].to_numpy(), dtype=np.int64))
-                positions.append(np.asarray(hits[_POS].to_numpy(), dtype=np.int64))
-            below = _count_below(self.held, keys, bound)
-            if below < self.held.num_rows:  # rows from the bound on: later chunks' keys
-                self.held = self.held.slice(below)
-                break
-            self.held = None
-        if not rows:
-            empty = np.empty(0, dtype=np.int64)
-            return empty, empty
-        return np.concatenate(rows), np.concatenate(positions)
-
-    def close(self) -> None:
-        self.done = True
-        self.held = None
-        self._batches = None
-        if self._source is not None:
-            self._source.close()
-            self._source = None
-
-
-def sorted_runs(spec: WriteSpec, files: Sequence[BucketFile]) -> list[list[BucketFile]]:
-    """``files`` as sorted runs to read one file after another: the files of a level > 0
-    in key order when their key ranges (``min_key``/``max_key``) are disjoint, as Paimon's
-    levels are; every other file (level 0, overlapping ranges) a run of its own. Reading a
-    run file by file keeps one file of it open, however many the bucket has."""
-    layout = schema_key_layout(spec.schema)
-    types = list(layout.types)
-    by_level: dict[int, list[BucketFile]] = {}
-    out: list[list[BucketFile]] = []
-    for f in files:
-        if f.entry.file.level == 0:
-            out.append([f])
-        else:
-            by_level.setdefault(f.entry.file.level, []).append(f)
-    for level in sorted(by_level):
-        group = by_level[level]
-        try:
-            ranges = [
-                (
-                    tuple(deserialize_row(f.entry.file.min_key, types)),
-                    tuple(deserialize_row(f.entry.file.max_key, types)),
-                    f,
-                )
-                for f in group
-            ]
-            ranges.sort(key=lambda r: r[0])
-            disjoint = all(a[1] < b[0] for a, b in itertools.pairwise(ranges))
-        except Exception:  # keys that do not decode or compare: no order is assumed
-            disjoint = False
-        if disjoint:
-            out.append([f for _, _, f in ranges])
-        else:
-            out.extend([f] for f in group)
-    return out
-
-
-class _RunCursor:
-    """The :class:`_KeyCursor` of each file of one sorted run, used one after the other:
-    a file is opened when the chunks' keys reach it and closed once read to its end."""
-
-    def __init__(self, cursors: list[_KeyCursor]) -> None:
-        self.cursors = cursors
-        self.at = 0
-
-    def match(self, probe: pa.Table) -> list[tuple[_KeyCursor, np.ndarray, np.ndarray]]:
-        out = []
-        while self.at < len(self.cursors):
-            c = self.cursors[self.at]
-            found, positions = c.match(probe)
-            if len(found):
-                out.append((c, found, positions))
-            if not c.done:  # it holds keys from the probe's last one on
-                break
-            self.at += 1
-        return out
-
-    def close(self) -> None:
-        for c in self.cursors:
-            c.close()
-
-
-class _Spool:
-    """A bucket's new rows (key-sorted tables) between the lookup and the write: in memory
-    up to ``budget`` bytes, past it in an Arrow IPC stream file at ``spill()``'s path (read
-    back a table at a time)."""
-
-    def __init__(self, budget: int, spill: Callable[[], str]) -> None:
-        self.budget = budget
-        self.spill = spill
-        self.tables: list[pa.Table] = []
-        self.rows = 0
-        self.nbytes = 0
-        self.path: str | None = None
-        self._sink: Any = None
-        self._writer: pa.ipc.RecordBatchStreamWriter | None = None
-
-    def add(self, table: pa.Table) -> None:
-        if table.num_rows == 0:
-            return
-        self.rows += table.num_rows
-        self.nbytes += table.nbytes
-        if self._writer is None and self.nbytes <= self.budget:
-            self.tables.append(table)
-            return
-        if self._writer is None:
-            self.path = self.spill()
-            self._sink = pa.OSFile(self.path, "wb")
-            self._writer = pa.ipc.new_stream(self._sink, table.schema)
-            for held in self.tables:
-                self._writer.write_table(held)
-            self.tables = []
-        self._writer.write_table(table)
-
-    def __iter__(self) -> Iterator[pa.Table]:
-        if self._writer is None:
-            yield from self.tables
-            return
-        self._writer.close()
-        self._sink.close()
-        self._writer = None
-        assert self.path is not None
-        with pa.input_stream(self.path) as source:
-            for batch in pa.ipc.open_stream(source):
-                yield pa.Table.from_batches([batch])
-
-    def close(self) -> None:
-        if self._writer is not None:
-            self._writer.close()
-            self._sink.close()
-            self._writer = None
-        if self.path is not None and os.path.exists(self.path):
-            os.remove(self.path)
-        self.tables = []
-
-
 def _gathered(chunks: Iterable[pa.Table], nbytes: int) -> Iterator[pa.Table]:
     """Consecutive ``chunks`` (key-sorted, whole keys each) joined until at least ``nbytes``
     (the lookup and dedupe cost per call, not per row)."""
@@ -476,157 +188,204 @@ def write_bucket(
     arrival order (:meth:`~lakeskip.catalog.write.sort_buffer.SortBuffer.drain`). Streams
     in three passes, each in memory bounded by ``buffer`` (the table's write buffer):
 
-    1. per chunk: the latest row per key (first-row: the first), looked up in the key
-       columns of the bucket's files at level > 0 (:class:`_KeyCursor`, a batch per file);
-       positions found go to those files' DVs (first-row: rows whose key is live are
-       dropped), the rows to write to a spool (:class:`_Spool`, local disk past half the
-       buffer);
-    2. the output level from the files that stay (and universal compaction's pick);
-    3. the spool, merged with the picked runs' live rows (a batch per file,
-       :func:`~lakeskip.catalog.write.sort_buffer.merge_sorted`), streamed into files
-       rolled at ``target-file-size`` (:class:`~lakeskip.catalog.write.data_writer.RollingWriter`).
+    1. :func:`_look_up`: per chunk, the latest row per key (first-row: the first), looked up
+       in the key columns of the bucket's files at level > 0 (a batch per file); the rows to
+       write go to a spool (:class:`~lakeskip.catalog.write.spool.Spool`, local disk past
+       half the buffer), and :func:`_mark` turns the positions found into DVs (first-row:
+       rows whose key is live were dropped, nothing is marked);
+    2. :func:`_output_level`: the output level from the files that stay (and universal
+       compaction's pick);
+    3. :func:`_write_spooled`: the spool, merged with the picked runs' live rows (a batch per
+       file, :func:`~lakeskip.catalog.write.sort_buffer.merge_sorted`), streamed into files
+       rolled at ``target-file-size`` (:class:`~lakeskip.catalog.write.rolling_writer.RollingWriter`).
     """
-    import tempfile
-
-    from lakeskip.catalog.write.data_writer import RollingWriter
-
     ws = spec.write
-    layout = schema_key_layout(ws.schema)
-    keys = list(layout.trimmed)
     options = buffer if buffer is not None else BufferOptions.of(ws.schema.options)
     files = spec.buckets.get((normalized, bucket), ())
-    own_dir: str | None = None
-    if spill is None:
-        own_dir = tempfile.mkdtemp(prefix="lakeskip-dv-")
-        counter = iter(range(1 << 62))
-
-        def spill() -> str:
-            assert own_dir is not None
-            return os.path.join(own_dir, f"spool-{next(counter)}.arrow")
-
-    spool = _Spool(max(1, options.size // 2), spill)
-    key_batch = max(1024, options.read_batch_bytes // 32)
-    cursors: list[_KeyCursor] = []
-    runs: list[_RunCursor] = []
-    olds = {
-        f.entry.file.file_name: (
-            BitMap.deserialize(f.deleted) if f.deleted is not None else BitMap()
-        )
-        for f in files
-    }
-    try:
-        for chunk in _gathered(chunks, max(options.read_batch_bytes, options.size // 16)):
-            rows = (_dedupe_first if spec.first_row else dedupe_latest)(chunk, keys)
-            probe = rows.select(keys)
-            probe = probe.append_column(_ROW, pa.array(np.arange(rows.num_rows)))
-            if not runs and files:
-                key_schema = probe.select(keys).schema
-                looked_up = [f for f in files if f.entry.file.level > 0]  # level 0: unseen
-                for run in sorted_runs(ws, looked_up):
-                    run_cursors = [_KeyCursor(ws, f, key_schema, key_batch) for f in run]
-                    cursors.extend(run_cursors)
-                    runs.append(_RunCursor(run_cursors))
-            taken = np.zeros(rows.num_rows, dtype=bool) if spec.first_row else None
-            for c, found, positions in (m for r in runs for m in r.match(probe)):
-                if taken is None:
-                    c.hits |= bitmap_of(positions)
-                elif len(positions):
-                    # first-row: a key live in the bucket keeps its row; nothing is marked
-                    live = bitmap_of(positions) - c.deleted
-                    if live:
-                        alive = np.asarray(live.to_array(), dtype=np.int64)
-                        taken[found[np.isin(positions, alive)]] = True
-            if taken is not None and taken.any():
-                rows = rows.filter(pa.array(~taken))
-            if DELETE_FLAG in rows.column_names:  # MERGE: a deleted key is only marked
-                gone = pc.fill_null(rows[DELETE_FLAG], False)
-                rows = rows.filter(pc.invert(gone)).drop_columns([DELETE_FLAG])
-            if not spec.delete:
-                spool.add(rows)
-        for c in cursors:
-            c.close()
-        removed: list[ManifestEntry] = []
-        vectors: dict[str, bytes] = {}
-        dvs: dict[str, bytes | None] = {}
-        marked = 0
-        staying: list[BucketFile] = []
-        found_in = {c.file.entry.file.file_name: c.hits for c in cursors}
-        for f in files:
-            name = f.entry.file.file_name
-            old = olds[name]
-            hits = found_in.get(name, BitMap())
-            new = hits - old
-            if not new:
-                staying.append(f)
-                dvs[name] = f.deleted
-                continue
-            marked += len(new)
-            full = old | new
-            if len(full) >= f.entry.file.row_count:
-                removed.append(f.entry)  # nothing left: drop the file rather than a full DV
-                continue
-            data = serialize_bitmap(full)
-            vectors[name] = data
-            dvs[name] = data
-            staying.append(f)
-        emptied = len(removed)
-        if spec.delete or spool.rows == 0:
-            return BucketWrite((), tuple(removed), vectors, marked, emptied)
-        first = ws.next_sequence.get((normalized, bucket), 0)
-        levels = {f.entry.file.level for f in staying}
-        picked: list[BucketFile] = []
-        merge = bool(levels) and min(levels) <= 1
-        if not levels:
-            level = TOP_LEVEL
-        elif not merge:
-            level = min(levels) - 1
-        else:
-            # level 1 taken (or level-0 files, written by others, to fold in): the new rows
-            # are the newest level-0 run, and universal compaction's forced level-0 pick
-            # says which runs they merge with and the level the merged run goes to (Paimon's
-            # lookup compaction); the runs left out keep their files and DVs
-            picked, level = _pick_runs(ws, staying, spool.nbytes)
-        names = (f"data-{name_prefix}-{k}.parquet" for k in range(1 << 62))
-        writer = RollingWriter(
-            ws,
-            partition,
-            bucket,
-            total_buckets,
-            lambda: next(names),
-            kv=True,
-            level=level,
-            first_sequence=first,
-            clock=clock,
-        )
+    cursors: list[KeyCursor] = []
+    with _spill_paths(spill) as spill_path:
+        spool = Spool(max(1, options.size // 2), spill_path)
         try:
-            if merge:
-                _merge_into(ws, writer, spool, picked, dvs, first, options, spec.first_row)
-            else:
-                for rows in spool:
-                    writer.write(rows)
-            added = writer.close()
-        except BaseException:
-            writer.abort()
-            raise
-        gone = {f.entry.file.file_name for f in picked}
-        removed.extend(f.entry for f in picked)
-        # a file with a new DV that is compacted away takes its DV with it
-        vectors = {n: v for n, v in vectors.items() if n not in gone}
-        return BucketWrite(tuple(added), tuple(removed), vectors, marked, emptied)
-    finally:
-        for c in cursors:
-            c.close()
-        spool.close()
-        if own_dir is not None:
-            import shutil
+            _look_up(spec, files, chunks, options, spool, cursors)
+            for c in cursors:
+                c.close()
+            marks = _mark(files, cursors)
+            removed, vectors = marks.removed, marks.vectors
+            emptied = len(removed)
+            if spec.delete or spool.rows == 0:
+                return BucketWrite((), tuple(removed), vectors, marks.marked, emptied)
+            level, picked, merge = _output_level(ws, marks.staying, spool.nbytes)
+            writer = RollingWriter(
+                ws,
+                partition,
+                bucket,
+                total_buckets,
+                (f"data-{name_prefix}-{k}.parquet" for k in range(1 << 62)).__next__,
+                kv=True,
+                level=level,
+                first_sequence=ws.next_sequence.get((normalized, bucket), 0),
+                clock=clock,
+            )
+            added = _write_spooled(
+                spec, writer, spool, picked if merge else None, marks.dvs, options
+            )
+            gone = {f.entry.file.file_name for f in picked}
+            removed.extend(f.entry for f in picked)
+            # a file with a new DV that is compacted away takes its DV with it
+            vectors = {n: v for n, v in vectors.items() if n not in gone}
+            return BucketWrite(tuple(added), tuple(removed), vectors, marks.marked, emptied)
+        finally:
+            for c in cursors:
+                c.close()
+            spool.close()
 
-            shutil.rmtree(own_dir, ignore_errors=True)
+
+@contextmanager
+def _spill_paths(spill: Callable[[], str] | None) -> Iterator[Callable[[], str]]:
+    """``spill``, or new paths in a temporary folder of this write's, removed at the end."""
+    if spill is not None:
+        yield spill
+        return
+    own_dir = tempfile.mkdtemp(prefix="lakeskip-dv-")
+    counter = iter(range(1 << 62))
+    try:
+        yield lambda: os.path.join(own_dir, f"spool-{next(counter)}.arrow")
+    finally:
+        shutil.rmtree(own_dir, ignore_errors=True)
+
+
+def _look_up(
+    spec: PkDvSpec,
+    files: Sequence[BucketFile],
+    chunks: Iterable[pa.Table],
+    options: BufferOptions,
+    spool: Spool,
+    cursors: list[KeyCursor],
+) -> None:
+    """Pass 1: each chunk's rows deduplicated, looked up in the files at level > 0 (each
+    file's cursor, appended to ``cursors``, records the positions it matched), the rows to
+    write added to ``spool`` (DELETE: none)."""
+    ws = spec.write
+    keys = list(schema_key_layout(ws.schema).trimmed)
+    key_batch = max(1024, options.read_batch_bytes // 32)
+    runs: list[RunCursor] = []
+    for chunk in _gathered(chunks, max(options.read_batch_bytes, options.size // 16)):
+        rows = (_dedupe_first if spec.first_row else dedupe_latest)(chunk, keys)
+        probe = rows.select(keys)
+        probe = probe.append_column(PROBE_ROW, pa.array(np.arange(rows.num_rows)))
+        if not runs and files:
+            key_schema = probe.select(keys).schema
+            looked_up = [f for f in files if f.entry.file.level > 0]  # level 0: unseen
+            for run in sorted_runs(ws, looked_up):
+                run_cursors = [KeyCursor(ws, f, key_schema, key_batch) for f in run]
+                cursors.extend(run_cursors)
+                runs.append(RunCursor(run_cursors))
+        taken = np.zeros(rows.num_rows, dtype=bool) if spec.first_row else None
+        for c, found, positions in (m for r in runs for m in r.match(probe)):
+            if taken is None:
+                c.hits |= bitmap_of(positions)
+            elif len(positions):
+                # first-row: a key live in the bucket keeps its row; nothing is marked
+                live = bitmap_of(positions) - c.deleted
+                if live:
+                    alive = np.asarray(live.to_array(), dtype=np.int64)
+                    taken[found[np.isin(positions, alive)]] = True
+        if taken is not None and taken.any():
+            rows = rows.filter(pa.array(~taken))
+        if DELETE_FLAG in rows.column_names:  # MERGE: a deleted key is only marked
+            gone = pc.fill_null(rows[DELETE_FLAG], False)
+            rows = rows.filter(pc.invert(gone)).drop_columns([DELETE_FLAG])
+        if not spec.delete:
+            spool.add(rows)
+
+
+@dataclass(slots=True)
+class _Marks:
+    """What the lookup's matches do to the bucket's files.
+
+    Attributes:
+        removed: files left with no live row (dropped rather than given a full DV).
+        vectors: data file name -> its complete new DV (old positions | new ones).
+        dvs: every staying file's DV after this write (``None``: none).
+        staying: the files that stay in the bucket.
+        marked: how many live positions were newly deleted.
+    """
+
+    removed: list[ManifestEntry] = field(default_factory=list)
+    vectors: dict[str, bytes] = field(default_factory=dict)
+    dvs: dict[str, bytes | None] = field(default_factory=dict)
+    staying: list[BucketFile] = field(default_factory=list)
+    marked: int = 0
+
+
+def _mark(files: Sequence[BucketFile], cursors: Sequence[KeyCursor]) -> _Marks:
+    """Pass 1's positions found, added to each file's DV."""
+    out = _Marks()
+    found_in = {c.file.entry.file.file_name: c.hits for c in cursors}
+    for f in files:
+        name = f.entry.file.file_name
+        old = BitMap.deserialize(f.deleted) if f.deleted is not None else BitMap()
+        new = found_in.get(name, BitMap()) - old
+        if not new:
+            out.staying.append(f)
+            out.dvs[name] = f.deleted
+            continue
+        out.marked += len(new)
+        full = old | new
+        if len(full) >= f.entry.file.row_count:
+            out.removed.append(f.entry)  # nothing left: drop the file rather than a full DV
+            continue
+        data = serialize_bitmap(full)
+        out.vectors[name] = data
+        out.dvs[name] = data
+        out.staying.append(f)
+    return out
+
+
+def _output_level(
+    ws: WriteSpec, staying: Sequence[BucketFile], nbytes: int
+) -> tuple[int, list[BucketFile], bool]:
+    """Pass 2: (the new files' level, the files they merge with, whether they merge)."""
+    levels = {f.entry.file.level for f in staying}
+    if not levels:
+        return TOP_LEVEL, [], False
+    if min(levels) > 1:
+        return min(levels) - 1, [], False
+    # level 1 taken (or level-0 files, written by others, to fold in): the new rows are the
+    # newest level-0 run, and universal compaction's forced level-0 pick says which runs
+    # they merge with and the level the merged run goes to (Paimon's lookup compaction);
+    # the runs left out keep their files and DVs
+    picked, level = _pick_runs(ws, staying, nbytes)
+    return level, picked, True
+
+
+def _write_spooled(
+    spec: PkDvSpec,
+    writer: RollingWriter,
+    spool: Spool,
+    picked: Sequence[BucketFile] | None,
+    dvs: Mapping[str, bytes | None],
+    options: BufferOptions,
+) -> list[ManifestEntry]:
+    """Pass 3: the spooled rows (merged with the ``picked`` files' live rows, unless
+    ``None``) into ``writer``; its entries (a failed write leaves no open file)."""
+    try:
+        if picked is not None:
+            first = writer.next_sequence
+            _merge_into(spec.write, writer, spool, picked, dvs, first, options, spec.first_row)
+        else:
+            for rows in spool:
+                writer.write(rows)
+        return writer.close()
+    except BaseException:
+        writer.abort()
+        raise
 
 
 def _merge_into(
     ws: WriteSpec,
-    writer: Any,
-    spool: _Spool,
+    writer: RollingWriter,
+    spool: Spool,
     picked: Sequence[BucketFile],
     dvs: Mapping[str, bytes | None],
     first: int,
@@ -705,8 +464,6 @@ def pk_dv_spec(
 ) -> PkDvSpec:
     """The live files of every bucket with their DVs (read and checked here, on the
     driver); ``fresh`` (INSERT OVERWRITE): no bucket state, the old files are replaced."""
-    from lakeskip.catalog.table import normalize_partition
-
     kind = table.kind
     assert isinstance(kind, PkRaw), f"{table.identifier} is not read raw"
     first_row = kind.merge.first_row
@@ -745,8 +502,6 @@ def dv_update(spec: PkDvSpec, changes: Sequence[BucketWrite]) -> DeletionVectorU
     delete or a resurrected row); and as ``seen`` the files the lookup read in the buckets
     it adds to (a file another commit added there meanwhile is a conflict, not a key live
     twice)."""
-    from lakeskip.catalog.table import normalize_partition
-
     files = {f.entry.file.file_name: f for group in spec.buckets.values() for f in group}
     names = {n for c in changes for n in c.vectors} | {
         e.file.file_name for c in changes for e in c.removed
@@ -776,8 +531,6 @@ class PkDvWriter(DataWriter):
         self.changes: list[BucketWrite] = []
 
     def write(self, data: pa.Table | pa.RecordBatch) -> list[ManifestEntry]:
-        from lakeskip.catalog.write.data_writer import _conform
-
         table = pa.Table.from_batches([data]) if isinstance(data, pa.RecordBatch) else data
         if table.num_rows == 0:
             return []
@@ -786,7 +539,7 @@ class PkDvWriter(DataWriter):
         if self.dv_spec.mixed:  # MERGE: the trailing delete flag rides along with each row
             flag = table.column(table.num_columns - 1).cast(pa.bool_())
             table = table.remove_column(table.num_columns - 1)
-        table = _conform(table, self.arrow_schema)
+        table = conform(table, self.arrow_schema)
         if flag is not None:
             table = table.append_column(DELETE_FLAG, flag)
         if buckets is not None:
@@ -797,8 +550,6 @@ class PkDvWriter(DataWriter):
         return []
 
     def close(self) -> list[ManifestEntry]:
-        from lakeskip.catalog.table import normalize_partition
-
         assert self.sort is not None
         try:
             for partition, bucket in sorted(self.sort.bucket_keys(), key=repr):

@@ -23,7 +23,7 @@ from lakeskip.planner.report import PruningReport
 from lakeskip.spark.bridge.catalog_service import CatalogService
 from lakeskip.spark.jvm.protocol import TAG_PROPERTY
 from lakeskip.sql.query import qualify_tables
-from lakeskip.sql.statements import Query, TableIdent
+from lakeskip.sql.statement_types import Query, TableIdent
 from lakeskip.types import RowType
 
 if TYPE_CHECKING:

@@ -45,9 +45,11 @@ from lakeskip.spark.front.remote import connect_remote, is_connect_session
 from lakeskip.spark.read.dv import files_read_by_name
 from lakeskip.spark.read.query import plan_query, run_planned
 from lakeskip.spark.read.store import spark_catalog
-from lakeskip.spark.write.writer import align_by_name, write_dataframe
+from lakeskip.spark.write.align import align_by_name
+from lakeskip.spark.write.writer import write_dataframe
 from lakeskip.sql.query import table_references
-from lakeskip.sql.statements import Query, Statement, parse_statements
+from lakeskip.sql.statement_types import Query, Statement
+from lakeskip.sql.statements import parse_statements
 
 __all__ = ["Session", "TableHandle", "connect"]
 

@@ -22,12 +22,14 @@ from lakeskip.errors import (
     UnsupportedStatementError,
 )
 from lakeskip.planner.report import PruningReport
+from lakeskip.spark.front.describe import describe_rows, show_create_text
 from lakeskip.spark.modify.base import DmlRequest, MergeRequest, resolve_set
 from lakeskip.spark.modify.engines import run_dml, run_merge
-from lakeskip.spark.write.writer import align_by_position, write_dataframe
+from lakeskip.spark.write.align import align_by_position
+from lakeskip.spark.write.writer import write_dataframe
 from lakeskip.sql.help import HELP
 from lakeskip.sql.merge import Merge
-from lakeskip.sql.statements import (
+from lakeskip.sql.statement_types import (
     AlterTableColumns,
     AlterTableSetOptions,
     AlterTableUnsetOptions,
@@ -53,9 +55,9 @@ from lakeskip.sql.statements import (
     TruncateTable,
     Update,
     UseDatabase,
-    parse_dml,
 )
-from lakeskip.types import DataType, Field, RowType, from_spark_json
+from lakeskip.sql.statements import parse_dml
+from lakeskip.types import Field, RowType, from_spark_json
 
 __all__ = ["HANDLERS", "StatementContext", "call_procedure", "execute", "run_catalog_dml"]
 
@@ -461,84 +463,16 @@ def _describe(ctx: StatementContext, s: DescribeTable) -> DataFrame:
         verb = "DESCRIBE TABLE EXTENDED" if s.extended else "DESCRIBE TABLE"
         return ctx.spark.sql(f"{verb} {spark_name}")
     name = _ident(ctx, s.ident)
-    table = ctx.catalog.get_table(name)
-    schema = table.schema
-    rows: list[tuple[str, str, str | None]] = [
-        (f.name, _type_text(f.type), f.description) for f in schema.row_type
-    ]
-    if schema.partition_keys:
-        rows.append(("# Partition Information", "", None))
-        rows += [
-            (k, schema.row_type.field(k).type.spark_ddl().lower(), None)
-            for k in schema.partition_keys
-        ]
-    if schema.primary_keys:
-        rows.append(("# Primary Key", ", ".join(schema.primary_keys), None))
-    if s.extended:
-        from lakeskip.index.options import parse_file_index_options
-
-        snap = table.latest_snapshot()
-        files = table.scan_files(snap) if snap else []
-        rows.append(("", "", None))
-        rows.append(("# Detailed Table Information", "", None))
-        rows.append(("Table", name, None))
-        rows.append(("Location", table.path, None))
-        rows.append(("Provider", "lakeskip (Apache Paimon layout)", None))
-        rows.append(("Schema id", str(schema.id), None))
-        rows.append(("Snapshot", str(snap.id) if snap else "(none)", None))
-        rows.append(("Data files", str(len(files)), None))
-        refs = table.deletion_files(snap) if snap else {}
-        live = {e.file.file_name for e in files}
-        dv_rows = sum(r.meta.cardinality or 0 for n, r in refs.items() if n in live)
-        rows.append(("Rows", str(sum(e.file.row_count for e in files) - dv_rows), None))
-        if refs:
-            rows.append(("Rows deleted by deletion vectors", str(dv_rows), None))
-        rows.append(("Bytes", str(sum(e.file.file_size for e in files)), None))
-        idx = parse_file_index_options(schema.options, schema.row_type)
-        for spec in idx.specs:
-            opts = ", ".join(f"{k}={v}" for k, v in sorted(spec.options.items()))
-            rows.append(("Index", f"{spec.index_type}({spec.name})", opts or None))
-        rows += [(f"Option {k}", v, None) for k, v in sorted(schema.options.items())]
+    rows = describe_rows(name, ctx.catalog.get_table(name), s.extended)
     return _rows(ctx, "col_name STRING, data_type STRING, comment STRING", rows)
 
 
 def _show_create_table(ctx: StatementContext, s: ShowCreateTable) -> DataFrame:
     if (spark_name := _spark_table(ctx, s.ident)) is not None:
         return ctx.spark.sql(f"SHOW CREATE TABLE {spark_name}")
-    return _rows(ctx, "createtab_stmt STRING", [(_show_create(ctx, s.ident),)])
-
-
-def _type_text(t: DataType) -> str:
-    return t.simple_string() + ("" if t.nullable else " not null")
-
-
-def _quote(v: str) -> str:
-    return "'" + v.replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
-def _show_create(ctx: StatementContext, ident: TableIdent) -> str:
-    name = _ident(ctx, ident)
-    schema = ctx.catalog.get_table(name).schema
-    cols = []
-    for f in schema.row_type:
-        col = f"  `{f.name}` {f.type.spark_ddl()}"
-        if not f.type.nullable:
-            col += " NOT NULL"
-        if f.description:
-            col += f" COMMENT {_quote(f.description)}"
-        cols.append(col)
-    if schema.primary_keys:
-        keys = ", ".join(f"`{k}`" for k in schema.primary_keys)
-        cols.append(f"  PRIMARY KEY ({keys}) NOT ENFORCED")
-    text = f"CREATE TABLE {name} (\n" + ",\n".join(cols) + "\n)"
-    if schema.comment:
-        text += f"\nCOMMENT {_quote(schema.comment)}"
-    if schema.partition_keys:
-        text += "\nPARTITIONED BY (" + ", ".join(f"`{k}`" for k in schema.partition_keys) + ")"
-    if schema.options:
-        opts = ",\n".join(f"  {_quote(k)} = {_quote(v)}" for k, v in sorted(schema.options.items()))
-        text += "\nTBLPROPERTIES (\n" + opts + "\n)"
-    return text
+    name = _ident(ctx, s.ident)
+    text = show_create_text(name, ctx.catalog.get_table(name).schema)
+    return _rows(ctx, "createtab_stmt STRING", [(text,)])
 
 
 # -- EXPLAIN --------------------------------------------------------------------------------

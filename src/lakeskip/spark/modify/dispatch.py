@@ -63,13 +63,7 @@ from lakeskip.spark.modify.base import (
     DmlResult,
     MergeRequest,
     MergeResult,
-    check_single_match,
     files_frame,
-    merge_changes,
-    merge_concurrent_check,
-    merge_joined,
-    merge_spec,
-    merge_target,
     plan_candidates,
     quote,
     remove_files,
@@ -78,8 +72,17 @@ from lakeskip.spark.modify.base import (
     sql_with,
 )
 from lakeskip.spark.modify.dv import DELETION_VECTORS
+from lakeskip.spark.modify.merge_frame import (
+    check_single_match,
+    merge_changes,
+    merge_concurrent_check,
+    merge_joined,
+    merge_spec,
+    merge_target,
+)
 from lakeskip.spark.modify.pk import PRIMARY_KEY
-from lakeskip.spark.write.writer import align_by_position, write_entries
+from lakeskip.spark.write.align import align_by_position
+from lakeskip.spark.write.writer import write_entries
 from lakeskip.sql.merge import MergeAction
 
 __all__ = [

@@ -56,15 +56,17 @@ from lakeskip.spark.modify.base import (
     DmlResult,
     MergeRequest,
     MergeResult,
+    plan_candidates,
+    quote,
+    remove_files,
+    sql_over,
+)
+from lakeskip.spark.modify.merge_frame import (
     check_single_match,
     merge_changes,
     merge_concurrent_check,
     merge_spec,
     merge_target,
-    plan_candidates,
-    quote,
-    remove_files,
-    sql_over,
 )
 from lakeskip.spark.read.dv import (
     FILE_COLUMN,
@@ -73,7 +75,8 @@ from lakeskip.spark.read.dv import (
     live_rows_frame,
     read_vectors,
 )
-from lakeskip.spark.write.writer import align_by_position, write_entries
+from lakeskip.spark.write.align import align_by_position
+from lakeskip.spark.write.writer import write_entries
 
 __all__ = ["DELETION_VECTORS", "merge_bitmaps"]
 

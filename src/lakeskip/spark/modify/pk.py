@@ -68,25 +68,22 @@ from lakeskip.spark.modify.base import (
     DmlResult,
     MergeRequest,
     MergeResult,
+    plan_candidates,
+    quote,
+    remove_files,
+    sql_over,
+)
+from lakeskip.spark.modify.merge_frame import (
     MergeSpec,
     check_single_match,
     merge_changes,
     merge_concurrent_check,
     merge_spec,
     merge_target,
-    plan_candidates,
-    quote,
-    remove_files,
-    sql_over,
 )
 from lakeskip.spark.read.query import table_view
-from lakeskip.spark.write.writer import (
-    WriteResult,
-    align_by_position,
-    commit_written,
-    join_written,
-    write_entries,
-)
+from lakeskip.spark.write.align import align_by_position
+from lakeskip.spark.write.writer import WriteResult, commit_written, join_written, write_entries
 from lakeskip.types import RowType
 
 __all__ = ["PRIMARY_KEY"]

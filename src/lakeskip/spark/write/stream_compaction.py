@@ -14,9 +14,9 @@ from lakeskip.catalog.options import option_bool
 from lakeskip.catalog.pk.dynamic_bucket import BucketMode
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import CommitConflictError, LakeskipWarning
-from lakeskip.procedures.compact import compact_small_files
+from lakeskip.procedures.compaction import compact_small_files
+from lakeskip.spark.write.compact_on_write import WRITE_ONLY
 from lakeskip.spark.write.executor import SparkExecutor
-from lakeskip.spark.write.writer import WRITE_ONLY
 
 __all__ = ["compact_after_stream_batch"]
 
@@ -24,8 +24,8 @@ __all__ = ["compact_after_stream_batch"]
 def compact_after_stream_batch(table: FileStoreTable, snapshot: Snapshot) -> Snapshot | None:
     """After a streaming micro-batch into an unaware-bucket append table (``snapshot``: its
     commit), the size-based compaction of the partitions it wrote, as Paimon's streaming
-    writers run it (:func:`~lakeskip.procedures.compact.compact_small_files`); other tables
-    were compacted by :func:`compact_after_commit` already. ``write-only = true`` skips it;
+    writers run it (:func:`~lakeskip.procedures.compaction.compact_small_files`); other tables
+    were compacted by :func:`~lakeskip.spark.write.compact_on_write.compact_after_commit` already. ``write-only = true`` skips it;
     a compaction that conflicts with another commit is dropped with a warning (the batch
     stands; the next one picks again). Returns the COMPACT snapshot, if any."""
     kind = table.kind

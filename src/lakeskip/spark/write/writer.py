@@ -1,5 +1,9 @@
 """The write path: rows are written by Spark tasks, the driver only commits.
 
+Before the write, rows are aligned to the table (:mod:`lakeskip.spark.write.align`) and routed
+to their bucket's task (:mod:`lakeskip.spark.write.routing`); after the commit, the written
+buckets may be compacted (:mod:`lakeskip.spark.write.compact_on_write`).
+
 ``df.mapInArrow`` runs :class:`~lakeskip.catalog.write.data_writer.DataWriter` in every task: each
 task writes its Parquet files (rolling at ``target-file-size``), their stats and file indexes,
 and yields only the pickled manifest entries. The driver collects those small records and
@@ -16,11 +20,8 @@ from dataclasses import dataclass
 from typing import Any, assert_never
 
 import pyarrow as pa
-from pyspark.sql import Column, DataFrame
-from pyspark.sql import functions as F
-from pyspark.sql.types import StructType
+from pyspark.sql import DataFrame
 
-from lakeskip.catalog.format.bucket import bucket_ids
 from lakeskip.catalog.format.deletion_vectors import DeletionVectorUpdate, IndexFileMeta
 from lakeskip.catalog.format.hash_index import HashIndexChange, hash_entries, merge_hash_changes
 from lakeskip.catalog.format.index_manifest import IndexManifestEntry
@@ -29,42 +30,36 @@ from lakeskip.catalog.format.parquet_options import parquet_write_options
 from lakeskip.catalog.format.snapshot import CommitIdentity, CommitKind, Snapshot
 from lakeskip.catalog.kind import Append, AppendDv, PkMerge, PkRaw
 from lakeskip.catalog.options import check_writable, target_file_size
-from lakeskip.catalog.pk.dynamic_bucket import (
-    AssignSpec,
-    BucketMode,
-    DynamicBucketOptions,
-    assign_table,
-    partition_hashes,
-    routing_values,
-    row_assigners,
-)
-from lakeskip.catalog.pk.primary_key import RowKind, schema_key_layout
+from lakeskip.catalog.pk.dynamic_bucket import BucketMode
+from lakeskip.catalog.pk.primary_key import RowKind
 from lakeskip.catalog.table import FileStoreTable, retry_on_conflict
-from lakeskip.catalog.write.data_writer import (
-    BUCKET_COLUMN,
-    DataWriter,
-    WriteSpec,
-    WriteTimings,
-    next_sequences,
-)
+from lakeskip.catalog.write.data_writer import DataWriter, next_sequences
 from lakeskip.catalog.write.pk_dv_write import (
-    DELETE_FLAG,
     BucketWrite,
     PkDvSpec,
     PkDvWriter,
     dv_update,
     pk_dv_spec,
 )
-from lakeskip.errors import ColumnNotFoundError, CommitConflictError, InvalidArgumentError
+from lakeskip.catalog.write.timings import WriteTimings
+from lakeskip.catalog.write.write_spec import WriteSpec
+from lakeskip.errors import CommitConflictError
 from lakeskip.sort.clustering import clustering_from_options
+
+# align_by_position / align_by_name stay importable from here for spark/bridge/catalog_writes.py
+# (left to its owner this session); new code imports them from spark/write/align.py
+from lakeskip.spark.write.align import align_by_name, align_by_position
 from lakeskip.spark.write.clustered import sort_dataframe
-from lakeskip.types import DataType, Field, RowType, TypeRoot
+from lakeskip.spark.write.compact_on_write import compact_after_commit
+from lakeskip.spark.write.routing import assign_dynamic_buckets, repartition_by_bucket
 
 __all__ = [
     "WriteResult",
     "align_by_name",
     "align_by_position",
+    "collect_entries",
     "commit_written",
+    "join_written",
     "last_write_timings",
     "write_dataframe",
     "write_entries",
@@ -180,103 +175,6 @@ def commit_written(
     return snapshot
 
 
-WRITE_ONLY = "write-only"
-
-
-def compact_after_commit(table: FileStoreTable, added: Sequence[ManifestEntry]) -> Snapshot | None:
-    """Compaction after a write to a primary-key table, as Paimon's writers compact after
-    each commit, of every bucket the write added files to, merged in Spark tasks (one per
-    bucket) and committed as one COMPACT snapshot:
-
-    - merge-on-read tables: the sorted runs universal compaction picks
-      (:func:`~lakeskip.catalog.write.universal.pick`; none until the bucket has
-      ``num-sorted-run.compaction-trigger`` runs);
-    - ``full-compaction.delta-commits`` >= 1 (any primary-key table): a full compaction
-      instead, every run of the bucket into one at the top level
-      (:func:`~lakeskip.catalog.write.universal.pick_full`; why after every write: the
-      module doc of :mod:`lakeskip.catalog.write.universal`). On a deletion-vector or
-      first-row table it also drops the DVs of the files it rewrites.
-
-    On a fixed-bucket append table with ``full-compaction.delta-commits`` >= 1 the written
-    buckets' small files are merged instead, as Paimon's Spark writer has its
-    ``BucketedAppendCompactManager`` fully compact each written bucket before every batch
-    commit (:func:`~lakeskip.procedures.compact.plan_append_full`).
-
-    ``write-only = true`` skips it (as in Paimon). A compaction that conflicts with another
-    commit is dropped with a warning: the write stands, the next write's compaction picks
-    again. Returns the COMPACT snapshot, if any."""
-    import uuid
-    import warnings
-
-    from pyspark.sql import SparkSession
-
-    from lakeskip.catalog.options import option_bool
-    from lakeskip.catalog.table import normalize_partition
-    from lakeskip.catalog.write.universal import full_compaction_on_write
-    from lakeskip.errors import LakeskipWarning
-    from lakeskip.procedures.compact import (
-        BinTask,
-        compact_append_buckets,
-        compact_pk_buckets,
-        rewrite_bin,
-    )
-    from lakeskip.procedures.pk_compact import BucketTask, compact_bucket, plan_universal_tasks
-
-    if not added or option_bool(table.schema.options, WRITE_ONLY):
-        return None
-    full = full_compaction_on_write(table.schema.options)
-    append = full and isinstance(table.kind, Append) and table.schema.bucket_spec() is not None
-    if not (append or isinstance(table.kind, PkMerge) or (full and isinstance(table.kind, PkRaw))):
-        return None
-    # the statement's session (a catalog callback's thread may have none active: then the
-    # process's session; no Spark at all, e.g. a Spark-free commit: no compaction)
-    spark = SparkSession.getActiveSession() or getattr(SparkSession, "_instantiatedSession", None)
-    if spark is None:
-        return None
-    table = table.refresh()
-    snapshot = table.latest_snapshot()
-    if snapshot is None:
-        return None
-    touched = {(normalize_partition(table.schema, e.partition), e.bucket) for e in added}
-    entries = [
-        e
-        for e in table.scan_files(snapshot)
-        if (normalize_partition(table.schema, e.partition), e.bucket) in touched
-    ]
-    sc = spark.sparkContext
-
-    def plan(deleted: dict[str, bytes]) -> list[BucketTask]:
-        return plan_universal_tasks(table, entries, str(uuid.uuid4()), deleted=deleted, full=full)
-
-    def run(tasks: list[BucketTask]) -> list[list[ManifestEntry]]:
-        sc.setJobDescription(f"compact {table.identifier} ({'full' if full else 'universal'})")
-        try:  # one Spark task per bucket, as SparkExecutor.map
-            return sc.parallelize(tasks, len(tasks)).map(compact_bucket).collect()
-        finally:
-            sc.setJobDescription(None)  # type: ignore[arg-type]
-
-    def run_bins(tasks: list[BinTask]) -> list[list[ManifestEntry]]:
-        sc.setJobDescription(f"compact {table.identifier} (full)")
-        try:
-            return sc.parallelize(tasks, len(tasks)).map(rewrite_bin).collect()
-        finally:
-            sc.setJobDescription(None)  # type: ignore[arg-type]
-
-    try:
-        if append:
-            _, _, snapshot_id = compact_append_buckets(table, entries, run_bins)
-        else:
-            _, _, snapshot_id = compact_pk_buckets(table, snapshot, entries, plan, run)
-    except CommitConflictError as e:
-        warnings.warn(
-            f"{table.identifier}: compaction after the write skipped ({e}); the write stands",
-            LakeskipWarning,
-            stacklevel=2,
-        )
-        return None
-    return None if snapshot_id is None else table.snapshot(snapshot_id)
-
-
 def join_written(table: FileStoreTable, parts: Sequence[WriteResult]) -> WriteResult:
     """Several writes of one statement (MERGE on a primary-key table read by merge), to be
     committed together: their files, and their HASH index files (two writes that added hashes
@@ -302,227 +200,6 @@ def last_write_timings() -> WriteTimings | None:
     """
     timings: WriteTimings | None = getattr(_local, "timings", None)
     return timings
-
-
-def align_by_position(
-    df: DataFrame, row_type: RowType, what: str, *, extra: Sequence[str] = ()
-) -> DataFrame:
-    """INSERT semantics: columns by position, cast to the table's types (ANSI store rules).
-    ``extra``: trailing columns of ``df`` kept as they are, after the table's."""
-    columns = [c for c in df.columns if c not in extra]
-    if len(columns) != len(row_type):
-        raise InvalidArgumentError(
-            f"{what}: the query produces {len(columns)} columns, the table has "
-            f"{len(row_type)} ({', '.join(row_type.names)})"
-        )
-    cols: list[Column] = [
-        _not_null(F.col(f"`{src}`").cast(_cast_type(f.type)), f, what).alias(f.name)
-        for src, f in zip(columns, row_type.fields, strict=True)
-    ]
-    return df.select(*cols, *(F.col(f"`{e}`") for e in extra))
-
-
-def _not_null(col: Column, f: Field, what: str) -> Column:
-    """A NOT NULL column, or a NOT NULL field of a ROW column (``st.x``: only where ``st``
-    is not NULL), fails the write with a one-line message naming it."""
-    checks = [] if f.type.nullable else [(col.isNull(), f.name)]
-    checks += _nested_null_checks(col, f.type, f.name)
-    if not checks:
-        return col
-    out = None
-    for cond, name in checks:
-        error = F.raise_error(F.lit(f"{what}: NULL in NOT NULL column {name}"))
-        out = F.when(cond, error) if out is None else out.when(cond, error)
-    assert out is not None
-    return out.otherwise(col)
-
-
-def _nested_null_checks(col: Column, t: DataType, path: str) -> list[tuple[Column, str]]:
-    out: list[tuple[Column, str]] = []
-    for nf in t.row_fields:
-        child = col.getField(nf.name)
-        name = f"{path}.{nf.name}"
-        if not nf.type.nullable:
-            out.append((col.isNotNull() & child.isNull(), name))
-        out += _nested_null_checks(child, nf.type, name)
-    return out
-
-
-def _cast_type(t: DataType) -> str:
-    """The Spark type to cast a written column to: nested ROW fields nullable (Spark refuses
-    a cast to a NOT NULL field; :func:`_not_null` checks them instead)."""
-    return t.as_nullable().spark_ddl()
-
-
-def align_by_name(df: DataFrame, row_type: RowType, what: str) -> DataFrame:
-    """DataFrame-write semantics: columns by name (case-insensitive), cast to the table's types."""
-    by_lower = {c.lower(): c for c in df.columns}
-    missing = [f.name for f in row_type if f.name.lower() not in by_lower]
-    if missing:
-        raise ColumnNotFoundError(f"{what}: the DataFrame lacks column(s) {', '.join(missing)}")
-    extra = sorted(set(by_lower) - {f.name.lower() for f in row_type})
-    if extra:
-        raise ColumnNotFoundError(f"{what}: the table has no column(s) {', '.join(extra)}")
-    source = {f.name: f.dataType for f in df.schema.fields}
-    cols = []
-    for f in row_type:
-        src = by_lower[f.name.lower()]
-        col = _struct_by_name(F.col(f"`{src}`"), source[src], f.type, f.name, what)
-        cols.append(_not_null(col.cast(_cast_type(f.type)), f, what).alias(f.name))
-    return df.select(*cols)
-
-
-def _struct_by_name(col: Column, src: Any, t: DataType, path: str, what: str) -> Column:
-    """A ROW column's fields matched by name (case-insensitive), at every depth, as Spark's
-    by-name writes do; a cast alone would match them by position."""
-    if t.root is not TypeRoot.ROW or not isinstance(src, StructType):
-        return col
-    by_lower = {sf.name.lower(): sf for sf in src.fields}
-    missing = [f"{path}.{nf.name}" for nf in t.row_fields if nf.name.lower() not in by_lower]
-    if missing:
-        raise ColumnNotFoundError(f"{what}: the DataFrame lacks field(s) {', '.join(missing)}")
-    extra = sorted(set(by_lower) - {nf.name.lower() for nf in t.row_fields})
-    if extra:
-        names = ", ".join(f"{path}.{by_lower[e].name}" for e in extra)
-        raise ColumnNotFoundError(f"{what}: the table has no field(s) {names}")
-    parts = []
-    for nf in t.row_fields:
-        sf = by_lower[nf.name.lower()]
-        child = _struct_by_name(
-            col.getField(sf.name), sf.dataType, nf.type, f"{path}.{nf.name}", what
-        )
-        parts.append(child.alias(nf.name))
-    return F.when(col.isNull(), F.lit(None)).otherwise(F.struct(*parts))
-
-
-def _bucket_task(columns: list[str], types: list[DataType], num_buckets: int):  # type: ignore[no-untyped-def]
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for batch in batches:
-            arrays = [batch.column(batch.schema.get_field_index(c)) for c in columns]
-            ids = pa.array(bucket_ids(arrays, types, num_buckets), pa.int32())
-            yield pa.RecordBatch.from_arrays(
-                [*batch.columns, ids], names=[*batch.schema.names, BUCKET_COLUMN]
-            )
-
-    return run
-
-
-def repartition_by_bucket(df: DataFrame, table: FileStoreTable, mixed: bool = False) -> DataFrame:
-    """On a fixed-bucket table, shuffle rows by (partition, Paimon bucket) so each bucket of
-    a partition is written by one task (fewer, larger files); other tables unchanged.
-    ``mixed``: ``df`` ends with the MERGE delete flag (see :func:`write_entries`)."""
-    schema = table.schema
-    match table.kind.bucket:
-        case BucketMode.FIXED:
-            spec = schema.bucket_spec()
-            assert spec is not None
-        case BucketMode.UNAWARE | BucketMode.DYNAMIC:
-            return df
-        case other:
-            assert_never(other)
-    flag = f", `{DELETE_FLAG}` BOOLEAN" if mixed else ""
-    keyed = df.mapInArrow(
-        _bucket_task(list(spec.key), list(spec.types), spec.num_buckets),
-        schema.row_type.spark_ddl() + flag + f", `{BUCKET_COLUMN}` INT",
-    )
-    parts = [F.col(f"`{k}`") for k in schema.partition_keys]
-    return keyed.repartition(*parts, F.col(BUCKET_COLUMN)).drop(BUCKET_COLUMN)
-
-
-ROUTE_COLUMN = "__lakeskip_route"
-
-
-def _route_task(spec: AssignSpec, routes: list[int]):  # type: ignore[no-untyped-def]
-    """Each row's assigner, as a value Spark's hash partitioning sends to that assigner's task."""
-
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        import numpy as np
-
-        table_routes = np.asarray(routes, dtype=np.int32)
-        for batch in batches:
-            ids = row_assigners(pa.Table.from_batches([batch]), spec)
-            yield pa.RecordBatch.from_arrays(
-                [*batch.columns, pa.array(table_routes[ids], pa.int32())],
-                names=[*batch.schema.names, ROUTE_COLUMN],
-            )
-
-    return run
-
-
-def _assign_task(spec: AssignSpec, schema: Any, writers: list[int]):  # type: ignore[no-untyped-def]
-    """The bucket assigners: each task keeps one index per (partition, assigner) it meets.
-    Each row leaves with its bucket and the route to its bucket's write task
-    (``(partition hash + bucket) mod len(writers)``: the buckets of a partition spread over
-    the write tasks)."""
-
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        import numpy as np
-
-        from lakeskip.catalog.table import normalize_partition
-
-        routes = np.asarray(writers, dtype=np.int32)
-        state: dict[Any, Any] = {}
-        for batch in batches:
-            table = pa.Table.from_batches([batch])
-            buckets = assign_table(table, spec, state, lambda p: normalize_partition(schema, p))
-            slot = np.mod(partition_hashes(table, spec).astype(np.int64) + buckets, len(routes))
-            yield pa.RecordBatch.from_arrays(
-                [*batch.columns[:-1], pa.array(buckets, pa.int32()), pa.array(routes[slot])],
-                names=[*batch.schema.names[:-1], BUCKET_COLUMN, ROUTE_COLUMN],
-            )
-
-    return run
-
-
-def assign_dynamic_buckets(
-    df: DataFrame,
-    table: FileStoreTable,
-    index: Mapping[tuple[tuple[Any, ...], int], IndexFileMeta],
-    *,
-    mixed: bool = False,
-    fresh: bool = False,
-) -> DataFrame:
-    """Dynamic bucket mode (:mod:`lakeskip.catalog.pk.dynamic_bucket`): shuffle rows to ``P``
-    assigner tasks by (partition hash, key hash), give each row its bucket there (from the
-    HASH index ``index`` of the write's snapshot), then shuffle by (partition, bucket) so one
-    task writes each bucket. The result ends with the bucket column the writer takes."""
-    schema = table.schema
-    options = DynamicBucketOptions.of(schema.options)
-    default = df.sparkSession.sparkContext.defaultParallelism
-    channels, assigners = options.assigners(default)
-    by_partition: dict[tuple[Any, ...], list[tuple[int, IndexFileMeta]]] = {}
-    for (partition, bucket), meta in sorted(index.items(), key=repr):
-        by_partition.setdefault(partition, []).append((bucket, meta))
-    layout = schema_key_layout(schema)
-    spec = AssignSpec(
-        file_io=table.file_io,
-        table_path=table.path,
-        partition_keys=tuple(schema.partition_keys),
-        partition_types=tuple(schema.row_type.field(k).type for k in schema.partition_keys),
-        key=layout.trimmed,
-        key_types=layout.types,
-        channels=channels,
-        assigners=assigners,
-        options=options,
-        index={k: tuple(v) for k, v in by_partition.items()},
-        fresh=fresh,
-    )
-    flag = f", `{DELETE_FLAG}` BOOLEAN" if mixed else ""
-    ddl = schema.row_type.spark_ddl() + flag
-    routed = df.mapInArrow(
-        _route_task(spec, routing_values(channels).tolist()), ddl + f", `{ROUTE_COLUMN}` INT"
-    ).repartition(channels, F.col(ROUTE_COLUMN))
-    # an explicit task count, one wave: P write tasks (Spark's default parallelism unless
-    # dynamic-bucket.assigner-parallelism says otherwise), bucket b of a partition in task
-    # (partition hash + b) mod P. Adaptive execution would coalesce the buckets of a small
-    # write into one task (a repartition by columns is coalescable, by number is not); a
-    # count of spark.sql.shuffle.partitions (200) made a 3-row INSERT run 200 tasks (10-20 s)
-    writers = channels
-    assigned = routed.mapInArrow(
-        _assign_task(spec, schema, routing_values(writers).tolist()),
-        ddl + f", `{BUCKET_COLUMN}` INT, `{ROUTE_COLUMN}` INT",
-    )
-    return assigned.repartition(writers, F.col(ROUTE_COLUMN)).drop(ROUTE_COLUMN)
 
 
 def collect_entries(

@@ -10,7 +10,9 @@ import pytest
 
 from lakeskip.catalog import Catalog
 from lakeskip.catalog.format.parquet_options import BloomFilterSpec, parquet_write_options
-from lakeskip.catalog.write.data_writer import DataWriter, WriteSpec, WriteTimings, write_all
+from lakeskip.catalog.write.data_writer import DataWriter, write_all
+from lakeskip.catalog.write.timings import WriteTimings
+from lakeskip.catalog.write.write_spec import WriteSpec
 from lakeskip.errors import ColumnNotFoundError, InvalidOptionError
 from lakeskip.types import RowType, parse_sql_type
 

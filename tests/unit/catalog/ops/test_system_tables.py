@@ -14,7 +14,8 @@ from lakeskip.catalog.cache import MetadataCache
 from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.ops.system_tables import system_table, table_details
 from lakeskip.catalog.table import FileStoreTable
-from lakeskip.catalog.write.data_writer import DataWriter, WriteSpec
+from lakeskip.catalog.write.data_writer import DataWriter
+from lakeskip.catalog.write.write_spec import WriteSpec
 from lakeskip.errors import TableNotFoundError
 from lakeskip.index.format import FileIndexContainer
 from lakeskip.planner.report import SkipTier

@@ -145,7 +145,7 @@ def test_read_snapshot_clause_then_session_then_table_options(
     ],
 )
 def test_paimon_options_not_supported_typos_unknown(key: str, message: str) -> None:
-    from lakeskip.catalog.options import validate_options
+    from lakeskip.catalog.option_checks import validate_options
 
     with pytest.raises(InvalidOptionError, match=message):
         validate_options({key: "true"}, None)

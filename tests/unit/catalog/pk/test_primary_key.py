@@ -19,7 +19,8 @@ from lakeskip.catalog.pk.primary_key import RowKind
 from lakeskip.errors import InvalidArgumentError, InvalidOptionError
 from lakeskip.planner.report import SkipTier
 from lakeskip.planner.scan import ScanPlanner
-from lakeskip.sql.statements import CreateTable, parse_statements
+from lakeskip.sql.statement_types import CreateTable
+from lakeskip.sql.statements import parse_statements
 from lakeskip.types import BIGINT, DOUBLE, INT, STRING, RowType
 
 ROW = RowType.of(("id", BIGINT), ("dt", STRING), ("v", INT))

@@ -1,4 +1,4 @@
-"""Data files streamed to Parquet (:class:`~lakeskip.catalog.write.data_writer.RollingWriter`):
+"""Data files streamed to Parquet (:class:`~lakeskip.catalog.write.rolling_writer.RollingWriter`):
 stats and file indexes built batch by batch equal those of the whole file, files roll at
 ``target-file-size``, a NaN that arrives after a file's Parquet statistics were set starts a
 new file, and no row group outgrows the Parquet bloom filter sized by the first."""
@@ -19,7 +19,8 @@ from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.format.manifest import ManifestEntry
 from lakeskip.catalog.format.stats import StatsCollector, collect_stats
 from lakeskip.catalog.table import FileStoreTable
-from lakeskip.catalog.write.data_writer import RollingWriter, WriteSpec
+from lakeskip.catalog.write.rolling_writer import RollingWriter
+from lakeskip.catalog.write.write_spec import WriteSpec
 from lakeskip.index.file_index import build_file_index
 from lakeskip.index.options import parse_file_index_options
 from lakeskip.types import BIGINT, DOUBLE, STRING, RowType

@@ -19,9 +19,10 @@ from lakeskip.catalog.kind import PkRaw
 from lakeskip.catalog.pk.merge_engine import MergeEngine
 from lakeskip.catalog.pk.primary_key import SEQUENCE_NUMBER, VALUE_KIND, RowKind
 from lakeskip.catalog.table import FileStoreTable
-from lakeskip.catalog.write.data_writer import DataWriter, WriteSpec
-from lakeskip.catalog.write.pk_dv_write import read_versions
+from lakeskip.catalog.write.bucket_lookup import read_versions
+from lakeskip.catalog.write.data_writer import DataWriter
 from lakeskip.catalog.write.sort_buffer import ARRIVAL, BufferOptions, SortBuffer, merge_sorted
+from lakeskip.catalog.write.write_spec import WriteSpec
 from lakeskip.types import BIGINT, INT, STRING, RowType
 
 ROW = RowType.of(("k", INT), ("s", STRING), ("v", BIGINT), ("q", INT))

@@ -253,7 +253,7 @@ def test_pick_full() -> None:
 
 
 def test_full_compaction_option() -> None:
-    from lakeskip.catalog.options import validate_options
+    from lakeskip.catalog.option_checks import validate_options
     from lakeskip.catalog.write.universal import full_compaction_on_write
     from lakeskip.errors import InvalidOptionError
 
@@ -279,7 +279,7 @@ def test_changelog_producer_refused(tmp_path: Path) -> None:
     refused as not supported: lakeskip writes no changelog files), and a table another
     engine created with one is not written: the commit is refused, the table untouched."""
     from lakeskip.catalog.format.snapshot import CommitKind
-    from lakeskip.catalog.options import validate_options
+    from lakeskip.catalog.option_checks import validate_options
     from lakeskip.errors import InvalidOptionError
 
     validate_options({"changelog-producer": "none"}, None, primary_keys=("id",))

@@ -9,7 +9,8 @@ import sys
 import lakeskip.sql.merge  # noqa: F401  (Merge is a statement type too)
 from lakeskip.spark.front.statements import HANDLERS
 from lakeskip.sql.help import HELP
-from lakeskip.sql.statements import Statement, parse_statement
+from lakeskip.sql.statement_types import Statement
+from lakeskip.sql.statements import parse_statement
 
 
 def _statement_types() -> set[type[Statement]]:

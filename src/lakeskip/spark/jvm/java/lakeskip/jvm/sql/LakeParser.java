@@ -133,45 +133,45 @@ public final class LakeParser implements ParserInterface {
     return out == null || out.isNull() ? null : out.asText();
   }
 
-  @Override
-  public LogicalPlan parsePlan(String sqlText) throws ParseException {
+  /** One of Spark's plan parsers ({@code parsePlan}, {@code parsePlanWithParameters}). */
+  @FunctionalInterface
+  private interface PlanParser {
+    LogicalPlan parse(String sqlText) throws ParseException;
+  }
+
+  /**
+   * The routing of every plan parse: {@code CALL} goes to Python first (Spark would take
+   * {@code sys.x} for a catalog's procedure), anything else to Spark, and to Python only when
+   * Spark rejects it.
+   */
+  private LogicalPlan route(String sqlText, PlanParser parser) throws ParseException {
     String head = sqlText.stripLeading();
     if (head.regionMatches(true, 0, "CALL", 0, 4)) {
       String rewritten = rewrite(sqlText);
       if (rewritten != null) {
-        return delegate.parsePlan(rewritten);
+        return parser.parse(rewritten);
       }
     }
     try {
-      return delegate.parsePlan(sqlText);
+      return parser.parse(sqlText);
     } catch (ParseException e) {
       String rewritten = rewrite(sqlText);
       if (rewritten == null) {
         throw e;
       }
-      return delegate.parsePlan(rewritten);
+      return parser.parse(rewritten);
     }
+  }
+
+  @Override
+  public LogicalPlan parsePlan(String sqlText) throws ParseException {
+    return route(sqlText, delegate::parsePlan);
   }
 
   @Override
   public LogicalPlan parsePlanWithParameters(String sqlText, ParameterContext context)
       throws ParseException {
-    String head = sqlText.stripLeading();
-    if (head.regionMatches(true, 0, "CALL", 0, 4)) {
-      String rewritten = rewrite(sqlText);
-      if (rewritten != null) {
-        return delegate.parsePlanWithParameters(rewritten, context);
-      }
-    }
-    try {
-      return delegate.parsePlanWithParameters(sqlText, context);
-    } catch (ParseException e) {
-      String rewritten = rewrite(sqlText);
-      if (rewritten == null) {
-        throw e;
-      }
-      return delegate.parsePlanWithParameters(rewritten, context);
-    }
+    return route(sqlText, sql -> delegate.parsePlanWithParameters(sql, context));
   }
 
   @Override
