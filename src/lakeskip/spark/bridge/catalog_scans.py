@@ -416,7 +416,7 @@ def stream_plan(ctx: ServiceContext, req: StreamPlanRequest, arg: Any) -> PlanSc
         warnings.simplefilter("ignore", LakeskipWarning)
         started = time.perf_counter()
         planner = ScanPlanner(target.table)
-        plan = plan_stream_batch(
+        batch = plan_stream_batch(
             planner,
             StreamOffset(req.start, req.start_full),
             StreamOffset(req.end),
@@ -425,7 +425,10 @@ def stream_plan(ctx: ServiceContext, req: StreamPlanRequest, arg: Any) -> PlanSc
         )
         planned_ms = (time.perf_counter() - started) * 1000
     # a micro-batch's files come from several snapshots, and its scan takes no runtime filter
-    return _scan_reply(ctx, req, target, planner, plan, planned_ms, runtime_filters=False)
+    reply = _scan_reply(ctx, req, target, planner, batch.plan, planned_ms, runtime_filters=False)
+    if batch.changes is None:
+        return reply
+    return dataclasses.replace(reply, changes=dict(batch.changes), token="")
 
 
 def _stream_table(ctx: ServiceContext, req: TableRequest) -> FileStoreTable:

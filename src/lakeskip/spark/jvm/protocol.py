@@ -795,6 +795,10 @@ class PlanScanReply:
     #: the columns runtime filters may prune on (``SupportsRuntimeV2Filtering``): partition
     #: and bucket keys, columns with stats or a file index
     prunable: tuple[str, ...] = ()
+    #: a primary-key table's streaming micro-batch (``lakeskip.planner.stream``): the files
+    #: are read as written, no merge, only ``+I`` / ``+U`` rows, and a file named here only
+    #: its rows of at least this sequence number (``None``: a table read)
+    changes: Mapping[str, int] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -91,6 +91,7 @@ public final class Protocol {
     public static final String CATALOG = "catalog";
     public static final String CATALOGS = "catalogs";
     public static final String CHANGE = "change";
+    public static final String CHANGES = "changes";
     public static final String COLUMN = "column";
     public static final String COLUMNS = "columns";
     public static final String COMMENT = "comment";
