@@ -336,3 +336,69 @@ def test_a_running_stream_sees_each_commit_of_another_writer_once(
     finally:
         q.stop()
     assert _rows(spark, "lakeskip.db.live_out") == sorted(written)
+
+
+def test_columns_added_and_renamed_while_a_stream_runs(
+    session: Any, spark: Any, tmp_path: Path
+) -> None:
+    """ALTER TABLE while a stream reads the table: the running query keeps the columns it
+    started with and reads every new file by field id (an added column left out, a renamed
+    one under its old name); restarted from its checkpoint it has the new columns, the
+    files written before them read as null. Oracle: the rows inserted."""
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS lakeskip.db")
+    name = "lakeskip.db.evolving"
+    spark.sql(f"CREATE TABLE {name} (id BIGINT, v DOUBLE)")
+    spark.sql(f"INSERT INTO {name} VALUES (1, 1.0), (2, 2.0)")
+    got: list[dict[str, Any]] = []
+
+    def collect(df: Any, batch_id: int) -> None:
+        got.extend(r.asDict() for r in df.collect())
+
+    def start() -> Any:
+        return (
+            spark.readStream.table(name)
+            .writeStream.option("checkpointLocation", str(tmp_path / "ck"))
+            .trigger(processingTime="200 milliseconds")
+            .foreachBatch(collect)
+            .start()
+        )
+
+    def delivered() -> list[tuple[Any, ...]]:
+        return sorted(tuple(sorted(d.items())) for d in got)
+
+    q = start()
+    try:
+        q.processAllAvailable()
+        spark.sql(f"ALTER TABLE {name} ADD COLUMN w STRING")
+        spark.sql(f"INSERT INTO {name} VALUES (3, 3.0, 'c')")
+        q.processAllAvailable()
+        spark.sql(f"ALTER TABLE {name} RENAME COLUMN v TO v2")
+        spark.sql(f"INSERT INTO {name} VALUES (4, 4.0, 'd')")
+        q.processAllAvailable()
+    finally:
+        q.stop()
+    assert delivered() == sorted(
+        tuple(sorted({"id": i, "v": float(i)}.items())) for i in (1, 2, 3, 4)
+    ), "the running query: its own columns, the renamed one under its old name"
+    got.clear()
+    q = start()
+    try:
+        spark.sql(f"INSERT INTO {name} VALUES (5, 5.0, 'e')")
+        q.processAllAvailable()
+    finally:
+        q.stop()
+    assert delivered() == [tuple(sorted({"id": 5, "v2": 5.0, "w": "e"}.items()))]
+    # a new query from the start reads the old files with null for the added column
+    got.clear()
+    q = (
+        spark.readStream.table(name)
+        .writeStream.option("checkpointLocation", str(tmp_path / "ck2"))
+        .trigger(availableNow=True)
+        .foreachBatch(collect)
+        .start()
+    )
+    q.awaitTermination()
+    want = [(1, 1.0, None), (2, 2.0, None), (3, 3.0, "c"), (4, 4.0, "d"), (5, 5.0, "e")]
+    assert delivered() == sorted(
+        tuple(sorted({"id": i, "v2": v, "w": w}.items())) for i, v, w in want
+    )

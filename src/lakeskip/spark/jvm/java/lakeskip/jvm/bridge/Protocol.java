@@ -167,6 +167,7 @@ public final class Protocol {
     public static final String ROWS = "rows";
     public static final String RUNTIME = "runtime";
     public static final String SCHEMA = "schema";
+    public static final String SCHEMA_ID = "schema_id";
     public static final String SEQUENCE = "sequence";
     public static final String SEQUENCE_DESCENDING = "sequence_descending";
     public static final String SEQUENCE_FIELDS = "sequence_fields";
@@ -188,6 +189,7 @@ public final class Protocol {
     public static final String STATS = "stats";
     public static final String STORED_NAMES = "stored_names";
     public static final String STORED_SCHEMA = "stored_schema";
+    public static final String STREAM_SCHEMA = "stream_schema";
     public static final String SYSTEM = "system";
     public static final String TABLES = "tables";
     public static final String TAG = "tag";

@@ -181,6 +181,9 @@ public final class LakeMicroBatchStream implements MicroBatchStream, SupportsTri
     p.put(Key.START, from.snapshot);
     p.put(Key.START_FULL, from.full);
     p.put(Key.END, to.snapshot);
+    if (table.schemaId != null) { // Python plans the files against the stream's columns
+      p.put(Key.STREAM_SCHEMA, table.schemaId);
+    }
     ScanRequest.filterColumns(p, filters);
     JsonNode reply = Bridge.ask(Op.STREAM_PLAN, p, null);
     Scan scan = reply.path(Key.CHANGES).isObject()
