@@ -402,3 +402,13 @@ def test_columns_added_and_renamed_while_a_stream_runs(
     assert delivered() == sorted(
         tuple(sorted({"id": i, "v2": v, "w": w}.items())) for i, v, w in want
     )
+
+
+def test_a_stream_by_path_is_refused_in_one_line(session: Any, spark: Any, tmp_path: Path) -> None:
+    """As batch reads: a table is opened by the lakeskip catalog, not by its folder."""
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS lakeskip.db")
+    spark.sql("CREATE TABLE lakeskip.db.bypath (id BIGINT)")
+    spark.sql("INSERT INTO lakeskip.db.bypath VALUES (1)")
+    location = session.catalog.get_table("db.bypath").path
+    with pytest.raises(Exception, match="not by path"):
+        spark.readStream.format("lakeskip").load(str(location))
