@@ -252,15 +252,28 @@ class ScanPlanner:
         predicate: BooleanExpression | None,
         snapshot: Snapshot | None,
         time_zone: str = "UTC",
+        *,
+        as_written: bool = False,
     ) -> ScanPlan:
         """Decide, for each of ``entries`` (data files of ``snapshot``, not all its live files:
         the files a streaming read's micro-batch adds), skip or keep, by the same tiers as
         :meth:`plan`; the deletion vectors are those of ``snapshot`` (``None``: no files,
-        no vectors). Not cached."""
+        no vectors). ``as_written``: each row of a file is read on its own (a primary-key
+        table's versions, no merge): files are decided one by one, level 0 included. Not
+        cached."""
         started = time.perf_counter()
         pred = predicate if predicate is not None else AlwaysTrue()
         with paused_gc():
-            return self._plan(started, snapshot, pred, None, time_zone, True, given=list(entries))
+            return self._plan(
+                started,
+                snapshot,
+                pred,
+                None,
+                time_zone,
+                True,
+                given=list(entries),
+                as_written=as_written,
+            )
 
     def _plan(
         self,
@@ -271,6 +284,7 @@ class ScanPlanner:
         time_zone: str,
         use_indexes: bool,
         given: list[ManifestEntry] | None = None,
+        as_written: bool = False,
     ) -> ScanPlan:
         table = self.table
         unread: list[ManifestFileMeta] = []
@@ -304,6 +318,7 @@ class ScanPlanner:
                 skip_level0 = False
             case _:
                 assert_never(kind)
+        skip_level0 = skip_level0 and not as_written
         if skip_level0:
             level0 = [e for e in entries if e.file.level == 0]
             if level0:
@@ -341,11 +356,11 @@ class ScanPlanner:
         else:
             assert cols is not None
             match kind:
-                case PkMerge(merge=merge):  # files hold versions of keys, merged when read
+                case PkMerge(merge=merge) if not as_written:  # versions merged when read
                     decisions, index_files_read = self._decide_primary_key(
                         entries, cols, pred, bound, row_type, use_indexes, notes, time_zone, merge
                     )
-                case Append() | AppendDv() | PkRaw():  # a file's rows are the table's rows
+                case Append() | AppendDv() | PkRaw() | PkMerge():  # a file's rows on their own
                     decisions, index_files_read = self._decide(
                         entries, cols, bound, row_type, use_indexes, notes
                     )

@@ -20,8 +20,22 @@ deletion vectors of the batch's last snapshot delete. A micro-batch is a range o
 snapshots (:func:`stream_end`; ``max_files`` bounds the files of all but a batch's first
 snapshot), so a restarted stream plans the same files for the same range.
 
-Primary-key tables are refused: their delta files hold versions of keys, and lakeskip has no
-changelog producer to turn them into changes; read them in batch.
+A primary-key table (``merge-engine`` ``deduplicate``, with or without deletion vectors) is
+read as Paimon reads one with ``changelog-producer`` ``none`` (its ``DeltaFollowUpScanner``:
+the files each snapshot wrote, no changelog), one snapshot at a time: after the first batch,
+a micro-batch ends at the first ``APPEND`` or ``OVERWRITE`` snapshot after its start
+(:func:`stream_end`), and delivers the row versions that snapshot wrote
+(:func:`changed_files`): the rows of its added files whose sequence number is above every
+sequence number of the files it removed in the same bucket (a lookup write of a
+deletion-vector table merges old runs into its new files: their rows keep their old
+sequence numbers and are not delivered again; INSERT OVERWRITE numbers its rows after the
+rows it replaces), and of kind ``+I`` / ``+U``. The files are read as written (no merge, no
+deletion vector: a later update or DELETE does not hide a version already written), so a
+consumer gets *upserts*: each committed version of a key once, in the micro-batch of its
+snapshot, at most one per key in a micro-batch (a write merges its own rows of one key),
+batches in commit order; no retractions (``-U`` / ``-D`` rows and deletion-vector marks are
+not delivered). ``COMPACT`` snapshots are skipped. ``partial-update``, ``aggregation`` and
+``first-row`` are refused, as Paimon refuses them without a changelog producer.
 
 >>> StreamOffset(3).after(), StreamOffset(3, full=True).after()
 (3, 2)
@@ -35,8 +49,9 @@ from typing import assert_never
 
 from lakeskip.catalog.format.manifest import FileKind, ManifestEntry, read_manifest_list
 from lakeskip.catalog.format.snapshot import CommitKind, Snapshot
-from lakeskip.catalog.kind import Append, AppendDv, PkMerge, PkRaw
+from lakeskip.catalog.kind import Append, AppendDv, PkMerge, PkRaw, TableKind
 from lakeskip.catalog.ops.time_travel import existing_snapshot
+from lakeskip.catalog.pk.merge_engine import DEDUPLICATE
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import InvalidOptionError, StreamReadError
 from lakeskip.expressions import BooleanExpression
@@ -45,8 +60,10 @@ from lakeskip.planner.scan import ScanPlanner
 
 __all__ = [
     "SCAN_MODE",
+    "StreamBatch",
     "StreamOffset",
     "added_files",
+    "changed_files",
     "check_streamable",
     "plan_stream_batch",
     "stream_end",
@@ -80,22 +97,45 @@ class StreamOffset:
         return self.snapshot - 1 if self.full else self.snapshot
 
 
+@dataclass(frozen=True, slots=True)
+class StreamBatch:
+    """The planned files of one micro-batch; ``changes``: the files of a primary-key table
+    are read as written (no merge; only ``+I`` / ``+U`` rows), and a file named here
+    delivers only its rows of at least this sequence number (``None``: a table read, as a
+    batch read's)."""
+
+    plan: ScanPlan
+    changes: Mapping[str, int] | None = None
+
+
+def _primary_key(kind: TableKind) -> bool:
+    match kind:
+        case Append() | AppendDv():
+            return False
+        case PkMerge() | PkRaw():
+            return True
+        case _:
+            assert_never(kind)
+
+
 def check_streamable(table: FileStoreTable) -> None:
-    """Raise unless a streaming read of ``table`` is served (append tables, with or without
-    deletion vectors).
+    """Raise unless a streaming read of ``table`` is served: append tables, with or without
+    deletion vectors; primary-key tables of ``merge-engine`` ``deduplicate``.
 
     Raises:
-        StreamReadError: a primary-key table.
+        StreamReadError: a primary-key table of another merge engine.
     """
     kind = table.kind
     match kind:
         case Append() | AppendDv():
             return
-        case PkMerge() | PkRaw():
-            raise StreamReadError(
-                f"{table.identifier}: a streaming read of a primary-key table is not supported"
-                " (no changelog producer); read it in batch"
-            )
+        case PkMerge(merge=merge) | PkRaw(merge=merge):
+            if merge.kind != DEDUPLICATE:
+                raise StreamReadError(
+                    f"{table.identifier}: a streaming read of a primary-key table with"
+                    f" merge-engine {merge.kind!r} is not supported (no changelog producer,"
+                    " as in Paimon); read it in batch"
+                )
         case _:
             assert_never(kind)
 
@@ -171,6 +211,46 @@ def added_files(table: FileStoreTable, snapshot: Snapshot) -> list[ManifestEntry
     return out
 
 
+def changed_files(
+    table: FileStoreTable, snapshot: Snapshot
+) -> tuple[list[ManifestEntry], dict[str, int]]:
+    """The files holding the row versions an ``APPEND`` or ``OVERWRITE`` snapshot of a
+    primary-key table wrote, and, for a file that also holds rows a merge copied from the
+    files the snapshot removed, the first sequence number of its new rows (see the module
+    docstring). Other kinds: none.
+
+    Sequence numbers grow per bucket: a write numbers its rows after the largest of the
+    bucket's live files (``next_sequences``), so a row the snapshot wrote is numbered above
+    every file it removed from that bucket, and a copied row is not.
+    """
+    if not _delivers(snapshot):
+        return [], {}
+    added: list[ManifestEntry] = []
+    removed: dict[tuple[object, int], int] = {}
+    for meta in read_manifest_list(table.file_io, table.path, snapshot.delta_manifest_list):
+        for e in table.manifest(meta):
+            if e.kind is FileKind.ADD:
+                added.append(e)
+            else:
+                key = (e.partition, e.bucket)
+                removed[key] = max(removed.get(key, -1), e.file.max_sequence_number)
+    files: list[ManifestEntry] = []
+    since: dict[str, int] = {}
+    for e in added:
+        floor = removed.get((e.partition, e.bucket))
+        if floor is None or e.file.min_sequence_number > floor:
+            files.append(e)
+        elif e.file.max_sequence_number > floor:
+            files.append(e)
+            since[e.file.file_name] = floor + 1
+    return files, since
+
+
+def _delivers(snapshot: Snapshot) -> bool:
+    """Whether a primary-key table's stream delivers rows of this snapshot's kind."""
+    return snapshot.commit_kind in (CommitKind.APPEND, CommitKind.OVERWRITE)
+
+
 def _added_count(table: FileStoreTable, snapshot: Snapshot) -> int:
     if snapshot.commit_kind is not CommitKind.APPEND:
         return 0
@@ -189,6 +269,8 @@ def stream_end(
     The first batch of a ``full`` start is that snapshot alone. Otherwise every snapshot up to
     the latest (at most ``until``, the last one of a ``Trigger.AvailableNow`` run); with
     ``max_files``, as many whole snapshots as add at most that many files, and always one.
+    A primary-key table's batch ends at its first ``APPEND`` or ``OVERWRITE`` snapshot
+    (one write per micro-batch: versions of a key arrive in commit order).
 
     Raises:
         SnapshotNotFoundError: a snapshot the stream has still to read expired.
@@ -201,6 +283,11 @@ def stream_end(
     cap = latest if until is None else min(latest, until)
     if cap <= start.snapshot:
         return start
+    if _primary_key(table.kind):
+        for sid in range(start.snapshot + 1, cap + 1):
+            if _delivers(existing_snapshot(table, sid)):
+                return StreamOffset(sid)
+        return StreamOffset(cap)
     if max_files is None:
         return StreamOffset(cap)
     taken = 0
@@ -220,10 +307,12 @@ def plan_stream_batch(
     end: StreamOffset,
     predicate: BooleanExpression | None,
     time_zone: str = "UTC",
-) -> ScanPlan:
+) -> StreamBatch:
     """The files of the micro-batch ``(start, end]``: snapshot ``end`` whole when ``start``
     is ``full`` (the plan of a batch read), else the files the ``APPEND`` snapshots after
-    ``start`` added up to ``end``; kept or skipped by ``predicate`` as a batch read's.
+    ``start`` added up to ``end`` (a primary-key table: the versions its snapshots wrote,
+    :func:`changed_files`); kept or skipped by ``predicate`` as a batch read's (a
+    primary-key table's file by file, as each row is delivered on its own).
 
     Raises:
         StreamReadError: the table is not streamable, or the offsets are out of order.
@@ -239,14 +328,27 @@ def plan_stream_batch(
                 f"{table.identifier}: the first micro-batch of a full start reads snapshot"
                 f" {start.snapshot} alone, not up to {end.snapshot}"
             )
-        return planner.plan(
-            predicate, time_zone=time_zone, snapshot=existing_snapshot(table, end.snapshot)
+        return StreamBatch(
+            planner.plan(
+                predicate, time_zone=time_zone, snapshot=existing_snapshot(table, end.snapshot)
+            )
         )
+    keyed = _primary_key(table.kind)
     if end.snapshot == start.snapshot:
-        return planner.plan_files([], predicate, None, time_zone=time_zone)
+        empty = planner.plan_files([], predicate, None, time_zone=time_zone)
+        return StreamBatch(empty, {} if keyed else None)
     last = existing_snapshot(table, end.snapshot)
     entries: list[ManifestEntry] = []
+    since: dict[str, int] = {}
     for sid in range(start.snapshot + 1, end.snapshot + 1):
         snap = last if sid == end.snapshot else existing_snapshot(table, sid)
-        entries.extend(added_files(table, snap))
-    return planner.plan_files(entries, predicate, last, time_zone=time_zone)
+        if keyed:
+            files, floors = changed_files(table, snap)
+            entries.extend(files)
+            since.update(floors)
+        else:
+            entries.extend(added_files(table, snap))
+    if keyed:
+        plan = planner.plan_files(entries, predicate, None, time_zone=time_zone, as_written=True)
+        return StreamBatch(plan, since)
+    return StreamBatch(planner.plan_files(entries, predicate, last, time_zone=time_zone))

@@ -1,5 +1,6 @@
 """Structured Streaming out of lakeskip tables: ``spark.readStream.table`` delivers the table's
-latest snapshot whole, then the files each APPEND snapshot adds (COMPACT snapshots skipped),
+latest snapshot whole, then the files each APPEND snapshot adds (COMPACT snapshots skipped;
+a primary-key table: the versions each write added),
 with snapshot ids as offsets; a query restarted from its checkpoint goes on where it stopped,
 and a filter over the stream prunes each micro-batch's files. The oracle is the rows the test
 wrote."""
@@ -155,13 +156,13 @@ def test_a_filter_over_the_stream_prunes_each_batch(
     assert sum(p["numInputRows"] for p in q.recentProgress) == 1, "the 400s and 500s skipped"
 
 
-def test_a_primary_key_table_is_refused_in_one_line(
+def test_a_partial_update_table_is_refused_in_one_line(
     session: Any, spark: Any, tmp_path: Path
 ) -> None:
     spark.sql("CREATE NAMESPACE IF NOT EXISTS lakeskip.db")
     spark.sql(
-        "CREATE TABLE lakeskip.db.keyed (id BIGINT, v DOUBLE) "
-        "TBLPROPERTIES ('primary-key' = 'id', 'bucket' = '1')"
+        "CREATE TABLE lakeskip.db.keyed (id BIGINT, v DOUBLE) TBLPROPERTIES"
+        " ('primary-key' = 'id', 'bucket' = '1', 'merge-engine' = 'partial-update')"
     )
     spark.sql("INSERT INTO lakeskip.db.keyed VALUES (1, 1.0)")
     q = (
@@ -172,9 +173,79 @@ def test_a_primary_key_table_is_refused_in_one_line(
         .queryName("keyed_out")
         .start()
     )
-    with pytest.raises(Exception, match="primary-key table is not supported") as err:
+    with pytest.raises(Exception, match="merge-engine 'partial-update' is not supported") as err:
         q.awaitTermination()
     assert "streaming read of a primary-key table" in str(err.value)
+
+
+@pytest.mark.parametrize("dv", [True, False], ids=["deletion-vectors", "merge-on-read"])
+def test_primary_key_stream_delivers_each_written_version_once(
+    session: Any, spark: Any, tmp_path: Path, dv: bool
+) -> None:
+    """A primary-key table read as a stream (Paimon's changelog-producer none): the first
+    micro-batch is the table, then one micro-batch per write holding exactly the rows that
+    write upserted (no retraction for DELETE, nothing for COMPACT), across restarts from the
+    checkpoint. Enough writes that a deletion-vector table's lookup write merges old runs
+    into its new files (their copied rows must not come again). Oracle: the rows written."""
+    from lakeskip.planner.stream import changed_files
+
+    name = f"lakeskip.db.pk_{'dv' if dv else 'mor'}"
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS lakeskip.db")
+    props = "'primary-key' = 'id', 'bucket' = '2'" + (
+        ", 'deletion-vectors.enabled' = 'true'" if dv else ""
+    )
+    spark.sql(f"CREATE TABLE {name} (id BIGINT, p STRING, v DOUBLE) TBLPROPERTIES ({props})")
+    got: list[list[tuple[int, str, float]]] = []
+
+    def collect(df: Any, batch_id: int) -> None:
+        got.append(sorted(tuple(r) for r in df.collect()))
+
+    def run() -> None:
+        q = (
+            spark.readStream.table(name)
+            .writeStream.option("checkpointLocation", str(tmp_path / "ck"))
+            .trigger(availableNow=True)
+            .foreachBatch(collect)
+            .start()
+        )
+        q.awaitTermination()
+
+    def write(rows: list[tuple[int, str, float]]) -> None:
+        spark.createDataFrame(rows, "id BIGINT, p STRING, v DOUBLE").writeTo(name).append()
+
+    first = [(i, "a", 1.0) for i in range(10)]
+    write(first)
+    run()
+    assert [b for b in got if b] == [sorted(first)], "the first batch is the table"
+    got.clear()
+    writes: list[list[tuple[int, str, float]]] = []
+    state = {r[0]: r for r in first}  # the table, as the writes and the DELETE leave it
+    for w in range(10):  # each write updates some keys and adds others
+        rows = [((w * 3 + i) % 14, "b", float(10 + w)) for i in range(5)]
+        rows = sorted({r[0]: r for r in rows}.values())
+        write(rows)
+        writes.append(rows)
+        state.update({r[0]: r for r in rows})
+        if w == 2:
+            spark.sql(f"DELETE FROM {name} WHERE id = 0")  # delivers nothing
+            state.pop(0, None)
+            spark.sql(f"CALL lakeskip.sys.compact(table => '{name.split('.', 1)[1]}')")
+        if w == 5:
+            run()  # a restart from the checkpoint in the middle
+    run()
+    assert [b for b in got if b] == [sorted(r) for r in writes], "each write's versions once"
+    table = session.catalog.get_table(name.split(".", 1)[1])
+    assert CommitKind.COMPACT in {s.commit_kind for s in table.list_snapshots()}
+    if dv:  # the case of old rows merged into a write's new files was met
+        assert any(changed_files(table, s)[1] for s in table.list_snapshots())
+    table_rows = sorted(tuple(r) for r in spark.sql(f"SELECT id, p, v FROM {name}").collect())
+    assert table_rows == sorted(state.values())
+    # the batches applied in order as upserts give the table, but for the deleted key
+    upserted = {r[0]: r for r in first}
+    for batch in got:
+        upserted.update({r[0]: r for r in batch})
+    assert {k: v for k, v in upserted.items() if k in state} == state
+    assert set(upserted) - set(state) <= {0}
 
 
 def test_rate_source_into_a_table_exactly_once_across_a_restart(
@@ -265,3 +336,79 @@ def test_a_running_stream_sees_each_commit_of_another_writer_once(
     finally:
         q.stop()
     assert _rows(spark, "lakeskip.db.live_out") == sorted(written)
+
+
+def test_columns_added_and_renamed_while_a_stream_runs(
+    session: Any, spark: Any, tmp_path: Path
+) -> None:
+    """ALTER TABLE while a stream reads the table: the running query keeps the columns it
+    started with and reads every new file by field id (an added column left out, a renamed
+    one under its old name); restarted from its checkpoint it has the new columns, the
+    files written before them read as null. Oracle: the rows inserted."""
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS lakeskip.db")
+    name = "lakeskip.db.evolving"
+    spark.sql(f"CREATE TABLE {name} (id BIGINT, v DOUBLE)")
+    spark.sql(f"INSERT INTO {name} VALUES (1, 1.0), (2, 2.0)")
+    got: list[dict[str, Any]] = []
+
+    def collect(df: Any, batch_id: int) -> None:
+        got.extend(r.asDict() for r in df.collect())
+
+    def start() -> Any:
+        return (
+            spark.readStream.table(name)
+            .writeStream.option("checkpointLocation", str(tmp_path / "ck"))
+            .trigger(processingTime="200 milliseconds")
+            .foreachBatch(collect)
+            .start()
+        )
+
+    def delivered() -> list[tuple[Any, ...]]:
+        return sorted(tuple(sorted(d.items())) for d in got)
+
+    q = start()
+    try:
+        q.processAllAvailable()
+        spark.sql(f"ALTER TABLE {name} ADD COLUMN w STRING")
+        spark.sql(f"INSERT INTO {name} VALUES (3, 3.0, 'c')")
+        q.processAllAvailable()
+        spark.sql(f"ALTER TABLE {name} RENAME COLUMN v TO v2")
+        spark.sql(f"INSERT INTO {name} VALUES (4, 4.0, 'd')")
+        q.processAllAvailable()
+    finally:
+        q.stop()
+    assert delivered() == sorted(
+        tuple(sorted({"id": i, "v": float(i)}.items())) for i in (1, 2, 3, 4)
+    ), "the running query: its own columns, the renamed one under its old name"
+    got.clear()
+    q = start()
+    try:
+        spark.sql(f"INSERT INTO {name} VALUES (5, 5.0, 'e')")
+        q.processAllAvailable()
+    finally:
+        q.stop()
+    assert delivered() == [tuple(sorted({"id": 5, "v2": 5.0, "w": "e"}.items()))]
+    # a new query from the start reads the old files with null for the added column
+    got.clear()
+    q = (
+        spark.readStream.table(name)
+        .writeStream.option("checkpointLocation", str(tmp_path / "ck2"))
+        .trigger(availableNow=True)
+        .foreachBatch(collect)
+        .start()
+    )
+    q.awaitTermination()
+    want = [(1, 1.0, None), (2, 2.0, None), (3, 3.0, "c"), (4, 4.0, "d"), (5, 5.0, "e")]
+    assert delivered() == sorted(
+        tuple(sorted({"id": i, "v2": v, "w": w}.items())) for i, v, w in want
+    )
+
+
+def test_a_stream_by_path_is_refused_in_one_line(session: Any, spark: Any, tmp_path: Path) -> None:
+    """As batch reads: a table is opened by the lakeskip catalog, not by its folder."""
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS lakeskip.db")
+    spark.sql("CREATE TABLE lakeskip.db.bypath (id BIGINT)")
+    spark.sql("INSERT INTO lakeskip.db.bypath VALUES (1)")
+    location = session.catalog.get_table("db.bypath").path
+    with pytest.raises(Exception, match="not by path"):
+        spark.readStream.format("lakeskip").load(str(location))

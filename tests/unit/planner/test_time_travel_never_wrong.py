@@ -154,12 +154,17 @@ def test_start_modes(tmp_path: Path) -> None:
         stream_start(table, {"scan.mode": "from-snapshot-full", "scan.snapshot-id": "9"})
 
 
-def test_primary_key_tables_are_refused(tmp_path: Path) -> None:
+@pytest.mark.parametrize("engine", ["partial-update", "aggregation", "first-row"])
+def test_primary_key_tables_without_a_changelog_are_refused(tmp_path: Path, engine: str) -> None:
+    """As Paimon: these merge engines need a changelog producer to be read as a stream."""
     cat = Catalog(str(tmp_path / "wh"))
     cat.create_database("db")
-    table = cat.create_table("db.k", ROW, options={"primary-key": "i32", "bucket": "1"})
-    with pytest.raises(StreamReadError, match="primary-key table"):
+    options = {"primary-key": "i32", "bucket": "1", "merge-engine": engine}
+    table = cat.create_table("db.k", ROW, options=options)
+    with pytest.raises(StreamReadError, match=f"merge-engine '{engine}' is not supported"):
         stream_start(table, {})
+    dedupe = cat.create_table("db.d", ROW, options={"primary-key": "i32", "bucket": "1"})
+    assert stream_start(dedupe, {}) == StreamOffset(0)
 
 
 def test_end_paces_by_whole_snapshots(tmp_path: Path) -> None:
@@ -212,7 +217,9 @@ def test_each_batch_delivers_the_appended_files_and_never_skips_a_match(
     planned: list[str] = []
     start = StreamOffset(0)
     for end_id in cuts:
-        plan = plan_stream_batch(ScanPlanner(table), start, StreamOffset(end_id), pred)
+        batch = plan_stream_batch(ScanPlanner(table), start, StreamOffset(end_id), pred)
+        assert batch.changes is None, "an append table's files are read whole"
+        plan = batch.plan
         for d in plan.decisions:
             planned.append(d.entry.file.file_name)
             matches = E.evaluate_arrow(bound, rows_of[d.entry.file.file_name]).to_pylist()

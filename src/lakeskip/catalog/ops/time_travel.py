@@ -47,6 +47,7 @@ __all__ = [
     "read_tag",
     "resolve_snapshot",
     "table_at",
+    "table_with_schema",
     "time_travel_from_options",
 ]
 
@@ -250,8 +251,14 @@ def _at_or_before(table: FileStoreTable, millis: int) -> Snapshot:
 
 def table_at(table: FileStoreTable, snapshot: Snapshot) -> FileStoreTable:
     """A read-only view of ``table`` with the schema ``snapshot`` was written with."""
-    if snapshot.schema_id == table.schema.id:
+    return table_with_schema(table, snapshot.schema_id)
+
+
+def table_with_schema(table: FileStoreTable, schema_id: int) -> FileStoreTable:
+    """A read-only view of ``table`` with schema ``schema_id`` (a streaming read's columns
+    are those of the schema it started with)."""
+    if schema_id == table.schema.id:
         return table
     return FileStoreTable(
-        table.identifier, table.path, table.file_io, table.schema_by_id(snapshot.schema_id)
+        table.identifier, table.path, table.file_io, table.schema_by_id(schema_id)
     )

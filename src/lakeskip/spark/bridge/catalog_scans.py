@@ -22,7 +22,7 @@ from lakeskip.catalog.format.schema import TableSchema
 from lakeskip.catalog.format.snapshot import Snapshot
 from lakeskip.catalog.format.stats import unpushable_columns
 from lakeskip.catalog.ops.system_tables import read_optimized_level, split_system_name
-from lakeskip.catalog.ops.time_travel import read_snapshot, table_at
+from lakeskip.catalog.ops.time_travel import read_snapshot, table_at, table_with_schema
 from lakeskip.catalog.pk.merge_engine import MergeEngine
 from lakeskip.catalog.schema_evolution import reads_by_name, widens
 from lakeskip.catalog.table import FileStoreTable
@@ -196,10 +196,13 @@ class ScanTarget:
     exact: bool = False
 
 
-def scan_target(ctx: ServiceContext, req: PlanScanRequest) -> ScanTarget:
+def scan_target(
+    ctx: ServiceContext, req: PlanScanRequest, schema_id: int | None = None
+) -> ScanTarget:
     """What a scan callback (``plan_scan``, ``aggregate_scan``) reads: the table, the
     snapshot (pinned by ``load_table``, else the session's time travel settings, else the
-    latest), its schema and the query's filters as one predicate."""
+    latest), its schema (``schema_id``: this one instead of the snapshot's) and the query's
+    filters as one predicate."""
     base, system = split_system_name(req.name)
     # t$read_optimized: the table's scan, other files
     table = ctx.table(req, base)
@@ -225,7 +228,10 @@ def scan_target(ctx: ServiceContext, req: PlanScanRequest) -> ScanTarget:
     schema = (
         table.schema_by_id(snap.schema_id) if snapshot_id and snap is not None else table.schema
     )
-    if snap is not None and schema.id != table.schema.id:
+    if schema_id is not None:
+        schema = table.schema_by_id(schema_id)
+        table = table_with_schema(table, schema_id)
+    elif snap is not None and schema.id != table.schema.id:
         table = table_at(table, snap)  # plan with the columns the snapshot has (renamed since)
     row_type = schema.row_type
     tz = str(session.time_zone or "UTC") if session is not None else ctx.time_zone
@@ -417,12 +423,15 @@ def stream_plan(ctx: ServiceContext, req: StreamPlanRequest, arg: Any) -> PlanSc
     """The kept files of one micro-batch of a streaming read, as ``plan_scan`` replies (Java
     builds the batch's Parquet scan from it as a batch read's)."""
     _stream_table(ctx, req)
-    target = scan_target(ctx, req)
+    # the stream's columns are those of the schema it started with: its files are planned
+    # and mapped (by name, or by field id: LakeEvolvedScan) against that schema, whichever
+    # schema they were written with, before or after it
+    target = scan_target(ctx, req, schema_id=req.stream_schema)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LakeskipWarning)
         started = time.perf_counter()
         planner = ScanPlanner(target.table)
-        plan = plan_stream_batch(
+        batch = plan_stream_batch(
             planner,
             StreamOffset(req.start, req.start_full),
             StreamOffset(req.end),
@@ -431,7 +440,10 @@ def stream_plan(ctx: ServiceContext, req: StreamPlanRequest, arg: Any) -> PlanSc
         )
         planned_ms = (time.perf_counter() - started) * 1000
     # a micro-batch's files come from several snapshots, and its scan takes no runtime filter
-    return _scan_reply(ctx, req, target, planner, plan, planned_ms, runtime_filters=False)
+    reply = _scan_reply(ctx, req, target, planner, batch.plan, planned_ms, runtime_filters=False)
+    if batch.changes is None:
+        return reply
+    return dataclasses.replace(reply, changes=dict(batch.changes), token="")
 
 
 def _stream_table(ctx: ServiceContext, req: TableRequest) -> FileStoreTable:

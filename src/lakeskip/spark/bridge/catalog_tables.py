@@ -162,6 +162,7 @@ def describe(table: FileStoreTable, snapshot: Snapshot | None, pinned: bool) -> 
         snapshot_id=snapshot.id if pinned and snapshot is not None else None,
         pinned=pinned,
         location=table.file_io.uri(table.path),
+        schema_id=schema.id,
     )
 
 

@@ -515,6 +515,8 @@ class StreamPlanRequest(PlanScanRequest):
     start: int
     start_full: bool = False
     end: int
+    #: the schema the stream's columns are of (its ``LakeTable``'s, from ``load_table``)
+    stream_schema: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -671,6 +673,8 @@ class TableDescription:
     #: pinned by time travel (read-only)
     pinned: bool
     location: str
+    #: the id of the schema ``schema`` is of (a stream checks its files against it)
+    schema_id: int | None = field(default=None, metadata=_OMIT_NONE)
     #: names the schema and snapshot (``ScanCache``)
     token: str | None = field(default=None, metadata=_OMIT_NONE)
     unchanged_while: Freshness | None = field(default=None, metadata=_OMIT_NONE)
@@ -795,6 +799,10 @@ class PlanScanReply:
     #: the columns runtime filters may prune on (``SupportsRuntimeV2Filtering``): partition
     #: and bucket keys, columns with stats or a file index
     prunable: tuple[str, ...] = ()
+    #: a primary-key table's streaming micro-batch (``lakeskip.planner.stream``): the files
+    #: are read as written, no merge, only ``+I`` / ``+U`` rows, and a file named here only
+    #: its rows of at least this sequence number (``None``: a table read)
+    changes: Mapping[str, int] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -91,6 +91,7 @@ public final class Protocol {
     public static final String CATALOG = "catalog";
     public static final String CATALOGS = "catalogs";
     public static final String CHANGE = "change";
+    public static final String CHANGES = "changes";
     public static final String COLUMN = "column";
     public static final String COLUMNS = "columns";
     public static final String COMMENT = "comment";
@@ -166,6 +167,7 @@ public final class Protocol {
     public static final String ROWS = "rows";
     public static final String RUNTIME = "runtime";
     public static final String SCHEMA = "schema";
+    public static final String SCHEMA_ID = "schema_id";
     public static final String SEQUENCE = "sequence";
     public static final String SEQUENCE_DESCENDING = "sequence_descending";
     public static final String SEQUENCE_FIELDS = "sequence_fields";
@@ -187,6 +189,7 @@ public final class Protocol {
     public static final String STATS = "stats";
     public static final String STORED_NAMES = "stored_names";
     public static final String STORED_SCHEMA = "stored_schema";
+    public static final String STREAM_SCHEMA = "stream_schema";
     public static final String SYSTEM = "system";
     public static final String TABLES = "tables";
     public static final String TAG = "tag";

@@ -46,6 +46,8 @@ public class LakeTable
   public final List<String> trimmedKeys = new ArrayList<>();
   final Map<String, String> properties = new HashMap<>();
   public final Long snapshotId;
+  /** The id of the schema {@link #schema} is of (null: not given). */
+  public final Long schemaId;
   public final boolean pinned;
   final String location;
   /** Names the schema and snapshot Python loaded ({@link ScanCache}); "" when not given. */
@@ -72,6 +74,8 @@ public class LakeTable
     }
     JsonNode snap = desc.path(Key.SNAPSHOT_ID);
     this.snapshotId = snap.isNumber() ? snap.asLong() : null;
+    JsonNode schemaId = desc.path(Key.SCHEMA_ID);
+    this.schemaId = schemaId.isNumber() ? schemaId.asLong() : null;
     this.pinned = desc.path(Key.PINNED).asBoolean(false);
     this.location = desc.path(Key.LOCATION).asText("");
     this.token = desc.path(Key.TOKEN).asText("");

@@ -218,6 +218,29 @@ public final class LakeScanBuilder
     return b.scan(SparkSession.active(), reply);
   }
 
+  /**
+   * The scan of a primary-key table's streaming micro-batch ({@code stream_plan} with {@code
+   * changes}): its files read as written, new {@code +I} / {@code +U} versions only ({@link
+   * lakeskip.jvm.read.stream.LakeChangeScan}).
+   */
+  public static Scan ofChanges(LakeTable table, CaseInsensitiveStringMap options,
+      scala.collection.immutable.Seq<Expression> filters, JsonNode reply) {
+    SparkSession session = SparkSession.active();
+    LakeFileIndex index = LakeFileIndex.of(session, table.partitionSchema(), reply.path(Key.FILES));
+    StructField seq = new StructField(lakeskip.jvm.read.stream.LakeChangeScan.SEQUENCE,
+        DataTypes.LongType, true, Metadata.empty());
+    StructField kind = new StructField(LakePkScan.KIND, DataTypes.ByteType, true, Metadata.empty());
+    ParquetScanBuilder parquet = new ParquetScanBuilder(session, index,
+        table.schema.add(seq).add(kind), table.dataSchema().add(seq).add(kind), options);
+    parquet.pushFilters(FilterPushDown.parquet(filters, reply, new HashSet<>(table.partitionKeys)));
+    parquet.pruneColumns(table.schema.add(seq).add(kind));
+    Map<String, Long> since = new HashMap<>();
+    reply.path(Key.CHANGES).fields().forEachRemaining(e -> since.put(e.getKey(), e.getValue().asLong()));
+    Scan scan = new lakeskip.jvm.read.stream.LakeChangeScan(parquet.build(), since);
+    return new LakeScan(scan, table.name(), LakePruning.of(reply.get(Key.PRUNING)))
+        .withStream(table, options);
+  }
+
   /** Spark's scan of the files Python kept (with their DVs; merged by key for a PK table). */
   private Scan scan(SparkSession session, JsonNode reply) {
     LakePruning pruning = LakePruning.of(reply.get(Key.PRUNING));

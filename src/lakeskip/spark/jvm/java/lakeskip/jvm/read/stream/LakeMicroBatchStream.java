@@ -40,7 +40,9 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * maxFilesPerTrigger} and the end of a {@code Trigger.AvailableNow} run) and which files it
  * reads ({@code stream_plan}: the first batch the starting snapshot whole, then the files each
  * APPEND snapshot added, pruned by the query's filter, see {@code lakeskip.planner.stream});
- * each batch's files are read by the batch read's own scan ({@link LakeScanBuilder#ofFiles}).
+ * each batch's files are read by the batch read's own scan ({@link LakeScanBuilder#ofFiles}),
+ * a primary-key table's after the first as the versions each write added ({@link
+ * LakeScanBuilder#ofChanges}, {@link LakeChangeScan}).
  *
  * <p>Offsets are snapshot ids ({@link LakeOffset}), so a restarted query plans the same files
  * for the same range. The initial offset is decided once and kept in the checkpoint (the
@@ -179,9 +181,14 @@ public final class LakeMicroBatchStream implements MicroBatchStream, SupportsTri
     p.put(Key.START, from.snapshot);
     p.put(Key.START_FULL, from.full);
     p.put(Key.END, to.snapshot);
+    if (table.schemaId != null) { // Python plans the files against the stream's columns
+      p.put(Key.STREAM_SCHEMA, table.schemaId);
+    }
     ScanRequest.filterColumns(p, filters);
     JsonNode reply = Bridge.ask(Op.STREAM_PLAN, p, null);
-    Scan scan = LakeScanBuilder.ofFiles(table, options, filters, reply);
+    Scan scan = reply.path(Key.CHANGES).isObject()
+        ? LakeScanBuilder.ofChanges(table, options, filters, reply)
+        : LakeScanBuilder.ofFiles(table, options, filters, reply);
     Batch batch = scan.toBatch();
     PartitionReaderFactory factory = batch.createReaderFactory();
     StructType read = scan.readSchema();
