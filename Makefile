@@ -11,7 +11,7 @@ SMOKE_VENV ?= build/smoke-venv
 TEST_WORKERS ?= 2
 XDIST := -n $(TEST_WORKERS) --dist loadfile
 
-.PHONY: demo test coverage test-unit test-spark lint fuzz bench bench-write bench-range bench-index bench-kinds bench-clustered bench-zorder bench-merge bench-frontends bench-tpcds test-tpcds test-interop test-interop-java test-s3 check-java smoke clean
+.PHONY: demo test coverage test-unit test-spark lint fuzz bench bench-write bench-range bench-index bench-kinds bench-clustered bench-functions bench-zorder bench-merge bench-frontends bench-tpcds test-tpcds test-interop test-interop-java test-s3 check-java smoke clean
 
 $(RUN_STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "lakeskip needs Python >= 3.11")'
@@ -106,6 +106,10 @@ bench-kinds: $(STAMP) check-java
 
 bench-clustered: $(STAMP) check-java
 	$(PY) bench/clustered_lookup.py $(BENCH_ARGS)
+
+# bytes read (Spark's task input metrics) through functions of ts, top-n, count(*) (issue 39)
+bench-functions: $(STAMP) check-java
+	$(PY) bench/function_bytes.py $(BENCH_ARGS)
 
 # files a 1% range keeps after z-order / Hilbert (Paimon's keys, rank keys, delta-rs z_order)
 bench-zorder: $(STAMP) check-java
