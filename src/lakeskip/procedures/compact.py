@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, assert_never
 
 import pyarrow.parquet as pq
@@ -37,6 +37,7 @@ from lakeskip.catalog.options import (
     option_int,
     target_file_size,
 )
+from lakeskip.catalog.schema_evolution import arrow_by_id
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.catalog.write.data_writer import DataWriter, WriteSpec
 from lakeskip.errors import CommitConflictError, InvalidArgumentError
@@ -58,6 +59,7 @@ from lakeskip.sort.clustering import (
     clustering_from_options,
     curve_keys_from_options,
 )
+from lakeskip.types import RowType
 
 __all__ = [
     "Compact",
@@ -145,6 +147,16 @@ class BinTask:
     spec: WriteSpec
     files: tuple[tuple[str, ManifestEntry], ...]  # (path, entry)
     deleted: tuple[bytes | None, ...] = ()  # per file: its deletion vector (portable bitmap)
+    #: the row types of the older schema versions the files were written with, by schema
+    #: id: their columns are matched to the current schema by field id (a renamed column)
+    stored: Mapping[int, RowType] = field(default_factory=dict)
+
+
+def stored_types(table: FileStoreTable, entries: Sequence[ManifestEntry]) -> dict[int, RowType]:
+    """The row types of the schema versions, other than the current one, of ``entries``."""
+    current = table.schema.id
+    ids = {e.file.schema_id for e in entries} - {current}
+    return {i: table.schema_by_id(i).row_type for i in sorted(ids)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,11 +201,15 @@ def _vectors(
 def rewrite_bin(task: BinTask) -> list[ManifestEntry]:
     """Concatenate one bin's files into new rolling files (runs in a task)."""
     writer = DataWriter(task.spec)
-    names = task.spec.schema.row_type.names
-    for i, (path, _entry) in enumerate(task.files):
+    row_type = task.spec.schema.row_type
+    names = row_type.names
+    for i, (path, entry) in enumerate(task.files):
         with task.spec.file_io.open_input(path) as src:
             data = pq.read_table(src)
         data = drop_deleted(data, task.deleted[i] if task.deleted else None, path)
+        stored = task.stored.get(entry.file.schema_id)
+        if stored is not None:  # an older schema version: columns by field id
+            data = arrow_by_id(data, stored, row_type)
         missing = [n for n in names if n not in data.column_names]
         for n in missing:  # a column added after this file was written
             import pyarrow as pa
@@ -470,6 +486,7 @@ class Compact(Procedure):
                     spec,
                     tuple((table.data_file_path(e), e) for e in b),
                     tuple(vectors.deleted.get(e.file.file_name) for e in b),
+                    stored_types(table, b),
                 )
                 for b in bins
             ]
@@ -565,7 +582,10 @@ def compact_append_buckets(
     if not bins:
         return [], [], None
     spec = WriteSpec(file_io=table.file_io, table_path=table.path, schema=table.schema)
-    tasks = [BinTask(spec, tuple((table.data_file_path(e), e) for e in b)) for b in bins]
+    tasks = [
+        BinTask(spec, tuple((table.data_file_path(e), e) for e in b), (), stored_types(table, b))
+        for b in bins
+    ]
     old = [e for b in bins for e in b]
     new = [e for r in run(tasks) for e in r]
     return old, new, _commit(table, old, new, None)
@@ -614,6 +634,7 @@ def compact_small_files(
                 spec,
                 tuple((table.data_file_path(e), e) for e in b),
                 tuple(vectors.deleted.get(e.file.file_name) for e in b),
+                stored_types(table, b),
             )
             for b in plan_bins(old, target)
         ]
