@@ -3,6 +3,7 @@ package lakeskip.jvm;
 import lakeskip.jvm.read.stream.LakeStreamFilters;
 import lakeskip.jvm.sql.LakeParser;
 import lakeskip.jvm.write.LakeDmlStrategy;
+import lakeskip.jvm.write.LakeMergeSchema;
 import org.apache.spark.sql.SparkSessionExtensions;
 import scala.runtime.AbstractFunction1;
 import scala.runtime.BoxedUnit;
@@ -12,7 +13,8 @@ import scala.runtime.BoxedUnit;
  * accepts Paimon's {@code CREATE TABLE ... WITH (...)} and {@code CALL sys.x(...)} without a
  * catalog prefix (see {@link LakeParser}); DELETE / UPDATE / MERGE INTO on lakeskip tables
  * are planned by {@link LakeDmlStrategy}; filters over a streaming read of a lakeskip table
- * prune its micro-batches' files ({@link LakeStreamFilters}).
+ * prune its micro-batches' files ({@link LakeStreamFilters}); a DataFrame write with
+ * {@code mergeSchema} adds its new columns to the table ({@link LakeMergeSchema}).
  */
 public class LakeExtensions extends AbstractFunction1<SparkSessionExtensions, BoxedUnit> {
   @Override
@@ -20,6 +22,7 @@ public class LakeExtensions extends AbstractFunction1<SparkSessionExtensions, Bo
     extensions.injectParser((session, parser) -> new LakeParser(session, parser));
     extensions.injectPlannerStrategy(session -> new LakeDmlStrategy());
     extensions.injectOptimizerRule(session -> new LakeStreamFilters());
+    extensions.injectHintResolutionRule(session -> new LakeMergeSchema());
     return BoxedUnit.UNIT;
   }
 }
