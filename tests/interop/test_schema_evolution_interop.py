@@ -32,25 +32,29 @@ ALTERS = (
 WIDEN = "ALTER COLUMN w TYPE BIGINT"
 
 
-def _evolve(session: Any, name: str, alters: tuple[str, ...]) -> list[list[str | None]]:
+def _evolve(
+    session: Any, name: str, alters: tuple[str, ...], spark_sql: bool = False
+) -> list[list[str | None]]:
     """The table ``name`` with two old files and one new, evolved by ``alters``; its rows
-    as lakeskip reads them (checked against the rows inserted)."""
-    session.sql(
-        f"CREATE TABLE {name} (id INT NOT NULL, s STRING, v SMALLINT, w INT, dt STRING) "
-        "PARTITIONED BY (dt) WITH ('file-index.bloom-filter.columns'='s', "
+    as lakeskip reads them (checked against the rows inserted). ``spark_sql``: every
+    statement through plain ``spark.sql`` on the catalog, as a user runs them."""
+    run, target = session.sql, name
+    if spark_sql:
+        run, target = session.spark.sql, f"{session.catalog_name}.default.{name}"
+    run(
+        f"CREATE TABLE {target} (id INT NOT NULL, s STRING, v SMALLINT, w INT, dt STRING) "
+        "PARTITIONED BY (dt) TBLPROPERTIES ('file-index.bloom-filter.columns'='s', "
         "'file-index.paimon-compatibility'='0.9')"
     )
-    session.sql(
-        f"INSERT INTO {name} SELECT /*+ REPARTITION(1) */ * FROM VALUES "
+    run(
+        f"INSERT INTO {target} SELECT /*+ REPARTITION(1) */ * FROM VALUES "
         "(1, 'a', 10, 100, 'x'), (2, 'd', 20, 200, 'x')"
     )
-    session.sql(
-        f"INSERT INTO {name} SELECT /*+ REPARTITION(1) */ * FROM VALUES (3, 'c', 30, 300, 'x')"
-    )
+    run(f"INSERT INTO {target} SELECT /*+ REPARTITION(1) */ * FROM VALUES (3, 'c', 30, 300, 'x')")
     for sql in alters:
-        session.sql(f"ALTER TABLE {name} {sql}")
-    session.sql(
-        f"INSERT INTO {name} SELECT /*+ REPARTITION(1) */ * FROM VALUES "
+        run(f"ALTER TABLE {target} {sql}")
+    run(
+        f"INSERT INTO {target} SELECT /*+ REPARTITION(1) */ * FROM VALUES "
         "('ff', 4, 40, 'c', 4000, 'x')"
     )
     ours = sorted(
@@ -92,6 +96,32 @@ def test_paimon_reads_and_prunes_an_evolved_table_as_lakeskip_does(
     kept = _kept(session, "t")
     assert len(kept) == 2, "lakeskip's bloom filter of the renamed column skips the 'a','d' file"
     assert t["results"][0]["kept"] == kept
+
+
+def test_paimon_reads_a_table_evolved_through_spark_sql_as_lakeskip_does(
+    session: Any, paimon_java: Any, tmp_path: Path
+) -> None:
+    """Issue 41's done-when as a user runs it: CREATE, INSERTs and the ALTER forms through
+    plain ``spark.sql`` on the catalog; Paimon reads the same rows and its bloom-filter
+    pruning on the renamed column keeps the files lakeskip keeps."""
+    assert session.catalog_name is not None, "javac is installed here: the catalog is active"
+    ours = _evolve(session, "p", (*ALTERS, WIDEN), spark_sql=True)
+    spark_rows = sorted(
+        (
+            [_text(x) for x in r]
+            for r in session.spark.sql(f"SELECT * FROM {session.catalog_name}.default.p").collect()
+        ),
+        key=repr,
+    )
+    assert spark_rows == ours, "the catalog scan reads what the planned read reads"
+    (p,) = paimon_java(
+        tmp_path / "warehouse", {"op": "read", "table": "default.p", "queries": [QUERY]}
+    )
+    assert sorted(p["rows"], key=repr) == ours, f"Paimon {paimon_java.version} reads other rows"
+    kept = _kept(session, "p")
+    assert len(kept) == 2, "lakeskip's bloom filter of the renamed column skips the 'a','d' file"
+    if paimon_java.version != "0.9.0":  # 0.9 plans no old file once a widening joins these
+        assert p["results"][0]["kept"] == kept
 
 
 def test_paimon_prunes_a_table_evolved_with_a_widening_as_lakeskip_does(

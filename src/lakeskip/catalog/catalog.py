@@ -36,6 +36,7 @@ import pyarrow.fs as pafs
 from lakeskip.catalog.file_io import FileIO
 from lakeskip.catalog.format.schema import SchemaManager, TableSchema
 from lakeskip.catalog.format.snapshot import Snapshot
+from lakeskip.catalog.format.stats import file_column_stats
 from lakeskip.catalog.kind import DELETION_VECTORS
 from lakeskip.catalog.option_checks import (
     check_deletion_vectors,
@@ -55,10 +56,12 @@ from lakeskip.errors import (
     DatabaseNotFoundError,
     InvalidArgumentError,
     InvalidOptionError,
+    LakeskipError,
+    SchemaChangeError,
     TableAlreadyExistsError,
     TableNotFoundError,
 )
-from lakeskip.types import Field, RowType, assign_field_ids
+from lakeskip.types import Field, RowType, TypeRoot, assign_field_ids
 
 __all__ = [
     "DEFAULT_DATABASE",
@@ -508,6 +511,9 @@ class Catalog:
             if current is None:
                 raise TableNotFoundError(f"table not found: {db}.{name}")
             new = apply_changes(current, changes, f"{db}.{name}")
+            self._check_no_nulls(db, name, current, new)
+            if new.primary_keys:
+                _check_names_not_reused(manager, current, new, f"{db}.{name}")
             # as alter_table: the index options (checked together) and what the change
             # rewrote; options a table written elsewhere carries are kept as they are
             to_check = {
@@ -521,6 +527,41 @@ class Catalog:
             if manager.try_commit(new):
                 return new
         raise CatalogError(f"alter table {db}.{name}: lost the race for the next schema id")
+
+    def _check_no_nulls(self, db: str, name: str, current: TableSchema, new: TableSchema) -> None:
+        """A column made NOT NULL (allowed by ``alter-column-null-to-not-null.disabled`` =
+        ``false``) must hold no NULL in any live file, as its stats prove (a file written
+        before the column was added holds only NULL in it). Paimon does not check; a NULL
+        read from a NOT NULL column would let Spark fold ``c IS NULL`` away, a wrong answer.
+
+        Raises:
+            SchemaChangeError: a file's stats do not prove it; the table is untouched.
+        """
+        was = {f.id: f for f in current.fields}
+        required = [
+            f for f in new.fields if not f.type.nullable and f.id in was and was[f.id].type.nullable
+        ]
+        nested = _nested_made_required(current.row_type, new.row_type)
+        if nested:
+            raise SchemaChangeError(
+                f"Cannot update nested field {nested} of {db}.{name} to NOT NULL: nested "
+                "fields have no stats to prove no row holds NULL"
+            )
+        if not required:
+            return
+        table = self.get_table(f"{db}.{name}")
+        for entry in table.scan_files():
+            meta = entry.file
+            stats = file_column_stats(meta, table.schema_by_id(meta.schema_id), current)
+            for f in required:
+                old = was[f.id].name
+                nulls = stats[old][2] if old in stats else None
+                if nulls != 0:
+                    why = "holds NULL" if nulls else "has no null count for it"
+                    raise SchemaChangeError(
+                        f"Cannot update column {f.name} of {db}.{name} to NOT NULL: data file "
+                        f"{meta.file_name} {why}"
+                    )
 
     def rename_table(self, identifier: str, new_identifier: str) -> None:
         """Move a table's directory (local warehouses only: an object store cannot rename a
@@ -544,3 +585,50 @@ class Catalog:
             )
         target = self._table_path(new_db, new_name)
         self.file_io.rename(self._table_path(db, name), target)
+
+
+def _nested_made_required(old: RowType, new: RowType, prefix: str = "") -> str | None:
+    """The path of a nested ROW field that a change made NOT NULL (by field id), if any."""
+    was = {f.id: f for f in old}
+    for f in new:
+        o = was.get(f.id)
+        if o is None or o.type.root is not TypeRoot.ROW or f.type.root is not TypeRoot.ROW:
+            continue
+        inner_old, inner_new = RowType(o.type.row_fields), RowType(f.type.row_fields)
+        old_inner = {g.id: g for g in inner_old}
+        for g in inner_new:
+            h = old_inner.get(g.id)
+            if h is not None and h.type.nullable and not g.type.nullable:
+                return f"{prefix}{f.name}.{g.name}"
+        deeper = _nested_made_required(inner_old, inner_new, f"{prefix}{f.name}.")
+        if deeper is not None:
+            return deeper
+    return None
+
+
+def _check_names_not_reused(
+    manager: SchemaManager, current: TableSchema, new: TableSchema, identifier: str
+) -> None:
+    """On a primary-key table (read by column name), a column added under a name another
+    field id had in some schema version (a dropped column) would read that column's old
+    values from the files written then: refused.
+
+    Raises:
+        SchemaChangeError: such a name; the table is untouched.
+    """
+    added = [f for f in new.fields if f.id not in {g.id for g in current.fields}]
+    if not added:
+        return
+    for schema_id in range(current.id + 1):
+        try:
+            older = current if schema_id == current.id else manager.read(schema_id)
+        except LakeskipError:
+            continue  # a gap in the ids: no file names a schema that does not exist
+        for f in added:
+            for g in older.fields:
+                if g.name.lower() == f.name.lower() and g.id != f.id:
+                    raise SchemaChangeError(
+                        f"Cannot add column {f.name} to primary-key table {identifier}: a "
+                        f"dropped column had that name and its files would read back its "
+                        "values (primary-key tables are read by column name)"
+                    )

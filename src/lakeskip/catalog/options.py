@@ -378,6 +378,13 @@ KNOWN_OPTIONS: Mapping[str, OptionSpec] = options_by_key(
         ),
         OptionSpec("metadata.stats-dense-store", "true", _boolean, "store only collected stats"),
         OptionSpec(
+            "alter-column-null-to-not-null.disabled",
+            "true",
+            _boolean,
+            "refuse ALTER COLUMN ... SET NOT NULL (false: allowed when every live file's "
+            "stats prove the column holds no NULL)",
+        ),
+        OptionSpec(
             "manifest.compression",
             "zstd",
             _one_of("zstd", "deflate", "null", "none"),

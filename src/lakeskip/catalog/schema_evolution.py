@@ -11,10 +11,17 @@ written with, and readers map their columns to the current schema by id
 What is refused, in one line (:class:`~lakeskip.errors.SchemaChangeError`), as Paimon does:
 NOT NULL on an added column; renaming, retyping or dropping a partition column; retyping or
 dropping a primary-key column, or making one nullable; dropping every column; a type change
-Paimon would call lossy. Stricter than Paimon, where old files would read wrong here: only
-the widenings that cast every old value exactly (:func:`widens`, a subset of Paimon's
-implicit casts), no NULL -> NOT NULL, and no retyping of a ``bucket-key`` or
-``sequence.field`` column (old files were bucketed / ordered by the old type's bytes).
+Paimon would call lossy; NULL -> NOT NULL unless the table's option
+``alter-column-null-to-not-null.disabled`` is ``false`` (and then
+:meth:`~lakeskip.catalog.catalog.Catalog.alter_columns` also wants every live file's stats to
+prove the column holds no NULL, which Paimon does not check). Stricter than Paimon, where
+old files would read wrong here: only the widenings that cast every old value exactly
+(:func:`widens`, a subset of Paimon's implicit casts), no retyping of a ``bucket-key``
+or ``sequence.field`` column (old files were bucketed / ordered by the old type's bytes), and
+on primary-key tables, whose merge reads key-value files by column name, no RENAME, no
+TYPE, no DROP of a nested field (a top-level value column may be dropped: a by-name read
+ignores it; :meth:`~lakeskip.catalog.catalog.Catalog.alter_columns` refuses adding a name a
+dropped column had, which old files would read back).
 
 Options follow a rename (Paimon renames ``bucket-key``, ``sequence.field`` and ``fields.<c>.*``;
 lakeskip also renames the column in ``file-index.<type>.columns`` and its per-column index
@@ -42,12 +49,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+import pyarrow as pa
+
 from lakeskip.catalog.format.schema import TableSchema
 from lakeskip.errors import ColumnNotFoundError, SchemaChangeError
 from lakeskip.index.options import PREFIX as FILE_INDEX_PREFIX
 from lakeskip.types import DataType, Field, RowType, TypeRoot, assign_field_ids
 
 __all__ = [
+    "NULL_TO_NOT_NULL_DISABLED",
     "AddColumn",
     "DropColumn",
     "Move",
@@ -58,10 +68,15 @@ __all__ = [
     "UpdateColumnPosition",
     "UpdateColumnType",
     "apply_changes",
+    "arrow_by_id",
+    "drop_index_options",
     "reads_by_name",
+    "rename_in_options",
     "widens",
 ]
 
+#: Paimon's option: while true (the default), NULL -> NOT NULL is refused
+NULL_TO_NOT_NULL_DISABLED = "alter-column-null-to-not-null.disabled"
 #: options whose value is a comma-separated list of top-level column names
 _LIST_OPTIONS = ("bucket-key", "sequence.field", "clustering.columns")
 _FIELDS_PREFIX = "fields."
@@ -189,10 +204,16 @@ def apply_changes(
     fields = list(current.fields)
     highest = current.highest_field_id
     options = dict(current.options)
+    null_to_not_null_disabled = (
+        options.get(NULL_TO_NOT_NULL_DISABLED, "true").strip().lower() != "false"
+    )
     primary_keys = list(current.primary_keys)
     for change in changes:
         top = change.path[0] if len(change.path) == 1 else None
-        if primary_keys and isinstance(change, (RenameColumn, DropColumn, UpdateColumnType)):
+        pk_by_name = isinstance(change, (RenameColumn, UpdateColumnType)) or (
+            isinstance(change, DropColumn) and top is None
+        )
+        if primary_keys and pk_by_name:
             raise SchemaChangeError(
                 f"{_VERBS[type(change)]} is not supported on primary-key tables yet ({identifier}"
                 ": their merge reads key-value files by column name)"
@@ -236,7 +257,7 @@ def apply_changes(
                 fields = _at_parent(fields, change.path, rename)
                 if top is not None:
                     primary_keys = [change.new_name if k == top else k for k in primary_keys]
-                    options = _rename_in_options(options, top, change.new_name)
+                    options = rename_in_options(options, top, change.new_name)
             case DropColumn():
                 if top is not None:
                     top = fields[_index(fields, top)].name
@@ -283,10 +304,12 @@ def apply_changes(
                     raise SchemaChangeError("Cannot change nullability of primary key")
 
                 def nullability(f: Field, c: UpdateColumnNullability = change) -> Field:
-                    if f.type.nullable and not c.nullable:
+                    if f.type.nullable and not c.nullable and null_to_not_null_disabled:
                         raise SchemaChangeError(
-                            f"Cannot update column type from nullable to non nullable for {f.name}"
-                            " (rows already written may hold NULL)"
+                            f"Cannot update column type from nullable to non nullable for "
+                            f"{'.'.join(c.path)}. You can set table configuration option "
+                            f"'{NULL_TO_NOT_NULL_DISABLED}' = 'false' to allow converting null "
+                            "columns to not null"
                         )
                     return dataclasses.replace(f, type=f.type.with_nullable(c.nullable))
 
@@ -407,7 +430,9 @@ def _index_columns(value: str) -> list[tuple[str, str]]:
     return out
 
 
-def _rename_in_options(options: Mapping[str, str], old: str, new: str) -> dict[str, str]:
+def rename_in_options(options: Mapping[str, str], old: str, new: str) -> dict[str, str]:
+    """``options`` with column ``old`` named ``new`` where they name it (list options,
+    ``file-index.*`` columns and per-column options, ``fields.<c>.*``)."""
     out: dict[str, str] = {}
     for key, value in options.items():
         if key in _LIST_OPTIONS:
@@ -436,13 +461,20 @@ def _rename_in_options(options: Mapping[str, str], old: str, new: str) -> dict[s
 def _drop_from_options(options: Mapping[str, str], column: str) -> dict[str, str]:
     """Options without the dropped ``column``'s file indexes; refused if another option
     names it."""
-    out: dict[str, str] = {}
     for key, value in options.items():
         named = key in _LIST_OPTIONS and column in _names(value)
         named |= key.startswith(f"{_FIELDS_PREFIX}{column}.")
         named |= key.startswith(_FIELDS_PREFIX) and column in _names(value)
         if named:
             raise SchemaChangeError(f"Cannot drop column {column}: option {key!r} names it")
+    return drop_index_options(options, column)
+
+
+def drop_index_options(options: Mapping[str, str], column: str) -> dict[str, str]:
+    """``options`` without ``column``'s ``file-index.*`` entries (its indexes, its
+    per-column index options)."""
+    out: dict[str, str] = {}
+    for key, value in options.items():
         if key.startswith(FILE_INDEX_PREFIX) and key.endswith(".columns"):
             kept = [c + s for c, s in _index_columns(value) if c != column]
             if kept:
@@ -499,3 +531,48 @@ def _same_fields(file_fields: Sequence[Field], table_fields: Sequence[Field]) ->
         elif a != b:
             return False
     return True
+
+
+def arrow_by_id(
+    data: pa.Table, file_type: RowType, table_type: RowType, names: Sequence[str] | None = None
+) -> pa.Table:
+    """A data file's rows, read under its own column names (``file_type``: the schema it was
+    written with), as the columns of ``table_type`` (only ``names``, in that order, when
+    given) matched by field id: renamed columns under their new names, widened ones cast,
+    columns added since as NULL, dropped ones gone; nested ROW fields likewise. What every
+    rewrite of old files (compaction) must do, or a renamed column's values are lost.
+
+    >>> import pyarrow as pa
+    >>> from lakeskip.types import BIGINT, INT
+    >>> old = RowType((Field(0, "a", INT), Field(1, "b", INT)))
+    >>> new = RowType((Field(2, "c", INT), Field(0, "a", BIGINT), Field(1, "bb", INT)))
+    >>> arrow_by_id(pa.table({"a": pa.array([1], pa.int32()), "b": pa.array([2], pa.int32())}),
+    ...             old, new).to_pylist()
+    [{'c': None, 'a': 1, 'bb': 2}]
+    """
+    by_id = {f.id: f for f in file_type}
+    wanted = [table_type.field(n) for n in names] if names is not None else list(table_type)
+    schema = table_type.to_arrow()
+    arrays = []
+    for f in wanted:
+        g = by_id.get(f.id)
+        present = g is not None and g.name in data.column_names
+        column = data.column(g.name).combine_chunks() if g is not None and present else None
+        arrays.append(_arrow_field(column, g, f, data.num_rows))
+    return pa.table(arrays, schema=pa.schema([schema.field(f.name) for f in wanted]))
+
+
+def _arrow_field(column: pa.Array | None, stored: Field | None, now: Field, n: int) -> pa.Array:
+    target = now.type.to_arrow()
+    if column is None or stored is None:
+        return pa.nulls(n, target)
+    if stored.type.root is TypeRoot.ROW and now.type.root is TypeRoot.ROW:
+        children = column.flatten()  # with the struct's own nulls and offset applied
+        inner = {g.id: g for g in stored.type.row_fields}
+        parts = []
+        for c in now.type.row_fields:
+            g = inner.get(c.id)
+            i = column.type.get_field_index(g.name) if g is not None else -1
+            parts.append(_arrow_field(children[i] if i >= 0 else None, g, c, len(column)))
+        return pa.StructArray.from_arrays(parts, fields=list(target), mask=column.is_null())
+    return column.cast(target)

@@ -45,6 +45,7 @@ from lakeskip.procedures.compaction import (
     plan_bins,
     rewrite_bin,
     rewrite_sorted,
+    stored_types,
 )
 from lakeskip.procedures.partition_filter import filter_partitions
 from lakeskip.procedures.pk_compact import BucketTask, compact_bucket
@@ -283,6 +284,7 @@ class Compact(TableProcedure):
                     spec,
                     tuple((table.data_file_path(e), e) for e in b),
                     tuple(vectors.deleted.get(e.file.file_name) for e in b),
+                    stored_types(table, b),
                 )
                 for b in bins
             ]

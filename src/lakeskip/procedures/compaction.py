@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, assert_never
 
 import pyarrow.parquet as pq
@@ -24,6 +24,7 @@ from lakeskip.catalog.format.manifest import ManifestEntry
 from lakeskip.catalog.format.snapshot import CommitKind, Snapshot
 from lakeskip.catalog.kind import Append, AppendDv, PkMerge, PkRaw
 from lakeskip.catalog.options import COMPACTION_MIN_FILE_NUM, option_int, target_file_size
+from lakeskip.catalog.schema_evolution import arrow_by_id
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.catalog.write.data_writer import DataWriter
 from lakeskip.catalog.write.write_spec import WriteSpec
@@ -33,6 +34,7 @@ from lakeskip.procedures.base import Executor, SortSpec
 from lakeskip.procedures.pk_compact import BucketTask
 from lakeskip.procedures.sort_rewrite import CURVE_STRATEGIES, rewrite_sorted_in_tasks
 from lakeskip.sort.clustering import clustering_from_options
+from lakeskip.types import RowType
 
 __all__ = [
     "SMALL_FILE_RATIO",
@@ -47,6 +49,7 @@ __all__ = [
     "plan_bins",
     "rewrite_bin",
     "rewrite_sorted",
+    "stored_types",
 ]
 
 SMALL_FILE_RATIO = 0.7
@@ -125,6 +128,16 @@ class BinTask:
     spec: WriteSpec
     files: tuple[tuple[str, ManifestEntry], ...]  # (path, entry)
     deleted: tuple[bytes | None, ...] = ()  # per file: its deletion vector (portable bitmap)
+    #: the row types of the older schema versions the files were written with, by schema
+    #: id: their columns are matched to the current schema by field id (a renamed column)
+    stored: Mapping[int, RowType] = field(default_factory=dict)
+
+
+def stored_types(table: FileStoreTable, entries: Sequence[ManifestEntry]) -> dict[int, RowType]:
+    """The row types of the schema versions, other than the current one, of ``entries``."""
+    current = table.schema.id
+    ids = {e.file.schema_id for e in entries} - {current}
+    return {i: table.schema_by_id(i).row_type for i in sorted(ids)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,11 +182,15 @@ def compact_vectors(
 def rewrite_bin(task: BinTask) -> list[ManifestEntry]:
     """Concatenate one bin's files into new rolling files (runs in a task)."""
     writer = DataWriter(task.spec)
-    names = task.spec.schema.row_type.names
-    for i, (path, _entry) in enumerate(task.files):
+    row_type = task.spec.schema.row_type
+    names = row_type.names
+    for i, (path, entry) in enumerate(task.files):
         with task.spec.file_io.open_input(path) as src:
             data = pq.read_table(src)
         data = drop_deleted(data, task.deleted[i] if task.deleted else None, path)
+        stored = task.stored.get(entry.file.schema_id)
+        if stored is not None:  # an older schema version: columns by field id
+            data = arrow_by_id(data, stored, row_type)
         missing = [n for n in names if n not in data.column_names]
         for n in missing:  # a column added after this file was written
             import pyarrow as pa
@@ -274,7 +291,10 @@ def compact_append_buckets(
     if not bins:
         return [], [], None
     spec = WriteSpec(file_io=table.file_io, table_path=table.path, schema=table.schema)
-    tasks = [BinTask(spec, tuple((table.data_file_path(e), e) for e in b)) for b in bins]
+    tasks = [
+        BinTask(spec, tuple((table.data_file_path(e), e) for e in b), (), stored_types(table, b))
+        for b in bins
+    ]
     old = [e for b in bins for e in b]
     new = [e for r in run(tasks) for e in r]
     return old, new, commit_compaction(table, old, new, None)
@@ -323,6 +343,7 @@ def compact_small_files(
                 spec,
                 tuple((table.data_file_path(e), e) for e in b),
                 tuple(vectors.deleted.get(e.file.file_name) for e in b),
+                stored_types(table, b),
             )
             for b in plan_bins(old, target)
         ]

@@ -29,6 +29,7 @@ from lakeskip.catalog.file_io import FileIO
 from lakeskip.catalog.format.manifest import ManifestEntry
 from lakeskip.catalog.format.schema import TableSchema
 from lakeskip.catalog.format.snapshot import CommitKind
+from lakeskip.catalog.schema_evolution import drop_index_options, rename_in_options
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import CommitConflictError
 from lakeskip.index.file_index import build_file_index
@@ -92,9 +93,9 @@ class RewriteOutcome:
     indexes_written: int
 
 
-def _read_indexed_columns(task: RewriteTask, columns: list[str]) -> pa.Table:
-    """Read the named current columns from the file, mapping by field id."""
-    current = task.table_schema.row_type
+def _read_indexed_columns(task: RewriteTask, columns: list[str], schema: TableSchema) -> pa.Table:
+    """Read the named columns of ``schema`` from the file, mapping by field id."""
+    current = schema.row_type
     file_fields = {f.id: f for f in task.file_schema.row_type}
     path = f"{task.directory}/{task.entry.file.file_name}"
     wanted: list[tuple[Field, str | None]] = []
@@ -115,18 +116,46 @@ def _read_indexed_columns(task: RewriteTask, columns: list[str]) -> pa.Table:
     return pa.table(arrays, names=[f.name for f, _ in wanted])
 
 
+def index_schema_of(file_schema: TableSchema, table_schema: TableSchema) -> TableSchema | None:
+    """The file's schema with the table's current ``file-index.*`` options under the file's
+    own column names (a renamed column under its name then; a column the file predates
+    has no index in it); ``None`` when a name the file used is another column's now (its
+    indexes are then left as they are: a file keeps what it has)."""
+    by_id = {f.id: f for f in file_schema.fields}
+    current = {f.name for f in table_schema.fields}
+    options = dict(table_schema.options)
+    for f in table_schema.fields:
+        if f.id not in by_id:
+            options = drop_index_options(options, f.name)
+    for f in table_schema.fields:
+        old = by_id.get(f.id)
+        if old is not None and old.name != f.name:
+            if old.name in current:
+                return None
+            options = rename_in_options(options, f.name, old.name)
+    return dataclasses.replace(file_schema, options=options)
+
+
 def rewrite_one(task: RewriteTask) -> RewriteOutcome:
     """Rebuild one file's index container; report whether it changed."""
     schema = task.table_schema
-    options = parse_file_index_options(schema.options, schema.row_type)
     meta = task.entry.file
+    if task.file_schema.id != schema.id:
+        # an older schema version's file keeps its schema id (its columns and stats are
+        # under it): its indexes are built as if written then, under its own column names
+        # (readers map a renamed column to them by field id)
+        as_written = index_schema_of(task.file_schema, schema)
+        if as_written is None:
+            return RewriteOutcome(task.entry, None, 0)
+        schema = as_written
+    options = parse_file_index_options(schema.options, schema.row_type)
     current_index = meta.index_file_name
     old_bytes: bytes | None = meta.embedded_index
     if current_index is not None:
         old_bytes = task.file_io.read_bytes(f"{task.directory}/{current_index}")
     columns = sorted({s.column for s in options.specs}) if options.enabled else []
     if columns:
-        data = _read_indexed_columns(task, columns)
+        data = _read_indexed_columns(task, columns, schema)
         row_type = RowType(tuple(schema.row_type.field(c) for c in columns))
         built = build_file_index(data, row_type, options)
         new_bytes = built.embedded if built.embedded is not None else built.external
@@ -151,9 +180,7 @@ def rewrite_one(task: RewriteTask) -> RewriteOutcome:
         )
         task.file_io.write_bytes(f"{task.directory}/{name}", built.external)
         extra.append(name)
-    new_meta = dataclasses.replace(
-        meta, embedded_index=embedded, extra_files=tuple(extra), schema_id=schema.id
-    )
+    new_meta = dataclasses.replace(meta, embedded_index=embedded, extra_files=tuple(extra))
     return RewriteOutcome(task.entry, dataclasses.replace(task.entry, file=new_meta), n_indexes)
 
 

@@ -51,6 +51,7 @@ from lakeskip.catalog.format.deletion_vectors import drop_deleted
 from lakeskip.catalog.format.manifest import ManifestEntry
 from lakeskip.catalog.ops.maintenance import SPILL_DIR_PREFIX
 from lakeskip.catalog.options import option_int, target_file_size
+from lakeskip.catalog.schema_evolution import arrow_by_id
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.catalog.write.data_writer import DataWriter
 from lakeskip.catalog.write.write_spec import WriteSpec
@@ -64,6 +65,7 @@ from lakeskip.sort.sampling import (
     merge_samples,
     sample_share,
 )
+from lakeskip.types import RowType
 
 __all__ = ["CURVE_STRATEGIES", "rewrite_sorted_in_tasks"]
 
@@ -72,10 +74,25 @@ KEY = "__lakeskip_sort_key"
 _MAGNIFICATION = "sort-compaction.local-sample.magnification"
 
 
-def _read(spec: WriteSpec, path: str, columns: Sequence[str] | None = None) -> pa.Table:
-    """A data file's rows in the table's current schema (columns added later are null)."""
+def _read(
+    spec: WriteSpec,
+    path: str,
+    columns: Sequence[str] | None = None,
+    stored: RowType | None = None,
+) -> pa.Table:
+    """A data file's rows in the table's current schema (columns added later are null);
+    ``stored``: the row type of the older schema version it was written with, whose columns
+    are matched by field id (a renamed or widened column)."""
     row_type = spec.schema.row_type
     names = list(columns) if columns is not None else row_type.names
+    if stored is not None:
+        by_id = {f.id: f for f in stored}
+        olds = [by_id[f.id].name for f in (row_type.field(n) for n in names) if f.id in by_id]
+        with spec.file_io.open_input(path) as src:
+            parquet = pq.ParquetFile(src)
+            present = set(parquet.schema_arrow.names)
+            data = parquet.read(columns=[n for n in olds if n in present])
+        return arrow_by_id(data, stored, row_type, names)
     with spec.file_io.open_input(path) as src:
         parquet = pq.ParquetFile(src)
         present = set(parquet.schema_arrow.names)
@@ -85,6 +102,12 @@ def _read(spec: WriteSpec, path: str, columns: Sequence[str] | None = None) -> p
             data = data.append_column(n, pa.nulls(data.num_rows, row_type.field(n).type.to_arrow()))
     schema = pa.schema([row_type.to_arrow().field(n) for n in names])
     return data.select(names).cast(schema)
+
+
+def _stored(table: FileStoreTable, entry: ManifestEntry) -> RowType | None:
+    """The row type ``entry`` was written with, when it is an older schema version's."""
+    sid = entry.file.schema_id
+    return None if sid == table.schema.id else table.schema_by_id(sid).row_type
 
 
 def _keys(
@@ -102,12 +125,18 @@ class SampleTask:
     paths: tuple[str, ...]
     wanted: int  # rows to sample from these files
     seed: int
+    stored: tuple[RowType | None, ...] = ()  # per path: its older schema's row type (_read)
 
 
 def sample_columns(task: SampleTask) -> PartSample:
     """A uniform sample of the sort columns of the task's files and their row count
     (runs in a task; deleted rows may be sampled: the boundaries only steer the layout)."""
-    data = pa.concat_tables([_read(task.spec, p, task.columns) for p in task.paths])
+    data = pa.concat_tables(
+        [
+            _read(task.spec, p, task.columns, task.stored[i] if task.stored else None)
+            for i, p in enumerate(task.paths)
+        ]
+    )
     rows = sample_rows(data.num_rows, task.wanted, task.seed)
     return PartSample(data.num_rows, encode_sample(data.take(pa.array(rows))))
 
@@ -125,6 +154,7 @@ class MapTask:
     stride: int  # every stride-th key goes back to the driver as a sample
     deleted: tuple[bytes | None, ...] = ()  # per path: its deletion vector (portable bitmap)
     bounds: tuple[ColumnBounds, ...] | None = None  # rank keys; None: Paimon's keys
+    stored: tuple[RowType | None, ...] = ()  # per path: its older schema's row type (_read)
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,7 +172,11 @@ def sort_to_spill(task: MapTask) -> MapResult:
     :data:`BATCH_ROWS`-row batches with the key as the last column (runs in a task)."""
     data = pa.concat_tables(
         [
-            drop_deleted(_read(task.spec, p), task.deleted[i] if task.deleted else None, p)
+            drop_deleted(
+                _read(task.spec, p, None, task.stored[i] if task.stored else None),
+                task.deleted[i] if task.deleted else None,
+                p,
+            )
             for i, p in enumerate(task.paths)
         ]
     )
@@ -283,7 +317,8 @@ def _sample_bounds(
         for g in groups:
             wanted = sample_share(sum(e.file.row_count for e in g), rows)
             paths = tuple(table.data_file_path(e) for e in g)
-            tasks.append(SampleTask(spec, sort.columns, paths, wanted, len(tasks)))
+            older = tuple(_stored(table, e) for e in g)
+            tasks.append(SampleTask(spec, sort.columns, paths, wanted, len(tasks), older))
             owners.append(p)
     samples = executor.map(sample_columns, tasks, f"{name}: sample")
     by_partition: list[list[PartSample]] = [[] for _ in partitions]
@@ -368,6 +403,7 @@ def rewrite_sorted_in_tasks(
                     stride,
                     tuple((deleted or {}).get(e.file.file_name) for e in g),
                     part_bounds,
+                    tuple(_stored(table, e) for e in g),
                 )
                 for i, g in enumerate(groups)
             ]

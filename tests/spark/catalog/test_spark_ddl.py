@@ -158,6 +158,37 @@ def test_show_partitions_and_drop_partition(lake) -> None:  # type: ignore[no-un
 
 @pytest.mark.parametrize(
     "props",
+    ["", "TBLPROPERTIES ('primary-key' = 'id,dt,h', 'bucket' = '2')"],
+    ids=["append", "primary-key"],
+)
+def test_truncate_partition_removes_only_that_partitions_rows(lake, props: str) -> None:  # type: ignore[no-untyped-def]
+    """``TRUNCATE TABLE t PARTITION (...)`` as Paimon's connector: one OVERWRITE snapshot
+    without that partition's files; other partitions, later writes and time travel before
+    it are unchanged. A partial spec is refused in one line (Spark's own error)."""
+    spark = lake
+    t = "lakeskip.default.tp"
+    spark.sql(
+        f"CREATE TABLE {t} (id BIGINT NOT NULL, v STRING, dt STRING NOT NULL, h INT NOT NULL) "
+        f"PARTITIONED BY (dt, h) {props}"
+    )
+    model = [(1, "a", "d1", 1), (2, "b", "d1", 2), (3, "c", "d2", 1), (4, "d", "d1", 1)]
+    spark.sql(
+        f"INSERT INTO {t} VALUES " + ", ".join(f"({i}, '{v}', '{d}', {h})" for i, v, d, h in model)
+    )
+    spark.sql(f"TRUNCATE TABLE {t} PARTITION (dt = 'd1', h = 1)")
+    kept = [r for r in model if (r[2], r[3]) != ("d1", 1)]
+    assert _rows(spark, t) == sorted(kept), "only that partition's rows are gone"
+    assert _kinds(spark, t) == ["APPEND", "OVERWRITE"]
+    with pytest.raises(Exception, match="does not support truncation of multiple partition"):
+        spark.sql(f"TRUNCATE TABLE {t} PARTITION (dt = 'd1')")  # Spark's own one-line refusal
+    assert _rows(spark, t) == sorted(kept) and len(_kinds(spark, t)) == 2, "nothing committed"
+    spark.sql(f"INSERT INTO {t} VALUES (5, 'e', 'd1', 1)")
+    assert _rows(spark, t) == sorted([*kept, (5, "e", "d1", 1)])
+    assert _rows(spark, f"{t} VERSION AS OF 1") == sorted(model)
+
+
+@pytest.mark.parametrize(
+    "props",
     ["", "TBLPROPERTIES ('primary-key' = 'id,dt', 'bucket' = '2')"],
     ids=["append", "primary-key"],
 )

@@ -8,7 +8,8 @@ that need their own JVM (built by ``lakeskip.connect()``, with and without
 
 prints one JSON object: ``{"paths": {path: {case: outcome}}, "upsert": {path: rows}}``, and
 for ``session_catalog`` also ``"new_session"``: what the freshly built session answered first
-(a table made with Paimon's WITH, a pruned SELECT and CALL sys.x through ``spark_catalog``).
+(a table made with Paimon's WITH, a pruned SELECT and CALL sys.x through ``spark_catalog``),
+and ``"evolution"``: mergeSchema writes and CREATE TABLE LIKE (``_with_the_extension``).
 """
 
 from __future__ import annotations
@@ -109,6 +110,41 @@ def upsert_rows(run: Callable[[str], object], query: Callable[[str], list[Any]],
     return sorted([list(r) for r in query(f"SELECT id, v FROM {t}")])
 
 
+def _with_the_extension(session: Any, run: Callable[[str], object], query: Any) -> dict[str, Any]:
+    """What needs ``LakeExtensions`` or ``spark_catalog`` (issue 41): a DataFrame write with
+    ``mergeSchema`` / ``write.merge-schema`` adds its new columns (on spark_catalog's table
+    ``t`` and on the lakeskip catalog), one without the option is refused and changes
+    nothing; ``CREATE TABLE x LIKE t`` on spark_catalog copies a lakeskip table."""
+    spark = session.spark
+    out: dict[str, Any] = {}
+
+    def names(table: str) -> list[str]:
+        return [f.name for f in session.catalog.get_table(table).schema.row_type]
+
+    run("CREATE TABLE lakeskip.default.m (id INT, k STRING)")
+    run("INSERT INTO lakeskip.default.m VALUES (1, 'a')")
+    for name, key in (("t", "mergeSchema"), ("lakeskip.default.m", "write.merge-schema")):
+        df = spark.createDataFrame([(9, "z", 90)], "id INT, k STRING, n INT")
+        try:
+            df.writeTo(name).append()
+        except Exception as e:
+            out[f"{name} refused"] = one_line(e)
+        out[f"{name} columns before"] = names("default." + name.split(".")[-1])
+        df.writeTo(name).option(key, "true").append()
+        out[f"{name} columns"] = names("default." + name.split(".")[-1])
+        out[f"{name} rows"] = sorted([list(r) for r in query(f"SELECT * FROM {name}")], key=repr)
+    try:
+        run("CREATE TABLE tl LIKE t")
+        out["like"] = {
+            "columns": names("default.tl"),
+            "options": session.catalog.get_table("default.tl").schema.options,
+            "rows": [list(r) for r in query("SELECT * FROM tl")],
+        }
+    except Exception as e:
+        out["like"] = one_line(e)
+    return out
+
+
 def _main(mode: str, warehouse: str) -> None:
     import lakeskip
 
@@ -134,6 +170,7 @@ def _main(mode: str, warehouse: str) -> None:
     paths: dict[str, Any] = {}
     upsert: dict[str, Any] = {}
     new_session: dict[str, Any] = {}
+    evolution: dict[str, Any] = {}
     if mode == "session_catalog":
         # the first way in, in its own JVM: lakeskip.connect() with the catalog in the conf,
         # installed as spark_catalog, and the parser extension for WITH / CALL sys.x
@@ -143,6 +180,7 @@ def _main(mode: str, warehouse: str) -> None:
         run("CALL sys.rewrite_file_index(table => 'default.t')")
         new_session["catalog"] = session.catalog_name
         new_session["options"] = session.catalog.get_table("default.t").schema.options
+        evolution = _with_the_extension(session, run, query)
         run("CREATE DATABASE IF NOT EXISTS q")
         paths["spark_catalog unqualified"] = run_path(
             run, lambda c: f"u_{c}", lambda c: ("default", f"u_{c}"), warehouse, cases
@@ -163,7 +201,11 @@ def _main(mode: str, warehouse: str) -> None:
         run, lambda c: c, lambda c: ("lu", c), warehouse, cases
     )
     upsert["lakeskip unqualified (USE lakeskip.lu)"] = upsert_rows(run, query, "k")
-    print(json.dumps({"paths": paths, "upsert": upsert, "new_session": new_session}))
+    print(
+        json.dumps(
+            {"paths": paths, "upsert": upsert, "new_session": new_session, "evolution": evolution}
+        )
+    )
 
 
 if __name__ == "__main__":

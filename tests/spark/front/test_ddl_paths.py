@@ -144,6 +144,28 @@ def test_connect_builds_a_session_with_catalog_extension_and_spark_catalog(own_j
     }
 
 
+def test_merge_schema_writes_and_create_like_with_the_extension(own_jvms) -> None:  # type: ignore[no-untyped-def]
+    """In the session ``lakeskip.connect(as_session_catalog=True)`` builds (ddl_corpus.py
+    ``_with_the_extension``): ``writeTo(t).option("mergeSchema" | "write.merge-schema",
+    "true").append()`` adds the DataFrame's new column (old rows read NULL in it); without
+    the option the write is refused in one line and changes nothing; ``CREATE TABLE tl LIKE
+    t`` on spark_catalog copies the lakeskip table's columns and options, no rows."""
+    got = own_jvms()["session_catalog"]["evolution"]
+    for name, rows in (
+        ("t", [[1, "a", None], [2, "b", None], [9, "z", 90]]),
+        ("lakeskip.default.m", [[1, "a", None], [9, "z", 90]]),
+    ):
+        assert "TOO_MANY_DATA_COLUMNS" in got[f"{name} refused"], got
+        assert got[f"{name} columns before"] == ["id", "k"], got
+        assert got[f"{name} columns"] == ["id", "k", "n"], got
+        assert got[f"{name} rows"] == sorted(rows, key=repr), got
+    assert got["like"] == {
+        "columns": ["id", "k", "n"],
+        "options": {"file-index.bloom-filter.columns": "k"},
+        "rows": [],
+    }, got
+
+
 @pytest.mark.parametrize(
     ("sql", "message"),
     [

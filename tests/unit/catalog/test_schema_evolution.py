@@ -167,7 +167,7 @@ def test_primary_key_tables_refuse_what_paimon_refuses_and_what_we_cannot_read_b
         primary_keys=["k"],
     )
     for change, message in [
-        (DropColumn(("k",)), "DROP COLUMN is not supported on primary-key tables yet"),
+        (DropColumn(("k",)), r"^Cannot drop partition key or primary key: \[k\]$"),
         (UpdateColumnNullability(("k",), True), "^Cannot change nullability of primary key$"),
         (RenameColumn(("v",), "w"), "^RENAME COLUMN is not supported on primary-key tables"),
         (UpdateColumnType(("v",), T.BIGINT), "^ALTER COLUMN TYPE is not supported"),
@@ -176,6 +176,14 @@ def test_primary_key_tables_refuse_what_paimon_refuses_and_what_we_cannot_read_b
             cat.alter_columns("db.t", [change])
     s = cat.alter_columns("db.t", [AddColumn(("w",), T.STRING), UpdateColumnComment(("v",), "c")])
     assert s.row_type.names == ["k", "v", "w"] and s.primary_keys == ("k",)
+    # a value column may be dropped (a by-name read ignores it), its name not reused
+    s = cat.alter_columns("db.t", [DropColumn(("v",))])
+    assert s.row_type.names == ["k", "w"]
+    for name in ("v", "V"):
+        with pytest.raises(SchemaChangeError, match=r"^Cannot add column .* a dropped column had"):
+            cat.alter_columns("db.t", [AddColumn((name,), T.INT)])
+    assert cat.get_table("db.t").schema.id == s.id, "refused: no schema file"
+    assert cat.alter_columns("db.t", [AddColumn(("x",), T.INT)]).row_type.names == ["k", "w", "x"]
 
 
 def test_missing_columns_and_drop_of_every_column(cat: Catalog) -> None:
@@ -372,3 +380,33 @@ def test_a_column_added_later_is_all_null_in_older_files(cat: Catalog) -> None:
         d.entry.file.file_name: d.keep for d in ScanPlanner(table).plan(E.IsNull("b")).decisions
     }
     assert kept["data-old.parquet"], "IS NULL matches every row of the old file"
+
+
+def test_set_not_null_as_paimon_with_stats_proving_no_null(cat: Catalog) -> None:
+    """Paimon refuses NULL -> NOT NULL unless ``alter-column-null-to-not-null.disabled`` is
+    false; lakeskip then also wants every live file's stats to prove the column holds no
+    NULL (a file older than the column holds only NULL in it)."""
+    table = cat.create_table("db.t", T.RowType.of(("a", T.INT), ("b", T.STRING)))
+    spec = WriteSpec(file_io=table.file_io, table_path=table.path, schema=table.schema)
+    rows = pa.table({"a": pa.array([1, None], pa.int32()), "b": ["x", "y"]})
+    table.commit([write_data_file(spec, rows, (), "data-0.parquet")])
+    with pytest.raises(
+        SchemaChangeError, match=r"^Cannot update column type from nullable to non"
+    ) as info:
+        cat.alter_columns("db.t", [UpdateColumnNullability(("b",), False)])
+    assert "'alter-column-null-to-not-null.disabled' = 'false'" in str(info.value)
+    cat.alter_table("db.t", {"alter-column-null-to-not-null.disabled": "false"})
+    before = cat.get_table("db.t").schema.id
+    with pytest.raises(
+        SchemaChangeError,
+        match=r"^Cannot update column a of db\.t to NOT NULL: data file data-0\.parquet holds NULL$",
+    ):
+        cat.alter_columns("db.t", [UpdateColumnNullability(("a",), False)])
+    assert cat.get_table("db.t").schema.id == before, "refused: no schema file"
+    s = cat.alter_columns(
+        "db.t", [RenameColumn(("b",), "c"), UpdateColumnNullability(("c",), False)]
+    )
+    assert not s.row_type.field("c").type.nullable and s.row_type.field("a").type.nullable
+    cat.alter_columns("db.t", [AddColumn(("d",), T.INT)])
+    with pytest.raises(SchemaChangeError, match=r"data file data-0\.parquet has no null count"):
+        cat.alter_columns("db.t", [UpdateColumnNullability(("d",), False)])

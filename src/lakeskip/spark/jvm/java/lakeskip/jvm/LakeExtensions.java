@@ -4,6 +4,7 @@ import lakeskip.jvm.read.LakeTopN;
 import lakeskip.jvm.read.stream.LakeStreamFilters;
 import lakeskip.jvm.sql.LakeParser;
 import lakeskip.jvm.write.LakeDmlStrategy;
+import lakeskip.jvm.write.LakeMergeSchema;
 import org.apache.spark.sql.SparkSessionExtensions;
 import scala.runtime.AbstractFunction1;
 import scala.runtime.BoxedUnit;
@@ -14,7 +15,8 @@ import scala.runtime.BoxedUnit;
  * catalog prefix (see {@link LakeParser}); DELETE / UPDATE / MERGE INTO on lakeskip tables
  * are planned by {@link LakeDmlStrategy}; filters over a streaming read of a lakeskip table
  * prune its micro-batches' files ({@link LakeStreamFilters}); {@code ORDER BY c LIMIT k} over a
- * filter reaches the scan ({@link LakeTopN}).
+ * filter reaches the scan ({@link LakeTopN}); a DataFrame write with {@code mergeSchema} adds its
+ * new columns to the table ({@link LakeMergeSchema}).
  */
 public class LakeExtensions extends AbstractFunction1<SparkSessionExtensions, BoxedUnit> {
   @Override
@@ -23,6 +25,7 @@ public class LakeExtensions extends AbstractFunction1<SparkSessionExtensions, Bo
     extensions.injectPlannerStrategy(session -> new LakeDmlStrategy());
     extensions.injectOptimizerRule(session -> new LakeStreamFilters());
     extensions.injectPreCBORule(session -> new LakeTopN());
+    extensions.injectHintResolutionRule(session -> new LakeMergeSchema());
     return BoxedUnit.UNIT;
   }
 }

@@ -156,6 +156,24 @@ public class LakeSessionCatalog extends DelegatingCatalogExtension implements Pr
     return super.createTable(ident, schema, partitions, properties);
   }
 
+  /**
+   * {@code CREATE TABLE t LIKE s} where s is a lakeskip table: t is a lakeskip table with s's
+   * columns, keys and options (as {@link LakeCatalog#createTableLike}), unless the statement
+   * names another provider; any other source is Spark's own.
+   */
+  @Override
+  public Table createTableLike(Identifier ident, TableInfo info, Table source)
+      throws TableAlreadyExistsException, NoSuchNamespaceException {
+    String provider = info.properties().get(TableCatalog_PROP_PROVIDER);
+    if (source instanceof LakeTable && (provider == null || isLakeProvider(info.properties()))) {
+      ensureWarehouseNamespace(ident);
+      java.util.Map<String, String> props = new java.util.HashMap<>(info.properties());
+      props.remove(TableCatalog_PROP_PROVIDER);
+      return ops.createTableLike(ident, props, source);
+    }
+    return super.createTableLike(ident, info, source);
+  }
+
   /** Databases live in Spark's session catalog here; the warehouse follows on first use. */
   private void ensureWarehouseNamespace(Identifier ident) {
     if (ident.namespace().length == 1 && !ops.namespaceExists(ident.namespace())) {

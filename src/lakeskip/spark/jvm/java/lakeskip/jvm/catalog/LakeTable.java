@@ -35,7 +35,8 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 /** One lakeskip table (optionally pinned to a snapshot by time travel), as Python described it. */
 public class LakeTable
     implements SupportsRead, SupportsWrite, TruncatableTable,
-        org.apache.spark.sql.connector.catalog.SupportsPartitionManagement {
+        org.apache.spark.sql.connector.catalog.SupportsPartitionManagement,
+        org.apache.spark.sql.connector.catalog.SupportsSchemaEvolution {
   public final LakeOps ops;
   public final Identifier ident;
   public final StructType schema;
@@ -209,7 +210,22 @@ public class LakeTable
         // every write is still the V1 write (Spark plans by the Write's type, and
         // LakeDmlStrategy plans the dynamic one)
         TableCapability.BATCH_WRITE,
-        TableCapability.OVERWRITE_DYNAMIC);
+        TableCapability.OVERWRITE_DYNAMIC,
+        // a write with schema evolution (mergeSchema: LakeMergeSchema) adds its new columns
+        // through alterTable; which changes it may make: supportsColumnChange
+        TableCapability.AUTOMATIC_SCHEMA_EVOLUTION);
+  }
+
+  /**
+   * A write with schema evolution adds columns only (as Paimon's {@code write.merge-schema}
+   * without its type-widening option): a column whose type differs is cast to the table's
+   * type by Spark's output resolution instead (a Python int DataFrame into an INT column
+   * does not widen the table).
+   */
+  @Override
+  public boolean supportsColumnChange(
+      org.apache.spark.sql.connector.catalog.TableChange.ColumnChange change) {
+    return change instanceof org.apache.spark.sql.connector.catalog.TableChange.AddColumn;
   }
 
   @Override
@@ -261,6 +277,18 @@ public class LakeTable
       }
     }
     return Bridge.ask(Op.DROP_PARTITION, p, null).path(Key.DROPPED).asBoolean(false);
+  }
+
+  /**
+   * {@code TRUNCATE TABLE t PARTITION (...)} with every partition column named: Paimon's
+   * truncate of a partition, the OVERWRITE snapshot that removes its files (the commit of
+   * {@link #dropPartition}; none when it holds no data). A partition of a lakeskip table
+   * exists while it holds data, so it is gone afterwards, as after DROP PARTITION.
+   */
+  @Override
+  public boolean truncatePartition(org.apache.spark.sql.catalyst.InternalRow ident) {
+    dropPartition(ident);
+    return true;
   }
 
   @Override
