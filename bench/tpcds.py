@@ -27,6 +27,15 @@ reported as such and left out of the totals.
 * ``spark``: plain ``spark.read.parquet`` over exactly the lakeskip tables' data files.
 * ``partitioned``: plain Spark over fact tables written ``partitionBy(<date key>)`` (Spark's
   own dynamic partition pruning applies); dimensions as ``spark``.
+* ``static`` (optional): the lakeskip tables with runtime filtering off
+  (``spark.lakeskip.runtime-filter.enabled=false``): what runtime filtering costs and saves.
+
+The side that runs a query first pays what Spark caches for the next (the whole-stage code
+Janino compiled for the same operators above the scans): the first side rotates from query
+to query, and the ``--runs`` timed runs alternate their order. Each side's first run is
+profiled: Spark's phases (``QueryPlanningTracker``: parsing, analysis, optimization,
+planning; *execution* the rest of the wall time), lakeskip's callbacks (calls and ms in
+Python per operation) and the Spark jobs it ran.
 
 **Per query**: answers equal (rows compared as sorted multisets, numbers to 9 significant
 digits, since a float sum depends on the order Spark adds in), median time of ``--runs``,
@@ -43,6 +52,7 @@ included). Writes ``bench/results/tpcds-<timestamp>.json``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import glob
 import json
 import os
@@ -50,6 +60,7 @@ import re
 import statistics
 import sys
 import time
+from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -58,6 +69,7 @@ import sqlglot
 from sqlglot import exp
 
 import lakeskip
+from lakeskip.spark.front.catalog_setup import service_for
 
 FACTS = {
     "store_sales": "ss_sold_date_sk",
@@ -244,6 +256,35 @@ def run(spark: Any, sql: str) -> tuple[float, list[Any]]:
     return time.perf_counter() - t0, rows
 
 
+def profiled(spark: Any, service: Any, sql: str) -> tuple[float, list[Any], dict[str, Any]]:
+    """One run of ``sql`` with where its time went: Spark's phases (``QueryPlanningTracker``,
+    ms; *execution* is the rest of the wall time), the lakeskip callbacks it made (calls and
+    ms in Python, per operation) and the Spark jobs it ran."""
+    store = spark._jsparkSession.sharedState().statusStore()
+    before_execs = store.executionsList().size()
+    before = service.callback_stats()
+    t0 = time.perf_counter()
+    df = spark.sql(sql)
+    rows = df.collect()
+    secs = time.perf_counter() - t0
+    phases: dict[str, float] = {}
+    it = df._jdf.queryExecution().tracker().phases().iterator()
+    while it.hasNext():
+        kv = it.next()
+        phases[str(kv._1())] = round(float(kv._2().durationMs()), 1)
+    phases["execution"] = round(secs * 1000 - sum(phases.values()), 1)
+    delta = service.callback_stats().since(before)
+    callbacks = {
+        op: [n, round(delta.seconds.get(op, 0.0) * 1000, 1)]
+        for op, n in sorted(delta.calls.items())
+        if n
+    }
+    spark._jsc.sc().listenerBus().waitUntilEmpty()
+    execs = store.executionsList()
+    jobs = sum(execs.apply(i).jobs().size() for i in range(before_execs, execs.size()))
+    return secs, rows, {"phases_ms": phases, "callbacks": callbacks, "jobs": jobs}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sf", type=float, default=0.1)
@@ -258,6 +299,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--check", action="store_true", help="exit 1 unless every answer is equal")
     ap.add_argument("--no-needed", action="store_true", help="skip the needed-files queries")
     ap.add_argument("--memory", default="4g")
+    ap.add_argument(
+        "--fixed-order", action="store_true", help="sides always in --sides order (no rotation)"
+    )
     args = ap.parse_args(argv)
     sides = [s for s in args.sides.split(",") if s]
     data = generate(args.sf, Path(args.cache))
@@ -270,6 +314,7 @@ def main(argv: list[str] | None = None) -> int:
                                                 "spark.sql.shuffle.partitions": "4",
                                                 "spark.ui.enabled": "false"})  # fmt: skip
     spark = session.spark
+    service = service_for(spark)
     load = [os.getloadavg()]
     _load_lakeskip(session, data, file_size)
     files = {t: session.table(f"tpcds.{t}").files() for t in TABLES}
@@ -285,6 +330,7 @@ def main(argv: list[str] | None = None) -> int:
         "spark": {t: f"files_{t}" for t in TABLES},
         "partitioned": {t: (f"part_{t}" if t in FACTS else f"files_{t}") for t in TABLES},
     }
+    names["static"] = names["lakeskip"]
     results = []
     bad = 0
     for n, text in sorted(queries.items()):
@@ -297,20 +343,31 @@ def main(argv: list[str] | None = None) -> int:
             print(f"q{n}: {res['error']}", flush=True)
             continue
         answers: dict[str, list[Any]] = {}
-        for side in sides:
+        # the side that runs a query first pays what Spark then caches for the next one
+        # (Janino's compiled whole-stage code of the same operators): the first side
+        # changes from query to query, and timed runs alternate their order
+        k = 0 if args.fixed_order else n % len(sides)
+        order = sides[k:] + sides[:k]
+        queries_of = {s: with_tables(sql, names[s]) for s in sides}
+        for side in order:
             try:
-                q = with_tables(sql, names[side])
-                secs, rows = run(spark, q)  # warm-up and answer
+                with _side_conf(spark, side):
+                    secs, rows, prof = profiled(spark, service, queries_of[side])  # first run
                 figures = scan_figures(spark)
-                times = [run(spark, q)[0] for _ in range(args.runs)]
                 answers[side] = canonical(rows)
-                res[side] = {
-                    "seconds": statistics.median(times) if times else secs,
-                    "rows": len(rows),
-                    "files": figures,
-                }
+                res[side] = {"first": secs, "rows": len(rows), "files": figures, **prof}
             except Exception as e:
                 res[side] = {"error": str(e).splitlines()[0][:200]}
+        times: dict[str, list[float]] = {s: [] for s in sides}
+        for i in range(args.runs):
+            for side in order if i % 2 else order[::-1]:
+                if "error" not in res[side]:
+                    with _side_conf(spark, side):
+                        times[side].append(run(spark, queries_of[side])[0])
+        for side in sides:
+            r = res[side]
+            if "error" not in r:
+                r["seconds"] = statistics.median(times[side]) if times[side] else r["first"]
         got = list(answers.values())
         res["equal"] = len(got) == len(sides) and all(a == got[0] for a in got)
         if not res["equal"] and "error" not in res.get(sides[-1], {}):
@@ -344,6 +401,19 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+@contextlib.contextmanager
+def _side_conf(spark: Any, side: str) -> Iterator[None]:
+    """``static``: the lakeskip tables with runtime filtering off (what it costs and saves)."""
+    if side != "static":
+        yield
+        return
+    spark.conf.set("spark.lakeskip.runtime-filter.enabled", "false")
+    try:
+        yield
+    finally:
+        spark.conf.unset("spark.lakeskip.runtime-filter.enabled")
+
+
 def _line(res: dict[str, Any], sides: list[str]) -> str:
     parts = [f"q{res['query']}", "equal" if res.get("equal") else "DIFFERENT"]
     for s in sides:
@@ -352,7 +422,13 @@ def _line(res: dict[str, Any], sides: list[str]) -> str:
             parts.append(f"{s}: error {r['error'][:80]}")
             continue
         kept = sum(f["kept"] for f in r["files"].values())
-        parts.append(f"{s} {r['seconds']:.2f}s files {kept}")
+        ph = r.get("phases_ms", {})
+        planned = sum(v for k, v in ph.items() if k != "execution")
+        calls = sum(c[0] for c in r.get("callbacks", {}).values())
+        parts.append(
+            f"{s} {r['seconds']:.2f}s (first {r['first']:.2f}s: plan {planned:.0f}ms, "
+            f"{calls} callbacks, {r.get('jobs', 0)} jobs) files {kept}"
+        )
     if "needed" in res:
         parts.append(f"needed {sum(v for v in res['needed'].values() if v > 0)}")
     return "  ".join(parts)
@@ -368,6 +444,18 @@ def _totals(results: list[dict[str, Any]], sides: list[str]) -> dict[str, Any]:
     for s in sides:
         out[s] = {
             "seconds": round(sum(r[s]["seconds"] for r in ok), 2),
+            "first_seconds": round(sum(r[s]["first"] for r in ok), 2),
+            "planning_ms": round(
+                sum(v for r in ok for k, v in r[s]["phases_ms"].items() if k != "execution")
+            ),
+            "jobs": sum(r[s]["jobs"] for r in ok),
+            "callbacks": {
+                op: [
+                    sum(r[s]["callbacks"].get(op, [0, 0])[0] for r in ok),
+                    round(sum(r[s]["callbacks"].get(op, [0, 0])[1] for r in ok)),
+                ]
+                for op in sorted({op for r in ok for op in r[s]["callbacks"]})
+            },
             "fact_files_kept": sum(f["kept"] for r in ok for f in r[s]["files"].values()),
         }
     if "lakeskip" in sides:

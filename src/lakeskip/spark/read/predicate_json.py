@@ -192,6 +192,10 @@ def translate(node: Any, row_type: RowType, time_zone: str = UTC) -> Translated 
             return IsNull(col), True
         # never NULL itself: false where the column is NULL, also under NOT
         return and_(IsNotNull(col), EqualTo(col, value)), True
+    if op == PredicateOp.IN and len(args) == 1:
+        # ``a IN ()``: Spark's runtime filter of a join whose other side is empty; true for
+        # no row (inexact: Spark's legacy rule makes ``NULL IN ()`` NULL, not FALSE)
+        return (AlwaysFalse(), False) if _column(args[0], row_type) is not None else None
     if op == PredicateOp.IN and len(args) >= 2:
         col = _column(args[0], row_type)
         values = [literal_from_json(a) for a in args[1:]]

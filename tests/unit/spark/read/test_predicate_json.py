@@ -14,7 +14,7 @@ import pyarrow as pa
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lakeskip.expressions import bind, evaluate_arrow_3vl
+from lakeskip.expressions import AlwaysFalse, bind, evaluate_arrow_3vl
 from lakeskip.spark.read.predicate_json import literal_from_json, predicate_from_json, translate
 from lakeskip.types import BIGINT, STRING, RowType
 
@@ -44,7 +44,8 @@ def leaves(draw: st.DrawFn) -> dict[str, Any]:
     if kind == "nullsafe":
         return {"op": "<=>", "args": [A, _lit_a(draw(INTS))]}
     if kind == "in":
-        values = draw(st.lists(INTS, min_size=1, max_size=4))
+        # no values at all: a runtime filter of a join whose other side is empty
+        values = draw(st.lists(INTS, min_size=0, max_size=4))
         return {"op": "IN", "args": [A, *[_lit_a(v) for v in values]]}
     if kind == "null":
         return {
@@ -181,3 +182,12 @@ def test_map_key_reference_and_unknown_column() -> None:
     assert t is not None and repr(t[0]) == "EqualTo(Reference('attrs', key='device'), 'tv')"
     unknown = {"op": "=", "args": [{"ref": ["nope"]}, {"lit": 1, "type": "integer"}]}
     assert translate(unknown, rt) is None, "a column the table lacks must not translate"
+
+
+def test_in_of_no_values_selects_no_row() -> None:
+    """Spark's runtime filter of a join whose other side is empty: ``a IN ()``, true for no
+    row, skips every file; under NOT it is not used (inexact)."""
+    t = translate({"op": "IN", "args": [A]}, ROW_TYPE)
+    assert t is not None and isinstance(t[0], AlwaysFalse) and not t[1]
+    assert translate({"op": "NOT", "args": [{"op": "IN", "args": [A]}]}, ROW_TYPE) is None
+    assert translate({"op": "IN", "args": [{"ref": ["nope"]}]}, ROW_TYPE) is None

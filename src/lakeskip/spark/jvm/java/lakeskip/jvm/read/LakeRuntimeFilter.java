@@ -9,6 +9,7 @@ import java.util.Set;
 import lakeskip.jvm.bridge.Bridge;
 import lakeskip.jvm.bridge.Protocol.Key;
 import lakeskip.jvm.bridge.Protocol.Op;
+import lakeskip.jvm.read.pk.LakePkScan;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.connector.expressions.FieldReference$;
 import org.apache.spark.sql.connector.expressions.NamedReference;
@@ -102,26 +103,32 @@ final class LakeRuntimeFilter {
   }
 
   /**
-   * The planned splits without the files Python did not keep; null when a split is not a
-   * file split (then nothing is narrowed: every planned file is read).
+   * The planned splits without the files Python did not keep: a file split loses files, a
+   * merge-on-read bucket ({@link LakePkScan}) too, and a split left with none is dropped;
+   * null when a split is neither (then nothing is narrowed: every planned file is read).
    */
   static InputPartition[] narrow(InputPartition[] planned, Set<String> keep) {
     List<InputPartition> out = new ArrayList<>();
     for (InputPartition ip : planned) {
-      if (!(ip instanceof FilePartition)) {
+      PartitionedFile[] all = ip instanceof FilePartition
+          ? ((FilePartition) ip).files()
+          : LakePkScan.bucketFiles(ip);
+      if (all == null) {
         return null;
       }
-      FilePartition fp = (FilePartition) ip;
       List<PartitionedFile> files = new ArrayList<>();
-      for (PartitionedFile f : fp.files()) {
+      for (PartitionedFile f : all) {
         if (keep.contains(name(f.filePath().toString()))) {
           files.add(f);
         }
       }
-      if (!files.isEmpty()) {
-        out.add(new FilePartition(out.size(),
-            files.toArray(new PartitionedFile[0])));
+      if (files.isEmpty()) {
+        continue;
       }
+      PartitionedFile[] left = files.toArray(new PartitionedFile[0]);
+      out.add(ip instanceof FilePartition
+          ? new FilePartition(out.size(), left)
+          : LakePkScan.bucket(left));
     }
     return out.toArray(new InputPartition[0]);
   }

@@ -237,6 +237,21 @@ public final class LakePkScan implements Scan, Batch {
     return new ReadErrors(factory, name);
   }
 
+  /** The files of {@code split} if it is one bucket of a merge-on-read scan, else null. */
+  public static PartitionedFile[] bucketFiles(InputPartition split) {
+    return split instanceof PkPartition ? ((PkPartition) split).files.clone() : null;
+  }
+
+  /**
+   * A bucket's split of fewer files ({@code files}: some of one {@link #bucketFiles}, in their
+   * order). Runtime filters narrow a bucket by dropping files ({@code LakeRuntimeFilter}):
+   * Python drops a file only by filters on key columns, which rule out every version of a key
+   * alike, so the merge of the rest gives each key it keeps the same row.
+   */
+  public static InputPartition bucket(PartitionedFile[] files) {
+    return new PkPartition(files);
+  }
+
   /** The kept files of one (partition, bucket). */
   static final class PkPartition implements InputPartition {
     final PartitionedFile[] files;
