@@ -106,7 +106,7 @@ def _typed(rows: list[tuple[Any, Any]], key_type: str) -> list[tuple[Any, Any]]:
 
 @pytest.mark.fuzz
 @settings(
-    max_examples=spark_examples(test=3, fuzz=40),
+    max_examples=spark_examples(test=3, fuzz=12),
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @example(  # runtime filter on k: 1 of 3 files holds the selected keys (10, 11)

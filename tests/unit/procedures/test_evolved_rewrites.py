@@ -27,7 +27,8 @@ from lakeskip.catalog.schema_evolution import (
     UpdateColumnType,
     arrow_by_id,
 )
-from lakeskip.catalog.write.data_writer import WriteSpec, write_data_file
+from lakeskip.catalog.write.rolling_writer import write_data_file
+from lakeskip.catalog.write.write_spec import WriteSpec
 from lakeskip.planner.scan import ScanPlanner
 from lakeskip.procedures.compact import Compact
 from lakeskip.procedures.rewrite_file_index import RewriteFileIndex
