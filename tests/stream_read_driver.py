@@ -1,5 +1,5 @@
 """A Spark driver for the kill -9 test of streaming reads
-(``tests/spark/read/test_stream_read_kill.py``): one streaming query per table pair, each
+(``tests/spark/stream/test_stream_read_kill.py``): one streaming query per table pair, each
 ``spark.readStream.table("lakeskip.db.<src>")`` into ``lakeskip.db.<out>``, checkpointed under
 ``<checkpoints>/<src>``, while another application commits to the sources.
 
