@@ -550,8 +550,10 @@ def _totals(results: list[dict[str, Any]], sides: list[str]) -> dict[str, Any]:
         fig: dict[str, Any] = {
             "queries": len(rs),
             "needed": sum(sum(r["needed"].values()) for r in rs),
-            **{f"{s}_kept": sum(f["kept"] for r in rs for f in r[s]["files"].values())
-               for s in sides},  # fmt: skip
+            **{
+                f"{s}_kept": sum(f["kept"] for r in rs for f in r[s]["files"].values())
+                for s in sides
+            },
         }
         if "lakeskip" in sides:
             fig["total"] = sum(f["total"] for r in rs for f in r["lakeskip"]["files"].values())
