@@ -354,8 +354,16 @@ def main(argv: list[str] | None = None) -> int:
     spark = session.spark
     service = service_for(spark)
     load = [os.getloadavg()]
-    _load_lakeskip(session, data, file_size)
-    files = {t: session.table(f"tpcds.{t}").files() for t in TABLES}
+    # only the tables the selected queries read are loaded (a subset of queries at SF 1
+    # need not write inventory's 11.7M rows)
+    read = set()
+    for text in queries.values():
+        with contextlib.suppress(Exception):
+            tree = sqlglot.parse_one(transpile(text), read="spark")
+            read |= {t.name for t in tree.find_all(exp.Table)}
+    tables = [t for t in TABLES if t in read]
+    _load_lakeskip(session, data, file_size, tables, Path(warehouse))
+    files = {t: session.table(f"tpcds.{t}").files() for t in tables}
     for t, paths in files.items():
         spark.read.parquet(*paths).createOrReplaceTempView(f"files_{t}")
         if t in FACTS and not args.no_needed:
@@ -572,16 +580,24 @@ def _totals(results: list[dict[str, Any]], sides: list[str]) -> dict[str, Any]:
     return out
 
 
-def _load_lakeskip(session: Any, data: Path, file_size: str) -> None:
-    """The lakeskip tables, written once per warehouse (fact tables date-clustered)."""
+def _load_lakeskip(
+    session: Any, data: Path, file_size: str, tables: list[str], warehouse: Path
+) -> None:
+    """The lakeskip tables, written once per warehouse (fact tables date-clustered); a table
+    whose load was cut off (its ``.loading-<table>`` marker left) is dropped and loaded again."""
     spark = session.spark
     session.sql("CREATE DATABASE IF NOT EXISTS tpcds")
     existing = {
         r[1] if len(r) > 1 else r[0] for r in spark.sql("SHOW TABLES IN lakeskip.tpcds").collect()
     }
-    for t in TABLES:
-        if t in existing:
+    for t in tables:
+        marker = warehouse / f".loading-{t}"
+        if t in existing and marker.exists():
+            session.sql(f"DROP TABLE tpcds.{t}")
+        elif t in existing:
             continue
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.touch()
         df = spark.read.parquet(str(data / f"{t}.parquet"))
         cols = ", ".join(f"{f.name} {f.dataType.simpleString()}" for f in df.schema.fields)
         t0 = time.perf_counter()
@@ -590,6 +606,7 @@ def _load_lakeskip(session: Any, data: Path, file_size: str) -> None:
         if t in FACTS:
             session.sql(f"CALL sys.compact(table => 'tpcds.{t}', order_strategy => 'order', "
                         f"order_by => '{FACTS[t]}')")  # fmt: skip
+        marker.unlink()
         print(f"lakeskip.tpcds.{t}: {len(session.table(f'tpcds.{t}').files())} files, "
               f"{time.perf_counter() - t0:.1f} s", flush=True)  # fmt: skip
 
@@ -597,6 +614,8 @@ def _load_lakeskip(session: Any, data: Path, file_size: str) -> None:
 def _load_partitioned(spark: Any, data: Path, root: Path, files: dict[str, list[str]]) -> None:
     """Fact tables partitioned by their date key (plain Spark's layout for DPP)."""
     for t, key in FACTS.items():
+        if t not in files:
+            continue
         target = root / t
         if not (target / "_SUCCESS").exists():
             spark.read.parquet(*files[t]).repartition(key).write.mode("overwrite")\
