@@ -164,6 +164,7 @@ def describe(table: FileStoreTable, snapshot: Snapshot | None, pinned: bool) -> 
         pinned=pinned,
         location=table.file_io.uri(table.path),
         schema_id=schema.id,
+        record_count=snapshot.total_record_count if snapshot is not None else None,
     )
 
 

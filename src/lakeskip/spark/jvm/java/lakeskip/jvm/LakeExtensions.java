@@ -1,5 +1,6 @@
 package lakeskip.jvm;
 
+import lakeskip.jvm.read.LakeJoinKeys;
 import lakeskip.jvm.read.LakeTopN;
 import lakeskip.jvm.read.stream.LakeStreamFilters;
 import lakeskip.jvm.sql.LakeParser;
@@ -15,7 +16,8 @@ import scala.runtime.BoxedUnit;
  * catalog prefix (see {@link LakeParser}); DELETE / UPDATE / MERGE INTO on lakeskip tables
  * are planned by {@link LakeDmlStrategy}; filters over a streaming read of a lakeskip table
  * prune its micro-batches' files ({@link LakeStreamFilters}); {@code ORDER BY c LIMIT k} over a
- * filter reaches the scan ({@link LakeTopN}); a DataFrame write with {@code mergeSchema} adds its
+ * filter reaches the scan ({@link LakeTopN}); a join key that needs a widening cast still
+ * carries a runtime filter to a lakeskip scan ({@link LakeJoinKeys}); a DataFrame write with {@code mergeSchema} adds its
  * new columns to the table ({@link LakeMergeSchema}).
  */
 public class LakeExtensions extends AbstractFunction1<SparkSessionExtensions, BoxedUnit> {
@@ -25,6 +27,7 @@ public class LakeExtensions extends AbstractFunction1<SparkSessionExtensions, Bo
     extensions.injectPlannerStrategy(session -> new LakeDmlStrategy());
     extensions.injectOptimizerRule(session -> new LakeStreamFilters());
     extensions.injectPreCBORule(session -> new LakeTopN());
+    extensions.injectPreCBORule(session -> new LakeJoinKeys());
     extensions.injectHintResolutionRule(session -> new LakeMergeSchema());
     return BoxedUnit.UNIT;
   }

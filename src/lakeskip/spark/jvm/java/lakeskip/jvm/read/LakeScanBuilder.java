@@ -70,9 +70,22 @@ public final class LakeScanBuilder
   private final ObjectNode pushed = lakeskip.jvm.bridge.Bridge.JSON.createObjectNode();
   /** A top-N over a filter, from the relation's options ({@link LakeTopN}); null: none. */
   private final JsonNode filteredTopN;
+  /** Columns not offered as runtime filter attributes ({@link LakeJoinKeys}). */
+  private final java.util.SortedSet<String> noRuntimeFilter = new java.util.TreeSet<>();
 
   public LakeScanBuilder(LakeTable table, CaseInsensitiveStringMap options) {
     this.table = table;
+    String noRuntime = options.get(LakeJoinKeys.NO_RUNTIME_FILTER);
+    if (noRuntime != null) {
+      for (String c : noRuntime.split(",")) {
+        if (!c.isEmpty()) {
+          noRuntimeFilter.add(c);
+        }
+      }
+      Map<String, String> rest = new HashMap<>(options.asCaseSensitiveMap());
+      rest.remove(LakeJoinKeys.NO_RUNTIME_FILTER);
+      options = new CaseInsensitiveStringMap(rest);
+    }
     String topN = options.get(LakeTopN.OPTION);
     JsonNode parsed = null;
     if (topN != null) {
@@ -187,7 +200,8 @@ public final class LakeScanBuilder
     if (!table.token.isEmpty()) {
       // everything the plan_scan payload is made of, without making it
       key = ScanCache.key(session, table.token,
-          table.name() + "@" + table.snapshotId + (pushed.isEmpty() ? "" : " " + pushed),
+          table.name() + "@" + table.snapshotId + (pushed.isEmpty() ? "" : " " + pushed)
+              + (noRuntimeFilter.isEmpty() ? "" : " no-runtime-filter " + noRuntimeFilter),
           filters, required, options);
       Scan hit = ScanCache.reusable(key);
       if (hit != null) {
@@ -198,7 +212,7 @@ public final class LakeScanBuilder
     Scan scan = scan(session, reply);
     if (scan instanceof LakeScan) {
       ((LakeScan) scan).withRuntimeFilter(
-          new LakeRuntimeFilter(ScanRequest.payload(table, filters), reply));
+          new LakeRuntimeFilter(ScanRequest.payload(table, filters), reply, noRuntimeFilter));
     }
     if (key != null && table.token.equals(reply.path(Key.TOKEN).asText(null))) {
       ScanCache.put(key, scan, reply.path(Key.REPORT_ID).asText(""));
