@@ -1,6 +1,7 @@
 package lakeskip.jvm;
 
 import lakeskip.jvm.read.LakeTopN;
+import lakeskip.jvm.read.LakeTruncRanges;
 import lakeskip.jvm.read.stream.LakeStreamFilters;
 import lakeskip.jvm.sql.LakeParser;
 import lakeskip.jvm.write.LakeDmlStrategy;
@@ -15,8 +16,9 @@ import scala.runtime.BoxedUnit;
  * catalog prefix (see {@link LakeParser}); DELETE / UPDATE / MERGE INTO on lakeskip tables
  * are planned by {@link LakeDmlStrategy}; filters over a streaming read of a lakeskip table
  * prune its micro-batches' files ({@link LakeStreamFilters}); {@code ORDER BY c LIMIT k} over a
- * filter reaches the scan ({@link LakeTopN}); a DataFrame write with {@code mergeSchema} adds its
- * new columns to the table ({@link LakeMergeSchema}).
+ * filter reaches the scan ({@link LakeTopN}); {@code date_trunc(unit, ts) = T} and its kin
+ * add a range of {@code ts} beside them ({@link LakeTruncRanges}); a DataFrame write with
+ * {@code mergeSchema} adds its new columns to the table ({@link LakeMergeSchema}).
  */
 public class LakeExtensions extends AbstractFunction1<SparkSessionExtensions, BoxedUnit> {
   @Override
@@ -25,6 +27,7 @@ public class LakeExtensions extends AbstractFunction1<SparkSessionExtensions, Bo
     extensions.injectPlannerStrategy(session -> new LakeDmlStrategy());
     extensions.injectOptimizerRule(session -> new LakeStreamFilters());
     extensions.injectPreCBORule(session -> new LakeTopN());
+    extensions.injectPreCBORule(session -> new LakeTruncRanges());
     extensions.injectHintResolutionRule(session -> new LakeMergeSchema());
     return BoxedUnit.UNIT;
   }
