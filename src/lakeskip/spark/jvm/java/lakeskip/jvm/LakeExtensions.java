@@ -2,6 +2,7 @@ package lakeskip.jvm;
 
 import lakeskip.jvm.read.LakeJoinKeys;
 import lakeskip.jvm.read.LakeTopN;
+import lakeskip.jvm.read.LakeTruncRanges;
 import lakeskip.jvm.read.stream.LakeStreamFilters;
 import lakeskip.jvm.sql.LakeParser;
 import lakeskip.jvm.write.LakeDmlStrategy;
@@ -16,9 +17,11 @@ import scala.runtime.BoxedUnit;
  * catalog prefix (see {@link LakeParser}); DELETE / UPDATE / MERGE INTO on lakeskip tables
  * are planned by {@link LakeDmlStrategy}; filters over a streaming read of a lakeskip table
  * prune its micro-batches' files ({@link LakeStreamFilters}); {@code ORDER BY c LIMIT k} over a
- * filter reaches the scan ({@link LakeTopN}); a join key that needs a widening cast still
- * carries a runtime filter to a lakeskip scan ({@link LakeJoinKeys}); a DataFrame write with {@code mergeSchema} adds its
- * new columns to the table ({@link LakeMergeSchema}).
+ * filter reaches the scan ({@link LakeTopN}); {@code date_trunc(unit, ts) = T} and its kin
+ * add a range of {@code ts} beside them ({@link LakeTruncRanges}); a join key that needs a
+ * widening cast still carries a runtime filter to a lakeskip scan ({@link LakeJoinKeys}); a
+ * DataFrame write with {@code mergeSchema} adds its new columns to the table
+ * ({@link LakeMergeSchema}).
  */
 public class LakeExtensions extends AbstractFunction1<SparkSessionExtensions, BoxedUnit> {
   @Override
@@ -28,6 +31,7 @@ public class LakeExtensions extends AbstractFunction1<SparkSessionExtensions, Bo
     extensions.injectOptimizerRule(session -> new LakeStreamFilters());
     extensions.injectPreCBORule(session -> new LakeTopN());
     extensions.injectPreCBORule(session -> new LakeJoinKeys());
+    extensions.injectPreCBORule(session -> new LakeTruncRanges());
     extensions.injectHintResolutionRule(session -> new LakeMergeSchema());
     return BoxedUnit.UNIT;
   }
