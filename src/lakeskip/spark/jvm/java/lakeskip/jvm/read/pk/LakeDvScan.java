@@ -2,14 +2,10 @@ package lakeskip.jvm.read.pk;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import lakeskip.jvm.read.LakeScan;
 import lakeskip.jvm.read.RowRewriteScan;
 import org.apache.spark.sql.catalyst.InternalRow;
-import org.apache.spark.sql.catalyst.expressions.BoundReference;
-import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
 import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.connector.read.PartitionReader;
@@ -81,97 +77,48 @@ public final class LakeDvScan extends RowRewriteScan {
 
     @Override
     public PartitionReader<InternalRow> createReader(InputPartition partition) {
-      FilePartition fp = (FilePartition) partition;
-      List<Expression> exprs = new ArrayList<>();
-      for (int i = 0; i < full.fields().length; i++) {
-        if (i != rowIndex) { // the row-index column is projected away
-          StructField f = full.fields()[i];
-          exprs.add(new BoundReference(i, f.dataType(), f.nullable()));
-        }
-      }
-      UnsafeProjection projection =
-          UnsafeProjection.create(scala.jdk.javaapi.CollectionConverters.asScala(exprs).toSeq());
-      return new Reader(inner, fp, vectors, rowIndex, projection);
+      // the row-index column is projected away
+      return new Reader(inner, (FilePartition) partition, vectors, rowIndex,
+          projectionWithout(full, rowIndex));
     }
   }
 
   /** The files of one partition in turn, each through the inner reader, minus DV rows. */
-  static final class Reader implements PartitionReader<InternalRow> {
-    private final PartitionReaderFactory factory;
-    private final FilePartition partition;
+  static final class Reader extends FileByFileReader {
     private final Map<String, byte[]> vectors;
     private final int rowIndex;
-    private final UnsafeProjection projection;
-    private int next;
-    private PartitionReader<InternalRow> current;
     private RoaringBitmap deleted;
-    private InternalRow row;
 
     Reader(PartitionReaderFactory factory, FilePartition partition, Map<String, byte[]> vectors,
         int rowIndex, UnsafeProjection projection) {
-      this.factory = factory;
-      this.partition = partition;
+      super(factory, partition, projection);
       this.vectors = vectors;
       this.rowIndex = rowIndex;
-      this.projection = projection;
     }
 
-    private boolean openNext() throws IOException {
-      PartitionedFile[] files = partition.files();
-      if (next >= files.length) {
-        return false;
-      }
-      PartitionedFile file = files[next++];
-      current =
-          factory.createReader(new FilePartition(partition.index(), new PartitionedFile[] {file}));
+    @Override
+    protected void open(PartitionedFile file) throws IOException {
       byte[] bytes = vectors.get(file.toPath().getName());
       deleted = null;
       if (bytes != null) {
         deleted = new RoaringBitmap();
         deleted.deserialize(ByteBuffer.wrap(bytes));
       }
-      return true;
     }
 
     @Override
-    public boolean next() throws IOException {
-      while (true) {
-        if (current == null && !openNext()) {
-          return false;
-        }
-        while (current.next()) {
-          InternalRow r = current.get();
-          if (deleted != null) {
-            if (r.isNullAt(rowIndex)) {
-              throw new IOException("lakeskip: Parquet row index missing while applying a deletion vector");
-            }
-            long pos = r.getLong(rowIndex);
-            if (pos > Integer.MAX_VALUE || pos < 0) {
-              throw new IOException("lakeskip: row position " + pos + " beyond a 32-bit deletion vector");
-            }
-            if (deleted.contains((int) pos)) {
-              continue;
-            }
-          }
-          row = projection.apply(r);
-          return true;
-        }
-        current.close();
-        current = null;
+    protected boolean keep(InternalRow r) throws IOException {
+      if (deleted == null) {
+        return true;
       }
-    }
-
-    @Override
-    public InternalRow get() {
-      return row;
-    }
-
-    @Override
-    public void close() throws IOException {
-      if (current != null) {
-        current.close();
-        current = null;
+      if (r.isNullAt(rowIndex)) {
+        throw new IOException("lakeskip: Parquet row index missing while applying a deletion vector");
       }
+      long pos = r.getLong(rowIndex);
+      if (pos > Integer.MAX_VALUE || pos < 0) {
+        throw new IOException("lakeskip: row position " + pos + " beyond a 32-bit deletion vector");
+      }
+      return !deleted.contains((int) pos);
     }
   }
 }

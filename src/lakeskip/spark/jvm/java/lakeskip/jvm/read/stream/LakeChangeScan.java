@@ -8,8 +8,6 @@ import java.util.Map;
 import lakeskip.jvm.read.RowRewriteScan;
 import lakeskip.jvm.read.pk.LakePkScan;
 import org.apache.spark.sql.catalyst.InternalRow;
-import org.apache.spark.sql.catalyst.expressions.BoundReference;
-import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
 import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.connector.read.PartitionReader;
@@ -86,91 +84,41 @@ public final class LakeChangeScan extends RowRewriteScan {
 
     @Override
     public PartitionReader<InternalRow> createReader(InputPartition partition) {
-      List<Expression> exprs = new ArrayList<>();
-      for (int i = 0; i < full.fields().length; i++) {
-        if (i != seq && i != kind) {
-          StructField f = full.fields()[i];
-          exprs.add(new BoundReference(i, f.dataType(), f.nullable()));
-        }
-      }
-      UnsafeProjection projection =
-          UnsafeProjection.create(scala.jdk.javaapi.CollectionConverters.asScala(exprs).toSeq());
-      return new Reader(inner, (FilePartition) partition, since, seq, kind, projection);
+      return new Reader(inner, (FilePartition) partition, since, seq, kind,
+          projectionWithout(full, seq, kind));
     }
   }
 
   /** The files of one partition in turn, each through the inner reader, new versions only. */
-  static final class Reader implements PartitionReader<InternalRow> {
-    private final PartitionReaderFactory factory;
-    private final FilePartition partition;
+  static final class Reader extends FileByFileReader {
     private final Map<String, Long> since;
     private final int seq;
     private final int kind;
-    private final UnsafeProjection projection;
-    private int next;
-    private PartitionReader<InternalRow> current;
     /** The current file's first new sequence number (Long.MIN_VALUE: every row is new). */
     private long from;
-    private InternalRow row;
 
     Reader(PartitionReaderFactory factory, FilePartition partition, Map<String, Long> since,
         int seq, int kind, UnsafeProjection projection) {
-      this.factory = factory;
-      this.partition = partition;
+      super(factory, partition, projection);
       this.since = since;
       this.seq = seq;
       this.kind = kind;
-      this.projection = projection;
     }
 
-    private boolean openNext() {
-      PartitionedFile[] files = partition.files();
-      if (next >= files.length) {
-        return false;
-      }
-      PartitionedFile file = files[next++];
-      current =
-          factory.createReader(new FilePartition(partition.index(), new PartitionedFile[] {file}));
+    @Override
+    protected void open(PartitionedFile file) {
       Long first = since.get(file.toPath().getName());
       from = first == null ? Long.MIN_VALUE : first;
-      return true;
     }
 
     @Override
-    public boolean next() throws IOException {
-      while (true) {
-        if (current == null && !openNext()) {
-          return false;
-        }
-        while (current.next()) {
-          InternalRow r = current.get();
-          if (r.isNullAt(kind) || r.isNullAt(seq)) {
-            throw new IOException("lakeskip: a primary-key data file without "
-                + LakePkScan.KIND + " / " + SEQUENCE);
-          }
-          byte k = r.getByte(kind);
-          if (k == UPDATE_BEFORE || k == DELETE || r.getLong(seq) < from) {
-            continue;
-          }
-          row = projection.apply(r);
-          return true;
-        }
-        current.close();
-        current = null;
+    protected boolean keep(InternalRow r) throws IOException {
+      if (r.isNullAt(kind) || r.isNullAt(seq)) {
+        throw new IOException("lakeskip: a primary-key data file without "
+            + LakePkScan.KIND + " / " + SEQUENCE);
       }
-    }
-
-    @Override
-    public InternalRow get() {
-      return row;
-    }
-
-    @Override
-    public void close() throws IOException {
-      if (current != null) {
-        current.close();
-        current = null;
-      }
+      byte k = r.getByte(kind);
+      return k != UPDATE_BEFORE && k != DELETE && r.getLong(seq) >= from;
     }
   }
 }
