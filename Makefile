@@ -11,7 +11,7 @@ SMOKE_VENV ?= build/smoke-venv
 TEST_WORKERS ?= 2
 XDIST := -n $(TEST_WORKERS) --dist loadfile
 
-.PHONY: demo test coverage test-unit test-spark lint fuzz bench bench-write bench-range bench-index bench-kinds bench-clustered bench-functions bench-tpch bench-zorder bench-merge bench-frontends bench-tpcds test-tpcds test-interop test-interop-java test-s3 check-java smoke clean
+.PHONY: demo test coverage test-unit test-spark lint fuzz bench bench-write bench-compact bench-first-write bench-range bench-index bench-kinds bench-clustered bench-functions bench-tpch bench-zorder bench-merge bench-frontends bench-tpcds test-tpcds test-interop test-interop-java test-s3 check-java smoke clean
 
 $(RUN_STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "lakeskip needs Python >= 3.11")'
@@ -91,11 +91,21 @@ bench: $(STAMP) check-java
 	$(PY) bench/run.py $(BENCH_ARGS)
 	$(PY) bench/write_indexes.py
 	$(PY) bench/write_speed.py
+	$(PY) bench/compact_speed.py
 	$(PY) bench/frontends.py
 
 # a lakeskip write vs Spark's own df.write.parquet of the same cached rows, stage by stage (issue #42)
 bench-write: $(STAMP) check-java
 	$(PY) bench/write_speed.py $(BENCH_ARGS)
+
+# z-order / order compaction vs Spark's own repartitionByRange + sortWithinPartitions +
+# write.parquet of the same rows, wall and CPU (issue #42)
+bench-compact: $(STAMP) check-java
+	$(PY) bench/compact_speed.py $(BENCH_ARGS)
+
+# the seconds of a spark-sql session's first INSERT beyond its second (issue #42)
+bench-first-write: $(STAMP) check-java
+	$(PY) bench/first_write.py $(BENCH_ARGS)
 
 bench-range: $(STAMP) check-java
 	$(PY) bench/range_index.py $(BENCH_ARGS)

@@ -12,13 +12,11 @@ machine: read them as ratios) and writes ``bench/results/aggregate-<timestamp>.j
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import statistics
 import tempfile
 import time
-from datetime import UTC, datetime
-from pathlib import Path
+
+from results_file import load_average, write_results  # type: ignore[import-not-found]
 
 import lakeskip
 
@@ -36,7 +34,7 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=2_000_000)
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args()
-    load_start = os.getloadavg()
+    load_start = load_average()
     wh = tempfile.mkdtemp(prefix="lakeskip-agg-")
     s = lakeskip.connect(
         wh,
@@ -73,7 +71,7 @@ def main() -> None:
         row["pushed_median_s"] = statistics.median(row["pushed_s"])  # type: ignore[arg-type]
         row["read_median_s"] = statistics.median(row["read_s"])  # type: ignore[arg-type]
         results.append(row)
-    load_end = os.getloadavg()
+    load_end = load_average()
     spark.stop()
     print(f"table: {files} files, {args.rows} rows (built in {built:.1f} s)")
     for r in results:
@@ -82,27 +80,12 @@ def main() -> None:
             f"{r['sql']}: from manifests {r['pushed_median_s']:.3f} s, reading files "
             f"{r['read_median_s']:.3f} s (median of {2 * args.repeat}; {ratio:.1f}x)"
         )
-    print(f"loaded: load average at start {load_start}, at end {load_end}")
-    out = Path(__file__).parent / "results"
-    out.mkdir(exist_ok=True)
-    path = out / f"aggregate-{datetime.now(UTC).strftime('%Y%m%d-%H%M%S')}.json"
-    path.write_text(
-        json.dumps(
-            {
-                "bench": "aggregate_pushdown",
-                "files": files,
-                "rows": args.rows,
-                "queries": results,
-                "load_average_start": load_start,
-                "load_average_end": load_end,
-                "loaded": True,
-            },
-            indent=2,
-            default=str,
-        )
-        + "\n"
+    write_results(
+        "aggregate",
+        {"bench": "aggregate_pushdown", "files": files, "rows": args.rows, "queries": results},
+        load_start,
+        load_end,
     )
-    print(f"wrote {path}")
 
 
 if __name__ == "__main__":

@@ -23,12 +23,11 @@ import tempfile
 import time
 import urllib.request
 from collections.abc import Callable
-from datetime import UTC, datetime
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 from pyspark.sql import SparkSession
+from results_file import load_average, write_results  # type: ignore[import-not-found]
 
 import lakeskip
 
@@ -100,7 +99,7 @@ def main() -> None:
         help="leave parquet-mr's vectored reads on (input metrics then count little but footers)",
     )
     args = ap.parse_args()
-    load_start = os.getloadavg()
+    load_start = load_average()
     wh = tempfile.mkdtemp(prefix="lakeskip-fnbytes-")
     s = lakeskip.connect(
         wh,
@@ -146,7 +145,7 @@ def main() -> None:
         sb = row["spark"]["input_bytes"]
         row["bytes_ratio"] = row["lakeskip"]["input_bytes"] / sb if sb else None
         results.append(row)
-    load_end = os.getloadavg()
+    load_end = load_average()
     spark.stop()
     print(
         f"table: {len(files)} files, {args.rows} rows clustered by ts (built in {built:.1f} s), "
@@ -160,29 +159,19 @@ def main() -> None:
             f"Spark {sp['input_bytes']} B in {sp['jobs']} jobs ({sp['wall_s']:.2f} s): {ratio}; "
             f"{r['answer_rows']} rows, equal"
         )
-    print(f"loaded: load average at start {load_start}, at end {load_end}")
-    out = Path(__file__).parent / "results"
-    out.mkdir(exist_ok=True)
-    path = out / f"function-bytes-{datetime.now(UTC).strftime('%Y%m%d-%H%M%S')}.json"
-    path.write_text(
-        json.dumps(
-            {
-                "bench": "function_bytes",
-                "files": len(files),
-                "rows": args.rows,
-                "data_file_bytes": data_bytes,
-                "vectored_io": args.vectored_io,
-                "queries": results,
-                "load_average_start": load_start,
-                "load_average_end": load_end,
-                "loaded": True,
-            },
-            indent=2,
-            default=str,
-        )
-        + "\n"
+    write_results(
+        "function-bytes",
+        {
+            "bench": "function_bytes",
+            "files": len(files),
+            "rows": args.rows,
+            "data_file_bytes": data_bytes,
+            "vectored_io": args.vectored_io,
+            "queries": results,
+        },
+        load_start,
+        load_end,
     )
-    print(f"wrote {path}")
 
 
 if __name__ == "__main__":

@@ -6,14 +6,21 @@ Issue 44's second Done-when item. A Structured Streaming query reads ``--batches
 files one per micro-batch (``maxFilesPerTrigger`` 1: one small commit each) into an
 unaware-bucket append table clustered on ``k`` (``clustering.columns``) with a bloom filter
 index on ``u``; the same rows are written in one batch into a second table with the same
-options. The stream's micro-batches are compacted as Paimon's streaming writers compact
+options. With ``--mode incremental`` (the default) the streamed table has
+``clustering.incremental = true``: after each micro-batch a background thread of the driver
+clusters the new files with the clustered files they overlap
+(``stream_compaction.cluster_incrementally``) while the next batches go on; ``--mode size``
+is the size-based compaction of Paimon's streaming writers instead
 (``compact_after_stream_batch``: a partition's small files once ``compaction.min.file-num`` of
-them exist, rewritten sorted on the clustering columns).
+them exist, rewritten sorted on the clustering columns: each round sorted on its own).
 
 Reported, from the table's snapshots after the run: the live files after every snapshot (the
 peak is the bound compaction keeps), and, over ``--lookups`` keys drawn from the rows, the
 files the planner keeps for ``k = ?`` and for ``u = ?`` on each table (the ratio stream /
-batch is the figure the issue bounds at 1.3). Every lookup's rows are counted on both tables
+batch is the figure the issue bounds at 1.3), after the stream and its clustering finished;
+and, for the first ``--lookups-per-snapshot`` of those keys, the files kept on ``k`` at every
+snapshot of the streamed table (while it ran: an APPEND snapshot holds batches not yet
+clustered, each one more file per lookup). Every lookup's rows are counted on both tables
 by Spark and must be equal (the oracle: the same input rows). Writes
 ``bench/results/stream-layout-<timestamp>.json``; quote the load average it records.
 """
@@ -33,7 +40,8 @@ import lakeskip
 from lakeskip.catalog.options import COMPACTION_MIN_FILE_NUM, option_int, target_file_size
 from lakeskip.expressions import EqualTo
 from lakeskip.planner.scan import ScanPlanner
-from lakeskip.procedures.compact import SMALL_FILE_RATIO
+from lakeskip.procedures.compaction import SMALL_FILE_RATIO
+from lakeskip.spark.write.stream_compaction import wait_for_stream_clustering
 
 OPTIONS = (
     "'clustering.columns' = 'k', 'file-index.bloom-filter.columns' = 'u', "
@@ -46,6 +54,8 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=200_000)
     ap.add_argument("--batches", type=int, default=24)
     ap.add_argument("--lookups", type=int, default=100)
+    ap.add_argument("--lookups-per-snapshot", type=int, default=20)
+    ap.add_argument("--mode", choices=("incremental", "size"), default="incremental")
     ap.add_argument("--target", default="1 mb", help="target-file-size of both tables")
     ap.add_argument("--warehouse", default="/tmp/lakeskip-bench-stream")
     args = ap.parse_args()
@@ -55,9 +65,12 @@ def main() -> None:
     spark = session.spark
     spark.sql("CREATE NAMESPACE IF NOT EXISTS lakeskip.bench")
     for name in ("streamed", "batch"):
+        extra = ", 'clustering.incremental' = 'true'" if name == "streamed" else ""
+        if args.mode == "size":
+            extra = ""
         spark.sql(
             f"CREATE TABLE lakeskip.bench.{name} (k BIGINT, u STRING, v DOUBLE, pad STRING) "
-            f"TBLPROPERTIES ({OPTIONS.format(target=args.target)})"
+            f"TBLPROPERTIES ({OPTIONS.format(target=args.target)}{extra})"
         )
     # the input: one Parquet file per micro-batch, keys spread over the whole range in each
     source = args.warehouse + "/input"
@@ -86,6 +99,8 @@ def main() -> None:
     )
     q.awaitTermination()
     stream_s = time.perf_counter() - started
+    wait_for_stream_clustering()  # the last batches' clustering, still in the background
+    clustered_s = time.perf_counter() - started
     started = time.perf_counter()
     spark.read.parquet(source).writeTo("lakeskip.bench.batch").append()
     batch_s = time.perf_counter() - started
@@ -107,6 +122,16 @@ def main() -> None:
     rows = spark.read.parquet(source).select("k", "u").collect()
     rng = random.Random(44)
     picks = rng.sample(rows, min(args.lookups, len(rows)))
+    # while it ran: the files a k lookup keeps at each snapshot of the streamed table
+    few = picks[: args.lookups_per_snapshot]
+    batch_k = statistics.mean(len(ScanPlanner(batch).plan(EqualTo("k", r["k"])).files) for r in few)
+    during = []
+    for s in streamed.list_snapshots():
+        planner = ScanPlanner(streamed)
+        mean = statistics.mean(
+            len(planner.plan(EqualTo("k", r["k"]), snapshot=s).files) for r in few
+        )
+        during.append((s.id, s.commit_kind.value, mean / batch_k))
     result: dict[str, object] = {}
     for column in ("k", "u"):
         kept = {"streamed": [], "batch": []}  # type: dict[str, list[int]]
@@ -135,6 +160,7 @@ def main() -> None:
     out = {
         "args": vars(args),
         "stream_s": stream_s,
+        "stream_and_clustering_s": clustered_s,
         "batch_s": batch_s,
         "snapshots": live,
         "peak_live_files": max(n for _, _, n, _ in live),
@@ -143,10 +169,17 @@ def main() -> None:
         "final_live_files_streamed": len(streamed.scan_files()),
         "live_files_batch": len(batch.scan_files()),
         "lookups": result,
+        "k_ratio_per_snapshot": during,
+        "k_ratio_mean_over_snapshots": statistics.mean(r for _, _, r in during),
+        "k_ratio_mean_after_compact": statistics.mean(
+            [r for _, kind, r in during if kind == "COMPACT"] or [float("nan")]
+        ),
+        "k_ratio_max_over_snapshots": max(r for _, _, r in during),
         "load_average_start": load_start,
         "load_average_end": os.getloadavg(),
     }
-    print(json.dumps({k: v for k, v in out.items() if k != "snapshots"}, indent=2))
+    shown = {k: v for k, v in out.items() if k not in ("snapshots", "k_ratio_per_snapshot")}
+    print(json.dumps(shown, indent=2))
     path = (
         Path(__file__).parent / "results" / f"stream-layout-{time.strftime('%Y%m%d-%H%M%S')}.json"
     )

@@ -240,14 +240,46 @@ def scan_figures(spark: Any) -> dict[str, dict[str, int]]:
             digits = re.sub(r"[^0-9]", "", str(v.get()).split("(")[0])
             if digits:
                 got[m.name()] = int(digits)
-        fig = out.setdefault(table, {"kept": 0, "total": 0, "scans": 0})
+        fig = out.setdefault(table, {"kept": 0, "total": 0, "scans": 0, "own_filter": 0})
         fig["scans"] += 1
+        if own_filter(desc):
+            fig["own_filter"] += 1
         if "lakeskip files kept" in got:
             fig["kept"] += got["lakeskip files kept"]
             fig["total"] += got.get("lakeskip files total", 0)
         elif "number of files read" in got:
             fig["kept"] += got["number of files read"]
     return out
+
+
+def own_filter(desc: str) -> bool:
+    """Whether a scan's plan text shows a predicate of its own (``DataFilters`` other than
+    ``isnotnull``): a fact scan without one is filtered only through its joins. Spark's
+    ``DataFilters`` leave out subquery filters (dynamic pruning, bloom filters); the text is
+    complete because the session sets ``spark.sql.maxMetadataStringLength`` high."""
+    m = re.search(r"DataFilters: \[(.*?)\](?:, (?:Format|Location|PartitionFilters|PushedFilters|"
+                  r"ReadSchema)|$)", desc)  # fmt: skip
+    if m is None:
+        return False
+    rest = re.sub(r"isnotnull\([^()]*\)", "", m.group(1))
+    return bool(re.search(r"[A-Za-z0-9]", rest))
+
+
+def runtime_filtered(spark: Any, sql: str) -> str:
+    """The lakeskip scans of ``sql``'s physical plan (not run) with their runtime filters:
+    ``table[column IN dynamicpruning]`` where Spark planned one, ``table[true]`` where it
+    planned one and dropped it (no broadcast to reuse), ``table`` where none."""
+    text = str(spark.sql(sql)._jdf.queryExecution().executedPlan().toString())
+    out = []
+    for line in text.splitlines():
+        m = re.search(r"BatchScan lakeskip\.tpcds\.(\w+)\b.*RuntimeFilters: \[(.*)\]\s*$", line)
+        if m is None:
+            continue
+        filters = re.findall(r"dynamicpruningexpression\((true|.+?) IN dynamicpruning#\d+\)|"
+                             r"dynamicpruningexpression\((true)\)", m.group(2))  # fmt: skip
+        cols = [re.sub(r"#\d+", "", a or b).replace(" ", "") for a, b in filters]
+        out.append(m.group(1) + (f"[{','.join(cols)}]" if cols else ""))
+    return " ".join(out)
 
 
 def run(spark: Any, sql: str) -> tuple[float, list[Any]]:
@@ -302,6 +334,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--fixed-order", action="store_true", help="sides always in --sides order (no rotation)"
     )
+    ap.add_argument(
+        "--explain", action="store_true",
+        help="plan only: which lakeskip scans get a runtime filter, per query",
+    )  # fmt: skip
     args = ap.parse_args(argv)
     sides = [s for s in args.sides.split(",") if s]
     data = generate(args.sf, Path(args.cache))
@@ -310,14 +346,24 @@ def main(argv: list[str] | None = None) -> int:
         queries = {n: queries[n] for n in map(int, args.queries.split(","))}
     warehouse = args.warehouse or str(Path(args.cache) / f"warehouse-sf{args.sf:g}")
     file_size = args.file_size or f"{max(256, int(4096 * args.sf))}kb"
+    # the plan texts whole (scan_figures reads each fact scan's DataFilters from them)
     session = lakeskip.connect(warehouse, conf={"spark.driver.memory": args.memory,
                                                 "spark.sql.shuffle.partitions": "4",
+                                                "spark.sql.maxMetadataStringLength": "100000",
                                                 "spark.ui.enabled": "false"})  # fmt: skip
     spark = session.spark
     service = service_for(spark)
     load = [os.getloadavg()]
-    _load_lakeskip(session, data, file_size)
-    files = {t: session.table(f"tpcds.{t}").files() for t in TABLES}
+    # only the tables the selected queries read are loaded (a subset of queries at SF 1
+    # need not write inventory's 11.7M rows)
+    read = set()
+    for text in queries.values():
+        with contextlib.suppress(Exception):
+            tree = sqlglot.parse_one(transpile(text), read="spark")
+            read |= {t.name for t in tree.find_all(exp.Table)}
+    tables = [t for t in TABLES if t in read]
+    _load_lakeskip(session, data, file_size, tables, Path(warehouse))
+    files = {t: session.table(f"tpcds.{t}").files() for t in tables}
     for t, paths in files.items():
         spark.read.parquet(*paths).createOrReplaceTempView(f"files_{t}")
         if t in FACTS and not args.no_needed:
@@ -331,8 +377,20 @@ def main(argv: list[str] | None = None) -> int:
         "partitioned": {t: (f"part_{t}" if t in FACTS else f"files_{t}") for t in TABLES},
     }
     names["static"] = names["lakeskip"]
-    results = []
+    if args.explain:
+        for n, text in sorted(queries.items()):
+            scans = runtime_filtered(spark, with_tables(transpile(text), names["lakeskip"]))
+            print(f"q{n}: {scans}", flush=True)
+        return 0
+    results: list[dict[str, Any]] = []
     bad = 0
+    out = ROOT / "bench" / "results" / f"tpcds-{time.strftime('%Y%m%d-%H%M%S')}.json"
+
+    def write(summary: dict[str, Any]) -> None:  # after every query: a cut-off run keeps figures
+        out.write_text(json.dumps({"sf": args.sf, "file_size": file_size, "load": load,
+                                   "code": _commit(), "summary": summary, "queries": results},
+                                  indent=1, default=str))  # fmt: skip
+
     for n, text in sorted(queries.items()):
         res: dict[str, Any] = {"query": n}
         try:
@@ -387,13 +445,17 @@ def main(argv: list[str] | None = None) -> int:
                         break
             res["needed"] = needed
         results.append(res)
-        print(_line(res, sides), flush=True)
+        print(_line(res, sides), f"load {os.getloadavg()[0]:.1f}", flush=True)
+        write(_totals(results, sides))
     load.append(os.getloadavg())
     summary = _totals(results, sides)
     print(json.dumps(summary, indent=1))
-    out = ROOT / "bench" / "results" / f"tpcds-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    out.write_text(json.dumps({"sf": args.sf, "file_size": file_size, "load": load,
-                               "summary": summary, "queries": results}, indent=1, default=str))  # fmt: skip
+    write(summary)
+    dim = summary["needed"]["through_dimensions"]
+    if "lakeskip" in sides and dim["queries"]:
+        print(f"fact files of the {dim['queries']} queries whose fact scans are filtered only "
+              f"through a dimension: lakeskip kept {dim['lakeskip_kept']} / needed "
+              f"{dim['needed']} / total {dim['total']} = {dim['kept_per_needed']}x needed")  # fmt: skip
     print(f"load average before/after: {load}; written {out}")
     if args.check and bad:
         print(f"{bad} queries gave different answers", file=sys.stderr)
@@ -431,7 +493,35 @@ def _line(res: dict[str, Any], sides: list[str]) -> str:
         )
     if "needed" in res:
         parts.append(f"needed {sum(v for v in res['needed'].values() if v > 0)}")
+    lake = res.get("lakeskip", {}).get("files")
+    if lake:
+        parts.append(f"of {sum(f['total'] for f in lake.values())}")
+    if _through_dimensions(res, sides):
+        parts.append("(fact filtered only through joins)")
     return "  ".join(parts)
+
+
+def _through_dimensions(res: dict[str, Any], sides: list[str]) -> bool:
+    """Whether the query scans a fact table and every fact scan is filtered only through its
+    joins (no predicate of its own beyond IS NOT NULL), read from the plain ``spark`` side's
+    plan (lakeskip's where that side did not run)."""
+    for s in ("spark", *sides):
+        files = res.get(s, {}).get("files")
+        if files is not None and "error" not in res[s]:
+            return bool(files) and all(f.get("own_filter", 0) == 0 for f in files.values())
+    return False
+
+
+def _commit() -> str:
+    """The code measured: ``git describe`` of the checkout, or its ``COMMIT`` file (a copy)."""
+    if (ROOT / "COMMIT").exists():
+        return (ROOT / "COMMIT").read_text().strip()
+    with contextlib.suppress(Exception):
+        import subprocess
+
+        return subprocess.run(["git", "-C", str(ROOT), "describe", "--always", "--dirty"],
+                              capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    return ""
 
 
 def _totals(results: list[dict[str, Any]], sides: list[str]) -> dict[str, Any]:
@@ -463,27 +553,51 @@ def _totals(results: list[dict[str, Any]], sides: list[str]) -> dict[str, Any]:
             f["total"] for r in ok for f in r["lakeskip"]["files"].values()
         )
     with_needed = [r for r in ok if r.get("needed") and all(v >= 0 for v in r["needed"].values())]
-    out["needed"] = {
-        "queries": len(with_needed),
-        "needed": sum(sum(r["needed"].values()) for r in with_needed),
-        **{
-            f"{s}_kept": sum(f["kept"] for r in with_needed for f in r[s]["files"].values())
-            for s in sides
-        },
+
+    def files_of(rs: list[dict[str, Any]]) -> dict[str, Any]:
+        fig: dict[str, Any] = {
+            "queries": len(rs),
+            "needed": sum(sum(r["needed"].values()) for r in rs),
+            **{
+                f"{s}_kept": sum(f["kept"] for r in rs for f in r[s]["files"].values())
+                for s in sides
+            },
+        }
+        if "lakeskip" in sides:
+            fig["total"] = sum(f["total"] for r in rs for f in r["lakeskip"]["files"].values())
+            fig["kept_per_needed"] = (
+                round(fig["lakeskip_kept"] / fig["needed"], 3) if fig["needed"] else None
+            )
+        return fig
+
+    out["needed"] = files_of(with_needed)
+    # the issue's measure: the queries whose fact scans are filtered only through a dimension
+    dim = [r for r in with_needed if _through_dimensions(r, sides)]
+    out["needed"]["through_dimensions"] = {
+        **files_of(dim),
+        "query_numbers": [r["query"] for r in dim],
     }
     return out
 
 
-def _load_lakeskip(session: Any, data: Path, file_size: str) -> None:
-    """The lakeskip tables, written once per warehouse (fact tables date-clustered)."""
+def _load_lakeskip(
+    session: Any, data: Path, file_size: str, tables: list[str], warehouse: Path
+) -> None:
+    """The lakeskip tables, written once per warehouse (fact tables date-clustered); a table
+    whose load was cut off (its ``.loading-<table>`` marker left) is dropped and loaded again."""
     spark = session.spark
     session.sql("CREATE DATABASE IF NOT EXISTS tpcds")
     existing = {
         r[1] if len(r) > 1 else r[0] for r in spark.sql("SHOW TABLES IN lakeskip.tpcds").collect()
     }
-    for t in TABLES:
-        if t in existing:
+    for t in tables:
+        marker = warehouse / f".loading-{t}"
+        if t in existing and marker.exists():
+            session.sql(f"DROP TABLE tpcds.{t}")
+        elif t in existing:
             continue
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.touch()
         df = spark.read.parquet(str(data / f"{t}.parquet"))
         cols = ", ".join(f"{f.name} {f.dataType.simpleString()}" for f in df.schema.fields)
         t0 = time.perf_counter()
@@ -492,6 +606,7 @@ def _load_lakeskip(session: Any, data: Path, file_size: str) -> None:
         if t in FACTS:
             session.sql(f"CALL sys.compact(table => 'tpcds.{t}', order_strategy => 'order', "
                         f"order_by => '{FACTS[t]}')")  # fmt: skip
+        marker.unlink()
         print(f"lakeskip.tpcds.{t}: {len(session.table(f'tpcds.{t}').files())} files, "
               f"{time.perf_counter() - t0:.1f} s", flush=True)  # fmt: skip
 
@@ -499,6 +614,8 @@ def _load_lakeskip(session: Any, data: Path, file_size: str) -> None:
 def _load_partitioned(spark: Any, data: Path, root: Path, files: dict[str, list[str]]) -> None:
     """Fact tables partitioned by their date key (plain Spark's layout for DPP)."""
     for t, key in FACTS.items():
+        if t not in files:
+            continue
         target = root / t
         if not (target / "_SUCCESS").exists():
             spark.read.parquet(*files[t]).repartition(key).write.mode("overwrite")\

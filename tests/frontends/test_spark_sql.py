@@ -65,6 +65,51 @@ def test_script_with_conf_only(frontend_dir: Path) -> None:
     wait_for(lambda: not brain_pids(proc.pid), 15, "the brain to exit with the JVM")
 
 
+TWO_CATALOGS = """
+CREATE DATABASE IF NOT EXISTS lakeskip.other;
+CREATE DATABASE IF NOT EXISTS lk2.other;
+CREATE TABLE lakeskip.other.t2 (id BIGINT);
+CREATE TABLE lk2.other.t2 (id BIGINT);
+INSERT INTO lakeskip.other.t2 VALUES (1);
+INSERT INTO lakeskip.other.t2 VALUES (2);
+INSERT INTO lk2.other.t2 VALUES (10);
+INSERT INTO lk2.other.t2 VALUES (20);
+INSERT INTO lk2.other.t2 VALUES (30);
+CALL lk2.sys.compact(table => 'other.t2');
+SELECT 'lk2', count(*) FROM lk2.other.`t2$files`;
+SELECT 'lakeskip', count(*) FROM lakeskip.other.`t2$files`;
+SELECT 'lk2rows', count(*), sum(id) FROM lk2.other.t2;
+"""
+
+
+def test_two_catalogs_from_conf_alone_run_their_own_procedures(frontend_dir: Path) -> None:
+    """Issue 41's repro as a user runs it: ``lakeskip`` and ``lk2`` both from ``lakeskip
+    spark-conf`` (the second with ``--catalog-name lk2``), nothing else; ``CALL
+    lk2.sys.compact`` compacts lk2's table (it used to look in the first catalog's warehouse:
+    ``table not found``) and leaves the first catalog's table of the same name alone."""
+    from lakeskip.spark.front.frontends import frontend_command, frontend_conf
+
+    tmp = frontend_dir / "two-catalogs"
+    tmp.mkdir()
+    conf = frontend_conf_for(tmp / "wh1", tmp)
+    second = frontend_conf(str(tmp / "wh2"), "lk2")
+    conf.update({k: v for k, v in second.items() if k.startswith("spark.sql.catalog.lk2")})
+    assert conf["spark.sql.catalog.lk2.warehouse"] != conf["spark.sql.catalog.lakeskip.warehouse"]
+    script = tmp / "script.sql"
+    script.write_text(TWO_CATALOGS)
+    cmd = frontend_command("spark-sql", conf, args=["-f", str(script)])
+    proc = spawn(cmd, tmp, frontend_env())
+    try:
+        out, err = proc.communicate(timeout=START_TIMEOUT)
+    finally:
+        kill_tree(proc)
+    assert proc.returncode == 0, err[-3000:]
+    rows = [line.split("\t") for line in out.splitlines()]
+    assert ["lk2", "1"] in rows, (out, err[-3000:])
+    assert ["lakeskip", "2"] in rows, out
+    assert ["lk2rows", "3", "60"] in rows, out
+
+
 @pytest.fixture(scope="module")
 def shell(frontend_dir: Path):  # type: ignore[no-untyped-def]
     """One interactive spark-sql (statements on stdin) for the tests below, with lakeskip

@@ -62,3 +62,35 @@ def test_streamed_tables_read_the_same_in_paimon(
         assert theirs == ours, f"{name}: Paimon 0.9 reads other rows"
     latest = {k: f"b{b}" for b in range(4) for k in range(b, b + 4)}
     assert ours == sorted((str(k), v) for k, v in latest.items())
+
+
+@pytest.fixture(scope="module")
+def killed_twice(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The tables of the kill -9 test of streaming writes (a file source, 24 micro-batches
+    into an append table and a primary-key table with deletion vectors, the driver killed
+    twice mid-stream and restarted from its checkpoints), made once for both Paimon
+    versions: (warehouse, append rows, latest version of every key)."""
+    from tests.spark.write import test_streaming_kill as kill
+
+    import lakeskip
+
+    root = tmp_path_factory.mktemp("killed-twice")
+    lakeskip.connect(str(root / "warehouse"), spark=spark)
+    appended, latest, _ = kill.stream_killed_twice(spark, root)
+    return root / "warehouse", appended, latest
+
+
+@pytest.mark.slow
+def test_tables_of_a_stream_killed_twice_read_the_same_in_paimon(
+    killed_twice: Any, paimon_java: Any
+) -> None:
+    """Paimon (0.9 and 2.0.0) reads the rows the killed-twice stream left: every input row of
+    the append table once, the latest version of every key of the primary-key table with
+    deletion vectors."""
+    wh, appended, latest = killed_twice
+    (res,) = paimon_java(wh, {"op": "read", "table": "db.ev", "queries": []})
+    got = sorted(int(r[0]) for r in res["rows"])
+    assert got == sorted(r["id"] for r in appended), "Paimon: every input row once"
+    (res,) = paimon_java(wh, {"op": "read", "table": "db.pk", "queries": []})
+    theirs = sorted((int(r[0]), str(r[1]), int(r[2])) for r in res["rows"])
+    assert theirs == sorted(latest.values()), "Paimon: the latest version of every key"

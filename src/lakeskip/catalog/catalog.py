@@ -56,7 +56,6 @@ from lakeskip.errors import (
     DatabaseNotFoundError,
     InvalidArgumentError,
     InvalidOptionError,
-    LakeskipError,
     SchemaChangeError,
     TableAlreadyExistsError,
     TableNotFoundError,
@@ -512,8 +511,6 @@ class Catalog:
                 raise TableNotFoundError(f"table not found: {db}.{name}")
             new = apply_changes(current, changes, f"{db}.{name}")
             self._check_no_nulls(db, name, current, new)
-            if new.primary_keys:
-                _check_names_not_reused(manager, current, new, f"{db}.{name}")
             # as alter_table: the index options (checked together) and what the change
             # rewrote; options a table written elsewhere carries are kept as they are
             to_check = {
@@ -521,7 +518,8 @@ class Catalog:
                 for k, v in new.options.items()
                 if k.startswith(FILE_INDEX_PREFIX)
                 or current.options.get(k) != v
-                or k in ("bucket", "bucket-key")  # checked together
+                # checked together; a renamed column's fields.<c>.* option with its engine
+                or k in ("bucket", "bucket-key", "merge-engine")
             }
             validate_options(to_check, new.row_type, new.partition_keys, new.primary_keys)
             if manager.try_commit(new):
@@ -604,31 +602,3 @@ def _nested_made_required(old: RowType, new: RowType, prefix: str = "") -> str |
         if deeper is not None:
             return deeper
     return None
-
-
-def _check_names_not_reused(
-    manager: SchemaManager, current: TableSchema, new: TableSchema, identifier: str
-) -> None:
-    """On a primary-key table (read by column name), a column added under a name another
-    field id had in some schema version (a dropped column) would read that column's old
-    values from the files written then: refused.
-
-    Raises:
-        SchemaChangeError: such a name; the table is untouched.
-    """
-    added = [f for f in new.fields if f.id not in {g.id for g in current.fields}]
-    if not added:
-        return
-    for schema_id in range(current.id + 1):
-        try:
-            older = current if schema_id == current.id else manager.read(schema_id)
-        except LakeskipError:
-            continue  # a gap in the ids: no file names a schema that does not exist
-        for f in added:
-            for g in older.fields:
-                if g.name.lower() == f.name.lower() and g.id != f.id:
-                    raise SchemaChangeError(
-                        f"Cannot add column {f.name} to primary-key table {identifier}: a "
-                        f"dropped column had that name and its files would read back its "
-                        "values (primary-key tables are read by column name)"
-                    )

@@ -18,10 +18,11 @@ prove the column holds no NULL, which Paimon does not check). Stricter than Paim
 old files would read wrong here: only the widenings that cast every old value exactly
 (:func:`widens`, a subset of Paimon's implicit casts), no retyping of a ``bucket-key``
 or ``sequence.field`` column (old files were bucketed / ordered by the old type's bytes), and
-on primary-key tables, whose merge reads key-value files by column name, no RENAME, no
-TYPE, no DROP of a nested field (a top-level value column may be dropped: a by-name read
-ignores it; :meth:`~lakeskip.catalog.catalog.Catalog.alter_columns` refuses adding a name a
-dropped column had, which old files would read back).
+on primary-key tables no RENAME, TYPE or DROP of a nested field. Top-level columns of
+primary-key tables evolve as Paimon lets them (RENAME of a value or key column, TYPE of a
+value column, DROP of a value column): their key-value files are read by field id too
+(:func:`kv_by_id` in Python, ``LakePkScan`` in Java). A ``sequence.field`` or
+``fields.*.sequence-group`` column is renamed in its option.
 
 Options follow a rename (Paimon renames ``bucket-key``, ``sequence.field`` and ``fields.<c>.*``;
 lakeskip also renames the column in ``file-index.<type>.columns`` and its per-column index
@@ -52,6 +53,7 @@ from typing import Literal
 import pyarrow as pa
 
 from lakeskip.catalog.format.schema import TableSchema
+from lakeskip.catalog.pk.primary_key import KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND
 from lakeskip.errors import ColumnNotFoundError, SchemaChangeError
 from lakeskip.index.options import PREFIX as FILE_INDEX_PREFIX
 from lakeskip.types import DataType, Field, RowType, TypeRoot, assign_field_ids
@@ -70,6 +72,8 @@ __all__ = [
     "apply_changes",
     "arrow_by_id",
     "drop_index_options",
+    "kv_by_id",
+    "kv_key_columns",
     "reads_by_name",
     "rename_in_options",
     "widens",
@@ -210,13 +214,11 @@ def apply_changes(
     primary_keys = list(current.primary_keys)
     for change in changes:
         top = change.path[0] if len(change.path) == 1 else None
-        pk_by_name = isinstance(change, (RenameColumn, UpdateColumnType)) or (
-            isinstance(change, DropColumn) and top is None
-        )
-        if primary_keys and pk_by_name:
+        nested = isinstance(change, (RenameColumn, UpdateColumnType, DropColumn)) and top is None
+        if primary_keys and nested:
             raise SchemaChangeError(
-                f"{_VERBS[type(change)]} is not supported on primary-key tables yet ({identifier}"
-                ": their merge reads key-value files by column name)"
+                f"{_VERBS[type(change)]} of a nested field is not supported on primary-key "
+                f"tables yet ({identifier}: their merge maps top-level columns only)"
             )
         match change:
             case AddColumn():
@@ -576,3 +578,54 @@ def _arrow_field(column: pa.Array | None, stored: Field | None, now: Field, n: i
             parts.append(_arrow_field(children[i] if i >= 0 else None, g, c, len(column)))
         return pa.StructArray.from_arrays(parts, fields=list(target), mask=column.is_null())
     return column.cast(target)
+
+
+def kv_by_id(data: pa.Table, file_schema: TableSchema, table_schema: TableSchema) -> pa.Table:
+    """A key-value file's rows (read under the names of ``file_schema``, the schema it was
+    written with) as the columns of a key-value file of ``table_schema``, by field id: the
+    ``_KEY_`` columns under the key's current names, sequence number and kind as read, the
+    value columns as :func:`arrow_by_id` maps them (renamed, widened, NULL if added since,
+    dropped ones gone). The same table back when the schemas are the same.
+
+    >>> import pyarrow as pa
+    >>> from lakeskip.types import BIGINT, INT
+    >>> old = TableSchema.create(0, RowType((Field(0, "k", INT), Field(1, "v", INT))), [],
+    ...                          {}, None, ("k",))
+    >>> new = apply_changes(old, [RenameColumn(("k",), "id"), RenameColumn(("v",), "w"),
+    ...                           UpdateColumnType(("w",), BIGINT)])
+    >>> data = pa.table({"_KEY_k": [1], "_SEQUENCE_NUMBER": [7], "_VALUE_KIND": pa.array([0],
+    ...                  pa.int8()), "k": pa.array([1], pa.int32()), "v": pa.array([2], pa.int32())})
+    >>> kv_by_id(data, old, new).to_pylist()
+    [{'_KEY_id': 1, '_SEQUENCE_NUMBER': 7, '_VALUE_KIND': 0, 'id': 1, 'w': 2}]
+    """
+    if file_schema.id == table_schema.id:
+        return data
+    file_type, table_type = file_schema.row_type, table_schema.row_type
+    by_id = {f.id: f for f in file_type}
+    columns: dict[str, pa.ChunkedArray | pa.Array] = {}
+    for k in table_schema.primary_keys:
+        if k in table_schema.partition_keys:
+            continue
+        g = by_id.get(table_type.field(k).id)
+        old = KEY_PREFIX + (g.name if g is not None else k)
+        if old in data.column_names:
+            columns[KEY_PREFIX + k] = data.column(old)
+    for name in (SEQUENCE_NUMBER, VALUE_KIND):
+        if name in data.column_names:
+            columns[name] = data.column(name)
+    values = arrow_by_id(data, file_type, table_type)
+    for name in values.column_names:
+        columns[name] = values.column(name)
+    return pa.table(columns)
+
+
+def kv_key_columns(file_schema: TableSchema, table_schema: TableSchema) -> tuple[str, ...]:
+    """The ``_KEY_`` column names a key-value file of ``file_schema`` holds for the trimmed
+    key of ``table_schema``, in its order (a key column renamed since: its old name)."""
+    by_id = {f.id: f.name for f in file_schema.row_type}
+    row_type = table_schema.row_type
+    return tuple(
+        KEY_PREFIX + by_id.get(row_type.field(k).id, k)
+        for k in table_schema.primary_keys
+        if k not in table_schema.partition_keys
+    )

@@ -21,7 +21,7 @@ and the result is not cached (its literals change with every run of the join).
 
 Primary-key tables merged on read prune at run time only by conjuncts on key columns
 (primary key, partition): a file they rule out holds no version of a matching key, which is
-the planner's own rule for key conjuncts (:meth:`ScanPlanner._decide_primary_key`).
+the planner's own rule for key conjuncts (:func:`~lakeskip.planner.tiers.primary_key.decide_merged`).
 """
 
 from __future__ import annotations
@@ -40,7 +40,9 @@ from lakeskip.expressions.tree import And, Not, Or, SetPredicate
 from lakeskip.expressions.visitors import column_names, conjuncts
 from lakeskip.index.options import parse_file_index_options
 from lakeskip.planner.report import FileDecision, ScanPlan, SkipTier
-from lakeskip.planner.scan import ScanPlanner, _Warnings
+from lakeskip.planner.scan import ScanPlanner
+from lakeskip.planner.tiers.notes import PlanNotes
+from lakeskip.planner.tiers.primary_key import key_columns
 from lakeskip.types import TypeRoot
 
 __all__ = [
@@ -87,9 +89,7 @@ def refine_plan(
     key_names: set[str] | None
     match kind:
         case PkMerge():
-            key_names = {
-                k.lower() for k in (*table.schema.primary_keys, *table.schema.partition_keys)
-            }
+            key_names = key_columns(table.schema.primary_keys, table.schema.partition_keys)
         case Append() | AppendDv() | PkRaw():
             key_names = None
         case _:
@@ -97,7 +97,8 @@ def refine_plan(
     kept_at = [i for i, d in enumerate(plan.decisions) if d.keep]
     alive = [plan.decisions[i].entry for i in kept_at]
     live = table.scan_files(snapshot)
-    notes = _Warnings([])
+    notes = PlanNotes()
+    tiers = planner.file_tiers(snapshot, notes)
     out: dict[int, FileDecision] = {}  # position in ``alive`` -> runtime skip
     n_read = 0
     for c in conjuncts(runtime):
@@ -116,9 +117,9 @@ def refine_plan(
                 out[i] = FileDecision(alive[i], keep=False, tier=SkipTier.RUNTIME, column=column)
             continue
         entries = [alive[i] for i in positions]
-        cols = planner._columnar_stats(snapshot, live, entries, notes)
+        cols = planner.columns(snapshot, live, entries, notes)
         indexes = use_indexes and _largest_list(c) <= INDEX_VALUES_LIMIT
-        decisions, n = planner._decide(entries, cols, bound, row_type, indexes, notes)
+        decisions, n = tiers.decide(entries, cols, bound, row_type, indexes)
         n_read += n
         for i, d in zip(positions, decisions, strict=True):
             if not d.keep:
@@ -215,8 +216,7 @@ def narrowing_columns(
 
     Fewer attributes only mean fewer runtime filters: never a different answer.
     """
-    files = plan.files
-    if snapshot is None or len(files) < 2 or not columns:
+    if snapshot is None or len(plan.files) < 2 or not columns:
         return ()
     table = planner.table
     schema = table.schema
@@ -234,13 +234,7 @@ def narrowing_columns(
     ranged = [c for c in columns if c not in by_value]
     clustered: set[str] = set()
     if ranged:
-        # the snapshot's cached stats need its whole file list: not where the plan skipped
-        # manifests by partition (files counted, not decided), which that would read
-        stats = (
-            planner._columnar_stats(snapshot, table.scan_files(snapshot), files, _Warnings([]))
-            if plan.report.total_files == len(plan.decisions)
-            else planner._uncached_columns(files, _Warnings([]))
-        ).stats
+        stats = planner.kept_stats(plan, snapshot)
         for c in ranged:
             col = stats.columns.get(c)
             if col is None:

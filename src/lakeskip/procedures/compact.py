@@ -56,7 +56,7 @@ from lakeskip.sort.clustering import (
     curve_keys_from_options,
 )
 
-__all__ = ["STRATEGIES", "Compact", "overlap_depth", "too_few_files"]
+__all__ = ["STRATEGIES", "Compact", "incremental_pick", "overlap_depth", "too_few_files"]
 
 STRATEGIES = ("order", "zorder", "hilbert")
 
@@ -109,6 +109,25 @@ def overlap_depth(
     return sum(shares) / len(shares) if shares else 0.0
 
 
+def incremental_pick(
+    table: FileStoreTable, entries: Sequence[ManifestEntry], columns: Sequence[str]
+) -> list[ManifestEntry]:
+    """The files incremental clustering rewrites: the new (level-0) files, plus the clustered
+    (level >= 1) files of their partition whose ranges on ``columns`` overlap one of theirs
+    (those rows must be sorted together for the result to be one run again); none when
+    there is no level-0 file."""
+    boxes = _boxes(table, entries, columns)
+    new = [i for i, e in enumerate(entries) if e.file.level == 0]
+    picked = set(new)
+    for i, e in enumerate(entries):
+        if e.file.level >= 1 and any(
+            tuple(entries[j].partition) == tuple(e.partition) and _overlaps(boxes[i], boxes[j])
+            for j in new
+        ):
+            picked.add(i)
+    return [entries[i] for i in sorted(picked)]
+
+
 def _incremental(
     table: FileStoreTable,
     snapshot: Snapshot | None,
@@ -122,16 +141,7 @@ def _incremental(
     size-healthy but overlapping files, or would rewrite clustered ones needlessly."""
     columns = cluster.columns
     before = overlap_depth(table, entries, columns)
-    boxes = _boxes(table, entries, columns)
-    new = [i for i, e in enumerate(entries) if e.file.level == 0]
-    picked = set(new)
-    for i, e in enumerate(entries):
-        if e.file.level >= 1 and any(
-            tuple(entries[j].partition) == tuple(e.partition) and _overlaps(boxes[i], boxes[j])
-            for j in new
-        ):
-            picked.add(i)
-    old = [entries[i] for i in sorted(picked)]
+    old = incremental_pick(table, entries, columns)
     new_entries: list[ManifestEntry] = []
     update = None
     if old:

@@ -88,7 +88,9 @@ def compact_bucket(task: BucketTask) -> list[ManifestEntry]:
 
     def run_versions(run: list[BucketFile]) -> Iterator[pa.Table]:
         for f in run:  # a sorted run's files one after the other: one of them open
-            yield from iter_versions(task.spec, f.path, f.deleted, batch_rows)
+            yield from iter_versions(
+                task.spec, f.path, f.deleted, batch_rows, f.entry.file.schema_id
+            )
 
     sources = [run_versions(run) for run in sorted_runs(task.spec, files)]
     names = (f"data-{task.name_prefix}-{i}.parquet" for i in itertools.count())

@@ -56,7 +56,7 @@ from lakeskip.catalog.table import FileStoreTable
 from lakeskip.catalog.write.data_writer import DataWriter
 from lakeskip.catalog.write.write_spec import WriteSpec
 from lakeskip.procedures.base import Executor, SortSpec
-from lakeskip.sort.cuts import KeyArray, aligned_cuts, curve_keys, key_bytes
+from lakeskip.sort.cuts import KeyArray, aligned_cuts, curve_keys, key_bytes, key_order
 from lakeskip.sort.ranked import RANK_KEYS, ColumnBounds, sample_rows
 from lakeskip.sort.sampling import (
     PartSample,
@@ -181,7 +181,7 @@ def sort_to_spill(task: MapTask) -> MapResult:
         ]
     )
     keys = _keys(task.spec, task.sort, data, task.bounds)
-    order = np.argsort(keys, kind="stable")
+    order = key_order(keys)
     keys = keys[order]
     width = keys.dtype.itemsize
     key_column = pa.FixedSizeBinaryArray.from_buffers(
@@ -230,7 +230,7 @@ def _gather(spec: WriteSpec, width: int, r: KeyRange) -> pa.Table:
     if r.high is not None:
         keep &= keys < np.frombuffer(r.high, dtype=dtype)[0]
     rows = np.flatnonzero(keep)
-    order = rows[np.argsort(keys[rows], kind="stable")]
+    order = rows[key_order(keys[rows])]
     return data.drop_columns([KEY]).take(pa.array(order))
 
 

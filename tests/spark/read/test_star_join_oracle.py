@@ -8,9 +8,10 @@ fact's) and a filter on it, and runs one of three join shapes. The oracle shares
 the path under test: the same rows written by ``DataFrame.write.parquet`` and read by Spark
 without lakeskip. Beyond equal answers, the fact scan's files read are checked against the
 files computed here from the rows: when Spark hands the scan its runtime filter (the fact key
-is the join's type, so Spark's ``translateRuntimeFilterV2`` passes it), lakeskip reads
-exactly the files whose key range holds a selected dimension key -- fewer than all when the
-filter is selective.
+is the join's type, so Spark's ``translateRuntimeFilterV2`` passes it, or a lossless widening
+cast of it, which ``LakeJoinKeys`` pairs with an uncast conjunct), lakeskip reads exactly the
+files whose key range holds a selected dimension key -- fewer than all when the filter is
+selective.
 """
 
 from __future__ import annotations
@@ -28,14 +29,17 @@ from tests.spark.read.scan_metrics import scan_metrics
 
 import lakeskip
 
-#: (fact key type, dimension key type, whether the join compares the fact key uncast)
+#: (fact key type, dimension key type, whether the fact scan gets a runtime filter on k)
 KEY_TYPES = [
     ("BIGINT", "BIGINT", True),
     ("BIGINT", "INT", True),
     ("INT", "SMALLINT", True),
-    ("INT", "BIGINT", False),  # cast(f.k AS BIGINT) = d.k: Spark passes no runtime filter
-    ("BIGINT", "DECIMAL(12,0)", False),
-    ("INT", "DOUBLE", False),
+    # CAST(f.k AS BIGINT) = d.k: Spark passes no runtime filter on a cast column; lakeskip's
+    # LakeJoinKeys adds f.k = TRY_CAST(d.k AS INT) (implied: the cast is lossless)
+    ("INT", "BIGINT", True),
+    ("BIGINT", "DECIMAL(12,0)", True),  # both sides cast to DECIMAL(20,0)
+    ("INT", "DOUBLE", True),
+    ("BIGINT", "DOUBLE", False),  # lossy (two longs can share a double): no runtime filter
 ]
 TAGS = ["a", "b", "c", "d"]
 KEYS = st.one_of(st.none(), st.integers(0, 40))
@@ -52,6 +56,12 @@ SHAPES = {
         "WHERE {where}"
     ),
     "semi": "SELECT f.k, f.v FROM {f} f WHERE f.k IN (SELECT d.k FROM {d} d WHERE {where})",
+    # the dimension on the left, in two files by key, and a (likely selective, to Spark)
+    # predicate on the fact: Spark's PartitionPruning would prune the dimension first
+    "dim_first": (
+        "SELECT /*+ BROADCAST(d) */ f.k, f.v, d.tag FROM {d} d JOIN {f} f ON d.k = f.k "
+        "WHERE {where} AND f.v > -6"
+    ),
 }
 
 _names = itertools.count()
@@ -121,6 +131,18 @@ def _typed(rows: list[tuple[Any, Any]], key_type: str) -> list[tuple[Any, Any]]:
         "shape": "inner",
     }
 )
+@example(  # an INT fact key joined to a BIGINT dimension key: filtered through the cast
+    case={
+        "chunks": [[(1, 1), (2, 2), (2, 5)], [(10, 1), (11, 1), (11, -2)], [(None, 4), (20, 3)]],
+        "dim": [(10, "a"), (None, "a"), (11, "a"), (20, "b"), (10, "a")],
+        "tags": ["a"],
+        "negate": False,
+        "fact_type": "INT",
+        "dim_type": "BIGINT",
+        "uncast": True,
+        "shape": "rows",
+    }
+)
 @example(  # the same through a semi join, selecting the first and last files' keys
     case={
         "chunks": [[(1, 1), (2, 2)], [(10, 1), (11, 1)], [(20, 3), (21, 0)]],
@@ -147,11 +169,14 @@ def test_star_join_equals_plain_spark_and_reads_only_matching_files(
             f"CAST(v AS INT) FROM VALUES {_values(chunk)} AS x(k, v)"
         )
     spark.sql(f"CREATE TABLE {dim} (k {case['dim_type']}, tag STRING)")
-    if case["dim"]:
-        spark.sql(
-            f"INSERT INTO {dim} SELECT CAST(k AS {case['dim_type']}), CAST(tag AS STRING) "
-            f"FROM VALUES {_values(case['dim'])} AS x(k, tag)"
-        )
+    dim_rows = sorted(case["dim"], key=lambda r: -1 if r[0] is None else r[0])
+    half = len(dim_rows) // 2 if case["shape"] == "dim_first" else 0
+    for part in (dim_rows[:half], dim_rows[half:]):  # dim_first: two files by key
+        if part:
+            spark.sql(
+                f"INSERT INTO {dim} SELECT /*+ COALESCE(1) */ CAST(k AS {case['dim_type']}), "
+                f"CAST(tag AS STRING) FROM VALUES {_values(part)} AS x(k, tag)"
+            )
     assert len(session.table(f"star.f{n}").files()) == len(case["chunks"])
     # the oracle: the same rows written by Spark, read without lakeskip
     rows = [r for c in case["chunks"] for r in c]
@@ -193,12 +218,17 @@ def test_star_join_equals_plain_spark_and_reads_only_matching_files(
     kept = m["lakeskipFilesKept"]
     assert m["lakeskipFilesTotal"] == len(case["chunks"])
     assert kept >= needed  # never fewer than the files holding a joined row
-    if case["uncast"] and disjoint:
-        # Spark planned a runtime filter on k and lakeskip applied it: only the files
+    if case["shape"] == "dim_first":
+        # whether the fact or the dimension gets the runtime filter depends on the
+        # dimension's files and sizes (test_runtime_filter_spark.py checks the files)
+        assert kept <= len(case["chunks"]), (case, m)
+    elif case["uncast"] and disjoint:
+        # Spark planned a runtime filter on k (uncast, or through LakeJoinKeys' uncast
+        # conjunct) and lakeskip applied it: only the files
         # whose range holds a selected key are read
         assert kept == matching, (case, m, matching)
     else:
-        # no runtime filter (a cast key, or no two files apart: nothing declared): the files
+        # no runtime filter (a lossy cast, or no two files apart: nothing declared): the files
         # with a non-NULL key, and those with none unless Spark pushed IS NOT NULL (not
         # inferred for every join shape)
         assert len(ranges) <= kept <= len(case["chunks"]), (case, m)

@@ -216,3 +216,49 @@ def test_small_batches_are_compacted_and_lookups_stay_pruned(
             assert [r[0] for r in df.collect()] == want
             kept[name] += len(input_files(df))
     assert kept["streamed"] <= 1.3 * kept["one_batch"], f"files kept by 7 lookups: {kept}"
+
+
+def test_incremental_clustering_keeps_clustering_lookups_as_one_batch(
+    session: Any, spark: Any, tmp_path: Path
+) -> None:
+    """8 one-file batches, keys spread over the whole range in each, into a table with
+    ``clustering.incremental = true``: the background clustering the batches hand their
+    partitions to leaves, once it is done, only level-1 (clustered) files, more than one,
+    holding exactly the input rows; a point lookup on ``k`` then
+    keeps at most 1.3x the files of the same rows written in one batch into a table
+    clustered at write time (counted by Spark's own input files)."""
+    from lakeskip.spark.front.catalog_setup import input_files
+    from lakeskip.spark.write.stream_compaction import wait_for_stream_clustering
+
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS lakeskip.db")
+    props = "'clustering.columns' = 'k', 'target-file-size' = '16 kb'"
+    spark.sql(
+        "CREATE TABLE lakeskip.db.streamed (k BIGINT, pad STRING) "
+        f"TBLPROPERTIES ({props}, 'clustering.incremental' = 'true')"
+    )
+    spark.sql(f"CREATE TABLE lakeskip.db.one_batch (k BIGINT, pad STRING) TBLPROPERTIES ({props})")
+    batches = [
+        [{"k": (b * 211 + i * 7919) % 100_003, "pad": f"p{b}-{i}" * 8} for i in range(400)]
+        for b in range(8)
+    ]
+    _json_files(tmp_path / "in", batches)
+    schema = "k BIGINT, pad STRING"
+    _run(_stream(spark, tmp_path / "in", schema), "lakeskip.db.streamed", tmp_path / "ck")
+    assert wait_for_stream_clustering(timeout=300), "the clustering thread did not finish"
+    spark.read.schema(schema).json(str(tmp_path / "in")).writeTo("lakeskip.db.one_batch").append()
+    table = session.catalog.get_table("db.streamed")
+    kinds = [s.commit_kind for s in table.list_snapshots()]
+    assert kinds.count(CommitKind.APPEND) == 8 and CommitKind.COMPACT in kinds, kinds
+    live = table.scan_files()
+    assert live and all(e.file.level >= 1 for e in live), [e.file.level for e in live]
+    assert len(live) > 1  # more than one file: the lookup can skip
+    want = sorted((r["k"], r["pad"]) for b in batches for r in b)
+    got = sorted(tuple(r) for r in spark.sql("SELECT k, pad FROM lakeskip.db.streamed").collect())
+    assert got == want, "the clustered table holds exactly the input rows"
+    kept = {"streamed": 0, "one_batch": 0}
+    for k in sorted({r[0] for r in want})[::97][:8]:
+        for name in kept:
+            df = spark.sql(f"SELECT k FROM lakeskip.db.{name} WHERE k = {k}")
+            assert len(df.collect()) == sum(1 for r in want if r[0] == k)
+            kept[name] += len(input_files(df))
+    assert kept["streamed"] <= 1.3 * kept["one_batch"], f"files kept by 8 lookups: {kept}"

@@ -112,8 +112,15 @@ def _kill_when(proc: subprocess.Popen[bytes], warehouse: Path, batches: int, log
         proc.wait()
 
 
-def test_kill_9_twice_mid_stream_every_row_once(session: Any, spark: Any, tmp_path: Path) -> None:
-    warehouse = tmp_path / "warehouse"  # the session fixture's catalog
+def stream_killed_twice(
+    spark: Any, tmp_path: Path
+) -> tuple[list[dict[str, Any]], dict[int, tuple[Any, ...]], int]:
+    """The scenario, into the catalog at ``tmp_path / "warehouse"`` (which ``spark``'s
+    ``lakeskip`` catalog must be): tables ``db.ev`` and ``db.pk`` streamed into by a driver
+    killed twice, then drained; each micro-batch of the checkpoints committed once. Returns
+    the append table's input rows, the latest version of every key, and the input files a
+    batch read beside another (also used by ``tests/interop/test_streaming_interop.py``)."""
+    warehouse = tmp_path / "warehouse"
     spark.sql("CREATE NAMESPACE IF NOT EXISTS lakeskip.db")
     spark.sql(
         "CREATE TABLE lakeskip.db.ev (id BIGINT, cat STRING, v DOUBLE) "
@@ -145,6 +152,12 @@ def test_kill_9_twice_mid_stream_every_row_once(session: Any, spark: Any, tmp_pa
         assert BATCHES - 2 <= len(finished) <= BATCHES, f"{name}: {len(finished)} batches"
         if name == "ev":
             merged = BATCHES - len(finished)
+    return appended, latest, merged
+
+
+def test_kill_9_twice_mid_stream_every_row_once(session: Any, spark: Any, tmp_path: Path) -> None:
+    warehouse = tmp_path / "warehouse"  # the session fixture's catalog
+    appended, latest, merged = stream_killed_twice(spark, tmp_path)
     spark.sql("REFRESH TABLE lakeskip.db.ev")
     got = sorted(r[0] for r in spark.sql("SELECT id FROM lakeskip.db.ev").collect())
     want = sorted(r["id"] for r in appended)

@@ -38,8 +38,9 @@ from lakeskip.expressions import (
 )
 from lakeskip.planner.columnar_stats import ColumnarStats
 from lakeskip.planner.index_gain import stats_prove_match
-from lakeskip.planner.scan import _PROBE, ScanPlanner
+from lakeskip.planner.scan import ScanPlanner
 from lakeskip.planner.stats import ColumnStats, FileStats
+from lakeskip.planner.tiers.files import PROBE
 
 COLUMNS = ["i32", "i64", "dec", "d", "ts", "f64", "s", "i16", "ntz"]
 
@@ -121,8 +122,8 @@ def test_indexes_that_keep_everything_are_probed_not_read(tmp_path: Path) -> Non
     # 3 <= v < 5: the range-bitmap keeps ~400 rows of every file: a probe, then the rest kept
     two_sided = and_(GreaterThanOrEqual("v", 3), LessThan("v", 5))
     plan = planner.plan(two_sided)
-    assert (plan.report.kept_files, plan.report.index_files_read) == (10, _PROBE), (
-        f"the first {_PROBE} files kept ~400 rows each: the other files are kept unread"
+    assert (plan.report.kept_files, plan.report.index_files_read) == (10, PROBE), (
+        f"the first {PROBE} files kept ~400 rows each: the other files are kept unread"
     )
     # the same shape again on this snapshot: one file is enough to tell
     plan = planner.plan(and_(GreaterThanOrEqual("v", 2), LessThan("v", 6)))

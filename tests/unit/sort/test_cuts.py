@@ -7,7 +7,7 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lakeskip.sort.cuts import aligned_cuts, curve_keys, key_bytes, range_ids
+from lakeskip.sort.cuts import aligned_cuts, curve_keys, key_bytes, key_order, range_ids
 from lakeskip.sort.ranked import column_bounds
 from lakeskip.types import BIGINT
 
@@ -71,3 +71,25 @@ def test_four_files_of_two_columns_are_the_quadrants() -> None:
     # by row count (what a plain range shuffle does) the second column is not split
     chunks = np.array_split(order, 4)
     assert any(b[c].max() - b[c].min() > 900 for c in chunks)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(min_value=1, max_value=20),
+    st.lists(st.integers(min_value=0, max_value=2**64 - 1), max_size=300),
+    st.integers(min_value=0, max_value=10),
+)
+def test_key_order_is_the_stable_argsort_of_the_bytes(
+    width: int, seeds: list[int], spread: int
+) -> None:
+    """Few distinct keys (ties: the input order must stay) or many, every width: the
+    permutation is exactly numpy's stable sort of the bytes."""
+    if not seeds:
+        assert key_order(np.empty(0, dtype=f"S{width}")).tolist() == []
+        return
+    rng = np.random.default_rng(len(seeds) * 31 + width)
+    distinct = [int(x).to_bytes(8, "big") * 3 for x in seeds[: max(1, 2**spread)]]
+    raw = [distinct[int(i)][:width] for i in rng.integers(0, len(distinct), len(seeds))]
+    keys = np.array(raw, dtype=f"S{width}")
+    expected = np.argsort(keys, kind="stable")
+    assert key_order(keys).tolist() == expected.tolist()

@@ -32,6 +32,7 @@ from lakeskip.catalog.pk.primary_key import (
     RowKind,
     schema_key_layout,
 )
+from lakeskip.catalog.schema_evolution import kv_by_id, kv_key_columns
 from lakeskip.catalog.write.sort_buffer import _count_below, _key_at
 from lakeskip.catalog.write.write_spec import WriteSpec
 from lakeskip.errors import CorruptDeletionVectorError
@@ -65,13 +66,18 @@ class BucketFile:
     index_file: str | None = None
 
 
-def read_versions(spec: WriteSpec, path: str, deleted: bytes | None) -> pa.Table:
+def read_versions(
+    spec: WriteSpec, path: str, deleted: bytes | None, schema_id: int | None = None
+) -> pa.Table:
     """One key-value file's versions: the table's columns (missing ones as NULL: older
-    schema) plus sequence number and kind, without the positions its DV deletes."""
+    schema) plus sequence number and kind, without the positions its DV deletes.
+    ``schema_id``: the schema the file was written with (its columns mapped by field id)."""
     arrow = spec.schema.row_type.to_arrow()
     with spec.file_io.open_input(path) as src:
         data = pq.read_table(src)
     data = drop_deleted(data, deleted, path)
+    if schema_id is not None:  # written under another schema: its columns by field id
+        data = kv_by_id(data, spec.file_schema(schema_id), spec.schema)
     n = data.num_rows
     columns = {
         f.name: (data[f.name].cast(f.type) if f.name in data.column_names else pa.nulls(n, f.type))
@@ -83,11 +89,16 @@ def read_versions(spec: WriteSpec, path: str, deleted: bytes | None) -> pa.Table
 
 
 def iter_versions(
-    spec: WriteSpec, path: str, deleted: bytes | None, batch_rows: int
+    spec: WriteSpec,
+    path: str,
+    deleted: bytes | None,
+    batch_rows: int,
+    schema_id: int | None = None,
 ) -> Iterator[pa.Table]:
     """:func:`read_versions` a batch of at most ``batch_rows`` rows at a time (positions
     its DV deletes left out), for merges that must not hold a whole file."""
     arrow = spec.schema.row_type.to_arrow()
+    stored = spec.file_schema(schema_id) if schema_id is not None else spec.schema
     # the DV stays a bitmap: each batch takes the positions in its own range
     dead = BitMap.deserialize(deleted) if deleted is not None else BitMap()
     with spec.file_io.open_input(path) as src:
@@ -106,6 +117,7 @@ def iter_versions(
                 mask[gone - start] = False
                 data = data.filter(pa.array(mask))
             start += n
+            data = kv_by_id(data, stored, spec.schema)  # an older file: columns by field id
             m = data.num_rows
             columns = {
                 f.name: (
@@ -172,8 +184,11 @@ class KeyCursor:
         if self._batches is None:
             self._source = self.spec.file_io.open_input(self.file.path)
             reader = pq.ParquetFile(self._source)
+            # the file's own key column names (a key renamed since: by field id)
+            stored = self.spec.file_schema(self.file.entry.file.schema_id)
             self._batches = reader.iter_batches(
-                batch_size=self.batch_rows, columns=list(self.layout.key_columns)
+                batch_size=self.batch_rows,
+                columns=list(kv_key_columns(stored, self.spec.schema)),
             )
         batch = next(self._batches, None)
         if batch is None:

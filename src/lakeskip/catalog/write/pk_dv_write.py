@@ -424,7 +424,11 @@ def _merge_into(
 
     def run_versions(run: list[BucketFile]) -> Iterator[pa.Table]:
         for f in run:  # one file of the sorted run open at a time
-            yield from conformed(iter_versions(ws, f.path, dvs[f.entry.file.file_name], batch_rows))
+            yield from conformed(
+                iter_versions(
+                    ws, f.path, dvs[f.entry.file.file_name], batch_rows, f.entry.file.schema_id
+                )
+            )
 
     sources = [run_versions(run) for run in sorted_runs(ws, picked)]
     sources.append(fresh())

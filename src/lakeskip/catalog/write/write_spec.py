@@ -14,7 +14,7 @@ from lakeskip.catalog.file_io import FileIO
 from lakeskip.catalog.format.bucket import BucketSpec
 from lakeskip.catalog.format.deletion_vectors import IndexFileMeta
 from lakeskip.catalog.format.parquet_options import ParquetWriteOptions, parquet_write_options
-from lakeskip.catalog.format.schema import TableSchema
+from lakeskip.catalog.format.schema import SchemaManager, TableSchema
 from lakeskip.catalog.options import stats_mode, target_file_size
 from lakeskip.catalog.partitions import partition_path
 from lakeskip.catalog.pk.primary_key import RowKind
@@ -56,6 +56,13 @@ class WriteSpec:
     def bucket_spec(self) -> BucketSpec | None:
         """``None`` for unaware-bucket tables."""
         return self.schema.bucket_spec()
+
+    def file_schema(self, schema_id: int) -> TableSchema:
+        """The schema a data file of the table was written with (read from its ``schema-N``
+        file unless it is the write's own schema): old files are read by its field ids."""
+        if schema_id == self.schema.id:
+            return self.schema
+        return SchemaManager(self.file_io, self.table_path).read(schema_id)
 
     def parquet_options(self) -> ParquetWriteOptions:
         return parquet_write_options(self.schema.options, self.schema.row_type, strict=False)

@@ -252,12 +252,11 @@ def _split_by_name(
     table: FileStoreTable,
     schema: TableSchema,
     entries: Sequence[ManifestEntry],
-    simple: bool,
 ) -> tuple[list[ManifestEntry], dict[int, list[ManifestEntry]]]:
     """The kept files Spark's Parquet scan reads right by column name, and the others by
-    schema version (``LakeEvolvedScan`` reads those by field id). ``simple``: the scan is a
-    plain one (an append table, no deletion vectors, no audit); else, and for a nested or
-    non-widening mapping, such a file is refused in one line."""
+    schema version (Java reads those by field id: ``LakeEvolvedScan`` for plain, deletion-
+    vector, audit and change scans, ``LakePkScan`` per file for merge-on-read); a nested or
+    non-widening mapping is refused in one line."""
     plain: list[ManifestEntry] = []
     evolved: dict[int, list[ManifestEntry]] = {}
     verdict: dict[int, bool] = {}
@@ -266,12 +265,11 @@ def _split_by_name(
         if sid not in verdict:
             stored = table.schema_by_id(sid).row_type if sid != schema.id else schema.row_type
             verdict[sid] = sid == schema.id or reads_by_name(stored, schema.row_type)
-            if not verdict[sid] and not (simple and _flat_mapping(stored, schema.row_type)):
+            if not verdict[sid] and not _flat_mapping(stored, schema.row_type):
                 raise UnsupportedStatementError(
-                    f"{table.identifier}: files written under schema {sid} hold columns renamed, "
-                    "retyped or dropped since, which the Spark catalog scan cannot read by field "
-                    "id here yet (primary-key, deletion-vector or nested): read with "
-                    "lakeskip.connect(...).sql or `lakeskip sql`"
+                    f"{table.identifier}: files written under schema {sid} hold nested fields "
+                    "renamed, retyped or dropped since, which the Spark catalog scan cannot "
+                    "read by field id yet: read with lakeskip.connect(...).sql or `lakeskip sql`"
                 )
         if verdict[sid]:
             plain.append(e)
@@ -344,8 +342,7 @@ def _scan_reply(
             report=limited_report(plan.report, plan.decisions, entries, _limit_label(req), note),
         )
     vectors = _deletion_vectors(table, plan.report.snapshot_id, entries)
-    simple = not schema.primary_keys and not vectors and system is None
-    plain, evolved = _split_by_name(table, schema, entries, simple)
+    plain, evolved = _split_by_name(table, schema, entries)
 
     def scan_files(entries: Sequence[ManifestEntry]) -> tuple[ScanFile, ...]:
         return tuple(

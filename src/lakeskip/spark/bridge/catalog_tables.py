@@ -16,7 +16,8 @@ from lakeskip.catalog.format.schema import TableSchema
 from lakeskip.catalog.format.snapshot import CommitKind, Snapshot
 from lakeskip.catalog.kind import Append, AppendDv, PkMerge, PkRaw, TableKind, schema_kind
 from lakeskip.catalog.ops.staging import can_stage, publish, staging_identifier
-from lakeskip.catalog.ops.system_tables import split_system_name, table_details
+from lakeskip.catalog.ops.system_tables import split_system_name
+from lakeskip.catalog.ops.table_details import table_details
 from lakeskip.catalog.pk.merge_engine import MergeEngine
 from lakeskip.catalog.pk.primary_key import PRIMARY_KEY_OPTION
 from lakeskip.catalog.schema_evolution import (
@@ -163,6 +164,7 @@ def describe(table: FileStoreTable, snapshot: Snapshot | None, pinned: bool) -> 
         pinned=pinned,
         location=table.file_io.uri(table.path),
         schema_id=schema.id,
+        record_count=snapshot.total_record_count if snapshot is not None else None,
     )
 
 

@@ -175,14 +175,15 @@ def attach_catalog(
     # DELETE / UPDATE / MERGE INTO from plain spark.sql: the extension injects the planner
     # strategy; a session attached at run time gets it through experimental.extraStrategies
     # (and the rule that prunes a streaming read's files by its filters through
-    # experimental.extraOptimizations; the filtered top-N and date_trunc range rules as pre-CBO
-    # rules)
+    # experimental.extraOptimizations; the filtered top-N rule, the date_trunc range rule and
+    # the uncast join keys of runtime filters as pre-CBO rules)
     jvm = spark._jvm
     assert jvm is not None
     if EXTENSIONS_CLASS not in str(spark.conf.get("spark.sql.extensions", "") or ""):
         jvm.lakeskip.jvm.write.LakeDmlStrategy.install(spark._jsparkSession)
         jvm.lakeskip.jvm.read.stream.LakeStreamFilters.install(spark._jsparkSession)
         jvm.lakeskip.jvm.read.LakeTopN.install(spark._jsparkSession)
+        jvm.lakeskip.jvm.read.LakeJoinKeys.install(spark._jsparkSession)
         jvm.lakeskip.jvm.read.LakeTruncRanges.install(spark._jsparkSession)
     # and the parser (Paimon's WITH, CALL sys.x, EXPLAIN PRUNING) over its own (a no-op
     # where the extension installed it)

@@ -682,6 +682,8 @@ class TableDescription:
     system: str | None = field(default=None, metadata=_OMIT_NONE)
     #: ``stage_table``: the hidden table to write to (``None``: created up front)
     staged: str | None = field(default=None, metadata=_OMIT_NONE)
+    #: rows in the loaded snapshot (``LakeJoinKeys`` tells a join's fact from its dimension)
+    record_count: int | None = field(default=None, metadata=_OMIT_NONE)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -51,7 +51,7 @@ from lakeskip.catalog.format.snapshot import Snapshot
 from lakeskip.catalog.kind import Append, AppendDv, PkMerge, PkRaw
 from lakeskip.catalog.pk.merge_engine import MergeEngine
 from lakeskip.catalog.pk.primary_key import SEQUENCE_NUMBER, VALUE_KIND
-from lakeskip.catalog.schema_evolution import arrow_by_id
+from lakeskip.catalog.schema_evolution import arrow_by_id, kv_by_id
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import CommitConflictError, TypeMismatchError
 from lakeskip.expressions import BooleanExpression, bind
@@ -214,7 +214,9 @@ def _rows(
             deleted = table.read_deletion_vector(ref, e.file.row_count)
             data = drop_deleted(data, deleted.serialize(), e.file.file_name)
         sid = e.file.schema_id
-        if sid != schema.id and not isinstance(kind, PkMerge):  # older schema: by field id
+        if sid != schema.id and isinstance(kind, PkMerge):  # older schema: by field id
+            data = kv_by_id(data, table.schema_by_id(sid), schema)
+        elif sid != schema.id:
             data = arrow_by_id(data, table.schema_by_id(sid).row_type, schema.row_type)
         n = data.num_rows
         columns = {

@@ -35,6 +35,7 @@ __all__ = [
     "FILE_COLUMN",
     "POS_COLUMN",
     "DeletionVectors",
+    "by_id_column",
     "files_frame_by_id",
     "files_read_by_name",
     "live_rows_frame",
@@ -196,12 +197,12 @@ def files_frame_by_id(
         by_id = {f.id: f for f in file_type}
         stored = RowType(tuple(by_id[f.id] for f in row_type if f.id in by_id))
         df = view_over_files(spark, stored, table_file_paths(table, group))
-        columns = [_by_id(by_id.get(f.id), f, None).alias(f.name) for f in row_type]
+        columns = [by_id_column(by_id.get(f.id), f, None).alias(f.name) for f in row_type]
         frames.append(df.select(*columns, *extra))
     return functools.reduce(lambda a, b: a.unionByName(b), frames)
 
 
-def _by_id(stored: Field | None, now: Field, parent: Column | None) -> Column:
+def by_id_column(stored: Field | None, now: Field, parent: Column | None) -> Column:
     """The column ``now`` of the current schema from the file's field of its id (``stored``;
     None: the file predates the column, so NULL)."""
     target = now.type.with_nullable(True)
@@ -210,7 +211,7 @@ def _by_id(stored: Field | None, now: Field, parent: Column | None) -> Column:
     col = F.col(f"`{stored.name}`") if parent is None else parent.getField(stored.name)
     if stored.type.root is TypeRoot.ROW and target.root is TypeRoot.ROW:
         inner = {f.id: f for f in stored.type.row_fields}
-        fields = [_by_id(inner.get(f.id), f, col).alias(f.name) for f in target.row_fields]
+        fields = [by_id_column(inner.get(f.id), f, col).alias(f.name) for f in target.row_fields]
         return F.when(col.isNull(), F.lit(None)).otherwise(F.struct(*fields))
     if stored.type.with_nullable(True) == target:
         return col

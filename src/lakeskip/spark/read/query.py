@@ -11,6 +11,7 @@ DataFrame keeps the resolved plan -- so concurrent queries never see each other'
 
 from __future__ import annotations
 
+import functools
 import itertools
 import threading
 import uuid
@@ -31,6 +32,7 @@ from lakeskip.catalog.kind import Append, AppendDv, PkMerge, PkRaw
 from lakeskip.catalog.ops.time_travel import SCAN_OPTIONS, TimeTravel, read_snapshot, table_at
 from lakeskip.catalog.pk.merge_engine import MergeEngine
 from lakeskip.catalog.pk.primary_key import SEQUENCE_NUMBER, VALUE_KIND, schema_key_layout
+from lakeskip.catalog.schema_evolution import kv_key_columns
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import (
     ColumnNotFoundError,
@@ -42,6 +44,7 @@ from lakeskip.expressions import AlwaysTrue, BooleanExpression, bind
 from lakeskip.planner.report import PruningReport, ScanPlan
 from lakeskip.planner.scan import ScanPlanner
 from lakeskip.spark.read.dv import (
+    by_id_column,
     live_rows_frame,
     pushdown_safe_frame,
     read_vectors,
@@ -82,8 +85,7 @@ def table_view(
         case PkRaw():
             return _live_rows(spark, table, [e for e in entries if e.file.level > 0], snapshot)
         case PkMerge(merge=merge):
-            paths = table_file_paths(table, entries)
-            merged = merged_view(spark, table.schema, paths, merge)
+            merged = merged_view(spark, table, entries, merge)
             return pushdown_safe_frame(merged, table, entries)
         case Append() | AppendDv():  # DVs also on a plain append table Paimon wrote to
             return _live_rows(spark, table, entries, snapshot)
@@ -102,18 +104,37 @@ def _live_rows(
 
 
 def merged_view(
-    spark: SparkSession, schema: TableSchema, paths: Sequence[str], engine: MergeEngine
+    spark: SparkSession,
+    table: FileStoreTable,
+    entries: Sequence[ManifestEntry],
+    engine: MergeEngine,
 ) -> DataFrame:
     """Merge-on-read of a primary-key table's files as a Spark plan: the versions are
     shuffled by key and sorted, and each task merges its keys with ``engine`` (the table's
     :class:`~lakeskip.catalog.pk.merge_engine.MergeEngine`, the one Python merge). The path of
     reads that do not go through the Spark catalog (the catalog's scan merges the sorted
-    files of each bucket without a shuffle)."""
+    files of each bucket without a shuffle). Files written under an older schema are read
+    with their own column names and mapped by field id (:func:`_kv_frame`)."""
     from pyspark.sql import functions as F
 
+    schema = table.schema
     layout = schema_key_layout(schema)
     row_type = schema.row_type
-    kv_fields = [
+    df = _kv_frame(spark, table, entries)
+    keys = [F.col(f"`{k}`") for k in (*schema.partition_keys, *layout.key_columns)]
+    merge = _KeyMerge(
+        engine,
+        (*schema.partition_keys, *layout.key_columns),
+        tuple(row_type.names),
+    )
+    return df.repartition(*keys).sortWithinPartitions(*keys).mapInArrow(merge, row_type.spark_ddl())
+
+
+def _kv_fields(schema: TableSchema) -> list[Field]:
+    """The columns of a key-value file of ``schema``: keys, sequence number, kind, values."""
+    layout = schema_key_layout(schema)
+    row_type = schema.row_type
+    return [
         *(
             Field(-1, kc, row_type.field(k).type)
             for k, kc in zip(layout.trimmed, layout.key_columns, strict=True)
@@ -122,16 +143,43 @@ def merged_view(
         Field(-1, VALUE_KIND, TINYINT),
         *row_type.fields,
     ]
-    df = spark.read.schema(RowType(tuple(kv_fields)).spark_ddl()).parquet(
-        *[spark_path(p) for p in paths]
-    )
-    keys = [F.col(f"`{k}`") for k in (*schema.partition_keys, *layout.key_columns)]
-    merge = _KeyMerge(
-        engine,
-        (*schema.partition_keys, *layout.key_columns),
-        tuple(row_type.names),
-    )
-    return df.repartition(*keys).sortWithinPartitions(*keys).mapInArrow(merge, row_type.spark_ddl())
+
+
+def _kv_frame(
+    spark: SparkSession, table: FileStoreTable, entries: Sequence[ManifestEntry]
+) -> DataFrame:
+    """The key-value rows of these files under the table's schema: each schema version's
+    files read with that version's names and types, their columns mapped by field id (keys
+    renamed, values as :func:`~lakeskip.spark.read.dv.files_frame_by_id` maps them)."""
+    from pyspark.sql import functions as F
+
+    schema = table.schema
+    groups: dict[int, list[ManifestEntry]] = {}
+    for e in entries:
+        groups.setdefault(e.file.schema_id, []).append(e)
+    if not groups:
+        groups[schema.id] = []
+    frames: list[DataFrame] = []
+    for sid, group in groups.items():
+        stored = schema if sid == schema.id else table.schema_by_id(sid)
+        paths = [spark_path(p) for p in table_file_paths(table, group)]
+        df = spark.read.schema(RowType(tuple(_kv_fields(stored))).spark_ddl()).parquet(*paths)
+        if sid == schema.id:
+            frames.append(df)
+            continue
+        by_id = {f.id: f for f in stored.row_type}
+        old_keys = kv_key_columns(stored, schema)
+        columns = [
+            *(
+                F.col(f"`{old}`").alias(new)
+                for old, new in zip(old_keys, schema_key_layout(schema).key_columns, strict=True)
+            ),
+            F.col(SEQUENCE_NUMBER),
+            F.col(VALUE_KIND),
+            *(by_id_column(by_id.get(f.id), f, None).alias(f.name) for f in schema.row_type),
+        ]
+        frames.append(df.select(*columns))
+    return functools.reduce(lambda a, b: a.unionByName(b), frames)
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,8 @@ from lakeskip import expressions as E
 from lakeskip import types as T
 from lakeskip.catalog.cache import MetadataCache
 from lakeskip.catalog.catalog import Catalog
-from lakeskip.catalog.ops.system_tables import system_table, table_details
+from lakeskip.catalog.ops.system_tables import system_table
+from lakeskip.catalog.ops.table_details import table_details
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.catalog.write.data_writer import DataWriter
 from lakeskip.catalog.write.write_spec import WriteSpec

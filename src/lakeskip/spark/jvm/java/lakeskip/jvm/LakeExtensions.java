@@ -1,5 +1,6 @@
 package lakeskip.jvm;
 
+import lakeskip.jvm.read.LakeJoinKeys;
 import lakeskip.jvm.read.LakeTopN;
 import lakeskip.jvm.read.LakeTruncRanges;
 import lakeskip.jvm.read.stream.LakeStreamFilters;
@@ -17,8 +18,10 @@ import scala.runtime.BoxedUnit;
  * are planned by {@link LakeDmlStrategy}; filters over a streaming read of a lakeskip table
  * prune its micro-batches' files ({@link LakeStreamFilters}); {@code ORDER BY c LIMIT k} over a
  * filter reaches the scan ({@link LakeTopN}); {@code date_trunc(unit, ts) = T} and its kin
- * add a range of {@code ts} beside them ({@link LakeTruncRanges}); a DataFrame write with
- * {@code mergeSchema} adds its new columns to the table ({@link LakeMergeSchema}).
+ * add a range of {@code ts} beside them ({@link LakeTruncRanges}); a join key that needs a
+ * widening cast still carries a runtime filter to a lakeskip scan ({@link LakeJoinKeys}); a
+ * DataFrame write with {@code mergeSchema} adds its new columns to the table
+ * ({@link LakeMergeSchema}).
  */
 public class LakeExtensions extends AbstractFunction1<SparkSessionExtensions, BoxedUnit> {
   @Override
@@ -27,6 +30,7 @@ public class LakeExtensions extends AbstractFunction1<SparkSessionExtensions, Bo
     extensions.injectPlannerStrategy(session -> new LakeDmlStrategy());
     extensions.injectOptimizerRule(session -> new LakeStreamFilters());
     extensions.injectPreCBORule(session -> new LakeTopN());
+    extensions.injectPreCBORule(session -> new LakeJoinKeys());
     extensions.injectPreCBORule(session -> new LakeTruncRanges());
     extensions.injectHintResolutionRule(session -> new LakeMergeSchema());
     return BoxedUnit.UNIT;

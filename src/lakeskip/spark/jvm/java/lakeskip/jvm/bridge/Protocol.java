@@ -159,6 +159,7 @@ public final class Protocol {
     public static final String PRUNING = "pruning";
     public static final String QUERY_ID = "query_id";
     public static final String QUERY_TAG = "query_tag";
+    public static final String RECORD_COUNT = "record_count";
     public static final String REFUSED = "refused";
     public static final String REMOVE_RECORD_ON_DELETE = "remove_record_on_delete";
     public static final String REPLAYED = "replayed";

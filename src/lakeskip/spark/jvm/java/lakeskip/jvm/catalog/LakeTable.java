@@ -56,6 +56,8 @@ public class LakeTable
   /** A system table read through this scan ({@code t$read_optimized}, {@code t$audit_log}):
    * read-only. */
   public final String system;
+  /** Rows in the loaded snapshot (null: not given); {@code LakeJoinKeys} compares tables. */
+  public final Long recordCount;
 
   LakeTable(LakeOps ops, Identifier ident, JsonNode desc) {
     this.ops = ops;
@@ -81,6 +83,8 @@ public class LakeTable
     this.location = desc.path(Key.LOCATION).asText("");
     this.token = desc.path(Key.TOKEN).asText("");
     this.system = desc.path(Key.SYSTEM).asText("");
+    JsonNode rows = desc.path(Key.RECORD_COUNT);
+    this.recordCount = rows.isNumber() ? rows.asLong() : null;
   }
 
   /** Parsed schemas by DDL: StructType is immutable, and Spark's SQL parser costs about a

@@ -49,10 +49,16 @@ final class LakeRuntimeFilter {
   /** The snapshot the plan is of (null: an empty table). */
   private final Long snapshot;
 
-  LakeRuntimeFilter(ObjectNode payload, JsonNode plan) {
+  /**
+   * @param withheld columns not to offer although Python could prune on them (a join's
+   *     smaller side, {@link LakeJoinKeys})
+   */
+  LakeRuntimeFilter(ObjectNode payload, JsonNode plan, Set<String> withheld) {
     this.payload = payload;
     for (JsonNode n : plan.path(Key.PRUNABLE)) {
-      prunable.add(n.asText());
+      if (!withheld.contains(n.asText())) {
+        prunable.add(n.asText());
+      }
     }
     JsonNode snap = plan.path(Key.PRUNING).path(Key.SNAPSHOT);
     this.snapshot = snap.isNumber() ? snap.asLong() : null;

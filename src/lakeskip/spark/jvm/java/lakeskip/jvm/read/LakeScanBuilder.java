@@ -70,9 +70,22 @@ public final class LakeScanBuilder
   private final ObjectNode pushed = lakeskip.jvm.bridge.Bridge.JSON.createObjectNode();
   /** A top-N over a filter, from the relation's options ({@link LakeTopN}); null: none. */
   private final JsonNode filteredTopN;
+  /** Columns not offered as runtime filter attributes ({@link LakeJoinKeys}). */
+  private final java.util.SortedSet<String> noRuntimeFilter = new java.util.TreeSet<>();
 
   public LakeScanBuilder(LakeTable table, CaseInsensitiveStringMap options) {
     this.table = table;
+    String noRuntime = options.get(LakeJoinKeys.NO_RUNTIME_FILTER);
+    if (noRuntime != null) {
+      for (String c : noRuntime.split(",")) {
+        if (!c.isEmpty()) {
+          noRuntimeFilter.add(c);
+        }
+      }
+      Map<String, String> rest = new HashMap<>(options.asCaseSensitiveMap());
+      rest.remove(LakeJoinKeys.NO_RUNTIME_FILTER);
+      options = new CaseInsensitiveStringMap(rest);
+    }
     String topN = options.get(LakeTopN.OPTION);
     JsonNode parsed = null;
     if (topN != null) {
@@ -187,7 +200,8 @@ public final class LakeScanBuilder
     if (!table.token.isEmpty()) {
       // everything the plan_scan payload is made of, without making it
       key = ScanCache.key(session, table.token,
-          table.name() + "@" + table.snapshotId + (pushed.isEmpty() ? "" : " " + pushed),
+          table.name() + "@" + table.snapshotId + (pushed.isEmpty() ? "" : " " + pushed)
+              + (noRuntimeFilter.isEmpty() ? "" : " no-runtime-filter " + noRuntimeFilter),
           filters, required, options);
       Scan hit = ScanCache.reusable(key);
       if (hit != null) {
@@ -198,7 +212,7 @@ public final class LakeScanBuilder
     Scan scan = scan(session, reply);
     if (scan instanceof LakeScan) {
       ((LakeScan) scan).withRuntimeFilter(
-          new LakeRuntimeFilter(ScanRequest.payload(table, filters), reply));
+          new LakeRuntimeFilter(ScanRequest.payload(table, filters), reply, noRuntimeFilter));
     }
     if (key != null && table.token.equals(reply.path(Key.TOKEN).asText(null))) {
       ScanCache.put(key, scan, reply.path(Key.REPORT_ID).asText(""));
@@ -236,7 +250,8 @@ public final class LakeScanBuilder
     parquet.pruneColumns(table.schema.add(seq).add(kind));
     Map<String, Long> since = new HashMap<>();
     reply.path(Key.CHANGES).fields().forEachRemaining(e -> since.put(e.getKey(), e.getValue().asLong()));
-    Scan scan = new lakeskip.jvm.read.stream.LakeChangeScan(parquet.build(), since);
+    Scan scan = evolved(session, table, options, parquet.build(), reply.path(Key.EVOLVED),
+        s -> new lakeskip.jvm.read.stream.LakeChangeScan(s, since));
     return new LakeScan(scan, table.name(), LakePruning.of(reply.get(Key.PRUNING)))
         .withStream(table, options);
   }
@@ -252,11 +267,18 @@ public final class LakeScanBuilder
     }
     LakeFileIndex index = LakeFileIndex.of(session, table.partitionSchema(), reply.path(Key.FILES));
     Map<String, byte[]> vectors = new HashMap<>();
-    for (JsonNode f : reply.path(Key.FILES)) {
-      if (f.hasNonNull(Key.DV)) {
-        String path = f.get(Key.PATH).asText();
-        vectors.put(path.substring(path.lastIndexOf('/') + 1),
-            Base64.getDecoder().decode(f.get(Key.DV).asText()));
+    List<JsonNode> fileLists = new ArrayList<>();
+    fileLists.add(reply.path(Key.FILES));
+    for (JsonNode g : reply.path(Key.EVOLVED)) { // older schema versions' files too
+      fileLists.add(g.path(Key.FILES));
+    }
+    for (JsonNode files : fileLists) {
+      for (JsonNode f : files) {
+        if (f.hasNonNull(Key.DV)) {
+          String path = f.get(Key.PATH).asText();
+          vectors.put(path.substring(path.lastIndexOf('/') + 1),
+              Base64.getDecoder().decode(f.get(Key.DV).asText()));
+        }
       }
     }
     StructType schema = table.schema;
@@ -286,53 +308,68 @@ public final class LakeScanBuilder
       parquet.pruneColumns(want);
     }
     Scan scan = parquet.build();
-    if (reply.path(Key.EVOLVED).size() > 0) { // Python sends these for plain scans only
-      scan = evolved(session, scan, reply.path(Key.EVOLVED));
-    }
-    scan = vectors.isEmpty() ? scan : new LakeDvScan(scan, vectors);
+    java.util.function.UnaryOperator<Scan> dv =
+        vectors.isEmpty() ? s -> s : s -> new LakeDvScan(s, vectors);
+    scan = evolved(session, table, options, scan, reply.path(Key.EVOLVED), dv);
     return new LakeScan(audit ? new LakeAuditScan(scan) : scan, table.name(), pruning)
         .withStream(table, options);
   }
 
+  /** Columns Spark's Parquet reader or lakeskip's key-value layout adds beside the table's. */
+  private static final java.util.Set<String> PASS_THROUGH = java.util.Set.of(
+      LakeDvScan.ROW_INDEX, LakePkScan.KIND, lakeskip.jvm.read.stream.LakeChangeScan.SEQUENCE);
+
   /**
-   * {@code byName} (the files that read right by column name) plus one Parquet scan per older
-   * schema version in {@code groups}, with that version's names and types and no pushed
-   * filters, projected onto {@code byName}'s read schema ({@link LakeEvolvedScan}).
+   * {@code wrap(byName)} (the files that read right by column name) plus, per older schema
+   * version in {@code groups}, {@code wrap} of a Parquet scan with that version's names and
+   * types and no pushed filters, projected onto the first's read schema ({@link
+   * LakeEvolvedScan}); just {@code wrap(byName)} when there is none. {@code wrap} (deletion
+   * vectors, a stream's changes) reads the columns in {@link #PASS_THROUGH} that {@code
+   * byName} reads beside the table's; every part reads them under the same name.
    */
-  private Scan evolved(SparkSession session, Scan byName, JsonNode groups) {
-    StructType out = byName.readSchema();
+  private static Scan evolved(SparkSession session, LakeTable table,
+      CaseInsensitiveStringMap options, Scan byName, JsonNode groups,
+      java.util.function.UnaryOperator<Scan> wrap) {
+    Scan first = wrap.apply(byName);
+    if (groups.size() == 0) {
+      return first;
+    }
+    StructType raw = byName.readSchema();
+    StructType out = first.readSchema();
     java.util.Set<String> partitions = new java.util.HashSet<>(table.partitionKeys);
     List<Scan> parts = new ArrayList<>();
     List<int[]> sources = new ArrayList<>();
-    parts.add(byName);
+    parts.add(first);
     sources.add(null);
     for (JsonNode g : groups) {
       LakeFileIndex index = LakeFileIndex.of(session, table.partitionSchema(), g.path(Key.FILES));
       StructType stored = StructType.fromDDL(g.path(Key.STORED_SCHEMA).asText());
+      JsonNode names = g.path(Key.STORED_NAMES);
+      List<StructField> want = new ArrayList<>();
+      for (StructField f : raw.fields()) {
+        if (partitions.contains(f.name())) {
+          want.add(f);
+        } else if (PASS_THROUGH.contains(f.name())) {
+          stored = stored.add(f);
+          want.add(f);
+        } else if (names.hasNonNull(f.name())) {
+          want.add(stored.apply(names.get(f.name()).asText()));
+        }
+      }
       StructType full = stored;
       for (StructField p : table.partitionSchema().fields()) {
         full = full.add(p);
       }
-      JsonNode names = g.path(Key.STORED_NAMES);
-      String[] from = new String[out.fields().length];
-      List<StructField> want = new ArrayList<>();
-      for (int j = 0; j < from.length; j++) {
-        StructField f = out.fields()[j];
-        if (partitions.contains(f.name())) {
-          from[j] = f.name();
-          want.add(f);
-        } else if (names.hasNonNull(f.name())) {
-          from[j] = names.get(f.name()).asText();
-          want.add(stored.apply(from[j]));
-        }
-      }
       ParquetScanBuilder parquet = new ParquetScanBuilder(session, index, full, stored, options);
       parquet.pruneColumns(new StructType(want.toArray(new StructField[0])));
-      Scan part = parquet.build();
+      Scan part = wrap.apply(parquet.build());
       StructType read = part.readSchema();
-      int[] src = new int[from.length];
-      for (int j = 0; j < from.length; j++) {
-        src[j] = from[j] == null ? -1 : read.fieldIndex(from[j]);
+      int[] src = new int[out.fields().length];
+      for (int j = 0; j < src.length; j++) {
+        String name = out.fields()[j].name();
+        String from = partitions.contains(name) || PASS_THROUGH.contains(name) ? name
+            : names.hasNonNull(name) ? names.get(name).asText() : null;
+        src[j] = from == null ? -1 : read.fieldIndex(from);
       }
       parts.add(part);
       sources.add(src);

@@ -156,23 +156,44 @@ public final class LakePkScan implements Scan, Batch {
       keyTypes[i] = got.fields()[i].dataType();
     }
     PkMerge rule = PkMerge.of(merge, got, out, keepDelete);
-    PartitionReaderFactory scanFactory = scan.toBatch().createReaderFactory();
+    // files of older schema versions (renamed or widened columns): each version read with its
+    // own names and types, no filter pushed, its rows projected onto got by field id
+    List<PartitionReaderFactory> versionFactories = new ArrayList<>();
+    versionFactories.add(scan.toBatch().createReaderFactory());
+    List<List<Expression>> projections = new ArrayList<>();
+    projections.add(null);
+    for (JsonNode g : reply.path(Key.EVOLVED)) {
+      Scan old = olderVersion(session, table, g, got, options);
+      versionFactories.add(old.toBatch().createReaderFactory());
+      projections.add(projection(old.readSchema(), got, table, g.path(Key.STORED_NAMES)));
+    }
     Configuration conf = session.sessionState().newHadoopConf();
     Map<String, List<PartitionedFile>> groups = new LinkedHashMap<>();
-    for (JsonNode f : reply.path(Key.FILES)) {
-      Path path = new Path(f.get(Key.PATH).asText());
-      try {
-        FileSystem fs = path.getFileSystem(conf);
-        path = fs.makeQualified(path);
-      } catch (IOException e) {
-        throw Bridge.error("lakeskip: cannot resolve " + path + ": " + e.getMessage(), e);
+    Map<String, Integer> versionOf = new java.util.HashMap<>();
+    List<JsonNode> byVersion = new ArrayList<>();
+    byVersion.add(reply.path(Key.FILES));
+    for (JsonNode g : reply.path(Key.EVOLVED)) {
+      byVersion.add(g.path(Key.FILES));
+    }
+    for (int v = 0; v < byVersion.size(); v++) {
+      for (JsonNode f : byVersion.get(v)) {
+        Path path = new Path(f.get(Key.PATH).asText());
+        try {
+          FileSystem fs = path.getFileSystem(conf);
+          path = fs.makeQualified(path);
+        } catch (IOException e) {
+          throw Bridge.error("lakeskip: cannot resolve " + path + ": " + e.getMessage(), e);
+        }
+        long size = f.get(Key.SIZE).asLong();
+        PartitionedFile pf =
+            PartitionedFile.apply(
+                new GenericInternalRow(0), SparkPath.fromPath(path), 0L, size, new String[0],
+                f.path(Key.MTIME).asLong(0), size, PartitionedFile.apply$default$8());
+        groups.computeIfAbsent(f.get(Key.GROUP).asText(), k -> new ArrayList<>()).add(pf);
+        if (v > 0) {
+          versionOf.put(pf.filePath().urlEncoded(), v);
+        }
       }
-      long size = f.get(Key.SIZE).asLong();
-      PartitionedFile pf =
-          PartitionedFile.apply(
-              new GenericInternalRow(0), SparkPath.fromPath(path), 0L, size, new String[0],
-              f.path(Key.MTIME).asLong(0), size, PartitionedFile.apply$default$8());
-      groups.computeIfAbsent(f.get(Key.GROUP).asText(), g -> new ArrayList<>()).add(pf);
     }
     List<PkPartition> parts = new ArrayList<>();
     int widest = 1;
@@ -180,8 +201,86 @@ public final class LakePkScan implements Scan, Batch {
       parts.add(new PkPartition(g.toArray(new PartitionedFile[0])));
       widest = Math.max(widest, g.size());
     }
+    ParquetPartitionReaderFactory[][] readers =
+        new ParquetPartitionReaderFactory[versionFactories.size()][];
+    for (int v = 0; v < readers.length; v++) {
+      readers[v] = fileReaders(versionFactories.get(v), widest);
+    }
     return new LakePkScan(
-        out, parts, new Factory(fileReaders(scanFactory, widest), keyTypes, rule), table.name());
+        out, parts, new Factory(readers, projections, versionOf, keyTypes, rule), table.name());
+  }
+
+  /**
+   * The Parquet scan of the files of one older schema version ({@code g}: its data columns
+   * and, per current column, its name there), reading the columns of {@code got} those files
+   * have under their own names and types: {@code _KEY_} columns under the key's old name.
+   */
+  private static Scan olderVersion(SparkSession session, LakeTable table, JsonNode g,
+      StructType got, CaseInsensitiveStringMap options) {
+    StructType stored = StructType.fromDDL(g.path(Key.STORED_SCHEMA).asText());
+    JsonNode names = g.path(Key.STORED_NAMES);
+    List<StructField> fields = new ArrayList<>();
+    for (String k : table.trimmedKeys) {
+      String was = names.path(k).asText(k);
+      fields.add(new StructField(
+          KEY_PREFIX + was, stored.apply(was).dataType(), true, Metadata.empty()));
+    }
+    fields.add(new StructField(SEQUENCE, LongType$.MODULE$, true, Metadata.empty()));
+    fields.add(new StructField(KIND, ByteType$.MODULE$, true, Metadata.empty()));
+    for (StructField f : stored.fields()) {
+      fields.add(new StructField(f.name(), f.dataType(), true, f.metadata()));
+    }
+    for (StructField p : table.partitionSchema().fields()) {
+      fields.add(new StructField(p.name(), p.dataType(), true, p.metadata()));
+    }
+    StructType fileSchema = new StructType(fields.toArray(new StructField[0]));
+    List<StructField> want = new ArrayList<>();
+    for (StructField f : got.fields()) {
+      String from = storedName(f.name(), table, names);
+      if (from != null) {
+        want.add(fileSchema.apply(from));
+      }
+    }
+    LakeFileIndex index = LakeFileIndex.of(session, new StructType(), g.path(Key.FILES));
+    ParquetScanBuilder parquet =
+        new ParquetScanBuilder(session, index, fileSchema, fileSchema, options);
+    parquet.pruneColumns(new StructType(want.toArray(new StructField[0])));
+    return parquet.build();
+  }
+
+  /** The name of {@code got}'s column {@code name} in an older version's files (null: none). */
+  private static String storedName(String name, LakeTable table, JsonNode names) {
+    if (name.equals(SEQUENCE) || name.equals(KIND) || table.partitionKeys.contains(name)) {
+      return name;
+    }
+    if (name.startsWith(KEY_PREFIX)) {
+      String k = name.substring(KEY_PREFIX.length());
+      return KEY_PREFIX + names.path(k).asText(k);
+    }
+    return names.hasNonNull(name) ? names.get(name).asText() : null;
+  }
+
+  /** An older version's rows ({@code read}) as {@code got}'s: by name there, widened, NULL. */
+  private static List<Expression> projection(
+      StructType read, StructType got, LakeTable table, JsonNode names) {
+    List<Expression> exprs = new ArrayList<>();
+    for (StructField want : got.fields()) {
+      String from = storedName(want.name(), table, names);
+      if (from == null) {
+        exprs.add(org.apache.spark.sql.catalyst.expressions.Literal.create(null, want.dataType()));
+        continue;
+      }
+      StructField have = read.apply(from);
+      Expression e = new org.apache.spark.sql.catalyst.expressions.BoundReference(
+          read.fieldIndex(from), have.dataType(), true);
+      if (!have.dataType().equals(want.dataType())) {
+        e = new org.apache.spark.sql.catalyst.expressions.Cast(
+            e, want.dataType(), scala.Option.empty(),
+            org.apache.spark.sql.catalyst.expressions.EvalMode.LEGACY());
+      }
+      exprs.add(e);
+    }
+    return exprs;
   }
 
   /**
@@ -263,16 +362,55 @@ public final class LakePkScan implements Scan, Batch {
   }
 
   static final class Factory implements PartitionReaderFactory {
-    /** One per file of the widest bucket: file i of a bucket is read by parquet[i]. */
-    final ParquetPartitionReaderFactory[] parquet;
+    /**
+     * Per schema version (0: the files read by name), one per file of the widest bucket:
+     * file i of a bucket is read by parquet[its version][i].
+     */
+    final ParquetPartitionReaderFactory[][] parquet;
+    /** Per older version (index 0 unused): its rows onto the first version's columns. */
+    final List<List<Expression>> projections;
+    /** The files of older versions (URL-encoded path) and their version. */
+    final Map<String, Integer> versionOf;
     final DataType[] keyTypes;
     /** How the versions of one key become its row (lakeskip.jvm.read.pk.PkMerge). */
     final PkMerge rule;
 
-    Factory(ParquetPartitionReaderFactory[] parquet, DataType[] keyTypes, PkMerge rule) {
+    Factory(ParquetPartitionReaderFactory[][] parquet, List<List<Expression>> projections,
+        Map<String, Integer> versionOf, DataType[] keyTypes, PkMerge rule) {
       this.parquet = parquet;
+      this.projections = projections;
+      this.versionOf = versionOf;
       this.keyTypes = keyTypes;
       this.rule = rule;
+    }
+
+    /** File {@code i} of a bucket, read by its version's reader and mapped onto version 0. */
+    PartitionReader<InternalRow> open(PartitionedFile file, int i) {
+      int v = versionOf.getOrDefault(file.filePath().urlEncoded(), 0);
+      PartitionReader<InternalRow> inner =
+          parquet[v][i].createReader(new FilePartition(0, new PartitionedFile[] {file}));
+      if (v == 0) {
+        return inner;
+      }
+      org.apache.spark.sql.catalyst.expressions.UnsafeProjection projection =
+          org.apache.spark.sql.catalyst.expressions.UnsafeProjection.create(
+              CollectionConverters.asScala(projections.get(v)).toSeq());
+      return new PartitionReader<InternalRow>() {
+        @Override
+        public boolean next() throws IOException {
+          return inner.next();
+        }
+
+        @Override
+        public InternalRow get() {
+          return projection.apply(inner.get());
+        }
+
+        @Override
+        public void close() throws IOException {
+          inner.close();
+        }
+      };
     }
 
     @Override
@@ -317,8 +455,7 @@ public final class LakePkScan implements Scan, Batch {
       Comparator<Cursor> byKey = (a, b) -> ordering.compare(a.row, b.row);
       this.heap = new PriorityQueue<>(Math.max(1, files.length), byKey);
       for (PartitionedFile file : files) { // file i by factory i: see fileReaders
-        PartitionReaderFactory own = f.parquet[cursors.size()];
-        cursors.add(new Cursor(own.createReader(new FilePartition(0, new PartitionedFile[] {file}))));
+        cursors.add(new Cursor(f.open(file, cursors.size())));
       }
     }
 

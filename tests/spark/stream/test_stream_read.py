@@ -412,3 +412,43 @@ def test_a_stream_by_path_is_refused_in_one_line(session: Any, spark: Any, tmp_p
     location = session.catalog.get_table("db.bypath").path
     with pytest.raises(Exception, match="not by path"):
         spark.readStream.format("lakeskip").load(str(location))
+
+
+def test_dml_on_a_deletion_vector_append_table_is_skipped_as_paimon_skips_it(
+    session: Any, spark: Any, tmp_path: Path
+) -> None:
+    """DELETE, UPDATE and MERGE on an append table with deletion vectors commit OVERWRITE
+    snapshots, as Paimon's since 1.4 do (2.0.0 included: ``ConflictDetection
+    .shouldBeOverwriteCommit``, a commit carrying deletion-vector index files or removed
+    files is an OVERWRITE; 0.9 committed the vectors as a COMPACT snapshot after an APPEND
+    of the new files), and a stream skips them as Paimon's does by default
+    (``streaming-read-overwrite = false``): the rows an UPDATE or MERGE wrote are not
+    delivered, the deleted ones not retracted; an INSERT after them is delivered."""
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS lakeskip.db")
+    spark.sql(
+        "CREATE TABLE lakeskip.db.dml (id BIGINT, p STRING, v DOUBLE) "
+        "TBLPROPERTIES ('deletion-vectors.enabled' = 'true')"
+    )
+    spark.sql("CREATE TABLE lakeskip.db.dml_out (id BIGINT, p STRING, v DOUBLE)")
+    a = [(i, "a", float(i)) for i in range(6)]
+    _insert(spark, "lakeskip.db.dml", a)
+    _copy(spark, "lakeskip.db.dml", "lakeskip.db.dml_out", tmp_path / "ck")
+    assert _rows(spark, "lakeskip.db.dml_out") == sorted(a)
+    table = session.catalog.get_table("db.dml")
+    before = len(table.list_snapshots())
+    spark.sql("DELETE FROM lakeskip.db.dml WHERE id = 1")
+    spark.sql("UPDATE lakeskip.db.dml SET v = v + 100 WHERE id = 2")
+    source = spark.createDataFrame(
+        [(3, "a", 300.0), (9, "m", 9.0)], "id BIGINT, p STRING, v DOUBLE"
+    )
+    source.createOrReplaceTempView("dml_src")
+    spark.sql(
+        "MERGE INTO lakeskip.db.dml t USING dml_src s ON t.id = s.id "
+        "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
+    )
+    kinds = [s.commit_kind for s in table.list_snapshots()[before:]]
+    assert kinds == [CommitKind.OVERWRITE] * 3, kinds
+    b = [(20, "b", 1.0)]
+    _insert(spark, "lakeskip.db.dml", b)
+    _copy(spark, "lakeskip.db.dml", "lakeskip.db.dml_out", tmp_path / "ck")
+    assert _rows(spark, "lakeskip.db.dml_out") == sorted(a + b)

@@ -1,0 +1,246 @@
+"""Tiers 1-4 for files whose rows stand alone (append tables, primary-key tables read
+without a merge, and the key conjuncts of those read with one): partition values, buckets
+and stats for every file at once over the columnar stats, then the indexes of the files
+they keep -- the snapshot's embedded bloom filters together, then each file's indexes
+where that is not the last word.
+
+Each file's indexes are opened only where they may help (:mod:`lakeskip.planner.index_gain`):
+files the stats prove to match are kept unopened, and unless this predicate's shape skipped
+files on this snapshot before, a probe of :data:`PROBE` files goes first, remembered per
+snapshot and predicate shape in the metadata cache.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from typing import Any
+
+import numpy as np
+
+from lakeskip.catalog.cache import CacheSection, MetadataCache
+from lakeskip.catalog.format.manifest import ManifestEntry
+from lakeskip.catalog.format.snapshot import Snapshot
+from lakeskip.catalog.table import FileStoreTable
+from lakeskip.expressions import BooleanExpression
+from lakeskip.expressions.visitors import referenced_names
+from lakeskip.index.options import IndexColumnSpec, parse_file_index_options
+from lakeskip.planner.bucket_selector import select_buckets
+from lakeskip.planner.columnar_stats import ColumnarStats
+from lakeskip.planner.index_gain import DENSE_ROWS, IndexGain, predicate_shape, stats_prove_match
+from lakeskip.planner.report import FileDecision, SkipTier
+from lakeskip.planner.tiers.columns import EMBEDDED, EXTERNAL, PlanColumns
+from lakeskip.planner.tiers.index_files import IndexFiles
+from lakeskip.planner.tiers.notes import PlanNotes
+from lakeskip.planner.vector_evaluator import VectorStatsEvaluator
+from lakeskip.types import RowType
+
+__all__ = ["PROBE", "FileTiers", "gain_base"]
+
+_GAIN = "planner.index-gain"
+PROBE = 3  # files whose indexes are evaluated before deciding whether the rest are worth it
+
+
+def gain_base(table: FileStoreTable, snapshot: Snapshot | None) -> Hashable | None:
+    """What the index-gain memory of ``snapshot`` is kept under (``None``: not kept)."""
+    if snapshot is None:
+        return None
+    schema = table.schema
+    return (
+        table.path,
+        snapshot.base_manifest_list,
+        snapshot.delta_manifest_list,
+        schema.id,
+        schema.time_millis,
+    )
+
+
+class FileTiers:
+    """Tiers 1-4 of one plan (or one runtime filter); not shared between threads.
+
+    Args:
+        table: the planned table.
+        index_files: opens and evaluates its files' indexes.
+        cache: where the index-gain memory is kept.
+        snapshot_key: the snapshot the memory is kept for (:func:`gain_base`; ``None``: none).
+        notes: where this plan's warnings go.
+    """
+
+    def __init__(
+        self,
+        table: FileStoreTable,
+        index_files: IndexFiles,
+        cache: MetadataCache,
+        snapshot_key: Hashable | None,
+        notes: PlanNotes,
+    ) -> None:
+        self.table = table
+        self.index_files = index_files
+        self.notes = notes
+        self._gains: CacheSection[IndexGain] = cache.section(_GAIN)
+        self._gain_base = snapshot_key
+        self.index_bytes_read = 0  # by every decide() of this object
+
+    def decide(
+        self,
+        entries: Sequence[ManifestEntry],
+        cols: PlanColumns,
+        bound: Any,
+        row_type: RowType,
+        use_indexes: bool,
+    ) -> tuple[list[FileDecision], int]:
+        """Every file's decision (``cols.stats``: the stats of ``entries``, in order) and
+        the number of ``.index`` files read."""
+        schema = self.table.schema
+        evaluator = VectorStatsEvaluator(bound)
+        part_keys = list(schema.partition_keys)
+        decisions: dict[int, FileDecision] = {}
+        n = len(entries)
+        alive_mask = np.ones(n, dtype=np.bool_)
+        buckets: set[int] | None = None
+        try:
+            spec = schema.bucket_spec()
+        except Exception:  # options of a table written elsewhere we cannot read: no pruning
+            spec = None
+        if spec is not None:
+            buckets = select_buckets(bound, spec)
+        colstats = cols.stats
+        stats = colstats
+        if part_keys:
+            part = ColumnarStats.of_values(
+                colstats.row_count,
+                {k: [e.partition[j] for e in entries] for j, k in enumerate(part_keys)},
+                {k: row_type.field(k).type for k in part_keys},
+            )
+            out = ~evaluator.evaluate(part)
+            for i in np.flatnonzero(out).tolist():
+                decisions[i] = FileDecision(entries[i], keep=False, tier=SkipTier.PARTITION)
+            alive_mask &= ~out
+            stats = colstats.with_columns(part)
+        if buckets is not None and spec is not None:
+            out = alive_mask & np.fromiter(
+                (e.total_buckets == spec.num_buckets and e.bucket not in buckets for e in entries),
+                dtype=np.bool_,
+                count=n,
+            )
+            for i in np.flatnonzero(out).tolist():
+                decisions[i] = FileDecision(entries[i], keep=False, tier=SkipTier.BUCKET)
+            alive_mask &= ~out
+        alive_mask &= evaluator.evaluate(stats)
+
+        bulk: list[tuple[np.ndarray, np.ndarray]] = []  # (positions, prebuilt decisions)
+
+        def assemble() -> list[FileDecision]:
+            # the decisions of files kept, and of files skipped by stats, are prebuilt once
+            # per snapshot (FileDecision is immutable) and picked with array operations
+            out = cols.prebuilt(alive_mask)
+            for where, decided in bulk:
+                out[where] = decided
+            for i, d in decisions.items():
+                out[i] = d
+            result: list[FileDecision] = out.tolist()
+            return result
+
+        options = parse_file_index_options(schema.options, row_type)
+        if not use_indexes or not options.read_enabled:
+            return assemble(), 0
+        if not _tests_indexed_column(bound, options.specs):
+            # no index of the table's options covers a tested column: do not open (or fetch)
+            # any file's indexes. Files indexed under older options may hold an index of a
+            # tested column that this leaves unused: they are kept, never wrongly skipped.
+            return assemble(), 0
+        # files the stats prove hold a matching row: no index can skip them, open none
+        alive_idx = np.flatnonzero(alive_mask & ~stats_prove_match(bound, stats))
+        kind = cols.index_kind()[alive_idx]
+        emb = alive_idx[kind == EMBEDDED]
+        external: list[int] = alive_idx[kind == EXTERNAL].tolist()
+        embedded: list[int] = []
+        if len(emb):
+            bloom = cols.bloom()
+            verdict = bloom.evaluate(bound) if bloom is not None else None
+            if verdict is None:
+                embedded = emb.tolist()
+            else:
+                at = cols.live_idx[emb]
+                skip = ~verdict.keep[at]
+                embedded = emb[~skip & ~verdict.decided[at]].tolist()  # to open one by one
+                by_column = np.asarray([verdict.column[a] for a in at[skip].tolist()], dtype=object)
+                for column in set(by_column.tolist()):
+                    where = emb[skip][by_column == column]
+                    bulk.append((where, cols.bloom_skips(column, where)))
+        todo = [(i, False) for i in embedded] + [(i, True) for i in external]
+        n_read = self._evaluate_indexes(entries, todo, bound, decisions)
+        # every embedded container this tier consulted: opened one by one, or answered by
+        # the snapshot's bloom matrix built from the same bytes
+        self.index_bytes_read += sum(
+            len(entries[i].file.embedded_index or b"") for i in emb.tolist()
+        )
+        return assemble(), n_read
+
+    def _evaluate_indexes(
+        self,
+        entries: Sequence[ManifestEntry],
+        todo: list[tuple[int, bool]],
+        bound: Any,
+        decisions: dict[int, FileDecision],
+    ) -> int:
+        """Each file's indexes, for the files ``todo`` (position, whether an ``.index``
+        file), into ``decisions``; returns the number of index files read.
+
+        Unless this predicate's shape skipped files on this snapshot before, a probe of
+        a few files goes first; when none of them is skipped and each keeps at least
+        :data:`DENSE_ROWS` rows, the indexes keep everything and the rest are kept
+        unopened (kept files are never wrong; only their row counts are less exact)."""
+        notes = self.notes
+        index_files = self.index_files
+        key = (self._gain_base, predicate_shape(bound)) if self._gain_base is not None else None
+        memory = self._gains.get(key) if key is not None else None
+        probe = {None: PROBE, IndexGain.NOTHING: 1, IndexGain.SKIPPED: len(todo)}[memory]
+        n_read = 0
+        skipped = False
+        dense = True
+        for first, part in ((True, todo[:probe]), (False, todo[probe:])):
+            if not part:
+                continue
+            if not first and not skipped and dense:
+                break  # the probe kept every file, densely: so would the rest
+            external = [i for i, ext in part if ext]
+            opened = dict(
+                zip(
+                    external,
+                    index_files.open_all([entries[i] for i in external], bound, notes),
+                    strict=True,
+                )
+            )
+            for i, ext in part:
+                e = entries[i]
+                if ext:
+                    index, nbytes = opened[i]
+                    if index is None:
+                        decisions[i] = FileDecision(e, keep=True)
+                        dense = False
+                        continue
+                    n_read += 1
+                    self.index_bytes_read += nbytes
+                    d = index_files.decision(e, index, bound, SkipTier.INDEX_FILE, notes)
+                else:
+                    assert e.file.embedded_index is not None
+                    d = index_files.embedded_decision(
+                        e, e.file.embedded_index, bound, SkipTier.EMBEDDED_INDEX, notes
+                    )
+                decisions[i] = d
+                skipped |= not d.keep
+                dense &= d.keep and d.rows is not None and len(d.rows) >= DENSE_ROWS
+        if key is not None and todo:
+            if skipped:
+                self._gains.put(key, IndexGain.SKIPPED, 200)
+            elif dense:
+                self._gains.put(key, IndexGain.NOTHING, 200)
+        return n_read
+
+
+def _tests_indexed_column(bound: Any, specs: Sequence[IndexColumnSpec]) -> bool:
+    """Whether the bound predicate tests a column (or map key) some index is built on."""
+    if not isinstance(bound, BooleanExpression):
+        return True
+    indexed = {spec.name for spec in specs}
+    return not indexed.isdisjoint(referenced_names(bound))
