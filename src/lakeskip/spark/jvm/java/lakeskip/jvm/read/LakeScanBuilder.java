@@ -244,7 +244,7 @@ public final class LakeScanBuilder
     StructField seq = new StructField(lakeskip.jvm.read.stream.LakeChangeScan.SEQUENCE,
         DataTypes.LongType, true, Metadata.empty());
     StructField kind = new StructField(LakePkScan.KIND, DataTypes.ByteType, true, Metadata.empty());
-    ParquetScanBuilder parquet = new ParquetScanBuilder(session, index,
+    ParquetScanBuilder parquet = new LakeParquetScanBuilder(session, index,
         table.schema.add(seq).add(kind), table.dataSchema().add(seq).add(kind), options);
     parquet.pushFilters(FilterPushDown.parquet(filters, reply, new HashSet<>(table.partitionKeys)));
     parquet.pruneColumns(table.schema.add(seq).add(kind));
@@ -301,7 +301,7 @@ public final class LakeScanBuilder
       want = (want != null ? want : table.schema).add(rowIndex);
     }
     ParquetScanBuilder parquet =
-        new ParquetScanBuilder(session, index, schema, dataSchema, options);
+        new LakeParquetScanBuilder(session, index, schema, dataSchema, options);
     parquet.pushFilters(
         FilterPushDown.parquet(filters, reply, new HashSet<>(table.partitionKeys)));
     if (want != null) {

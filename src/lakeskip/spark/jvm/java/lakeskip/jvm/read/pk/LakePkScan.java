@@ -14,6 +14,7 @@ import lakeskip.jvm.catalog.LakeTable;
 import lakeskip.jvm.read.FilterPushDown;
 import lakeskip.jvm.read.LakeAuditScan;
 import lakeskip.jvm.read.LakeFileIndex;
+import lakeskip.jvm.read.LakeParquetScanBuilder;
 import lakeskip.jvm.read.ReadErrors;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileSystem;
@@ -125,7 +126,7 @@ public final class LakePkScan implements Scan, Batch {
     // so Spark's file index here has no partition schema
     LakeFileIndex index = LakeFileIndex.of(session, new StructType(), reply.path(Key.FILES));
     ParquetScanBuilder parquet =
-        new ParquetScanBuilder(session, index, fileSchema, fileSchema, options);
+        new LakeParquetScanBuilder(session, index, fileSchema, fileSchema, options);
     // filters on key columns only (primary key incl. partition columns, whose value columns
     // equal the key in every version) may skip row groups: they drop every version of a key
     // alike, so the merge of what remains is unchanged. Value filters never go in.
