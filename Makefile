@@ -11,7 +11,7 @@ SMOKE_VENV ?= build/smoke-venv
 TEST_WORKERS ?= 2
 XDIST := -n $(TEST_WORKERS) --dist loadfile
 
-.PHONY: demo test coverage test-unit test-spark lint fuzz bench bench-write bench-compact bench-first-write bench-range bench-index bench-kinds bench-clustered bench-functions bench-tpch bench-zorder bench-merge bench-frontends bench-tpcds test-tpcds test-interop test-interop-java test-s3 check-java smoke clean
+.PHONY: demo test coverage test-unit test-spark lint fuzz bench bench-write bench-compact bench-first-write bench-range bench-index bench-kinds bench-clustered bench-functions bench-tpch bench-zorder bench-merge bench-frontends bench-paimon bench-tpcds test-tpcds test-interop test-interop-java test-s3 check-java smoke clean
 
 $(RUN_STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "lakeskip needs Python >= 3.11")'
@@ -135,6 +135,12 @@ bench-tpch: $(STAMP) check-java
 bench-zorder: $(STAMP) check-java
 	$(PY) -c 'import deltalake' 2>/dev/null || $(PY) -m pip install --quiet -e '.[bench]'
 	$(PY) bench/zorder_layout.py $(BENCH_ARGS)
+
+# lakeskip vs Apache Paimon's own Spark connector, same tables in one Spark session (issue 40).
+# Central serves no Paimon Spark connector for Spark 4: LAKESKIP_PAIMON_SPARK_JARS names the
+# connector's jars (bench/README.md, "lakeskip vs Paimon's Spark connector")
+bench-paimon: $(STAMP) check-java
+	$(PY) bench/paimon_connector.py $(BENCH_ARGS)
 
 # repeated point lookup: JVM-started brain (spark-sql) vs the in-process brain (issue #27)
 bench-frontends: $(STAMP) check-java

@@ -1,0 +1,306 @@
+"""lakeskip against Apache Paimon's own Spark connector, side by side in one Spark session (issue 40).
+
+    LAKESKIP_PAIMON_SPARK_JARS=/path/paimon-spark-4.1.jar:/path/paimon-core.jar \\
+        .venv/bin/python bench/paimon_connector.py --rows 1000000 --files 16
+
+Paimon's connector is not fetched here: Central serves no Paimon Spark connector for Spark 4
+(see bench/README.md, "lakeskip vs Paimon's Spark connector"), so the jars are named by ``LAKESKIP_PAIMON_SPARK_JARS`` (``os.pathsep``-separated): the connector and, if it is
+a thin jar, Paimon's core bundle.
+
+One session holds both catalogs on one warehouse: ``lakeskip`` (lakeskip's catalog) and
+``paimon`` (``org.apache.paimon.spark.SparkCatalog``). Both write a table of the same rows with
+the same DDL (bloom filter on ``k``, bitmap on ``status``, range-bitmap on ``price``, embedded
+in the manifests so both engines prune at planning), timed interleaved. Then each query runs on
+both tables through both catalogs, interleaved, ``--repeat`` times each (medians), and the
+answers must be equal: a bloom point lookup, a bitmap equality, a range-bitmap range, a scan
+that skips nothing, and ``count/min/max``. Files kept: lakeskip's pruning report, Paimon's scan
+metric ``resultedTableFiles``. Last, each engine z-order compacts its own table on ``(a, b)``
+(once: it rewrites the table) and the files after and files kept for 1% ranges are compared.
+``--keep`` keeps the warehouse. Prints the load average
+(a shared machine: read the ratios) and writes ``bench/results/paimon-<timestamp>.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import lakeskip
+from lakeskip.spark.front.builder import build_spark_session
+from lakeskip.spark.front.catalog_setup import catalog_conf
+from lakeskip.spark.jvm.build import build_jar
+
+PAIMON_CATALOG = "org.apache.paimon.spark.SparkCatalog"
+PAIMON_EXTENSIONS = "org.apache.paimon.spark.extensions.PaimonSparkSessionExtensions"
+ENGINES = ("lakeskip", "paimon")
+COLUMNS = "id BIGINT, k BIGINT, status INT, price INT, a BIGINT, b INT, v DOUBLE"
+
+
+def _jars() -> list[str]:
+    named = os.environ.get("LAKESKIP_PAIMON_SPARK_JARS", "")
+    jars = [j for j in named.split(os.pathsep) if j]
+    if not jars or not all(Path(j).is_file() for j in jars):
+        sys.exit(
+            "set LAKESKIP_PAIMON_SPARK_JARS to Paimon's Spark connector jar(s) for this pyspark "
+            f"(got {named!r}); see bench/README.md for why Central has none"
+        )
+    return jars
+
+
+def _session(wh: Path, jars: list[str], files: int, extensions: bool) -> Any:
+    conf = catalog_conf(str(wh), "lakeskip", jar=build_jar())
+    conf["spark.jars"] = ",".join([conf["spark.jars"], *jars])
+    if extensions:  # Paimon's parser outermost: it parses CALL paimon.sys.*, hands on the rest
+        conf["spark.sql.extensions"] = f"{conf['spark.sql.extensions']},{PAIMON_EXTENSIONS}"
+    else:  # Paimon 2.0.0's extensions do not load on Spark 4.3 (bench/README.md)
+        conf["spark.paimon.requiredSparkConfsCheck.enabled"] = "false"
+    conf["spark.sql.catalog.paimon"] = PAIMON_CATALOG
+    conf["spark.sql.catalog.paimon.warehouse"] = wh.as_uri()
+    conf |= {
+        "spark.sql.shuffle.partitions": str(files),
+        "spark.driver.memory": "3g",
+        "spark.driver.extraJavaOptions": "-XX:+UseParallelGC",
+    }
+    spark = build_spark_session(master="local[2]", conf=conf, app_name="bench-paimon")
+    return lakeskip.connect(str(wh), spark=spark)
+
+
+def _options(rows: int, files: int) -> str:
+    options = {
+        "file-index.bloom-filter.columns": "k",
+        "file-index.bloom-filter.k.items": str(rows // files),
+        "file-index.bitmap.columns": "status",
+        "file-index.range-bitmap.columns": "price",
+        # embedded: Paimon evaluates embedded indexes while planning (AppendOnlyFileStoreScan),
+        # larger ones only when a task opens the file; lakeskip plans with both
+        "file-index.in-manifest-threshold": "1 mb",
+    }
+    return ", ".join(f"'{k}' = '{v}'" for k, v in options.items())
+
+
+def _select(rows: int, files: int) -> str:
+    f = f"CAST(floor(id * {files} / {rows}) AS INT)"
+    return (
+        f"SELECT id, xxhash64(id) AS k, CAST(pmod({f}, 8) + 8 * (id % 2) AS INT) AS status, "
+        f"CAST(pmod({f}, 8) * 1000 + (id % 2) * 50000 + id % 997 AS INT) AS price, "
+        "pmod(xxhash64(id, 1), 1000000) AS a, CAST(pmod(xxhash64(id, 2), 2500) AS INT) AS b, "
+        f"CAST(id AS DOUBLE) / 7 AS v FROM range(0, {rows}, 1, {files})"
+    )
+
+
+def _plan_metric(df: Any, name: str) -> int | None:
+    """The sum of a scan metric over the executed plan's leaves (Paimon's BatchScan)."""
+    plan = df._jdf.queryExecution().executedPlan()
+    if "Adaptive" in plan.getClass().getSimpleName():
+        plan = plan.executedPlan()
+    total, found = 0, False
+    stack = [plan]
+    while stack:
+        node = stack.pop()
+        metrics = node.metrics()
+        if metrics.contains(name):
+            total += int(metrics.apply(name).value())
+            found = True
+        children = node.children()
+        stack.extend(children.apply(i) for i in range(children.size()))
+        if node.getClass().getSimpleName().endswith("QueryStageExec"):  # AQE hides its plan
+            stack.append(node.plan())
+    return total if found else None
+
+
+def _kept(s: Any, engine: str, sql: str) -> int | None:
+    if engine == "lakeskip":
+        s.sql(sql).collect()
+        reports = s.last_reports
+        return sum(r.kept_files for r in reports) if reports else None
+    df = s.spark.sql(sql)
+    df.collect()
+    return _plan_metric(df, "resultedTableFiles")
+
+
+def _timed(spark: Any, sql: str) -> tuple[float, list[tuple[Any, ...]]]:
+    t = time.perf_counter()
+    rows = [tuple(r) for r in spark.sql(sql).collect()]
+    return time.perf_counter() - t, sorted(rows, key=repr)
+
+
+def _write(s: Any, rows: int, files: int, repeat: int) -> dict[str, Any]:
+    spark = s.spark
+    times: dict[str, list[float]] = {e: [] for e in ENGINES}
+    for i in range(repeat):
+        for engine in ENGINES if i % 2 == 0 else ENGINES[::-1]:
+            name = f"{engine}.b.w_{engine}_{i}"
+            spark.sql(f"CREATE TABLE {name} ({COLUMNS}) TBLPROPERTIES ({_options(rows, files)})")
+            t = time.perf_counter()
+            spark.sql(f"INSERT INTO {name} {_select(rows, files)}")
+            times[engine].append(time.perf_counter() - t)
+    out: dict[str, Any] = {}
+    for engine in ENGINES:
+        table = s.table(f"b.w_{engine}_0")
+        out[engine] = {
+            "seconds": times[engine],
+            "median_s": statistics.median(times[engine]),
+            "files": len(table.files()),
+        }
+    return out
+
+
+def _queries(spark: Any, rows: int) -> dict[str, str]:
+    probe = rows // 3 + 17
+    k = spark.sql(f"SELECT xxhash64(CAST({probe} AS BIGINT))").first()[0]
+    return {
+        "bloom point lookup": f"SELECT id, status FROM {{t}} WHERE k = {k}",
+        "bitmap equality": "SELECT count(*), sum(price) FROM {t} WHERE status = 3",
+        "range-bitmap range": "SELECT count(*), sum(a) FROM {t} WHERE price BETWEEN 3100 AND 3200",
+        "nothing to skip": "SELECT count(*), sum(price) FROM {t} WHERE a >= 0",
+        "count/min/max": "SELECT count(*), min(id), max(id) FROM {t}",
+    }
+
+
+def _compare(s: Any, table: str, sql: str, repeat: int) -> dict[str, Any]:
+    spark = s.spark
+    times: dict[str, list[float]] = {e: [] for e in ENGINES}
+    answers: dict[str, list[tuple[Any, ...]]] = {}
+    for i in range(repeat):
+        for engine in ENGINES if i % 2 == 0 else ENGINES[::-1]:
+            seconds, answers[engine] = _timed(spark, sql.format(t=f"{engine}.b.{table}"))
+            times[engine].append(seconds)
+    if answers["lakeskip"] != answers["paimon"]:
+        raise SystemExit(f"{table}: {sql}: the engines disagree: {answers}")
+    row: dict[str, Any] = {"table": table, "sql": sql, "answer": answers["lakeskip"]}
+    for engine in ENGINES:
+        row[f"{engine}_median_s"] = statistics.median(times[engine])
+        row[f"{engine}_s"] = times[engine]
+        row[f"{engine}_kept"] = _kept(s, engine, sql.format(t=f"{engine}.b.{table}"))
+    return row
+
+
+def _zorder(s: Any, files: int, repeat: int, extensions: bool) -> dict[str, Any]:
+    spark = s.spark
+    out: dict[str, Any] = {}
+    data_bytes = sum(os.path.getsize(f) for f in s.table("b.w_lakeskip_0").files())
+    spark.sql(
+        f"ALTER TABLE lakeskip.b.w_lakeskip_0 SET TBLPROPERTIES "
+        f"('target-file-size' = '{max(1, data_bytes // files)} b')"
+    )
+    # Paimon writes one file per range partition of spark.sql.shuffle.partitions (= files);
+    # lakeskip's compaction runs through its Python API (Spark tasks all the same): Paimon's
+    # parser, outermost, claims every CALL ... sys.compact for Paimon's procedures
+    spark.conf.set("spark.sql.adaptive.coalescePartitions.enabled", "false")
+    t = time.perf_counter()
+    s.table("b.w_lakeskip_0").compact(order_strategy="zorder", order_by="a,b")
+    out["lakeskip"] = {"compact_s": time.perf_counter() - t}
+    blocked = {"blocked": "no CALL without PaimonSparkSessionExtensions"}
+    if extensions:
+        t = time.perf_counter()
+        spark.sql(
+            "CALL paimon.sys.compact(table => 'b.w_paimon_0', order_strategy => 'zorder', "
+            "order_by => 'a,b')"
+        ).collect()
+        out["paimon"] = {"compact_s": time.perf_counter() - t}
+    spark.conf.unset("spark.sql.adaptive.coalescePartitions.enabled")
+    ranges = [("a", lo, lo + 9_999) for lo in (0, 123_456, 500_000, 777_777, 990_000)] + [
+        ("b", lo, lo + 24) for lo in (0, 600, 1_250, 2_000, 2_475)
+    ]
+    for engine in out:
+        table = f"w_{engine}_0"
+        out[engine]["files_after"] = len(s.table(f"b.{table}").files())
+        kept, times = [], []
+        for column, lo, hi in ranges:
+            sql = f"SELECT count(*), sum(v) FROM {{t}} WHERE {column} BETWEEN {lo} AND {hi}"
+            kept.append(_kept(s, engine, sql.format(t=f"{engine}.b.{table}")))
+            times.append(
+                statistics.median(
+                    _timed(spark, sql.format(t=f"{engine}.b.{table}"))[0] for _ in range(repeat)
+                )
+            )
+        out[engine]["kept_per_1pct_range"] = kept
+        out[engine]["mean_kept"] = statistics.mean(k or 0 for k in kept)
+        out[engine]["median_range_query_s"] = statistics.median(times)
+    if not extensions:
+        out["paimon"] = blocked
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--files", type=int, default=16)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--write-repeat", type=int, default=2)
+    ap.add_argument("--keep", action="store_true", help="keep the warehouse")
+    ap.add_argument(
+        "--paimon-extensions",
+        action="store_true",
+        help="load PaimonSparkSessionExtensions (CALL paimon.sys.compact: the z-order step)",
+    )
+    args = ap.parse_args()
+    jars = _jars()
+    load_start = os.getloadavg()
+    wh = Path(tempfile.mkdtemp(prefix="lakeskip-paimon-"))
+    s = _session(wh, jars, args.files, args.paimon_extensions)
+    spark = s.spark
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS lakeskip.b")
+    writes = _write(s, args.rows, args.files, args.write_repeat)
+    results = []
+    for name, sql in _queries(spark, args.rows).items():
+        for table in ("w_lakeskip_0", "w_paimon_0"):
+            row = _compare(s, table, sql, args.repeat)
+            row["query"] = name
+            results.append(row)
+    zorder = _zorder(s, args.files, args.repeat, args.paimon_extensions)
+    load_end = os.getloadavg()
+    version = spark.version
+    spark.stop()
+    print(f"Spark {version}; {args.rows} rows in {args.files} tasks; warehouse {wh}")
+    for engine, w in writes.items():
+        print(f"write with indexes, {engine}: median {w['median_s']:.2f} s, {w['files']} files")
+    print(f"{'query':<20} {'table by':<9} {'lakeskip s':>10} {'paimon s':>9} {'kept l/p':>9}")
+    for r in results:
+        by = r["table"].split("_")[1]
+        print(
+            f"{r['query']:<20} {by:<9} {r['lakeskip_median_s']:>10.3f} "
+            f"{r['paimon_median_s']:>9.3f} {r['lakeskip_kept']!s:>4}/{r['paimon_kept']!s:<4}"
+        )
+    for engine, z in zorder.items():
+        if "blocked" in z:
+            print(f"z-order {engine}: {z['blocked']}")
+            continue
+        print(
+            f"z-order {engine}: {z['compact_s']:.1f} s, {z['files_after']} files after, "
+            f"{z['mean_kept']:.1f} kept per 1% range ({z['median_range_query_s']:.3f} s)"
+        )
+    print(f"loaded: load average at start {load_start}, at end {load_end}")
+    out = Path(__file__).parent / "results"
+    out.mkdir(exist_ok=True)
+    path = out / f"paimon-{datetime.now(UTC).strftime('%Y%m%d-%H%M%S')}.json"
+    record = {
+        "bench": "paimon_connector",
+        "spark": version,
+        "paimon_jars": [Path(j).name for j in jars],
+        "rows": args.rows,
+        "files": args.files,
+        "writes": writes,
+        "queries": results,
+        "zorder": zorder,
+        "load_average_start": load_start,
+        "load_average_end": load_end,
+        "loaded": True,
+    }
+    path.write_text(json.dumps(record, indent=2, default=str) + "\n")
+    print(f"wrote {path}")
+    if not args.keep:
+        shutil.rmtree(wh, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
