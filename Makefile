@@ -11,7 +11,7 @@ SMOKE_VENV ?= build/smoke-venv
 TEST_WORKERS ?= 2
 XDIST := -n $(TEST_WORKERS) --dist loadfile
 
-.PHONY: demo test coverage test-unit test-spark lint fuzz bench bench-write bench-compact bench-first-write bench-range bench-index bench-kinds bench-clustered bench-functions bench-tpch bench-zorder bench-merge bench-frontends bench-paimon bench-tpcds test-tpcds test-interop test-interop-java test-s3 check-java smoke clean
+.PHONY: demo test coverage test-unit lint fuzz bench bench-write bench-compact bench-first-write bench-range bench-index bench-kinds bench-clustered bench-functions bench-tpch bench-zorder bench-merge bench-frontends bench-paimon bench-tpcds test-tpcds test-interop test-interop-java test-s3 check-java smoke clean
 
 $(RUN_STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "lakeskip needs Python >= 3.11")'
