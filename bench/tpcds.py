@@ -173,7 +173,9 @@ def needed_queries(sql: str, fact: str, view: str) -> list[str]:
     out = []
     for select in tree.find_all(exp.Select):
         sources = []
-        frm = select.args.get("from")
+        # sqlglot >= 26 names the FROM clause "from_" (older: "from"): without it, a SELECT
+        # whose fact table is its FROM table was never counted
+        frm = select.args.get("from_") or select.args.get("from")
         if frm is not None:
             sources.append(frm.this)
         sources += [j.this for j in select.args.get("joins") or []]
