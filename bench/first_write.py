@@ -56,6 +56,40 @@ def _slowest_imports(text: str, top: int = 8) -> list[tuple[str, float]]:
     return sorted(out, key=lambda x: -x[1])[:top]
 
 
+def _jobs(events: Path) -> list[dict[str, Any]]:
+    """Every Spark job of the run from its event log: description, wall seconds, and its
+    tasks' summed run, CPU and deserialisation seconds."""
+    jobs: dict[int, dict[str, Any]] = {}
+    stage_job: dict[int, int] = {}
+    for path in sorted(p for p in events.rglob("*") if p.is_file()):
+        for line in path.read_text(errors="replace").splitlines():
+            if not line.startswith("{"):
+                continue
+            e = json.loads(line)
+            kind = e.get("Event", "")
+            if kind.endswith("JobStart"):
+                props = e.get("Properties") or {}
+                jobs[e["Job ID"]] = {
+                    "what": props.get("spark.job.description") or props.get("callSite.short"),
+                    "start": e["Submission Time"],
+                    "run_s": 0.0,
+                    "cpu_s": 0.0,
+                    "deserialize_s": 0.0,
+                }
+                for sid in e.get("Stage IDs", []):
+                    stage_job[sid] = e["Job ID"]
+            elif kind.endswith("JobEnd") and e["Job ID"] in jobs:
+                job = jobs[e["Job ID"]]
+                job["wall_s"] = (e["Completion Time"] - job["start"]) / 1000
+            elif kind.endswith("TaskEnd") and e.get("Stage ID") in stage_job:
+                m = e.get("Task Metrics") or {}
+                job = jobs[stage_job[e["Stage ID"]]]
+                job["run_s"] += m.get("Executor Run Time", 0) / 1000
+                job["cpu_s"] += m.get("Executor CPU Time", 0) / 1e9
+                job["deserialize_s"] += m.get("Executor Deserialize Time", 0) / 1000
+    return [jobs[k] for k in sorted(jobs)]
+
+
 def _one_run(tmp: Path, importtime: bool) -> dict[str, Any]:
     warehouse = tmp / "warehouse"
     conf = frontend_conf(str(warehouse))
@@ -65,8 +99,12 @@ def _one_run(tmp: Path, importtime: bool) -> dict[str, Any]:
             "spark.ui.enabled": "false",
             "spark.sql.shuffle.partitions": "2",
             "spark.driver.memory": "1g",
+            "spark.eventLog.enabled": "true",
+            "spark.eventLog.compress": "false",
+            "spark.eventLog.dir": (tmp / "events").as_uri(),
         }
     )
+    (tmp / "events").mkdir()
     script = tmp / "first.sql"
     script.write_text(SCRIPT)
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
@@ -98,6 +136,7 @@ def _one_run(tmp: Path, importtime: bool) -> dict[str, Any]:
         "outside_statements_s": total - sum(taken),
         "brain_registered_s": float(registered[0]) if registered else None,
     }
+    out["jobs"] = _jobs(tmp / "events")
     if importtime:
         out["brain_imports"] = _slowest_imports(brain_text)
         out["cli_stderr_imports"] = _slowest_imports(proc.stderr)
@@ -140,6 +179,12 @@ def main() -> None:
         f"{result['median_outside_statements_s']:.2f} s"
     )
     print(f"  first write beyond the second: {med['first insert'] - med['second insert']:.2f} s")
+    print("  Spark jobs of the first run (wall s; tasks' run / JVM CPU / deserialise s):")
+    for j in runs[0]["jobs"]:
+        print(
+            f"    {str(j['what'])[:60]:<62}{j.get('wall_s', float('nan')):>7.2f}"
+            f"{j['run_s']:>7.2f}{j['cpu_s']:>7.2f}{j['deserialize_s']:>7.2f}"
+        )
     if args.importtime:
         for r in runs[:1]:
             print(
