@@ -1,5 +1,5 @@
 """LIMIT and ORDER BY ... LIMIT pushed into the catalog scan (issue 39), also over a filter
-(jvm/read/LakeTopN.java): only the files that can hold the first rows are read
+(jvm/read/rules/LakeTopN.java): only the files that can hold the first rows are read
 (lakeskip.planner.top_n). The oracle is plain Spark over the
 same rows in a DataFrame of its own (no lakeskip in its plan): the sort-key values of the
 answer equal, in order (tied rows may differ; each row returned must be a row of the table).

@@ -1,8 +1,8 @@
 package lakeskip.jvm;
 
-import lakeskip.jvm.read.LakeJoinKeys;
-import lakeskip.jvm.read.LakeTopN;
-import lakeskip.jvm.read.LakeTruncRanges;
+import lakeskip.jvm.read.rules.LakeJoinKeys;
+import lakeskip.jvm.read.rules.LakeTopN;
+import lakeskip.jvm.read.rules.LakeTruncRanges;
 import lakeskip.jvm.read.stream.LakeStreamFilters;
 import lakeskip.jvm.sql.LakeParser;
 import lakeskip.jvm.write.LakeDmlStrategy;

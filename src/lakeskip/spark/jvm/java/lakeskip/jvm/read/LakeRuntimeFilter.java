@@ -10,6 +10,7 @@ import lakeskip.jvm.bridge.Bridge;
 import lakeskip.jvm.bridge.Protocol.Key;
 import lakeskip.jvm.bridge.Protocol.Op;
 import lakeskip.jvm.read.pk.LakePkScan;
+import lakeskip.jvm.read.rules.LakeJoinKeys;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.connector.expressions.FieldReference$;
 import org.apache.spark.sql.connector.expressions.NamedReference;

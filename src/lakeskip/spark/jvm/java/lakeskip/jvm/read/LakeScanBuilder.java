@@ -17,6 +17,8 @@ import lakeskip.jvm.catalog.LakeTable;
 import lakeskip.jvm.read.aggregate.AggregatePushDown;
 import lakeskip.jvm.read.pk.LakeDvScan;
 import lakeskip.jvm.read.pk.LakePkScan;
+import lakeskip.jvm.read.rules.LakeJoinKeys;
+import lakeskip.jvm.read.rules.LakeTopN;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.connector.expressions.NamedReference;

@@ -1,4 +1,4 @@
-package lakeskip.jvm.read;
+package lakeskip.jvm.read.rules;
 
 import java.time.Instant;
 import java.time.LocalDate;

@@ -1,4 +1,4 @@
-package lakeskip.jvm.read;
+package lakeskip.jvm.read.rules;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;

@@ -1,4 +1,4 @@
-package lakeskip.jvm.read;
+package lakeskip.jvm.read.rules;
 
 import java.util.ArrayList;
 import java.util.Arrays;
