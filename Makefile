@@ -47,7 +47,8 @@ coverage: test
 # tests/unit only (collecting all of tests/ imports pyspark: 46 s instead of 14 s at load ~25)
 test-unit: $(STAMP)
 	@start=$$(date +%s); \
-	$(PY) -m pytest -q $(XDIST) -m "not slow and not processes and not spark and not s3" tests/unit; rc=$$?; \
+	LAKESKIP_HYPOTHESIS_EXAMPLES=$${LAKESKIP_HYPOTHESIS_EXAMPLES:-8} LAKESKIP_NEVER_WRONG_EXAMPLES=$${LAKESKIP_NEVER_WRONG_EXAMPLES:-6} \
+	  $(PY) -m pytest -q $(XDIST) -m "not slow and not processes and not spark and not s3" tests/unit; rc=$$?; \
 	echo "make test-unit took $$(( $$(date +%s) - start )) s"; exit $$rc
 
 lint: $(STAMP)
