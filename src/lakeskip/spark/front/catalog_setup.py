@@ -182,9 +182,7 @@ def attach_catalog(
     if EXTENSIONS_CLASS not in str(spark.conf.get("spark.sql.extensions", "") or ""):
         jvm.lakeskip.jvm.write.LakeDmlStrategy.install(spark._jsparkSession)
         jvm.lakeskip.jvm.read.stream.LakeStreamFilters.install(spark._jsparkSession)
-        jvm.lakeskip.jvm.read.rules.LakeTopN.install(spark._jsparkSession)
-        jvm.lakeskip.jvm.read.rules.LakeJoinKeys.install(spark._jsparkSession)
-        jvm.lakeskip.jvm.read.rules.LakeTruncRanges.install(spark._jsparkSession)
+        jvm.lakeskip.jvm.read.rules.PreCboRules.install(spark._jsparkSession)
     # and the parser (Paimon's WITH, CALL sys.x, EXPLAIN PRUNING) over its own (a no-op
     # where the extension installed it)
     if not jvm.lakeskip.jvm.sql.LakeParser.install(spark._jsparkSession):

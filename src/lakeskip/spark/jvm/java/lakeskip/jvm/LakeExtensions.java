@@ -3,6 +3,7 @@ package lakeskip.jvm;
 import lakeskip.jvm.read.rules.LakeJoinKeys;
 import lakeskip.jvm.read.rules.LakeTopN;
 import lakeskip.jvm.read.rules.LakeTruncRanges;
+import lakeskip.jvm.read.rules.PreCboRules;
 import lakeskip.jvm.read.stream.LakeStreamFilters;
 import lakeskip.jvm.sql.LakeParser;
 import lakeskip.jvm.write.LakeDmlStrategy;
@@ -29,9 +30,7 @@ public class LakeExtensions extends AbstractFunction1<SparkSessionExtensions, Bo
     extensions.injectParser((session, parser) -> new LakeParser(session, parser));
     extensions.injectPlannerStrategy(session -> new LakeDmlStrategy());
     extensions.injectOptimizerRule(session -> new LakeStreamFilters());
-    extensions.injectPreCBORule(session -> new LakeTopN());
-    extensions.injectPreCBORule(session -> new LakeJoinKeys());
-    extensions.injectPreCBORule(session -> new LakeTruncRanges());
+    PreCboRules.inject(extensions);
     extensions.injectHintResolutionRule(session -> new LakeMergeSchema());
     return BoxedUnit.UNIT;
   }

@@ -2,7 +2,6 @@ package lakeskip.jvm.read.rules;
 
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.IdentityHashMap;
@@ -11,7 +10,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import lakeskip.jvm.catalog.LakeTable;
-import org.apache.spark.sql.SparkSessionExtensions;
 import org.apache.spark.sql.catalyst.expressions.And;
 import org.apache.spark.sql.catalyst.expressions.AttributeReference;
 import org.apache.spark.sql.catalyst.expressions.Cast;
@@ -82,18 +80,6 @@ public final class LakeJoinKeys extends Rule<LogicalPlan> {
   /** Relation option: columns its scan does not offer as runtime filter attributes (a,b). */
   public static final String NO_RUNTIME_FILTER = "__lakeskip.no-runtime-filter";
 
-  private static final Set<SparkSessionExtensions> INSTALLED =
-      Collections.newSetFromMap(new java.util.WeakHashMap<>());
-
-  /** The rule for a session started without {@code LakeExtensions} (as {@link LakeTopN}). */
-  public static void install(org.apache.spark.sql.classic.SparkSession session) {
-    SparkSessionExtensions ext = session.extensions();
-    synchronized (INSTALLED) {
-      if (INSTALLED.add(ext)) {
-        ext.injectPreCBORule(s -> new LakeJoinKeys());
-      }
-    }
-  }
 
   @Override
   public LogicalPlan apply(LogicalPlan plan) {

@@ -2,15 +2,12 @@ package lakeskip.jvm.read.rules;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import lakeskip.jvm.bridge.Bridge;
 import lakeskip.jvm.bridge.Protocol.Key;
 import lakeskip.jvm.catalog.LakeTable;
-import org.apache.spark.sql.SparkSessionExtensions;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.AttributeReference;
 import org.apache.spark.sql.catalyst.expressions.Expression;
@@ -47,22 +44,6 @@ public final class LakeTopN extends Rule<LogicalPlan> {
   /** The relation option carrying the top-N (JSON: {@code limit}, {@code order}). */
   public static final String OPTION = "__lakeskip.top-n";
 
-  private static final Set<SparkSessionExtensions> INSTALLED =
-      Collections.newSetFromMap(new java.util.WeakHashMap<>());
-
-  /**
-   * The rule for a session started without {@code LakeExtensions} (a catalog attached at run
-   * time): Spark builds its pre-CBO rules from the session's extensions at every optimization,
-   * so injecting it now takes effect from the next query on. Once per session.
-   */
-  public static void install(org.apache.spark.sql.classic.SparkSession session) {
-    SparkSessionExtensions ext = session.extensions();
-    synchronized (INSTALLED) {
-      if (INSTALLED.add(ext)) {
-        ext.injectPreCBORule(s -> new LakeTopN());
-      }
-    }
-  }
 
   @Override
   public LogicalPlan apply(LogicalPlan plan) {

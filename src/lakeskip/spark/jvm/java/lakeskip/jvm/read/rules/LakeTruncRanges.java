@@ -12,13 +12,10 @@ import java.time.temporal.TemporalAdjusters;
 import java.time.zone.ZoneOffsetTransition;
 import java.time.zone.ZoneRules;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
-import java.util.Set;
 import java.util.TreeSet;
 import lakeskip.jvm.catalog.LakeTable;
-import org.apache.spark.sql.SparkSessionExtensions;
 import org.apache.spark.sql.catalyst.expressions.And;
 import org.apache.spark.sql.catalyst.expressions.AttributeReference;
 import org.apache.spark.sql.catalyst.expressions.BinaryComparison;
@@ -78,18 +75,6 @@ public final class LakeTruncRanges extends Rule<LogicalPlan> {
   /** An {@code IN} list longer than this becomes one range from its least to its greatest. */
   private static final int MAX_IN_RANGES = 32;
 
-  private static final Set<SparkSessionExtensions> INSTALLED =
-      Collections.newSetFromMap(new java.util.WeakHashMap<>());
-
-  /** The rule for a session started without {@code LakeExtensions}: once per session. */
-  public static void install(org.apache.spark.sql.classic.SparkSession session) {
-    SparkSessionExtensions ext = session.extensions();
-    synchronized (INSTALLED) {
-      if (INSTALLED.add(ext)) {
-        ext.injectPreCBORule(s -> new LakeTruncRanges());
-      }
-    }
-  }
 
   @Override
   public LogicalPlan apply(LogicalPlan plan) {
