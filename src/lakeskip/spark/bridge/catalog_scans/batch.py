@@ -12,12 +12,13 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
+from lakeskip.catalog.field_mapping import reads_by_name
 from lakeskip.catalog.format.manifest import ManifestEntry
 from lakeskip.catalog.format.schema import TableSchema
 from lakeskip.catalog.format.stats import unpushable_columns
 from lakeskip.catalog.ops.system_tables import read_optimized_level
 from lakeskip.catalog.pk.merge_engine import MergeEngine
-from lakeskip.catalog.schema_evolution import reads_by_name, widens
+from lakeskip.catalog.schema_evolution import widens
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import LakeskipWarning, UnsupportedStatementError
 from lakeskip.index.primitives.roaring import serialize_bitmap
