@@ -37,14 +37,12 @@ from lakeskip.catalog.file_io import FileIO
 from lakeskip.catalog.format.schema import SchemaManager, TableSchema
 from lakeskip.catalog.format.snapshot import Snapshot
 from lakeskip.catalog.format.stats import file_column_stats
-from lakeskip.catalog.kind import DELETION_VECTORS
 from lakeskip.catalog.option_checks import (
-    check_deletion_vectors,
+    check_option_change,
     normalize_option_aliases,
     validate_options,
 )
-from lakeskip.catalog.options import FILE_INDEX_PREFIX, option_bool
-from lakeskip.catalog.pk.merge_engine import is_merge_option
+from lakeskip.catalog.options import FILE_INDEX_PREFIX
 from lakeskip.catalog.pk.primary_key import PRIMARY_KEY_OPTION, check_primary_key
 from lakeskip.catalog.schema_evolution import AddColumn, SchemaChange, apply_changes
 from lakeskip.catalog.table import FileStoreTable
@@ -55,7 +53,6 @@ from lakeskip.errors import (
     DatabaseNotEmptyError,
     DatabaseNotFoundError,
     InvalidArgumentError,
-    InvalidOptionError,
     SchemaChangeError,
     TableAlreadyExistsError,
     TableNotFoundError,
@@ -445,31 +442,7 @@ class Catalog:
                 merged.pop(k, None)
             if merged == dict(current.options):
                 return current
-            if option_bool(current.options, DELETION_VECTORS) and not option_bool(
-                merged, DELETION_VECTORS
-            ):
-                raise InvalidOptionError(
-                    f"option {DELETION_VECTORS!r} cannot be turned off by ALTER TABLE (deleted "
-                    "rows live in deletion vectors that Paimon readers would then ignore)"
-                )
-            if current.primary_keys and option_bool(current.options, DELETION_VECTORS) != (
-                option_bool(merged, DELETION_VECTORS)
-            ):
-                # Paimon treats it as immutable here: level-0 files written without DVs
-                # would be invisible to DV readers, and DV'd rows visible to merging ones
-                raise InvalidOptionError(
-                    f"option {DELETION_VECTORS!r} cannot be changed by ALTER TABLE on a "
-                    "primary-key table (its files are laid out for one mode); create a new table"
-                )
-            check_deletion_vectors(merged, current.primary_keys)
-            fixed = {"bucket", "bucket-key", PRIMARY_KEY_OPTION}
-            fixed |= {k for k in (*merged, *current.options) if is_merge_option(k)}
-            for k in sorted(fixed):
-                if merged.get(k) != current.options.get(k):
-                    raise InvalidOptionError(
-                        f"option {k!r} cannot be changed by ALTER TABLE (the table's files "
-                        "depend on it); create a new table"
-                    )
+            check_option_change(current.options, merged, current.primary_keys)
             to_check = dict(sets)
             if any(k.startswith(FILE_INDEX_PREFIX) for k in merged):
                 to_check.update(

@@ -32,12 +32,19 @@ from lakeskip.catalog.options import (
     OPTION_ALIASES,
     STATS_MODE,
     STATS_MODE_SUFFIX,
+    option_bool,
 )
 from lakeskip.catalog.pk.merge_engine import MergeEngine, check_merge_options, is_merge_option
+from lakeskip.catalog.pk.primary_key import PRIMARY_KEY_OPTION
 from lakeskip.errors import ColumnNotFoundError, InvalidOptionError
 from lakeskip.types import RowType
 
-__all__ = ["check_deletion_vectors", "normalize_option_aliases", "validate_options"]
+__all__ = [
+    "check_deletion_vectors",
+    "check_option_change",
+    "normalize_option_aliases",
+    "validate_options",
+]
 
 
 def normalize_option_aliases(options: Mapping[str, str]) -> dict[str, str]:
@@ -202,6 +209,47 @@ def check_deletion_vectors(options: Mapping[str, str], primary_keys: Sequence[st
             f"option {DELETION_VECTORS!r} is supported on unaware-bucket append tables and "
             f"primary-key tables only ('bucket' = -1), not with 'bucket' = {bucket!r}"
         )
+
+
+def check_option_change(
+    current: Mapping[str, str], merged: Mapping[str, str], primary_keys: Sequence[str]
+) -> None:
+    """What ``ALTER TABLE ... SET / UNSET TBLPROPERTIES`` may not change, from the table's
+    ``current`` options to the ``merged`` ones: deletion vectors are never turned off (nor
+    on, on a primary-key table), and the options the table's files depend on (bucketing,
+    the primary key, the merge engine's) stay as they are.
+
+    >>> check_option_change({"bucket": "2"}, {"bucket": "4"}, ["k"])
+    Traceback (most recent call last):
+    ...
+    lakeskip.errors.InvalidOptionError: option 'bucket' cannot be changed by ALTER TABLE (the table's files depend on it); create a new table
+
+    Raises:
+        InvalidOptionError: the change is refused.
+    """
+    if option_bool(current, DELETION_VECTORS) and not option_bool(merged, DELETION_VECTORS):
+        raise InvalidOptionError(
+            f"option {DELETION_VECTORS!r} cannot be turned off by ALTER TABLE (deleted "
+            "rows live in deletion vectors that Paimon readers would then ignore)"
+        )
+    if primary_keys and option_bool(current, DELETION_VECTORS) != (
+        option_bool(merged, DELETION_VECTORS)
+    ):
+        # Paimon treats it as immutable here: level-0 files written without DVs
+        # would be invisible to DV readers, and DV'd rows visible to merging ones
+        raise InvalidOptionError(
+            f"option {DELETION_VECTORS!r} cannot be changed by ALTER TABLE on a "
+            "primary-key table (its files are laid out for one mode); create a new table"
+        )
+    check_deletion_vectors(merged, primary_keys)
+    fixed = {"bucket", "bucket-key", PRIMARY_KEY_OPTION}
+    fixed |= {k for k in (*merged, *current) if is_merge_option(k)}
+    for k in sorted(fixed):
+        if merged.get(k) != current.get(k):
+            raise InvalidOptionError(
+                f"option {k!r} cannot be changed by ALTER TABLE (the table's files "
+                "depend on it); create a new table"
+            )
 
 
 def _validate_bucket(

@@ -19,12 +19,12 @@ from typing import Any, assert_never
 import pyarrow.parquet as pq
 from pyroaring import BitMap
 
+from lakeskip.catalog.field_mapping import arrow_by_id
 from lakeskip.catalog.format.deletion_vectors import DeletionVectorUpdate, drop_deleted
 from lakeskip.catalog.format.manifest import ManifestEntry
 from lakeskip.catalog.format.snapshot import CommitKind, Snapshot
 from lakeskip.catalog.kind import Append, AppendDv, PkMerge, PkRaw
 from lakeskip.catalog.options import COMPACTION_MIN_FILE_NUM, option_int, target_file_size
-from lakeskip.catalog.schema_evolution import arrow_by_id
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.catalog.write.data_writer import DataWriter
 from lakeskip.catalog.write.write_spec import WriteSpec

@@ -47,11 +47,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from lakeskip.catalog.field_mapping import arrow_by_id
 from lakeskip.catalog.format.deletion_vectors import drop_deleted
 from lakeskip.catalog.format.manifest import ManifestEntry
 from lakeskip.catalog.ops.maintenance import SPILL_DIR_PREFIX
 from lakeskip.catalog.options import option_int, target_file_size
-from lakeskip.catalog.schema_evolution import arrow_by_id
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.catalog.write.data_writer import DataWriter
 from lakeskip.catalog.write.write_spec import WriteSpec

@@ -19,6 +19,7 @@ from tests.unit.expressions.strategies import predicates
 from lakeskip import expressions as E
 from lakeskip import types as T
 from lakeskip.catalog.catalog import Catalog
+from lakeskip.catalog.field_mapping import reads_by_name
 from lakeskip.catalog.format.schema import SchemaManager
 from lakeskip.catalog.schema_evolution import (
     AddColumn,
@@ -30,7 +31,6 @@ from lakeskip.catalog.schema_evolution import (
     UpdateColumnPosition,
     UpdateColumnType,
     apply_changes,
-    reads_by_name,
     widens,
 )
 from lakeskip.catalog.write.rolling_writer import write_data_file

@@ -19,14 +19,9 @@ from tests.unit.procedures.test_sort_rewrite import LocalExecutor
 from lakeskip import expressions as E
 from lakeskip import types as T
 from lakeskip.catalog.catalog import Catalog
+from lakeskip.catalog.field_mapping import arrow_by_id
 from lakeskip.catalog.format.snapshot import CommitKind
-from lakeskip.catalog.schema_evolution import (
-    AddColumn,
-    DropColumn,
-    RenameColumn,
-    UpdateColumnType,
-    arrow_by_id,
-)
+from lakeskip.catalog.schema_evolution import AddColumn, DropColumn, RenameColumn, UpdateColumnType
 from lakeskip.catalog.write.rolling_writer import write_data_file
 from lakeskip.catalog.write.write_spec import WriteSpec
 from lakeskip.planner.scan import ScanPlanner

@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pyroaring import BitMap
 
+from lakeskip.catalog.field_mapping import kv_by_id, kv_key_columns
 from lakeskip.catalog.format.binary_row import deserialize_row
 from lakeskip.catalog.format.deletion_vectors import drop_deleted
 from lakeskip.catalog.format.manifest import ManifestEntry
@@ -32,7 +33,6 @@ from lakeskip.catalog.pk.primary_key import (
     RowKind,
     schema_key_layout,
 )
-from lakeskip.catalog.schema_evolution import kv_by_id, kv_key_columns
 from lakeskip.catalog.write.sort_buffer import _count_below, _key_at
 from lakeskip.catalog.write.write_spec import WriteSpec
 from lakeskip.errors import CorruptDeletionVectorError

@@ -45,13 +45,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from lakeskip.catalog.field_mapping import arrow_by_id, kv_by_id
 from lakeskip.catalog.format.deletion_vectors import drop_deleted
 from lakeskip.catalog.format.manifest import ManifestEntry
 from lakeskip.catalog.format.snapshot import Snapshot
 from lakeskip.catalog.kind import Append, AppendDv, PkMerge, PkRaw
 from lakeskip.catalog.pk.merge_engine import MergeEngine
 from lakeskip.catalog.pk.primary_key import SEQUENCE_NUMBER, VALUE_KIND
-from lakeskip.catalog.schema_evolution import arrow_by_id, kv_by_id
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import CommitConflictError, TypeMismatchError
 from lakeskip.expressions import BooleanExpression, bind

@@ -23,10 +23,10 @@ from pyroaring import BitMap
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from lakeskip.catalog.field_mapping import reads_by_name
 from lakeskip.catalog.format.manifest import ManifestEntry
 from lakeskip.catalog.format.snapshot import Snapshot
 from lakeskip.catalog.format.stats import unpushable_columns
-from lakeskip.catalog.schema_evolution import reads_by_name
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import CorruptMetadataError
 from lakeskip.types import Field, RowType, TypeRoot
@@ -144,7 +144,7 @@ def _deleted_frame(spark: SparkSession, vectors: Mapping[str, BitMap]) -> DataFr
 
 def files_read_by_name(table: FileStoreTable) -> bool:
     """Whether a file of any schema version of ``table`` reads right by column name under its
-    current schema (:func:`~lakeskip.catalog.schema_evolution.reads_by_name`); from the
+    current schema (:func:`~lakeskip.catalog.field_mapping.reads_by_name`); from the
     schema files alone (cached per table), no manifest read."""
     current = table.schema
     for i in range(current.id):  # ids count up from 0; a table never altered has none
@@ -167,7 +167,7 @@ def files_frame_by_id(
     field id (Paimon's schema evolution): a file written under an older schema has its
     renamed columns under their new names, its widened columns cast, the columns added since
     as NULL and the dropped ones gone. Files whose schema reads right by name
-    (:func:`~lakeskip.catalog.schema_evolution.reads_by_name`) are read as one plain
+    (:func:`~lakeskip.catalog.field_mapping.reads_by_name`) are read as one plain
     Parquet scan; each other schema version is read with its own names and projected.
 
     Args:

@@ -25,6 +25,7 @@ import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
 
 from lakeskip.catalog.catalog import Catalog
+from lakeskip.catalog.field_mapping import kv_key_columns
 from lakeskip.catalog.format.manifest import ManifestEntry
 from lakeskip.catalog.format.schema import TableSchema
 from lakeskip.catalog.format.snapshot import Snapshot
@@ -32,7 +33,6 @@ from lakeskip.catalog.kind import Append, AppendDv, PkMerge, PkRaw
 from lakeskip.catalog.ops.time_travel import SCAN_OPTIONS, TimeTravel, read_snapshot, table_at
 from lakeskip.catalog.pk.merge_engine import MergeEngine
 from lakeskip.catalog.pk.primary_key import SEQUENCE_NUMBER, VALUE_KIND, schema_key_layout
-from lakeskip.catalog.schema_evolution import kv_key_columns
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import (
     ColumnNotFoundError,

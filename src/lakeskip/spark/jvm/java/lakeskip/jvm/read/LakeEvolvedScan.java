@@ -82,22 +82,52 @@ public final class LakeEvolvedScan implements Scan, Batch {
       int[] src = sources.get(i);
       List<Expression> exprs = new ArrayList<>();
       for (int j = 0; j < readSchema.fields().length; j++) {
-        StructField want = readSchema.fields()[j];
-        int k = src == null ? j : src[j];
-        if (k < 0) {
-          exprs.add(Literal.create(null, want.dataType()));
-          continue;
-        }
-        StructField have = from.fields()[k];
-        Expression e = new BoundReference(k, have.dataType(), have.nullable());
-        if (!have.dataType().equals(want.dataType())) {
-          e = new Cast(e, want.dataType(), scala.Option.empty(), EvalMode.LEGACY());
-        }
-        exprs.add(e);
+        exprs.add(column(from, src == null ? j : src[j], readSchema.fields()[j]));
       }
       projections.add(exprs);
     }
     return new Factory(factories, projections);
+  }
+
+  /**
+   * A current column read from a row of an older schema version by field id, as Python mapped
+   * it: the value at position {@code k} of {@code from}, cast where the column was widened
+   * since, or NULL where the files predate the column ({@code k < 0}). Also how {@code
+   * LakePkScan} projects an older version's key-value rows onto the current ones.
+   */
+  public static Expression column(StructType from, int k, StructField want) {
+    if (k < 0) {
+      return Literal.create(null, want.dataType());
+    }
+    StructField have = from.fields()[k];
+    Expression e = new BoundReference(k, have.dataType(), have.nullable());
+    if (!have.dataType().equals(want.dataType())) {
+      e = new Cast(e, want.dataType(), scala.Option.empty(), EvalMode.LEGACY());
+    }
+    return e;
+  }
+
+  /** {@code inner}'s rows through {@code exprs}: an older version's rows as the current ones. */
+  public static PartitionReader<InternalRow> projected(
+      PartitionReader<InternalRow> inner, List<Expression> exprs) {
+    UnsafeProjection projection =
+        UnsafeProjection.create(scala.jdk.javaapi.CollectionConverters.asScala(exprs).toSeq());
+    return new PartitionReader<InternalRow>() {
+      @Override
+      public boolean next() throws IOException {
+        return inner.next();
+      }
+
+      @Override
+      public InternalRow get() {
+        return projection.apply(inner.get());
+      }
+
+      @Override
+      public void close() throws IOException {
+        inner.close();
+      }
+    };
   }
 
   /** A partition of one part. */
@@ -130,25 +160,7 @@ public final class LakeEvolvedScan implements Scan, Batch {
     @Override
     public PartitionReader<InternalRow> createReader(InputPartition partition) {
       Part p = (Part) partition;
-      PartitionReader<InternalRow> inner = factories.get(p.part).createReader(p.inner);
-      UnsafeProjection projection = UnsafeProjection.create(
-          scala.jdk.javaapi.CollectionConverters.asScala(projections.get(p.part)).toSeq());
-      return new PartitionReader<InternalRow>() {
-        @Override
-        public boolean next() throws IOException {
-          return inner.next();
-        }
-
-        @Override
-        public InternalRow get() {
-          return projection.apply(inner.get());
-        }
-
-        @Override
-        public void close() throws IOException {
-          inner.close();
-        }
-      };
+      return projected(factories.get(p.part).createReader(p.inner), projections.get(p.part));
     }
   }
 }

@@ -13,6 +13,7 @@ import lakeskip.jvm.bridge.Protocol.Key;
 import lakeskip.jvm.catalog.LakeTable;
 import lakeskip.jvm.read.FilterPushDown;
 import lakeskip.jvm.read.LakeAuditScan;
+import lakeskip.jvm.read.LakeEvolvedScan;
 import lakeskip.jvm.read.LakeFileIndex;
 import lakeskip.jvm.read.LakeParquetScanBuilder;
 import lakeskip.jvm.read.ReadErrors;
@@ -266,19 +267,7 @@ public final class LakePkScan implements Scan, Batch {
     List<Expression> exprs = new ArrayList<>();
     for (StructField want : got.fields()) {
       String from = storedName(want.name(), table, names);
-      if (from == null) {
-        exprs.add(org.apache.spark.sql.catalyst.expressions.Literal.create(null, want.dataType()));
-        continue;
-      }
-      StructField have = read.apply(from);
-      Expression e = new org.apache.spark.sql.catalyst.expressions.BoundReference(
-          read.fieldIndex(from), have.dataType(), true);
-      if (!have.dataType().equals(want.dataType())) {
-        e = new org.apache.spark.sql.catalyst.expressions.Cast(
-            e, want.dataType(), scala.Option.empty(),
-            org.apache.spark.sql.catalyst.expressions.EvalMode.LEGACY());
-      }
-      exprs.add(e);
+      exprs.add(LakeEvolvedScan.column(read, from == null ? -1 : read.fieldIndex(from), want));
     }
     return exprs;
   }
@@ -389,28 +378,7 @@ public final class LakePkScan implements Scan, Batch {
       int v = versionOf.getOrDefault(file.filePath().urlEncoded(), 0);
       PartitionReader<InternalRow> inner =
           parquet[v][i].createReader(new FilePartition(0, new PartitionedFile[] {file}));
-      if (v == 0) {
-        return inner;
-      }
-      org.apache.spark.sql.catalyst.expressions.UnsafeProjection projection =
-          org.apache.spark.sql.catalyst.expressions.UnsafeProjection.create(
-              CollectionConverters.asScala(projections.get(v)).toSeq());
-      return new PartitionReader<InternalRow>() {
-        @Override
-        public boolean next() throws IOException {
-          return inner.next();
-        }
-
-        @Override
-        public InternalRow get() {
-          return projection.apply(inner.get());
-        }
-
-        @Override
-        public void close() throws IOException {
-          inner.close();
-        }
-      };
+      return v == 0 ? inner : LakeEvolvedScan.projected(inner, projections.get(v));
     }
 
     @Override

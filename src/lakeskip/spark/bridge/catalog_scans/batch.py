@@ -1,0 +1,289 @@
+"""``plan_scan``: a batch scan's files as Spark reads them -- by name, or by field id for
+files written under an older schema --, their deletion vectors in the plan's snapshot, the
+merge rule of a primary-key table, a pushed ``LIMIT`` / top-N, the pruning figures, and the
+report filed under the query's tag. :func:`scan_reply` is also a streaming micro-batch's."""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import time
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+from lakeskip.catalog.field_mapping import reads_by_name
+from lakeskip.catalog.format.manifest import ManifestEntry
+from lakeskip.catalog.format.schema import TableSchema
+from lakeskip.catalog.format.stats import unpushable_columns
+from lakeskip.catalog.ops.system_tables import read_optimized_level
+from lakeskip.catalog.pk.merge_engine import MergeEngine
+from lakeskip.catalog.schema_evolution import widens
+from lakeskip.catalog.table import FileStoreTable
+from lakeskip.errors import LakeskipWarning, UnsupportedStatementError
+from lakeskip.index.primitives.roaring import serialize_bitmap
+from lakeskip.planner.report import ScanPlan
+from lakeskip.planner.runtime import narrowing_columns, prunable_columns
+from lakeskip.planner.scan import ScanPlanner
+from lakeskip.planner.top_n import SortKey, limit_files, limited_report, rows_all_match
+from lakeskip.spark.bridge.catalog_context import ServiceContext, snapshot_token
+from lakeskip.spark.bridge.catalog_scans.target import (
+    ScanTarget,
+    deleted_rows_of,
+    partition_json,
+    pruning_figures,
+    scan_target,
+)
+from lakeskip.spark.jvm.protocol import (
+    EvolvedFiles,
+    MergeSpec,
+    PlanScanReply,
+    PlanScanRequest,
+    ScanFile,
+    decode,
+)
+from lakeskip.spark.read.query import spark_path
+from lakeskip.types import RowType
+
+__all__ = ["plan_scan", "scan_reply"]
+
+
+def _deletion_vectors(
+    table: FileStoreTable, snapshot_id: int | None, entries: Sequence[ManifestEntry]
+) -> dict[str, str]:
+    """Data file name -> its DV (portable RoaringBitmap, base64) for the Java reader; read and
+    checked here, in the plan's snapshot (a corrupt DV fails the query)."""
+    if snapshot_id is None:
+        return {}
+    refs = table.deletion_files(table.snapshot(snapshot_id))
+    out: dict[str, str] = {}
+    for e in entries:
+        ref = refs.get(e.file.file_name)
+        if ref is not None:
+            bm = table.read_deletion_vector(ref, e.file.row_count)
+            if len(bm):
+                out[e.file.file_name] = base64.b64encode(serialize_bitmap(bm)).decode("ascii")
+    return out
+
+
+def _top_level_only(plan: ScanPlan, level: int) -> ScanPlan:
+    """``t$read_optimized`` of a primary-key table: only the files at the top level (fully
+    compacted: one version per key, read without a merge), as Paimon's
+    ``ReadOptimizedTable``; the report counts only those files."""
+    r = plan.report
+    return ScanPlan.build(
+        table=f"{r.table}$read_optimized",
+        predicate=r.predicate,
+        snapshot_id=r.snapshot_id,
+        decisions=[d for d in plan.decisions if d.entry.file.level == level],
+        index_files_read=r.index_files_read,
+        planning_ms=r.planning_ms,
+        warnings=r.warnings,
+        index_bytes_read=r.index_bytes_read,
+    )
+
+
+def _split_by_name(
+    table: FileStoreTable,
+    schema: TableSchema,
+    entries: Sequence[ManifestEntry],
+) -> tuple[list[ManifestEntry], dict[int, list[ManifestEntry]]]:
+    """The kept files Spark's Parquet scan reads right by column name, and the others by
+    schema version (Java reads those by field id: ``LakeEvolvedScan`` for plain, deletion-
+    vector, audit and change scans, ``LakePkScan`` per file for merge-on-read); a nested or
+    non-widening mapping is refused in one line."""
+    plain: list[ManifestEntry] = []
+    evolved: dict[int, list[ManifestEntry]] = {}
+    verdict: dict[int, bool] = {}
+    for e in entries:
+        sid = e.file.schema_id
+        if sid not in verdict:
+            stored = table.schema_by_id(sid).row_type if sid != schema.id else schema.row_type
+            verdict[sid] = sid == schema.id or reads_by_name(stored, schema.row_type)
+            if not verdict[sid] and not _flat_mapping(stored, schema.row_type):
+                raise UnsupportedStatementError(
+                    f"{table.identifier}: files written under schema {sid} hold nested fields "
+                    "renamed, retyped or dropped since, which the Spark catalog scan cannot "
+                    "read by field id yet: read with lakeskip.connect(...).sql or `lakeskip sql`"
+                )
+        if verdict[sid]:
+            plain.append(e)
+        else:
+            evolved.setdefault(sid, []).append(e)
+    return plain, evolved
+
+
+def _flat_mapping(stored: RowType, current: RowType) -> bool:
+    """Whether each current column the files have is the same type or a top-level widening
+    (the projection ``LakeEvolvedScan`` makes: rename, cast, NULL)."""
+    by_id = {f.id: f for f in stored}
+    for f in current:
+        g = by_id.get(f.id)
+        if g is None:
+            continue
+        a, b = g.type.with_nullable(True), f.type.with_nullable(True)
+        if a != b and (a.is_nested or b.is_nested or not widens(a, b)):
+            return False
+    return True
+
+
+def _evolved_files(
+    table: FileStoreTable, schema: TableSchema, sid: int, files: tuple[ScanFile, ...]
+) -> EvolvedFiles:
+    stored = table.schema_by_id(sid)
+    by_id = {f.id: f for f in stored.row_type}
+    data = RowType(tuple(f for f in stored.row_type if f.name not in stored.partition_keys))
+    names = {f.name: by_id[f.id].name for f in schema.row_type if f.id in by_id}
+    return EvolvedFiles(files=files, stored_schema=data.spark_ddl(), stored_names=names)
+
+
+def plan_scan(ctx: ServiceContext, req: PlanScanRequest, arg: Any) -> PlanScanReply:
+    target = scan_target(ctx, req)
+    table, snap, schema, tz = target.table, target.snapshot, target.schema, target.time_zone
+    predicate, system = target.predicate, target.system
+    with warnings.catch_warnings():
+        # this is a py4j callback thread: the warnings travel in the report instead
+        # (Session.sql re-issues them on the querying thread)
+        warnings.simplefilter("ignore", LakeskipWarning)
+        started = time.perf_counter()
+        planner = ScanPlanner(table)
+        plan = planner.plan(predicate, time_zone=tz, snapshot=snap)
+        if system == "read_optimized" and schema.primary_keys:
+            plan = _top_level_only(plan, read_optimized_level(schema.options))
+        # this callback's planning (the report's is the first plan's when it was cached)
+        planned_ms = (time.perf_counter() - started) * 1000
+    return scan_reply(ctx, req, target, planner, plan, planned_ms)
+
+
+def scan_reply(
+    ctx: ServiceContext,
+    req: PlanScanRequest,
+    target: ScanTarget,
+    planner: ScanPlanner,
+    plan: ScanPlan,
+    planned_ms: float,
+    *,
+    runtime_filters: bool = True,
+) -> PlanScanReply:
+    """The reply of a planned scan: the kept files as Spark reads them (with their DVs in the
+    plan's snapshot), the merge rule, the figures, the report filed under the query's tag."""
+    table, snap, schema, system = target.table, target.snapshot, target.schema, target.system
+    row_type = schema.row_type
+    types = [row_type.field(k).type for k in schema.partition_keys]
+    entries, note = _limited(target, plan.files, req)
+    if note:
+        plan = dataclasses.replace(
+            plan,
+            report=limited_report(plan.report, plan.decisions, entries, _limit_label(req), note),
+        )
+    vectors = _deletion_vectors(table, plan.report.snapshot_id, entries)
+    plain, evolved = _split_by_name(table, schema, entries)
+
+    def scan_files(entries: Sequence[ManifestEntry]) -> tuple[ScanFile, ...]:
+        return tuple(
+            ScanFile(
+                path=spark_path(table.file_io.uri(table.data_file_path(e))),
+                size=e.file.file_size,
+                mtime=e.file.creation_time or 0,
+                partition=tuple(
+                    partition_json(t, v) for t, v in zip(types, e.partition, strict=True)
+                ),
+                dv=vectors.get(e.file.file_name),
+                # merge-on-read unit of a primary-key table: its (partition, bucket)
+                group=repr((e.partition, e.bucket)),
+            )
+            for e in entries
+        )
+
+    files = scan_files(plain)
+    report_id = ctx.reports.add(req.tag, plan.report)
+    # how LakePkScan merges the versions of a key (primary-key tables)
+    # (a key to_json gains must be added to MergeSpec, and Protocol.java regenerated)
+    merge = (
+        decode(MergeSpec, MergeEngine.for_schema(schema).to_json()) if schema.primary_keys else None
+    )
+    figures = pruning_figures(plan.report, planned_ms)
+    return PlanScanReply(
+        files=files,
+        report_id=report_id,
+        pruning=figures,
+        merge=merge,
+        # columns whose filters Spark's Parquet reader may answer wrongly from the
+        # statistics, dictionaries or bloom filters of some of these files (NaN left out
+        # of min/max, -0.0 vs 0.0, millisecond timestamps): not pushed into the scan
+        unpushable=tuple(
+            sorted(unpushable_columns(plan.files, schema, table.schema_by_id, req.filter_columns))
+        ),
+        # an empty table may have gained its first snapshot while planning: then the
+        # files are not the token's, and the JVM must not keep the scan under it
+        token=(
+            snapshot_token(table, snap)
+            if plan.report.snapshot_id == (snap.id if snap is not None else None)
+            else ""
+        ),
+        evolved=tuple(
+            _evolved_files(table, schema, sid, scan_files(group))
+            for sid, group in sorted(evolved.items())
+        ),
+        # the columns Spark may plan runtime filters on: those that can narrow these files
+        prunable=(
+            narrowing_columns(planner, plan, snap, prunable_columns(schema, table.kind))
+            if system is None and runtime_filters
+            else ()
+        ),
+    )
+
+
+def _limited(
+    target: ScanTarget, files: Sequence[ManifestEntry], req: PlanScanRequest
+) -> tuple[Sequence[ManifestEntry], str]:
+    """The planned files narrowed by a pushed ``LIMIT`` / top-N (:mod:`lakeskip.planner.top_n`)
+    and, when any was skipped, what was pushed and why the kept files were kept (else "").
+    With filters, only the files on whose every row they hold (exactly translated, proven by
+    partition values and stats) count towards the limit. Not on a system table."""
+    table, snap, schema = target.table, target.snapshot, target.schema
+    if req.limit is None or target.system is not None or snap is None:
+        return files, ""
+    matches: list[bool] | None = None
+    if req.filters:
+        matches = (
+            rows_all_match(
+                schema,
+                files,
+                target.predicate,
+                time_zone=target.time_zone,
+                schema_by_id=table.schema_by_id,
+            )
+            if target.exact and target.predicate is not None
+            else [False] * len(files)
+        )
+    kept = limit_files(
+        schema,
+        files,
+        [SortKey(k.column, k.descending, k.nulls_first) for k in req.order],
+        req.limit,
+        schema_by_id=table.schema_by_id,
+        deleted_rows=deleted_rows_of(table, snap),
+        matches=matches,
+    )
+    if kept is None or len(kept) == len(files):
+        return files, ""
+    if req.order:
+        k = req.order[0]
+        pushed = (
+            f"ORDER BY {k.column}{' DESC' if k.descending else ''} "
+            f"NULLS {'FIRST' if k.nulls_first else 'LAST'}{', ...' if len(req.order) > 1 else ''} "
+            f"LIMIT {req.limit}: kept the files whose stats of {k.column} can rank a row among "
+            "the first"
+        )
+    else:
+        pushed = f"LIMIT {req.limit}: kept files in order until their rows reach the limit"
+    counted = len(files) if matches is None else sum(matches)
+    return kept, (
+        f"{pushed}; {counted} of {len(files)} files counted (every row a row of the filtered input)"
+    )
+
+
+def _limit_label(req: PlanScanRequest) -> str:
+    """How EXPLAIN names the tier: ``limit`` or ``top-n(ts)``."""
+    return f"top-n({req.order[0].column})" if req.order else "limit"
