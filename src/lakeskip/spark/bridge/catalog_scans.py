@@ -42,7 +42,7 @@ from lakeskip.planner.aggregate import (
     aggregate_from_metadata,
 )
 from lakeskip.planner.report import PruningReport, ScanPlan
-from lakeskip.planner.runtime import narrowing_columns, prunable_columns, refine_plan
+from lakeskip.planner.runtime import prunable_columns, refine_plan, runtime_columns
 from lakeskip.planner.scan import ScanPlanner
 from lakeskip.planner.stream import (
     StreamOffset,
@@ -368,6 +368,12 @@ def _scan_reply(
         decode(MergeSpec, MergeEngine.for_schema(schema).to_json()) if schema.primary_keys else None
     )
     figures = pruning_figures(plan.report, planned_ms)
+    # the columns Spark may plan runtime filters on: those that can narrow these files
+    declared, by_index = (
+        runtime_columns(planner, plan, snap, prunable_columns(schema, table.kind))
+        if system is None and runtime_filters
+        else ((), {})
+    )
     return PlanScanReply(
         files=files,
         report_id=report_id,
@@ -390,12 +396,8 @@ def _scan_reply(
             _evolved_files(table, schema, sid, scan_files(group))
             for sid, group in sorted(evolved.items())
         ),
-        # the columns Spark may plan runtime filters on: those that can narrow these files
-        prunable=(
-            narrowing_columns(planner, plan, snap, prunable_columns(schema, table.kind))
-            if system is None and runtime_filters
-            else ()
-        ),
+        prunable=declared,
+        index_values=by_index or None,
     )
 
 
