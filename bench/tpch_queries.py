@@ -36,6 +36,15 @@ starts the Python brain), and plain, over temp views ``USING parquet`` of the sa
 Each runs every query ``1 + --runs`` times in a row (the first warms up); the time of a run is
 the CLI's own "Time taken"; answers are the printed rows, compared as sorted lines.
 
+``--profile`` (PySpark) records the lakeskip callbacks of the first (answer-checking) run
+(calls and ms in Python: ``plan_scan`` is the whole planning callback, of which the pruning
+report's planning ms is the planner's part), and adds one more run per side after the timed
+ones with where its time went: Spark's phases (analysis, optimization, planning; *execution*
+the rest), the lakeskip callbacks the warm query made (a warm repetition should make only
+``load_table``: its scans are reused from the JVM's scan cache), Spark jobs, and the
+operators of the executed plan on each side (joins, exchanges, aggregates), printed where
+the two sides' plans differ.
+
 Writes ``bench/results/tpch-queries-<frontend>-<timestamp>.json`` with the load average
 (a shared machine: figures are "loaded" unless it was quiet).
 """
@@ -58,6 +67,7 @@ from typing import Any
 
 import lakeskip
 from lakeskip.spark import pruning_reports
+from lakeskip.spark.front.catalog_setup import service_for
 from lakeskip.spark.front.frontends import frontend_command, frontend_conf
 
 TABLES = ("lineitem", "orders", "customer", "part", "partsupp", "supplier", "nation", "region")
@@ -333,9 +343,99 @@ def _sides(session: Any) -> dict[str, dict[str, str]]:
     }
 
 
-def run_pyspark(session: Any, queries: list[str], runs: int) -> dict[str, Any]:
+#: operators whose counts tell two physical plans of one query apart
+_OPERATORS = (
+    "BroadcastHashJoin",
+    "SortMergeJoin",
+    "ShuffledHashJoin",
+    "BroadcastNestedLoopJoin",
+    "CartesianProduct",
+    "BroadcastExchange",
+    "ShuffleExchange",
+    "Exchange",
+    "HashAggregate",
+    "ObjectHashAggregate",
+    "SortAggregate",
+    "Sort",
+    "Window",
+    "SubqueryBroadcast",
+    "Subquery",
+    "ReusedExchange",
+    "ColumnarToRow",
+)
+
+
+def operators(plan: str) -> dict[str, int]:
+    """How many of each :data:`_OPERATORS` a physical plan's text holds (an adaptive plan's
+    final plan only)."""
+    found: dict[str, int] = {}
+    for line in plan.split("== Initial Plan ==")[0].splitlines():
+        m = re.match(r"[\s:+\-*()0-9]*([A-Za-z]+)", line)
+        if m and m.group(1) in _OPERATORS:
+            found[m.group(1)] = found.get(m.group(1), 0) + 1
+    return dict(sorted(found.items()))
+
+
+def profiled(spark: Any, service: Any, sql: str) -> dict[str, Any]:
+    """One run of ``sql`` with where its time went: Spark's phases (ms; *execution* is the
+    rest of the wall time), the lakeskip callbacks it made (calls and ms in Python), the
+    Spark jobs it ran and its executed plan's operators."""
+    store = spark._jsparkSession.sharedState().statusStore()
+    before_execs = store.executionsList().size()
+    before = service.callback_stats()
+    t0 = time.perf_counter()
+    df = spark.sql(sql)
+    df.collect()
+    secs = time.perf_counter() - t0
+    phases: dict[str, float] = {}
+    qe = df._jdf.queryExecution()
+    it = qe.tracker().phases().iterator()
+    while it.hasNext():
+        kv = it.next()
+        phases[str(kv._1())] = round(float(kv._2().durationMs()), 1)
+    phases["execution"] = round(secs * 1000 - sum(phases.values()), 1)
+    delta = service.callback_stats().since(before)
+    callbacks = {
+        op: [n, round(delta.seconds.get(op, 0.0) * 1000, 1)]
+        for op, n in sorted(delta.calls.items())
+        if n
+    }
+    spark._jsc.sc().listenerBus().waitUntilEmpty()
+    execs = store.executionsList()
+    jobs = sum(execs.apply(i).jobs().size() for i in range(before_execs, execs.size()))
+    plan = str(qe.executedPlan().toString())
+    return {
+        "seconds": round(secs, 3),
+        "phases_ms": phases,
+        "callbacks": callbacks,
+        "jobs": jobs,
+        "operators": operators(plan),
+        "plan": plan,
+    }
+
+
+def _print_profile(q: str, prof: dict[str, dict[str, Any]]) -> None:
+    for side, p in prof.items():
+        ph = p["phases_ms"]
+        calls = ", ".join(f"{op} {n}/{ms:.0f}ms" for op, (n, ms) in p["callbacks"].items())
+        print(
+            f"      {side:>8}: {p['seconds']:.2f} s, analysis {ph.get('analysis', 0):.0f} + "
+            f"optimization {ph.get('optimization', 0):.0f} + planning "
+            f"{ph.get('planning', 0):.0f} ms, {p['jobs']} jobs"
+            + (f", callbacks {calls}" if calls else ""),
+            flush=True,
+        )
+    ops = {side: p["operators"] for side, p in prof.items()}
+    if len({json.dumps(o) for o in ops.values()}) > 1:
+        print(f"      {q} plans differ: {ops}", flush=True)
+
+
+def run_pyspark(
+    session: Any, queries: list[str], runs: int, profile: bool = False
+) -> dict[str, Any]:
     spark = session.spark
     sides = _sides(session)
+    service = service_for(spark) if profile else None
     out: dict[str, Any] = {}
     for n, q in enumerate(queries):
         sql = QUERIES[q]
@@ -344,9 +444,18 @@ def run_pyspark(session: Any, queries: list[str], runs: int) -> dict[str, Any]:
         # the side that runs first pays what Spark caches for the next (generated code):
         # the first side alternates from query to query
         first = list(sides) if n % 2 == 0 else list(reversed(sides))
+        first_callbacks: dict[str, list[float]] = {}
         for side in first:
+            before = service.callback_stats() if service is not None else None
             with pruning_reports(spark) as reports:
                 answers[side] = canonical(spark.sql(sql.format(**sides[side])).collect())
+            if service is not None and before is not None and side == "lakeskip":
+                delta = service.callback_stats().since(before)
+                first_callbacks = {
+                    op: [n, round(delta.seconds.get(op, 0.0) * 1000, 1)]
+                    for op, n in sorted(delta.calls.items())
+                    if n
+                }
             if side == "lakeskip":
                 scans = [
                     {
@@ -366,6 +475,12 @@ def run_pyspark(session: Any, queries: list[str], runs: int) -> dict[str, Any]:
                 spark.sql(sql.format(**sides[side])).collect()
                 times[side].append(time.perf_counter() - t0)
         out[q] = _summary(q, times, scans, len(answers["plain"]))
+        if service is not None:
+            prof = {side: profiled(spark, service, sql.format(**sides[side])) for side in first}
+            calls = ", ".join(f"{op} {n}/{ms:.0f}ms" for op, (n, ms) in first_callbacks.items())
+            print(f"      first lakeskip run's callbacks: {calls}", flush=True)
+            _print_profile(q, prof)
+            out[q]["profile"] = {"first_callbacks": first_callbacks, **prof}
     return out
 
 
@@ -516,6 +631,11 @@ def main() -> None:
     ap.add_argument("--queries", default=",".join(QUERIES))
     ap.add_argument("--frontend", choices=("pyspark", "spark-sql"), default="pyspark")
     ap.add_argument("--reload", action="store_true", help="load the tables again")
+    ap.add_argument(
+        "--profile",
+        action="store_true",
+        help="PySpark: one more run per side with Spark's phases, callbacks, jobs and plans",
+    )
     args = ap.parse_args()
     sf = f"{args.sf:g}"
     source = Path(args.source or Path(__file__).parent.parent / ".tpch-cache" / f"sf{sf}")
@@ -532,7 +652,7 @@ def main() -> None:
     load(session, source, args.files, warehouse, args.reload)
     load_avg = [os.getloadavg()]
     if args.frontend == "pyspark":
-        results = run_pyspark(session, queries, args.runs)
+        results = run_pyspark(session, queries, args.runs, args.profile)
         session.spark.stop()
     else:
         results = run_spark_sql(session, warehouse, queries, args.runs)

@@ -35,6 +35,7 @@ from lakeskip.planner.runtime import (
     narrowing_columns,
     prunable_columns,
     refine_plan,
+    runtime_columns,
 )
 from lakeskip.planner.scan import ScanPlanner
 from lakeskip.planner.vector_evaluator import _any_in_range
@@ -246,6 +247,50 @@ def test_a_scan_declares_only_columns_that_can_narrow_its_files(tmp_path: Path) 
     # a file index answers by value: its column stays, overlapping ranges or not
     indexed = _table_of_files(tmp_path, "i", files, {"file-index.bloom-filter.columns": "v"})
     assert _declared(indexed) == ("k", "v")
+
+
+def test_a_list_longer_than_the_index_answers_is_left_to_stats(tmp_path: Path) -> None:
+    """A column only its file index narrows (``v``: every file's range overlaps the
+    others', each file holds its own values) is declared with :data:`INDEX_VALUES_LIMIT`,
+    the JVM's bound on the runtime IN lists it asks about: up to it the index narrows the
+    files, beyond it :func:`refine_plan` answers by stats alone and keeps every file the
+    plan kept -- so not asking (TPC-H's joins send 450,000+ order keys) loses nothing. The
+    clustered key ``k`` is declared without a bound."""
+    files = [
+        pa.table(
+            {
+                "k": pa.array(range(f * 100, f * 100 + 100), pa.int64()),
+                "v": pa.array([f + 4 * i for i in range(100)], pa.int32()),
+                "s": pa.array(["x"] * 100),
+            }
+        )
+        for f in range(4)
+    ]
+    table = _table_of_files(
+        tmp_path,
+        "b",
+        files,
+        {"file-index.bitmap.columns": "v", "file-index.bloom-filter.columns": "k"},
+    )
+    planner = ScanPlanner(table)
+    snap = table.latest_snapshot()
+    plan = planner.plan(None, snapshot=snap)
+    declared, by_index = runtime_columns(
+        planner, plan, snap, prunable_columns(table.schema, table.kind)
+    )
+    assert declared == narrowing_columns(
+        planner, plan, snap, prunable_columns(table.schema, table.kind)
+    )
+    assert declared == ("k", "v")
+    assert by_index == {"v": INDEX_VALUES_LIMIT}
+    # every value of file 0 (v = 0, 4, 8, ...): a short list skips the other files by index
+    few = refine_plan(planner, plan, snap, E.In("v", [0, 4, 8]))
+    assert len(few.files) == 1
+    many = [4 * i for i in range(INDEX_VALUES_LIMIT + 1)]
+    assert len(refine_plan(planner, plan, snap, E.In("v", many)).files) == len(plan.files) == 4
+    # one file kept: nothing declared, nothing bounded
+    one = planner.plan(E.EqualTo("k", 150), snapshot=snap)
+    assert runtime_columns(planner, one, snap, ("k", "v")) == ((), {})
 
 
 @settings(max_examples=EXAMPLES * 4, deadline=None)

@@ -801,6 +801,10 @@ class PlanScanReply:
     #: the columns runtime filters may prune on (``SupportsRuntimeV2Filtering``): partition
     #: and bucket keys, columns with stats or a file index
     prunable: tuple[str, ...] = ()
+    #: of ``prunable``, the columns only a file index narrows, each with the longest IN list
+    #: ``runtime_filter`` answers by index: a longer runtime list on one is not asked about
+    #: (stats alone keep every file; ``lakeskip.planner.runtime.runtime_columns``)
+    index_values: Mapping[str, int] | None = None
     #: a primary-key table's streaming micro-batch (``lakeskip.planner.stream``): the files
     #: are read as written, no merge, only ``+I`` / ``+U`` rows, and a file named here only
     #: its rows of at least this sequence number (``None``: a table read)

@@ -23,7 +23,7 @@ from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import LakeskipWarning, UnsupportedStatementError
 from lakeskip.index.primitives.roaring import serialize_bitmap
 from lakeskip.planner.report import ScanPlan
-from lakeskip.planner.runtime import narrowing_columns, prunable_columns
+from lakeskip.planner.runtime import prunable_columns, runtime_columns
 from lakeskip.planner.scan import ScanPlanner
 from lakeskip.planner.top_n import SortKey, limit_files, limited_report, rows_all_match
 from lakeskip.spark.bridge.catalog_context import ServiceContext, snapshot_token
@@ -203,6 +203,12 @@ def scan_reply(
         decode(MergeSpec, MergeEngine.for_schema(schema).to_json()) if schema.primary_keys else None
     )
     figures = pruning_figures(plan.report, planned_ms)
+    # the columns Spark may plan runtime filters on: those that can narrow these files
+    declared, by_index = (
+        runtime_columns(planner, plan, snap, prunable_columns(schema, table.kind))
+        if system is None and runtime_filters
+        else ((), {})
+    )
     return PlanScanReply(
         files=files,
         report_id=report_id,
@@ -225,12 +231,8 @@ def scan_reply(
             _evolved_files(table, schema, sid, scan_files(group))
             for sid, group in sorted(evolved.items())
         ),
-        # the columns Spark may plan runtime filters on: those that can narrow these files
-        prunable=(
-            narrowing_columns(planner, plan, snap, prunable_columns(schema, table.kind))
-            if system is None and runtime_filters
-            else ()
-        ),
+        prunable=declared,
+        index_values=by_index or None,
     )
 
 

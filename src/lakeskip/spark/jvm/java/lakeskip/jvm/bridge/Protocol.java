@@ -123,6 +123,7 @@ public final class Protocol {
     public static final String INDEX = "index";
     public static final String INDEX_BYTES_READ = "index_bytes_read";
     public static final String INDEX_FILES_READ = "index_files_read";
+    public static final String INDEX_VALUES = "index_values";
     public static final String KEPT = "kept";
     public static final String KIND = "kind";
     public static final String LIMIT = "limit";

@@ -3,8 +3,10 @@ package lakeskip.jvm.read;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import lakeskip.jvm.bridge.Bridge;
 import lakeskip.jvm.bridge.Protocol.Key;
@@ -47,6 +49,11 @@ final class LakeRuntimeFilter {
   private final ObjectNode payload;
   /** The columns Python can prune on. */
   private final List<String> prunable = new ArrayList<>();
+  /**
+   * Of those, the columns only a file index narrows, each with the longest IN list Python
+   * answers by index: a longer one it answers by stats alone, which keep every file.
+   */
+  private final Map<String, Integer> indexValues = new HashMap<>();
   /** The snapshot the plan is of (null: an empty table). */
   private final Long snapshot;
 
@@ -61,6 +68,8 @@ final class LakeRuntimeFilter {
         prunable.add(n.asText());
       }
     }
+    plan.path(Key.INDEX_VALUES).fields().forEachRemaining(
+        e -> indexValues.put(e.getKey(), e.getValue().asInt()));
     JsonNode snap = plan.path(Key.PRUNING).path(Key.SNAPSHOT);
     this.snapshot = snap.isNumber() ? snap.asLong() : null;
   }
@@ -93,20 +102,45 @@ final class LakeRuntimeFilter {
     }
   }
 
-  /** Python's answer to {@code predicates} over the planned files (null: nothing to ask). */
+  /**
+   * Python's answer to {@code predicates} over the planned files (null: nothing to ask).
+   * An IN list longer than Python answers by index, on a column only an index narrows, is
+   * not sent (it would keep every file, and a join's keys can number hundreds of thousands:
+   * their JSON, its transfer and translation cost more than the query's scan).
+   */
   Kept apply(Predicate[] predicates) {
-    if (predicates.length == 0 || snapshot == null) {
+    if (snapshot == null) {
+      return null;
+    }
+    List<Predicate> asked = new ArrayList<>();
+    for (Predicate pred : predicates) {
+      if (!beyondIndex(pred)) {
+        asked.add(pred);
+      }
+    }
+    if (asked.isEmpty()) {
       return null;
     }
     ObjectNode p = payload.deepCopy();
     p.put(Key.SNAPSHOT_ID, snapshot);  // the plan's snapshot, even if the table moved since
-    p.set(Key.RUNTIME, PredicateJson.predicates(predicates));
+    p.set(Key.RUNTIME, PredicateJson.predicates(asked.toArray(new Predicate[0])));
     JsonNode reply = Bridge.ask(Op.RUNTIME_FILTER, p, null);
     Set<String> names = new HashSet<>();
     for (JsonNode f : reply.path(Key.FILES)) {
       names.add(name(f.asText()));
     }
     return new Kept(names, LakePruning.of(reply.get(Key.PRUNING)));
+  }
+
+  /** {@code column IN (...)} with more values than Python answers by the column's index. */
+  private boolean beyondIndex(Predicate p) {
+    if (!"IN".equals(p.name()) || p.children().length == 0
+        || !(p.children()[0] instanceof NamedReference)) {
+      return false;
+    }
+    String[] names = ((NamedReference) p.children()[0]).fieldNames();
+    Integer limit = names.length == 1 ? indexValues.get(names[0]) : null;
+    return limit != null && p.children().length - 1 > limit;
   }
 
   /**

@@ -1,0 +1,80 @@
+"""Runtime filters on a column only a file index narrows (issue 39: no cost when nothing can be
+skipped). A fact table whose files each hold their own values of ``v`` over overlapping
+ranges (as TPC-H's ``lineitem`` holds ``l_orderkey``), with a bitmap index on ``v``: Spark plans
+dynamic pruning through a join on ``v`` either way; a join whose keys fit the index's bound
+(``INDEX_VALUES_LIMIT``) is asked about and skips the files without those values, a longer one
+is not sent to Python at all (its stats would keep every file). Answers equal those with
+runtime filtering off and those computed from the rows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyspark.sql import SparkSession
+
+import lakeskip
+from lakeskip.planner.runtime import INDEX_VALUES_LIMIT
+from lakeskip.spark import pruning_reports
+from lakeskip.spark.front.catalog_setup import service_for
+
+F = "lakeskip.rtv.fact"
+D = "lakeskip.rtv.dim"
+FILES = 4
+ROWS = 400  # per file: v = file + 4 * i, so every file spans the same range
+
+
+def _query(hot: int) -> str:
+    return f"SELECT count(*), sum(f.v) FROM {F} f JOIN {D} d ON f.v = d.v WHERE d.tag < {hot}"
+
+
+@pytest.fixture
+def fact(spark: SparkSession, tmp_path: Path) -> Any:
+    s = lakeskip.connect(str(tmp_path / "wh"), spark=spark)
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS lakeskip.rtv")
+    spark.sql(
+        f"CREATE TABLE {F} (v INT, x BIGINT) TBLPROPERTIES ('file-index.bitmap.columns' = 'v')"
+    )
+    for f in range(FILES):
+        spark.sql(
+            f"INSERT INTO {F} SELECT CAST({f} + 4 * id AS INT), id FROM range(0, {ROWS}, 1, 1)"
+        )
+    # the dimension's keys are file 0's values (multiples of 4); tag orders them
+    spark.sql(f"CREATE TABLE {D} (v INT, tag INT)")
+    spark.sql(f"INSERT INTO {D} SELECT CAST(4 * id AS INT), CAST(id AS INT) FROM range(0, {ROWS})")
+    return s
+
+
+def _run(spark: SparkSession, q: str) -> tuple[list[tuple[Any, ...]], int, list[Any]]:
+    """The rows, the runtime_filter callbacks made and the pruning reports of ``q``."""
+    service = service_for(spark)
+    before = service.callback_stats()
+    with pruning_reports(spark) as reports:
+        rows = sorted(tuple(r) for r in spark.sql(q).collect())
+    calls = service.callback_stats().since(before).calls.get("runtime_filter", 0)
+    return rows, calls, list(reports)
+
+
+@pytest.mark.parametrize("hot", [3, INDEX_VALUES_LIMIT + 10])
+def test_runtime_filter_by_index_only_within_its_bound(
+    spark: SparkSession, fact: Any, hot: int
+) -> None:
+    q = _query(hot)
+    explained = "\n".join(r[0] for r in spark.sql(f"EXPLAIN {q}").collect()).lower()
+    assert "dynamicpruningexpression" in explained, explained
+    rows, calls, reports = _run(spark, q)
+    kept = [r.kept_files for r in reports if r.table.endswith("fact")]
+    if hot <= INDEX_VALUES_LIMIT:
+        assert calls >= 1
+        assert min(kept) == 1, kept  # the bitmap keeps file 0 alone
+    else:
+        assert calls == 0  # not asked: stats alone would keep all four files
+        assert kept == [FILES], kept
+    spark.conf.set("spark.lakeskip.runtime-filter.enabled", "false")
+    try:
+        off = sorted(tuple(r) for r in spark.sql(q).collect())
+    finally:
+        spark.conf.unset("spark.lakeskip.runtime-filter.enabled")
+    keys = [4 * i for i in range(hot)]
+    assert rows == off == [(len(keys), sum(keys))]
