@@ -39,6 +39,7 @@ from __future__ import annotations
 import datetime
 import decimal
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -89,15 +90,18 @@ def coerce_literal(t: DataType, value: Any, column: str, time_zone: str = "UTC")
         TypeMismatchError: the literal cannot be compared with the column.
     """
     r = t.root
-    bad = TypeMismatchError(f"cannot compare {column} ({t}) with {value!r}")
+
+    def bad() -> TypeMismatchError:  # built only when raised: str(t) costs as much as a bind
+        return TypeMismatchError(f"cannot compare {column} ({t}) with {value!r}")
+
     if t.is_integer:
         if isinstance(value, bool) or not isinstance(value, _NUMBER):
-            raise bad
+            raise bad()
         lo, hi = INT_RANGES[r]
         return _integral(value, lo, hi)
     if r in (TypeRoot.FLOAT, TypeRoot.DOUBLE):
         if isinstance(value, bool) or not isinstance(value, _NUMBER):
-            raise bad
+            raise bad()
         try:
             v = float(value)
         except OverflowError:  # an int too large for a double: beyond every float
@@ -105,7 +109,7 @@ def coerce_literal(t: DataType, value: Any, column: str, time_zone: str = "UTC")
         return _float32(v) if r is TypeRoot.FLOAT else Coerced("exact", v)
     if r is TypeRoot.DECIMAL:
         if isinstance(value, bool) or not isinstance(value, (*_NUMBER, str)):
-            raise bad
+            raise bad()
         return _decimal(t, value, bad)
     if t.is_timestamp:
         micros = _timestamp_micros(t, value, time_zone, bad)
@@ -159,12 +163,12 @@ def _float32(v: float) -> Coerced:
     return Coerced("between", None, float(lo), float(up))
 
 
-def _decimal(t: DataType, value: Any, bad: Exception) -> Coerced:
+def _decimal(t: DataType, value: Any, bad: Callable[[], Exception]) -> Coerced:
     assert t.precision is not None and t.scale is not None
     try:
         d = decimal.Decimal(repr(value)) if isinstance(value, float) else decimal.Decimal(value)
     except (decimal.InvalidOperation, ValueError) as e:
-        raise bad from e
+        raise bad() from e
     if d.is_nan():
         return _ABOVE
     if d.is_infinite():
@@ -184,16 +188,16 @@ def _decimal(t: DataType, value: Any, bad: Exception) -> Coerced:
     return Coerced("between", None, f if f > -limit else None, c if c < limit else None)
 
 
-def _timestamp_micros(t: DataType, value: Any, time_zone: str, bad: Exception) -> int:
+def _timestamp_micros(t: DataType, value: Any, time_zone: str, bad: Callable[[], Exception]) -> int:
     if isinstance(value, str):
         try:
             value = datetime.datetime.fromisoformat(value.strip().replace(" ", "T", 1))
         except ValueError as e:
-            raise bad from e
+            raise bad() from e
     elif isinstance(value, datetime.date) and not isinstance(value, datetime.datetime):
         value = datetime.datetime(value.year, value.month, value.day)
     if not isinstance(value, datetime.datetime):
-        raise bad
+        raise bad()
     try:
         zone, _ = session_time_zone(time_zone)
     except ValueError as e:
