@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.Set;
 import lakeskip.jvm.bridge.Bridge;
 import lakeskip.jvm.bridge.Protocol.Key;
+import lakeskip.jvm.bridge.Protocol.PredicateOp;
 import lakeskip.jvm.bridge.Protocol.Op;
 import lakeskip.jvm.read.pk.LakePkScan;
 import lakeskip.jvm.read.rules.LakeJoinKeys;
@@ -134,7 +135,7 @@ final class LakeRuntimeFilter {
 
   /** {@code column IN (...)} with more values than Python answers by the column's index. */
   private boolean beyondIndex(Predicate p) {
-    if (!"IN".equals(p.name()) || p.children().length == 0
+    if (!PredicateOp.IN.equals(p.name()) || p.children().length == 0
         || !(p.children()[0] instanceof NamedReference)) {
       return false;
     }
