@@ -34,6 +34,7 @@ __all__ = [
     "FileIndexReader",
     "FileIndexWriter",
     "FileIndexer",
+    "answers",
     "parse_memory_size",
     "valid_rows",
 ]
@@ -159,6 +160,9 @@ class FileIndexer:
     name: str = ""
     #: option keys this index understands (per column), e.g. ``{"items", "fpp"}``
     option_keys: frozenset[str] = frozenset()
+    #: the class :meth:`create_reader` returns: the planner reads from its ``visit_*``
+    #: methods which leaves it can answer (:func:`answers`) before opening any file's index
+    reader_type: type[FileIndexReader] = FileIndexReader
 
     def supports(self, data_type: DataType) -> bool:
         raise NotImplementedError
@@ -217,3 +221,31 @@ def parse_memory_size(text: str, key: str = "size") -> int:
             f"invalid size for {key}: {text!r} (e.g. '500 B', '16kb', '128mb')"
         )
     return int(s[:i]) * _SIZE_UNITS[unit]
+
+
+#: the reader methods that answer each leaf operator (IN and NOT IN fall back to the
+#: per-value methods, as :class:`FileIndexReader`'s defaults do)
+_LEAF_METHODS: dict[str, tuple[str, ...]] = {
+    "=": ("visit_equal",),
+    "<>": ("visit_not_equal",),
+    "<": ("visit_less_than",),
+    "<=": ("visit_less_than_or_equal",),
+    ">": ("visit_greater_than",),
+    ">=": ("visit_greater_than_or_equal",),
+    "IN": ("visit_in", "visit_equal"),
+    "NOT IN": ("visit_not_in", "visit_not_equal"),
+    "IS NULL": ("visit_is_null",),
+    "IS NOT NULL": ("visit_not_null",),
+    "STARTS WITH": ("visit_starts_with",),
+    "NOT STARTS WITH": ("visit_not_starts_with",),
+}
+
+
+def answers(reader_type: type[FileIndexReader], op: str) -> bool:
+    """Whether readers of ``reader_type`` can answer a leaf of operator ``op`` (its SQL
+    spelling) with anything but REMAIN: some method answering it overrides the base's
+    (unknown operators: True)."""
+    methods = _LEAF_METHODS.get(op)
+    if methods is None:
+        return True
+    return any(getattr(reader_type, m, None) is not getattr(FileIndexReader, m) for m in methods)

@@ -154,6 +154,7 @@ class BloomFilterIndexer(FileIndexer):
 
     name = "bloom-filter"
     option_keys = frozenset({"items", "fpp"})
+    reader_type = _Reader
 
     def supports(self, data_type: DataType) -> bool:
         return supports_hash(data_type)

@@ -283,6 +283,7 @@ class BsiIndexer(FileIndexer):
 
     name = "bsi"
     option_keys = frozenset()
+    reader_type = _Reader
 
     def supports(self, data_type: DataType) -> bool:
         return _supported(data_type)

@@ -152,3 +152,21 @@ def test_serialize_mask_at_container_kind_boundaries(card: int) -> None:
     mask[-1] = True
     expected = serialize_bitmap(BitMap(np.flatnonzero(mask).tolist()))
     assert serialize_mask(mask) == expected, f"{card} rows in one container: bytes differ"
+
+
+def test_answers_reads_which_leaves_an_index_type_decides() -> None:
+    """The planner opens a column's indexes only for leaves one of them can answer:
+    what each reader class overrides of ``FileIndexReader`` (IN through ``=``)."""
+    from lakeskip.index.base import answers
+    from lakeskip.index.registry import get_indexer
+
+    def ops(name: str) -> set[str]:
+        reader = get_indexer(name).reader_type
+        spelled = ["=", "<>", "<", "<=", ">", ">=", "IN", "NOT IN", "IS NULL", "IS NOT NULL"]
+        return {op for op in [*spelled, "STARTS WITH", "NOT STARTS WITH"] if answers(reader, op)}
+
+    assert ops("bloom-filter") == {"=", "IN"}
+    assert ops("bitmap") == {"=", "<>", "IN", "NOT IN", "IS NULL", "IS NOT NULL"}
+    ranges = {"=", "<>", "<", "<=", ">", ">=", "IN", "NOT IN", "IS NULL", "IS NOT NULL"}
+    assert ops("bsi") == ranges
+    assert ops("range-bitmap") == ranges | {"STARTS WITH"}

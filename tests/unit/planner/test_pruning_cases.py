@@ -316,3 +316,20 @@ def test_planner_opens_no_index_for_a_predicate_on_unindexed_columns(
     assert unindexed.kept_files == 4
     indexed = ScanPlanner(planned_table).plan(E.Or(E.EqualTo("k", "b"), E.EqualTo("id", 5))).report
     assert indexed.index_files_read >= 1, "k is indexed: its .index files are read"
+
+
+def test_planner_opens_no_index_that_cannot_answer_the_leaves(
+    planned_table: FileStoreTable,
+) -> None:
+    """``s`` has a bloom filter, which answers ``=`` and ``IN`` only: a range or IS NOT
+    NULL on ``s`` leaves every file REMAIN, so no index file is fetched (issue 39: no cost
+    when nothing can be skipped); ``=`` on it is evaluated as before."""
+    planner = ScanPlanner(planned_table)
+    for expr in (
+        E.GreaterThan("s", "a"),
+        E.IsNotNull("s"),
+        E.And(E.IsNotNull("s"), E.LessThan("id", 99)),
+    ):
+        r = planner.plan(expr).report
+        assert (r.index_files_read, r.index_bytes_read) == (0, 0), (expr, r.index_files_read)
+    assert planner.plan(E.EqualTo("s", "s12")).report.index_bytes_read > 0

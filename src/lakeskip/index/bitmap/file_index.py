@@ -317,6 +317,7 @@ class BitmapIndexer(FileIndexer):
 
     name = "bitmap"
     option_keys = frozenset({"version", "index-block-size"})
+    reader_type = _Reader
 
     def supports(self, data_type: DataType) -> bool:
         return supported(data_type)

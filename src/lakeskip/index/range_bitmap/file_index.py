@@ -252,6 +252,7 @@ class RangeBitmapIndexer(FileIndexer):
 
     name = "range-bitmap"
     option_keys = frozenset({CHUNK_SIZE})
+    reader_type = _Reader
 
     def supports(self, data_type: DataType) -> bool:
         return supported(data_type)

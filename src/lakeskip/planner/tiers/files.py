@@ -21,9 +21,17 @@ from lakeskip.catalog.cache import CacheSection, MetadataCache
 from lakeskip.catalog.format.manifest import ManifestEntry
 from lakeskip.catalog.format.snapshot import Snapshot
 from lakeskip.catalog.table import FileStoreTable
-from lakeskip.expressions import BooleanExpression
-from lakeskip.expressions.visitors import referenced_names
+from lakeskip.expressions import (
+    AlwaysFalse,
+    AlwaysTrue,
+    And,
+    BooleanExpression,
+    BoundPredicate,
+    Or,
+)
+from lakeskip.index.base import FileIndexReader, answers
 from lakeskip.index.options import IndexColumnSpec, parse_file_index_options
+from lakeskip.index.registry import get_indexer
 from lakeskip.planner.bucket_selector import select_buckets
 from lakeskip.planner.columnar_stats import ColumnarStats
 from lakeskip.planner.index_gain import DENSE_ROWS, IndexGain, predicate_shape, stats_prove_match
@@ -239,8 +247,33 @@ class FileTiers:
 
 
 def _tests_indexed_column(bound: Any, specs: Sequence[IndexColumnSpec]) -> bool:
-    """Whether the bound predicate tests a column (or map key) some index is built on."""
+    """Whether some leaf of the bound predicate tests a column (or map key) with an index
+    that can answer the leaf's operator (a bloom filter answers ``=`` and ``IN``, not ``IS
+    NOT NULL`` nor a range: :func:`~lakeskip.index.base.answers`). Where none can, every
+    leaf is REMAIN on every file, so opening the indexes could only keep every file."""
     if not isinstance(bound, BooleanExpression):
         return True
-    indexed = {spec.name for spec in specs}
-    return not indexed.isdisjoint(referenced_names(bound))
+    readers: dict[str, list[type[FileIndexReader]]] = {}
+    for spec in specs:
+        try:
+            reader = get_indexer(spec.index_type).reader_type
+        except Exception:  # a type this build cannot read: let the index tier decide
+            reader = _ANY_LEAF
+        readers.setdefault(spec.name, []).append(reader)
+    return _answerable(bound, readers)
+
+
+class _AnyLeaf(FileIndexReader):
+    """Stands for an index type whose reader is unknown here: assumed to answer anything."""
+
+
+_ANY_LEAF = _AnyLeaf
+
+
+def _answerable(e: Any, readers: dict[str, list[type[FileIndexReader]]]) -> bool:
+    if isinstance(e, (And, Or)):
+        return _answerable(e.left, readers) or _answerable(e.right, readers)
+    if isinstance(e, BoundPredicate):
+        return any(r is _ANY_LEAF or answers(r, e.op.value) for r in readers.get(e.term.name, ()))
+    # a constant no index can change; anything else: let the index tier decide
+    return not isinstance(e, (AlwaysTrue, AlwaysFalse))
