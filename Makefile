@@ -138,8 +138,9 @@ bench-zorder: $(STAMP) check-java
 	$(PY) bench/zorder_layout.py $(BENCH_ARGS)
 
 # lakeskip vs Apache Paimon's own Spark connector, same tables in one Spark session (issue 40).
-# Central serves no Paimon Spark connector for Spark 4: LAKESKIP_PAIMON_SPARK_JARS names the
-# connector's jars (bench/README.md, "lakeskip vs Paimon's Spark connector")
+# Central serves no Paimon Spark connector for Spark 4 and no build recipe for one may be
+# committed (fetched code): LAKESKIP_PAIMON_SPARK_JARS names the connector's jars, built
+# outside the repository (bench/README.md, "How Paimon's connector was had": the command)
 bench-paimon: $(STAMP) check-java
 	$(PY) bench/paimon_connector.py $(BENCH_ARGS)
 

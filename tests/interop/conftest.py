@@ -13,7 +13,8 @@
 
 ``paimon_newest`` is the 2.0.0 probe alone, for what 0.9 cannot do (range-bitmap indexes).
 Hadoop and SLF4J come from pyspark's ``jars/``. The probe ``java/PaimonProbe.java`` is compiled
-with ``javac`` against each release into the cache, keyed by its hash.
+with ``javac`` against each release into the cache, keyed by its hash (against the newest, with
+``java/PaimonNewestOps.java``: ops 0.9 has no API for).
 
 Cache: ``$LAKESKIP_INTEROP_CACHE`` or ``<repo>/.interop-cache``. The tests skip, with the
 reason, only when Java/javac are missing or a download cannot be made.
@@ -38,6 +39,9 @@ from tests.maven import maven_jar
 REPO = Path(__file__).resolve().parents[2]
 CACHE = Path(os.environ.get("LAKESKIP_INTEROP_CACHE", REPO / ".interop-cache"))
 PROBE_SOURCE = Path(__file__).parent / "java" / "PaimonProbe.java"
+#: ops only the newest release has an API for (append-table deletion vectors), compiled with
+#: the probe against that release alone
+NEWEST_OPS_SOURCE = Path(__file__).parent / "java" / "PaimonNewestOps.java"
 SDIST = "pypaimon==0.2.0"
 JAR_MEMBER = "pypaimon-0.2.0/deps/jars/paimon-python-java-bridge-0.9.0.jar"
 JAR_SHA256 = "dc9048366715fc75d2b44e3f8ac1dbfab011b8c34aafc26ffa216500fb890b0e"
@@ -126,13 +130,15 @@ def _probe(version: str) -> PaimonJava:
         pytest.skip("java and javac (JDK 17+) are needed for the Paimon Java interop tests")
     paimon = _paimon_jar() if version == "0.9.0" else maven_jar(*NEWEST)
     classpath = os.pathsep.join(str(j) for j in [paimon, *_pyspark_jars()])
-    digest = hashlib.sha256(PROBE_SOURCE.read_bytes() + classpath.encode()).hexdigest()[:16]
+    sources = [PROBE_SOURCE] if version == "0.9.0" else [PROBE_SOURCE, NEWEST_OPS_SOURCE]
+    text = b"".join(src.read_bytes() for src in sources)
+    digest = hashlib.sha256(text + classpath.encode()).hexdigest()[:16]
     classes = CACHE / f"probe-{digest}"
     if not (classes / "PaimonProbe.class").exists():
         tmp = CACHE / f"probe-{digest}.tmp"
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
-        cmd = ["javac", "-nowarn", "-d", str(tmp), "-cp", classpath, str(PROBE_SOURCE)]
+        cmd = ["javac", "-nowarn", "-d", str(tmp), "-cp", classpath, *map(str, sources)]
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
         assert r.returncode == 0, f"javac PaimonProbe.java ({version}) failed:\n{r.stderr[-4000:]}"
         shutil.rmtree(classes, ignore_errors=True)

@@ -18,9 +18,10 @@ Paimon 2.0.0's ``PaimonSparkSessionExtensions`` do not load on Spark 4.3 (an
 
 Every read is compared with rows computed here, in plain Python (the oracle).
 
-Central serves no Paimon Spark connector for Spark 4 (bench/README.md says what was tried), so
-the connector's jars are named by ``LAKESKIP_PAIMON_SPARK_JARS``; without it the test skips,
-saying so.
+Central serves no Paimon Spark connector for Spark 4 (bench/README.md says what was tried,
+last on 2026-11-29), so the connector's jars are named by ``LAKESKIP_PAIMON_SPARK_JARS``;
+without it the test skips, saying so. The same kinds, written by Paimon 2.0.0's Java API
+instead of its connector, run in CI: ``paimon_java/test_paimon_newest_tables.py``.
 """
 
 from __future__ import annotations

@@ -28,11 +28,15 @@
  *      -> {"fields": [name, ...], "rows": [[text | null, ...]]}: a system table as Paimon reads it
  *   {"op": "dv", "positions": [n, ...]} -> hex of Paimon's BitmapDeletionVector bytes
  *      (magic + RoaringBitmap32, as inside a deletion-vector index file block)
+ * Any other op goes to PaimonNewestOps (compiled beside this class against the newest release
+ * only: ops whose API 0.9 lacks).
  *
  * Values are JSON numbers/strings in Paimon's internal form (DATE = epoch day). Read rows come
- * back as text: numbers as Java's toString, strings as is, null as null; a ROW as {a,b} and an
- * ARRAY as [a,b] (nested values alike, a nested null as "null"). A create op's field type is a
- * simple name or Paimon's schema-file JSON for the type (ROW / ARRAY / MAP objects).
+ * back as text: numbers as Java's toString, strings as is, null as null; a ROW as {a,b}, an
+ * ARRAY as [a,b], a MAP as {k=v,k=v} with its entries' texts sorted (nested values alike, a
+ * nested null as "null"); a MAP value is written from a JSON array of [key, value] pairs. A
+ * create op's field type is a simple name or Paimon's schema-file JSON for the type (ROW /
+ * ARRAY / MAP objects).
  */
 
 import org.apache.paimon.catalog.Catalog;
@@ -138,7 +142,11 @@ public class PaimonProbe {
                                                 .build())
                                 .expire());
             default:
-                throw new IllegalArgumentException("unknown op " + op);
+                // ops of the newest release only (PaimonNewestOps.java)
+                return (JsonNode)
+                        Class.forName("PaimonNewestOps")
+                                .getMethod("run", Catalog.class, JsonNode.class)
+                                .invoke(null, catalog, op);
         }
     }
 
@@ -205,6 +213,14 @@ public class PaimonProbe {
                 Object[] vals = new Object[v.size()];
                 for (int i = 0; i < vals.length; i++) vals[i] = value(e, v.get(i));
                 return new org.apache.paimon.data.GenericArray(vals);
+            }
+            case MAP: {
+                org.apache.paimon.types.MapType mt = (org.apache.paimon.types.MapType) t;
+                Map<Object, Object> m = new LinkedHashMap<>();
+                for (JsonNode kv : v) {
+                    m.put(value(mt.getKeyType(), kv.get(0)), value(mt.getValueType(), kv.get(1)));
+                }
+                return new org.apache.paimon.data.GenericMap(m);
             }
             default: throw new IllegalArgumentException("value of " + t);
         }
@@ -379,6 +395,21 @@ public class PaimonProbe {
             List<String> parts = new ArrayList<>();
             for (int i = 0; i < a.size(); i++) parts.add(text(e, g.getElementOrNull(a, i)));
             return "[" + String.join(",", parts) + "]";
+        }
+        if (t instanceof org.apache.paimon.types.MapType) {
+            org.apache.paimon.types.MapType mt = (org.apache.paimon.types.MapType) t;
+            org.apache.paimon.data.InternalMap m = (org.apache.paimon.data.InternalMap) v;
+            org.apache.paimon.data.InternalArray.ElementGetter kg =
+                    org.apache.paimon.data.InternalArray.createElementGetter(mt.getKeyType());
+            org.apache.paimon.data.InternalArray.ElementGetter vg =
+                    org.apache.paimon.data.InternalArray.createElementGetter(mt.getValueType());
+            List<String> parts = new ArrayList<>();
+            for (int i = 0; i < m.size(); i++) {
+                parts.add(text(mt.getKeyType(), kg.getElementOrNull(m.keyArray(), i)) + "="
+                        + text(mt.getValueType(), vg.getElementOrNull(m.valueArray(), i)));
+            }
+            Collections.sort(parts); // a map's order is no part of its value (pyspark's dicts)
+            return "{" + String.join(",", parts) + "}";
         }
         return v.toString();
     }
