@@ -43,11 +43,14 @@ test: $(STAMP) check-java
 coverage: COV_ARGS = --cov --cov-report=term
 coverage: test
 
-# no Spark session, no server, no forked writers: the pure-Python tests, collected from
+# no Spark session, no server (tests/unit/conftest.py fails a test that starts one), no forked
+# writers or subprocesses (marker processes); hypothesis at 8 examples, also in the tests that
+# set their own count (tests/examples.py unit_examples): the pure-Python tests, collected from
 # tests/unit only (collecting all of tests/ imports pyspark: 46 s instead of 14 s at load ~25)
 test-unit: $(STAMP)
 	@start=$$(date +%s); \
 	LAKESKIP_HYPOTHESIS_EXAMPLES=$${LAKESKIP_HYPOTHESIS_EXAMPLES:-8} LAKESKIP_NEVER_WRONG_EXAMPLES=$${LAKESKIP_NEVER_WRONG_EXAMPLES:-6} \
+	  LAKESKIP_UNIT_EXAMPLES=$${LAKESKIP_UNIT_EXAMPLES:-8} \
 	  $(PY) -m pytest -q $(XDIST) -m "not slow and not processes and not spark and not s3" tests/unit; rc=$$?; \
 	echo "make test-unit took $$(( $$(date +%s) - start )) s"; exit $$rc
 

@@ -17,3 +17,11 @@ def spark_examples(test: int, fuzz: int) -> int:
     if override:
         return int(override)
     return fuzz if os.environ.get("LAKESKIP_HYPOTHESIS_PROFILE") == "fuzz" else test
+
+
+def unit_examples(full: int) -> int:
+    """A unit test's own hypothesis count: ``full`` in ``make test`` and ``make fuzz``, at most
+    ``LAKESKIP_UNIT_EXAMPLES`` in ``make test-unit`` (the fast loop sets it, as it lowers the
+    profile's count through ``LAKESKIP_HYPOTHESIS_EXAMPLES``)."""
+    cap = os.environ.get("LAKESKIP_UNIT_EXAMPLES")
+    return min(full, int(cap)) if cap else full

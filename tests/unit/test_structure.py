@@ -16,6 +16,7 @@ other, so a child importing names from its own package's ``__init__`` would be a
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[2] / "src"
@@ -39,6 +40,7 @@ def _owner(name: str, mods: dict[str, tuple[Path, bool]]) -> str | None:
     return name or None
 
 
+@functools.cache  # read once for both tests (every module parsed: seconds on a busy machine)
 def import_graph() -> dict[str, set[str]]:
     mods = _modules()
     graph: dict[str, set[str]] = {}

@@ -12,6 +12,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.examples import unit_examples
 
 from lakeskip import expressions as E
 from lakeskip.catalog.format.data_file import make_data_file_meta
@@ -73,7 +74,7 @@ FILES = st.lists(
 )
 
 
-@settings(max_examples=60)
+@settings(max_examples=unit_examples(60))
 @given(files=FILES)
 def test_partials_combine_to_the_rows_answer(files: list[tuple[list[int | None], int]]) -> None:
     tables = [_rows(ids, p) for ids, p in files]
@@ -111,7 +112,7 @@ DELETED_FILES = st.lists(
 )
 
 
-@settings(max_examples=80)
+@settings(max_examples=unit_examples(80))
 @given(files=DELETED_FILES)
 def test_deleted_rows_answer_right_or_refuse(
     files: list[tuple[list[int | None], int, set[int]]],
@@ -255,7 +256,7 @@ TOP_FILES = st.lists(
 )
 
 
-@settings(max_examples=200)
+@settings(max_examples=unit_examples(200))
 @given(
     files=TOP_FILES,
     limit=st.integers(0, 20),
@@ -294,7 +295,7 @@ def test_top_n_keeps_the_files_of_the_first_rows(
     assert _sort_values(read, key)[:limit] == want, (files, names)
 
 
-@settings(max_examples=100)
+@settings(max_examples=unit_examples(100))
 @given(files=TOP_FILES, limit=st.integers(0, 20))
 def test_limit_keeps_enough_rows(
     files: list[tuple[list[int | None], set[int], str]], limit: int
@@ -451,7 +452,7 @@ def _filter_entry(
     return ManifestEntry(FileKind.ADD, (p,), 0, -1, meta)
 
 
-@settings(max_examples=300)
+@settings(max_examples=unit_examples(300))
 @given(
     files=FILTER_FILES,
     pred=PREDICATES,
@@ -565,7 +566,7 @@ STRING_SCHEMAS = {
 }
 
 
-@settings(max_examples=200)
+@settings(max_examples=unit_examples(200))
 @given(
     files=st.lists(
         st.tuples(

@@ -16,6 +16,7 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.examples import unit_examples
 from tests.unit.expressions.strategies import column_values, predicates
 
 from lakeskip import expressions as E
@@ -179,7 +180,7 @@ def test_end_paces_by_whole_snapshots(tmp_path: Path) -> None:
     assert stream_end(table, StreamOffset(1), max_files=1) == StreamOffset(2)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=unit_examples(25), deadline=None)
 @given(data=st.data())
 def test_each_batch_delivers_the_appended_files_and_never_skips_a_match(
     tmp_path_factory: pytest.TempPathFactory, data: st.DataObject

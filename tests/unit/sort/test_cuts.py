@@ -6,13 +6,14 @@ import numpy as np
 import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.examples import unit_examples
 
 from lakeskip.sort.cuts import aligned_cuts, curve_keys, key_bytes, key_order, range_ids
 from lakeskip.sort.ranked import column_bounds
 from lakeskip.types import BIGINT
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=unit_examples(150), deadline=None)
 @given(
     st.lists(
         st.binary(min_size=2, max_size=2).map(lambda b: b[:1] + bytes(1) if b[1] < 64 else b),
@@ -73,7 +74,7 @@ def test_four_files_of_two_columns_are_the_quadrants() -> None:
     assert any(b[c].max() - b[c].min() > 900 for c in chunks)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=unit_examples(200), deadline=None)
 @given(
     st.integers(min_value=1, max_value=20),
     st.lists(st.integers(min_value=0, max_value=2**64 - 1), max_size=300),

@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.examples import unit_examples
 
 from lakeskip.catalog import Catalog
 from lakeskip.catalog.format.snapshot import CommitKind
@@ -74,7 +75,7 @@ CASES: list[tuple[DataType, st.SearchStrategy[Any], pa.DataType]] = [
 def test_ordered_bytes_follow_the_values_order(
     dtype: DataType, values: st.SearchStrategy[Any], arrow: pa.DataType
 ) -> None:
-    @settings(max_examples=60, deadline=None)
+    @settings(max_examples=unit_examples(60), deadline=None)
     @given(st.lists(values, min_size=2, max_size=30))
     def check(xs: list[Any]) -> None:
         if dtype == DOUBLE:
@@ -101,7 +102,7 @@ def test_levels_spread_over_the_whole_coordinate() -> None:
         column_bounds([pa.array([1])], [INT], max_ranks=1)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=unit_examples(40), deadline=None)
 @given(
     st.lists(st.integers(-50, 50), min_size=1, max_size=200),
     st.lists(st.integers(-(10**12), 10**12), min_size=1, max_size=200),

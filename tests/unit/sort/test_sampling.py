@@ -6,6 +6,7 @@ import numpy as np
 import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.examples import unit_examples
 
 from lakeskip.sort.cuts import aligned_cuts, curve_keys, key_bytes
 from lakeskip.sort.ranked import column_bounds
@@ -29,7 +30,7 @@ def _part(rows: int, values: range) -> PartSample:
     )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=unit_examples(60), deadline=None)
 @given(
     st.lists(st.tuples(st.integers(0, 5000), st.integers(0, 300)), min_size=1, max_size=6),
     st.integers(1, 400),

@@ -10,6 +10,7 @@ import io
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.examples import unit_examples
 
 from lakeskip.cli import Shell
 from lakeskip.errors import SqlParseError
@@ -63,7 +64,7 @@ def _script(draw: st.DrawFn) -> tuple[str, list[Piece], bool, str]:
     return text, pieces, terminated, draw(_SEPARATOR)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=unit_examples(300), deadline=None)
 @given(_script())
 def test_split_gives_the_statements_back(script: tuple[str, list[Piece], bool, str]) -> None:
     body, pieces, terminated, trailer = script
@@ -76,7 +77,7 @@ def test_split_gives_the_statements_back(script: tuple[str, list[Piece], bool, s
         assert text[p.offset : p.offset + len(p.text)] == p.text
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=unit_examples(300), deadline=None)
 @given(_script(), st.sampled_from(["", " ", "\n", "SELECT 'x;", "SELECT /* ; ", "x -- ;"]))
 def test_shell_keeps_the_unfinished_rest(
     script: tuple[str, list[Piece], bool, str], unfinished: str
@@ -116,7 +117,7 @@ def _typo_after_statements(draw: st.DrawFn) -> tuple[str, tuple[int, int]]:
     return text + "SELEC 1;" + draw(_SEPARATOR), at
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=unit_examples(60), deadline=None)
 @given(_typo_after_statements())
 def test_parse_errors_are_positioned_in_the_whole_text(case: tuple[str, tuple[int, int]]) -> None:
     text, (line, col) = case
@@ -146,7 +147,7 @@ class _Result:
         return [("parsed",)]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=unit_examples(60), deadline=None)
 @given(_typo_after_statements())
 def test_shell_script_errors_are_positioned_in_the_whole_text(
     case: tuple[str, tuple[int, int]],

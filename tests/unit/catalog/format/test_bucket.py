@@ -17,6 +17,7 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.examples import unit_examples
 
 from lakeskip.catalog.format.bucket import (
     bucket_ids,
@@ -92,7 +93,7 @@ def test_vectorised_buckets_match_paimon(case: dict[str, Any]) -> None:
     assert sliced.tolist() == got.tolist()[3:]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=unit_examples(200), deadline=None)
 @given(
     st.lists(
         st.tuples(
@@ -111,7 +112,7 @@ def test_vectorised_equals_row_by_row(rows: list[tuple[int | None, str | None]],
     assert bucket_ids([ints], [INT], n).tolist() == [bucket_of((r[0],), (INT,), n) for r in rows]
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=unit_examples(100), deadline=None)
 @given(
     st.lists(
         st.tuples(

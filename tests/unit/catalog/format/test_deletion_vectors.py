@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pyroaring import BitMap
+from tests.examples import unit_examples
 
 from lakeskip.catalog import Catalog, FileStoreTable
 from lakeskip.catalog.format.deletion_vectors import (
@@ -54,7 +55,7 @@ def test_block_layout_is_paimons() -> None:
     assert BitMap.deserialize(body[4:]) == BitMap([3])
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=unit_examples(60), deadline=None)
 @given(
     st.lists(
         st.lists(st.integers(0, 300_000), max_size=300).map(BitMap),
@@ -71,7 +72,7 @@ def test_index_file_round_trip(vectors: list[BitMap]) -> None:
         assert decode_vector(data, m, 300_001, "f") == bm
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=unit_examples(200), deadline=None)
 @given(st.data())
 def test_garbage_splice_never_passes_silently(data: Any) -> None:
     """Any flipped byte in a block is an error naming the file, or (bytes the CRC does not

@@ -14,6 +14,7 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.examples import unit_examples
 
 from lakeskip.catalog.file_io import FileIO
 from lakeskip.catalog.format.deletion_vectors import IndexFileMeta
@@ -187,7 +188,7 @@ def _one_write(
     return got
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=unit_examples(25), deadline=None)
 @given(
     writes=st.lists(
         st.lists(st.tuples(st.integers(0, 1), st.integers(0, 60)), max_size=80),

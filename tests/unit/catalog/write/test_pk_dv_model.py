@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.examples import unit_examples
 from tests.pk_tables import write_pk_dv
 
 from lakeskip.catalog.catalog import Catalog
@@ -101,7 +102,9 @@ def _model(
 
 @pytest.mark.parametrize("engine", ["deduplicate", "first-row"])
 @settings(
-    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=unit_examples(30),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(statements=st.lists(_statement, min_size=1, max_size=7))
 def test_streamed_dv_write_equals_the_model(

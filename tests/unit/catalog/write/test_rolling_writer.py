@@ -14,6 +14,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.examples import unit_examples
 
 from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.format.manifest import ManifestEntry
@@ -30,7 +31,7 @@ from ..format.test_stats import RT, rows_strategy
 ROW = RowType.of(("id", BIGINT), ("s", STRING), ("d", DOUBLE))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=unit_examples(60), deadline=None)
 @given(
     rows=rows_strategy,
     cuts=st.lists(st.integers(0, 40), max_size=4),

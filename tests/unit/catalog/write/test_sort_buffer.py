@@ -12,6 +12,7 @@ from typing import Any
 import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.examples import unit_examples
 from tests.pk_tables import pk_write_spec, write_pk_dv
 
 from lakeskip.catalog.catalog import Catalog
@@ -30,7 +31,7 @@ TINY = {"write-buffer-size": "2 kb", "local-sort.max-num-file-handles": "2"}
 HUGE = {"write-buffer-size": "1 gb"}
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=unit_examples(60), deadline=None)
 @given(
     st.lists(
         st.lists(st.tuples(st.integers(0, 8), st.text("ab", max_size=2)), max_size=30),

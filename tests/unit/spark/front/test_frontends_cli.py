@@ -60,6 +60,8 @@ def test_frontend_commands(
         assert any(a.endswith("=127.0.0.1") for a in argv), "binds to loopback by default"
 
 
+# a Python process importing pyspark (~5 s; 15 s at load 20): make test, not make test-unit
+@pytest.mark.processes
 def test_brain_module_refuses_to_run_by_hand() -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "lakeskip.spark.front.brain"],
@@ -73,6 +75,8 @@ def test_brain_module_refuses_to_run_by_hand() -> None:
     assert "started by the lakeskip catalog" in proc.stderr
 
 
+# a Python process importing pyspark (~5 s; 15 s at load 20): make test, not make test-unit
+@pytest.mark.processes
 def test_brain_failure_is_its_log_last_line() -> None:
     """A brain that cannot start says why in its last output line (the JVM's error quotes
     it with the log's path) and exits at once; its stdin stays open, as the JVM's pipe."""
@@ -102,6 +106,8 @@ def test_brain_failure_is_its_log_last_line() -> None:
     assert out.strip().splitlines()[-1].startswith("lakeskip brain failed: "), out
 
 
+# a Python process importing pyspark (~5 s; 15 s at load 20): make test, not make test-unit
+@pytest.mark.processes
 def test_brain_exits_when_its_stdin_closes() -> None:
     """EOF on stdin (the JVM is gone, even after kill -9) ends the brain: here it waits
     forever on a gateway that never answers, so only the EOF can end it."""

@@ -21,9 +21,12 @@ def test_the_same_input_gives_the_same_sample() -> None:
     # twice cuts it into the same ranges (the layout is reproducible)
     rng = np.random.default_rng(7)
     n = 3 * reservoir_rows(0)
+    # a dozen batches: the reservoir is full after the fourth and is then cut per batch (with
+    # 1000-row batches it made ~790 cuts of the whole reservoir: over 100 s at load 20-30)
+    size = 1 << 16
     batches = [
-        pa.RecordBatch.from_pydict({"a": rng.integers(0, 10**9, 1000), "b": rng.random(1000)})
-        for _ in range(n // 1000 + 1)
+        pa.RecordBatch.from_pydict({"a": rng.integers(0, 10**9, size), "b": rng.random(size)})
+        for _ in range(n // size + 1)
     ]
     first, second = _sample(batches), _sample(batches)
     assert first.num_rows == reservoir_rows(0)
