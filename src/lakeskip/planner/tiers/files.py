@@ -20,10 +20,11 @@ import numpy as np
 from lakeskip.catalog.cache import CacheSection, MetadataCache
 from lakeskip.catalog.format.manifest import ManifestEntry
 from lakeskip.catalog.format.snapshot import Snapshot
+from lakeskip.catalog.options import file_index_options
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.expressions import BooleanExpression
 from lakeskip.expressions.visitors import referenced_names
-from lakeskip.index.options import IndexColumnSpec, parse_file_index_options
+from lakeskip.index.options import IndexColumnSpec
 from lakeskip.planner.bucket_selector import select_buckets
 from lakeskip.planner.columnar_stats import ColumnarStats
 from lakeskip.planner.index_gain import DENSE_ROWS, IndexGain, predicate_shape, stats_prove_match
@@ -140,7 +141,7 @@ class FileTiers:
             result: list[FileDecision] = out.tolist()
             return result
 
-        options = parse_file_index_options(schema.options, row_type)
+        options = file_index_options(schema.options, row_type, schema.partition_keys)
         if not use_indexes or not options.read_enabled:
             return assemble(), 0
         if not _tests_indexed_column(bound, options.specs):
