@@ -159,7 +159,7 @@ def validate_options(
 
         clustering_from_options(options, row_type, partition_keys)  # sortable, known strategy
     if has_index:
-        _validate_index_options(options, row_type)
+        _validate_index_options(options, row_type, partition_keys)
 
 
 def _check_full_compaction(options: Mapping[str, str], primary_keys: Sequence[str]) -> None:
@@ -299,11 +299,13 @@ def _validate_bucket(
         seen.append(c)
 
 
-def _validate_index_options(options: Mapping[str, str], row_type: RowType) -> None:
-    from lakeskip.index.options import parse_file_index_options
+def _validate_index_options(
+    options: Mapping[str, str], row_type: RowType, partition_keys: Sequence[str]
+) -> None:
+    from lakeskip.catalog.options import file_index_options
 
-    try:
-        parse_file_index_options(dict(options), row_type)
+    try:  # with the implied ones: their per-column options are valid too
+        file_index_options(dict(options), row_type, partition_keys)
     except ColumnNotFoundError:
         raise
     except KeyError as e:  # a foreign KeyError must not escape untyped

@@ -19,20 +19,28 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from lakeskip.catalog.format.stats import parse_stats_mode
 from lakeskip.catalog.kind import DELETION_VECTORS, DELETION_VECTORS_ALIAS
 from lakeskip.catalog.pk.merge_engine import IGNORE_DELETE, REMOVE_RECORD_ON_DELETE
-from lakeskip.errors import InvalidOptionError
+from lakeskip.errors import InvalidOptionError, LakeskipError
+
+if TYPE_CHECKING:
+    from lakeskip.index.options import FileIndexOptions
+    from lakeskip.types import RowType
 
 __all__ = [
     "KNOWN_OPTIONS",
     "OptionSpec",
     "check_writable",
     "commit_max_retries",
+    "file_index_options",
+    "implied_index_options",
     "manifest_compression",
     "parse_duration_millis",
     "parse_stats_mode",
+    "sorted_run_stop_trigger",
     "stats_mode",
     "target_file_size",
 ]
@@ -43,6 +51,9 @@ FILE_FORMAT = "file.format"
 TARGET_FILE_SIZE = "target-file-size"
 FULL_COMPACTION_DELTA_COMMITS = "full-compaction.delta-commits"
 COMPACTION_MIN_FILE_NUM = "compaction.min.file-num"
+COMPACTION_TRIGGER = "num-sorted-run.compaction-trigger"
+STOP_TRIGGER = "num-sorted-run.stop-trigger"
+BLOOM_COLUMNS = "file-index.bloom-filter.columns"
 CHANGELOG_PRODUCER = "changelog-producer"
 STATS_MODE = "metadata.stats-mode"
 FILE_INDEX_PREFIX = "file-index."
@@ -311,10 +322,19 @@ KNOWN_OPTIONS: Mapping[str, OptionSpec] = options_by_key(
         ),
         # universal compaction of primary-key tables (lakeskip.catalog.write.universal)
         OptionSpec(
-            "num-sorted-run.compaction-trigger",
+            COMPACTION_TRIGGER,
             "5",
             _int_at_least(1),
             "primary-key tables: sorted runs of a bucket that trigger a compaction",
+        ),
+        OptionSpec(
+            STOP_TRIGGER,
+            None,
+            _int_at_least(1),
+            "unaware-bucket append tables with clustering.incremental written by a streaming "
+            "query: level-0 files of a partition at which a micro-batch waits for the running "
+            "clustering round (default num-sorted-run.compaction-trigger + 3, as Paimon's "
+            "write stall)",
         ),
         OptionSpec(
             "compaction.max-size-amplification-percent",
@@ -541,3 +561,75 @@ def option_millis(options: Mapping[str, str], key: str) -> int:
 
 def option_bool(options: Mapping[str, str], key: str) -> bool:
     return _get(options, key).strip().lower() == "true"
+
+
+def sorted_run_stop_trigger(options: Mapping[str, str]) -> int:
+    """``num-sorted-run.stop-trigger``, by default ``num-sorted-run.compaction-trigger`` + 3
+    (Paimon's ``CoreOptions.numSortedRunStopTrigger``).
+
+    >>> sorted_run_stop_trigger({}), sorted_run_stop_trigger({STOP_TRIGGER: "2"})
+    (8, 2)
+    """
+    value = options.get(STOP_TRIGGER)
+    if value is not None:
+        try:
+            return max(1, int(value))
+        except ValueError:
+            pass
+    return option_int(options, COMPACTION_TRIGGER) + 3
+
+
+def implied_index_options(
+    options: Mapping[str, str], row_type: RowType, partition_keys: Sequence[str] = ()
+) -> Mapping[str, str]:
+    """``options`` plus the file indexes a table has without naming them: on a table with
+    ``clustering.incremental = true``, a bloom filter on each clustering column (of a type
+    the bloom filter takes) that ``file-index.bloom-filter.columns`` does not name.
+
+    Such a table's writes land unsorted (level 0) and are clustered later, in the
+    background; until then each new file spans the clustering column's whole range, so its
+    min/max cannot rule out a point lookup, and the clustered file whose range holds a key
+    that only a new file has cannot either. The bloom filter lets the planner skip both, so
+    a point lookup on the clustering column keeps about the files a clustered write would,
+    while batches still wait. Its ``file-index.bloom-filter.<column>.*`` options apply.
+
+    >>> from lakeskip import types as T
+    >>> rt = T.RowType.of(("k", T.BIGINT), ("u", T.STRING))
+    >>> implied_index_options({"clustering.columns": "k"}, rt)
+    {'clustering.columns': 'k'}
+    >>> o = implied_index_options({"clustering.columns": "k", "clustering.incremental": "true",
+    ...     BLOOM_COLUMNS: "u"}, rt)
+    >>> o[BLOOM_COLUMNS]
+    'u,k'
+    """
+    from lakeskip.index.registry import get_indexer
+    from lakeskip.sort.clustering import clustering_from_options
+
+    try:
+        cluster = clustering_from_options(options, row_type, partition_keys)
+    except (LakeskipError, ValueError):  # a bad clustering option is refused where it is set
+        return options
+    if cluster is None or not cluster.incremental:
+        return options
+    named = [c.strip() for c in options.get(BLOOM_COLUMNS, "").split(",") if c.strip()]
+    bloom = get_indexer("bloom-filter")
+    added = [
+        c
+        for c in cluster.columns
+        if c not in named and c in row_type.names and bloom.supports(row_type.field(c).type)
+    ]
+    if not added:
+        return options
+    return {**options, BLOOM_COLUMNS: ",".join([*named, *added])}
+
+
+def file_index_options(
+    options: Mapping[str, str], row_type: RowType, partition_keys: Sequence[str] = ()
+) -> FileIndexOptions:
+    """The file indexes a table's files are written with and read by: its ``file-index.*``
+    options and the ones they imply (:func:`implied_index_options`)."""
+    from lakeskip.index.options import parse_file_index_options
+
+    return parse_file_index_options(
+        implied_index_options(options, row_type, partition_keys), row_type
+    )

@@ -34,11 +34,15 @@ from lakeskip.catalog.format.schema import TableSchema
 from lakeskip.catalog.format.snapshot import Snapshot
 from lakeskip.catalog.format.stats import parse_stats_mode
 from lakeskip.catalog.kind import Append, AppendDv, PkMerge, PkRaw
-from lakeskip.catalog.options import DEFAULT_STATS_MODE, STATS_MODE, STATS_MODE_SUFFIX
+from lakeskip.catalog.options import (
+    DEFAULT_STATS_MODE,
+    STATS_MODE,
+    STATS_MODE_SUFFIX,
+    file_index_options,
+)
 from lakeskip.expressions import AlwaysFalse, AlwaysTrue, BooleanExpression, bind
 from lakeskip.expressions.tree import And, Not, Or, SetPredicate
 from lakeskip.expressions.visitors import column_names, conjuncts
-from lakeskip.index.options import parse_file_index_options
 from lakeskip.planner.report import FileDecision, ScanPlan, SkipTier
 from lakeskip.planner.scan import ScanPlanner
 from lakeskip.planner.tiers.notes import PlanNotes
@@ -171,7 +175,9 @@ def prunable_columns(schema: TableSchema, kind: object) -> tuple[str, ...]:
     options = schema.options
     table_mode = str(options.get(STATS_MODE, DEFAULT_STATS_MODE))
     try:
-        indexed = {s.name for s in parse_file_index_options(options, row_type).specs}
+        indexed = {
+            s.name for s in file_index_options(options, row_type, schema.partition_keys).specs
+        }
     except Exception:  # unreadable index options: the planner keeps such files anyway
         indexed = set()
     out = []
@@ -248,7 +254,12 @@ def runtime_columns(
         keys.update(spec.key)
     indexed: set[str] = set()
     with contextlib.suppress(Exception):  # unreadable index options: prunable_columns too
-        indexed = {s.name for s in parse_file_index_options(schema.options, schema.row_type).specs}
+        indexed = {
+            s.name
+            for s in file_index_options(
+                schema.options, schema.row_type, schema.partition_keys
+            ).specs
+        }
     ranged = [c for c in columns if c not in keys]
     clustered: set[str] = set()
     if ranged:

@@ -29,11 +29,11 @@ from lakeskip.catalog.file_io import FileIO
 from lakeskip.catalog.format.manifest import ManifestEntry
 from lakeskip.catalog.format.schema import TableSchema
 from lakeskip.catalog.format.snapshot import CommitKind
+from lakeskip.catalog.options import file_index_options
 from lakeskip.catalog.schema_evolution import drop_index_options, rename_in_options
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import CommitConflictError
 from lakeskip.index.file_index import build_file_index
-from lakeskip.index.options import parse_file_index_options
 from lakeskip.procedures.base import (
     Executor,
     ProcedureParameter,
@@ -148,7 +148,7 @@ def rewrite_one(task: RewriteTask) -> RewriteOutcome:
         if as_written is None:
             return RewriteOutcome(task.entry, None, 0)
         schema = as_written
-    options = parse_file_index_options(schema.options, schema.row_type)
+    options = file_index_options(schema.options, schema.row_type, schema.partition_keys)
     current_index = meta.index_file_name
     old_bytes: bytes | None = meta.embedded_index
     if current_index is not None:

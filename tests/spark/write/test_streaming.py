@@ -262,3 +262,72 @@ def test_incremental_clustering_keeps_clustering_lookups_as_one_batch(
             assert len(df.collect()) == sum(1 for r in want if r[0] == k)
             kept[name] += len(input_files(df))
     assert kept["streamed"] <= 1.3 * kept["one_batch"], f"files kept by 8 lookups: {kept}"
+
+
+def test_while_batches_arrive_lookups_and_unclustered_files_stay_bounded(
+    session: Any, spark: Any, tmp_path: Path, monkeypatch: Any
+) -> None:
+    """The clustering made slow (each round first sleeps), so that batches keep arriving
+    while it runs, with ``num-sorted-run.stop-trigger`` = 3. At every snapshot the stream
+    committed: a partition holds at most 2 + the latest batch's files unclustered (at 3 a
+    batch waits for the clustering), and a point lookup on the clustering column, for keys
+    committed by then, keeps at most 1.3x the files the same keys keep on a table the same
+    rows were written to in one write (same options, clustered as written): the files still
+    waiting, and the clustered ones, carry the bloom filter on ``k`` such a table implies."""
+    import time
+
+    import pyarrow.parquet as pq
+
+    from lakeskip.expressions import EqualTo
+    from lakeskip.planner.scan import ScanPlanner
+    from lakeskip.planner.stream import added_files
+    from lakeskip.spark.write import stream_compaction
+
+    cluster = stream_compaction.cluster_incrementally
+
+    def slowly(*args: Any, **kwargs: Any) -> Any:
+        time.sleep(3)
+        return cluster(*args, **kwargs)
+
+    monkeypatch.setattr(stream_compaction, "cluster_incrementally", slowly)
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS lakeskip.db")
+    props = "'clustering.columns' = 'k', 'target-file-size' = '16 kb'"
+    spark.sql(
+        "CREATE TABLE lakeskip.db.streamed (k BIGINT, pad STRING) "
+        f"TBLPROPERTIES ({props}, 'clustering.incremental' = 'true', "
+        "'num-sorted-run.stop-trigger' = '3', 'file-index.bloom-filter.k.items' = '2000', "
+        "'file-index.bloom-filter.k.fpp' = '0.01')"
+    )
+    spark.sql(f"CREATE TABLE lakeskip.db.one_batch (k BIGINT, pad STRING) TBLPROPERTIES ({props})")
+    batches = [
+        [{"k": (b * 211 + i * 7919) % 100_003, "pad": f"p{b}-{i}" * 8} for i in range(300)]
+        for b in range(10)
+    ]
+    _json_files(tmp_path / "in", batches)
+    schema = "k BIGINT, pad STRING"
+    _run(_stream(spark, tmp_path / "in", schema), "lakeskip.db.streamed", tmp_path / "ck")
+    assert stream_compaction.wait_for_stream_clustering(timeout=300)
+    spark.read.schema(schema).json(str(tmp_path / "in")).writeTo("lakeskip.db.one_batch").append()
+    table = session.catalog.get_table("db.streamed")
+    one_write = ScanPlanner(session.catalog.get_table("db.one_batch"))
+    present: list[int] = []
+    last_batch = 0
+    waiting = []
+    for s in table.list_snapshots():
+        if s.commit_kind is CommitKind.APPEND:
+            added = added_files(table, s)
+            last_batch = len(added)
+            for e in added:
+                present += pq.read_table(table.data_file_path(e), columns=["k"])["k"].to_pylist()
+        level0 = sum(1 for e in table.scan_files(s) if e.file.level == 0)
+        waiting.append(level0)
+        assert level0 <= 3 - 1 + last_batch, f"snapshot {s.id}: {level0} files unclustered"
+        keys = present[:: max(1, len(present) // 10)][:10]
+        planner = ScanPlanner(table)
+        kept = sum(len(planner.plan(EqualTo("k", k), snapshot=s).files) for k in keys)
+        once = sum(len(one_write.plan(EqualTo("k", k)).files) for k in keys)
+        assert kept <= 1.3 * once, f"snapshot {s.id}: {kept} files kept, one write {once}"
+    assert max(waiting) >= 2, f"no batch arrived while the clustering ran: {waiting}"
+    want = sorted((r["k"], r["pad"]) for b in batches for r in b)
+    got = sorted(tuple(r) for r in spark.sql("SELECT k, pad FROM lakeskip.db.streamed").collect())
+    assert got == want

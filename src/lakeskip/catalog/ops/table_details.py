@@ -13,7 +13,7 @@ def table_details(table: FileStoreTable, snapshot: Snapshot | None) -> list[tupl
     snapshot and schema, files, rows (minus deletion vectors), bytes, the declared file
     indexes and how many files carry one (embedded or ``.index``). Keys are ``lakeskip.*``
     table properties (``LakeTable.properties`` on the JVM; never table options)."""
-    from lakeskip.index.options import parse_file_index_options
+    from lakeskip.catalog.options import file_index_options
 
     schema = table.schema
     if snapshot is not None and snapshot.schema_id != schema.id:
@@ -27,7 +27,7 @@ def table_details(table: FileStoreTable, snapshot: Snapshot | None) -> list[tupl
         1 for e in entries if e.file.embedded_index is None and e.file.index_file_name is not None
     )
     try:
-        specs = parse_file_index_options(schema.options, schema.row_type).specs
+        specs = file_index_options(schema.options, schema.row_type, schema.partition_keys).specs
         indexes = ", ".join(f"{s.index_type}({s.name})" for s in specs) or "(none)"
     except Exception as e:  # an option this version cannot read: say so, don't fail DESCRIBE
         indexes = f"(unreadable: {e})"

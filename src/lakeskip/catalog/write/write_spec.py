@@ -15,10 +15,10 @@ from lakeskip.catalog.format.bucket import BucketSpec
 from lakeskip.catalog.format.deletion_vectors import IndexFileMeta
 from lakeskip.catalog.format.parquet_options import ParquetWriteOptions, parquet_write_options
 from lakeskip.catalog.format.schema import SchemaManager, TableSchema
-from lakeskip.catalog.options import stats_mode, target_file_size
+from lakeskip.catalog.options import file_index_options, stats_mode, target_file_size
 from lakeskip.catalog.partitions import partition_path
 from lakeskip.catalog.pk.primary_key import RowKind
-from lakeskip.index.options import FileIndexOptions, parse_file_index_options
+from lakeskip.index.options import FileIndexOptions
 
 __all__ = ["WriteSpec", "bucket_dir"]
 
@@ -51,7 +51,9 @@ class WriteSpec:
         return stats_mode(self.schema.options)
 
     def index_options(self) -> FileIndexOptions:
-        return parse_file_index_options(self.schema.options, self.schema.row_type)
+        """The indexes every file gets (the table's options and the ones they imply)."""
+        schema = self.schema
+        return file_index_options(schema.options, schema.row_type, schema.partition_keys)
 
     def bucket_spec(self) -> BucketSpec | None:
         """``None`` for unaware-bucket tables."""

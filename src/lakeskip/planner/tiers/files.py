@@ -20,6 +20,7 @@ import numpy as np
 from lakeskip.catalog.cache import CacheSection, MetadataCache
 from lakeskip.catalog.format.manifest import ManifestEntry
 from lakeskip.catalog.format.snapshot import Snapshot
+from lakeskip.catalog.options import file_index_options
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.expressions import (
     AlwaysFalse,
@@ -30,7 +31,7 @@ from lakeskip.expressions import (
     Or,
 )
 from lakeskip.index.base import FileIndexReader, answers
-from lakeskip.index.options import IndexColumnSpec, parse_file_index_options
+from lakeskip.index.options import IndexColumnSpec
 from lakeskip.index.registry import get_indexer
 from lakeskip.planner.bucket_selector import select_buckets
 from lakeskip.planner.columnar_stats import ColumnarStats
@@ -148,7 +149,7 @@ class FileTiers:
             result: list[FileDecision] = out.tolist()
             return result
 
-        options = parse_file_index_options(schema.options, row_type)
+        options = file_index_options(schema.options, row_type, schema.partition_keys)
         if not use_indexes or not options.read_enabled:
             return assemble(), 0
         if not _tests_indexed_column(bound, options.specs):

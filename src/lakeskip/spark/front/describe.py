@@ -28,7 +28,7 @@ def describe_rows(
     if schema.primary_keys:
         rows.append(("# Primary Key", ", ".join(schema.primary_keys), None))
     if extended:
-        from lakeskip.index.options import parse_file_index_options
+        from lakeskip.catalog.options import file_index_options
 
         snap = table.latest_snapshot()
         files = table.scan_files(snap) if snap else []
@@ -47,7 +47,7 @@ def describe_rows(
         if refs:
             rows.append(("Rows deleted by deletion vectors", str(dv_rows), None))
         rows.append(("Bytes", str(sum(e.file.file_size for e in files)), None))
-        idx = parse_file_index_options(schema.options, schema.row_type)
+        idx = file_index_options(schema.options, schema.row_type, schema.partition_keys)
         for spec in idx.specs:
             opts = ", ".join(f"{k}={v}" for k, v in sorted(spec.options.items()))
             rows.append(("Index", f"{spec.index_type}({spec.name})", opts or None))

@@ -15,7 +15,7 @@ from pyspark.sql import SparkSession
 from lakeskip.catalog.format.manifest import FileKind, read_manifest, read_manifest_list
 from lakeskip.catalog.format.snapshot import Snapshot
 from lakeskip.catalog.kind import Append, AppendDv
-from lakeskip.catalog.options import option_bool
+from lakeskip.catalog.options import option_bool, sorted_run_stop_trigger
 from lakeskip.catalog.pk.dynamic_bucket import BucketMode
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import CommitConflictError, LakeskipWarning
@@ -45,7 +45,11 @@ def compact_after_stream_batch(table: FileStoreTable, snapshot: Snapshot) -> Sna
     On a table with ``clustering.incremental = true`` the batch's partitions are handed to a
     background thread instead (:func:`cluster_incrementally`; ``None`` is returned): the
     stream does not wait for the sort, and a clustering commit that meets the stream's newer
-    APPEND snapshots is retried on them (they only add files)."""
+    APPEND snapshots is retried on them (they only add files). Unless clustering falls
+    behind: once a partition the batch wrote holds ``num-sorted-run.stop-trigger`` level-0
+    files, the batch waits for the table's clustering rounds to finish (Paimon's write stall,
+    :func:`_stall`), so a partition never holds more unclustered files than that, less one,
+    plus the files of the batch just committed."""
     kind = table.kind
     if not isinstance(kind, (Append, AppendDv)) or kind.bucket is not BucketMode.UNAWARE:
         return None
@@ -67,6 +71,7 @@ def compact_after_stream_batch(table: FileStoreTable, snapshot: Snapshot) -> Sna
     cluster = clustering_from_options(schema.options, schema.row_type, schema.partition_keys)
     if cluster is not None and cluster.incremental:
         _Clusterer.submit(table, partitions, spark)
+        _stall(table, partitions, latest)
         return None
     try:
         _, _, compacted = compact_small_files(
@@ -81,6 +86,31 @@ def compact_after_stream_batch(table: FileStoreTable, snapshot: Snapshot) -> Sna
         )
         return None
     return None if compacted is None else table.snapshot(compacted)
+
+
+def _level0_files(
+    table: FileStoreTable, partitions: set[tuple[Any, ...]], snapshot: Snapshot
+) -> int:
+    """The most level-0 (not yet clustered) files one of ``partitions`` holds at ``snapshot``."""
+    counts = dict.fromkeys(partitions, 0)
+    for e in table.scan_files(snapshot):
+        if e.file.level == 0 and e.partition in counts:
+            counts[e.partition] += 1
+    return max(counts.values(), default=0)
+
+
+def _stall(table: FileStoreTable, partitions: set[tuple[Any, ...]], latest: Snapshot) -> None:
+    """Paimon's write stall (``num-sorted-run.stop-trigger``) for incremental clustering:
+    while a partition of ``partitions`` holds that many level-0 files, wait for the table's
+    background clustering to finish its rounds (the stream's next batch waits with it). A
+    round that failed or conflicted leaves the files; the stream then goes on (a warning
+    said why) rather than wait for a round nobody runs."""
+    cap = sorted_run_stop_trigger(table.schema.options)
+    snapshot: Snapshot | None = latest
+    while snapshot is not None and _level0_files(table, partitions, snapshot) >= cap:
+        if not _Clusterer.join(table.path):
+            return
+        snapshot = table.latest_snapshot()
 
 
 def cluster_incrementally(
@@ -171,6 +201,17 @@ class _Clusterer:
                     LakeskipWarning,
                     stacklevel=1,
                 )
+
+    @classmethod
+    def join(cls, path: str) -> bool:
+        """Wait until the clustering of the table at ``path`` has finished; ``False`` when
+        none was running."""
+        with cls._lock:
+            worker = cls._running.get(path)
+        if worker is None:
+            return False
+        worker.thread.join()
+        return True
 
     @classmethod
     def threads(cls) -> list[threading.Thread]:
