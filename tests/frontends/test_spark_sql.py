@@ -110,6 +110,59 @@ def test_two_catalogs_from_conf_alone_run_their_own_procedures(frontend_dir: Pat
     assert ["lk2rows", "3", "60"] in rows, out
 
 
+REPEATED_SETUP = """
+CREATE TABLE lakeskip.default.li (k BIGINT, q INT, mode STRING)
+  WITH ('file-index.bitmap.columns' = 'mode', 'file-index.bloom-filter.columns' = 'k');
+INSERT INTO lakeskip.default.li VALUES (1, 3, 'AIR'), (2, 9, 'MAIL');
+INSERT INTO lakeskip.default.li VALUES (3, 5, 'AIR'), (4, 1, 'SHIP');
+CREATE TABLE lakeskip.default.pt (k BIGINT, brand STRING);
+INSERT INTO lakeskip.default.pt VALUES (1, 'b12'), (2, 'b23'), (3, 'b12'), (4, 'b34');
+"""
+
+#: TPC-H q19's shape: a join whose key is in every branch of an OR of ANDs
+REPEATED_QUERY = """SELECT 'q19', count(*), sum(q) FROM lakeskip.default.li, lakeskip.default.pt
+WHERE (pt.k = li.k AND brand = 'b12' AND q <= 5 AND mode IN ('AIR', 'MAIL'))
+   OR (pt.k = li.k AND brand = 'b23' AND q >= 8)"""
+
+#: a statement between the runs whose one callback marks where a run's callbacks begin
+DELIMITER = "SHOW TABLES IN lakeskip.default"
+
+
+def test_a_repeated_query_asks_the_brain_nothing(frontend_dir: Path) -> None:
+    """The callbacks a query makes through ``spark-sql``, counted on the JVM side of the
+    transport (``Bridge.TRACE_PROPERTY``): its first run loads the two tables and plans their
+    scans; a repetition on the same snapshots asks the brain nothing (the JVM's table and scan
+    caches answer), so a warm query pays no round trip to Python."""
+    from lakeskip.spark.front.frontends import frontend_command
+
+    tmp = frontend_dir / "repeated"
+    tmp.mkdir()
+    trace = tmp / "callbacks.tsv"
+    conf = frontend_conf_for(tmp / "wh", tmp)
+    conf["spark.driver.extraJavaOptions"] += f" -Dlakeskip.callback.trace={trace}"
+    runs = "".join(f"{DELIMITER};\n{REPEATED_QUERY};\n" for _ in range(3))
+    script = tmp / "script.sql"
+    script.write_text(REPEATED_SETUP + runs + f"{DELIMITER};\n")
+    proc = spawn(frontend_command("spark-sql", conf, args=["-f", str(script)]), tmp, frontend_env())
+    try:
+        out, err = proc.communicate(timeout=START_TIMEOUT)
+    finally:
+        kill_tree(proc)
+    assert proc.returncode == 0, err[-3000:]
+    rows = [line.split("\t") for line in out.splitlines()]
+    assert rows.count(["q19", "3", "17"]) == 3, out
+    per_run: list[dict[str, int]] = []
+    for line in trace.read_text().splitlines():
+        op = line.split("\t")[0]
+        if op == "list_tables":
+            per_run.append({})
+        elif per_run:
+            per_run[-1][op] = per_run[-1].get(op, 0) + 1
+    assert len(per_run) == 4 and per_run[-1] == {}, per_run
+    assert per_run[0].get("plan_scan") == 2, f"the first run plans both scans: {per_run}"
+    assert per_run[1:3] == [{}, {}], f"a repeated query on the same snapshots: {per_run}"
+
+
 @pytest.fixture(scope="module")
 def shell(frontend_dir: Path):  # type: ignore[no-untyped-def]
     """One interactive spark-sql (statements on stdin) for the tests below, with lakeskip

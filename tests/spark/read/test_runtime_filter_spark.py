@@ -13,6 +13,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 import lakeskip
 from lakeskip.spark import pruning_reports
+from lakeskip.spark.front.catalog_setup import service_for
 
 F = "lakeskip.rt.fact"
 D = "lakeskip.rt.dim"
@@ -92,6 +93,29 @@ def test_dynamic_pruning_skips_fact_files_by_stats(spark: SparkSession, star: An
         spark.conf.unset("spark.lakeskip.runtime-filter.enabled")
     assert "dynamicpruningexpression" not in off
     assert got == plain == [("hot", 12, sum((k % 7) for k in [*range(310, 321), 315]))]
+
+
+def test_a_repeated_join_asks_python_once(spark: SparkSession, star: Any) -> None:
+    """A repetition of the join on the same snapshots reuses the fact scan (``ScanCache``)
+    and, with it, Python's answer to the same runtime filter: no callback at all, the same
+    files kept and figures shown. A query whose pruning report is collected still asks
+    (its report holds the runtime tier)."""
+    service = service_for(spark)
+    first = sorted(tuple(r) for r in spark.sql(QUERY).collect())
+    before = service.callback_stats()
+    df = spark.sql(QUERY)
+    again = sorted(tuple(r) for r in df.collect())
+    calls = {k: v for k, v in service.callback_stats().since(before).calls.items() if v}
+    assert again == first and calls == {}, calls
+    executed = df._jdf.queryExecution().executedPlan().toString()
+    assert "files 1/9 kept; skipped by stats 1, runtime stats(k) 7" in executed, executed
+    before = service.callback_stats()
+    with pruning_reports(spark) as reports:
+        assert sorted(tuple(r) for r in spark.sql(QUERY).collect()) == first
+    calls = {k: v for k, v in service.callback_stats().since(before).calls.items() if v}
+    assert calls.get("runtime_filter") == 1, calls
+    fact = [r for r in reports if r.table.endswith("fact") and r.skipped_at_runtime]
+    assert fact and fact[-1].skipped_at_runtime == {"stats(k)": 7}
 
 
 def test_empty_dimension_and_no_match(spark: SparkSession, star: Any) -> None:

@@ -31,6 +31,17 @@ public final class Bridge {
 
   public static final ObjectMapper JSON = new ObjectMapper();
 
+  /**
+   * JVM system property naming a file that gets one line per callback, appended as it
+   * returns: {@code <op> <round-trip ms> <payload chars> <reply chars> <thread>}, tab-separated
+   * ({@code -Dlakeskip.callback.trace=/tmp/calls.tsv} in {@code spark.driver.extraJavaOptions}).
+   * What a JVM front end asks of its Python brain per statement, where no Python driver
+   * can count the callbacks (the front-end tests count them); unset: nothing is written.
+   */
+  public static final String TRACE_PROPERTY = "lakeskip.callback.trace";
+
+  private static final String TRACE = System.getProperty(TRACE_PROPERTY);
+
   private static volatile PythonBridge handler;
 
   private Bridge() {}
@@ -104,6 +115,7 @@ public final class Bridge {
   }
 
   public static JsonNode call(String op, ObjectNode payload, Object arg) {
+    long started = TRACE == null ? 0L : System.nanoTime();
     // the registered handler, or a Python brain started for this JVM (Brain)
     PythonBridge h = Brain.handler();
     payload.put(Key.PROTOCOL, PROTOCOL);
@@ -137,6 +149,9 @@ public final class Bridge {
         throw Brain.died(op);
       }
     }
+    if (TRACE != null) {
+      trace(op, System.nanoTime() - started, json.length(), reply == null ? 0 : reply.length());
+    }
     JsonNode node;
     try {
       node = JSON.readTree(reply);
@@ -148,6 +163,16 @@ public final class Bridge {
       throw new PythonError(err.path(Key.KIND).asText(""), err.path(Key.MESSAGE).asText(""));
     }
     return node;
+  }
+
+  private static synchronized void trace(String op, long nanos, int sent, int got) {
+    String line = op + "\t" + String.format(java.util.Locale.ROOT, "%.3f", nanos / 1e6) + "\t"
+        + sent + "\t" + got + "\t" + Thread.currentThread().getName() + "\n";
+    try (java.io.FileOutputStream out = new java.io.FileOutputStream(TRACE, true)) {
+      out.write(line.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    } catch (java.io.IOException e) {
+      // a diagnostic: the callback itself succeeded
+    }
   }
 
   /**
