@@ -203,7 +203,9 @@ def translate(node: Any, row_type: RowType, time_zone: str = UTC) -> Translated 
             return None
         non_null = [v for v in values if v is not None]
         if not non_null:
-            return None
+            # ``a IN (NULL, ...)``: NULL or FALSE, true for no row (a join whose other side
+            # holds only NULL keys); inexact, since NOT of it is NULL too
+            return AlwaysFalse(), False
         return in_(col, non_null), len(non_null) == len(values)
     if op == PredicateOp.STARTS_WITH and len(args) == 2:
         col, value = _column(args[0], row_type), literal_from_json(args[1])

@@ -191,3 +191,13 @@ def test_in_of_no_values_selects_no_row() -> None:
     assert t is not None and isinstance(t[0], AlwaysFalse) and not t[1]
     assert translate({"op": "NOT", "args": [{"op": "IN", "args": [A]}]}, ROW_TYPE) is None
     assert translate({"op": "IN", "args": [{"ref": ["nope"]}]}, ROW_TYPE) is None
+
+
+def test_in_of_null_values_only_selects_no_row() -> None:
+    """``a IN (NULL)``: NULL or FALSE for every row (a join whose other side holds only NULL
+    keys), so no row passes and every file may be skipped; under NOT (also never TRUE) it is
+    not used (inexact), which keeps every file."""
+    null = {"lit": None, "type": "integer"}
+    t = translate({"op": "IN", "args": [A, null, null]}, ROW_TYPE)
+    assert t is not None and isinstance(t[0], AlwaysFalse) and not t[1]
+    assert translate({"op": "NOT", "args": [{"op": "IN", "args": [A, null]}]}, ROW_TYPE) is None
