@@ -72,6 +72,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import query_profile  # type: ignore[import-not-found]
 import sqlglot
 from sqlglot import exp
 
@@ -298,32 +299,9 @@ def run(spark: Any, sql: str) -> tuple[float, list[Any]]:
 
 
 def profiled(spark: Any, service: Any, sql: str) -> tuple[float, list[Any], dict[str, Any]]:
-    """One run of ``sql`` with where its time went: Spark's phases (``QueryPlanningTracker``,
-    ms; *execution* is the rest of the wall time), the lakeskip callbacks it made (calls and
-    ms in Python, per operation) and the Spark jobs it ran."""
-    store = spark._jsparkSession.sharedState().statusStore()
-    before_execs = store.executionsList().size()
-    before = service.callback_stats()
-    t0 = time.perf_counter()
-    df = spark.sql(sql)
-    rows = df.collect()
-    secs = time.perf_counter() - t0
-    phases: dict[str, float] = {}
-    it = df._jdf.queryExecution().tracker().phases().iterator()
-    while it.hasNext():
-        kv = it.next()
-        phases[str(kv._1())] = round(float(kv._2().durationMs()), 1)
-    phases["execution"] = round(secs * 1000 - sum(phases.values()), 1)
-    delta = service.callback_stats().since(before)
-    callbacks = {
-        op: [n, round(delta.seconds.get(op, 0.0) * 1000, 1)]
-        for op, n in sorted(delta.calls.items())
-        if n
-    }
-    spark._jsc.sc().listenerBus().waitUntilEmpty()
-    execs = store.executionsList()
-    jobs = sum(execs.apply(i).jobs().size() for i in range(before_execs, execs.size()))
-    return secs, rows, {"phases_ms": phases, "callbacks": callbacks, "jobs": jobs}
+    """One run of ``sql`` with where its time went (:func:`query_profile.profiled`)."""
+    secs, rows, _, prof = query_profile.profiled(spark, service, sql)
+    return secs, rows, prof
 
 
 def main(argv: list[str] | None = None) -> int:

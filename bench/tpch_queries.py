@@ -65,6 +65,8 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import query_profile  # type: ignore[import-not-found]
+
 import lakeskip
 from lakeskip.spark import pruning_reports
 from lakeskip.spark.front.catalog_setup import service_for
@@ -377,41 +379,11 @@ def operators(plan: str) -> dict[str, int]:
 
 
 def profiled(spark: Any, service: Any, sql: str) -> dict[str, Any]:
-    """One run of ``sql`` with where its time went: Spark's phases (ms; *execution* is the
-    rest of the wall time), the lakeskip callbacks it made (calls and ms in Python), the
-    Spark jobs it ran and its executed plan's operators."""
-    store = spark._jsparkSession.sharedState().statusStore()
-    before_execs = store.executionsList().size()
-    before = service.callback_stats()
-    t0 = time.perf_counter()
-    df = spark.sql(sql)
-    df.collect()
-    secs = time.perf_counter() - t0
-    phases: dict[str, float] = {}
-    qe = df._jdf.queryExecution()
-    it = qe.tracker().phases().iterator()
-    while it.hasNext():
-        kv = it.next()
-        phases[str(kv._1())] = round(float(kv._2().durationMs()), 1)
-    phases["execution"] = round(secs * 1000 - sum(phases.values()), 1)
-    delta = service.callback_stats().since(before)
-    callbacks = {
-        op: [n, round(delta.seconds.get(op, 0.0) * 1000, 1)]
-        for op, n in sorted(delta.calls.items())
-        if n
-    }
-    spark._jsc.sc().listenerBus().waitUntilEmpty()
-    execs = store.executionsList()
-    jobs = sum(execs.apply(i).jobs().size() for i in range(before_execs, execs.size()))
+    """One run of ``sql`` with where its time went (:func:`query_profile.profiled`) and its
+    executed plan's operators."""
+    secs, _, qe, prof = query_profile.profiled(spark, service, sql)
     plan = str(qe.executedPlan().toString())
-    return {
-        "seconds": round(secs, 3),
-        "phases_ms": phases,
-        "callbacks": callbacks,
-        "jobs": jobs,
-        "operators": operators(plan),
-        "plan": plan,
-    }
+    return {"seconds": round(secs, 3), **prof, "operators": operators(plan), "plan": plan}
 
 
 def _print_profile(q: str, prof: dict[str, dict[str, Any]]) -> None:
