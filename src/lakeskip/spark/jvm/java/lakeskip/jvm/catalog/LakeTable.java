@@ -217,7 +217,13 @@ public class LakeTable
         TableCapability.OVERWRITE_DYNAMIC,
         // a write with schema evolution (mergeSchema: LakeMergeSchema) adds its new columns
         // through alterTable; which changes it may make: supportsColumnChange
-        TableCapability.AUTOMATIC_SCHEMA_EVOLUTION);
+        TableCapability.AUTOMATIC_SCHEMA_EVOLUTION,
+        // Spark's MergeSubplans may fuse scans of this table that differ only in their columns
+        // and post-scan filters (TPC-DS q9: 15 scalar subqueries over one fact table read it 5
+        // times, not 15, as they do over plain Parquet). Spark rebuilds the merged scan through
+        // newScanBuilder with OR(filters) offered and keeps each side's filter above the scan;
+        // it merges only scans whose fully enforced filters are equal
+        TableCapability.SCAN_MERGING);
   }
 
   /**
