@@ -45,6 +45,53 @@ def _spark_sql(tmp: Path, args: list[str], *, as_session_catalog: bool = False) 
     return frontend_command("spark-sql", conf, args=args)
 
 
+@dataclass(frozen=True, slots=True)
+class ScriptRun:
+    pid: int
+    returncode: int
+    out: str
+    err: str
+    rows: list[list[str]]
+
+
+@pytest.fixture(scope="module")
+def script_run(frontend_dir: Path) -> ScriptRun:
+    """One ``spark-sql -f`` of SCRIPT then TWO_CATALOGS for the two tests below (one JVM and
+    brain start, not two): the catalogs ``lakeskip`` and ``lk2``, both from ``lakeskip
+    spark-conf`` (the second with ``--catalog-name lk2``), nothing else."""
+    from lakeskip.spark.front.frontends import frontend_command, frontend_conf
+
+    tmp = frontend_dir / "script"
+    tmp.mkdir()
+    conf = frontend_conf_for(tmp / "wh1", tmp)
+    second = frontend_conf(str(tmp / "wh2"), "lk2")
+    conf.update({k: v for k, v in second.items() if k.startswith("spark.sql.catalog.lk2")})
+    assert conf["spark.sql.catalog.lk2.warehouse"] != conf["spark.sql.catalog.lakeskip.warehouse"]
+    script = tmp / "script.sql"
+    script.write_text(SCRIPT + TWO_CATALOGS)
+    proc = spawn(frontend_command("spark-sql", conf, args=["-f", str(script)]), tmp, frontend_env())
+    try:
+        out, err = proc.communicate(timeout=START_TIMEOUT)
+    finally:
+        kill_tree(proc)
+    rows = [line.split("\t") for line in out.splitlines()]
+    return ScriptRun(proc.pid, proc.returncode, out, err, rows)
+
+
+def test_script_with_conf_only(script_run: ScriptRun) -> None:
+    run = script_run
+    assert run.returncode == 0, run.err[-3000:]
+    assert ["lookup", "3", "u3"] in run.rows, run.out
+    explain = {(r[1], r[2]) for r in run.rows if len(r) == 3 and r[0] == "default.ev"}
+    assert ("files total", "3") in explain and ("files kept", "1") in explain, run.out
+    assert ("files skipped by stats", "2") in explain, run.out
+    assert ["v1", "1"] in run.rows, run.out
+    assert ["now", "2", "2"] in run.rows, run.out
+    assert "\tat " not in run.err, run.err[-3000:]
+    # the JVM has exited: its brains too
+    wait_for(lambda: not brain_pids(run.pid), 15, "the brain to exit with the JVM")
+
+
 TWO_CATALOGS = """
 CREATE DATABASE IF NOT EXISTS lakeskip.other;
 CREATE DATABASE IF NOT EXISTS lk2.other;
@@ -61,6 +108,19 @@ SELECT 'lakeskip', count(*) FROM lakeskip.other.`t2$files`;
 SELECT 'lk2rows', count(*), sum(id) FROM lk2.other.t2;
 """
 
+
+def test_two_catalogs_from_conf_alone_run_their_own_procedures(script_run: ScriptRun) -> None:
+    """Issue 41's repro as a user runs it: ``lakeskip`` and ``lk2`` both from ``lakeskip
+    spark-conf`` (the second with ``--catalog-name lk2``), nothing else; ``CALL
+    lk2.sys.compact`` compacts lk2's table (it used to look in the first catalog's warehouse:
+    ``table not found``) and leaves the first catalog's table of the same name alone."""
+    run = script_run
+    assert run.returncode == 0, run.err[-3000:]
+    assert ["lk2", "1"] in run.rows, (run.out, run.err[-3000:])
+    assert ["lakeskip", "2"] in run.rows, run.out
+    assert ["lk2rows", "3", "60"] in run.rows, run.out
+
+
 REPEATED_SETUP = """
 CREATE TABLE lakeskip.default.li (k BIGINT, q INT, mode STRING)
   WITH ('file-index.bitmap.columns' = 'mode', 'file-index.bloom-filter.columns' = 'k');
@@ -75,87 +135,35 @@ REPEATED_QUERY = """SELECT 'q19', count(*), sum(q) FROM lakeskip.default.li, lak
 WHERE (pt.k = li.k AND brand = 'b12' AND q <= 5 AND mode IN ('AIR', 'MAIL'))
    OR (pt.k = li.k AND brand = 'b23' AND q >= 8)"""
 
-#: a statement between the runs whose one callback marks where a run's callbacks begin (the
-#: script's statements before the first carry no ``list_tables``)
+#: a statement between the runs whose one callback marks where a run's callbacks begin
 DELIMITER = "SHOW TABLES IN lakeskip.default"
 
 
-@dataclass(frozen=True, slots=True)
-class ScriptRun:
-    pid: int
-    returncode: int
-    out: str
-    err: str
-    rows: list[list[str]]
-    #: the callbacks the JVM made, one line each (``Bridge.TRACE_PROPERTY``)
-    trace: list[str]
+def test_a_repeated_query_asks_the_brain_nothing(frontend_dir: Path) -> None:
+    """The callbacks a query makes through ``spark-sql``, counted on the JVM side of the
+    transport (``Bridge.TRACE_PROPERTY``): its first run loads the two tables and plans their
+    scans; a repetition on the same snapshots asks the brain nothing (the JVM's table and scan
+    caches answer), so a warm query pays no round trip to Python."""
+    from lakeskip.spark.front.frontends import frontend_command
 
-
-@pytest.fixture(scope="module")
-def script_run(frontend_dir: Path) -> ScriptRun:
-    """One ``spark-sql -f`` for the three script tests below (one JVM and brain start, not
-    three): the catalogs ``lakeskip`` and ``lk2``, both from ``lakeskip spark-conf`` (the
-    second with ``--catalog-name lk2``), and the callback trace on; the script is SCRIPT,
-    then TWO_CATALOGS, then REPEATED_SETUP and three runs of REPEATED_QUERY."""
-    from lakeskip.spark.front.frontends import frontend_command, frontend_conf
-
-    tmp = frontend_dir / "script"
+    tmp = frontend_dir / "repeated"
     tmp.mkdir()
     trace = tmp / "callbacks.tsv"
-    conf = frontend_conf_for(tmp / "wh1", tmp)
-    second = frontend_conf(str(tmp / "wh2"), "lk2")
-    conf.update({k: v for k, v in second.items() if k.startswith("spark.sql.catalog.lk2")})
-    assert conf["spark.sql.catalog.lk2.warehouse"] != conf["spark.sql.catalog.lakeskip.warehouse"]
+    conf = frontend_conf_for(tmp / "wh", tmp)
     conf["spark.driver.extraJavaOptions"] += f" -Dlakeskip.callback.trace={trace}"
     runs = "".join(f"{DELIMITER};\n{REPEATED_QUERY};\n" for _ in range(3))
     script = tmp / "script.sql"
-    script.write_text(SCRIPT + TWO_CATALOGS + REPEATED_SETUP + runs + f"{DELIMITER};\n")
+    script.write_text(REPEATED_SETUP + runs + f"{DELIMITER};\n")
     proc = spawn(frontend_command("spark-sql", conf, args=["-f", str(script)]), tmp, frontend_env())
     try:
         out, err = proc.communicate(timeout=START_TIMEOUT)
     finally:
         kill_tree(proc)
-    calls = trace.read_text().splitlines() if trace.exists() else []
+    assert proc.returncode == 0, err[-3000:]
     rows = [line.split("\t") for line in out.splitlines()]
-    return ScriptRun(proc.pid, proc.returncode, out, err, rows, calls)
-
-
-def test_script_with_conf_only(script_run: ScriptRun) -> None:
-    run = script_run
-    assert run.returncode == 0, run.err[-3000:]
-    assert ["lookup", "3", "u3"] in run.rows, run.out
-    explain = {(r[1], r[2]) for r in run.rows if len(r) == 3 and r[0] == "default.ev"}
-    assert ("files total", "3") in explain and ("files kept", "1") in explain, run.out
-    assert ("files skipped by stats", "2") in explain, run.out
-    assert ["v1", "1"] in run.rows, run.out
-    assert ["now", "2", "2"] in run.rows, run.out
-    assert "\tat " not in run.err, run.err[-3000:]
-    # the JVM has exited: its brain too
-    wait_for(lambda: not brain_pids(run.pid), 15, "the brain to exit with the JVM")
-
-
-def test_two_catalogs_from_conf_alone_run_their_own_procedures(script_run: ScriptRun) -> None:
-    """Issue 41's repro as a user runs it: ``lakeskip`` and ``lk2`` both from ``lakeskip
-    spark-conf`` (the second with ``--catalog-name lk2``), nothing else; ``CALL
-    lk2.sys.compact`` compacts lk2's table (it used to look in the first catalog's warehouse:
-    ``table not found``) and leaves the first catalog's table of the same name alone."""
-    run = script_run
-    assert run.returncode == 0, run.err[-3000:]
-    assert ["lk2", "1"] in run.rows, (run.out, run.err[-3000:])
-    assert ["lakeskip", "2"] in run.rows, run.out
-    assert ["lk2rows", "3", "60"] in run.rows, run.out
-
-
-def test_a_repeated_query_asks_the_brain_nothing(script_run: ScriptRun) -> None:
-    """The callbacks a query makes through ``spark-sql``, counted on the JVM side of the
-    transport (``Bridge.TRACE_PROPERTY``): its first run loads the two tables and plans their
-    scans; a repetition on the same snapshots asks the brain nothing (the JVM's table and scan
-    caches answer), so a warm query pays no round trip to Python."""
-    run = script_run
-    assert run.returncode == 0, run.err[-3000:]
-    assert run.rows.count(["q19", "3", "17"]) == 3, run.out
+    assert rows.count(["q19", "3", "17"]) == 3, out
     per_run: list[dict[str, int]] = []
-    for line in run.trace:
+    for line in trace.read_text().splitlines():
         op = line.split("\t")[0]
         if op == "list_tables":
             per_run.append({})
