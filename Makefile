@@ -7,9 +7,11 @@ RUN_STAMP := $(VENV)/.installed-run
 STAMP     := $(VENV)/.installed
 SMOKE_VENV ?= build/smoke-venv
 # make test / make test-unit: pytest-xdist processes, each running whole test files (its own
-# Spark session, module fixtures once); 0 runs everything in the one pytest process
+# Spark session, module fixtures once); 0 runs everything in the one pytest process. Files are
+# handed out in collection order, the longest first (tests/conftest.py FILE_SECONDS), not in
+# xdist's own order (most tests first), which left the slow few-test Spark files to the end
 TEST_WORKERS ?= 2
-XDIST := -n $(TEST_WORKERS) --dist loadfile
+XDIST := -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 .PHONY: demo test coverage test-unit lint fuzz bench bench-write bench-compact bench-first-write bench-range bench-index bench-kinds bench-clustered bench-functions bench-tpch bench-zorder bench-merge bench-frontends bench-paimon bench-tpcds test-tpcds test-interop test-interop-java test-s3 check-java smoke clean
 
@@ -34,10 +36,11 @@ demo: $(RUN_STAMP) check-java
 
 # unit + Spark + front-end tests (README, Development: what it costs). Without coverage: branch
 # coverage's tracer doubles the CPU of the Python half (tests/unit/index + expressions: 43 s ->
-# 90 s of CPU); `make coverage` is the same run with it (.ci/run)
+# 90 s of CPU); `make coverage` is the same run with it (.ci/run). --durations: every log shows
+# where the time went (FILE_SECONDS in tests/conftest.py orders the files by it)
 test: $(STAMP) check-java
 	@start=$$(date +%s); \
-	$(PY) -m pytest -q $(XDIST) -m "not slow and not interop and not s3" $(COV_ARGS); rc=$$?; \
+	$(PY) -m pytest -q $(XDIST) --durations=30 -m "not slow and not interop and not s3" $(COV_ARGS); rc=$$?; \
 	echo "make test took $$(( $$(date +%s) - start )) s"; exit $$rc
 
 coverage: COV_ARGS = --cov --cov-report=term

@@ -8,6 +8,7 @@ import os
 import re
 import signal
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -44,25 +45,51 @@ def _spark_sql(tmp: Path, args: list[str], *, as_session_catalog: bool = False) 
     return frontend_command("spark-sql", conf, args=args)
 
 
-def test_script_with_conf_only(frontend_dir: Path) -> None:
-    script = frontend_dir / "script.sql"
-    script.write_text(SCRIPT)
-    proc = spawn(_spark_sql(frontend_dir, ["-f", str(script)]), frontend_dir, frontend_env())
+@dataclass(frozen=True, slots=True)
+class ScriptRun:
+    pid: int
+    returncode: int
+    out: str
+    err: str
+    rows: list[list[str]]
+
+
+@pytest.fixture(scope="module")
+def script_run(frontend_dir: Path) -> ScriptRun:
+    """One ``spark-sql -f`` of SCRIPT then TWO_CATALOGS for the two tests below (one JVM and
+    brain start, not two): the catalogs ``lakeskip`` and ``lk2``, both from ``lakeskip
+    spark-conf`` (the second with ``--catalog-name lk2``), nothing else."""
+    from lakeskip.spark.front.frontends import frontend_command, frontend_conf
+
+    tmp = frontend_dir / "script"
+    tmp.mkdir()
+    conf = frontend_conf_for(tmp / "wh1", tmp)
+    second = frontend_conf(str(tmp / "wh2"), "lk2")
+    conf.update({k: v for k, v in second.items() if k.startswith("spark.sql.catalog.lk2")})
+    assert conf["spark.sql.catalog.lk2.warehouse"] != conf["spark.sql.catalog.lakeskip.warehouse"]
+    script = tmp / "script.sql"
+    script.write_text(SCRIPT + TWO_CATALOGS)
+    proc = spawn(frontend_command("spark-sql", conf, args=["-f", str(script)]), tmp, frontend_env())
     try:
         out, err = proc.communicate(timeout=START_TIMEOUT)
     finally:
         kill_tree(proc)
-    assert proc.returncode == 0, err[-3000:]
     rows = [line.split("\t") for line in out.splitlines()]
-    assert ["lookup", "3", "u3"] in rows, out
-    explain = {(r[1], r[2]) for r in rows if len(r) == 3 and r[0] == "default.ev"}
-    assert ("files total", "3") in explain and ("files kept", "1") in explain, out
-    assert ("files skipped by stats", "2") in explain, out
-    assert ["v1", "1"] in rows, out
-    assert ["now", "2", "2"] in rows, out
-    assert "\tat " not in err, err[-3000:]
-    # the JVM has exited: its brain too
-    wait_for(lambda: not brain_pids(proc.pid), 15, "the brain to exit with the JVM")
+    return ScriptRun(proc.pid, proc.returncode, out, err, rows)
+
+
+def test_script_with_conf_only(script_run: ScriptRun) -> None:
+    run = script_run
+    assert run.returncode == 0, run.err[-3000:]
+    assert ["lookup", "3", "u3"] in run.rows, run.out
+    explain = {(r[1], r[2]) for r in run.rows if len(r) == 3 and r[0] == "default.ev"}
+    assert ("files total", "3") in explain and ("files kept", "1") in explain, run.out
+    assert ("files skipped by stats", "2") in explain, run.out
+    assert ["v1", "1"] in run.rows, run.out
+    assert ["now", "2", "2"] in run.rows, run.out
+    assert "\tat " not in run.err, run.err[-3000:]
+    # the JVM has exited: its brains too
+    wait_for(lambda: not brain_pids(run.pid), 15, "the brain to exit with the JVM")
 
 
 TWO_CATALOGS = """
@@ -82,32 +109,16 @@ SELECT 'lk2rows', count(*), sum(id) FROM lk2.other.t2;
 """
 
 
-def test_two_catalogs_from_conf_alone_run_their_own_procedures(frontend_dir: Path) -> None:
+def test_two_catalogs_from_conf_alone_run_their_own_procedures(script_run: ScriptRun) -> None:
     """Issue 41's repro as a user runs it: ``lakeskip`` and ``lk2`` both from ``lakeskip
     spark-conf`` (the second with ``--catalog-name lk2``), nothing else; ``CALL
     lk2.sys.compact`` compacts lk2's table (it used to look in the first catalog's warehouse:
     ``table not found``) and leaves the first catalog's table of the same name alone."""
-    from lakeskip.spark.front.frontends import frontend_command, frontend_conf
-
-    tmp = frontend_dir / "two-catalogs"
-    tmp.mkdir()
-    conf = frontend_conf_for(tmp / "wh1", tmp)
-    second = frontend_conf(str(tmp / "wh2"), "lk2")
-    conf.update({k: v for k, v in second.items() if k.startswith("spark.sql.catalog.lk2")})
-    assert conf["spark.sql.catalog.lk2.warehouse"] != conf["spark.sql.catalog.lakeskip.warehouse"]
-    script = tmp / "script.sql"
-    script.write_text(TWO_CATALOGS)
-    cmd = frontend_command("spark-sql", conf, args=["-f", str(script)])
-    proc = spawn(cmd, tmp, frontend_env())
-    try:
-        out, err = proc.communicate(timeout=START_TIMEOUT)
-    finally:
-        kill_tree(proc)
-    assert proc.returncode == 0, err[-3000:]
-    rows = [line.split("\t") for line in out.splitlines()]
-    assert ["lk2", "1"] in rows, (out, err[-3000:])
-    assert ["lakeskip", "2"] in rows, out
-    assert ["lk2rows", "3", "60"] in rows, out
+    run = script_run
+    assert run.returncode == 0, run.err[-3000:]
+    assert ["lk2", "1"] in run.rows, (run.out, run.err[-3000:])
+    assert ["lakeskip", "2"] in run.rows, run.out
+    assert ["lk2rows", "3", "60"] in run.rows, run.out
 
 
 REPEATED_SETUP = """
