@@ -143,7 +143,9 @@ def test_a_repeated_query_asks_the_brain_nothing(frontend_dir: Path) -> None:
     """The callbacks a query makes through ``spark-sql``, counted on the JVM side of the
     transport (``Bridge.TRACE_PROPERTY``): its first run loads the two tables and plans their
     scans; a repetition on the same snapshots asks the brain nothing (the JVM's table and scan
-    caches answer), so a warm query pays no round trip to Python."""
+    caches answer), so a warm query pays no round trip to Python. A row inserted between two
+    runs is seen by the next one (a new snapshot of ``li``: loaded and planned again), whose
+    own repetition again asks nothing."""
     from lakeskip.spark.front.frontends import frontend_command
 
     tmp = frontend_dir / "repeated"
@@ -152,8 +154,11 @@ def test_a_repeated_query_asks_the_brain_nothing(frontend_dir: Path) -> None:
     conf = frontend_conf_for(tmp / "wh", tmp)
     conf["spark.driver.extraJavaOptions"] += f" -Dlakeskip.callback.trace={trace}"
     runs = "".join(f"{DELIMITER};\n{REPEATED_QUERY};\n" for _ in range(3))
+    # (3, 4, 'MAIL') meets the first branch (pt 3 is b12): 4 rows, sum 21
+    insert = f"{DELIMITER};\nINSERT INTO lakeskip.default.li VALUES (3, 4, 'MAIL');\n"
+    after = "".join(f"{DELIMITER};\n{REPEATED_QUERY};\n" for _ in range(2))
     script = tmp / "script.sql"
-    script.write_text(REPEATED_SETUP + runs + f"{DELIMITER};\n")
+    script.write_text(REPEATED_SETUP + runs + insert + after + f"{DELIMITER};\n")
     proc = spawn(frontend_command("spark-sql", conf, args=["-f", str(script)]), tmp, frontend_env())
     try:
         out, err = proc.communicate(timeout=START_TIMEOUT)
@@ -162,6 +167,7 @@ def test_a_repeated_query_asks_the_brain_nothing(frontend_dir: Path) -> None:
     assert proc.returncode == 0, err[-3000:]
     rows = [line.split("\t") for line in out.splitlines()]
     assert rows.count(["q19", "3", "17"]) == 3, out
+    assert rows.count(["q19", "4", "21"]) == 2, f"the new snapshot is seen: {out}"
     per_run: list[dict[str, int]] = []
     for line in trace.read_text().splitlines():
         op = line.split("\t")[0]
@@ -169,9 +175,16 @@ def test_a_repeated_query_asks_the_brain_nothing(frontend_dir: Path) -> None:
             per_run.append({})
         elif per_run:
             per_run[-1][op] = per_run[-1].get(op, 0) + 1
-    assert len(per_run) == 4 and per_run[-1] == {}, per_run
+    # the three runs, the INSERT, the two runs after it, the last delimiter
+    assert len(per_run) == 7 and per_run[-1] == {}, per_run
     assert per_run[0].get("plan_scan") == 2, f"the first run plans both scans: {per_run}"
     assert per_run[1:3] == [{}, {}], f"a repeated query on the same snapshots: {per_run}"
+    # li's new snapshot is loaded (after the INSERT's commit or by the next query) and the
+    # next query plans its scan again
+    loads = per_run[3].get("load_table", 0) + per_run[4].get("load_table", 0)
+    assert loads >= 1, f"li's new snapshot is loaded: {per_run}"
+    assert per_run[4].get("plan_scan", 0) >= 1, f"li's scan is planned again: {per_run}"
+    assert per_run[5] == {}, f"a repeated query on the new snapshot: {per_run}"
 
 
 @pytest.fixture(scope="module")
