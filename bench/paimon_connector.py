@@ -18,7 +18,12 @@ metric ``resultedTableFiles``. Last, each engine z-order compacts its own table 
 (once: it rewrites the table) and the files after and files kept for 1% ranges are compared:
 Paimon's through ``CALL paimon.sys.compact`` with ``--paimon-extensions``, else (its extensions
 do not load on Spark 4.3) through its ``CompactProcedure`` called directly (py4j).
-``--keep`` keeps the warehouse. Prints the load average
+``--planning-files N``: planning at N files (``paimon_planning.py``); ``--tpcds-sf SF``: the
+TPC-DS star queries on lakeskip's date-clustered tables and Paimon's date-partitioned ones
+(``paimon_tpcds.py``); ``--skip-basic`` runs only those. The first write of each engine prints
+where its time went (Spark stages, lakeskip's Python stages: ``tpcds._step``).
+``--keep`` keeps the warehouse; ``--warehouse DIR`` uses (and keeps) DIR, its TPC-DS tables
+loaded once. Prints the load average
 (a shared machine: read the ratios) and writes ``bench/results/paimon-<timestamp>.json``.
 """
 
@@ -35,6 +40,10 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+import paimon_planning  # type: ignore[import-not-found]
+import paimon_tpcds  # type: ignore[import-not-found]
+import tpcds  # type: ignore[import-not-found]
 
 import lakeskip
 from lakeskip.spark.front.builder import build_spark_session
@@ -138,12 +147,17 @@ def _timed(spark: Any, sql: str) -> tuple[float, list[tuple[Any, ...]]]:
 def _write(s: Any, rows: int, files: int, repeat: int) -> dict[str, Any]:
     spark = s.spark
     times: dict[str, list[float]] = {e: [] for e in ENGINES}
+    profiles: dict[str, str] = {}
     for i in range(repeat):
         for engine in ENGINES if i % 2 == 0 else ENGINES[::-1]:
             name = f"{engine}.b.w_{engine}_{i}"
             spark.sql(f"CREATE TABLE {name} ({COLUMNS}) TBLPROPERTIES ({_options(rows, files)})")
+            insert = f"INSERT INTO {name} {_select(rows, files)}"
             t = time.perf_counter()
-            spark.sql(f"INSERT INTO {name} {_select(rows, files)}")
+            if i < 2:  # where the time goes (Spark stages, lakeskip's Python stages); kept: i = 1
+                profiles[engine] = tpcds._step(spark, "write", lambda q=insert: spark.sql(q))
+            else:
+                spark.sql(insert)
             times[engine].append(time.perf_counter() - t)
     out: dict[str, Any] = {}
     for engine in ENGINES:
@@ -152,6 +166,7 @@ def _write(s: Any, rows: int, files: int, repeat: int) -> dict[str, Any]:
             "seconds": times[engine],
             "median_s": statistics.median(times[engine]),
             "files": len(table.files()),
+            "profile": profiles.get(engine, ""),
         }
     return out
 
@@ -270,6 +285,29 @@ def main() -> None:
     ap.add_argument("--write-repeat", type=int, default=2)
     ap.add_argument("--keep", action="store_true", help="keep the warehouse")
     ap.add_argument(
+        "--warehouse", default=None,
+        help="this warehouse (kept; its TPC-DS tables are reused), not a temporary one",
+    )  # fmt: skip
+    ap.add_argument(
+        "--skip-basic", action="store_true",
+        help="no write / query / z-order comparison (only --planning-files, --tpcds-sf)",
+    )  # fmt: skip
+    ap.add_argument(
+        "--planning-files", type=int, default=0,
+        help="planning at this many files (bench/paimon_planning.py); 0: not run",
+    )  # fmt: skip
+    ap.add_argument("--planning-partitions", type=int, default=100)
+    ap.add_argument(
+        "--tpcds-sf", type=float, default=0.0,
+        help="TPC-DS star queries at this scale factor (bench/paimon_tpcds.py); 0: not run",
+    )  # fmt: skip
+    ap.add_argument("--tpcds-queries", default=",".join(map(str, paimon_tpcds.STAR_QUERIES)))
+    ap.add_argument("--tpcds-runs", type=int, default=3)
+    ap.add_argument(
+        "--tpcds-cache",
+        default=os.environ.get("LAKESKIP_TPCDS_CACHE", str(tpcds.ROOT / ".tpcds-cache")),
+    )
+    ap.add_argument(
         "--paimon-extensions",
         action="store_true",
         help="load PaimonSparkSessionExtensions (CALL paimon.sys.compact: the z-order step)",
@@ -277,24 +315,45 @@ def main() -> None:
     args = ap.parse_args()
     jars = _jars()
     load_start = os.getloadavg()
-    wh = Path(tempfile.mkdtemp(prefix="lakeskip-paimon-"))
+    if args.warehouse:
+        wh = Path(args.warehouse).resolve()
+        shutil.rmtree(wh / "b.db", ignore_errors=True)  # this run's tables; TPC-DS's stay
+        wh.mkdir(parents=True, exist_ok=True)
+    else:
+        wh = Path(tempfile.mkdtemp(prefix="lakeskip-paimon-"))
     s = _session(wh, jars, args.files, args.paimon_extensions)
     spark = s.spark
     spark.sql("CREATE NAMESPACE IF NOT EXISTS lakeskip.b")
-    writes = _write(s, args.rows, args.files, args.write_repeat)
-    results = []
-    for name, sql in _queries(spark, args.rows).items():
-        for table in ("w_lakeskip_0", "w_paimon_0"):
-            row = _compare(s, table, sql, args.repeat)
-            row["query"] = name
-            results.append(row)
-    zorder = _zorder(s, args.files, args.repeat, args.paimon_extensions)
+    writes: dict[str, Any] = {}
+    results: list[dict[str, Any]] = []
+    zorder: dict[str, Any] = {}
+    if not args.skip_basic:
+        writes = _write(s, args.rows, args.files, args.write_repeat)
+        for name, sql in _queries(spark, args.rows).items():
+            for table in ("w_lakeskip_0", "w_paimon_0"):
+                row = _compare(s, table, sql, args.repeat)
+                row["query"] = name
+                results.append(row)
+        zorder = _zorder(s, args.files, args.repeat, args.paimon_extensions)
+    planning: dict[str, Any] = {}
+    if args.planning_files:
+        planning["table"] = paimon_planning.make_table(
+            s, args.planning_files, args.planning_partitions
+        )
+        print(f"planning table: {planning['table']}", flush=True)
+        planning["queries"] = paimon_planning.compare(s, args.repeat)
+    star: list[dict[str, Any]] = []
+    if args.tpcds_sf:
+        queries = [int(q) for q in args.tpcds_queries.split(",") if q]
+        sqls = paimon_tpcds.load(s, wh, args.tpcds_sf, Path(args.tpcds_cache), queries)
+        star = paimon_tpcds.compare(s, sqls, args.tpcds_runs)
     load_end = os.getloadavg()
     version = spark.version
     spark.stop()
     print(f"Spark {version}; {args.rows} rows in {args.files} tasks; warehouse {wh}")
     for engine, w in writes.items():
         print(f"write with indexes, {engine}: median {w['median_s']:.2f} s, {w['files']} files")
+        print(f"  profiled (second) write: {w['profile']}")
     print(f"{'query':<20} {'table by':<9} {'lakeskip s':>10} {'paimon s':>9} {'kept l/p':>9}")
     for r in results:
         by = r["table"].split("_")[1]
@@ -311,6 +370,26 @@ def main() -> None:
             f"z-order {engine}: {z['compact_s']:.1f} s, {z['files_after']} files after, "
             f"{z['mean_kept']:.1f} kept per 1% range ({z['median_range_query_s']:.3f} s)"
         )
+    if planning:
+        print(f"planning at {planning['table']['files']} files "
+              f"({planning['table']['partitions']} partitions): first / median s, files kept")  # fmt: skip
+        for r in planning["queries"]:
+            print(
+                f"  {r['query']:<14} lakeskip {r['lakeskip_first_s']:.3f} / "
+                f"{r['lakeskip_median_s']:.3f} s, {r['lakeskip_kept']} kept; paimon "
+                f"{r['paimon_first_s']:.3f} / {r['paimon_median_s']:.3f} s, "
+                f"{r['paimon_kept']} kept"
+            )
+    if star:
+        equal = sum(r["equal"] for r in star)
+        print(f"TPC-DS SF {args.tpcds_sf:g} star queries: {equal} of {len(star)} answers equal")
+        for r in star:
+            kept = {e: sum(f["kept"] for f in r[e]["files"].values()) for e in ENGINES}
+            print(
+                f"  q{r['query']}: lakeskip {r['lakeskip']['median_s']:.2f} s "
+                f"({kept['lakeskip']} fact files), paimon {r['paimon']['median_s']:.2f} s "
+                f"({kept['paimon']} fact files)"
+            )
     print(f"loaded: load average at start {load_start}, at end {load_end}")
     out = Path(__file__).parent / "results"
     out.mkdir(exist_ok=True)
@@ -324,13 +403,16 @@ def main() -> None:
         "writes": writes,
         "queries": results,
         "zorder": zorder,
+        "planning": planning,
+        "tpcds_sf": args.tpcds_sf,
+        "tpcds_star": star,
         "load_average_start": load_start,
         "load_average_end": load_end,
         "loaded": True,
     }
     path.write_text(json.dumps(record, indent=2, default=str) + "\n")
     print(f"wrote {path}")
-    if not args.keep:
+    if not args.keep and not args.warehouse:
         shutil.rmtree(wh, ignore_errors=True)
 
 

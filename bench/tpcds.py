@@ -259,6 +259,11 @@ def scan_figures(spark: Any) -> dict[str, dict[str, int]]:
             fig["total"] += got.get("lakeskip files total", 0)
         elif "number of files read" in got:
             fig["kept"] += got["number of files read"]
+        elif "number of resulted table files" in got:  # Paimon's connector (paimon_tpcds.py)
+            fig["kept"] += got["number of resulted table files"]
+            fig["total"] += got["number of resulted table files"] + got.get(
+                "number of skipped table files", 0
+            )
     return out
 
 
@@ -622,19 +627,19 @@ def _load_lakeskip(
 
 def _step(spark: Any, name: str, fn: Any) -> str:
     """Run ``fn`` (a write or a compaction) and say where its time went: wall seconds, the
-    write tasks' Python stages (``last_write_timings``: CPU seconds per stage, ``input`` the
+    write tasks' Python stages (``latest_write_timings``: CPU seconds per stage, ``input`` the
     wait for Spark's rows) and each Spark stage it ran (tasks, wall, task run and CPU)."""
-    from lakeskip.spark.write.writer import last_write_timings
+    from lakeskip.spark.write.writer import latest_write_timings
 
     store = spark._jsc.sc().statusStore()
     before = {int(s.stageId()) for s in _stages(store)}
-    earlier = last_write_timings()
+    earlier = latest_write_timings()
     t0 = time.perf_counter()
     fn()
     wall = time.perf_counter() - t0
     spark._jsc.sc().listenerBus().waitUntilEmpty()
     parts = [f"{name} {wall:.1f} s"]
-    timings = last_write_timings()
+    timings = latest_write_timings()  # a write through spark.sql: the callback thread's
     if timings is not None and timings is not earlier:
         cpu = ", ".join(f"{k} {v:.1f}" for k, v in timings.cpu_by_stage().items() if v >= 0.05)
         parts.append(f"python cpu s: {cpu} (input wait {timings.input:.1f} s)")

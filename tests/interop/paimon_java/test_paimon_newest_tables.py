@@ -22,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from tests.interop.reads import java_rows, lakeskip_rows, text_rows
@@ -372,6 +373,37 @@ def _oracle_text(rows: list[Row]) -> list[list[str | None]]:
     return sorted(out, key=repr)
 
 
+def _field_ids(path: Path) -> dict[str, int | None]:
+    """Every field's Parquet field id by dotted path (nested fields too), as pyarrow reads the
+    file's schema back."""
+    out: dict[str, int | None] = {}
+
+    def walk(prefix: str, f: pa.Field) -> None:
+        name = prefix + f.name
+        raw = (f.metadata or {}).get(b"PARQUET:field_id")
+        out[name] = None if raw is None else int(raw)
+        t = f.type
+        if pa.types.is_map(t):
+            walk(name + ".", t.key_field)
+            walk(name + ".", t.item_field)
+        elif pa.types.is_list(t):
+            walk(name + ".", t.value_field)
+        elif pa.types.is_struct(t):
+            for i in range(t.num_fields):
+                walk(name + ".", t.field(i))
+
+    for f in pq.read_schema(path):
+        walk("", f)
+    return out
+
+
+def _data_files(paimon: Any, wh: Path, name: str) -> set[Path]:
+    (files,) = paimon(wh, {"op": "files", "table": name})
+    return {
+        Path("/" + f["bucket_path"].removeprefix("file:").lstrip("/")) / f["file"] for f in files
+    }
+
+
 def _lakeskip_text(session: Any, name: str) -> list[list[str | None]]:
     return sorted(
         ([_java_text(v) for v in row] for row in session.sql(f"SELECT * FROM {name}").collect()),
@@ -427,10 +459,19 @@ def test_lakeskip_reads_and_writes_newest_paimon_row_array_map_columns(
         assert _lakeskip_text(session, name) == want, f"{step}: lakeskip's rows"
 
     check("written by Paimon 2.0")
+    paimons = _data_files(paimon_newest, wh, name)
     ours = [_nested(i, "l") for i in range(30, 50, 3)]
     session.sql(f"INSERT INTO {name} VALUES {', '.join(_sql_value(r) for r in ours)}")
     add(ours)
     check("lakeskip's INSERT")
+    # lakeskip's files carry the Parquet field ids Paimon's writer gives the same columns
+    # (nested fields, key-value system columns); Paimon read them back just above
+    lakeskips = _data_files(paimon_newest, wh, name) - paimons
+    want = _field_ids(min(paimons))
+    assert lakeskips and all(v is not None for v in want.values()), want
+    assert all(_field_ids(p) == want for p in paimons), "Paimon's own files differ"
+    for p in lakeskips:
+        assert _field_ids(p) == want, f"{p.name}: Parquet field ids"
     session.sql(f"DELETE FROM {name} WHERE id % 4 = 1")
     rows = [r for r in rows if r[0] % 4 != 1]
     expected = {k: r for k, r in expected.items() if k % 4 != 1}

@@ -6,7 +6,8 @@ Runs inside Spark tasks (plain Python over Arrow, no Spark import), under a task
 1. writes ``<table>/<partition dirs>/bucket-<b>/data-<uuid>-<n>.parquet`` through the table's
    :class:`~lakeskip.catalog.file_io.FileIO` (so any pyarrow filesystem works), with the
    Parquet bloom filters, page index and compression of the ``parquet.*`` table options
-   (:mod:`lakeskip.catalog.format.parquet_options`); ``b`` is 0 on unaware-bucket tables, else
+   (:mod:`lakeskip.catalog.format.parquet_options`) and Paimon's Parquet field ids
+   (:mod:`lakeskip.catalog.write.parquet_field_ids`); ``b`` is 0 on unaware-bucket tables, else
    Paimon's bucket of the row's ``bucket-key`` (:mod:`lakeskip.catalog.format.bucket`), and the entry
    records it with ``total_buckets``;
 2. collects min/max/null-count stats (``metadata.stats-mode``);
@@ -45,6 +46,7 @@ from lakeskip.catalog.pk.primary_key import (
     schema_key_layout,
     to_key_value,
 )
+from lakeskip.catalog.write.parquet_field_ids import with_field_ids
 from lakeskip.catalog.write.timings import StageClock
 from lakeskip.catalog.write.write_spec import WriteSpec, bucket_dir
 from lakeskip.index.file_index import FileIndexBuilder
@@ -310,7 +312,8 @@ class RollingWriter:
             f.nan_leaves = nan_leaf_paths(group)
             self.spec.file_io.mkdirs(f.directory)
             f.out = self.spec.file_io.open_output(f"{f.directory}/{f.name}")
-            f.parquet = pq.ParquetWriter(f.out, group.schema, **kwargs)
+            schema = with_field_ids(group.schema, self.row_type)  # as Paimon's files carry them
+            f.parquet = pq.ParquetWriter(f.out, schema, **kwargs)
         if f.row_group_rows is not None and group.num_rows > f.row_group_rows:
             rows = f.row_group_rows
         f.parquet.write_table(group, row_group_size=rows)

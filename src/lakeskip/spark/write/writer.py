@@ -61,6 +61,7 @@ __all__ = [
     "commit_written",
     "join_written",
     "last_write_timings",
+    "latest_write_timings",
     "write_dataframe",
     "write_entries",
 ]
@@ -68,6 +69,7 @@ __all__ = [
 _RESULT_SCHEMA = "entry binary, timings binary"
 _RESULT_ARROW = pa.schema([("entry", pa.binary()), ("timings", pa.binary())])
 _local = threading.local()
+_LATEST: dict[str, WriteTimings] = {}  # the process's most recent write, from any thread
 
 
 def _task(spec: WriteSpec | PkDvSpec):  # type: ignore[no-untyped-def]
@@ -202,6 +204,17 @@ def last_write_timings() -> WriteTimings | None:
     return timings
 
 
+def latest_write_timings() -> WriteTimings | None:
+    """Stage timings of the most recent write of this process, from whichever thread ran it
+    (``spark.sql("INSERT ...")`` writes from the thread that answers the JVM's callbacks, so
+    :func:`last_write_timings` of the caller's thread does not see it); for benchmarks.
+
+    >>> latest_write_timings() is None or isinstance(latest_write_timings(), WriteTimings)
+    True
+    """
+    return _LATEST.get("timings")
+
+
 def collect_entries(
     table: FileStoreTable,
     df: DataFrame,
@@ -257,6 +270,7 @@ def collect_entries(
         else:
             timings = timings + pickle.loads(bytes(r["timings"]))
     _local.timings = timings
+    _LATEST["timings"] = timings
     change = None
     if hash_index is not None:
         change = hash_change(hashes, hash_index, fresh)
