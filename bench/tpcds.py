@@ -50,7 +50,13 @@ runtime filters; plain Spark: ``number of files read``), files *total* of those 
 files *needed*: for each SELECT that reads a fact table directly, the distinct
 ``input_file_name()`` of its fact rows that survive that SELECT's joins and WHERE (the same
 text with the fact table replaced by a view adding ``input_file_name()``, run on the
-``spark`` side) -- HAVING and outer scopes are not applied, so *needed* is an upper bound.
+``spark`` side); a correlated subquery (``EXISTS``, q32's scalar subquery) keeps the rows
+that meet at least one row of the SELECT around it (``needed_queries``). HAVING, outer
+scopes' aggregates and the other subqueries of the scope around are not applied, so
+*needed* is an upper bound. It is counted per scan, as *kept* is: a SELECT in a CTE counts
+once per scan Spark plans for the CTE's references (``per_scan``); where Spark's scans do
+not map onto the SELECTs, or a needed query fails, the table's *needed* is -1 (undefined)
+and the query is left out of the needed totals.
 Figures are read from Spark's SQL status store (the executed plan's metrics, subqueries
 included). Writes ``bench/results/tpcds-<timestamp>.json``.
 """
@@ -172,40 +178,209 @@ def with_tables(sql: str, names: dict[str, str]) -> str:
     return tree.sql(dialect="spark")
 
 
-def needed_queries(sql: str, fact: str, view: str) -> list[str]:
-    """For each SELECT reading ``fact`` directly: its fact rows' files that survive its
-    joins and WHERE (the fact table replaced by ``view``, which adds ``__file``)."""
+def needed_queries(
+    sql: str, fact: str, view: str, plain: str, schema: dict[str, set[str]]
+) -> list[tuple[str, str | None]]:
+    """For each place ``fact`` is read directly (a table in some SELECT's FROM or JOINs): a
+    query of the distinct files of its rows that survive that SELECT's joins and WHERE, with
+    the CTE the SELECT belongs to (None outside a CTE). The fact there is replaced by ``view``
+    (which adds ``__file``), every other reference to it by ``plain``.
+
+    A SELECT correlated with the SELECT around it (a column of the outer scope in its WHERE,
+    as in ``EXISTS (SELECT * FROM store_sales ... WHERE c.c_customer_sk = ss_customer_sk)``
+    or q32's scalar subquery) keeps its own conjuncts and gets ``EXISTS (SELECT 1 FROM <outer
+    FROM and JOINs> WHERE <outer conjuncts without subqueries> AND <its correlated
+    conjuncts>)``: its rows that meet at least one outer row. ``schema`` (columns per table
+    name) tells its own columns from the outer ones."""
     tree = sqlglot.parse_one(sql, read="spark")
-    ctes = {c.alias_or_name for c in tree.find_all(exp.CTE)}
-    with_ = tree.args.get("with")
+    ctes = {c.alias_or_name: c for c in tree.find_all(exp.CTE)}
+    if fact in ctes:
+        return []
+    with_ = tree.args.get("with_")
     out = []
     for select in tree.find_all(exp.Select):
-        sources = []
-        # sqlglot >= 26 names the FROM clause "from_" (older: "from"): without it, a SELECT
-        # whose fact table is its FROM table was never counted
-        frm = select.args.get("from_") or select.args.get("from")
-        if frm is not None:
-            sources.append(frm.this)
-        sources += [j.this for j in select.args.get("joins") or []]
-        hits = [s for s in sources if isinstance(s, exp.Table) and s.name == fact]
-        if fact in ctes or not hits:
-            continue
-        for hit in hits:
+        hits = [i for i, s in enumerate(_sources(select))
+                if isinstance(s, exp.Table) and s.name == fact]  # fmt: skip
+        owner = select.find_ancestor(exp.CTE)
+        for i in hits:
             q = select.copy()
-            q.set("expressions", [exp.column("__file", table=hit.alias_or_name)])
-            for t in q.find_all(exp.Table):
-                if t.name == fact and t.alias_or_name == hit.alias_or_name:
-                    alias = t.alias_or_name
-                    t.set("this", exp.to_identifier(view))
-                    t.set("alias", exp.TableAlias(this=exp.to_identifier(alias)))
-                    break
-            for arg in ("group", "having", "order", "limit", "qualify", "windows", "with"):
+            hit = _sources(q)[i]
+            name = hit.alias_or_name
+            hit.set("this", exp.to_identifier(view))
+            hit.set("alias", exp.TableAlias(this=exp.to_identifier(name)))
+            alias = _decorrelate(q, _outer(select), schema, ctes)
+            q.set("expressions", [exp.column("__file", table=alias.get(name, name))])
+            for arg in ("group", "having", "order", "limit", "qualify", "windows", "with_"):
                 q.set(arg, None)
             q.set("distinct", exp.Distinct())
             if with_ is not None:
-                q.set("with", with_.copy())
-            out.append(q.sql(dialect="spark"))
+                q.set("with_", with_.copy())
+            for t in q.find_all(exp.Table):  # the fact's other scans: plain files
+                if t.name == fact and not t.args.get("db"):
+                    t.set("alias", exp.TableAlias(this=exp.to_identifier(t.alias_or_name)))
+                    t.set("this", exp.to_identifier(plain))
+            out.append((q.sql(dialect="spark"), owner.alias_or_name if owner else None))
     return out
+
+
+def _sources(select: exp.Expr) -> list[exp.Expr]:
+    """The tables and derived tables of a SELECT's FROM and JOINs, in order."""
+    frm = select.args.get("from_")
+    return ([frm.this] if frm is not None else []) + [
+        j.this for j in select.args.get("joins") or []
+    ]
+
+
+def _outer(select: exp.Expr) -> exp.Select | None:
+    """The SELECT whose predicate or select list ``select`` is a subquery of (None for a CTE
+    body, a derived table in a FROM or JOIN, or the query itself)."""
+    node = select.parent
+    while node is not None:
+        if isinstance(node, (exp.CTE, exp.From, exp.Join)):
+            return None
+        if isinstance(node, exp.Select):
+            return node
+        node = node.parent
+    return None
+
+
+def _conjuncts(cond: exp.Expr | None) -> list[exp.Expr]:
+    if cond is None:
+        return []
+    cond = cond.this if isinstance(cond, exp.Where) else cond
+    return [c.copy() for c in (cond.flatten() if isinstance(cond, exp.And) else [cond])]
+
+
+def _decorrelate(
+    q: exp.Select, outer: exp.Select | None, schema: dict[str, set[str]], ctes: dict[str, Any]
+) -> dict[str, str]:
+    """If ``q`` (a copy of a subquery of ``outer``) refers to ``outer``'s columns in its
+    WHERE: its sources renamed ``__s<i>`` (so that they cannot be confused with ``outer``'s
+    inside the new EXISTS), its own columns qualified with them, and the conjuncts naming an
+    outer column moved into ``EXISTS (SELECT 1 FROM <outer's FROM and JOINs> WHERE <outer's
+    conjuncts without a subquery> AND <those>)``. Returns the new alias of each old one
+    (empty when ``q`` is not correlated, which it leaves as it is)."""
+    columns: dict[str, set[str] | None] = {}  # alias -> its columns (None: not known)
+    for s in _sources(q):
+        if isinstance(s, exp.Table) and s.name in ctes:
+            names = ctes[s.name].this.named_selects
+            columns[s.alias_or_name] = None if "*" in names else {n.lower() for n in names}
+        elif isinstance(s, exp.Table):
+            columns[s.alias_or_name] = schema.get(s.name)
+        else:
+            names = getattr(s.this, "named_selects", ["*"])
+            columns[s.alias_or_name] = None if "*" in names else {n.lower() for n in names}
+
+    def own(c: exp.Column) -> str | None:  # the source of q a column of q's scope names
+        if c.table:
+            return c.table if c.table in columns else None
+        return next((a for a, cols in columns.items() if cols is None or c.name.lower() in cols),
+                    None)  # fmt: skip
+
+    scope = [c for c in q.find_all(exp.Column) if c.find_ancestor(exp.Select) is q]
+    owners = {id(c): own(c) for c in scope}
+    if outer is None or all(owners.values()):
+        return {}
+    alias = {a: f"__s{i}" for i, a in enumerate(columns)}
+    for s in _sources(q):
+        s.set("alias", exp.TableAlias(this=exp.to_identifier(alias[s.alias_or_name])))
+    for c in scope:
+        if owners[id(c)] is not None:
+            c.set("table", exp.to_identifier(alias[owners[id(c)]]))
+    local, moved = [], []
+    for cond in _conjuncts(q.args.get("where")):
+        inner = [c for c in cond.find_all(exp.Column) if c.find_ancestor(exp.Select) is None]
+        (moved if any(c.table not in alias.values() for c in inner) else local).append(cond)
+    body = outer.copy()
+    body.set("expressions", [exp.Literal.number(1)])
+    for arg in ("group", "having", "order", "limit", "qualify", "windows", "with_", "distinct"):
+        body.set(arg, None)
+    conds = [c for c in _conjuncts(body.args.get("where")) if c.find(exp.Select) is None]
+    body.set("where", exp.Where(this=exp.and_(*conds, *moved)) if conds or moved else None)
+    q.set("where", exp.Where(this=exp.and_(*local, exp.Exists(this=body))))
+    return alias
+
+
+def cte_references(sql: str) -> dict[str, int]:
+    """How many times each CTE is scanned if every reference is one scan: a reference from
+    inside another CTE counts as often as that CTE is referenced."""
+    tree = sqlglot.parse_one(sql, read="spark")
+    ctes = {c.alias_or_name for c in tree.find_all(exp.CTE)}
+    memo: dict[str, int] = {}
+
+    def refs(name: str) -> int:
+        if name not in memo:
+            memo[name] = 0  # a cycle counts nothing
+            n = 0
+            for t in tree.find_all(exp.Table):
+                if t.name == name and not t.args.get("db"):
+                    owner = t.find_ancestor(exp.CTE)
+                    n += 1 if owner is None else refs(owner.alias_or_name)
+            memo[name] = n
+        return memo[name]
+
+    return {name: refs(name) for name in ctes}
+
+
+def per_scan(found: list[tuple[set[str], int]], scans: int) -> tuple[int | None, str]:
+    """The needed files of one fact table summed over the scans Spark planned for it, from
+    the files each SELECT reading it needs (``found``: files, times the SELECT is scanned if
+    every CTE reference is a scan). Spark reuses the exchange of identical CTE references and
+    merges scalar subqueries over the same table, so ``scans`` may be fewer: where the
+    references still map onto the scans the figure is theirs, where all were merged into one
+    scan it is the union, otherwise it is undefined (None, with the reason). A SELECT in a
+    CTE counts what the CTE's body needs: where Spark pushes a reference's own filters into
+    its scan (q4's ``t_s_firstyear.dyear = 2001``), that scan needs fewer, so *needed* is an
+    upper bound there (``needed_detail``'s ``in_cte``)."""
+    if len(found) == 1:  # every scan of the table is this SELECT's
+        return len(found[0][0]) * scans, ""
+    if sum(w for _, w in found) == scans:
+        return sum(len(f) * w for f, w in found), ""
+    if len(found) == scans:  # each CTE reference reused: one scan per SELECT
+        return sum(len(f) for f, _ in found), ""
+    union = set().union(*(f for f, _ in found))
+    if scans == 1 or (scans == 0 and not union):
+        return len(union), ""
+    return None, (f"{scans} scans planned for {len(found)} SELECTs "
+                  f"({sum(w for _, w in found)} with every CTE reference)")  # fmt: skip
+
+
+def needed_files(
+    spark: Any, sql: str, schema: dict[str, set[str]], res: dict[str, Any]
+) -> tuple[dict[str, int], dict[str, Any]]:
+    """Per fact table: the files needed, counted per scan lakeskip planned (``per_scan``), or
+    -1 where undefined; and per table how it was counted (or why it is undefined)."""
+    refs = cte_references(sql)
+    side = next((s for s in ("lakeskip", "spark") if "files" in res.get(s, {})), None)
+    planned = {t: f["scans"] for t, f in res[side]["files"].items()} if side else {}
+    needed: dict[str, int] = {}
+    detail: dict[str, Any] = {}
+    for fact in FACTS:
+        found: list[tuple[set[str], int]] = []
+        why = ""
+        in_cte = False
+        names = {t: f"files_{t}" for t in TABLES if t != fact}
+        try:
+            texts = needed_queries(with_tables(sql, names), fact, f"needed_{fact}",
+                                   f"files_{fact}", schema)  # fmt: skip
+        except Exception as e:  # a rewrite sqlglot cannot do: undefined, the run goes on
+            texts, why = [], f"needed queries not built: {e}"
+        for nq, cte in texts:
+            try:
+                files = {r[0] for r in spark.sql(nq).collect()}
+            except Exception as e:
+                why = f"needed query failed: {str(e).strip().splitlines()[0][:160]}"
+                break
+            found.append((files, refs.get(cte, 1) if cte else 1))
+            in_cte = in_cte or cte is not None
+        if not found and not why:
+            continue
+        n, reason = per_scan(found, planned.get(fact, 0)) if not why else (None, why)
+        needed[fact] = -1 if n is None else n
+        detail[fact] = {"selects": [len(f) for f, _ in found], "weights": [w for _, w in found],
+                        "scans": planned.get(fact, 0), "in_cte": in_cte,
+                        **({"undefined": reason} if reason else {})}  # fmt: skip
+    return needed, detail
 
 
 # -- measuring ----------------------------------------------------------------------------
@@ -341,8 +516,15 @@ def main(argv: list[str] | None = None) -> int:
         "--explain", action="store_true",
         help="plan only: which lakeskip scans get a runtime filter, per query",
     )  # fmt: skip
+    ap.add_argument(
+        "--merge", default="",
+        help="comma-separated result files of --queries batches: their queries summed into one "
+             "result file (no Spark; a query in several files counts from the last)",
+    )  # fmt: skip
     args = ap.parse_args(argv)
     sides = [s for s in args.sides.split(",") if s]
+    if args.merge:
+        return merge([Path(f) for f in args.merge.split(",") if f], sides)
     data = generate(args.sf, Path(args.cache))
     queries = {int(k): v for k, v in json.loads((data / "queries.json").read_text()).items()}
     if args.queries:
@@ -372,6 +554,10 @@ def main(argv: list[str] | None = None) -> int:
         if t in FACTS and not args.no_needed:
             spark.sql(f"SELECT *, input_file_name() AS __file FROM files_{t}")\
                 .createOrReplaceTempView(f"needed_{t}")  # fmt: skip
+    schema: dict[str, set[str]] = {}  # columns by table name, for needed_queries
+    for t in tables if not args.no_needed else []:
+        cols = {c.lower() for c in spark.table(f"files_{t}").columns}
+        schema.update({t: cols, f"files_{t}": cols, f"needed_{t}": cols | {"__file"}})
     if "partitioned" in sides:
         _load_partitioned(spark, data, Path(warehouse) / "partitioned", files)
     names = {
@@ -442,19 +628,7 @@ def main(argv: list[str] | None = None) -> int:
         if not res["equal"] and "error" not in res.get(sides[-1], {}):
             bad += 1
         if not args.no_needed and "error" not in res.get("spark", {}):
-            needed: dict[str, int] = {}
-            for fact in FACTS:
-                for nq in needed_queries(
-                    with_tables(sql, {t: f"files_{t}" for t in TABLES if t != fact}),
-                    fact,
-                    f"needed_{fact}",
-                ):
-                    try:
-                        needed[fact] = needed.get(fact, 0) + len(spark.sql(nq).collect())
-                    except Exception:
-                        needed[fact] = -1
-                        break
-            res["needed"] = needed
+            res["needed"], res["needed_detail"] = needed_files(spark, sql, schema, res)
         results.append(res)
         print(_line(res, sides), f"load {os.getloadavg()[0]:.1f}", flush=True)
         write(_totals(results, sides))
@@ -471,6 +645,25 @@ def main(argv: list[str] | None = None) -> int:
     if args.check and bad:
         print(f"{bad} queries gave different answers", file=sys.stderr)
         return 1
+    return 0
+
+
+def merge(files: list[Path], sides: list[str]) -> int:
+    """One result file of several runs' queries (``--merge``), with its totals."""
+    by_query: dict[int, dict[str, Any]] = {}
+    runs = []
+    for f in files:
+        got = json.loads(f.read_text())
+        runs.append({"file": f.name, "code": got.get("code"), "load": got.get("load")})
+        for r in got["queries"]:
+            by_query[r["query"]] = r
+    results = [by_query[n] for n in sorted(by_query)]
+    summary = _totals(results, sides)
+    out = ROOT / "bench" / "results" / f"tpcds-merged-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    out.write_text(json.dumps({"merged": runs, "sides": sides, "summary": summary,
+                               "queries": results}, indent=1, default=str))  # fmt: skip
+    print(json.dumps(summary, indent=1))
+    print(f"written {out}")
     return 0
 
 
@@ -503,7 +696,9 @@ def _line(res: dict[str, Any], sides: list[str]) -> str:
             f"{calls} callbacks, {r.get('jobs', 0)} jobs) files {kept}"
         )
     if "needed" in res:
-        parts.append(f"needed {sum(v for v in res['needed'].values() if v > 0)}")
+        undefined = ",".join(t for t, v in res["needed"].items() if v < 0)
+        parts.append(f"needed {sum(v for v in res['needed'].values() if v > 0)}"
+                     + (f" (undefined: {undefined})" if undefined else ""))  # fmt: skip
     lake = res.get("lakeskip", {}).get("files")
     if lake:
         parts.append(f"of {sum(f['total'] for f in lake.values())}")
@@ -588,6 +783,26 @@ def _totals(results: list[dict[str, Any]], sides: list[str]) -> dict[str, Any]:
         **files_of(dim),
         "query_numbers": [r["query"] for r in dim],
     }
+    # the same without the queries whose fact is read in a CTE (needed is loose there)
+    plain_dim = [
+        r for r in dim if not any(d.get("in_cte") for d in r.get("needed_detail", {}).values())
+    ]
+    out["needed"]["through_dimensions"]["without_cte"] = {
+        **files_of(plain_dim),
+        "query_numbers": [r["query"] for r in plain_dim],
+    }
+    if "lakeskip" in sides:  # where lakeskip reads more than the scans need, per table
+        out["needed"]["through_dimensions"]["kept_over_needed"] = [
+            {"query": r["query"], "table": t, "kept": f["kept"], "needed": r["needed"][t],
+             "total": f["total"], "scans": f["scans"]}
+            for r in dim for t, f in r["lakeskip"]["files"].items()
+            if f["kept"] > r["needed"].get(t, 0)
+        ]  # fmt: skip
+    out["needed"]["undefined"] = [
+        {"query": r["query"], "table": t,
+         "why": r.get("needed_detail", {}).get(t, {}).get("undefined", "")}
+        for r in ok for t, v in r.get("needed", {}).items() if v < 0
+    ]  # fmt: skip
     return out
 
 
