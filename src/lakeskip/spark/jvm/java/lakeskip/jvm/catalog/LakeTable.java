@@ -217,7 +217,13 @@ public class LakeTable
         TableCapability.OVERWRITE_DYNAMIC,
         // a write with schema evolution (mergeSchema: LakeMergeSchema) adds its new columns
         // through alterTable; which changes it may make: supportsColumnChange
-        TableCapability.AUTOMATIC_SCHEMA_EVOLUTION);
+        TableCapability.AUTOMATIC_SCHEMA_EVOLUTION,
+        // Spark may merge two scans of this table that differ only in their projected columns
+        // (MergeSubplans: TPC-DS q9's 15 scalar subqueries over store_sales, 3 per filter)
+        // into one scan it rebuilds through newScanBuilder with the union of the columns and
+        // the same filters; a lakeskip scan depends on nothing else (options and snapshot are
+        // the relation's, which must be equal)
+        TableCapability.SCAN_MERGING);
   }
 
   /**
