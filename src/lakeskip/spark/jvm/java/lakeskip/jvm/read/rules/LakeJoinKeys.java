@@ -11,11 +11,15 @@ import java.util.Set;
 import java.util.TreeSet;
 import lakeskip.jvm.catalog.LakeTable;
 import org.apache.spark.sql.catalyst.expressions.And;
+import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.AttributeReference;
 import org.apache.spark.sql.catalyst.expressions.Cast;
 import org.apache.spark.sql.catalyst.expressions.EqualTo;
 import org.apache.spark.sql.catalyst.expressions.EvalMode$;
+import org.apache.spark.sql.catalyst.expressions.Exists;
 import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.InSubquery;
+import org.apache.spark.sql.catalyst.expressions.ListQuery;
 import org.apache.spark.sql.catalyst.plans.Inner$;
 import org.apache.spark.sql.catalyst.plans.JoinType;
 import org.apache.spark.sql.catalyst.plans.LeftOuter$;
@@ -61,6 +65,15 @@ import scala.jdk.javaapi.CollectionConverters;
  * keys cast back to {@code a}'s type. A lossy cast ({@code BIGINT} to {@code DOUBLE}: two
  * longs can share a double) gets nothing: there the cast-back value could differ from
  * {@code a} where the original holds.
+ *
+ * <p>The same for a predicate subquery, which is still an expression when pre-CBO rules run
+ * (Spark's {@code RewritePredicateSubquery} makes it a LeftSemi join later): a conjunct
+ * {@code CAST(a AS T) IN (SELECT b ...)} of a {@code Filter}, uncorrelated, gets
+ * {@code a = TRY_CAST(b AS typeof(a))} as its subquery's join condition (the condition the
+ * rewrite ANDs to the IN's equalities), and {@code EXISTS (SELECT ... WHERE CAST(a AS T) = b)}
+ * gets it beside its pulled-up correlated condition. Only a positive conjunct: under NOT (an
+ * anti join, whose left side Spark never prunes) or OR nothing is added, and neither where the
+ * subquery's output shares an attribute with the outer plan (the rewrite would rename it).
  *
  * <p>It also keeps a dimension from taking the runtime filter away from its fact table.
  * {@code PartitionPruning} looks at each equi-join's left side first: when the left key is a
@@ -210,7 +223,83 @@ public final class LakeJoinKeys extends Rule<LogicalPlan> {
         return j.copy(j.left(), j.right(), j.joinType(), Option.apply(cond), j.hint());
       }
     }
+    if (out instanceof Filter) {
+      Filter f = (Filter) out;
+      Expression cond = withUncastSubqueryKeys(f);
+      if (cond != null) {
+        return new Filter(cond, f.child());
+      }
+    }
     return out;
+  }
+
+  /** The filter's condition with its IN / EXISTS subqueries' uncast keys, or null: none. */
+  private static Expression withUncastSubqueryKeys(Filter f) {
+    List<Expression> conjuncts = new ArrayList<>();
+    split(f.condition(), conjuncts);
+    boolean changed = false;
+    Expression out = null;
+    for (Expression c : conjuncts) {
+      Expression r = c;
+      if (c instanceof InSubquery) {
+        r = uncastIn((InSubquery) c, f.child());
+      } else if (c instanceof Exists) {
+        r = uncastExists((Exists) c, f.child());
+      }
+      changed |= r != c;
+      out = out == null ? r : new And(out, r);
+    }
+    return changed ? out : null;
+  }
+
+  /** {@code in} with its subquery's join condition holding the uncast keys (see the class
+   * comment), or {@code in} itself: nothing to add. */
+  private static Expression uncastIn(InSubquery in, LogicalPlan outer) {
+    ListQuery q = in.query();
+    LogicalPlan sub = q.plan();
+    if (!q.outerAttrs().isEmpty() || !q.joinCond().isEmpty() || shareAttributes(outer, sub)) {
+      return in;
+    }
+    List<Expression> values = CollectionConverters.asJava(in.values());
+    List<Attribute> outputs = CollectionConverters.asJava(sub.output());
+    if (values.size() > outputs.size()) {
+      return in;
+    }
+    List<Expression> equalities = new ArrayList<>();
+    for (int i = 0; i < values.size(); i++) {
+      equalities.add(new EqualTo(values.get(i), outputs.get(i)));
+    }
+    List<Expression> added = uncastConjuncts(equalities, outer, sub, true);
+    if (added.isEmpty()) {
+      return in;
+    }
+    ListQuery withKeys = new ListQuery(sub, q.outerAttrs(), q.exprId(), q.numCols(),
+        CollectionConverters.asScala(added).toSeq(), q.hint());
+    return new InSubquery(in.values(), withKeys);
+  }
+
+  /** {@code e} with the uncast keys beside its correlated condition, or {@code e} itself. */
+  private static Expression uncastExists(Exists e, LogicalPlan outer) {
+    if (e.joinCond().isEmpty() || shareAttributes(outer, e.plan())) {
+      return e;
+    }
+    List<Expression> conds = new ArrayList<>();
+    for (Expression c : CollectionConverters.asJava(e.joinCond())) {
+      split(c, conds);
+    }
+    List<Expression> added = uncastConjuncts(conds, outer, e.plan(), true);
+    if (added.isEmpty()) {
+      return e;
+    }
+    List<Expression> all = new ArrayList<>(CollectionConverters.asJava(e.joinCond()));
+    all.addAll(added);
+    return new Exists(e.plan(), e.outerAttrs(), e.exprId(),
+        CollectionConverters.asScala(all).toSeq(), e.hint());
+  }
+
+  /** Whether the subquery's output shares an attribute with the outer plan's. */
+  private static boolean shareAttributes(LogicalPlan outer, LogicalPlan sub) {
+    return !outer.outputSet().intersect(sub.outputSet()).isEmpty();
   }
 
   /** The join's condition with the uncast key conjuncts added, or null: nothing to add. */
@@ -224,6 +313,25 @@ public final class LakeJoinKeys extends Rule<LogicalPlan> {
     Expression cond = j.condition().get();
     List<Expression> conjuncts = new ArrayList<>();
     split(cond, conjuncts);
+    List<Expression> added = uncastConjuncts(conjuncts, j.left(), j.right(), false);
+    if (added.isEmpty()) {
+      return null;
+    }
+    Expression out = cond;
+    for (Expression a : added) {
+      out = new And(out, a);
+    }
+    return out;
+  }
+
+  /**
+   * For each conjunct {@code CAST(a AS T) = b} (either way round) between {@code left} and
+   * {@code right} where {@code a} is a lakeskip table's column and the cast lossless: the
+   * implied {@code a = TRY_CAST(b AS typeof(a))}, unless {@code conjuncts} hold it already.
+   * {@code leftOnly}: only where {@code a} comes from {@code left} (a subquery's outer plan).
+   */
+  private static List<Expression> uncastConjuncts(
+      List<Expression> conjuncts, LogicalPlan left, LogicalPlan right, boolean leftOnly) {
     List<Expression> added = new ArrayList<>();
     for (Expression c : conjuncts) {
       if (!(c instanceof EqualTo)) {
@@ -238,10 +346,10 @@ public final class LakeJoinKeys extends Rule<LogicalPlan> {
           continue;
         }
         LogicalPlan side;
-        if (within(column, j.left()) && within(other, j.right())) {
-          side = j.left();
-        } else if (within(column, j.right()) && within(other, j.left())) {
-          side = j.right();
+        if (within(column, left) && within(other, right)) {
+          side = left;
+        } else if (!leftOnly && within(column, right) && within(other, left)) {
+          side = right;
         } else {
           continue;
         }
@@ -256,14 +364,7 @@ public final class LakeJoinKeys extends Rule<LogicalPlan> {
         }
       }
     }
-    if (added.isEmpty()) {
-      return null;
-    }
-    Expression out = cond;
-    for (Expression a : added) {
-      out = new And(out, a);
-    }
-    return out;
+    return added;
   }
 
   /** {@code e}'s column when {@code e} is a lossless cast of a column, else null. */
