@@ -3,8 +3,9 @@ skipped). A fact table whose files each hold their own values of ``v`` over over
 ranges (as TPC-H's ``lineitem`` holds ``l_orderkey``), with a bitmap index on ``v``: Spark plans
 dynamic pruning through a join on ``v`` either way; a join whose keys fit the index's bound
 (``INDEX_VALUES_LIMIT``) is asked about and skips the files without those values, a longer one
-is not sent to Python at all (its stats would keep every file). Answers equal those with
-runtime filtering off and those computed from the rows."""
+is not sent to Python at all (its stats would keep every file), and a repetition of that query
+plans no dynamic pruning on ``v`` at all. Answers equal those with runtime filtering off and
+those computed from the rows."""
 
 from __future__ import annotations
 
@@ -65,12 +66,17 @@ def test_runtime_filter_by_index_only_within_its_bound(
     assert "dynamicpruningexpression" in explained, explained
     rows, calls, reports = _run(spark, q)
     kept = [r.kept_files for r in reports if r.table.endswith("fact")]
+    again = "\n".join(r[0] for r in spark.sql(f"EXPLAIN {q}").collect()).lower()
     if hot <= INDEX_VALUES_LIMIT:
         assert calls >= 1
         assert min(kept) == 1, kept  # the bitmap keeps file 0 alone
+        assert "dynamicpruningexpression" in again, again
     else:
         assert calls == 0  # not asked: stats alone would keep all four files
         assert kept == [FILES], kept
+        # the repetition reuses the scan, which no longer declares v: no subquery planned
+        assert "dynamicpruningexpression" not in again, again
+        assert _run(spark, q)[0] == rows
     spark.conf.set("spark.lakeskip.runtime-filter.enabled", "false")
     try:
         off = sorted(tuple(r) for r in spark.sql(q).collect())

@@ -46,6 +46,9 @@ import org.apache.spark.sql.types.StructType;
  * finished planning when every column of every scan was declared. Python decides ({@code runtime_filter}: the same tiers as the plan, only
  * over its kept files); Java only drops the files Python did not keep from the planned splits.
  *
+ * <p>A column only a file index narrows whose runtime filter came longer than the index
+ * answers is dropped unasked, and the scan no longer declares it ({@link #attributes}).
+ *
  * <p>Spark conf {@value #ENABLED} (default true) turns it off: no filter attributes, so Spark
  * plans no runtime filter against lakeskip scans.
  *
@@ -75,6 +78,12 @@ final class LakeRuntimeFilter {
   private final Long snapshot;
   /** Python's answers by the SHA-256 of the runtime filters' JSON (see the class comment). */
   private final Lru<String, Kept> answered = new Lru<>(4);
+  /**
+   * Columns only an index narrows whose runtime filter came beyond the index's bound in an
+   * earlier run of this scan ({@link #beyondIndex}): not offered to Spark again (see {@link
+   * #attributes}).
+   */
+  private final Set<String> beyond = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
   /**
    * @param withheld columns not to offer although Python could prune on them (a join's
@@ -93,7 +102,21 @@ final class LakeRuntimeFilter {
     this.snapshot = snap.isNumber() ? snap.asLong() : null;
   }
 
-  /** The prunable columns among those the scan reads (Spark resolves them against them). */
+  /**
+   * The prunable columns among those the scan reads (Spark resolves them against them),
+   * without those whose runtime filter this scan already dropped as longer than the column's
+   * index answers. Why: each declared column that a join's key names makes Spark plan a
+   * dynamic pruning subquery, and where it reuses a broadcast, collect the broadcast's keys
+   * on the driver and hand them over as one {@code IN} list, before the scan's tasks start;
+   * plain Spark's scan pays none of that. TPC-H q8's {@code lineitem} got 450,000
+   * {@code l_orderkey} values from {@code orders} this way on every run, which {@link #apply}
+   * then drops. The scan is the one a repetition of the query reuses ({@link
+   * lakeskip.jvm.cache.ScanCache}: same snapshot, filters and columns), so the repetition
+   * plans no subquery for that column: a per-snapshot, per-scan memory of what the index
+   * could not answer. The price: another query over the same scan shape, joined to a more
+   * selective side, gets no runtime filter on that column either (never another answer,
+   * only files read that the index might have skipped).
+   */
   NamedReference[] attributes(StructType readSchema) {
     SparkSession session = SparkSession.active();
     if (snapshot == null
@@ -103,7 +126,7 @@ final class LakeRuntimeFilter {
     Set<String> read = new HashSet<>(java.util.Arrays.asList(readSchema.fieldNames()));
     List<NamedReference> out = new ArrayList<>();
     for (String c : prunable) {
-      if (read.contains(c)) {
+      if (read.contains(c) && !beyond.contains(c)) {
         out.add(FieldReference$.MODULE$.column(c));
       }
     }
@@ -133,8 +156,11 @@ final class LakeRuntimeFilter {
     }
     List<Predicate> asked = new ArrayList<>();
     for (Predicate pred : predicates) {
-      if (!beyondIndex(pred)) {
+      String column = beyondIndex(pred);
+      if (column == null) {
         asked.add(pred);
+      } else {
+        beyond.add(column);
       }
     }
     if (asked.isEmpty()) {
@@ -175,15 +201,18 @@ final class LakeRuntimeFilter {
     }
   }
 
-  /** {@code column IN (...)} with more values than Python answers by the column's index. */
-  private boolean beyondIndex(Predicate p) {
+  /**
+   * The column of {@code column IN (...)} with more values than Python answers by the
+   * column's index, else null.
+   */
+  private String beyondIndex(Predicate p) {
     if (!PredicateOp.IN.equals(p.name()) || p.children().length == 0
         || !(p.children()[0] instanceof NamedReference)) {
-      return false;
+      return null;
     }
     String[] names = ((NamedReference) p.children()[0]).fieldNames();
     Integer limit = names.length == 1 ? indexValues.get(names[0]) : null;
-    return limit != null && p.children().length - 1 > limit;
+    return limit != null && p.children().length - 1 > limit ? names[0] : null;
   }
 
   /**
