@@ -113,19 +113,7 @@ def _plan_metric(df: Any, name: str) -> int | None:
     plan = df._jdf.queryExecution().executedPlan()
     if "Adaptive" in plan.getClass().getSimpleName():
         plan = plan.executedPlan()
-    total, found = 0, False
-    stack = [plan]
-    while stack:
-        node = stack.pop()
-        metrics = node.metrics()
-        if metrics.contains(name):
-            total += int(metrics.apply(name).value())
-            found = True
-        children = node.children()
-        stack.extend(children.apply(i) for i in range(children.size()))
-        if node.getClass().getSimpleName().endswith("QueryStageExec"):  # AQE hides its plan
-            stack.append(node.plan())
-    return total if found else None
+    return paimon_planning.plan_metric(plan, name)
 
 
 def _kept(s: Any, engine: str, sql: str) -> int | None:

@@ -71,8 +71,9 @@ def make_table(s: Any, files: int, partitions: int) -> dict[str, Any]:
     }
 
 
-def _metric(plan: Any, name: str) -> int | None:
-    """The sum of a metric over ``plan``'s nodes."""
+def plan_metric(plan: Any, name: str) -> int | None:
+    """The sum of a metric over a JVM plan's nodes (through AQE's query stages), or None when
+    no node has it."""
     total, found = 0, False
     stack = [plan]
     while stack:
@@ -83,6 +84,8 @@ def _metric(plan: Any, name: str) -> int | None:
             found = True
         children = node.children()
         stack.extend(children.apply(i) for i in range(children.size()))
+        if node.getClass().getSimpleName().endswith("QueryStageExec"):  # AQE hides its plan
+            stack.append(node.plan())
     return total if found else None
 
 
@@ -91,7 +94,7 @@ def _plan(spark: Any, sql: str, metric: str) -> tuple[float, int | None, int]:
     plan = spark.sql(sql)._jdf.queryExecution().executedPlan()
     partitions = int(plan.execute().getNumPartitions())
     seconds = time.perf_counter() - t
-    return seconds, _metric(plan, metric), partitions
+    return seconds, plan_metric(plan, metric), partitions
 
 
 def compare(s: Any, repeat: int) -> list[dict[str, Any]]:
