@@ -48,7 +48,7 @@ FILE_SECONDS: dict[str, float] = {
     "tests/spark/read/test_buckets.py": 190,
     "tests/spark/read/test_row_types.py": 183,
     "tests/spark/read/test_range_bitmap_e2e.py": 170,
-    "tests/spark/read/test_runtime_filter_spark.py": 169,
+    "tests/spark/joins/test_runtime_filter_spark.py": 169,
     "tests/spark/pk/test_sequence_and_aggregation.py": 155,
     "tests/spark/procedures/test_procedure_results.py": 143,
     "tests/spark/pk/test_primary_key_dv.py": 134,
