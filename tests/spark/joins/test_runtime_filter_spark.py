@@ -5,11 +5,14 @@ PRUNING and the scan's metrics, and answers equal plain Spark's over the same ro
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 from pyspark.sql import DataFrame, SparkSession
+from tests.spark.read.scan_metrics import scan_metrics
 
 import lakeskip
 from lakeskip.spark import pruning_reports
@@ -44,29 +47,19 @@ def star(spark: SparkSession, tmp_path: Path) -> Any:
 
 def _fact_metrics(df: DataFrame) -> dict[str, int]:
     """The lakeskip SQLMetrics of the fact scan in the executed (final adaptive) plan."""
-    root = df._jdf.queryExecution().executedPlan()
-    found = []
-    seen = []
-    todo = [root.executedPlan() if "Adaptive" in root.nodeName() else root]
-    while todo:
-        node = todo.pop()
-        seen.append(node.nodeName())
-        if "QueryStage" in node.nodeName() or "ReusedExchange" in node.nodeName():
-            todo.append(node.plan() if "QueryStage" in node.nodeName() else node.child())
-            continue
-        kids = node.children().iterator()
-        while kids.hasNext():
-            todo.append(kids.next())
-        if node.nodeName() == f"BatchScan {F}":
-            got = {}
-            metrics = node.metrics().iterator()
-            while metrics.hasNext():
-                kv = metrics.next()
-                if kv._1().startswith("lakeskip"):
-                    got[kv._1()] = int(kv._2().value())
-            found.append(got)
-    assert len(found) == 1, (found, seen)
-    return found[0]
+    m = scan_metrics(df, F)
+    assert m is not None, "no fact scan in the executed plan"
+    return m
+
+
+@contextmanager
+def _runtime_filters_off(spark: SparkSession) -> Iterator[None]:
+    """lakeskip's runtime filtering off for the block: the same query, planned without it."""
+    spark.conf.set("spark.lakeskip.runtime-filter.enabled", "false")
+    try:
+        yield
+    finally:
+        spark.conf.unset("spark.lakeskip.runtime-filter.enabled")
 
 
 def test_dynamic_pruning_skips_fact_files_by_stats(spark: SparkSession, star: Any) -> None:
@@ -85,12 +78,9 @@ def test_dynamic_pruning_skips_fact_files_by_stats(spark: SparkSession, star: An
     assert m["lakeskipSkippedRuntime"] == 7
     fact = [r for r in reports if r.table.endswith("fact") and r.skipped_at_runtime]
     assert fact and fact[-1].skipped_at_runtime == {"stats(k)": 7}
-    spark.conf.set("spark.lakeskip.runtime-filter.enabled", "false")
-    try:
+    with _runtime_filters_off(spark):
         plain = sorted(tuple(r) for r in spark.sql(QUERY).collect())
         off = "\n".join(r[0] for r in spark.sql(f"EXPLAIN {QUERY}").collect()).lower()
-    finally:
-        spark.conf.unset("spark.lakeskip.runtime-filter.enabled")
     assert "dynamicpruningexpression" not in off
     assert got == plain == [("hot", 12, sum((k % 7) for k in [*range(310, 321), 315]))]
 
@@ -122,11 +112,8 @@ def test_empty_dimension_and_no_match(spark: SparkSession, star: Any) -> None:
     for tag, want in (("none", []), ("cold", None)):
         q = QUERY.replace("'hot'", f"'{tag}'")
         got = sorted(tuple(r) for r in spark.sql(q).collect())
-        spark.conf.set("spark.lakeskip.runtime-filter.enabled", "false")
-        try:
+        with _runtime_filters_off(spark):
             plain = sorted(tuple(r) for r in spark.sql(q).collect())
-        finally:
-            spark.conf.unset("spark.lakeskip.runtime-filter.enabled")
         assert got == plain
         if want is not None:
             assert got == want
@@ -152,11 +139,8 @@ def test_runtime_filters_only_where_files_can_narrow(spark: SparkSession, star: 
         explained = "\n".join(r[0] for r in spark.sql(f"EXPLAIN {q}").collect()).lower()
         assert "dynamicpruning" not in explained, (q, explained)
         got = sorted(tuple(r) for r in spark.sql(q).collect())
-        spark.conf.set("spark.lakeskip.runtime-filter.enabled", "false")
-        try:
+        with _runtime_filters_off(spark):
             plain = sorted(tuple(r) for r in spark.sql(q).collect())
-        finally:
-            spark.conf.unset("spark.lakeskip.runtime-filter.enabled")
         assert got == plain
     assert spark.sql(queries[0]).collect()[0][0] == sum(1 for k in range(800) if k % 7 == 3)
 
@@ -188,10 +172,7 @@ def test_dimension_on_the_left_leaves_the_runtime_filter_to_the_fact(
     got = sorted(tuple(r) for r in df.collect())
     m = _fact_metrics(df)
     assert (m["lakeskipFilesTotal"], m["lakeskipFilesKept"]) == (9, 1), m
-    spark.conf.set("spark.lakeskip.runtime-filter.enabled", "false")
-    try:
+    with _runtime_filters_off(spark):
         off = sorted(tuple(r) for r in spark.sql(q).collect())
-    finally:
-        spark.conf.unset("spark.lakeskip.runtime-filter.enabled")
     want = [("hot", 6, sum(k % 7 for k in range(310, 321, 2)))]
     assert got == off == want
