@@ -176,3 +176,76 @@ def test_dimension_on_the_left_leaves_the_runtime_filter_to_the_fact(
         off = sorted(tuple(r) for r in spark.sql(q).collect())
     want = [("hot", 6, sum(k % 7 for k in range(310, 321, 2)))]
     assert got == off == want
+
+
+def _scan_partitions(df: DataFrame, table: str) -> int:
+    """How many partitions the executed ``BatchScan <table>`` read (after runtime filters)."""
+    root = df._jdf.queryExecution().executedPlan()
+    todo = [root.executedPlan() if "Adaptive" in root.nodeName() else root]
+    found = []
+    while todo:
+        node = todo.pop()
+        name = node.nodeName()
+        if "QueryStage" in name:
+            todo.append(node.plan())
+            continue
+        kids = node.children().iterator()
+        while kids.hasNext():
+            todo.append(kids.next())
+        if name == f"BatchScan {table}":
+            found.append(int(node.inputRDD().getNumPartitions()))
+    assert len(found) == 1, found
+    return found[0]
+
+
+def test_kept_files_are_split_as_plain_spark_splits_them(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """The files a runtime filter keeps are packed into partitions as Spark packs a scan of
+    just those files, not left in the partitions planned over every file: the two kept files
+    of the four largest (planned together in one partition) are read in two tasks, as
+    ``spark.read.parquet`` over the same two files reads them. Answers as without runtime
+    filters."""
+    s = lakeskip.connect(str(tmp_path / "wh"), spark=spark)
+    fact, dim = "lakeskip.rp.fact", "lakeskip.rp.dim"
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS lakeskip.rp")
+    spark.sql(f"CREATE TABLE {fact} (k BIGINT, v BIGINT)")
+    for i in range(8):  # file i: keys from i * 100000, (i + 1) * 2000 rows (size grows with i)
+        lo = i * 100_000
+        spark.sql(
+            f"INSERT INTO {fact} SELECT id, id * 7919 % 1000003 "
+            f"FROM range({lo}, {lo + (i + 1) * 2000}, 1, 1)"
+        )
+    spark.sql(f"CREATE TABLE {dim} (k BIGINT, tag STRING)")
+    spark.sql(
+        f"INSERT INTO {dim} SELECT i * 100000 + j, IF(i IN (4, 5), 'hot', 'cold') "
+        "FROM range(0, 8) AS a(i) CROSS JOIN range(0, 10) AS b(j)"
+    )
+    q = f"SELECT count(*), sum(f.v) FROM {fact} f JOIN {dim} d ON f.k = d.k WHERE d.tag = 'hot'"
+    spark.conf.set("spark.sql.files.minPartitionNum", "2")
+    try:
+        df = spark.sql(q)
+        got = df.collect()
+        m = scan_metrics(df, fact)
+        assert m is not None and (m["lakeskipFilesTotal"], m["lakeskipFilesKept"]) == (8, 2), m
+        files = s.table("rp.fact").files()
+        kept = sorted(
+            r[0]
+            for r in spark.read.parquet(*files)
+            .where("k IN (400000, 500000)")
+            .selectExpr("input_file_name()")
+            .distinct()
+            .collect()
+        )
+        assert len(kept) == 2
+        # planned over all 8 files, the scan has more than one split: it may be split again
+        assert spark.read.parquet(*files).rdd.getNumPartitions() >= 2
+        assert _scan_partitions(df, fact) == spark.read.parquet(*kept).rdd.getNumPartitions() == 2
+        with _runtime_filters_off(spark):
+            off = spark.sql(q).collect()
+    finally:
+        spark.conf.unset("spark.sql.files.minPartitionNum")
+    want = [
+        (20, sum(k * 7919 % 1000003 for i in (4, 5) for k in range(i * 100000, i * 100000 + 10)))
+    ]
+    assert [tuple(r) for r in got] == [tuple(r) for r in off] == want

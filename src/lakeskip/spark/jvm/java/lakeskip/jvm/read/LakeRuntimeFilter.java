@@ -27,6 +27,7 @@ import org.apache.spark.sql.connector.expressions.NamedReference;
 import org.apache.spark.sql.connector.expressions.filter.Predicate;
 import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.execution.datasources.FilePartition;
+import org.apache.spark.sql.execution.datasources.FilePartition$;
 import org.apache.spark.sql.execution.datasources.PartitionedFile;
 import org.apache.spark.sql.types.StructType;
 
@@ -219,31 +220,71 @@ final class LakeRuntimeFilter {
    * The planned splits without the files Python did not keep: a file split loses files, a
    * merge-on-read bucket ({@link LakePkScan}) too, and a split left with none is dropped;
    * null when a split is neither (then nothing is narrowed: every planned file is read).
+   *
+   * <p>File splits of a scan planned as more than one split are then packed again as Spark
+   * packs a scan of just the kept files ({@link #repack}). Why: the planned splits were
+   * packed over every planned file, so the few files a runtime filter keeps of a
+   * date-clustered fact table often sat in one planned split, and the scan's stage ran one
+   * task where plain Spark over the same files runs one per core (TPC-DS q67 at SF 1: the
+   * kept 6 of 27 {@code store_sales} files in one task, with the rollup's expand and partial
+   * aggregate of the whole stage on one core). A scan planned as one split stays one: Spark
+   * took it as a single partition ({@code BatchScanExec.outputPartitioning}) and may have
+   * planned no shuffle after it.
    */
-  static InputPartition[] narrow(InputPartition[] planned, Set<String> keep) {
+  static InputPartition[] narrow(InputPartition[] planned, Set<String> keep,
+      SparkSession session) {
     List<InputPartition> out = new ArrayList<>();
+    List<PartitionedFile> kept = new ArrayList<>();
+    boolean files = true;
     for (InputPartition ip : planned) {
+      files &= ip instanceof FilePartition;
       PartitionedFile[] all = ip instanceof FilePartition
           ? ((FilePartition) ip).files()
           : LakePkScan.bucketFiles(ip);
       if (all == null) {
         return null;
       }
-      List<PartitionedFile> files = new ArrayList<>();
+      List<PartitionedFile> left = new ArrayList<>();
       for (PartitionedFile f : all) {
         if (keep.contains(name(f.filePath().toString()))) {
-          files.add(f);
+          left.add(f);
         }
       }
-      if (files.isEmpty()) {
+      if (left.isEmpty()) {
         continue;
       }
-      PartitionedFile[] left = files.toArray(new PartitionedFile[0]);
+      kept.addAll(left);
+      PartitionedFile[] split = left.toArray(new PartitionedFile[0]);
       out.add(ip instanceof FilePartition
-          ? new FilePartition(out.size(), left)
-          : LakePkScan.bucket(left));
+          ? new FilePartition(out.size(), split)
+          : LakePkScan.bucket(split));
+    }
+    if (files && planned.length > 1 && session != null && !kept.isEmpty()) {
+      return repack(session, kept);
     }
     return out.toArray(new InputPartition[0]);
+  }
+
+  /**
+   * {@code splits} packed into partitions as Spark's {@code FileScan.partitions} packs a scan
+   * of exactly these splits: largest first, up to {@code FilePartition.maxSplitBytes} of
+   * their bytes (each with the open cost) per partition.
+   */
+  static InputPartition[] repack(
+      SparkSession session, List<PartitionedFile> splits) {
+    List<PartitionedFile> sorted = new ArrayList<>(splits);
+    sorted.sort(java.util.Comparator.comparingLong(PartitionedFile::length).reversed());
+    long open = session.sessionState().conf().filesOpenCostInBytes();
+    long total = 0;
+    for (PartitionedFile f : sorted) {
+      total += f.length() + open;
+    }
+    long bytes = total;
+    long max = FilePartition$.MODULE$.maxSplitBytes(session, (scala.Function0<Object>) () -> bytes);
+    return scala.jdk.javaapi.CollectionConverters.asJava(FilePartition$.MODULE$
+        .getFilePartitions(session,
+            scala.jdk.javaapi.CollectionConverters.asScala(sorted).toList(), max))
+        .toArray(new InputPartition[0]);
   }
 
   private static String name(String path) {

@@ -132,11 +132,17 @@ public final class LakeScan
     if (kept == null) {
       return;
     }
-    InputPartition[] left = LakeRuntimeFilter.narrow(planned(), kept.names);
+    InputPartition[] left = LakeRuntimeFilter.narrow(planned(), kept.names, session());
     if (left != null) {
       narrowed = left;
       runtimePruning = kept.pruning;
     }
+  }
+
+  /** The session of the inner file scan (null when it is not one: no splits packed again). */
+  private org.apache.spark.sql.SparkSession session() {
+    Scan files = inner instanceof LakeDvScan ? ((LakeDvScan) inner).inner() : inner;
+    return files instanceof FileScan ? ((FileScan) files).sparkSession() : null;
   }
 
   /** The figures shown: with the runtime tier once {@link #filter} narrowed the scan. */
