@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import marshal
+import operator
 import os
 import struct
 import tempfile
@@ -51,6 +52,9 @@ _VERSION = zlib.crc32(",".join(f.name for f in dataclasses.fields(DataFileMeta))
 _HEADER = struct.Struct("<4sIQQ")  # magic, version, checksum of the body, raw body size
 _DEFAULT_BYTES = 1 << 30
 _STATS_AT = (5, 6)  # key_stats, value_stats among DataFileMeta's fields
+# every field of an entry's file in one C call (``dataclasses.fields`` per entry was a
+# third of storing a 20,000-entry manifest)
+_FILE_FIELDS = operator.attrgetter(*(f.name for f in dataclasses.fields(DataFileMeta)))
 
 
 def cache_dir() -> Path | None:
@@ -148,8 +152,7 @@ def _encode(
         part = partitions.get(e.partition)
         if part is None:
             part = partitions[e.partition] = serialize_row(e.partition, partition_types)
-        f = e.file
-        fields = [getattr(f, x.name) for x in dataclasses.fields(DataFileMeta)]
+        fields = list(_FILE_FIELDS(e.file))
         for i in _STATS_AT:
             s: SimpleStats = fields[i]
             fields[i] = (s.min_values, s.max_values, s.null_counts)
