@@ -13,14 +13,20 @@ RDD and its partitions (``executedPlan().execute().getNumPartitions()``, which l
 scan's input partitions: lakeskip's ``plan_scan`` callback and Spark's file splits; Paimon's
 manifest reads and splits), no job run, adaptive execution off (no exchange here anyway).
 Files kept: the scan's driver metric (``lakeskipFilesKept``; Paimon's ``resultedTableFiles``).
-The first run of each query is reported apart (cold: nothing cached yet); then ``repeat``
+Before any timed plan, each engine plans a one-file table once (``lakeskip.b.plan_warm``,
+untimed): the classes both load on their first query, so that the first run of each query is
+cold in its metadata only (nothing of ``b.plan`` cached yet), reported apart; then ``repeat``
 interleaved runs, medians (warm: lakeskip's ``ScanCache`` and ``TableCache``, Paimon's
-catalog caches).
+catalog caches). Beside the wall time, each plan's CPU seconds: the JVM's (``/proc``, every
+thread: Paimon's manifest readers, the JIT and GC included) and this Python process's
+(lakeskip's callbacks), which a loaded machine distorts less than the wall time; and the
+seconds lakeskip's Python callbacks took (``callback_stats``).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
 import statistics
 import time
 from typing import Any
@@ -29,15 +35,22 @@ import pyarrow as pa
 
 from lakeskip.catalog.write.rolling_writer import write_data_file
 from lakeskip.catalog.write.write_spec import WriteSpec, bucket_dir
+from lakeskip.spark.front.catalog_setup import service_for
 
 ROWS_PER_FILE = 20
 
 
 def make_table(s: Any, files: int, partitions: int) -> dict[str, Any]:
-    """``lakeskip.b.plan`` with ``files`` files over ``partitions`` partitions."""
+    """``lakeskip.b.plan`` with ``files`` files over ``partitions`` partitions (and the
+    one-file ``lakeskip.b.plan_warm`` that :func:`compare` warms both engines up on)."""
+    _make(s, "b.plan_warm", 1, 1)
+    return _make(s, "b.plan", files, partitions)
+
+
+def _make(s: Any, name: str, files: int, partitions: int) -> dict[str, Any]:
     t0 = time.perf_counter()
-    s.spark.sql("CREATE TABLE lakeskip.b.plan (id BIGINT, v BIGINT, p INT) PARTITIONED BY (p)")
-    table = s.catalog.get_table("b.plan")
+    s.spark.sql(f"CREATE TABLE lakeskip.{name} (id BIGINT, v BIGINT, p INT) PARTITIONED BY (p)")
+    table = s.catalog.get_table(name)
     spec = WriteSpec(file_io=table.file_io, table_path=table.path, schema=table.schema)
     per = max(1, files // partitions)
     entries = []
@@ -89,17 +102,50 @@ def plan_metric(plan: Any, name: str) -> int | None:
     return total if found else None
 
 
-def _plan(spark: Any, sql: str, metric: str) -> tuple[float, int | None, int]:
+class _Cpu:
+    """CPU seconds used so far by the JVM (``/proc/<pid>/stat``: every thread) and by this
+    Python process; the JVM's is None where ``/proc`` does not show it."""
+
+    def __init__(self, spark: Any) -> None:
+        proc = getattr(spark.sparkContext._gateway, "proc", None)
+        self._stat = f"/proc/{proc.pid}/stat" if proc is not None else ""
+        self._tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+    def jvm(self) -> float | None:
+        try:
+            with open(self._stat) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            return None
+        return (int(fields[11]) + int(fields[12])) / self._tick  # utime + stime
+
+    @staticmethod
+    def python() -> float:
+        return time.process_time()
+
+
+def _plan(spark: Any, sql: str, metric: str, cpu: _Cpu) -> dict[str, Any]:
+    """One plan: wall seconds, CPU seconds (JVM, Python), files kept, splits."""
+    jvm0, py0 = cpu.jvm(), cpu.python()
     t = time.perf_counter()
     plan = spark.sql(sql)._jdf.queryExecution().executedPlan()
     partitions = int(plan.execute().getNumPartitions())
     seconds = time.perf_counter() - t
-    return seconds, plan_metric(plan, metric), partitions
+    jvm1, py1 = cpu.jvm(), cpu.python()
+    return {
+        "s": seconds,
+        "jvm_cpu_s": jvm1 - jvm0 if jvm0 is not None and jvm1 is not None else None,
+        "py_cpu_s": py1 - py0,
+        "kept": plan_metric(plan, metric),
+        "splits": partitions,
+    }
 
 
 def compare(s: Any, repeat: int) -> list[dict[str, Any]]:
     """Planning of a one-partition query and a full-table query on both engines."""
     spark = s.spark
+    service = service_for(spark)
+    cpu = _Cpu(spark)
     metrics = {"lakeskip": "lakeskipFilesKept", "paimon": "resultedTableFiles"}
     queries = {
         "one partition": "SELECT id, v FROM {t} WHERE p = 7",
@@ -108,23 +154,30 @@ def compare(s: Any, repeat: int) -> list[dict[str, Any]]:
     spark.conf.set("spark.sql.adaptive.enabled", "false")
     out = []
     try:
+        for engine in metrics:  # classes loaded, catalogs started: untimed
+            _plan(spark, f"SELECT id, v FROM {engine}.b.plan_warm", metrics[engine], cpu)
         for name, sql in queries.items():
             row: dict[str, Any] = {"query": name, "sql": sql}
-            times: dict[str, list[float]] = {e: [] for e in metrics}
+            runs: dict[str, list[dict[str, Any]]] = {e: [] for e in metrics}
             for i in range(repeat + 1):
                 for engine in metrics if i % 2 == 0 else list(metrics)[::-1]:
-                    seconds, kept, parts = _plan(
-                        spark, sql.format(t=f"{engine}.b.plan"), metrics[engine]
-                    )
+                    before = service.callback_stats()
+                    r = _plan(spark, sql.format(t=f"{engine}.b.plan"), metrics[engine], cpu)
+                    if engine == "lakeskip":
+                        r["callback_s"] = sum(
+                            service.callback_stats().since(before).seconds.values()
+                        )
                     if i == 0:
-                        row[f"{engine}_first_s"] = seconds
-                        row[f"{engine}_kept"] = kept
-                        row[f"{engine}_splits"] = parts
+                        row[f"{engine}_first_s"] = r["s"]
+                        row[f"{engine}_first"] = r
+                        row[f"{engine}_kept"] = r["kept"]
+                        row[f"{engine}_splits"] = r["splits"]
                     else:
-                        times[engine].append(seconds)
+                        runs[engine].append(r)
             for engine in metrics:
-                row[f"{engine}_s"] = times[engine]
-                row[f"{engine}_median_s"] = statistics.median(times[engine])
+                row[f"{engine}_s"] = [r["s"] for r in runs[engine]]
+                row[f"{engine}_median_s"] = statistics.median(row[f"{engine}_s"])
+                row[f"{engine}_runs"] = runs[engine]
             out.append(row)
     finally:
         spark.conf.unset("spark.sql.adaptive.enabled")

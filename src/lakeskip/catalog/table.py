@@ -315,7 +315,7 @@ class FileStoreTable:
                 nbytes = sum(map(_entry_nbytes, entries))
                 if on_disk:
                     assert meta is not None
-                    manifest_disk_cache.store(
+                    manifest_disk_cache.store_later(
                         self.path, name, meta.file_size, entries, self.partition_types
                     )
             self._manifests.put(key, entries, nbytes)

@@ -93,7 +93,9 @@ def _table(tmp_path: Path) -> FileStoreTable:
 
 def _fresh(table: FileStoreTable) -> list[ManifestEntry]:
     shared_cache().clear()  # a new process: nothing decoded in memory
-    return Catalog(str(Path(table.path).parent.parent)).get_table("db.t").scan_files()
+    entries = Catalog(str(Path(table.path).parent.parent)).get_table("db.t").scan_files()
+    disk.flush()  # what the read stored in the background is on disk
+    return entries
 
 
 def test_fresh_process_reads_what_the_manifests_hold(

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from tests.unit.expressions.strategies import SCALARS, column_values, predicates
 
 from lakeskip import types as T
+from lakeskip.catalog import manifest_disk_cache
 from lakeskip.catalog.cache import shared_cache
 from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.format.stats import file_column_stats
@@ -100,6 +101,7 @@ def test_vectorised_tiers_keep_what_the_per_file_path_keeps(
             for fresh in ("decoded", "from the disk cache"):
                 shared_cache().clear()
                 again = ScanPlanner(cat.get_table("db.t")).plan(pred)
+                manifest_disk_cache.flush()  # stored in the background: on disk now
                 kept = {d.entry.file.file_name: d.keep for d in again.decisions}
                 assert kept == want, (fresh, pred)
         assert list((tmp / "manifest-cache").glob("*.lsmc")), "the disk cache was used"

@@ -34,9 +34,10 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import operator
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, TypeVar
@@ -1141,17 +1142,33 @@ def encode(message: Any) -> dict[str, Json]:
 _SCALARS = frozenset([str, int, float, bool, type(None)])
 
 
+@functools.cache
+def _getter(cls: type) -> Callable[[Any], tuple[Any, ...]] | None:
+    """The fields of a dataclass as one tuple (one C call: a scan's reply encodes one
+    ScanFile per file), and their names beside; None for any other type."""
+    if not dataclasses.is_dataclass(cls):
+        return None
+    names = [name for name, _ in _fields(cls)]
+    if not names:
+        return lambda v: ()
+    if len(names) == 1:
+        (only,) = names
+        return lambda v: (getattr(v, only),)
+    getter: Callable[[Any], tuple[Any, ...]] = operator.attrgetter(*names)
+    return getter
+
+
 def _plain(v: Any) -> Json:
     # a scan's reply holds one ScanFile per file: the common cases are tested first
-    t = type(v)
+    t: type = type(v)
     if t in _SCALARS:
         return v
     if t is tuple or t is list:
-        return [_plain(x) for x in v]
-    if dataclasses.is_dataclass(t):
+        return [x if type(x) in _SCALARS else _plain(x) for x in v]
+    getter = _getter(t)
+    if getter is not None:
         out: dict[str, Json] = {}
-        for name, omit in _fields(t):
-            x = getattr(v, name)
+        for (name, omit), x in zip(_fields(t), getter(v), strict=True):
             if x is None and omit:
                 continue
             out[name] = x if type(x) in _SCALARS else _plain(x)

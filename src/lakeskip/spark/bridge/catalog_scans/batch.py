@@ -180,20 +180,39 @@ def scan_reply(
     plain, evolved = _split_by_name(table, schema, entries)
 
     def scan_files(entries: Sequence[ManifestEntry]) -> tuple[ScanFile, ...]:
-        return tuple(
-            ScanFile(
-                path=spark_path(table.file_io.uri(table.data_file_path(e))),
-                size=e.file.file_size,
-                mtime=e.file.creation_time or 0,
-                partition=tuple(
-                    partition_json(t, v) for t, v in zip(types, e.partition, strict=True)
+        # what files of one (partition, bucket) share -- their directory's URI, the partition
+        # values as JSON, the group -- is made once per pair: a whole-table reply of 100,000
+        # files spent most of its time making each file's anew (entries of one partition
+        # share one partition tuple, decoded once per manifest, hence the key by identity)
+        shared: dict[tuple[int, int], tuple[str, tuple[Any, ...], str]] = {}
+        out = []
+        for e in entries:
+            f = e.file
+            key = (id(e.partition), e.bucket)
+            dir_uri, partition, group = shared.get(key) or shared.setdefault(
+                key,
+                (
+                    spark_path(table.file_io.uri(table.data_file_dir(e))),
+                    tuple(partition_json(t, v) for t, v in zip(types, e.partition, strict=True)),
+                    # merge-on-read unit of a primary-key table: its (partition, bucket)
+                    repr((e.partition, e.bucket)),
                 ),
-                dv=vectors.get(e.file.file_name),
-                # merge-on-read unit of a primary-key table: its (partition, bucket)
-                group=repr((e.partition, e.bucket)),
             )
-            for e in entries
-        )
+            out.append(
+                ScanFile(
+                    path=(
+                        spark_path(table.file_io.uri(table.data_file_path(e)))
+                        if f.external_path
+                        else f"{dir_uri}/{f.file_name}"
+                    ),
+                    size=f.file_size,
+                    mtime=f.creation_time or 0,
+                    partition=partition,
+                    dv=vectors.get(f.file_name),
+                    group=group,
+                )
+            )
+        return tuple(out)
 
     files = scan_files(plain)
     report_id = ctx.reports.add(req.tag, plan.report)
