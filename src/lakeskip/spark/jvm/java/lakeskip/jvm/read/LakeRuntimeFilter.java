@@ -48,7 +48,8 @@ import org.apache.spark.sql.types.StructType;
  * over its kept files); Java only drops the files Python did not keep from the planned splits.
  *
  * <p>A column only a file index narrows whose runtime filter came longer than the index
- * answers is dropped unasked, and the scan no longer declares it ({@link #attributes}).
+ * answers is dropped unasked, and the scan no longer declares it ({@link #attributes}); nor
+ * one it ran without any runtime filter on ({@link #unused}).
  *
  * <p>Spark conf {@value #ENABLED} (default true) turns it off: no filter attributes, so Spark
  * plans no runtime filter against lakeskip scans.
@@ -132,6 +133,20 @@ final class LakeRuntimeFilter {
       }
     }
     return out.toArray(new NamedReference[0]);
+  }
+
+  /**
+   * The scan ran without any runtime filter although it declared the columns only an index
+   * narrows: Spark planned none on them, or planned one and dropped it at run time (dynamic
+   * pruning from the join's probe side, which AQE turns into {@code true} where it cannot
+   * reuse a broadcast: TPC-H q8's {@code orders.o_orderkey} through {@code spark-sql}). A
+   * repetition of the query, which reuses this scan, would plan that subquery again for
+   * nothing; so those columns join {@link #beyond} and are not declared again. Same price as
+   * {@link #beyond}: another query of this scan's shape joined to a selective side gets no
+   * runtime filter on them (files read, never another answer).
+   */
+  void unused() {
+    beyond.addAll(indexValues.keySet());
   }
 
   /** What Python kept: the files' names and the scan's new figures. */

@@ -66,6 +66,8 @@ public final class LakeScan
   /** After {@link #filter}: the splits left and the figures with the runtime tier. */
   private volatile InputPartition[] narrowed;
   private volatile LakePruning runtimePruning;
+  /** Whether Spark handed this scan runtime filters ({@link #filter}) in this query. */
+  private volatile boolean filtered;
   /** The table and options a streaming read of it starts from (null: not streamable). */
   private LakeTable streamTable;
   private CaseInsensitiveStringMap streamOptions;
@@ -128,6 +130,7 @@ public final class LakeScan
     if (runtime == null) {
       return;
     }
+    filtered = true;
     LakeRuntimeFilter.Kept kept = runtime.apply(predicates);
     if (kept == null) {
       return;
@@ -216,8 +219,16 @@ public final class LakeScan
     return pruning == null ? own : concat(own, pruning.metrics());
   }
 
+  /**
+   * Called by {@code BatchScanExec.inputRDD} once per execution, after any {@link #filter}.
+   * When no runtime filter arrived, the columns only an index narrows are not declared again
+   * by the scan a repetition reuses ({@link LakeRuntimeFilter#unused}).
+   */
   @Override
   public CustomTaskMetric[] reportDriverMetrics() {
+    if (runtime != null && !filtered) {
+      runtime.unused();
+    }
     CustomTaskMetric[] own = inner.reportDriverMetrics();
     LakePruning p = shown();
     return p == null ? own : concat(own, p.valuesOf(pruning));
