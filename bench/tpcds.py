@@ -473,9 +473,9 @@ def _derived_exists(
     """If ``select`` is a derived table (or a UNION branch of one) in the FROM of a SELECT
     ``s`` whose WHERE filters it (q5's ``salesreturns``, q54's ``cs_or_ws_sales``, joined to
     a filtered ``date_dim``): ``q`` (its needed query, ``__file`` projected) wrapped as
-    ``SELECT DISTINCT __file FROM (q with select's column expressions) __t WHERE EXISTS
-    (SELECT 1 FROM <s's other sources> WHERE <s's conjuncts, the derived table's columns
-    replaced by __t's>)``: its rows that meet at least one row of ``s``. Conjuncts on an
+    ``SELECT DISTINCT __file FROM (q with select's column expressions) __t JOIN <s's other
+    sources> WHERE <s's conjuncts, the derived table's columns replaced by __t's>``: its
+    rows that meet at least one row of ``s``. Conjuncts on an
     aggregate or with a subquery are left out; None where ``s`` has an outer join or no
     conjunct on the derived table."""
     node: exp.Expr = select
@@ -518,20 +518,20 @@ def _derived_exists(
         conds.append(c)
     if not used or not others:
         return None
-    body = exp.select("1").from_(others[0].copy())
-    for x in others[1:]:
-        body = body.join(x.copy())
-    body = body.where(exp.and_(*conds))
     file_col = q.expressions[0]
     q.set(
         "expressions", [file_col, *(exp.alias_(exprs[p].copy(), f"__o{p}") for p in sorted(used))]
     )
-    return (
+    # a join, not EXISTS: Spark plans an EXISTS body whose tables only the correlated
+    # conjuncts link as their cross product (q54: item x date_dim x customer)
+    out = (
         exp.select(exp.column("__file", table="__t"))
         .distinct()
         .from_(exp.Subquery(this=q, alias=exp.TableAlias(this=exp.to_identifier("__t"))))
-        .where(exp.Exists(this=body))
     )
+    for x in others:
+        out = out.join(x.copy())
+    return out.where(exp.and_(*conds))
 
 
 def _sources(select: exp.Expr) -> list[exp.Expr]:
