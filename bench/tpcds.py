@@ -51,12 +51,15 @@ files *needed*: for each SELECT that reads a fact table directly, the distinct
 ``input_file_name()`` of its fact rows that survive that SELECT's joins and WHERE (the same
 text with the fact table replaced by a view adding ``input_file_name()``, run on the
 ``spark`` side); a correlated subquery (``EXISTS``, q32's scalar subquery) keeps the rows
-that meet at least one row of the SELECT around it (``needed_queries``). HAVING, outer
-scopes' aggregates and the other subqueries of the scope around are not applied, so
-*needed* is an upper bound. It is counted per scan, as *kept* is: a SELECT in a CTE counts
-once per scan Spark plans for the CTE's references (``per_scan``); where Spark's scans do
-not map onto the SELECTs, or a needed query fails, the table's *needed* is -1 (undefined)
-and the query is left out of the needed totals.
+that meet at least one row of the SELECT around it, a derived table (q5's
+``salesreturns``) the rows that meet at least one row of the SELECT whose FROM holds it, a
+SELECT in a CTE the rows each reference's own filters keep where they map onto its columns
+(q4's ``t_s_firstyear.dyear = 2001``), and a fact on the NULL side of a LEFT JOIN the rows
+that match the other side (``needed_queries``). HAVING, filters on aggregates and what
+lies further out are not applied, so *needed* is an upper bound. It is counted per scan,
+as *kept* is: a SELECT in a CTE counts once per scan Spark plans for the CTE's references
+(``per_scan``); where Spark's scans do not map onto the needed queries, or one fails, the
+table's *needed* is -1 (undefined) and the query is left out of the needed totals.
 Figures are read from Spark's SQL status store (the executed plan's metrics, subqueries
 included). Writes ``bench/results/tpcds-<timestamp>.json``.
 """
@@ -180,11 +183,25 @@ def with_tables(sql: str, names: dict[str, str]) -> str:
 
 def needed_queries(
     sql: str, fact: str, view: str, plain: str, schema: dict[str, set[str]]
-) -> list[tuple[str, str | None]]:
+) -> list[tuple[str, str | None, int]]:
     """For each place ``fact`` is read directly (a table in some SELECT's FROM or JOINs): a
     query of the distinct files of its rows that survive that SELECT's joins and WHERE, with
-    the CTE the SELECT belongs to (None outside a CTE). The fact there is replaced by ``view``
-    (which adds ``__file``), every other reference to it by ``plain``.
+    the CTE the SELECT belongs to (None outside a CTE) and how many scans it stands for. The
+    fact there is replaced by ``view`` (which adds ``__file``), every other reference to it by
+    ``plain``.
+
+    A SELECT in a CTE gets one query per reference of the CTE (``_reference_filters``): the
+    reference's own filters on the CTE's columns (``t_s_firstyear.dyear = 2001``), and those
+    implied through an equality with a column its SELECT filters by a constant, are rewritten
+    onto the SELECT's columns where they map through projections, derived tables and UNIONs
+    to a column or constant expression (not an aggregate or window): the rows of that
+    reference. A reference whose filter compares two different constants there (q4's
+    ``sale_type = 'c'`` on the store_sales branch) reads nothing from it (Spark prunes the
+    branch) and gets no query.
+
+    A fact on the NULL-supplying side of a LEFT JOIN counts the rows that match a surviving
+    row of the other side: that join becomes an INNER JOIN and the WHERE's ``<fact column> IS
+    NULL`` (an anti-join) is dropped.
 
     A SELECT correlated with the SELECT around it (a column of the outer scope in its WHERE,
     as in ``EXISTS (SELECT * FROM store_sales ... WHERE c.c_customer_sk = ss_customer_sk)``
@@ -196,31 +213,325 @@ def needed_queries(
     ctes = {c.alias_or_name: c for c in tree.find_all(exp.CTE)}
     if fact in ctes:
         return []
+    refs = cte_references(sql)
     with_ = tree.args.get("with_")
     out = []
     for select in tree.find_all(exp.Select):
         hits = [i for i, s in enumerate(_sources(select))
                 if isinstance(s, exp.Table) and s.name == fact]  # fmt: skip
+        if not hits:
+            continue
         owner = select.find_ancestor(exp.CTE)
+        variants = ([([], 1)] if owner is None
+                    else _reference_filters(tree, owner, select, ctes, schema, refs))  # fmt: skip
         for i in hits:
-            q = select.copy()
-            hit = _sources(q)[i]
-            name = hit.alias_or_name
-            hit.set("this", exp.to_identifier(view))
-            hit.set("alias", exp.TableAlias(this=exp.to_identifier(name)))
-            alias = _decorrelate(q, _outer(select), schema, ctes)
-            q.set("expressions", [exp.column("__file", table=alias.get(name, name))])
-            for arg in ("group", "having", "order", "limit", "qualify", "windows", "with_"):
-                q.set(arg, None)
-            q.set("distinct", exp.Distinct())
-            if with_ is not None:
-                q.set("with_", with_.copy())
-            for t in q.find_all(exp.Table):  # the fact's other scans: plain files
-                if t.name == fact and not t.args.get("db"):
-                    t.set("alias", exp.TableAlias(this=exp.to_identifier(t.alias_or_name)))
-                    t.set("this", exp.to_identifier(plain))
-            out.append((q.sql(dialect="spark"), owner.alias_or_name if owner else None))
+            for pushed, weight in variants:
+                q = select.copy()
+                hit = _sources(q)[i]
+                name = hit.alias_or_name
+                hit.set("this", exp.to_identifier(view))
+                hit.set("alias", exp.TableAlias(this=exp.to_identifier(name)))
+                _null_side_inner(q, i, name, schema.get(fact, set()))
+                if pushed:
+                    where = _conjuncts(q.args.get("where"))
+                    q.set("where", exp.Where(this=exp.and_(*where, *(c.copy() for c in pushed))))
+                alias = _decorrelate(q, _outer(select), schema, ctes)
+                q.set("expressions", [exp.column("__file", table=alias.get(name, name))])
+                for arg in ("group", "having", "order", "limit", "qualify", "windows", "with_"):
+                    q.set(arg, None)
+                q.set("distinct", exp.Distinct())
+                if not alias:  # a derived table filtered by the SELECT around it
+                    q = _derived_exists(select, q, schema, ctes) or q
+                if with_ is not None:
+                    q.set("with_", with_.copy())
+                for t in q.find_all(exp.Table):  # the fact's other scans: plain files
+                    if t.name == fact and not t.args.get("db"):
+                        t.set("alias", exp.TableAlias(this=exp.to_identifier(t.alias_or_name)))
+                        t.set("this", exp.to_identifier(plain))
+                out.append((q.sql(dialect="spark"), owner.alias_or_name if owner else None,
+                            weight))  # fmt: skip
     return out
+
+
+def _null_side_inner(q: exp.Select, i: int, name: str, columns: set[str]) -> None:
+    """If source ``i`` of ``q`` (alias ``name``, its table's ``columns``) is the NULL-supplying
+    side of a LEFT JOIN: that join made INNER and the WHERE's ``<its column> IS NULL`` dropped
+    (the rows that match a row of the other side, which an anti-join needs read too)."""
+    joins = q.args.get("joins") or []
+    if i == 0 or joins[i - 1].side != "LEFT":
+        return
+    joins[i - 1].set("side", None)
+    joins[i - 1].set("kind", None)
+
+    def anti(c: exp.Expr) -> bool:
+        col = c.this if isinstance(c, exp.Is) and isinstance(c.expression, exp.Null) else None
+        return isinstance(col, exp.Column) and (
+            col.table == name or (not col.table and col.name.lower() in columns)
+        )
+
+    kept = [c for c in _conjuncts(q.args.get("where")) if not anti(c)]
+    q.set("where", exp.Where(this=exp.and_(*kept)) if kept else None)
+
+
+def _within(node: exp.Expr, root: exp.Expr) -> bool:
+    n: exp.Expr | None = node
+    while n is not None:
+        if n is root:
+            return True
+        n = n.parent
+    return False
+
+
+def _owner(c: exp.Column, columns: dict[str, set[str] | None], first: bool = False) -> str | None:
+    """The source alias (of ``columns``: alias -> its columns, None if not known) a column
+    names: its qualifier, else the one source that has it (with ``first``, the first that
+    may have it); None if none or, without ``first``, more than one may."""
+    if c.table:
+        return c.table if c.table in columns else None
+    hits = [a for a, cols in columns.items() if cols is None or c.name.lower() in cols]
+    return hits[0] if hits and (first or len(hits) == 1) else None
+
+
+def _source_columns(
+    select: exp.Select, schema: dict[str, set[str]], ctes: dict[str, Any]
+) -> dict[str, set[str] | None]:
+    """Each source alias of ``select`` with its columns (None: not known)."""
+    columns: dict[str, set[str] | None] = {}
+    for s in _sources(select):
+        if isinstance(s, exp.Table) and s.name in ctes:
+            names = ctes[s.name].this.named_selects
+            columns[s.alias_or_name] = None if "*" in names else {n.lower() for n in names}
+        elif isinstance(s, exp.Table):
+            columns[s.alias_or_name] = schema.get(s.name)
+        else:
+            names = getattr(s.this, "named_selects", ["*"])
+            columns[s.alias_or_name] = None if "*" in names else {n.lower() for n in names}
+    return columns
+
+
+def _reference_filters(
+    tree: exp.Expr,
+    cte: exp.CTE,
+    target: exp.Select,
+    ctes: dict[str, Any],
+    schema: dict[str, set[str]],
+    refs: dict[str, int],
+) -> list[tuple[list[exp.Expr], int]]:
+    """Per reference of ``cte`` (which holds ``target``): the reference's filters rewritten
+    onto ``target``'s columns (those that map, see ``needed_queries``) and the scans it
+    stands for (1, or the references of the CTE it is in); a reference whose filter is a
+    comparison of two different constants on ``target`` is left out."""
+    name = cte.alias_or_name
+    out: list[tuple[list[exp.Expr], int]] = []
+    seen = False
+    for t in tree.find_all(exp.Table):
+        if t.name != name or t.args.get("db") or _within(t, cte):
+            continue
+        seen = True
+        r = t.find_ancestor(exp.Select)
+        holder = t.find_ancestor(exp.CTE)
+        weight = 1 if holder is None else refs.get(holder.alias_or_name, 0)
+        pushed = []
+        columns = cte.args.get("alias") is not None and cte.args["alias"].columns
+        for c in _reference_conjuncts(r, t, ctes, schema) if r is not None and not columns else []:
+            got = _push_into(c, cte.this, target)
+            if got is not None:
+                pushed.append(got)
+        consts = [_constant_eq(c) for c in pushed]
+        if False in consts:  # Spark prunes this branch for this reference: no scan
+            continue
+        out.append(([c for c, k in zip(pushed, consts, strict=True) if k is None], weight))
+    return out if seen else [([], refs.get(name, 0))]
+
+
+def _constant_eq(c: exp.Expr) -> bool | None:
+    """Whether ``c`` compares two constants equal (True) or different (False); None if it is
+    not such a comparison."""
+    if (
+        isinstance(c, exp.EQ)
+        and isinstance(c.this, exp.Literal)
+        and isinstance(c.expression, exp.Literal)
+    ):
+        a, b = c.this, c.expression
+        if a.is_string == b.is_string:
+            return a.this == b.this if a.is_string else Decimal(a.this) == Decimal(b.this)
+    return None
+
+
+def _reference_conjuncts(
+    r: exp.Select, t: exp.Table, ctes: dict[str, Any], schema: dict[str, set[str]]
+) -> list[exp.Expr]:
+    """The conjuncts of ``r`` that filter its source ``t`` alone, with its columns
+    unqualified: WHERE and INNER JOIN conditions (only its own ON if ``t`` is the
+    NULL-supplying side of a LEFT JOIN), plus ``t.c = <constant>`` where such a conjunct
+    says ``t.c = o`` and ``o = <constant>`` for another source's column ``o``."""
+    if not any(s is t for s in _sources(r)):
+        return []
+    joins = r.args.get("joins") or []
+    if any(j.side in ("RIGHT", "FULL") for j in joins):
+        return []
+    alias = t.alias_or_name
+    columns = _source_columns(r, schema, ctes)
+    mine = next((j for j in joins if j.this is t), None)
+    null_side = mine is not None and mine.side == "LEFT"
+    where = _conjuncts(r.args.get("where"))
+    inner = [c for j in joins if not j.side for c in _conjuncts(j.args.get("on"))]
+    own = _conjuncts(mine.args.get("on")) if null_side and mine is not None else []
+
+    def owner(c: exp.Column) -> str | None:
+        return _owner(c, columns)
+
+    def only_t(c: exp.Expr) -> bool:
+        cols = list(c.find_all(exp.Column))
+        return (c.find(exp.Select) is None and bool(cols)
+                and all(owner(x) == alias for x in cols))  # fmt: skip
+
+    got = [c for c in (own if null_side else where + inner) if only_t(c)]
+    constant: dict[tuple[str, str], exp.Expr] = {}  # (alias, column) = a constant
+    for c in where + inner:
+        if isinstance(c, exp.EQ):
+            for a, b in ((c.this, c.expression), (c.expression, c.this)):
+                if (isinstance(a, exp.Column) and owner(a) not in (None, alias)
+                        and not b.find(exp.Column) and not b.find(exp.Select)):  # fmt: skip
+                    constant[(str(owner(a)), a.name.lower())] = b
+    for c in where + inner + own:
+        if (
+            isinstance(c, exp.EQ)
+            and isinstance(c.this, exp.Column)
+            and isinstance(c.expression, exp.Column)
+        ):
+            for a, b in ((c.this, c.expression), (c.expression, c.this)):
+                key = (str(owner(b)), b.name.lower())
+                if owner(a) == alias and key in constant:
+                    got.append(exp.EQ(this=a.copy(), expression=constant[key].copy()))
+    out = []
+    for c in got:
+        c = c.copy()
+        for col in c.find_all(exp.Column):
+            col.set("table", None)
+        out.append(c)
+    return out
+
+
+def _push_into(cond: exp.Expr, node: exp.Expr, target: exp.Select) -> exp.Expr | None:
+    """``cond`` (on the output columns of the query ``node``, a CTE's body) rewritten onto
+    the columns of ``target``, a SELECT in it reached through UNIONs and derived tables in
+    FROM or an INNER JOIN; None where a column maps to an aggregate, a window or a subquery,
+    or a SELECT on the way has a LIMIT, a window or a ROLLUP / CUBE / GROUPING SETS."""
+    cond = cond.copy()
+    while True:
+        top = node
+        while isinstance(top, (exp.Subquery, exp.SetOperation)):
+            top = top.this
+        if not isinstance(top, exp.Select):
+            return None
+        names = [e.alias_or_name.lower() for e in top.expressions]
+        while not isinstance(node, exp.Select):  # down to the branch holding target
+            if isinstance(node, exp.Subquery):
+                node = node.this
+            elif isinstance(node, exp.Union):
+                node = node.this if _within(target, node.this) else node.expression
+            else:
+                return None
+        group = node.args.get("group")
+        if (node.args.get("limit") is not None or any(e.find(exp.Window) for e in node.expressions)
+                or (group is not None and any(group.args.get(k) for k in
+                                              ("rollup", "cube", "grouping_sets")))):  # fmt: skip
+            return None
+        exprs = [e.unalias() for e in node.expressions]
+        if len(exprs) != len(names) or "*" in names:
+            return None
+        cols = [cond] if isinstance(cond, exp.Column) else list(cond.find_all(exp.Column))
+        for col in cols:
+            if col.name.lower() not in names:
+                return None
+            e = exprs[names.index(col.name.lower())]
+            if e.find(exp.AggFunc) or e.find(exp.Window) or e.find(exp.Select):
+                return None
+            if col is cond:
+                cond = e.copy()
+            else:
+                col.replace(e.copy())
+        if node is target:
+            return cond
+        src = next((s for s in _sources(node)
+                    if isinstance(s, exp.Subquery) and _within(target, s)), None)  # fmt: skip
+        joins = node.args.get("joins") or []
+        if src is None or any(j.side for j in joins):
+            return None
+        inner = {n.lower() for n in getattr(src.this, "named_selects", [])}
+        for col in cond.find_all(exp.Column):
+            if (col.table and col.table != src.alias_or_name) or col.name.lower() not in inner:
+                return None
+            col.set("table", None)
+        node = src
+
+
+def _derived_exists(
+    select: exp.Select, q: exp.Select, schema: dict[str, set[str]], ctes: dict[str, Any]
+) -> exp.Select | None:
+    """If ``select`` is a derived table (or a UNION branch of one) in the FROM of a SELECT
+    ``s`` whose WHERE filters it (q5's ``salesreturns``, q54's ``cs_or_ws_sales``, joined to
+    a filtered ``date_dim``): ``q`` (its needed query, ``__file`` projected) wrapped as
+    ``SELECT DISTINCT __file FROM (q with select's column expressions) __t JOIN <s's other
+    sources> WHERE <s's conjuncts, the derived table's columns replaced by __t's>``: its
+    rows that meet at least one row of ``s``. Conjuncts on an
+    aggregate or with a subquery are left out; None where ``s`` has an outer join or no
+    conjunct on the derived table."""
+    node: exp.Expr = select
+    while isinstance(node.parent, (exp.SetOperation, exp.Subquery)):
+        node = node.parent
+    if not (isinstance(node, exp.Subquery) and isinstance(node.parent, (exp.From, exp.Join))):
+        return None
+    s, derived = node.parent.parent, node
+    joins = (s.args.get("joins") or []) if isinstance(s, exp.Select) else []
+    if not isinstance(s, exp.Select) or any(j.side for j in joins):
+        return None
+    top: exp.Expr = derived
+    while isinstance(top, (exp.Subquery, exp.SetOperation)):
+        top = top.this
+    if not isinstance(top, exp.Select):
+        return None
+    names = [e.alias_or_name.lower() for e in top.expressions]
+    exprs = [e.unalias() for e in select.expressions]
+    if len(names) != len(exprs) or "*" in names:
+        return None
+    columns = _source_columns(s, schema, ctes)
+    others = [x for x in _sources(s) if x is not derived]
+    conds, used = [], set()
+    for c in _conjuncts(s.args.get("where")) + [
+        c for j in joins for c in _conjuncts(j.args.get("on"))
+    ]:
+        cols = list(c.find_all(exp.Column))
+        owners = [_owner(x, columns) for x in cols]
+        if c.find(exp.Select) is not None or None in owners or c == exp.true():
+            continue
+        mine = {id(x): names.index(x.name.lower()) if x.name.lower() in names else -1
+                for x, o in zip(cols, owners, strict=True) if o == derived.alias_or_name}  # fmt: skip
+        if any(p < 0 or any(exprs[p].find(k) for k in (exp.AggFunc, exp.Window, exp.Select))
+               for p in mine.values()):  # fmt: skip
+            continue
+        for x in cols:
+            if id(x) in mine:
+                x.replace(exp.column(f"__o{mine[id(x)]}", table="__t"))
+        used |= set(mine.values())
+        conds.append(c)
+    if not used or not others:
+        return None
+    file_col = q.expressions[0]
+    q.set(
+        "expressions", [file_col, *(exp.alias_(exprs[p].copy(), f"__o{p}") for p in sorted(used))]
+    )
+    # a join, not EXISTS: Spark plans an EXISTS body whose tables only the correlated
+    # conjuncts link as their cross product (q54: item x date_dim x customer)
+    out = (
+        exp.select(exp.column("__file", table="__t"))
+        .distinct()
+        .from_(exp.Subquery(this=q, alias=exp.TableAlias(this=exp.to_identifier("__t"))))
+    )
+    for x in others:
+        out = out.join(x.copy())
+    return out.where(exp.and_(*conds))
 
 
 def _sources(select: exp.Expr) -> list[exp.Expr]:
@@ -247,8 +558,10 @@ def _outer(select: exp.Expr) -> exp.Select | None:
 def _conjuncts(cond: exp.Expr | None) -> list[exp.Expr]:
     if cond is None:
         return []
-    cond = cond.this if isinstance(cond, exp.Where) else cond
-    return [c.copy() for c in (cond.flatten() if isinstance(cond, exp.And) else [cond])]
+    cond = (cond.this if isinstance(cond, exp.Where) else cond).unnest()
+    if isinstance(cond, exp.And):  # parenthesized ANDs too: ON (a = b AND c = d)
+        return [c for part in cond.flatten() for c in _conjuncts(part)]
+    return [cond.copy()]
 
 
 def _decorrelate(
@@ -260,22 +573,10 @@ def _decorrelate(
     outer column moved into ``EXISTS (SELECT 1 FROM <outer's FROM and JOINs> WHERE <outer's
     conjuncts without a subquery> AND <those>)``. Returns the new alias of each old one
     (empty when ``q`` is not correlated, which it leaves as it is)."""
-    columns: dict[str, set[str] | None] = {}  # alias -> its columns (None: not known)
-    for s in _sources(q):
-        if isinstance(s, exp.Table) and s.name in ctes:
-            names = ctes[s.name].this.named_selects
-            columns[s.alias_or_name] = None if "*" in names else {n.lower() for n in names}
-        elif isinstance(s, exp.Table):
-            columns[s.alias_or_name] = schema.get(s.name)
-        else:
-            names = getattr(s.this, "named_selects", ["*"])
-            columns[s.alias_or_name] = None if "*" in names else {n.lower() for n in names}
+    columns = _source_columns(q, schema, ctes)  # alias -> its columns (None: not known)
 
     def own(c: exp.Column) -> str | None:  # the source of q a column of q's scope names
-        if c.table:
-            return c.table if c.table in columns else None
-        return next((a for a, cols in columns.items() if cols is None or c.name.lower() in cols),
-                    None)  # fmt: skip
+        return _owner(c, columns, first=True)
 
     scope = [c for c in q.find_all(exp.Column) if c.find_ancestor(exp.Select) is q]
     owners = {id(c): own(c) for c in scope}
@@ -322,27 +623,31 @@ def cte_references(sql: str) -> dict[str, int]:
     return {name: refs(name) for name in ctes}
 
 
-def per_scan(found: list[tuple[set[str], int]], scans: int) -> tuple[int | None, str]:
+def per_scan(found: list[tuple[set[str], int, str]], scans: int) -> tuple[int | None, str]:
     """The needed files of one fact table summed over the scans Spark planned for it, from
-    the files each SELECT reading it needs (``found``: files, times the SELECT is scanned if
-    every CTE reference is a scan). Spark reuses the exchange of identical CTE references and
-    merges scalar subqueries over the same table, so ``scans`` may be fewer: where the
-    references still map onto the scans the figure is theirs, where all were merged into one
-    scan it is the union, otherwise it is undefined (None, with the reason). A SELECT in a
-    CTE counts what the CTE's body needs: where Spark pushes a reference's own filters into
-    its scan (q4's ``t_s_firstyear.dyear = 2001``), that scan needs fewer, so *needed* is an
-    upper bound there (``needed_detail``'s ``in_cte``)."""
+    the files each needed query finds (``found``: files, the scans it stands for if every
+    CTE reference is a scan, its text). Spark reuses the exchange of identical CTE references
+    and merges scalar subqueries over the same table, so ``scans`` may be fewer: where the
+    queries still map onto the scans the figure is theirs (identical queries counted once
+    where that is what maps), where all were merged into one scan it is the union, otherwise
+    it is undefined (None, with the reason). A SELECT in a CTE counts, per reference, what
+    the CTE's body needs under the reference's own filters where they map onto it
+    (``needed_queries``); where they do not (an aggregate, a window on the way), *needed*
+    is an upper bound (``needed_detail``'s ``in_cte``)."""
     if len(found) == 1:  # every scan of the table is this SELECT's
         return len(found[0][0]) * scans, ""
-    if sum(w for _, w in found) == scans:
-        return sum(len(f) * w for f, w in found), ""
+    if sum(w for _, w, _ in found) == scans:
+        return sum(len(f) * w for f, w, _ in found), ""
     if len(found) == scans:  # each CTE reference reused: one scan per SELECT
-        return sum(len(f) for f, _ in found), ""
-    union = set().union(*(f for f, _ in found))
+        return sum(len(f) for f, _, _ in found), ""
+    distinct = {q: f for f, _, q in found}
+    if len(distinct) == scans:  # identical queries: one scan, its exchange reused
+        return sum(len(f) for f in distinct.values()), ""
+    union = set().union(*(f for f, _, _ in found))
     if scans == 1 or (scans == 0 and not union):
         return len(union), ""
-    return None, (f"{scans} scans planned for {len(found)} SELECTs "
-                  f"({sum(w for _, w in found)} with every CTE reference)")  # fmt: skip
+    return None, (f"{scans} scans planned for {len(found)} needed queries "
+                  f"({sum(w for _, w, _ in found)} with every CTE reference)")  # fmt: skip
 
 
 def needed_files(
@@ -350,13 +655,12 @@ def needed_files(
 ) -> tuple[dict[str, int], dict[str, Any]]:
     """Per fact table: the files needed, counted per scan lakeskip planned (``per_scan``), or
     -1 where undefined; and per table how it was counted (or why it is undefined)."""
-    refs = cte_references(sql)
     side = next((s for s in ("lakeskip", "spark") if "files" in res.get(s, {})), None)
     planned = {t: f["scans"] for t, f in res[side]["files"].items()} if side else {}
     needed: dict[str, int] = {}
     detail: dict[str, Any] = {}
     for fact in FACTS:
-        found: list[tuple[set[str], int]] = []
+        found: list[tuple[set[str], int, str]] = []
         why = ""
         in_cte = False
         names = {t: f"files_{t}" for t in TABLES if t != fact}
@@ -365,19 +669,20 @@ def needed_files(
                                    f"files_{fact}", schema)  # fmt: skip
         except Exception as e:  # a rewrite sqlglot cannot do: undefined, the run goes on
             texts, why = [], f"needed queries not built: {e}"
-        for nq, cte in texts:
+        for nq, cte, weight in texts:
             try:
-                files = {r[0] for r in spark.sql(nq).collect()}
+                files = {r[0] for r in spark.sql(nq).collect() if r[0] is not None}
             except Exception as e:
                 why = f"needed query failed: {str(e).strip().splitlines()[0][:160]}"
                 break
-            found.append((files, refs.get(cte, 1) if cte else 1))
+            found.append((files, weight, nq))
             in_cte = in_cte or cte is not None
         if not found and not why:
             continue
         n, reason = per_scan(found, planned.get(fact, 0)) if not why else (None, why)
         needed[fact] = -1 if n is None else n
-        detail[fact] = {"selects": [len(f) for f, _ in found], "weights": [w for _, w in found],
+        detail[fact] = {"selects": [len(f) for f, _, _ in found],
+                        "weights": [w for _, w, _ in found],
                         "scans": planned.get(fact, 0), "in_cte": in_cte,
                         **({"undefined": reason} if reason else {})}  # fmt: skip
     return needed, detail
