@@ -4,15 +4,42 @@ pyarrow/obstore)."""
 
 from __future__ import annotations
 
+import functools
 import socket
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
+
+_PUT_LOCK = threading.Lock()
 
 
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def _atomic_puts() -> None:
+    """S3 lets exactly one of two concurrent ``PUT If-None-Match: *`` of a key win; moto checks
+    the header and then stores the object with nothing between them, and its server answers
+    each request on a thread, so two writers racing for one snapshot id could both get 200
+    (the CI of stop 50 lost snapshot 100 of 100 that way). One lock around moto's PUT handler
+    gives the server S3's guarantee; our check-then-write without conditional writes (two
+    requests: HEAD, then PUT) still races, as test_s3_commits expects."""
+    from moto.s3.responses import S3Response
+
+    original = S3Response.put_object
+    if getattr(original, "lakeskip_atomic", False):
+        return
+
+    @functools.wraps(original)
+    def put_object(self: Any) -> Any:
+        with _PUT_LOCK:
+            return original(self)
+
+    put_object.lakeskip_atomic = True  # type: ignore[attr-defined]
+    S3Response.put_object = put_object  # type: ignore[method-assign]
 
 
 @contextmanager
@@ -22,6 +49,7 @@ def moto_s3(bucket: str) -> Iterator[str]:
     import boto3
     from moto.server import ThreadedMotoServer
 
+    _atomic_puts()
     port = free_port()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()

@@ -268,6 +268,33 @@ def test_lost_race_rebases_and_retries(
     assert after == manifests_before + 3 + 3, "theirs: manifest + 2 lists; mine: same, no orphans"
 
 
+def test_a_publish_whose_answer_was_lost_is_not_published_twice(
+    catalog: Catalog, write_file: Any, read_rows: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # an object store client retried the create-only PUT of snapshot-2 after a timeout: the
+    # first attempt had created it, the retry hears "exists"
+    t = _table(catalog)
+    t.commit([write_file(t, _rows(range(2), "a"), ("a",))])
+    real = type(t.file_io).try_create
+
+    def lost_answer(io: Any, path: str, data: bytes) -> bool:
+        assert real(io, path, data)
+        return "/snapshot/snapshot-" not in path
+
+    monkeypatch.setattr(type(t.file_io), "try_create", lost_answer)
+    snap = t.commit([write_file(t, _rows(range(10, 13), "a"), ("a",))])
+    monkeypatch.undo()
+    assert snap is not None and snap.id == 2
+    again = catalog.get_table("db.t")
+    assert [s.id for s in again.list_snapshots()] == [1, 2], "published once, not again as 3"
+    assert sorted(r["id"] for r in read_rows(again)) == [0, 1, 10, 11, 12], "its lists kept"
+
+    # another writer's snapshot at that id (other bytes) is still a lost race
+    t.commit([write_file(t, _rows(range(20, 21), "b"), ("b",))])
+    taken = t.snapshot_manager.read(3)
+    assert not t.snapshot_manager.try_publish(dataclasses.replace(taken, time_millis=1))
+
+
 def test_retries_exhausted_raise_and_publish_nothing(
     catalog: Catalog, write_file: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -274,8 +274,22 @@ class SnapshotManager:
         return self.read(sid) if sid is not None else None
 
     def try_publish(self, snapshot: Snapshot) -> bool:
-        """Atomically create ``snapshot-<id>``; False if another committer got that id."""
-        ok = self.file_io.try_create(self.path(snapshot.id), snapshot.to_json().encode("utf-8"))
+        """Atomically create ``snapshot-<id>``; False if another committer got that id.
+
+        "Already exists" is checked against the file's bytes: an object store client that
+        retries a create-only PUT whose response was lost (obstore retries on timeouts and
+        5xx) hears "exists" for its own first attempt. The snapshot names manifest lists of
+        fresh uuids, so equal bytes are this commit's: it is published, and the caller must
+        not delete what it references nor publish it again under the next id.
+        """
+        data = snapshot.to_json().encode("utf-8")
+        path = self.path(snapshot.id)
+        ok = self.file_io.try_create(path, data)
+        if not ok:
+            try:
+                ok = self.file_io.read_bytes(path) == data
+            except FileNotFoundError:  # expired meanwhile: not ours in any case
+                ok = False
         if ok:
             self._write_hints(snapshot.id)
         return ok
