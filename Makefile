@@ -91,7 +91,8 @@ test-interop: $(STAMP) check-java
 	$(PY) -m pytest -q -m interop
 
 # spark.sql on a warehouse in moto's S3 through hadoop-aws (its own pytest process: its own Spark
-# session with the S3A jars, fetched once with mvn into ~/.m2: hadoop-aws + the 690 MB AWS SDK bundle)
+# session with the S3A jars, fetched once with mvn into ~/.m2: hadoop-aws + the 690 MB AWS SDK bundle),
+# and writer processes racing to commit on moto's S3 through obstore (test_s3_commits)
 test-s3: $(STAMP) check-java
 	$(PY) -m pytest -q -m s3 tests/s3
 

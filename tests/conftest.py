@@ -36,7 +36,7 @@ settings.load_profile(os.environ.get("LAKESKIP_HYPOTHESIS_PROFILE", "ci"))
 FILE_SECONDS: dict[str, float] = {
     "tests/spark/read/test_top_n_spark.py": 650,
     "tests/spark/write/test_commit_retry.py": 638,
-    "tests/unit/catalog/test_s3_commits.py": 562,
+    "tests/s3/test_s3_commits.py": 562,
     "tests/spark/write/test_clustering.py": 538,
     "tests/spark/read/test_aggregate_pushdown.py": 277,
     "tests/spark/read/test_time_travel.py": 259,
