@@ -13,7 +13,7 @@ SMOKE_VENV ?= build/smoke-venv
 TEST_WORKERS ?= 2
 XDIST := -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
-.PHONY: demo test coverage test-unit lint fuzz bench bench-write bench-compact bench-first-write bench-range bench-index bench-kinds bench-clustered bench-functions bench-tpch bench-zorder bench-merge bench-frontends bench-paimon bench-tpcds test-tpcds test-interop test-interop-java test-s3 check-java smoke clean
+.PHONY: demo test test-e2e coverage test-unit lint fuzz bench bench-write bench-compact bench-first-write bench-range bench-index bench-kinds bench-clustered bench-functions bench-tpch bench-zorder bench-merge bench-frontends bench-paimon bench-tpcds test-tpcds test-interop test-interop-java test-s3 check-java smoke clean
 
 $(RUN_STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "lakeskip needs Python >= 3.11")'
@@ -34,14 +34,23 @@ check-java:
 demo: $(RUN_STAMP) check-java
 	$(VENV)/bin/lakeskip demo
 
-# unit + Spark + front-end tests (README, Development: what it costs). Without coverage: branch
-# coverage's tracer doubles the CPU of the Python half (tests/unit/index + expressions: 43 s ->
-# 90 s of CPU); `make coverage` is the same run with it (.ci/run). --durations: every log shows
-# where the time went (FILE_SECONDS in tests/conftest.py orders the files by it)
+# unit + Spark tests (README, Development: what it costs); the end-to-end ones (marker e2e) are
+# make test-e2e's. Without coverage: branch coverage's tracer doubles the CPU of the Python half
+# (tests/unit/index + expressions: 43 s -> 90 s of CPU); `make coverage` is the same run with
+# it. --durations: every log shows where the time went (FILE_SECONDS in tests/conftest.py orders
+# the files by it)
 test: $(STAMP) check-java
 	@start=$$(date +%s); \
-	$(PY) -m pytest -q $(XDIST) --durations=30 -m "not slow and not interop and not s3" $(COV_ARGS); rc=$$?; \
+	$(PY) -m pytest -q $(XDIST) --durations=30 -m "not slow and not interop and not s3 and not e2e" $(COV_ARGS); rc=$$?; \
 	echo "make test took $$(( $$(date +%s) - start )) s"; exit $$rc
+
+# the end-to-end tests (marker e2e), on 2 processes as make test (.ci/run runs it): Spark's own
+# front ends as real processes (tests/frontends: spark-sql, spark-submit, Thrift, Connect, each
+# its own JVM and brain) and Spark writers racing to commit (test_commit_retry)
+test-e2e: $(STAMP) check-java
+	@start=$$(date +%s); \
+	$(PY) -m pytest -q $(XDIST) --durations=10 -m "e2e and not slow and not interop and not s3"; rc=$$?; \
+	echo "make test-e2e took $$(( $$(date +%s) - start )) s"; exit $$rc
 
 coverage: COV_ARGS = --cov --cov-report=term
 coverage: test
@@ -82,7 +91,8 @@ test-interop: $(STAMP) check-java
 	$(PY) -m pytest -q -m interop
 
 # spark.sql on a warehouse in moto's S3 through hadoop-aws (its own pytest process: its own Spark
-# session with the S3A jars, fetched once with mvn into ~/.m2: hadoop-aws + the 690 MB AWS SDK bundle)
+# session with the S3A jars, fetched once with mvn into ~/.m2: hadoop-aws + the 690 MB AWS SDK bundle),
+# and writer processes racing to commit on moto's S3 through obstore (test_s3_commits)
 test-s3: $(STAMP) check-java
 	$(PY) -m pytest -q -m s3 tests/s3
 

@@ -27,16 +27,16 @@ settings.register_profile(
 )
 settings.load_profile(os.environ.get("LAKESKIP_HYPOTHESIS_PROFILE", "ci"))
 
-#: the slowest test files of ``make test``: seconds each took alone in a pytest process of its
-#: own (Spark session start included), measured 2026-11-29 on a loaded machine, so only their
-#: order counts. ``make test`` hands out whole files in collection order (``--dist loadfile
-#: --no-loadscope-reorder``), this order: xdist's own (most tests first) left the few-test
-#: Spark files, the slowest, to the end, where one process could run on alone. The CI log's
-#: ``--durations`` show what to change here.
+#: the slowest test files of ``make test`` (and of ``make test-e2e``, ``make test-s3``): seconds
+#: each took alone in a pytest process of its own (Spark session start included), measured
+#: 2026-11-29 on a loaded machine, so only their order counts. ``make test`` hands out whole
+#: files in collection order (``--dist loadfile --no-loadscope-reorder``), this order: xdist's
+#: own (most tests first) left the few-test Spark files, the slowest, to the end, where one
+#: process could run on alone. The CI log's ``--durations`` show what to change here.
 FILE_SECONDS: dict[str, float] = {
     "tests/spark/read/test_top_n_spark.py": 650,
     "tests/spark/write/test_commit_retry.py": 638,
-    "tests/unit/catalog/test_s3_commits.py": 562,
+    "tests/s3/test_s3_commits.py": 562,
     "tests/spark/write/test_clustering.py": 538,
     "tests/spark/read/test_aggregate_pushdown.py": 277,
     "tests/spark/read/test_time_travel.py": 259,

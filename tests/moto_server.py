@@ -1,5 +1,5 @@
 """moto's S3 server on 127.0.0.1 with one bucket, for the tests that speak the S3 API
-(``tests/s3/`` through Spark's S3A, ``tests/unit/catalog/test_s3_commits.py`` through
+(``tests/s3/``: ``test_spark_s3.py`` through Spark's S3A, ``test_s3_commits.py`` through
 pyarrow/obstore)."""
 
 from __future__ import annotations

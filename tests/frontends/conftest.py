@@ -1,7 +1,8 @@
 """Spark's own front ends as real processes (``spark-sql``, the Thrift server, Spark Connect),
 configured by conf alone; the catalog starts its Python brain itself.
 
-Every test here is marked ``frontends`` (and runs in ``make test``). Servers are slow to start,
+Every test here is marked ``frontends`` and ``e2e``: ``make test-e2e`` runs them, not ``make
+test`` (a JVM and a brain of their own per module: minutes of CPU). Servers are slow to start,
 so each module starts its process once (module-scoped fixtures) and every child process, the
 brain included, is killed in teardown (helpers in ``procs.py``).
 """
@@ -19,6 +20,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if here in Path(str(item.fspath)).parents:
             item.add_marker(pytest.mark.frontends)
+            item.add_marker(pytest.mark.e2e)
 
 
 @pytest.fixture(scope="module")

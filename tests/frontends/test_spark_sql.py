@@ -52,30 +52,35 @@ class ScriptRun:
     out: str
     err: str
     rows: list[list[str]]
+    #: the callbacks of the run, one line each (``Bridge.TRACE_PROPERTY``)
+    trace: Path
 
 
 @pytest.fixture(scope="module")
 def script_run(frontend_dir: Path) -> ScriptRun:
-    """One ``spark-sql -f`` of SCRIPT then TWO_CATALOGS for the two tests below (one JVM and
-    brain start, not two): the catalogs ``lakeskip`` and ``lk2``, both from ``lakeskip
-    spark-conf`` (the second with ``--catalog-name lk2``), nothing else."""
+    """One ``spark-sql -f`` of SCRIPT, TWO_CATALOGS, then REPEATED for the three tests below
+    (one JVM and brain start, not three): the catalogs ``lakeskip`` and ``lk2``, both from
+    ``lakeskip spark-conf`` (the second with ``--catalog-name lk2``), nothing else but the
+    callback trace's system property."""
     from lakeskip.spark.front.frontends import frontend_command, frontend_conf
 
     tmp = frontend_dir / "script"
     tmp.mkdir()
+    trace = tmp / "callbacks.tsv"
     conf = frontend_conf_for(tmp / "wh1", tmp)
+    conf["spark.driver.extraJavaOptions"] += f" -Dlakeskip.callback.trace={trace}"
     second = frontend_conf(str(tmp / "wh2"), "lk2")
     conf.update({k: v for k, v in second.items() if k.startswith("spark.sql.catalog.lk2")})
     assert conf["spark.sql.catalog.lk2.warehouse"] != conf["spark.sql.catalog.lakeskip.warehouse"]
     script = tmp / "script.sql"
-    script.write_text(SCRIPT + TWO_CATALOGS)
+    script.write_text(SCRIPT + TWO_CATALOGS + REPEATED)
     proc = spawn(frontend_command("spark-sql", conf, args=["-f", str(script)]), tmp, frontend_env())
     try:
         out, err = proc.communicate(timeout=START_TIMEOUT)
     finally:
         kill_tree(proc)
     rows = [line.split("\t") for line in out.splitlines()]
-    return ScriptRun(proc.pid, proc.returncode, out, err, rows)
+    return ScriptRun(proc.pid, proc.returncode, out, err, rows, trace)
 
 
 def test_script_with_conf_only(script_run: ScriptRun) -> None:
@@ -139,35 +144,34 @@ WHERE (pt.k = li.k AND brand = 'b12' AND q <= 5 AND mode IN ('AIR', 'MAIL'))
 DELIMITER = "SHOW TABLES IN lakeskip.default"
 
 
-def test_a_repeated_query_asks_the_brain_nothing(frontend_dir: Path) -> None:
+def _repeated() -> str:
+    """REPEATED_SETUP, three runs of the query, an INSERT, two more runs (DELIMITER before each
+    statement and at the end)."""
+    runs = "".join(f"{DELIMITER};\n{REPEATED_QUERY};\n" for _ in range(3))
+    # (3, 4, 'MAIL') meets the first branch (pt 3 is b12): 4 rows, sum 21
+    insert = f"{DELIMITER};\nINSERT INTO lakeskip.default.li VALUES (3, 4, 'MAIL');\n"
+    after = "".join(f"{DELIMITER};\n{REPEATED_QUERY};\n" for _ in range(2))
+    return REPEATED_SETUP + runs + insert + after + f"{DELIMITER};\n"
+
+
+#: the last part of :func:`script_run`'s script: SCRIPT and TWO_CATALOGS list no tables, so
+#: the callbacks before its first DELIMITER are left out below
+REPEATED = _repeated()
+
+
+def test_a_repeated_query_asks_the_brain_nothing(script_run: ScriptRun) -> None:
     """The callbacks a query makes through ``spark-sql``, counted on the JVM side of the
     transport (``Bridge.TRACE_PROPERTY``): its first run loads the two tables and plans their
     scans; a repetition on the same snapshots asks the brain nothing (the JVM's table and scan
     caches answer), so a warm query pays no round trip to Python. A row inserted between two
     runs is seen by the next one (a new snapshot of ``li``: loaded and planned again), whose
     own repetition again asks nothing."""
-    from lakeskip.spark.front.frontends import frontend_command
-
-    tmp = frontend_dir / "repeated"
-    tmp.mkdir()
-    trace = tmp / "callbacks.tsv"
-    conf = frontend_conf_for(tmp / "wh", tmp)
-    conf["spark.driver.extraJavaOptions"] += f" -Dlakeskip.callback.trace={trace}"
-    runs = "".join(f"{DELIMITER};\n{REPEATED_QUERY};\n" for _ in range(3))
-    # (3, 4, 'MAIL') meets the first branch (pt 3 is b12): 4 rows, sum 21
-    insert = f"{DELIMITER};\nINSERT INTO lakeskip.default.li VALUES (3, 4, 'MAIL');\n"
-    after = "".join(f"{DELIMITER};\n{REPEATED_QUERY};\n" for _ in range(2))
-    script = tmp / "script.sql"
-    script.write_text(REPEATED_SETUP + runs + insert + after + f"{DELIMITER};\n")
-    proc = spawn(frontend_command("spark-sql", conf, args=["-f", str(script)]), tmp, frontend_env())
-    try:
-        out, err = proc.communicate(timeout=START_TIMEOUT)
-    finally:
-        kill_tree(proc)
-    assert proc.returncode == 0, err[-3000:]
-    rows = [line.split("\t") for line in out.splitlines()]
+    run = script_run
+    assert run.returncode == 0, run.err[-3000:]
+    out, rows = run.out, run.rows
     assert rows.count(["q19", "3", "17"]) == 3, out
     assert rows.count(["q19", "4", "21"]) == 2, f"the new snapshot is seen: {out}"
+    trace = run.trace
     per_run: list[dict[str, int]] = []
     for line in trace.read_text().splitlines():
         op = line.split("\t")[0]

@@ -5,7 +5,8 @@ Maven Central, fetched once with ``mvn`` into the local Maven repository, see
 ``spark.hadoop.fs.s3a.*`` configuration (:mod:`lakeskip.catalog.s3_conf`).
 
 This directory has its own ``spark`` fixture (a session with the S3A jars), so it runs as its
-own pytest process: ``make test`` leaves it out (marker ``s3``).
+own pytest process: ``make test`` leaves it out (marker ``s3``). ``test_s3_commits.py`` (writer
+processes racing to commit through pyarrow/obstore, no Spark) is here too: ``make test-s3``.
 """
 
 from __future__ import annotations

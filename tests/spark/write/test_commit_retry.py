@@ -14,6 +14,9 @@ import pytest
 from lakeskip.catalog.ops.maintenance import remove_orphan_files
 from lakeskip.errors import CommitConflictError
 
+# dozens of Spark DML statements racing (two minutes of CPU): make test-e2e, not make test
+pytestmark = pytest.mark.e2e
+
 THREADS = 2
 OPS = 4
 
