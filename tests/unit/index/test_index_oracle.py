@@ -5,6 +5,7 @@ semantics)."""
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import pyarrow as pa
@@ -39,7 +40,10 @@ def _rows(result: Any, n: int) -> set[int]:
     if result is SKIP:
         return set()
     assert isinstance(result, BitmapResult), f"unexpected result {result!r}"
-    return set(result.bitmap)
+    # rows at n or beyond are no rows of the file: a damaged row count may claim 2^31 of
+    # them (IS NULL's complement of the non-null rows), and a set of them fills the
+    # machine's memory (an xdist worker was OOM-killed on bsi, 12.5 GB)
+    return set(itertools.takewhile(lambda r: r < n, result.bitmap))
 
 
 @pytest.mark.parametrize(("index_type", "col"), CASES, ids=[f"{i}-{c}" for i, c in CASES])
