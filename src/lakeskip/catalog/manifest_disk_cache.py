@@ -123,10 +123,15 @@ def store(
     partition_types: Sequence[DataType],
 ) -> None:
     """Keep the decoded entries of manifest ``name`` (best effort: errors are ignored)."""
+    root = _store_root(entries)
+    if root is not None:
+        _store(root, table_path, name, size, entries, partition_types)
+
+
+def _store_root(entries: Sequence[ManifestEntry]) -> Path | None:
+    """The directory to keep ``entries`` in; None when the cache is off or they are few."""
     root = cache_dir()
-    if root is None or len(entries) < min_entries():
-        return
-    _store(root, table_path, name, size, entries, partition_types)
+    return None if root is None or len(entries) < min_entries() else root
 
 
 def _store(
@@ -169,8 +174,8 @@ def store_later(
 ) -> None:
     """:func:`store` on the background thread, into the directory the settings name now
     (``entries`` must not change afterwards)."""
-    root = cache_dir()
-    if root is None or len(entries) < min_entries():
+    root = _store_root(entries)
+    if root is None:
         return
     future = _STORER.submit(_store, root, table_path, name, size, entries, partition_types)
     with _LOCK:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from pyspark.sql import DataFrame, SparkSession
-from tests.spark.read.scan_metrics import scan_metrics
+from tests.spark.read.scan_metrics import batch_scans, scan_metrics
 
 import lakeskip
 from lakeskip.spark import pruning_reports
@@ -180,20 +180,7 @@ def test_dimension_on_the_left_leaves_the_runtime_filter_to_the_fact(
 
 def _scan_partitions(df: DataFrame, table: str) -> int:
     """How many partitions the executed ``BatchScan <table>`` read (after runtime filters)."""
-    root = df._jdf.queryExecution().executedPlan()
-    todo = [root.executedPlan() if "Adaptive" in root.nodeName() else root]
-    found = []
-    while todo:
-        node = todo.pop()
-        name = node.nodeName()
-        if "QueryStage" in name:
-            todo.append(node.plan())
-            continue
-        kids = node.children().iterator()
-        while kids.hasNext():
-            todo.append(kids.next())
-        if name == f"BatchScan {table}":
-            found.append(int(node.inputRDD().getNumPartitions()))
+    found = [int(node.inputRDD().getNumPartitions()) for node in batch_scans(df, table)]
     assert len(found) == 1, found
     return found[0]
 
