@@ -181,6 +181,16 @@ class FileIndexer:
     def create_writer(self, data_type: DataType, options: Mapping[str, str]) -> FileIndexWriter:
         raise NotImplementedError
 
+    def row_count(self, data: bytes | memoryview) -> int | None:
+        """How many rows the serialised index ``data`` says it was built over (its data
+        file's row count), from the fixed start of the layout alone; ``None`` where the
+        format records none (the bloom filter).
+
+        Raises:
+            CorruptIndexError: ``data`` too short to hold it.
+        """
+        return None
+
     def create_reader(
         self, data_type: DataType, options: Mapping[str, str], data: bytes | memoryview
     ) -> FileIndexReader:

@@ -291,6 +291,11 @@ class BsiIndexer(FileIndexer):
     def create_writer(self, data_type: DataType, options: Mapping[str, str]) -> FileIndexWriter:
         return _Writer(data_type)
 
+    def row_count(self, data: bytes | memoryview) -> int:
+        r = ByteReader(memoryview(data))
+        r.u8()  # version
+        return r.i32()
+
     def create_reader(
         self, data_type: DataType, options: Mapping[str, str], data: bytes | memoryview
     ) -> FileIndexReader:

@@ -25,7 +25,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lakeskip.errors import LakeskipError
+from lakeskip.errors import CorruptIndexError, LakeskipError, UnknownIndexTypeError
 from lakeskip.index.base import FileIndexReader, FileIndexWriter
 from lakeskip.index.format import FileIndexContainer, write_container
 from lakeskip.index.options import FileIndexOptions
@@ -185,20 +185,35 @@ def _in_paimon_order(
 
 
 class FileIndexFile:
-    """An opened container; readers are created on first use and cached."""
+    """An opened container; readers are created on first use and cached.
+
+    ``row_count``: the data file's rows (its manifest entry's). Every index whose format
+    records the rows it was built over (bitmap, bsi, range-bitmap) must count as many, or
+    the container is another file's or damaged: :meth:`typed_readers` then raises
+    :class:`~lakeskip.errors.CorruptIndexError` (the planner keeps the file and warns)
+    rather than hand out any reader of it, the bloom filters (which count nothing) included.
+    Only payloads already loaded are checked, each once (an ``.index`` file read by range
+    holds the predicate's sections: those of other columns are checked when loaded).
+    """
 
     def __init__(
         self,
         container: FileIndexContainer,
         schema: RowType,
         stored_names: Mapping[str, str] | None = None,
+        row_count: int | None = None,
     ) -> None:
         self.container = container
         self.schema = schema
         #: a column's name in the container when it differs from ``schema``'s (a file
         #: written before the column was renamed: its index keeps the old name)
         self.stored_names = dict(stored_names or {})
+        self.row_count = row_count
         self._readers: dict[str, list[tuple[str, FileIndexReader]]] = {}
+        #: stored indexes whose recorded row count is still to be checked
+        self._uncounted = (
+            [] if row_count is None else [e for e in container.entries if e.length > 0]
+        )
 
     @classmethod
     def from_bytes(
@@ -206,9 +221,32 @@ class FileIndexFile:
         data: bytes | memoryview,
         schema: RowType,
         stored_names: Mapping[str, str] | None = None,
+        row_count: int | None = None,
     ) -> FileIndexFile:
         """Raises :class:`~lakeskip.errors.CorruptIndexError` on a bad header."""
-        return cls(FileIndexContainer.decode(data), schema, stored_names)
+        return cls(FileIndexContainer.decode(data), schema, stored_names, row_count)
+
+    def _check_row_counts(self) -> None:
+        """Raise :class:`~lakeskip.errors.CorruptIndexError` when a loaded index counts
+        other rows than the data file has."""
+        left = []
+        for e in self._uncounted:
+            payload = self.container.loaded_payload(e)
+            if payload is None:
+                left.append(e)
+                continue
+            try:
+                indexer = get_indexer(e.index_type)
+            except UnknownIndexTypeError:  # this build cannot read it: it gives no reader
+                continue
+            counted = indexer.row_count(payload)
+            if counted is not None and counted != self.row_count:
+                raise CorruptIndexError(
+                    -1,
+                    f"{e.index_type} index of {e.column} counts {counted} rows, the data "
+                    f"file has {self.row_count} (another file's index?)",
+                )
+        self._uncounted = left
 
     def stored_name(self, name: str) -> str:
         """``name`` (``col`` or ``col[key]``) as the container names it."""
@@ -233,7 +271,13 @@ class FileIndexFile:
 
     def typed_readers(self, name: str) -> list[tuple[str, FileIndexReader]]:
         """(index type, reader) for a container column (``col`` or ``col[key]``); index types
-        this build does not know, and columns the schema lacks, give no reader."""
+        this build does not know, and columns the schema lacks, give no reader.
+
+        Raises:
+            CorruptIndexError: a loaded index counts other rows than ``row_count``.
+        """
+        if self._uncounted:
+            self._check_row_counts()
         got = self._readers.get(name)
         if got is not None:
             return got

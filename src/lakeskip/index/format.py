@@ -229,6 +229,14 @@ class FileIndexContainer:
                 return self._data[e.start : e.start + e.length]
         raise KeyError(f"{column}/{index_type}")
 
+    def loaded_payload(self, e: ContainerEntry) -> memoryview | None:
+        """``e``'s index bytes if they can be sliced now (``None``: EMPTY, or not loaded)."""
+        if e.start == EMPTY_INDEX_FLAG:
+            return None
+        if self._data is None:
+            return self._sections.get(e.start)
+        return self._data[e.start : e.start + e.length]
+
     def to_mapping(self) -> dict[str, dict[str, bytes | None]]:
         out: dict[str, dict[str, bytes | None]] = {}
         for e in self.entries:

@@ -13,8 +13,10 @@ say, and AND/OR fold monotonically, so a predicate the blooms alone rule out is 
 by the full per-file evaluation too. Files it keeps go on to the per-file evaluation (other
 index types, row bitmaps) -- unless the only indexes on the predicate's columns are bloom
 filters, where the per-file answer would be the same REMAIN. Files whose container or
-filter does not parse here, or that were written with another schema, are left to the
-per-file path (which keeps them and warns when they are corrupt).
+filter does not parse here, that were written with another schema, or whose container
+holds an index counting other rows than the file has (another file's container: its
+blooms are not this file's either), are left to the per-file path (which keeps them and
+warns when they are corrupt).
 
 >>> BloomColumns.build([], {}).files
 0
@@ -29,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from lakeskip.errors import CorruptIndexError, UnknownIndexTypeError
 from lakeskip.expressions import (
     AlwaysFalse,
     AlwaysTrue,
@@ -39,15 +42,43 @@ from lakeskip.expressions import (
     BoundPredicate,
     Or,
 )
+from lakeskip.index.base import FileIndexer
 from lakeskip.index.bloom_filter import MAX_HASH_FUNCTIONS, BloomFilterIndexer, bloom_positions
 from lakeskip.index.format import MAGIC, VERSION, FileIndexContainer
 from lakeskip.index.primitives.hashing import hash_value
+from lakeskip.index.registry import get_indexer
 from lakeskip.types import DataType, TypeRoot
 
 __all__ = ["BloomColumns", "BloomVerdict"]
 
 BLOOM = "bloom-filter"
 _HEAD = struct.Struct(">qii")
+
+
+def _counted(container: FileIndexContainer) -> list[tuple[FileIndexer, int, int]]:
+    """The stored indexes of ``container`` whose format records the rows they cover."""
+    out = []
+    for e in container.entries:
+        if e.start < 0 or e.index_type == BLOOM:
+            continue
+        try:
+            indexer = get_indexer(e.index_type)
+        except UnknownIndexTypeError:
+            continue
+        if type(indexer).row_count is not FileIndexer.row_count:
+            out.append((indexer, e.start, e.length))
+    return out
+
+
+def _counts(data: bytes, counted: list[tuple[FileIndexer, int, int]], rows: int) -> bool:
+    """Whether every index of ``counted`` in ``data`` counts ``rows`` rows."""
+    try:
+        return all(
+            ix.row_count(memoryview(data)[start : start + length]) == rows
+            for ix, start, length in counted
+        )
+    except CorruptIndexError:
+        return False
 
 
 @dataclass(slots=True)
@@ -82,14 +113,22 @@ class BloomColumns:
     nbytes: int = 0
 
     @classmethod
-    def build(cls, indexes: Sequence[bytes | None], types: dict[str, DataType]) -> BloomColumns:
+    def build(
+        cls,
+        indexes: Sequence[bytes | None],
+        types: dict[str, DataType],
+        row_counts: Sequence[int] | None = None,
+    ) -> BloomColumns:
         """Gather the filters of the columns in ``types`` (the table schema's, for files
-        written with it) from the embedded containers ``indexes`` (``None``: not gathered)."""
+        written with it) from the embedded containers ``indexes`` (``None``: not gathered)
+        of files of ``row_counts`` rows (``None``: not checked)."""
         n = len(indexes)
         layout = np.full(n, -1, dtype=np.int64)
         layouts: list[dict[str, frozenset[str]] | None] = []
         by_head: dict[bytes, int] = {}
         entries_of: list[list[tuple[str, str, int, int]]] = []
+        # per layout: the indexes that record their rows (indexer, start, length)
+        counted_of: list[list[tuple[FileIndexer, int, int]]] = []
         parts: dict[tuple[str, int, int], tuple[list[int], list[bytes]]] = {}
         indexer = BloomFilterIndexer()
         supported = {c: indexer.supports(t) for c, t in types.items()}
@@ -119,7 +158,11 @@ class BloomColumns:
                         if e.index_type == BLOOM and e.column in types and e.start >= 0
                     ]
                 )
+                counted_of.append(_counted(container))
             layout[i] = lid
+            if row_counts is not None and not _counts(data, counted_of[lid], row_counts[i]):
+                layout[i] = -1  # not this file's index, or damaged: the per-file path says
+                continue
             for column, _, start, length in entries_of[lid]:
                 if start + length > len(data) or length < 5:
                     layout[i] = -1  # let the per-file path look at it

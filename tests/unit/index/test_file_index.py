@@ -13,6 +13,7 @@ from lakeskip.errors import CorruptIndexError
 from lakeskip.index.file_index import FileIndexFile, build_file_index, map_lookup_first
 from lakeskip.index.format import write_container
 from lakeskip.index.options import parse_file_index_options
+from lakeskip.index.registry import get_indexer
 from lakeskip.index.result import REMAIN, SKIP
 
 SCHEMA = T.RowType.of(("id", T.BIGINT), ("s", T.STRING), ("m", T.map_of(T.STRING, T.INT)))
@@ -207,6 +208,53 @@ def test_every_reader_agrees_with_the_rows(rows: list[tuple], probe: int) -> Non
                     assert not want, f"{index_type} on {name} skipped {v!r} present in {want}"
                 elif rows_got is not None:
                     assert want <= rows_got, f"{index_type} on {name}={v!r} lost {want - rows_got}"
+
+
+@pytest.mark.parametrize("rows", [1, 7, 300])
+def test_each_counting_index_reports_the_rows_it_was_built_over(rows: int) -> None:
+    """bitmap, bsi and range-bitmap record their row count; ``row_count`` reads it from the
+    payload's first bytes (the bloom filter records none)."""
+    t = _table([i % 5 for i in range(rows)], ["a"] * rows, [None] * rows)
+    opts = parse_file_index_options(
+        {**_ALL, "file-index.range-bitmap.columns": "id", "file-index.in-manifest-threshold": "0"},
+        SCHEMA,
+    )
+    res = build_file_index(t, SCHEMA, opts)
+    assert res.external is not None
+    c = FileIndexFile.from_bytes(res.external, SCHEMA).container
+    got = {
+        (e.column, e.index_type): get_indexer(e.index_type).row_count(
+            c.payload(e.column, e.index_type) or b""
+        )
+        for e in c.entries
+    }
+    assert got == {
+        ("id", "bloom-filter"): None,
+        ("id", "bitmap"): rows,
+        ("id", "bsi"): rows,
+        ("id", "range-bitmap"): rows,
+        ("s", "bloom-filter"): None,
+        ("s", "bitmap"): rows,
+        ("m[k]", "bloom-filter"): None,
+        ("m[k]", "bitmap"): rows,
+    }, "each index counts the file's rows"
+
+
+def test_an_index_counting_other_rows_gives_no_reader() -> None:
+    """A container whose bitmap counts 3 rows opened for a file of 4 rows (another file's
+    container): no reader of it is handed out, the bloom filters' included."""
+    three = build_file_index(
+        _table([1, 2, 3], ["a", "b", "c"], [None] * 3),
+        SCHEMA,
+        parse_file_index_options(_ALL, SCHEMA),
+    ).embedded
+    assert three is not None
+    assert len(FileIndexFile.from_bytes(three, SCHEMA, row_count=3).readers("s")) == 2
+    assert len(FileIndexFile.from_bytes(three, SCHEMA).readers("s")) == 2, "unknown: no check"
+    other = FileIndexFile.from_bytes(three, SCHEMA, row_count=4)
+    for name in ("s", "id", "m[k]"):
+        with pytest.raises(CorruptIndexError, match="counts 3 rows, the data file has 4"):
+            other.readers(name)
 
 
 def test_empty_entries_and_lazy_readers() -> None:

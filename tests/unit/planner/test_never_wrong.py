@@ -9,6 +9,9 @@ same query with no pruning). ``make fuzz`` runs it with thousands of examples.""
 from __future__ import annotations
 
 import os
+import struct
+import warnings
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +26,8 @@ from lakeskip import types as T
 from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.write.rolling_writer import write_data_file
 from lakeskip.catalog.write.write_spec import WriteSpec
+from lakeskip.index.format import FileIndexContainer, write_container
+from lakeskip.planner.report import SkipTier
 from lakeskip.planner.scan import ScanPlanner
 
 COLUMNS = ["i32", "i64", "f64", "s", "d", "ts", "dec", "b"]
@@ -96,3 +101,95 @@ def test_planner_never_skips_a_matching_file(
             elif d.rows is not None:
                 missing = [i for i, m in enumerate(matches) if m and i not in d.rows]
                 assert not missing, f"row bitmap of {d.reason} lost rows {missing} for {pred!r}"
+
+
+# every indexed column has an index that records its row count (bitmap, bsi, range-bitmap),
+# so a container can be checked against the data file whatever column a predicate tests
+COUNTED_OPTIONS = {**OPTIONS, "file-index.bsi.columns": "dec,d,ts,i64"}
+_ROW_COUNT_AT = {"bitmap": 1, "bsi": 1, "range-bitmap": 5}  # i32 rowCount's offset in each
+
+
+def _recounted(container: bytes, rows: int) -> bytes:
+    """``container`` with every recorded row count changed to ``rows``."""
+    mapping = FileIndexContainer.decode(container).to_mapping()
+    for by_type in mapping.values():
+        for index_type, payload in by_type.items():
+            at = _ROW_COUNT_AT.get(index_type)
+            if payload is not None and at is not None:
+                by_type[index_type] = payload[:at] + struct.pack(">i", rows) + payload[at + 4 :]
+    return write_container(mapping)
+
+
+@settings(max_examples=int(os.environ.get("LAKESKIP_NEVER_WRONG_EXAMPLES", "40")))
+@given(data=st.data())
+def test_an_index_that_does_not_count_the_files_rows_is_never_used(
+    tmp_path_factory: pytest.TempPathFactory, data: st.DataObject
+) -> None:
+    """An index container of another data file (a swapped index name, a copied embedded
+    index), or one whose indexes claim another row count than the manifest's, keeps the
+    file: every skip is checked against the rows (the oracle) and no index tier may skip."""
+    tmp: Path = tmp_path_factory.mktemp("nc")
+    cat = Catalog(str(tmp / "wh"))
+    cat.create_database("db")
+    row_type = T.RowType.of(
+        *[(c, SCALARS[c][0]) for c in COLUMNS], ("m", T.map_of(T.STRING, T.STRING))
+    )
+    threshold = data.draw(st.sampled_from(["0 b", "1 mb"]), label="threshold")
+    table = cat.create_table(
+        "db.t",
+        row_type,
+        options={**COUNTED_OPTIONS, "file-index.in-manifest-threshold": threshold},
+    )
+    spec = WriteSpec(file_io=table.file_io, table_path=table.path, schema=table.schema)
+    counts = data.draw(st.lists(st.integers(1, 12), min_size=2, max_size=4, unique=True))
+    files: list[pa.Table] = []
+    written = []
+    for f, n in enumerate(counts):
+        cols = {c: data.draw(column_values(c, n), label=c) for c in COLUMNS}
+        arrays = {c: pa.array(cols[c], SCALARS[c][0].to_arrow()) for c in COLUMNS}
+        arrays["m"] = pa.array(_map_values(data.draw, n), pa.map_(pa.string(), pa.string()))
+        files.append(pa.table(arrays))
+        written.append(write_data_file(spec, files[-1], (), f"data-nc-{f}.parquet"))
+    damage = data.draw(st.sampled_from(["swap", "recount"]), label="damage")
+    entries = []
+    for f, e in enumerate(written):
+        meta = e.file
+        if damage == "swap":  # the next file's index, embedded or by name
+            other = written[(f + 1) % len(written)].file
+            meta = replace(meta, embedded_index=other.embedded_index, extra_files=other.extra_files)
+        elif meta.embedded_index is not None:
+            claimed = meta.row_count - 1 if meta.row_count > 1 else meta.row_count + 1
+            meta = replace(meta, embedded_index=_recounted(meta.embedded_index, claimed))
+        else:
+            claimed = meta.row_count - 1 if meta.row_count > 1 else meta.row_count + 1
+            path = f"{table.data_file_dir(e)}/{meta.index_file_name}"
+            table.file_io.write_bytes(path, _recounted(table.file_io.read_bytes(path), claimed))
+        entries.append(replace(e, file=meta))
+    table.commit(entries)
+    all_values = {c: [v for t in files for v in t[c].to_pylist()] for c in COLUMNS}
+    planner = ScanPlanner(table)
+    by_name = {e.file.file_name: i for i, e in enumerate(entries)}
+    for _ in range(4):
+        pred = data.draw(predicates(all_values, depth=2), label="predicate")
+        if data.draw(st.booleans(), label="map"):
+            pred = E.Or(
+                pred, E.EqualTo(E.Reference("m", key="k"), data.draw(st.sampled_from(["x", "q"])))
+            )
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            plan = planner.plan(pred)
+        assert all("file kept" in str(w.message) for w in said), [str(w.message) for w in said]
+        bound = E.bind(table.schema.row_type, pred)
+        for d in plan.decisions:
+            rows = files[by_name[d.entry.file.file_name]]
+            matches = E.evaluate_arrow(bound, rows).to_pylist()
+            if not d.keep:
+                assert not any(matches), (
+                    f"{damage}: skipped {d.entry.file.file_name} by {d.reason} but rows "
+                    f"{[i for i, m in enumerate(matches) if m]} match {pred!r}"
+                )
+            assert d.tier not in (SkipTier.EMBEDDED_INDEX, SkipTier.INDEX_FILE), (
+                f"{damage}: {d.entry.file.file_name} skipped by {d.reason}, an index that "
+                f"does not count its {d.entry.file.row_count} rows"
+            )
+            assert d.rows is None, f"{damage}: row positions from another file's index"

@@ -340,6 +340,11 @@ class BitmapIndexer(FileIndexer):
         version, size = self._params(options)
         return BitmapWriter(data_type, version, size)
 
+    def row_count(self, data: bytes | memoryview) -> int:
+        r = ByteReader(memoryview(data))
+        r.u8()  # version (V1 and V2 alike)
+        return r.i32()
+
     def create_reader(
         self, data_type: DataType, options: Mapping[str, str], data: bytes | memoryview
     ) -> FileIndexReader:

@@ -264,6 +264,12 @@ class RangeBitmapIndexer(FileIndexer):
     def create_writer(self, data_type: DataType, options: Mapping[str, str]) -> FileIndexWriter:
         return _Writer(data_type, _chunk_size(data_type, options))
 
+    def row_count(self, data: bytes | memoryview) -> int:
+        r = ByteReader(memoryview(data))
+        r.i32()  # header length
+        r.u8()  # version
+        return r.i32()
+
     def create_reader(
         self, data_type: DataType, options: Mapping[str, str], data: bytes | memoryview
     ) -> FileIndexReader:

@@ -125,6 +125,7 @@ class SnapshotColumns:
                         for e in live
                     ],
                     types,
+                    [e.file.row_count for e in live],
                 )
                 snap.bloom.append(built)
                 self._columnar.put(key, snap, snap.nbytes)

@@ -65,7 +65,7 @@ class IndexFiles:
         try:
             index = self._opened.get(key)
             if index is None:
-                index = FileIndexFile.from_bytes(raw, *self._index_row_type(e))
+                index = FileIndexFile.from_bytes(raw, *self._index_row_type(e), e.file.row_count)
                 self._opened.put(key, index, _INDEX_DECODED_FACTOR * len(raw))
         except Exception as err:  # corrupt or unreadable: keep the file, say so once
             self._unusable(e, err, notes)
@@ -148,7 +148,7 @@ class IndexFiles:
                     first += rest
                 container = FileIndexContainer.decode_head(first[:head_len])
                 container.add_section(head_len, first[head_len:], partial=True)
-                index = FileIndexFile(container, *self._index_row_type(e))
+                index = FileIndexFile(container, *self._index_row_type(e), e.file.row_count)
             container = index.container
             stored = set(container.columns())
             wanted = [s for s in map(index.stored_name, names) if s in stored]
