@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import socketserver
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -68,3 +68,29 @@ def _no_server(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(subprocess.Popen, "__init__", guarded_popen)
     monkeypatch.setattr(socketserver.TCPServer, "server_activate", no_listening)
     yield
+
+
+@pytest.fixture
+def lose_answers(monkeypatch: pytest.MonkeyPatch) -> Callable[[str], list[str]]:
+    """``lose_answers(fragment)``: from then on, a create-only write of a path containing
+    ``fragment`` happens, but answers "already exists" -- an object store client retried
+    the PUT after the first attempt's answer was lost. Returns the list of paths created
+    so (the lost answers)."""
+    from lakeskip.catalog.file_io import FileIO
+
+    real = FileIO.try_create
+    lost: list[str] = []
+
+    def install(fragment: str) -> list[str]:
+        def answer_lost(io: FileIO, path: str, data: bytes) -> bool:
+            created = real(io, path, data)
+            if fragment not in path:
+                return created
+            if created:
+                lost.append(path)
+            return False
+
+        monkeypatch.setattr(FileIO, "try_create", answer_lost)
+        return lost
+
+    return install

@@ -259,6 +259,26 @@ class FileIO:
         self._write(path, data)
         return True
 
+    def try_publish(self, path: str, data: bytes) -> bool:
+        """:meth:`try_create`, where finding ``path`` already holding exactly ``data`` also
+        counts as created: an object store client that retries a create-only PUT whose
+        answer was lost (obstore retries on timeouts and 5xx) hears "exists" for its own
+        first attempt. The caller's ``data`` must be its own (a snapshot names manifest
+        lists of fresh uuids, a schema carries its creation time): equal bytes are then
+        this caller's write, and a retry must neither undo what it references nor report
+        a lost race.
+
+        Returns:
+            True if ``path`` now holds this caller's ``data``, False if it holds other bytes
+            (or was deleted meanwhile).
+        """
+        if self.try_create(path, data):
+            return True
+        try:
+            return self.read_bytes(path) == data
+        except FileNotFoundError:  # deleted meanwhile: not ours in any case
+            return False
+
     def _s3_store(self, bucket: str) -> Any:
         """An obstore S3Store for ``bucket`` configured as the pyarrow S3FileSystem is."""
         store = self._stores.get(bucket)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from lakeskip.catalog import Catalog, FileIO
+from lakeskip.catalog.format.schema import SchemaManager
 from lakeskip.errors import (
     ColumnNotFoundError,
     DatabaseAlreadyExistsError,
@@ -19,7 +22,7 @@ from lakeskip.errors import (
     TableAlreadyExistsError,
     TableNotFoundError,
 )
-from lakeskip.types import BIGINT, DOUBLE, STRING, RowType, map_of
+from lakeskip.types import BIGINT, DOUBLE, STRING, Field, RowType, map_of
 
 ROW = RowType.of(("id", BIGINT), ("name", STRING), ("dt", STRING))
 
@@ -187,3 +190,26 @@ def test_bucketed_table_options(catalog: Catalog) -> None:
     nested = RowType.of(("id", BIGINT), ("m", map_of(STRING, STRING)))
     with pytest.raises(InvalidOptionError, match=r"column m of type .* cannot be hashed"):
         catalog.create_table("n", nested, options={"bucket": "2", "bucket-key": "m"})
+
+
+def test_schema_writes_whose_answer_was_lost_are_committed_once(
+    catalog: Catalog, lose_answers: Callable[[str], list[str]]
+) -> None:
+    """A create-only write of ``schema-<id>`` that happened but answered "exists" (a lost
+    answer, retried) is this call's schema: CREATE TABLE does not report an existing
+    table, ALTER does not apply its change a second time."""
+    catalog.create_database("db")
+    lost = lose_answers("/schema/schema-")
+    t = catalog.create_table("db.t", RowType.of(("id", BIGINT)))
+    assert t.schema.id == 0 and [p.rsplit("/", 1)[1] for p in lost] == ["schema-0"]
+    added = catalog.add_columns("db.t", [Field(0, "v", STRING)])
+    assert added.id == 1 and added.row_type.names == ["id", "v"], "one v, in schema 1"
+    altered = catalog.alter_table("db.t", {"snapshot.num-retained.max": "7"})
+    assert altered.id == 2 and altered.options["snapshot.num-retained.max"] == "7"
+    assert len(lost) == 3, f"every schema write lost its answer: {lost}"
+    manager = SchemaManager(t.file_io, t.path)
+    assert manager.list_ids() == [0, 1, 2]
+    # another writer's schema at that id (other bytes) is still a lost race
+    assert not manager.try_commit(dataclasses.replace(altered, time_millis=1))
+    with pytest.raises(TableAlreadyExistsError):
+        catalog.create_table("db.t", RowType.of(("id", BIGINT)))

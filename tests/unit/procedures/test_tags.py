@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -126,6 +127,7 @@ def test_replace_rename_delete(tmp_path: Path) -> None:
     ("name", "kwargs", "message"),
     [
         ("sys.create_tag", {"tag": "a"}, "tag 'a' already exists"),
+        ("sys.create_tag", {"tag": "a", "snapshot": 1}, "tag 'a' already exists"),
         ("sys.create_tag", {"tag": "x", "snapshot": 9}, "snapshot 9 does not exist"),
         ("sys.create_tag", {"tag": " "}, "Tag name shouldn't be blank"),
         ("sys.create_tag", {"tag": "../x"}, "must not contain '/'"),
@@ -151,3 +153,25 @@ def test_tag_on_empty_table(tmp_path: Path) -> None:
     cat, _ = _setup(tmp_path, commits=0)
     with pytest.raises(SnapshotNotFoundError, match="no snapshot to tag"):
         _call(cat, "sys.create_tag", "t", "a")
+
+
+def test_tag_writes_whose_answer_was_lost_are_created_once(
+    tmp_path: Path, lose_answers: Callable[[str], list[str]]
+) -> None:
+    """A create-only write of a tag file that happened but answered "exists" (a lost
+    answer, retried) is this call's tag; a tag that existed before is still refused,
+    even with the very same bytes (a tag without retention is its snapshot's JSON)."""
+    cat, table = _setup(tmp_path)
+    lost = lose_answers("/tag/tag-")
+    assert _call(cat, "sys.create_tag", "t", "a", 1)["snapshot_id"] == 1
+    _call(cat, "sys.create_tag", table="t", tag="kept", snapshot=2, time_retained="2 h")
+    _call(cat, "sys.rename_tag", "t", "a", "release")
+    assert [p.rsplit("/", 1)[1] for p in lost] == ["tag-a", "tag-kept", "tag-release"]
+    assert sorted((t.name, t.snapshot.id) for t in list_tags(table)) == [
+        ("kept", 2),
+        ("release", 1),
+    ], "renamed: the old name is gone"
+    with pytest.raises(InvalidArgumentError, match="tag 'release' already exists"):
+        _call(cat, "sys.create_tag", "t", "release", 1)
+    with pytest.raises(InvalidArgumentError, match="tag 'kept' already exists"):
+        _call(cat, "sys.rename_tag", "t", "release", "kept")

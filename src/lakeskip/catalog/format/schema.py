@@ -201,5 +201,10 @@ class SchemaManager:
             raise CorruptMetadataError(f"schema {schema_id} not found in {self.dir}") from e
 
     def try_commit(self, schema: TableSchema) -> bool:
-        """Publish ``schema`` as ``schema-<id>``; False if that id is taken."""
-        return self.file_io.try_create(self.path(schema.id), schema.to_json().encode("utf-8"))
+        """Publish ``schema`` as ``schema-<id>``; False if that id is taken.
+
+        A ``schema-<id>`` already holding exactly these bytes is this call's own write
+        whose answer was lost (:meth:`FileIO.try_publish`; the schema's ``timeMillis``
+        makes its bytes its own): committed, so that CREATE TABLE does not report an
+        existing table and ALTER does not apply its change a second time."""
+        return self.file_io.try_publish(self.path(schema.id), schema.to_json().encode("utf-8"))

@@ -276,20 +276,12 @@ class SnapshotManager:
     def try_publish(self, snapshot: Snapshot) -> bool:
         """Atomically create ``snapshot-<id>``; False if another committer got that id.
 
-        "Already exists" is checked against the file's bytes: an object store client that
-        retries a create-only PUT whose response was lost (obstore retries on timeouts and
-        5xx) hears "exists" for its own first attempt. The snapshot names manifest lists of
-        fresh uuids, so equal bytes are this commit's: it is published, and the caller must
-        not delete what it references nor publish it again under the next id.
+        "Already exists" is checked against the file's bytes (:meth:`FileIO.try_publish`:
+        a lost answer to a create-only PUT). The snapshot names manifest lists of fresh
+        uuids, so equal bytes are this commit's: it is published, and the caller must not
+        delete what it references nor publish it again under the next id.
         """
-        data = snapshot.to_json().encode("utf-8")
-        path = self.path(snapshot.id)
-        ok = self.file_io.try_create(path, data)
-        if not ok:
-            try:
-                ok = self.file_io.read_bytes(path) == data
-            except FileNotFoundError:  # expired meanwhile: not ours in any case
-                ok = False
+        ok = self.file_io.try_publish(self.path(snapshot.id), snapshot.to_json().encode("utf-8"))
         if ok:
             self._write_hints(snapshot.id)
         return ok

@@ -11,7 +11,11 @@ every file a tag references (:mod:`lakeskip.catalog.ops.maintenance`), and ``VER
 '<tag>'`` reads it (:mod:`lakeskip.catalog.ops.time_travel`).
 
 Creating a tag is atomic (create-if-absent) where the filesystem allows it; two concurrent
-``create_tag`` calls with one name give one tag and one :class:`InvalidArgumentError`.
+``create_tag`` calls with one name give one tag and one :class:`InvalidArgumentError`
+(unless both write the very same bytes: the same snapshot, no retention, where both get
+the tag they asked for). A create whose answer was lost (an object store client retrying
+its create-only PUT hears "exists" for its own first attempt) is told apart from a tag
+that existed before by looking first, then by the bytes (:func:`_create`).
 """
 
 from __future__ import annotations
@@ -79,6 +83,17 @@ def _content(snapshot: Snapshot, time_retained_millis: int | None) -> bytes:
     return json.dumps(obj, indent=2).encode()
 
 
+def _create(table: FileStoreTable, name: str, data: bytes) -> bool:
+    """Create tag ``name`` holding ``data`` unless it exists: False if it existed before
+    this call, or now holds other bytes (a concurrent create won). A tag without
+    retention is its snapshot's JSON, not unique to this call: "exists" alone cannot tell
+    a lost answer from an existing tag, so the tag is looked up first."""
+    path = _path(table, name)
+    if table.file_io.exists(path):
+        return False
+    return table.file_io.try_publish(path, data)
+
+
 def _written(table: FileStoreTable, name: str, snapshot: Snapshot) -> None:
     """The snapshot may have been expired while the tag was written: then the tag would
     point at deleted files; take it back and say so."""
@@ -108,8 +123,7 @@ def create_tag(
     """
     _check_name(name)
     snapshot = _snapshot(table, snapshot_id)
-    created = table.file_io.try_create(_path(table, name), _content(snapshot, time_retained_millis))
-    if not created:
+    if not _create(table, name, _content(snapshot, time_retained_millis)):
         if ignore_if_exists:
             existing = read_tag(table, name)
             return existing if existing is not None else snapshot
@@ -165,7 +179,7 @@ def rename_tag(table: FileStoreTable, name: str, target: str) -> None:
     data = _read(table, name)
     if data is None:
         raise InvalidArgumentError(f"{table.identifier}: tag {name!r} doesn't exist")
-    if not table.file_io.try_create(_path(table, target), data):
+    if not _create(table, target, data):
         raise InvalidArgumentError(f"{table.identifier}: tag {target!r} already exists")
     table.file_io.delete(_path(table, name))
 
