@@ -72,16 +72,17 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 
-# the never-wrong differentials at $(LAKESKIP_FUZZ_EXAMPLES) examples (default 2000) and the
-# slow bounded-memory probes, then the randomized Spark tests (marker fuzz) at their fuzz
-# counts (tests/examples.py)
+# the never-wrong differentials at $(LAKESKIP_FUZZ_EXAMPLES) examples (default 2000), the
+# slow bounded-memory probes and streaming kill tests (write, read: every slow test outside
+# interop is named here, tests/unit/test_test_layout.py checks), then the randomized Spark
+# tests (marker fuzz) at their fuzz counts (tests/examples.py)
 fuzz: $(STAMP) check-java
 	@start=$$(date +%s); \
 	LAKESKIP_HYPOTHESIS_PROFILE=fuzz LAKESKIP_NEVER_WRONG_EXAMPLES=$${LAKESKIP_FUZZ_EXAMPLES:-2000} \
 	  $(PY) -m pytest -q tests/unit/planner/test_never_wrong.py tests/unit/planner/test_bucket_pruning.py \
 	  tests/unit/index/test_index_oracle.py tests/unit/catalog/write/test_pk_bounded_memory.py \
 	  tests/unit/planner/test_runtime_filter.py \
-	  tests/spark/write/test_streaming_kill.py && \
+	  tests/spark/write/test_streaming_kill.py tests/spark/stream/test_stream_read_kill.py && \
 	LAKESKIP_HYPOTHESIS_PROFILE=fuzz $(PY) -m pytest -q -m "fuzz and not interop" tests/spark; rc=$$?; \
 	echo "make fuzz took $$(( $$(date +%s) - start )) s"; exit $$rc
 

@@ -84,3 +84,21 @@ def test_no_test_folder_holds_more_than_15_test_modules() -> None:
         if (n := len(list(folder.glob("test_*.py")))) > 15
     }
     assert not crowded, f"split by concern: {crowded}"
+
+
+def test_every_slow_test_runs_in_a_target_ci_runs() -> None:
+    """``make test`` and ``make test-e2e`` leave ``slow`` tests out: ``make fuzz`` runs the
+    files it names whole, ``make test-interop`` every ``interop`` test; a slow test in
+    neither runs nowhere (``test_stream_read_kill`` was so)."""
+    root = TESTS.parent
+    ci = [line.split() for line in (root / ".ci" / "run").read_text().splitlines()]
+    commands = {" ".join(w[-2:]) for w in ci if w and not w[0].startswith("#")}
+    assert {"make fuzz", "make test-interop"} <= commands, f".ci/run runs both: {commands}"
+    fuzz = (root / "Makefile").read_text().split("\nfuzz:", 1)[1].split("\n\n", 1)[0]
+    nowhere = []
+    for path in sorted(TESTS.rglob("test_*.py")):
+        text = path.read_text()
+        rel = path.relative_to(root).as_posix()
+        if "mark.slow" in text and rel not in fuzz and "mark.interop" not in text:
+            nowhere.append(rel)
+    assert not nowhere, f"slow tests no target of .ci/run runs: {nowhere}"
