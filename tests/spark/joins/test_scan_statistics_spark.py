@@ -85,3 +85,49 @@ def test_same_join_strategy_as_plain_spark(spark: SparkSession, tables: Any) -> 
         spark.conf.unset("spark.sql.autoBroadcastJoinThreshold")
     assert all(a == answers[0] for a in answers), answers
     assert answers[0][0][0] == 4000
+
+
+KINDS = {
+    # deletion vectors on an append table: LakeDvScan over the Parquet scan
+    "dv": (
+        "TBLPROPERTIES ('deletion-vectors.enabled' = 'true')",
+        "DELETE FROM {t} WHERE k % 10 = 0",
+    ),
+    # a primary key merged on read: LakePkScan over its own Parquet scans
+    "pk": ("TBLPROPERTIES ('primary-key' = 'k', 'bucket' = '1')", "INSERT INTO {t} {rows}"),
+    # files of two schemas: LakeEvolvedScan over one Parquet scan per schema
+    "evolved": ("", "ALTER TABLE {t} RENAME COLUMN a TO b"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_other_table_kinds_report_their_files_size(
+    spark: SparkSession, tmp_path: Path, kind: str
+) -> None:
+    """Deletion vectors, a primary key, older schemas: the scan reports its files' size as
+    a plain file scan does (before: no size, so Spark took its default, far above any
+    broadcast threshold), and Spark broadcasts the small table where it fits."""
+    s = lakeskip.connect(str(tmp_path / "wh"), spark=spark)
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS lakeskip.st")
+    t = f"lakeskip.st.{kind}"
+    props, change = KINDS[kind]
+    nullable = "NOT NULL" if kind == "pk" else ""
+    spark.sql(f"CREATE TABLE {t} (k BIGINT {nullable}, a STRING, v INT) {props}")
+    rows = "SELECT id, CAST(id AS STRING), CAST(id % 7 AS INT) FROM range(0, 2000, 1, 1)"
+    spark.sql(f"INSERT INTO {t} {rows}")
+    spark.sql(change.format(t=t, rows=rows))
+    spark.sql(f"INSERT INTO {t} {rows.replace('range(0, 2000', 'range(1000, 3000')}")
+    files = s.table(f"st.{kind}").files()
+    total = sum(Path(f.removeprefix("file:")).stat().st_size for f in files)
+    mine = _size(spark, f"SELECT * FROM {t}")
+    assert total // 2 <= mine <= total, f"{kind}: {mine} bytes estimated for {total} in files"
+    q = (
+        f"SELECT count(*) FROM {t} x JOIN (SELECT id AS k, id * 3 AS w FROM range(4000000)) y "
+        "ON x.k = y.k"
+    )
+    try:
+        spark.conf.set("spark.sql.autoBroadcastJoinThreshold", str(mine + 1))
+        text = "\n".join(r[0] for r in spark.sql(f"EXPLAIN {q}").collect())
+        assert "BroadcastHashJoin" in text and "SortMergeJoin" not in text, (kind, text)
+    finally:
+        spark.conf.unset("spark.sql.autoBroadcastJoinThreshold")

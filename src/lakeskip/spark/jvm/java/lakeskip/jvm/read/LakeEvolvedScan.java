@@ -45,6 +45,11 @@ public final class LakeEvolvedScan implements Scan, Batch {
     this.readSchema = readSchema;
   }
 
+  /** The by-name scan, then one per older schema version. */
+  public List<Scan> parts() {
+    return parts;
+  }
+
   @Override
   public StructType readSchema() {
     return readSchema;

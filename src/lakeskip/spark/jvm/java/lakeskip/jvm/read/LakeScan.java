@@ -1,9 +1,12 @@
 package lakeskip.jvm.read;
 
+import java.util.ArrayList;
+import java.util.List;
 import lakeskip.jvm.cache.ReaderFactories;
 import lakeskip.jvm.cache.ScanCache;
 import lakeskip.jvm.catalog.LakeTable;
 import lakeskip.jvm.read.pk.LakeDvScan;
+import lakeskip.jvm.read.pk.LakePkScan;
 import lakeskip.jvm.read.stream.LakeMicroBatchStream;
 import org.apache.spark.sql.connector.expressions.NamedReference;
 import org.apache.spark.sql.connector.expressions.filter.Predicate;
@@ -48,7 +51,8 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * {@link #reused} copy for a later query starts from the planned files again.
  *
  * <p>Statistics of a file scan are plain Spark's figure over the kept files ({@link
- * #estimateStatistics}: the same join strategies as {@code spark.read.parquet}). Everything
+ * #estimateStatistics}: the same join strategies as {@code spark.read.parquet}), also where
+ * the files are read with deletion vectors, merged by key or by older schemas' names. Everything
  * else is the inner scan's: read schema, the rest of the EXPLAIN text and metadata ({@code
  * PushedFilters}, {@code Location}), equality.
  */
@@ -254,16 +258,14 @@ public final class LakeScan
    */
   @Override
   public Statistics estimateStatistics() {
-    if (inner instanceof FileScan) {
-      FileScan files = (FileScan) inner;
-      long bytes = (long) (files.sparkSession().sessionState().conf().fileCompressionFactor()
-          * files.fileIndex().sizeInBytes());
-      long all = 8L + files.dataSchema().defaultSize()
-          + files.fileIndex().partitionSchema().defaultSize();
-      long read = 8L + files.readDataSchema().defaultSize()
-          + files.readPartitionSchema().defaultSize();
-      long size = java.math.BigInteger.valueOf(bytes).multiply(java.math.BigInteger.valueOf(read))
-          .divide(java.math.BigInteger.valueOf(all)).longValue();
+    List<FileScan> files = new ArrayList<>();
+    fileScans(inner, files);
+    if (!files.isEmpty()) {
+      long sum = 0;
+      for (FileScan f : files) {
+        sum += v1Size(f);
+      }
+      long size = sum;
       return new Statistics() {
         @Override
         public java.util.OptionalLong sizeInBytes() {
@@ -290,6 +292,41 @@ public final class LakeScan
         return java.util.OptionalLong.empty();
       }
     };
+  }
+
+  /**
+   * The file scans {@code s} reads through: itself, or those under a scan rewriting their rows
+   * (deletion vectors, audit, a stream's changes), the parts of a schema-evolved scan, and the
+   * Parquet scans a primary-key table's merge reads. A scan of those files is sized as the
+   * files are (none of them: Spark would take its default, far above any broadcast threshold,
+   * and never broadcast a small table with deletion vectors or a primary key).
+   */
+  private static void fileScans(Scan s, List<FileScan> out) {
+    if (s instanceof FileScan) {
+      out.add((FileScan) s);
+    } else if (s instanceof RowRewriteScan) {
+      fileScans(((RowRewriteScan) s).inner(), out);
+    } else if (s instanceof LakeEvolvedScan) {
+      for (Scan part : ((LakeEvolvedScan) s).parts()) {
+        fileScans(part, out);
+      }
+    } else if (s instanceof LakePkScan) {
+      for (Scan part : ((LakePkScan) s).fileScans()) {
+        fileScans(part, out);
+      }
+    }
+  }
+
+  /** V1's size of {@code files}' read (see {@link #estimateStatistics}). */
+  private static long v1Size(FileScan files) {
+    long bytes = (long) (files.sparkSession().sessionState().conf().fileCompressionFactor()
+        * files.fileIndex().sizeInBytes());
+    long all = 8L + files.dataSchema().defaultSize()
+        + files.fileIndex().partitionSchema().defaultSize();
+    long read = 8L + files.readDataSchema().defaultSize()
+        + files.readPartitionSchema().defaultSize();
+    return java.math.BigInteger.valueOf(bytes).multiply(java.math.BigInteger.valueOf(read))
+        .divide(java.math.BigInteger.valueOf(all)).longValue();
   }
 
   @Override

@@ -69,13 +69,24 @@ public final class LakePkScan implements Scan, Batch {
   private final List<PkPartition> partitions;
   private final Factory factory;
   private final String name;
+  /** The Parquet scans of the files, one per schema version (their size estimates). */
+  private final List<Scan> files;
 
-  private LakePkScan(
-      StructType readSchema, List<PkPartition> partitions, Factory factory, String name) {
+  private LakePkScan(StructType readSchema, List<PkPartition> partitions, Factory factory,
+      String name, List<Scan> files) {
     this.readSchema = readSchema;
     this.partitions = partitions;
     this.factory = factory;
     this.name = name;
+    this.files = files;
+  }
+
+  /**
+   * Spark's Parquet scans of the files this scan merges (of the current schema, then one per
+   * older schema version): what {@code LakeScan.estimateStatistics} sizes the scan by.
+   */
+  public List<Scan> fileScans() {
+    return files;
   }
 
   public static LakePkScan create(
@@ -163,8 +174,11 @@ public final class LakePkScan implements Scan, Batch {
     versionFactories.add(scan.toBatch().createReaderFactory());
     List<List<Expression>> projections = new ArrayList<>();
     projections.add(null);
+    List<Scan> fileScans = new ArrayList<>();
+    fileScans.add(scan);
     for (JsonNode g : reply.path(Key.EVOLVED)) {
       Scan old = olderVersion(session, table, g, got, options);
+      fileScans.add(old);
       versionFactories.add(old.toBatch().createReaderFactory());
       projections.add(projection(old.readSchema(), got, table, g.path(Key.STORED_NAMES)));
     }
@@ -207,8 +221,8 @@ public final class LakePkScan implements Scan, Batch {
     for (int v = 0; v < readers.length; v++) {
       readers[v] = fileReaders(versionFactories.get(v), widest);
     }
-    return new LakePkScan(
-        out, parts, new Factory(readers, projections, versionOf, keyTypes, rule), table.name());
+    return new LakePkScan(out, parts,
+        new Factory(readers, projections, versionOf, keyTypes, rule), table.name(), fileScans);
   }
 
   /**
