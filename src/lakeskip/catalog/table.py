@@ -34,6 +34,7 @@ import uuid
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
+import numpy as np
 from pyroaring import BitMap
 
 from lakeskip.catalog import manifest_disk_cache
@@ -47,9 +48,10 @@ from lakeskip.catalog.format.manifest import (
     FileKind,
     ManifestEntry,
     ManifestFileMeta,
-    read_manifest,
+    read_manifest_columns,
     read_manifest_list,
 )
+from lakeskip.catalog.format.manifest_columns import ManifestColumns
 from lakeskip.catalog.format.schema import SchemaManager, TableSchema
 from lakeskip.catalog.format.snapshot import (
     CommitIdentity,
@@ -157,6 +159,9 @@ class FileStoreTable:
         )
         self._manifest_lists: CacheSection[list[ManifestFileMeta]] = shared_cache().section(
             "catalog.manifest-lists"
+        )
+        self._manifest_columns: CacheSection[ManifestColumns] = shared_cache().section(
+            "catalog.manifest-columns"
         )
         self._file_prefix = str(uuid.uuid4())
         self._file_counter = itertools.count()
@@ -311,8 +316,17 @@ class FileStoreTable:
                 entries, nbytes = cached
                 nbytes += _ENTRY_OVERHEAD * len(entries)
             else:
-                entries = read_manifest(self.file_io, self.path, name, self.partition_types)
-                nbytes = sum(map(_entry_nbytes, entries))
+                got: ManifestColumns | list[ManifestEntry] | None = self._manifest_columns.get(
+                    (self.path, name)
+                )
+                if got is None:
+                    got = read_manifest_columns(self.file_io, self.path, name, self.partition_types)
+                if isinstance(got, ManifestColumns):
+                    entries = got.entries(np.arange(got.n), self.partition_types)
+                    nbytes = len(got.raw) + _ENTRY_OVERHEAD * got.n  # as the disk cache's
+                else:
+                    entries = got
+                    nbytes = sum(map(_entry_nbytes, got))
                 if on_disk:
                     assert meta is not None
                     manifest_disk_cache.store_later(
@@ -320,6 +334,42 @@ class FileStoreTable:
                     )
             self._manifests.put(key, entries, nbytes)
         return entries
+
+    def _manifest_of(
+        self, meta: ManifestFileMeta, partitions: Callable[[list[tuple[Any, ...]]], Sequence[bool]]
+    ) -> tuple[list[ManifestEntry], tuple[int, int, int]]:
+        """The entries of one manifest in the partitions ``partitions`` selects (from the
+        manifest's distinct partitions), and the live files the others hold: how many, their
+        bytes and rows (ADDs less DELETEs). A manifest not yet decoded is decoded column-wise
+        and only the selected entries are made
+        (:mod:`lakeskip.catalog.format.manifest_columns`)."""
+        name = meta.file_name
+        entries = self._manifests.get((self.path, name, self.partition_types))
+        if entries is None:
+            key = (self.path, name)
+            got: ManifestColumns | list[ManifestEntry] | None = self._manifest_columns.get(key)
+            if got is None:
+                got = read_manifest_columns(self.file_io, self.path, name, self.partition_types)
+                if isinstance(got, ManifestColumns):
+                    self._manifest_columns.put(key, got, got.nbytes())
+            if isinstance(got, ManifestColumns):
+                keep = np.asarray(partitions(got.partitions(self.partition_types)), dtype=bool)
+                rows, left_out = got.rows_in(keep)
+                made = got.entries(rows, self.partition_types)
+                self._manifest_columns.put(key, got, got.nbytes())  # with the entries made
+                return made, left_out
+            entries = self._manifest(name, meta)
+        distinct = list(dict.fromkeys(e.partition for e in entries))
+        chosen = {p for p, k in zip(distinct, partitions(distinct), strict=True) if k}
+        kept = [e for e in entries if e.partition in chosen]
+        files = size = count = 0
+        for e in entries:
+            if e.partition not in chosen:
+                sign = 1 if e.kind is FileKind.ADD else -1
+                files += sign
+                size += sign * e.file.file_size
+                count += sign * e.file.row_count
+        return kept, (files, size, count)
 
     def manifest(self, meta: ManifestFileMeta) -> list[ManifestEntry]:
         """The entries of one manifest file (cached as the scans' are)."""
@@ -361,9 +411,14 @@ class FileStoreTable:
         self,
         snapshot: Snapshot,
         keep: Callable[[Sequence[ManifestFileMeta]], Sequence[bool]],
-    ) -> tuple[list[ManifestEntry], list[ManifestFileMeta]]:
+        partitions: Callable[[list[tuple[Any, ...]]], Sequence[bool]] | None = None,
+    ) -> tuple[list[ManifestEntry], list[ManifestFileMeta], tuple[int, int, int]]:
         """Live data files of the manifests ``keep`` selects (from the manifest list's
-        metadata, e.g. its partition stats), and the manifests it left unread.
+        metadata, e.g. its partition stats) and, with ``partitions``, of the partitions it
+        selects (from each manifest's distinct partitions: a large manifest is decoded
+        column-wise and only those entries are made); the manifests it left unread; and the live
+        files of the partitions left out: how many, their bytes and rows (ADDs less DELETEs,
+        as an unread manifest's files are counted).
 
         Every entry of one file (its ADD, a later DELETE) carries the file's partition, so
         a selection by partition that keeps every manifest which may hold a partition keeps
@@ -380,20 +435,30 @@ class FileStoreTable:
                 self._manifest_lists.put((self.path, name), got, 300 + 300 * len(got))
             metas += got
         picked = list(keep(metas))
-        if all(picked):
-            return self.scan_files(snapshot), []
+        if all(picked) and partitions is None:
+            return self.scan_files(snapshot), [], (0, 0, 0)
         kept = [m for m, k in zip(metas, picked, strict=True) if k]
         skipped = [m for m, k in zip(metas, picked, strict=True) if not k]
-        key = (self.path, tuple(m.file_name for m in kept), self.partition_types)
-        live = self._live.get(key)
-        if live is None:
-            with paused_gc():
-                entries = list(
-                    itertools.chain.from_iterable(self._manifest(m.file_name, m) for m in kept)
-                )
-                live = tuple(_only_adds(entries) or merge_entries(entries))
-            self._live.put(key, live, 200 + 8 * len(live))
-        return list(live), skipped
+        if partitions is None:
+            key = (self.path, tuple(m.file_name for m in kept), self.partition_types)
+            live = self._live.get(key)
+            if live is None:
+                with paused_gc():
+                    entries = list(
+                        itertools.chain.from_iterable(self._manifest(m.file_name, m) for m in kept)
+                    )
+                    live = tuple(_only_adds(entries) or merge_entries(entries))
+                self._live.put(key, live, 200 + 8 * len(live))
+            return list(live), skipped, (0, 0, 0)
+        left_out = [0, 0, 0]
+        read: list[ManifestEntry] = []
+        with paused_gc():
+            for m in kept:
+                some, out = self._manifest_of(m, partitions)
+                read += some
+                left_out = [a + b for a, b in zip(left_out, out, strict=True)]
+            files, size, count = left_out
+            return _only_adds(read) or merge_entries(read), skipped, (files, size, count)
 
     def index_entries(self, snapshot: Snapshot | None) -> list[IndexManifestEntry]:
         """The index files a snapshot lists (its ``indexManifest``; none without one)."""

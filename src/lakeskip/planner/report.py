@@ -180,15 +180,19 @@ class ScanPlan:
         warnings: Sequence[str] = (),
         index_bytes_read: int = 0,
         unread_files: int = 0,
+        unread_bytes: int = 0,
+        unread_rows: int = 0,
     ) -> ScanPlan:
-        """``unread_files``: files of manifests skipped by partition before they were read
-        (counted in the totals and as skipped by partition; their bytes and rows are not
-        known, so not in those totals)."""
+        """``unread_files``: files skipped by partition before they were decided, of
+        manifests skipped whole or of partitions left out of a manifest read (counted in
+        the totals and as skipped by partition); ``unread_bytes`` / ``unread_rows``: the
+        bytes and rows of those known (a manifest skipped whole is not read: its are not)."""
         by_index: Counter[str] = Counter()
         by_column: Counter[str] = Counter()
         runtime: Counter[str] = Counter()
         partition, bucket, stats, narrowed = unread_files, 0, 0, 0
-        kept_rows = kept_files = kept_bytes = total_bytes = total_rows = 0
+        kept_rows = kept_files = kept_bytes = 0
+        total_bytes, total_rows = unread_bytes, unread_rows
         for d in decisions:  # one pass: plans of 100,000 files are built per query
             f = d.entry.file
             total_bytes += f.file_size

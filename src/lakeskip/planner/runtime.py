@@ -151,8 +151,10 @@ def refine_plan(
         planning_ms=r.planning_ms + (time.perf_counter() - started) * 1000,
         warnings=[*r.warnings, *(m for m in notes.messages if m not in r.warnings)],
         index_bytes_read=r.index_bytes_read,
-        # files of manifests the plan skipped by partition unread: still in the totals
+        # files the plan skipped by partition undecided: still in the totals
         unread_files=max(0, r.total_files - len(plan.decisions)),
+        unread_bytes=max(0, r.total_bytes - sum(d.entry.file.file_size for d in plan.decisions)),
+        unread_rows=max(0, r.total_rows - sum(d.entry.file.row_count for d in plan.decisions)),
     )
 
 

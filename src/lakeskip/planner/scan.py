@@ -29,8 +29,10 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Hashable, Sequence
-from typing import assert_never
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any, assert_never
+
+import numpy as np
 
 from lakeskip.catalog.cache import CacheSection, MetadataCache, paused_gc, shared_cache
 from lakeskip.catalog.format.binary_row import deserialize_row
@@ -169,6 +171,8 @@ class ScanPlanner:
     ) -> ScanPlan:
         table = self.table
         unread: list[ManifestFileMeta] = []
+        left_out = (0, 0, 0)  # live files of partitions ruled out (files, bytes, rows)
+        selection: Hashable = ()  # which of the snapshot's live files are planned
         if given is not None:
             entries: list[ManifestEntry] = given
         elif snapshot is None:
@@ -176,9 +180,14 @@ class ScanPlanner:
         elif not table.schema.partition_keys:
             entries = table.scan_files(snapshot)
         else:
-            entries, unread = table.scan_files_in(
-                snapshot, lambda metas: self._manifests_to_read(metas, pred, time_zone)
+            chosen: set[tuple[object, ...]] = set()
+            narrow = self._partitions_to_read(pred, time_zone, chosen)
+            entries, unread, left_out = table.scan_files_in(
+                snapshot, lambda metas: self._manifests_to_read(metas, pred, time_zone), narrow
             )
+            if narrow is not None:
+                # only the live files of the partitions read: their columns are kept apart
+                selection = frozenset(chosen)
         all_entries = entries
         # a file whose deletion vector deletes every row holds nothing to read
         refs = table.deletion_files(snapshot) if snapshot is not None else {}
@@ -214,7 +223,11 @@ class ScanPlanner:
         if not isinstance(bound, (AlwaysFalse, AlwaysTrue)):
             cols = (
                 self._columns.of(
-                    whole, all_entries, entries, notes, tuple(m.file_name for m in unread)
+                    whole,
+                    all_entries,
+                    entries,
+                    notes,
+                    (tuple(m.file_name for m in unread), selection),
                 )
                 if whole is not None
                 else self._columns.uncached(entries, notes)
@@ -260,7 +273,11 @@ class ScanPlanner:
             planning_ms=planning_ms,
             warnings=notes.messages,
             index_bytes_read=tiers.index_bytes_read,
-            unread_files=max(0, sum(m.num_added_files - m.num_deleted_files for m in unread)),
+            unread_files=max(
+                0, left_out[0] + sum(m.num_added_files - m.num_deleted_files for m in unread)
+            ),
+            unread_bytes=max(0, left_out[1]),
+            unread_rows=max(0, left_out[2]),
         )
         if key is not None and not notes.messages:
             self._plans.put(key, plan, _plan_nbytes(plan))
@@ -299,6 +316,39 @@ class ScanPlanner:
         stats = ColumnarStats.from_file_stats(files, part_rt)
         keep: list[bool] = VectorStatsEvaluator(bound).evaluate(stats).tolist()
         return keep
+
+    def _partitions_to_read(
+        self, pred: BooleanExpression, time_zone: str, chosen: set[tuple[object, ...]]
+    ) -> Callable[[list[tuple[Any, ...]]], list[bool]] | None:
+        """Per partition (its values): whether it may hold a matching row, as the partition
+        tier decides it for a file (:meth:`FileTiers.decide`); the partitions it keeps are
+        added to ``chosen``. None when the predicate tests no partition column."""
+        schema = self.table.schema
+        keys = list(schema.partition_keys)
+        if not keys:
+            return None
+        row_type = schema.row_type
+        bound = bind(row_type, pred, time_zone=time_zone)
+        if isinstance(bound, (AlwaysTrue, AlwaysFalse)) or not {k.lower() for k in keys} & {
+            n.lower() for n in referenced_names(bound)
+        }:
+            return None
+        evaluator = VectorStatsEvaluator(bound)
+        types = {k: row_type.field(k).type for k in keys}
+
+        def decide(partitions: list[tuple[Any, ...]]) -> list[bool]:
+            if not partitions:
+                return []
+            stats = ColumnarStats.of_values(
+                np.ones(len(partitions), dtype=np.int64),
+                {k: [p[j] for p in partitions] for j, k in enumerate(keys)},
+                types,
+            )
+            keep: list[bool] = evaluator.evaluate(stats).tolist()
+            chosen.update(p for p, k in zip(partitions, keep, strict=True) if k)
+            return keep
+
+        return decide
 
     # -- what runtime filters reuse ---------------------------------------------------------
 

@@ -104,3 +104,41 @@ def test_deletes_in_later_manifests_are_merged_as_before(tmp_path: Path) -> None
         kept = {d.entry.file.file_name for d in plan.decisions if d.keep}
         assert kept == _expected(table, pred), pred
         assert len(manifests) < len(table.manifest_metas(table.latest_snapshot())), pred
+
+
+def test_one_manifest_of_many_partitions_makes_only_the_partitions_read(tmp_path: Path) -> None:
+    """All partitions in one manifest (one commit): a query on one partition decodes the
+    manifest column-wise and makes the entries of that partition's files only; the others
+    still count as skipped by partition, with their bytes and rows; the files kept are
+    those a read of every file finds, before and after a DELETE of some of them."""
+    cat = Catalog(str(tmp_path / "wh"))
+    cat.create_database("db")
+    rt = T.RowType.of(("id", T.BIGINT), ("p", T.INT))
+    table = cat.create_table("db.t", rt, partition_keys=["p"])
+    files = [_write(table, p, f"{tag}") for p in range(PARTS) for tag in ("a", "b", "c")]
+    table.commit(files)
+    table = cat.get_table("db.t")
+    for pred in (EqualTo("p", 5), GreaterThan("p", 9), Or(EqualTo("p", 1), EqualTo("id", 70))):
+        shared_cache().clear()
+        plan = ScanPlanner(table).plan(pred)
+        kept = {d.entry.file.file_name for d in plan.decisions if d.keep}
+        assert kept == _expected(table, pred), pred
+        whole = ScanPlanner(table).plan(None).report
+        assert (plan.report.total_files, plan.report.total_bytes, plan.report.total_rows) == (
+            whole.total_files,
+            whole.total_bytes,
+            whole.total_rows,
+        ), f"{pred}: the partitions left out are in the totals"
+    shared_cache().clear()
+    plan = ScanPlanner(table).plan(EqualTo("p", 5))
+    (meta,) = table.manifest_metas(table.latest_snapshot())
+    columns = table._manifest_columns.get((table.path, meta.file_name))
+    assert columns is not None and columns.made_count == 3, "partition 5's three files only"
+    assert plan.report.skipped_by_partition == 3 * (PARTS - 1)
+    # a DELETE in a later manifest of one of partition 5's files
+    table.commit([], deleted=[files[15]])
+    table = cat.get_table("db.t")
+    shared_cache().clear()
+    plan = ScanPlanner(table).plan(EqualTo("p", 5))
+    kept = {d.entry.file.file_name for d in plan.decisions if d.keep}
+    assert kept == _expected(table, EqualTo("p", 5)) == {"data-b-5.parquet", "data-c-5.parquet"}

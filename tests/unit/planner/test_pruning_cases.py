@@ -286,9 +286,14 @@ def test_planner_names_the_tier(planned_table: FileStoreTable) -> None:
         "data-2.parquet": SkipTier.EMBEDDED_INDEX,
         "data-3.parquet": SkipTier.STATS,
     }, f"k = 'c': file 1 has an .index file, file 2 an embedded index, file 3 k=[e,e]: {tiers}"
-    assert ScanPlanner(planned_table).plan(E.EqualTo("p", "y")).decisions[0].tier is (
-        SkipTier.PARTITION
-    ), "p = 'y' skips partition x"
+    by_partition = ScanPlanner(planned_table).plan(E.EqualTo("p", "y"))
+    # partition x's files are left out of the manifest's read, undecided, counted as skipped
+    assert by_partition.report.skipped_by_partition == 2, "p = 'y' skips partition x"
+    assert {d.entry.partition for d in by_partition.decisions} == {("y",)}
+    assert by_partition.report.total_files == 4
+    assert (
+        by_partition.report.total_bytes == ScanPlanner(planned_table).plan(None).report.total_bytes
+    )
     false = ScanPlanner(planned_table).plan(E.EqualTo("id", 1.5))
     assert {d.tier for d in false.decisions} == {SkipTier.PREDICATE}, "always-false predicate"
 

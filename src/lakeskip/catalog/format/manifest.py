@@ -33,9 +33,11 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 import fastavro
+import numpy as np
 import pyarrow as pa
 
 from lakeskip.catalog.file_io import FileIO
+from lakeskip.catalog.format import manifest_columns
 from lakeskip.catalog.format.binary_row import EMPTY_ROW_BYTES, deserialize_row, serialize_row
 from lakeskip.catalog.format.data_file import DataFileMeta, SimpleStats
 from lakeskip.errors import CorruptMetadataError
@@ -47,7 +49,9 @@ __all__ = [
     "FileKind",
     "ManifestEntry",
     "ManifestFileMeta",
+    "decode_manifest_records",
     "read_manifest",
+    "read_manifest_columns",
     "read_manifest_list",
     "write_manifest",
     "write_manifest_list",
@@ -426,19 +430,53 @@ def partition_stats(
     )
 
 
+def _manifest_bytes(file_io: FileIO, table_path: str, file_name: str) -> bytes:
+    try:
+        return file_io.read_bytes(f"{table_path}/{MANIFEST_DIR}/{file_name}")
+    except FileNotFoundError as e:
+        raise CorruptMetadataError(f"manifest {file_name} not found") from e
+
+
 def read_manifest(
     file_io: FileIO, table_path: str, file_name: str, partition_types: Sequence[DataType]
 ) -> list[ManifestEntry]:
-    """All entries of one manifest file.
+    """All entries of one manifest file (decoded column-wise where
+    :mod:`~lakeskip.catalog.format.manifest_columns` can, else record by record).
 
     Raises:
         CorruptMetadataError: missing or undecodable file.
     """
-    path = f"{table_path}/{MANIFEST_DIR}/{file_name}"
-    try:
-        data = file_io.read_bytes(path)
-    except FileNotFoundError as e:
-        raise CorruptMetadataError(f"manifest {file_name} not found") from e
+    data = _manifest_bytes(file_io, table_path, file_name)
+    columns = manifest_columns.decode(data)
+    if columns is not None:
+        return columns.entries(np.arange(columns.n), partition_types)
+    return decode_manifest_records(data, file_name, partition_types)
+
+
+def read_manifest_columns(
+    file_io: FileIO, table_path: str, file_name: str, partition_types: Sequence[DataType]
+) -> manifest_columns.ManifestColumns | list[ManifestEntry]:
+    """One manifest file as columns, or as all its entries where the column-wise decoder
+    does not handle it.
+
+    Raises:
+        CorruptMetadataError: missing or undecodable file.
+    """
+    data = _manifest_bytes(file_io, table_path, file_name)
+    columns = manifest_columns.decode(data)
+    if columns is not None:
+        return columns
+    return decode_manifest_records(data, file_name, partition_types)
+
+
+def decode_manifest_records(
+    data: bytes, file_name: str, partition_types: Sequence[DataType]
+) -> list[ManifestEntry]:
+    """The entries of a manifest file's bytes, record by record (fastavro's records).
+
+    Raises:
+        CorruptMetadataError: undecodable bytes.
+    """
     out = []
     # a manifest holds few distinct partitions: decode each once (and share the tuple)
     partitions: dict[bytes, tuple[Any, ...]] = {}

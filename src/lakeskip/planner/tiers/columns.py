@@ -16,7 +16,7 @@ What this keeps, in the process-wide metadata cache (one budget in bytes, see
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,12 +79,12 @@ class SnapshotColumns:
         live: Sequence[ManifestEntry],
         entries: Sequence[ManifestEntry],
         notes: PlanNotes,
-        unread: tuple[str, ...] = (),
+        unread: Hashable = (),
     ) -> PlanColumns:
         """The stats of ``entries`` (a subset of the snapshot's ``live`` files) as columns,
         decoded once per snapshot and table schema and kept in the metadata cache, and
-        where each of ``entries`` is among the live files. ``unread``: the manifests whose
-        files ``live`` lacks (skipped by partition)."""
+        where each of ``entries`` is among the live files. ``unread``: which of the snapshot's
+        files ``live`` lacks (the manifests skipped by partition, the partitions read)."""
         table = self.table
         key = (
             table.path,
