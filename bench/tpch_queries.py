@@ -5,7 +5,9 @@ each query >= 0.95x plain Spark, warm medians, in PySpark and through ``spark-sq
 <= 50 ms per scan of <= 100 files). This prints, per query, the median wall time through
 ``lakeskip.tpch.*`` (catalog, planner, indexes) and through plain Spark over the same data files
 (no catalog), their ratio (plain / lakeskip: >= 0.95 is the goal) and, in PySpark, every
-lakeskip scan's files kept and planning milliseconds (scans over 50 ms flagged).
+lakeskip scan's files kept and planning milliseconds (scans over 50 ms flagged), summed up at
+the end over every query's first run: the planner's ms per scan (median, maximum, the scans
+over 50 ms) and the whole ``plan_scan`` callback's ms per call in Python.
 
     make bench-tpch                                                  # SF 1, both frontends
     .venv/bin/python bench/tpch_queries.py --sf 0.3 --runs 3         # PySpark only
@@ -407,7 +409,8 @@ def run_pyspark(
 ) -> dict[str, Any]:
     spark = session.spark
     sides = _sides(session)
-    service = service_for(spark) if profile else None
+    # the callbacks' own figures (cheap): every first run's plan_scan calls and ms
+    service = service_for(spark)
     out: dict[str, Any] = {}
     for n, q in enumerate(queries):
         sql = QUERIES[q]
@@ -418,10 +421,10 @@ def run_pyspark(
         first = list(sides) if n % 2 == 0 else list(reversed(sides))
         first_callbacks: dict[str, list[float]] = {}
         for side in first:
-            before = service.callback_stats() if service is not None else None
+            before = service.callback_stats()
             with pruning_reports(spark) as reports:
                 answers[side] = canonical(spark.sql(sql.format(**sides[side])).collect())
-            if service is not None and before is not None and side == "lakeskip":
+            if side == "lakeskip":
                 delta = service.callback_stats().since(before)
                 first_callbacks = {
                     op: [n, round(delta.seconds.get(op, 0.0) * 1000, 1)]
@@ -447,12 +450,13 @@ def run_pyspark(
                 spark.sql(sql.format(**sides[side])).collect()
                 times[side].append(time.perf_counter() - t0)
         out[q] = _summary(q, times, scans, len(answers["plain"]))
-        if service is not None:
+        out[q]["first_callbacks"] = first_callbacks
+        if profile:
             prof = {side: profiled(spark, service, sql.format(**sides[side])) for side in first}
             calls = ", ".join(f"{op} {n}/{ms:.0f}ms" for op, (n, ms) in first_callbacks.items())
             print(f"      first lakeskip run's callbacks: {calls}", flush=True)
             _print_profile(q, prof)
-            out[q]["profile"] = {"first_callbacks": first_callbacks, **prof}
+            out[q]["profile"] = prof
     return out
 
 
@@ -474,6 +478,49 @@ def _summary(
         flush=True,
     )
     return {"times": times, "ratio": ratio, "rows": rows, "scans": scans}
+
+
+def planning_summary(results: dict[str, Any]) -> dict[str, Any]:
+    """Planning per lakeskip scan over every query's first run (PySpark; none through
+    ``spark-sql``): the planner's ms per scan (the pruning report's) with their median and
+    maximum, the scans of <= 100 files over :data:`PLANNING_MS`, and the whole ``plan_scan``
+    callback in Python (request decoded, planned, reply encoded) per call, per query."""
+    scans = [(q, s) for q, r in results.items() for s in r["scans"]]
+    if not scans:
+        return {}
+    ms = [s["planning_ms"] for _, s in scans]
+    top_q, top = max(scans, key=lambda qs: qs[1]["planning_ms"])
+    over = [
+        f"{q} {s['table'].split('.')[-1]} {s['planning_ms']:.1f}ms"
+        for q, s in scans
+        if s["planning_ms"] > PLANNING_MS and s["total"] <= 100
+    ]
+    per_call = {
+        q: r["first_callbacks"]["plan_scan"][1] / r["first_callbacks"]["plan_scan"][0]
+        for q, r in results.items()
+        if r.get("first_callbacks", {}).get("plan_scan", [0])[0]
+    }
+    out: dict[str, Any] = {
+        "scans": len(ms),
+        "median_ms": round(statistics.median(ms), 2),
+        "max_ms": round(max(ms), 2),
+        "max_scan": f"{top_q} {top['table']} ({top['total']} files)",
+        "over": over,
+        "plan_scan_ms_per_call": {q: round(v, 1) for q, v in per_call.items()},
+    }
+    worst = max(per_call.items(), key=lambda kv: kv[1]) if per_call else None
+    out["text"] = (
+        f"planning per scan (first runs, {len(ms)} scans): median {out['median_ms']:.1f} ms, "
+        f"max {out['max_ms']:.1f} ms ({out['max_scan']}); over {PLANNING_MS:.0f} ms: "
+        f"{', '.join(over) or 'none'}"
+        + (
+            f"; whole plan_scan callback per call: median "
+            f"{statistics.median(per_call.values()):.1f} ms, max {worst[1]:.1f} ms ({worst[0]})"
+            if worst
+            else ""
+        )
+    )
+    return out
 
 
 def _cli(conf: dict[str, str], script: str, tmp: Path) -> tuple[str, str]:
@@ -630,6 +677,7 @@ def main() -> None:
         results = run_spark_sql(session, warehouse, queries, args.runs)
     load_avg.append(os.getloadavg())
     ratios = [r["ratio"] for r in results.values() if r["ratio"]]
+    planning = planning_summary(results)
     below = [q for q, r in results.items() if r["ratio"] is not None and r["ratio"] < GOAL]
     slow = sorted(
         {q for q, r in results.items() for s in r["scans"] if s["planning_ms"] > PLANNING_MS}
@@ -640,6 +688,8 @@ def main() -> None:
         f"scans over {PLANNING_MS:.0f} ms planning: {slow or 'none'}; "
         f"load average {load_avg[0][0]:.1f} -> {load_avg[1][0]:.1f}"
     )
+    if planning:
+        print(planning["text"])
     out = Path(__file__).parent / "results"
     out.mkdir(exist_ok=True)
     path = out / f"tpch-queries-{args.frontend}-{time.strftime('%Y%m%d-%H%M%S')}.json"
@@ -654,6 +704,7 @@ def main() -> None:
                 "runs": args.runs,
                 "queries": results,
                 "load": load_avg,
+                "planning": planning,
             },
             indent=2,
             default=str,

@@ -63,6 +63,27 @@ def test_writers_build_the_implied_indexes() -> None:
     assert [s.name for s in spec.index_options().specs] == ["k", "s"]
 
 
+def test_file_index_options_are_parsed_once_per_options_and_columns() -> None:
+    """The planner asks for a table's index options two or three times per scan: parsed once
+    (issue 39), and a change of the options, columns or partition keys is parsed anew."""
+    options = {"file-index.bloom-filter.columns": "k", "file-index.bitmap.columns": "p"}
+    first = file_index_options(options, ROWS)
+    # an equal mapping of another identity, in another order: the same parse
+    assert file_index_options(dict(reversed(list(options.items()))), ROWS) is first
+    assert sorted(s.name for s in first.specs) == ["k", "p"]
+    changed = file_index_options({**options, "file-index.bitmap.columns": "s"}, ROWS)
+    assert sorted(s.name for s in changed.specs) == ["k", "s"]
+    wider = T.RowType.of(("k", T.BIGINT), ("s", T.STRING), ("p", T.INT), ("q", T.INT))
+    assert file_index_options(options, wider) is not first
+    assert file_index_options({**INCREMENTAL, **options}, ROWS, ("p",)) is not (
+        file_index_options({**INCREMENTAL, **options}, ROWS)
+    )
+    # options that fail are refused on every call (errors are not kept)
+    for _ in range(2):
+        with pytest.raises(InvalidOptionError):
+            file_index_options({"file-index.bloom-filter.k.nope": "1"}, ROWS)
+
+
 def test_stop_trigger_defaults_to_the_compaction_trigger_plus_three() -> None:
     assert sorted_run_stop_trigger({}) == 8
     assert sorted_run_stop_trigger({"num-sorted-run.compaction-trigger": "2"}) == 5
