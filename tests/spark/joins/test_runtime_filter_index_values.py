@@ -113,3 +113,36 @@ def test_runtime_filter_dropped_at_run_time_is_not_planned_again(
     assert _run(spark, q)[0] == rows
     keys = [4 * i for i in range(3)]
     assert rows == [(len(keys) * 20000 // ROWS, sum(keys) * 20000 // ROWS)]
+
+
+def test_a_reference_without_a_join_does_not_stop_another_ones_runtime_filter(
+    spark: SparkSession, fact: Any
+) -> None:
+    """A CTE read twice in one query: both references are one scan shape, the second built
+    from the first's cached scan and sharing its runtime filter state; one is joined to the
+    selective dimension (dynamic pruning on ``v``, the bitmap keeps file 0), the other read
+    whole (no join, so no runtime filter). The unjoined reference running without a runtime
+    filter says nothing about ``v``: repetitions still plan dynamic pruning on the joined one
+    (before: they no longer did, 1ae249b's memory took the unjoined run for a dropped filter).
+    Answers equal those with runtime filtering off and those computed from the rows."""
+    q = (
+        f"WITH c AS (SELECT v FROM {F} WHERE v IS NOT NULL) "
+        f"SELECT 'joined', count(*), sum(c.v) FROM c JOIN {D} d ON c.v = d.v WHERE d.tag < 3 "
+        "UNION ALL SELECT 'whole', count(*), sum(v) FROM c"
+    )
+    whole = [f + 4 * i for f in range(FILES) for i in range(ROWS)]
+    want = sorted([("joined", 3, 0 + 4 + 8), ("whole", len(whole), sum(whole))])
+    for run in range(3):  # untagged, as a repeated query runs: the scans are reused
+        explained = "\n".join(r[0] for r in spark.sql(f"EXPLAIN {q}").collect()).lower()
+        assert "dynamicpruningexpression" in explained, (run, explained)
+        assert sorted(tuple(r) for r in spark.sql(q).collect()) == want, run
+    rows, calls, reports = _run(spark, q)
+    assert rows == want and calls >= 1
+    kept = sorted(r.kept_files for r in reports if r.table.endswith("fact"))
+    assert kept[0] == 1, kept  # the joined reference: file 0 alone
+    spark.conf.set("spark.lakeskip.runtime-filter.enabled", "false")
+    try:
+        off = sorted(tuple(r) for r in spark.sql(q).collect())
+    finally:
+        spark.conf.unset("spark.lakeskip.runtime-filter.enabled")
+    assert off == want

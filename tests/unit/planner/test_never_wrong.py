@@ -51,6 +51,47 @@ def _map_values(draw: Any, n: int) -> list[Any]:
     return [draw(st.one_of(st.none(), entry)) for _ in range(n)]
 
 
+def _file_rows(data: st.DataObject, n: int) -> pa.Table:
+    """``n`` random rows of every column."""
+    cols = {c: data.draw(column_values(c, n), label=c) for c in COLUMNS}
+    arrays = {c: pa.array(cols[c], SCALARS[c][0].to_arrow()) for c in COLUMNS}
+    arrays["m"] = pa.array(_map_values(data.draw, n), pa.map_(pa.string(), pa.string()))
+    return pa.table(arrays)
+
+
+def _predicate(data: st.DataObject, all_values: dict[str, list[Any]]) -> E.BooleanExpression:
+    pred = data.draw(predicates(all_values, depth=2), label="predicate")
+    if data.draw(st.booleans(), label="map"):
+        pred = E.Or(
+            pred, E.EqualTo(E.Reference("m", key="k"), data.draw(st.sampled_from(["x", "q"])))
+        )
+    return pred
+
+
+def _values_and_rows(
+    entries: list[Any], files: list[pa.Table]
+) -> tuple[dict[str, list[Any]], dict[str, pa.Table]]:
+    """Every column's values (for the predicates' literals), and each file's rows by name."""
+    values = {c: [v for t in files for v in t[c].to_pylist()] for c in COLUMNS}
+    return values, {e.file.file_name: t for e, t in zip(entries, files, strict=True)}
+
+
+def _check_skips(plan: Any, pred: Any, schema: T.RowType, files: dict[str, pa.Table]) -> None:
+    """Every skipped file holds no matching row (the oracle: ``evaluate_arrow`` over its
+    rows); a row bitmap kept every matching row."""
+    bound = E.bind(schema, pred)
+    for d in plan.decisions:
+        matches = E.evaluate_arrow(bound, files[d.entry.file.file_name]).to_pylist()
+        if not d.keep:
+            assert not any(matches), (
+                f"skipped {d.entry.file.file_name} by {d.reason} but rows "
+                f"{[i for i, m in enumerate(matches) if m]} match {pred!r}"
+            )
+        elif d.rows is not None:
+            missing = [i for i, m in enumerate(matches) if m and i not in d.rows]
+            assert not missing, f"row bitmap of {d.reason} lost rows {missing} for {pred!r}"
+
+
 @settings(max_examples=int(os.environ.get("LAKESKIP_NEVER_WRONG_EXAMPLES", "40")))
 @given(data=st.data())
 def test_planner_never_skips_a_matching_file(
@@ -71,36 +112,15 @@ def test_planner_never_skips_a_matching_file(
     files: list[pa.Table] = []
     entries = []
     for f in range(n_files):
-        n = data.draw(st.integers(1, 12), label="rows")
-        cols = {c: data.draw(column_values(c, n), label=c) for c in COLUMNS}
-        arrays = {c: pa.array(cols[c], SCALARS[c][0].to_arrow()) for c in COLUMNS}
-        arrays["m"] = pa.array(_map_values(data.draw, n), pa.map_(pa.string(), pa.string()))
-        t = pa.table(arrays)
+        t = _file_rows(data, data.draw(st.integers(1, 12), label="rows"))
         files.append(t)
         entries.append(write_data_file(spec, t, (), f"data-nw-{f}.parquet"))
     table.commit(entries)
-    all_values = {c: [v for t in files for v in t[c].to_pylist()] for c in COLUMNS}
+    all_values, by_name = _values_and_rows(entries, files)
     planner = ScanPlanner(table)
     for _ in range(4):
-        pred = data.draw(predicates(all_values, depth=2), label="predicate")
-        if data.draw(st.booleans(), label="map"):
-            pred = E.Or(
-                pred, E.EqualTo(E.Reference("m", key="k"), data.draw(st.sampled_from(["x", "q"])))
-            )
-        plan = planner.plan(pred)
-        bound = E.bind(table.schema.row_type, pred)
-        by_name = {e.file.file_name: i for i, e in enumerate(entries)}
-        for d in plan.decisions:
-            rows = files[by_name[d.entry.file.file_name]]
-            matches = E.evaluate_arrow(bound, rows).to_pylist()
-            if not d.keep:
-                assert not any(matches), (
-                    f"skipped {d.entry.file.file_name} by {d.reason} but rows "
-                    f"{[i for i, m in enumerate(matches) if m]} match {pred!r}"
-                )
-            elif d.rows is not None:
-                missing = [i for i, m in enumerate(matches) if m and i not in d.rows]
-                assert not missing, f"row bitmap of {d.reason} lost rows {missing} for {pred!r}"
+        pred = _predicate(data, all_values)
+        _check_skips(planner.plan(pred), pred, table.schema.row_type, by_name)
 
 
 # every indexed column has an index that records its row count (bitmap, bsi, range-bitmap),
@@ -145,10 +165,7 @@ def test_an_index_that_does_not_count_the_files_rows_is_never_used(
     files: list[pa.Table] = []
     written = []
     for f, n in enumerate(counts):
-        cols = {c: data.draw(column_values(c, n), label=c) for c in COLUMNS}
-        arrays = {c: pa.array(cols[c], SCALARS[c][0].to_arrow()) for c in COLUMNS}
-        arrays["m"] = pa.array(_map_values(data.draw, n), pa.map_(pa.string(), pa.string()))
-        files.append(pa.table(arrays))
+        files.append(_file_rows(data, n))
         written.append(write_data_file(spec, files[-1], (), f"data-nc-{f}.parquet"))
     damage = data.draw(st.sampled_from(["swap", "recount"]), label="damage")
     entries = []
@@ -166,28 +183,16 @@ def test_an_index_that_does_not_count_the_files_rows_is_never_used(
             table.file_io.write_bytes(path, _recounted(table.file_io.read_bytes(path), claimed))
         entries.append(replace(e, file=meta))
     table.commit(entries)
-    all_values = {c: [v for t in files for v in t[c].to_pylist()] for c in COLUMNS}
+    all_values, by_name = _values_and_rows(entries, files)
     planner = ScanPlanner(table)
-    by_name = {e.file.file_name: i for i, e in enumerate(entries)}
     for _ in range(4):
-        pred = data.draw(predicates(all_values, depth=2), label="predicate")
-        if data.draw(st.booleans(), label="map"):
-            pred = E.Or(
-                pred, E.EqualTo(E.Reference("m", key="k"), data.draw(st.sampled_from(["x", "q"])))
-            )
+        pred = _predicate(data, all_values)
         with warnings.catch_warnings(record=True) as said:
             warnings.simplefilter("always")
             plan = planner.plan(pred)
         assert all("file kept" in str(w.message) for w in said), [str(w.message) for w in said]
-        bound = E.bind(table.schema.row_type, pred)
+        _check_skips(plan, pred, table.schema.row_type, by_name)
         for d in plan.decisions:
-            rows = files[by_name[d.entry.file.file_name]]
-            matches = E.evaluate_arrow(bound, rows).to_pylist()
-            if not d.keep:
-                assert not any(matches), (
-                    f"{damage}: skipped {d.entry.file.file_name} by {d.reason} but rows "
-                    f"{[i for i, m in enumerate(matches) if m]} match {pred!r}"
-                )
             assert d.tier not in (SkipTier.EMBEDDED_INDEX, SkipTier.INDEX_FILE), (
                 f"{damage}: {d.entry.file.file_name} skipped by {d.reason}, an index that "
                 f"does not count its {d.entry.file.row_count} rows"

@@ -86,6 +86,11 @@ final class LakeRuntimeFilter {
    * #attributes}).
    */
   private final Set<String> beyond = java.util.concurrent.ConcurrentHashMap.newKeySet();
+  /** The SQL executions that last handed a sharing scan runtime filters / ran one without. */
+  private String filteredIn;
+  private String unusedIn;
+  /** The columns {@link #unused} added to {@link #beyond} in execution {@link #unusedIn}. */
+  private final Set<String> addedUnused = new HashSet<>();
 
   /**
    * @param withheld columns not to offer although Python could prune on them (a join's
@@ -146,7 +151,42 @@ final class LakeRuntimeFilter {
    * runtime filter on them (files read, never another answer).
    */
   void unused() {
-    beyond.addAll(indexValues.keySet());
+    String execution = execution();
+    synchronized (this) {
+      if (execution != null && execution.equals(filteredIn)) {
+        return;
+      }
+      unusedIn = execution;
+      for (String c : indexValues.keySet()) {
+        if (beyond.add(c)) {
+          addedUnused.add(c);
+        }
+      }
+    }
+  }
+
+  /**
+   * A scan sharing this object was handed runtime filters ({@code LakeScan.filter}). Every
+   * scan of one shape shares it ({@link lakeskip.jvm.cache.ScanCache}), so a query reading a
+   * CTE twice, one reference joined and one not, runs one scan with and one without: what
+   * {@link #unused} concluded from the one without in this execution is taken back (before:
+   * the joined reference lost its runtime filter on every repetition; files read that the
+   * index would have skipped, never another answer).
+   */
+  void filtered() {
+    String execution = execution();
+    synchronized (this) {
+      filteredIn = execution;
+      if (execution != null && execution.equals(unusedIn)) {
+        beyond.removeAll(addedUnused);
+        addedUnused.clear();
+      }
+    }
+  }
+
+  /** The SQL execution the calling thread runs (Spark's local property; null: none). */
+  private static String execution() {
+    return SparkSession.active().sparkContext().getLocalProperty("spark.sql.execution.id");
   }
 
   /** What Python kept: the files' names and the scan's new figures. */

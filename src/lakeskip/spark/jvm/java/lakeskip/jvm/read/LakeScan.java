@@ -72,6 +72,7 @@ public final class LakeScan
   private volatile LakePruning runtimePruning;
   /** Whether Spark handed this scan runtime filters ({@link #filter}) in this query. */
   private volatile boolean filtered;
+
   /** The table and options a streaming read of it starts from (null: not streamable). */
   private LakeTable streamTable;
   private CaseInsensitiveStringMap streamOptions;
@@ -135,6 +136,7 @@ public final class LakeScan
       return;
     }
     filtered = true;
+    runtime.filtered();
     LakeRuntimeFilter.Kept kept = runtime.apply(predicates);
     if (kept == null) {
       return;
@@ -226,7 +228,9 @@ public final class LakeScan
   /**
    * Called by {@code BatchScanExec.inputRDD} once per execution, after any {@link #filter}.
    * When no runtime filter arrived, the columns only an index narrows are not declared again
-   * by the scan a repetition reuses ({@link LakeRuntimeFilter#unused}).
+   * by the scan a repetition reuses ({@link LakeRuntimeFilter#unused}), unless another scan
+   * of this execution sharing the runtime filter state got one (a CTE read twice: one
+   * reference joined, one not).
    */
   @Override
   public CustomTaskMetric[] reportDriverMetrics() {
