@@ -6,8 +6,9 @@ and every job and task (executor run and CPU time).
 Per query and side, over the timed runs (the k-th execution whose statement is the query's text,
 the warm-up's left out), medians of: the execution's wall time (start to end), the time before
 it (the CLI's "Time taken" minus that: parsing, analysis, optimization, physical planning, and
-printing the rows), its jobs, tasks, and tasks' executor CPU seconds; and the operators of the
-last run's final plan, printed where the two sides' differ.
+printing the rows), its jobs, tasks, tasks' executor CPU seconds, records and bytes read; per
+stage of the last run its tasks, CPU and records read; and the operators of the last run's
+final plan, printed where the two sides' differ (the plans are kept in the results file).
 """
 
 from __future__ import annotations
@@ -57,6 +58,9 @@ def executions(events: Path) -> list[dict[str, Any]]:
                     "jobs": 0,
                     "tasks": 0,
                     "cpu_s": 0.0,
+                    "records_read": 0,
+                    "bytes_read": 0,
+                    "stages": {},
                 }
         elif kind == _SQL + "SparkListenerSQLAdaptiveExecutionUpdate":
             x = execs.get(root.get(e["executionId"], -1))
@@ -76,8 +80,16 @@ def executions(events: Path) -> list[dict[str, Any]]:
         elif kind == "SparkListenerTaskEnd":
             x = execs.get(stage_exec.get(e.get("Stage ID", -1), -1))
             if x is not None:
+                metrics = e.get("Task Metrics", {})
+                cpu = metrics.get("Executor CPU Time", 0) / 1e9
                 x["tasks"] += 1
-                x["cpu_s"] += e.get("Task Metrics", {}).get("Executor CPU Time", 0) / 1e9
+                x["cpu_s"] += cpu
+                x["records_read"] += metrics.get("Input Metrics", {}).get("Records Read", 0)
+                x["bytes_read"] += metrics.get("Input Metrics", {}).get("Bytes Read", 0)
+                stage = x["stages"].setdefault(e["Stage ID"], [0, 0.0, 0])
+                stage[0] += 1
+                stage[1] += cpu
+                stage[2] += metrics.get("Input Metrics", {}).get("Records Read", 0)
     return [execs[k] for k in sorted(execs)]
 
 
@@ -116,6 +128,10 @@ def report(
                 "jobs": statistics.median(x["jobs"] for x in runs),
                 "tasks": statistics.median(x["tasks"] for x in runs),
                 "task_cpu_s": statistics.median(x["cpu_s"] for x in runs),
+                "records_read": statistics.median(x["records_read"] for x in runs),
+                "bytes_read": statistics.median(x["bytes_read"] for x in runs),
+                # per stage of the last run, in order: tasks, task CPU seconds, records read
+                "stages": [v for _, v in sorted(runs[-1]["stages"].items())],
                 "operators": operators(runs[-1]["plan"]),
                 "plan": runs[-1]["plan"],
             }
@@ -124,7 +140,9 @@ def report(
             print(
                 f"      {q} {side:>8}: execution {p['execution_s']:.2f} s, before it "
                 f"{p['before_s']:.2f} s, {p['jobs']:g} jobs, {p['tasks']:g} tasks, task CPU "
-                f"{p['task_cpu_s']:.2f} s",
+                f"{p['task_cpu_s']:.2f} s, {p['records_read']:,.0f} records / "
+                f"{p['bytes_read'] / 2**20:,.1f} MiB read; last run's stages (tasks, CPU s, "
+                f"records): " + ", ".join(f"{n}/{c:.2f}/{r}" for n, c, r in p["stages"]),
                 flush=True,
             )
         ops = {side: p["operators"] for side, p in prof.items()}
