@@ -32,11 +32,20 @@ that checks the answers are equal (rows as sorted multisets, numbers to 9 signif
 and records the lakeskip scans' pruning reports, then ``--runs`` timed runs interleaved
 (lakeskip, plain, plain, lakeskip, ...).
 
-**spark-sql** (``--frontend spark-sql``): the pyspark wheel's ``bin/spark-sql -f`` twice, one
-process at a time: with ``lakeskip spark-conf``'s flags over ``lakeskip.tpch.*`` (its catalog
-starts the Python brain), and plain, over temp views ``USING parquet`` of the same data files.
-Each runs every query ``1 + --runs`` times in a row (the first warms up); the time of a run is
-the CLI's own "Time taken"; answers are the printed rows, compared as sorted lines.
+**spark-sql** (``--frontend spark-sql``): two of the pyspark wheel's ``bin/spark-sql``
+alive side by side, fed statement by statement on stdin (``spark_sql_cli.py``): one with
+``lakeskip spark-conf``'s flags over ``lakeskip.tpch.*`` (its catalog starts the Python
+brain), one plain, over temp views ``USING parquet`` of the same data files. Per query a
+warm-up on each side (answers: the printed rows, compared as sorted lines), then rounds
+interleaved as in PySpark (lakeskip, plain, plain, lakeskip, ...), so both sides see the same
+machine: ``--runs`` rounds, more (up to 4x) while a side's runs add up to less than
+``--min-seconds`` (default 8: at ``--runs 5`` a 0.3 s query gets 20 rounds). The time of a
+run is the CLI's own "Time taken". Beside the medians it prints each side's quartiles, the median and quartiles of the
+paired ratios (plain / lakeskip of one round) and each side's median CPU seconds a run (its
+JVM and, for lakeskip, the brain: ``/proc``, less sensitive to the load than wall times).
+``--profile`` adds Spark's event log of both processes (``spark_sql_events.py``): per query
+and side the execution's wall time, the time before it (parsing to physical planning), jobs,
+tasks, task CPU and the final plans' operators where they differ.
 
 ``--profile`` (PySpark) records the lakeskip callbacks of the first (answer-checking) run
 (calls and ms in Python: ``plan_scan`` is the whole planning callback, of which the pruning
@@ -54,6 +63,7 @@ Writes ``bench/results/tpch-queries-<frontend>-<timestamp>.json`` with the load 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -68,6 +78,8 @@ from pathlib import Path
 from typing import Any
 
 import query_profile  # type: ignore[import-not-found]
+import spark_sql_events  # type: ignore[import-not-found]
+from spark_sql_cli import SparkSql, tree_cpu_seconds  # type: ignore[import-not-found]
 
 import lakeskip
 from lakeskip.spark import pruning_reports
@@ -523,62 +535,8 @@ def planning_summary(results: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _cli(conf: dict[str, str], script: str, tmp: Path) -> tuple[str, str]:
-    path = tmp / "queries.sql"
-    path.write_text(script)
-    env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
-    proc = subprocess.run(
-        frontend_command("spark-sql", conf, args=["-f", str(path)]),
-        cwd=tmp,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=6 * 3600,
-        check=False,
-    )
-    if proc.returncode != 0:
-        raise SystemExit(f"spark-sql failed: {proc.stderr[-3000:]}")
-    return proc.stdout, proc.stderr
-
-
-_MARK = "tpch-mark"
-
-
-def _script(queries: list[str], names: dict[str, str], runs: int) -> str:
-    """Each query ``1 + runs`` times, each run after a marker statement."""
-    parts = []
-    for q in queries:
-        sql = QUERIES[q].format(**names)
-        parts += [f"SELECT '{_MARK} {q} {i}';\n{sql};\n" for i in range(runs + 1)]
-    return "".join(parts)
-
-
-def _parse(stdout: str, stderr: str) -> dict[str, tuple[list[str], list[float]]]:
-    """Per query: the first run's printed rows (sorted) and each run's "Time taken"."""
-    taken = [float(t) for t in re.findall(r"Time taken: ([0-9.]+) seconds", stderr)]
-    runs: list[tuple[str, int, list[str]]] = []
-    for line in stdout.splitlines():
-        m = re.fullmatch(rf"{_MARK} (\w+) (\d+)", line.strip())
-        if m:
-            runs.append((m.group(1), int(m.group(2)), []))
-        elif runs:
-            runs[-1][2].append(line)
-    # a marker and a query per run, in order: the query's time is every second one
-    if len(taken) != 2 * len(runs):
-        raise SystemExit(f"spark-sql: {len(taken)} times for {len(runs)} runs")
-    out: dict[str, tuple[list[str], list[float]]] = {}
-    for k, (q, i, lines) in enumerate(runs):
-        rows, times = out.setdefault(q, ([], []))
-        if i == 0:
-            rows.extend(sorted(lines))
-        else:
-            times.append(taken[2 * k + 1])
-    return out
-
-
-def run_spark_sql(session: Any, warehouse: Path, queries: list[str], runs: int) -> dict[str, Any]:
-    """Both sides through ``bin/spark-sql``, one process at a time, after the PySpark session
-    stopped."""
+def _globs(session: Any) -> dict[str, str]:
+    """Per table, the glob of its data files (``<dir>/*.parquet``: checked to be exactly them)."""
     globs = {}
     for t in TABLES:
         files = session.table(f"tpch.{t}").files()
@@ -591,6 +549,51 @@ def run_spark_sql(session: Any, warehouse: Path, queries: list[str], runs: int) 
         ):
             raise SystemExit(f"{t}: {d} holds Parquet files that are not the table's")
         globs[t] = f"{d}/*.parquet"
+    return globs
+
+
+def _quartiles(xs: list[float]) -> tuple[float, float]:
+    if len(xs) < 2:
+        return xs[0], xs[0]
+    q = statistics.quantiles(xs, n=4, method="inclusive")
+    return q[0], q[2]
+
+
+def _spread(times: dict[str, list[float]], cpu: dict[str, list[float]]) -> dict[str, Any]:
+    """Quartiles of each side's times, of the paired ratios (plain / lakeskip of one round:
+    the two runs next to each other) and the median CPU seconds per run of each side's
+    process tree (its JVM, and lakeskip's brain)."""
+    pairs = [p / m for p, m in zip(times["plain"], times["lakeskip"], strict=True) if m]
+    return {
+        "quartiles": {s: _quartiles(t) for s, t in times.items()},
+        "pair_ratio": [statistics.median(pairs), *_quartiles(pairs)],
+        "cpu_median": {s: statistics.median(c) for s, c in cpu.items()},
+    }
+
+
+def _print_spread(s: dict[str, Any], runs: int) -> None:
+    q, pr, c = s["quartiles"], s["pair_ratio"], s["cpu_median"]
+    cpu_ratio = c["plain"] / c["lakeskip"] if c["lakeskip"] else 0.0
+    print(
+        f"      {runs} runs a side; quartiles plain {q['plain'][0]:.2f}-{q['plain'][1]:.2f} s, "
+        f"lakeskip {q['lakeskip'][0]:.2f}-{q['lakeskip'][1]:.2f} s; paired ratios "
+        f"{pr[0]:.2f}x ({pr[1]:.2f}-{pr[2]:.2f}); CPU a run plain {c['plain']:.2f} s, "
+        f"lakeskip {c['lakeskip']:.2f} s -> {cpu_ratio:.2f}x",
+        flush=True,
+    )
+
+
+def run_spark_sql(
+    session: Any,
+    warehouse: Path,
+    queries: list[str],
+    runs: int,
+    min_seconds: float = 8.0,
+    profile: bool = False,
+) -> dict[str, Any]:
+    """Both sides through ``bin/spark-sql``: two CLI processes alive side by side (started
+    after the PySpark session stopped), taking turns run by run."""
+    globs = _globs(session)
     session.spark.stop()
     base = {
         "spark.master": "local[2]",
@@ -602,42 +605,58 @@ def run_spark_sql(session: Any, warehouse: Path, queries: list[str], runs: int) 
         **base,
         "spark.driver.extraJavaOptions": lake_conf.get("spark.driver.extraJavaOptions", ""),
     }
-    names_lake = {t: f"lakeskip.tpch.{t}" for t in TABLES}
-    names_plain = {t: f"plain_{t}" for t in TABLES}
-    views = "".join(
-        f"CREATE TEMPORARY VIEW plain_{t} USING parquet OPTIONS (path '{g}');\n"
-        for t, g in globs.items()
-    )
-    parsed = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        for side, conf, names, pre in (
-            ("lakeskip", lake_conf, names_lake, ""),
-            ("plain", plain_conf, names_plain, views),
-        ):
-            t0 = time.perf_counter()
-            stdout, stderr = _cli(conf, pre + _script(queries, names, runs), Path(tmp))
-            if pre:  # the views' statements print times too
-                stderr = _drop_times(stderr, len(TABLES))
-            parsed[side] = _parse(stdout, stderr)
-            print(f"spark-sql {side}: {time.perf_counter() - t0:.0f} s", flush=True)
+    sides = {
+        "lakeskip": {t: f"lakeskip.tpch.{t}" for t in TABLES},
+        "plain": {t: f"plain_{t}" for t in TABLES},
+    }
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
     out: dict[str, Any] = {}
-    for q in queries:
-        rows_l, times_l = parsed["lakeskip"][q]
-        rows_p, times_p = parsed["plain"][q]
-        if rows_l != rows_p:
-            raise SystemExit(f"{q}: different answers through spark-sql")
-        out[q] = _summary(q, {"lakeskip": times_l, "plain": times_p}, [], len(rows_p))
+    with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
+        clis: dict[str, SparkSql] = {}
+        for side, conf in (("lakeskip", lake_conf), ("plain", plain_conf)):
+            cwd = Path(tmp) / side
+            (cwd / "events").mkdir(parents=True)
+            if profile:
+                conf = {**conf, **spark_sql_events.conf(cwd / "events")}
+            clis[side] = stack.enter_context(
+                SparkSql(frontend_command("spark-sql", conf), cwd, env, f"spark-sql {side}")
+            )
+        for t, g in globs.items():
+            clis["plain"].run(f"CREATE TEMPORARY VIEW plain_{t} USING parquet OPTIONS (path '{g}')")
+        for n, q in enumerate(queries):
+            sql = {side: QUERIES[q].format(**names) for side, names in sides.items()}
+            # the side that runs first alternates from query to query, then rounds go
+            # A B, B A, A B, ... (as the PySpark frontend's)
+            first = list(sides) if n % 2 == 0 else list(reversed(sides))
+            answers = {side: sorted(clis[side].run(sql[side])[0]) for side in first}
+            if answers["lakeskip"] != answers["plain"]:
+                raise SystemExit(f"{q}: different answers through spark-sql")
+            times: dict[str, list[float]] = {s: [] for s in sides}
+            cpu: dict[str, list[float]] = {s: [] for s in sides}
+            # a short query gets more rounds, until each side's runs add up to min_seconds
+            # (at most 4 x runs)
+            i = 0
+            while i < runs or (i < 4 * runs and min(sum(t) for t in times.values()) < min_seconds):
+                for side in first if i % 2 == 0 else list(reversed(first)):
+                    c0 = tree_cpu_seconds(clis[side].pid)
+                    secs = clis[side].run(sql[side])[1]
+                    cpu[side].append(tree_cpu_seconds(clis[side].pid) - c0)
+                    times[side].append(secs)
+                i += 1
+            out[q] = _summary(q, times, [], len(answers["plain"]))
+            out[q]["spread"] = _spread(times, cpu)
+            out[q]["cpu"] = cpu
+            _print_spread(out[q]["spread"], i)
+        for cli in clis.values():
+            cli.close()
+        if profile:
+            spark_sql_events.report(
+                {side: Path(tmp) / side / "events" for side in sides},
+                {q: {s: QUERIES[q].format(**names) for s, names in sides.items()} for q in queries},
+                out,
+                operators,
+            )
     return out
-
-
-def _drop_times(stderr: str, n: int) -> str:
-    """``stderr`` without its first ``n`` "Time taken" lines (the views' statements)."""
-    lines = stderr.splitlines()
-    for i, line in enumerate(lines):
-        if n and "Time taken:" in line:
-            lines[i] = ""
-            n -= 1
-    return "\n".join(lines)
 
 
 def main() -> None:
@@ -653,7 +672,16 @@ def main() -> None:
     ap.add_argument(
         "--profile",
         action="store_true",
-        help="PySpark: one more run per side with Spark's phases, callbacks, jobs and plans",
+        help="PySpark: one more run per side with Spark's phases, callbacks, jobs and plans; "
+        "spark-sql: Spark's event logs of every run (time before execution, jobs, task CPU, "
+        "the final plans' operators)",
+    )
+    ap.add_argument(
+        "--min-seconds",
+        type=float,
+        default=8.0,
+        help="spark-sql: a query gets rounds beyond --runs (up to 4x) until each side's runs "
+        "add up to this many seconds",
     )
     args = ap.parse_args()
     sf = f"{args.sf:g}"
@@ -674,7 +702,9 @@ def main() -> None:
         results = run_pyspark(session, queries, args.runs, args.profile)
         session.spark.stop()
     else:
-        results = run_spark_sql(session, warehouse, queries, args.runs)
+        results = run_spark_sql(
+            session, warehouse, queries, args.runs, args.min_seconds, args.profile
+        )
     load_avg.append(os.getloadavg())
     ratios = [r["ratio"] for r in results.values() if r["ratio"]]
     planning = planning_summary(results)

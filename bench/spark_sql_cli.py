@@ -1,0 +1,162 @@
+"""One ``bin/spark-sql`` process kept alive and fed statement by statement on its stdin, so
+that two of them (lakeskip's and plain Spark's) can take turns run by run: both see the same
+machine, where two ``spark-sql -f`` scripts run one after the other see whatever the machine did
+meanwhile. Used by ``tpch_queries.py --frontend spark-sql``.
+
+What the CLI does with a piped stdin (Spark 4.3, jline): it prints its prompt and echoes each
+statement it reads on stdout (long lines broken by carriage returns), then the rows, tab
+separated, one per line; on stderr it prints ``Time taken: <s> seconds[, Fetched n row(s)]``
+after each statement that succeeds (parse, analysis, planning, execution and printing the rows)
+and the error text, no time, after one that fails. :meth:`SparkSql.run` sends the statement and
+a marker statement (``SELECT '<marker> <n>'``), reads stdout up to the marker's row (the
+statement's rows: lines that are not prompt lines), then stderr up to the marker's time.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import re
+import subprocess
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import IO
+
+PROMPT = b"spark-sql ("
+MARK = "spark-sql-cli-mark"
+#: after the marker's row, how long stderr may stay silent before a missing time means
+#: the statement failed
+QUIET_SECONDS = 5.0
+_TIME = re.compile(r"Time taken: ([0-9.]+) seconds")
+
+
+class SparkSqlError(RuntimeError):
+    """A statement failed, or the CLI died or stopped answering."""
+
+
+class SparkSql:
+    """A running ``spark-sql`` process (``cmd``) that runs one statement at a time."""
+
+    def __init__(
+        self, cmd: Sequence[str], cwd: Path, env: dict[str, str], name: str = "spark-sql"
+    ) -> None:
+        self.name = name
+        self.proc = subprocess.Popen(
+            list(cmd),
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        self._out: queue.Queue[bytes | None] = queue.Queue()
+        self._err: queue.Queue[bytes | None] = queue.Queue()
+        self.stderr_tail: list[str] = []
+        for stream, q in ((self.proc.stdout, self._out), (self.proc.stderr, self._err)):
+            threading.Thread(target=_pump, args=(stream, q), daemon=True).start()
+        self._n = 0
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def _line(self, q: queue.Queue[bytes | None], deadline: float) -> bytes:
+        try:
+            line = q.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            raise SparkSqlError(f"{self.name}: no answer in time; stderr: {self._tail()}") from None
+        if line is None:
+            raise SparkSqlError(f"{self.name} exited; stderr: {self._tail()}")
+        return line
+
+    def _tail(self) -> str:
+        return "\n".join(self.stderr_tail[-40:])
+
+    def run(self, sql: str, timeout: float = 3600.0) -> tuple[list[str], float]:
+        """Run one statement: its printed rows and the CLI's "Time taken" (seconds)."""
+        self._n += 1
+        mark = f"{MARK} {self._n}"
+        one_line = " ".join(line.strip() for line in sql.strip().rstrip(";").splitlines())
+        if "--" in one_line:  # a line comment would swallow the rest of the line
+            raise ValueError("statements with -- comments are not supported")
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(f"{one_line};\nSELECT '{mark}';\n".encode())
+        self.proc.stdin.flush()
+        deadline = time.monotonic() + timeout
+        rows: list[str] = []
+        while True:
+            line = self._line(self._out, deadline).rstrip(b"\n")
+            if line.startswith(PROMPT):
+                continue
+            text = line.decode("utf-8", "replace")
+            if text == mark:
+                break
+            rows.append(text)
+        # the statement's time, then the marker's, printed after its row: both are written
+        # by the time the row is read, give or take the pipes. A failed statement prints its
+        # error and no time, so one time and then nothing for a while is a failure
+        taken: list[float] = []
+        other: list[str] = []
+        while len(taken) < 2:
+            wait = deadline if not taken else min(deadline, time.monotonic() + QUIET_SECONDS)
+            try:
+                raw = self._line(self._err, wait)
+            except SparkSqlError:
+                if taken and time.monotonic() < deadline:
+                    break
+                raise
+            text = raw.decode("utf-8", "replace").rstrip("\n")
+            self.stderr_tail = [*self.stderr_tail[-200:], text]
+            m = _TIME.search(text)
+            if m:
+                taken.append(float(m.group(1)))
+            elif text.strip():
+                other.append(text)
+        if len(taken) < 2:
+            raise SparkSqlError(f"{self.name}: {one_line[:200]} failed: " + "\n".join(other))
+        return rows, taken[0]
+
+    def close(self) -> None:
+        """End the CLI (end of input), killing it after 60 s."""
+        if self.proc.poll() is None:
+            try:
+                assert self.proc.stdin is not None
+                self.proc.stdin.close()
+                self.proc.wait(timeout=60)
+            except (OSError, subprocess.TimeoutExpired):
+                self.proc.kill()
+                self.proc.wait()
+
+    def __enter__(self) -> SparkSql:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _pump(stream: IO[bytes], q: queue.Queue[bytes | None]) -> None:
+    for line in iter(stream.readline, b""):
+        q.put(line)
+    q.put(None)
+
+
+def tree_cpu_seconds(pid: int) -> float:
+    """CPU seconds (user + system) process ``pid`` and its live descendants have used so far
+    (the JVM and, on lakeskip's side, its Python brain; 0.0 without /proc)."""
+    total = 0.0
+    todo = [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / _TICKS
+            for task in Path(f"/proc/{p}/task").iterdir():
+                todo += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:
+            continue
+    return total
+
+
+_TICKS = os.sysconf("SC_CLK_TCK")
