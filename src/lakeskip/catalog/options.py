@@ -634,7 +634,8 @@ def file_index_options(
     the planner asks two or three times per scan, and a parse (every index's option checks,
     Paimon's container order) cost ~1-2 ms, a quarter of planning a TPC-H SF 1 scan."""
     keys = tuple(partition_keys)
-    items = tuple(sorted(options.items()))
+    # in the options' order: it decides the order of the specs and the container's layout
+    items = tuple(options.items())
     try:
         return _cached_index_options(items, row_type, keys)
     except TypeError:  # an unhashable option value: parsed every time

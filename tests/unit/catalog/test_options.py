@@ -68,8 +68,12 @@ def test_file_index_options_are_parsed_once_per_options_and_columns() -> None:
     (issue 39), and a change of the options, columns or partition keys is parsed anew."""
     options = {"file-index.bloom-filter.columns": "k", "file-index.bitmap.columns": "p"}
     first = file_index_options(options, ROWS)
-    # an equal mapping of another identity, in another order: the same parse
-    assert file_index_options(dict(reversed(list(options.items()))), ROWS) is first
+    # an equal mapping of another identity: the same parse
+    assert file_index_options(dict(options), ROWS) is first
+    # in another order: parsed in that order (the specs' order and the container's layout
+    # follow the options' order)
+    again = file_index_options(dict(reversed(list(options.items()))), ROWS)
+    assert [s.name for s in again.specs] == [s.name for s in first.specs][::-1]
     assert sorted(s.name for s in first.specs) == ["k", "p"]
     changed = file_index_options({**options, "file-index.bitmap.columns": "s"}, ROWS)
     assert sorted(s.name for s in changed.specs) == ["k", "s"]
