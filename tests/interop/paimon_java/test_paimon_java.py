@@ -20,8 +20,11 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
+from lakeskip.catalog.format import manifest_columns
+from lakeskip.catalog.format.manifest import decode_manifest_records
 from lakeskip.expressions import (
     And,
     BooleanExpression,
@@ -32,6 +35,7 @@ from lakeskip.expressions import (
     Or,
 )
 from lakeskip.planner.scan import ScanPlanner
+from lakeskip.types import STRING
 
 pytestmark = pytest.mark.interop
 
@@ -221,6 +225,7 @@ def test_lakeskip_reads_prunes_and_reindexes_paimon_written_tables(
     else:
         assert all(f["embedded"] for f in files), "Paimon embedded its indexes"
     _check_same(session, name, result, "Paimon-written table")
+    _manifests_decode_alike(wh / "default.db" / "pt", paimon_java.version)
 
     # lakeskip rebuilds the same containers byte for byte: nothing to rewrite. Against 0.9 the
     # pin keeps bitmap at version 1 (0.9 reads no other) and the 0.9 container layout; against
@@ -242,6 +247,21 @@ def test_lakeskip_reads_prunes_and_reindexes_paimon_written_tables(
     more = [{"op": "write", "table": name, "rows": _paimon_rows(6)}]
     *_, result = paimon_java(wh, *more, _read_op(name))
     _check_same(session, name, result, "re-indexed by lakeskip, then written by both")
+
+
+def _manifests_decode_alike(table_dir: Path, version: str) -> None:
+    """Paimon's own manifests decode column-wise (not left to the record-by-record path) to
+    the entries fastavro's records give, every field."""
+    types = (STRING,)
+    manifests = [p for p in (table_dir / "manifest").glob("manifest-*") if "list" not in p.name]
+    assert manifests
+    for path in manifests:
+        data = path.read_bytes()
+        columns = manifest_columns.decode(data)
+        assert columns is not None, f"Paimon {version}'s {path.name} decoded column-wise"
+        assert columns.entries(np.arange(columns.n), types) == decode_manifest_records(
+            data, path.name, types
+        ), f"Paimon {version}'s {path.name}"
 
 
 def test_paimon_reads_decimals_stored_as_integers(

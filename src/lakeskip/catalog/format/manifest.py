@@ -25,7 +25,6 @@ Example:
 from __future__ import annotations
 
 import datetime
-import enum
 import io
 import uuid
 from collections.abc import Iterable, Sequence
@@ -40,6 +39,7 @@ from lakeskip.catalog.file_io import FileIO
 from lakeskip.catalog.format import manifest_columns
 from lakeskip.catalog.format.binary_row import EMPTY_ROW_BYTES, deserialize_row, serialize_row
 from lakeskip.catalog.format.data_file import DataFileMeta, SimpleStats
+from lakeskip.catalog.format.manifest_entry import FileKind, ManifestEntry
 from lakeskip.errors import CorruptMetadataError
 from lakeskip.types import DataType
 
@@ -147,29 +147,6 @@ def _parsed(name: str, schema: dict[str, Any]) -> Any:
     if name not in _PARSED:
         _PARSED[name] = fastavro.parse_schema(schema)
     return _PARSED[name]
-
-
-class FileKind(enum.IntEnum):
-    """``_KIND`` of a manifest entry."""
-
-    ADD = 0
-    DELETE = 1
-
-
-@dataclass(frozen=True, slots=True)
-class ManifestEntry:
-    """One ADD or DELETE of a data file. ``partition`` holds internal-form values."""
-
-    kind: FileKind
-    partition: tuple[Any, ...]
-    bucket: int
-    total_buckets: int
-    file: DataFileMeta
-
-    @property
-    def identifier(self) -> tuple[object, ...]:
-        """Key matching a DELETE to the ADD it cancels (Paimon's ``FileEntry.Identifier``)."""
-        return (self.partition, self.bucket, *self.file.identifier)
 
 
 @dataclass(frozen=True, slots=True)

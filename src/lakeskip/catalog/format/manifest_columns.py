@@ -34,6 +34,7 @@ import pyarrow as pa
 
 from lakeskip.catalog.format.binary_row import EMPTY_ROW_BYTES, deserialize_row
 from lakeskip.catalog.format.data_file import DataFileMeta, SimpleStats
+from lakeskip.catalog.format.manifest_entry import FileKind, ManifestEntry
 from lakeskip.errors import CorruptMetadataError
 from lakeskip.types import DataType
 
@@ -631,8 +632,6 @@ class ManifestColumns:
             return self._entries(rows, partition_types)
 
     def _entries(self, rows: np.ndarray, partition_types: Sequence[DataType]) -> list[Any]:
-        from lakeskip.catalog.format.manifest import FileKind, ManifestEntry
-
         made = self._made
         todo = rows[np.asarray([m is None for m in made[rows].tolist()], dtype=np.bool_)]
         self._made_count += len(todo)
