@@ -316,11 +316,7 @@ class FileStoreTable:
                 entries, nbytes = cached
                 nbytes += _ENTRY_OVERHEAD * len(entries)
             else:
-                got: ManifestColumns | list[ManifestEntry] | None = self._manifest_columns.get(
-                    (self.path, name)
-                )
-                if got is None:
-                    got = read_manifest_columns(self.file_io, self.path, name, self.partition_types)
+                got = self._columns_of(name)
                 if isinstance(got, ManifestColumns):
                     entries = got.entries(np.arange(got.n), self.partition_types)
                     nbytes = len(got.raw) + _ENTRY_OVERHEAD * got.n  # as the disk cache's
@@ -335,6 +331,14 @@ class FileStoreTable:
             self._manifests.put(key, entries, nbytes)
         return entries
 
+    def _columns_of(self, name: str) -> ManifestColumns | list[ManifestEntry]:
+        """Manifest ``name`` decoded column-wise, from the cache or read now; its entries where
+        the column-wise decoder does not take it (:func:`read_manifest_columns`)."""
+        got = self._manifest_columns.get((self.path, name))
+        if got is None:
+            return read_manifest_columns(self.file_io, self.path, name, self.partition_types)
+        return got
+
     def _manifest_of(
         self, meta: ManifestFileMeta, partitions: Callable[[list[tuple[Any, ...]]], Sequence[bool]]
     ) -> tuple[list[ManifestEntry], tuple[int, int, int]]:
@@ -346,17 +350,13 @@ class FileStoreTable:
         name = meta.file_name
         entries = self._manifests.get((self.path, name, self.partition_types))
         if entries is None:
-            key = (self.path, name)
-            got: ManifestColumns | list[ManifestEntry] | None = self._manifest_columns.get(key)
-            if got is None:
-                got = read_manifest_columns(self.file_io, self.path, name, self.partition_types)
-                if isinstance(got, ManifestColumns):
-                    self._manifest_columns.put(key, got, got.nbytes())
+            got = self._columns_of(name)
             if isinstance(got, ManifestColumns):
                 keep = np.asarray(partitions(got.partitions(self.partition_types)), dtype=bool)
                 rows, left_out = got.rows_in(keep)
                 made = got.entries(rows, self.partition_types)
-                self._manifest_columns.put(key, got, got.nbytes())  # with the entries made
+                # cached (again) with the entries made: its size counts them
+                self._manifest_columns.put((self.path, name), got, got.nbytes())
                 return made, left_out
             entries = self._manifest(name, meta)
         distinct = list(dict.fromkeys(e.partition for e in entries))
