@@ -13,7 +13,7 @@ from py4j.protocol import MEMORY_COMMAND_NAME, MEMORY_DEL_SUBCOMMAND_NAME
 
 from lakeskip.errors import LakeskipError
 from lakeskip.spark.write.align import align_by_name, align_by_position
-from lakeskip.types import BIGINT, INT, STRING, Field, RowType
+from lakeskip.types import BIGINT, INT, STRING, DataType, Field, RowType
 
 
 @contextmanager
@@ -35,23 +35,28 @@ def _round_trips() -> Iterator[list[int]]:
         clientserver.ClientServerConnection.send_command = real  # type: ignore[method-assign]
 
 
-def test_round_trips_do_not_grow_with_the_column_count(session: Any) -> None:
-    """A 40-column INSERT's projection costs the py4j round trips of a 4-column one (before:
-    ~35 a column, each ``Column`` call recording its call site in the JVM)."""
-    spark = session.spark
+def _assert_fixed_round_trips(spark: Any, align: Any, name: str, t: DataType) -> None:
+    """``align`` of a 40-column DataFrame (``c0``, ``c1``, ...) to a table whose columns are
+    ``name`` + i costs the py4j round trips of a 4-column one, and its rows are the source's."""
     counts = {}
     for width in (4, 40):
         df = spark.range(3).selectExpr(*(f"id + {i} AS c{i}" for i in range(width)))
-        row_type = RowType(tuple(Field(i, f"c{i}", INT.with_nullable(False)) for i in range(width)))
+        row_type = RowType(tuple(Field(i, f"{name}{i}", t) for i in range(width)))
         df.columns  # noqa: B018 (the schema's round trips are not the projection's)
         with _round_trips() as n:
-            aligned = align_by_position(df, row_type, "write")
+            aligned = align(df, row_type, "write")
         counts[width] = n[0]
-        assert aligned.columns == [f"c{i}" for i in range(width)]
-        assert [tuple(r) for r in aligned.orderBy("c0").collect()] == [
+        assert aligned.columns == [f"{name}{i}" for i in range(width)]
+        assert [tuple(r) for r in aligned.orderBy(f"{name}0").collect()] == [
             tuple(i + k for i in range(width)) for k in range(3)
         ]
     assert counts[40] <= counts[4] <= 12, counts
+
+
+def test_round_trips_do_not_grow_with_the_column_count(session: Any) -> None:
+    """A 40-column INSERT's projection costs the py4j round trips of a 4-column one (before:
+    ~35 a column, each ``Column`` call recording its call site in the JVM)."""
+    _assert_fixed_round_trips(session.spark, align_by_position, "c", INT.with_nullable(False))
 
 
 def test_quoted_names_casts_and_not_null_checks_as_spark_inserts(session: Any) -> None:
@@ -128,16 +133,4 @@ def test_by_name_write_matches_row_fields_by_name_not_a_same_named_column(
     bad = session.spark.sql("SELECT named_struct('x', CAST(NULL AS INT), 'y', 3) AS s, 12 AS x")
     with pytest.raises(Exception, match=r"NULL in NOT NULL column s\.x"):
         session.write(bad, "w")
-    counts = {}
-    for width in (4, 40):
-        wide = session.spark.range(2).selectExpr(*(f"id + {i} AS c{i}" for i in range(width)))
-        row_type = RowType(tuple(Field(i, f"C{i}", BIGINT) for i in range(width)))
-        wide.columns  # noqa: B018 (the schema's round trips are not the projection's)
-        with _round_trips() as n:
-            aligned = align_by_name(wide, row_type, "write")
-        counts[width] = n[0]
-        assert aligned.columns == [f"C{i}" for i in range(width)]
-        assert [tuple(r) for r in aligned.orderBy("C0").collect()] == [
-            tuple(i + k for i in range(width)) for k in range(2)
-        ]
-    assert counts[40] <= counts[4] <= 12, counts
+    _assert_fixed_round_trips(session.spark, align_by_name, "C", BIGINT)
