@@ -11,7 +11,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import lakeskip.jvm.bridge.Bridge;
-import lakeskip.jvm.bridge.Protocol.Key;
 import lakeskip.jvm.cache.Lru;
 import lakeskip.jvm.cache.SessionKey;
 import org.apache.hadoop.fs.FileStatus;
@@ -64,13 +63,13 @@ public final class LakeFileIndex extends PartitioningAwareFileIndex {
    * The index of exactly these files, shared with earlier queries that kept the same files.
    * Why: the superclass constructor copies the session's whole Hadoop configuration (over a
    * thousand entries, a millisecond or two) on every query; a repeated query on an unchanged
-   * snapshot keeps the same files (the list includes sizes, modification times, partition
-   * values and DVs), and any commit that changes them changes the key. Equality is identity:
-   * two scans of one query over the same files share one index, as they may share a read. The
-   * key holds the list itself (Jackson's trees compare and hash by content): its text was a
-   * second serialisation of the reply, some 20 MB at 100,000 files, on every first plan.
+   * snapshot keeps the same files (the key is their content: paths, sizes, modification
+   * times, partition values and DVs), and any commit that changes them changes the key.
+   * Equality is identity: two scans of one query over the same files share one index, as
+   * they may share a read.
    */
-  public static LakeFileIndex of(SparkSession session, StructType partitionSchema, JsonNode files) {
+  public static LakeFileIndex of(SparkSession session, StructType partitionSchema,
+      ScanFiles files) {
     SessionKey key = new SessionKey(session, partitionSchema.json(), files);
     LakeFileIndex hit = INDEXES.get(key);
     if (hit != null) {
@@ -81,7 +80,7 @@ public final class LakeFileIndex extends PartitioningAwareFileIndex {
     return built;
   }
 
-  private LakeFileIndex(SparkSession session, StructType partitionSchema, JsonNode files) {
+  private LakeFileIndex(SparkSession session, StructType partitionSchema, ScanFiles files) {
     super(
         session,
         scala.collection.immutable.Map$.MODULE$.<String, String>empty(),
@@ -89,30 +88,54 @@ public final class LakeFileIndex extends PartitioningAwareFileIndex {
         PartitioningAwareFileIndex.$lessinit$greater$default$4());
     this.leafFiles = new scala.collection.mutable.LinkedHashMap<>();
     boolean partitioned = partitionSchema.fields().length > 0;
-    Map<String, List<FileStatus>> groups = new LinkedHashMap<>();
-    Map<String, GenericInternalRow> groupValues = new LinkedHashMap<>();
+    // files by partition, equal values (their JSON text) together, in order of first file
+    int[] slot = new int[files.partitionCount()];
+    Map<String, Integer> slotOf = new LinkedHashMap<>();
+    List<List<FileStatus>> groups = new ArrayList<>();
+    List<GenericInternalRow> groupValues = new ArrayList<>();
+    java.util.Arrays.fill(slot, -1);
     FileSystem fs = null;
-    List<FileStatus> statuses = new ArrayList<>();
-    for (JsonNode f : files) {
-      Path path = new Path(f.get(Key.PATH).asText());
-      try {
-        if (fs == null) {
-          fs = path.getFileSystem(hadoopConf());
+    // whether qualifying a path of directory d changed it: a file's qualified path depends
+    // only on its scheme and authority, which the files of one directory share
+    Map<Integer, Boolean> qualifies = new java.util.HashMap<>();
+    int n = files.size();
+    List<FileStatus> statuses = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      Path path = new Path(files.path(i));
+      int d = files.dir(i);
+      Boolean changes = d < 0 ? null : qualifies.get(d);
+      if (changes == null || changes) {
+        try {
+          if (fs == null) {
+            fs = path.getFileSystem(hadoopConf());
+          }
+          Path qualified = fs.makeQualified(path);
+          if (d >= 0) {
+            qualifies.put(d, qualified != path);
+          }
+          path = qualified;
+        } catch (IOException e) {
+          throw Bridge.error("lakeskip: cannot resolve " + path + ": " + e.getMessage(), e);
         }
-        path = fs.makeQualified(path);
-      } catch (IOException e) {
-        throw Bridge.error("lakeskip: cannot resolve " + path + ": " + e.getMessage(), e);
       }
       FileStatus status =
-          new FileStatus(
-              f.get(Key.SIZE).asLong(), false, 1, 128L * 1024 * 1024, f.path(Key.MTIME).asLong(0),
-              path);
+          new FileStatus(files.fileSize(i), false, 1, 128L * 1024 * 1024, files.mtime(i), path);
       leafFiles.update(path, status);
       statuses.add(status);
       if (partitioned) {
-        String key = f.get(Key.PARTITION).toString();
-        groups.computeIfAbsent(key, k -> new ArrayList<>()).add(status);
-        groupValues.computeIfAbsent(key, k -> row(partitionSchema, f.get(Key.PARTITION)));
+        int p = files.partition(i);
+        if (slot[p] < 0) {
+          JsonNode values = files.partitionValues(p);
+          Integer known = slotOf.get(values.toString());
+          if (known == null) {
+            known = groups.size();
+            slotOf.put(values.toString(), known);
+            groups.add(new ArrayList<>());
+            groupValues.add(row(partitionSchema, values));
+          }
+          slot[p] = known;
+        }
+        groups.get(slot[p]).add(status);
       }
     }
     List<Path> rootList = new ArrayList<>();
@@ -121,17 +144,16 @@ public final class LakeFileIndex extends PartitioningAwareFileIndex {
         scala.collection.immutable.Map$.MODULE$.<Path, FileStatus[]>empty();
     if (partitioned) {
       Set<Path> used = new HashSet<>();
-      int i = 0;
-      for (Map.Entry<String, List<FileStatus>> g : groups.entrySet()) {
-        Path dir = g.getValue().get(0).getPath().getParent();
+      for (int i = 0; i < groups.size(); i++) {
+        List<FileStatus> g = groups.get(i);
+        Path dir = g.get(0).getPath().getParent();
         if (!used.add(dir)) {
           // two partitions' files in one directory (external paths): a key of its own
           dir = new Path(dir, "__lakeskip_partition_" + i);
           used.add(dir);
         }
-        i++;
-        dirs = dirs.updated(dir, g.getValue().toArray(new FileStatus[0]));
-        partitions.add(new PartitionPath(groupValues.get(g.getKey()), dir));
+        dirs = dirs.updated(dir, g.toArray(new FileStatus[0]));
+        partitions.add(new PartitionPath(groupValues.get(i), dir));
         rootList.add(dir);
       }
     } else {
