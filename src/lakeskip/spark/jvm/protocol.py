@@ -20,7 +20,7 @@ Java's twin is ``Protocol.java``, generated from this module
 file differs, or when another Java file spells an operation or key as a literal. Changing an
 operation's JSON means: change its type here, regenerate, bump :data:`PROTOCOL`.
 
->>> req = decode(TableRequest, {"protocol": 2, "tag": "q1", "catalog": "lake",
+>>> req = decode(TableRequest, {"protocol": 3, "tag": "q1", "catalog": "lake",
 ...                             "namespace": ["db"], "name": "t"})
 >>> req.namespace, req.name
 (('db',), 't')
@@ -79,7 +79,7 @@ __all__ = [
 
 #: Version of the JSON protocol: Java sends it with every callback and returns it on
 #: registration; a mismatch is "rebuild the jar". Bump it when an operation's JSON changes.
-PROTOCOL = 2
+PROTOCOL = 3
 
 #: Spark local property correlating callbacks with the Python thread that ran the query
 #: (callbacks run on py4j's threads): pruning reports and errors are filed under it.
