@@ -51,7 +51,8 @@ import scala.jdk.javaapi.CollectionConverters;
  */
 public final class LakeFileIndex extends PartitioningAwareFileIndex {
   private final PartitionSpec spec;
-  private final scala.collection.mutable.LinkedHashMap<Path, FileStatus> leafFiles;
+  /** Made on first use: Spark's planning of this scan does not ask for it. */
+  private scala.collection.mutable.LinkedHashMap<Path, FileStatus> leafFiles;
   private final scala.collection.immutable.Map<Path, FileStatus[]> leafDirs;
   private final scala.collection.immutable.Seq<Path> roots;
   private final scala.collection.immutable.Seq<FileStatus> all;
@@ -86,7 +87,6 @@ public final class LakeFileIndex extends PartitioningAwareFileIndex {
         scala.collection.immutable.Map$.MODULE$.<String, String>empty(),
         Option.empty(),
         PartitioningAwareFileIndex.$lessinit$greater$default$4());
-    this.leafFiles = new scala.collection.mutable.LinkedHashMap<>();
     boolean partitioned = partitionSchema.fields().length > 0;
     // files by partition, equal values (their JSON text) together, in order of first file
     int[] slot = new int[files.partitionCount()];
@@ -95,32 +95,40 @@ public final class LakeFileIndex extends PartitioningAwareFileIndex {
     List<GenericInternalRow> groupValues = new ArrayList<>();
     java.util.Arrays.fill(slot, -1);
     FileSystem fs = null;
-    // whether qualifying a path of directory d changed it: a file's qualified path depends
-    // only on its scheme and authority, which the files of one directory share
-    Map<Integer, Boolean> qualifies = new java.util.HashMap<>();
+    // per directory: the qualified URI its files' paths are made from (a plain name appended:
+    // one URI parse, no regex of Path's), or null where a file's path is made as Spark makes
+    // it (new Path, makeQualified), which the directory's first such file checks it against
+    Map<Integer, String> dirUris = new java.util.HashMap<>();
     int n = files.size();
     List<FileStatus> statuses = new ArrayList<>(n);
     for (int i = 0; i < n; i++) {
-      Path path = new Path(files.path(i));
       int d = files.dir(i);
-      Boolean changes = d < 0 ? null : qualifies.get(d);
-      if (changes == null || changes) {
+      String name = files.name(i);
+      String base = d >= 0 && plain(name) ? dirUris.get(d) : null;
+      Path path;
+      if (base != null) {
+        path = new Path(java.net.URI.create(base + name));
+      } else {
+        path = new Path(files.path(i));
         try {
           if (fs == null) {
             fs = path.getFileSystem(hadoopConf());
           }
-          Path qualified = fs.makeQualified(path);
-          if (d >= 0) {
-            qualifies.put(d, qualified != path);
-          }
-          path = qualified;
+          path = fs.makeQualified(path);
         } catch (IOException e) {
           throw Bridge.error("lakeskip: cannot resolve " + path + ": " + e.getMessage(), e);
+        }
+        if (d >= 0 && plain(name) && !dirUris.containsKey(d)) {
+          String uri = path.toUri().toString();
+          String prefix = uri.substring(0, Math.max(0, uri.length() - name.length()));
+          Path fast = uri.endsWith("/" + name) ? new Path(java.net.URI.create(uri)) : null;
+          boolean same = fast != null && fast.equals(path)
+              && fast.toString().equals(path.toString());
+          dirUris.put(d, same ? prefix : null);
         }
       }
       FileStatus status =
           new FileStatus(files.fileSize(i), false, 1, 128L * 1024 * 1024, files.mtime(i), path);
-      leafFiles.update(path, status);
       statuses.add(status);
       if (partitioned) {
         int p = files.partition(i);
@@ -157,14 +165,34 @@ public final class LakeFileIndex extends PartitioningAwareFileIndex {
         rootList.add(dir);
       }
     } else {
-      for (scala.collection.Iterator<Path> it = leafFiles.keysIterator(); it.hasNext(); ) {
-        rootList.add(it.next());
+      Set<Path> seen = new java.util.LinkedHashSet<>();
+      for (FileStatus f : statuses) {
+        seen.add(f.getPath());
       }
+      rootList.addAll(seen);
     }
     this.all = CollectionConverters.asScala(new ArrayList<>(statuses)).toList();
     this.leafDirs = dirs;
     this.roots = CollectionConverters.asScala(rootList).toList();
     this.spec = new PartitionSpec(partitionSchema, CollectionConverters.asScala(partitions).toList());
+  }
+
+  /**
+   * A file name whose path is its directory's URI and the name as it is: nothing to quote or
+   * normalise (no {@code /}, {@code %}, {@code :}, space; not {@code .} or {@code ..}).
+   */
+  private static boolean plain(String name) {
+    if (name.isEmpty() || name.equals(".") || name.equals("..")) {
+      return false;
+    }
+    for (int i = 0; i < name.length(); i++) {
+      char c = name.charAt(i);
+      if (!(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-'
+          || c == '_' || c == '.')) {
+        return false;
+      }
+    }
+    return true;
   }
 
   private static GenericInternalRow row(StructType schema, JsonNode values) {
@@ -208,7 +236,16 @@ public final class LakeFileIndex extends PartitioningAwareFileIndex {
   }
 
   @Override
-  public scala.collection.mutable.LinkedHashMap<Path, FileStatus> leafFiles() {
+  public synchronized scala.collection.mutable.LinkedHashMap<Path, FileStatus> leafFiles() {
+    if (leafFiles == null) {
+      scala.collection.mutable.LinkedHashMap<Path, FileStatus> m =
+          new scala.collection.mutable.LinkedHashMap<>();
+      for (scala.collection.Iterator<FileStatus> it = all.iterator(); it.hasNext(); ) {
+        FileStatus f = it.next();
+        m.update(f.getPath(), f);
+      }
+      leafFiles = m;
+    }
     return leafFiles;
   }
 
@@ -247,6 +284,6 @@ public final class LakeFileIndex extends PartitioningAwareFileIndex {
 
   @Override
   public String toString() {
-    return "LakeFileIndex(" + leafFiles.size() + " files)";
+    return "LakeFileIndex(" + all.size() + " files)";
   }
 }

@@ -123,6 +123,11 @@ public final class ScanFiles {
     return d < 0 ? names[i] : dirs[d] + "/" + names[i];
   }
 
+  /** File {@code i}'s name in its directory (its whole path where {@link #dir} is -1). */
+  String name(int i) {
+    return names[i];
+  }
+
   /** File {@code i}'s directory position ({@code -1}: its name is its whole path). */
   int dir(int i) {
     return dir[i];
