@@ -30,7 +30,7 @@ import zlib
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import numpy as np
 import pyarrow as pa
@@ -694,7 +694,7 @@ def _bulk(cls: type[_T], columns: Sequence[Sequence[Any]]) -> list[_T]:
     ``__post_init__``, made a field at a time over all objects (each slot set by its
     descriptor in one ``map``): a frozen ``__init__`` sets each field through
     ``object.__setattr__``, a third of the time of a 100,000-file manifest's entries."""
-    setters = _slot_setters(cls)
+    setters = _slot_setters(cast(type, cls))
     if len(columns) != len(setters) or hasattr(cls, "__post_init__"):
         raise TypeError(f"{cls.__name__}: {len(columns)} columns for {len(setters)} fields")
     n = len(columns[0]) if columns else 0
