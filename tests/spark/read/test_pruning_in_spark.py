@@ -4,6 +4,7 @@ table state in ``DESCRIBE TABLE EXTENDED`` through plain ``spark.sql``."""
 
 from __future__ import annotations
 
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
@@ -133,3 +134,27 @@ def test_describe_extended_lists_state_and_queries_do_not_ask(spark: SparkSessio
     spark.sql(ddl.replace(quoted, "lakeskip.db.copy", 1))
     copy = lk.catalog.get_table("db.copy")
     assert dict(copy.schema.options) == {"file-index.bloom-filter.columns": "cat"}
+
+
+def test_partition_values_needing_escapes_read_back(spark: SparkSession, tmp_path: Path) -> None:
+    """``LakeFileIndex`` makes a file's path from its directory's URI and its name: partition
+    directories whose names Paimon escapes or a URI quotes (space, ``%``, ``=``, ``/``,
+    ``:``, non-ASCII) read every row back, filtered or not, and the scan's files are the
+    partition directories' own (``input_file_name()`` against the files on disk)."""
+    lakeskip.connect(str(tmp_path / "wh"), spark=spark)
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS lakeskip.db")
+    name = "lakeskip.db.odd"
+    spark.sql(f"CREATE TABLE {name} (id BIGINT, p STRING) PARTITIONED BY (p)")
+    values = ["a b", "x%y", "p=q", "s/t", "u:v", "é", "%20", "plain"]
+    for round_ in range(2):  # two files per partition
+        rows = ", ".join(f"({round_ * 100 + i}, '{v}')" for i, v in enumerate(values))
+        spark.sql(f"INSERT INTO {name} VALUES {rows}")
+    want = sorted((r * 100 + i, v) for r in range(2) for i, v in enumerate(values))
+    assert sorted(tuple(r) for r in spark.sql(f"SELECT id, p FROM {name}").collect()) == want
+    for i, v in enumerate(values):
+        got = spark.sql(f"SELECT id FROM {name} WHERE p = '{v}'").collect()
+        assert sorted(r[0] for r in got) == [i, 100 + i], v
+    on_disk = {str(p.resolve()) for p in (tmp_path / "wh").rglob("data-*.parquet")}
+    scanned = {r[0] for r in spark.sql(f"SELECT input_file_name() FROM {name}").collect()}
+    local = {urllib.parse.unquote(urllib.parse.urlparse(f).path) for f in scanned}
+    assert local == on_disk and len(on_disk) == 2 * len(values)

@@ -157,7 +157,8 @@ class CatalogService(ServiceContext):
             reply = HANDLERS[operation](self, request, arg)
             if not isinstance(reply, spec.replies):
                 raise TypeError(f"{op} handler replied {type(reply).__name__}")
-            return json.dumps(encode(reply))
+            # no space after each separator: a whole-table scan's reply lists 100,000 files
+            return json.dumps(encode(reply), separators=(",", ":"))
         except LakeskipError as e:
             # the querying thread re-raises this typed error (native_query.run_native_query)
             self.errors.add(tag, e)

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import json
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lakeskip.catalog.field_mapping import reads_by_name
@@ -39,13 +40,13 @@ from lakeskip.spark.jvm.protocol import (
     MergeSpec,
     PlanScanReply,
     PlanScanRequest,
-    ScanFile,
+    ScanFiles,
     decode,
 )
 from lakeskip.spark.read.query import spark_path
-from lakeskip.types import RowType
+from lakeskip.types import DataType, RowType
 
-__all__ = ["plan_scan", "scan_reply"]
+__all__ = ["plan_scan", "scan_files", "scan_reply"]
 
 
 def _deletion_vectors(
@@ -128,13 +129,86 @@ def _flat_mapping(stored: RowType, current: RowType) -> bool:
 
 
 def _evolved_files(
-    table: FileStoreTable, schema: TableSchema, sid: int, files: tuple[ScanFile, ...]
+    table: FileStoreTable, schema: TableSchema, sid: int, files: ScanFiles
 ) -> EvolvedFiles:
     stored = table.schema_by_id(sid)
     by_id = {f.id: f for f in stored.row_type}
     data = RowType(tuple(f for f in stored.row_type if f.name not in stored.partition_keys))
     names = {f.name: by_id[f.id].name for f in schema.row_type if f.id in by_id}
     return EvolvedFiles(files=files, stored_schema=data.spark_ddl(), stored_names=names)
+
+
+def scan_files(
+    table: FileStoreTable,
+    types: Sequence[DataType],
+    entries: Sequence[ManifestEntry],
+    vectors: Mapping[str, str],
+) -> ScanFiles:
+    """``entries`` as a reply's file columns (``types``: the partition columns' types;
+    ``vectors``: DVs by file name)."""
+    # what the files of one (partition, bucket) share -- their directory, partition values
+    # and group -- is found once per pair (entries of one partition share one partition
+    # tuple, decoded once per manifest, hence the key by identity), each distinct value
+    # listed once: the partition's by its JSON text (-0.0 is not 0.0, True is not 1)
+    shared: dict[tuple[int, int], tuple[int, int, int]] = {}
+    dirs: dict[str, int] = {}
+    partitions: dict[str, int] = {}
+    partition_values: list[tuple[Any, ...]] = []
+    groups: dict[str, int] = {}
+    names: list[str] = []
+    dir_of: list[int] = []
+    partition_of: list[int] = []
+    group_of: list[int] = []
+    size: list[int] = []
+    mtime: list[int] = []
+    dv: dict[str, str] = {}
+    for i, e in enumerate(entries):
+        f = e.file
+        key = (id(e.partition), e.bucket)
+        refs = shared.get(key)
+        if refs is None:
+            values = tuple(partition_json(t, v) for t, v in zip(types, e.partition, strict=True))
+            text = json.dumps(values)
+            if text not in partitions:
+                partitions[text] = len(partitions)
+                partition_values.append(values)
+            # merge-on-read unit of a primary-key table: its (partition, bucket)
+            group = repr((e.partition, e.bucket))
+            # the pair's directory (not data_file_dir: an external file's is its own)
+            directory = spark_path(
+                table.file_io.uri(f"{table.path}/{table.partition_path(e.partition, e.bucket)}")
+            )
+            refs = shared[key] = (
+                dirs.setdefault(directory, len(dirs)),
+                partitions[text],
+                groups.setdefault(group, len(groups)),
+            )
+        if f.external_path:
+            names.append(spark_path(table.file_io.uri(table.data_file_path(e))))
+            dir_of.append(-1)
+        else:
+            names.append(f.file_name)
+            dir_of.append(refs[0])
+        partition_of.append(refs[1])
+        group_of.append(refs[2])
+        size.append(f.file_size)
+        mtime.append(f.creation_time or 0)
+        if vectors:
+            v = vectors.get(f.file_name)
+            if v is not None:
+                dv[str(i)] = v
+    return ScanFiles(
+        dirs=tuple(dirs),
+        partitions=tuple(partition_values),
+        groups=tuple(groups),
+        names=tuple(names),
+        dir=tuple(dir_of),
+        partition=tuple(partition_of),
+        group=tuple(group_of),
+        size=tuple(size),
+        mtime=tuple(mtime),
+        dv=dv,
+    )
 
 
 def plan_scan(ctx: ServiceContext, req: PlanScanRequest, arg: Any) -> PlanScanReply:
@@ -178,43 +252,7 @@ def scan_reply(
         )
     vectors = _deletion_vectors(table, plan.report.snapshot_id, entries)
     plain, evolved = _split_by_name(table, schema, entries)
-
-    def scan_files(entries: Sequence[ManifestEntry]) -> tuple[ScanFile, ...]:
-        # what files of one (partition, bucket) share -- their directory's URI, the partition
-        # values as JSON, the group -- is made once per pair: a whole-table reply of 100,000
-        # files spent most of its time making each file's anew (entries of one partition
-        # share one partition tuple, decoded once per manifest, hence the key by identity)
-        shared: dict[tuple[int, int], tuple[str, tuple[Any, ...], str]] = {}
-        out = []
-        for e in entries:
-            f = e.file
-            key = (id(e.partition), e.bucket)
-            dir_uri, partition, group = shared.get(key) or shared.setdefault(
-                key,
-                (
-                    spark_path(table.file_io.uri(table.data_file_dir(e))),
-                    tuple(partition_json(t, v) for t, v in zip(types, e.partition, strict=True)),
-                    # merge-on-read unit of a primary-key table: its (partition, bucket)
-                    repr((e.partition, e.bucket)),
-                ),
-            )
-            out.append(
-                ScanFile(
-                    path=(
-                        spark_path(table.file_io.uri(table.data_file_path(e)))
-                        if f.external_path
-                        else f"{dir_uri}/{f.file_name}"
-                    ),
-                    size=f.file_size,
-                    mtime=f.creation_time or 0,
-                    partition=partition,
-                    dv=vectors.get(f.file_name),
-                    group=group,
-                )
-            )
-        return tuple(out)
-
-    files = scan_files(plain)
+    files = scan_files(table, types, plain, vectors)
     report_id = ctx.reports.add(req.tag, plan.report)
     # how LakePkScan merges the versions of a key (primary-key tables)
     # (a key to_json gains must be added to MergeSpec, and Protocol.java regenerated)
@@ -247,7 +285,7 @@ def scan_reply(
             else ""
         ),
         evolved=tuple(
-            _evolved_files(table, schema, sid, scan_files(group))
+            _evolved_files(table, schema, sid, scan_files(table, types, group, vectors))
             for sid, group in sorted(evolved.items())
         ),
         prunable=declared,

@@ -10,7 +10,7 @@ public final class Protocol {
   private Protocol() {}
 
   /** Version of the JSON protocol; Python checks it on every callback. */
-  public static final int VERSION = 2;
+  public static final int VERSION = 3;
 
   /** Spark local property correlating callbacks with the query's Python thread. */
   public static final String TAG_PROPERTY = "lakeskip.query.tag";
@@ -101,6 +101,8 @@ public final class Protocol {
     public static final String DELIMITER = "delimiter";
     public static final String DESCENDING = "descending";
     public static final String DESCRIPTION = "description";
+    public static final String DIR = "dir";
+    public static final String DIRS = "dirs";
     public static final String DROPPED = "dropped";
     public static final String DV = "dv";
     public static final String END = "end";
@@ -118,6 +120,7 @@ public final class Protocol {
     public static final String FULL = "full";
     public static final String FUNCTION = "function";
     public static final String GROUP = "group";
+    public static final String GROUPS = "groups";
     public static final String IGNORE_DELETE = "ignore_delete";
     public static final String IGNORE_RETRACT = "ignore_retract";
     public static final String INDEX = "index";

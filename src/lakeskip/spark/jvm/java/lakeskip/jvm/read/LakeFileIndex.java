@@ -11,7 +11,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import lakeskip.jvm.bridge.Bridge;
-import lakeskip.jvm.bridge.Protocol.Key;
 import lakeskip.jvm.cache.Lru;
 import lakeskip.jvm.cache.SessionKey;
 import org.apache.hadoop.fs.FileStatus;
@@ -52,7 +51,8 @@ import scala.jdk.javaapi.CollectionConverters;
  */
 public final class LakeFileIndex extends PartitioningAwareFileIndex {
   private final PartitionSpec spec;
-  private final scala.collection.mutable.LinkedHashMap<Path, FileStatus> leafFiles;
+  /** Made on first use: Spark's planning of this scan does not ask for it. */
+  private scala.collection.mutable.LinkedHashMap<Path, FileStatus> leafFiles;
   private final scala.collection.immutable.Map<Path, FileStatus[]> leafDirs;
   private final scala.collection.immutable.Seq<Path> roots;
   private final scala.collection.immutable.Seq<FileStatus> all;
@@ -64,13 +64,13 @@ public final class LakeFileIndex extends PartitioningAwareFileIndex {
    * The index of exactly these files, shared with earlier queries that kept the same files.
    * Why: the superclass constructor copies the session's whole Hadoop configuration (over a
    * thousand entries, a millisecond or two) on every query; a repeated query on an unchanged
-   * snapshot keeps the same files (the list includes sizes, modification times, partition
-   * values and DVs), and any commit that changes them changes the key. Equality is identity:
-   * two scans of one query over the same files share one index, as they may share a read. The
-   * key holds the list itself (Jackson's trees compare and hash by content): its text was a
-   * second serialisation of the reply, some 20 MB at 100,000 files, on every first plan.
+   * snapshot keeps the same files (the key is their content: paths, sizes, modification
+   * times, partition values and DVs), and any commit that changes them changes the key.
+   * Equality is identity: two scans of one query over the same files share one index, as
+   * they may share a read.
    */
-  public static LakeFileIndex of(SparkSession session, StructType partitionSchema, JsonNode files) {
+  public static LakeFileIndex of(SparkSession session, StructType partitionSchema,
+      ScanFiles files) {
     SessionKey key = new SessionKey(session, partitionSchema.json(), files);
     LakeFileIndex hit = INDEXES.get(key);
     if (hit != null) {
@@ -81,38 +81,69 @@ public final class LakeFileIndex extends PartitioningAwareFileIndex {
     return built;
   }
 
-  private LakeFileIndex(SparkSession session, StructType partitionSchema, JsonNode files) {
+  private LakeFileIndex(SparkSession session, StructType partitionSchema, ScanFiles files) {
     super(
         session,
         scala.collection.immutable.Map$.MODULE$.<String, String>empty(),
         Option.empty(),
         PartitioningAwareFileIndex.$lessinit$greater$default$4());
-    this.leafFiles = new scala.collection.mutable.LinkedHashMap<>();
     boolean partitioned = partitionSchema.fields().length > 0;
-    Map<String, List<FileStatus>> groups = new LinkedHashMap<>();
-    Map<String, GenericInternalRow> groupValues = new LinkedHashMap<>();
+    // files by partition, equal values (their JSON text) together, in order of first file
+    int[] slot = new int[files.partitionCount()];
+    Map<String, Integer> slotOf = new LinkedHashMap<>();
+    List<List<FileStatus>> groups = new ArrayList<>();
+    List<GenericInternalRow> groupValues = new ArrayList<>();
+    java.util.Arrays.fill(slot, -1);
     FileSystem fs = null;
-    List<FileStatus> statuses = new ArrayList<>();
-    for (JsonNode f : files) {
-      Path path = new Path(f.get(Key.PATH).asText());
-      try {
-        if (fs == null) {
-          fs = path.getFileSystem(hadoopConf());
+    // per directory: the qualified URI its files' paths are made from (a plain name appended:
+    // one URI parse, no regex of Path's), or null where a file's path is made as Spark makes
+    // it (new Path, makeQualified), which the directory's first such file checks it against
+    Map<Integer, String> dirUris = new java.util.HashMap<>();
+    int n = files.size();
+    List<FileStatus> statuses = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      int d = files.dir(i);
+      String name = files.name(i);
+      String base = d >= 0 && plain(name) ? dirUris.get(d) : null;
+      Path path;
+      if (base != null) {
+        path = new Path(java.net.URI.create(base + name));
+      } else {
+        path = new Path(files.path(i));
+        try {
+          if (fs == null) {
+            fs = path.getFileSystem(hadoopConf());
+          }
+          path = fs.makeQualified(path);
+        } catch (IOException e) {
+          throw Bridge.error("lakeskip: cannot resolve " + path + ": " + e.getMessage(), e);
         }
-        path = fs.makeQualified(path);
-      } catch (IOException e) {
-        throw Bridge.error("lakeskip: cannot resolve " + path + ": " + e.getMessage(), e);
+        if (d >= 0 && plain(name) && !dirUris.containsKey(d)) {
+          String uri = path.toUri().toString();
+          String prefix = uri.substring(0, Math.max(0, uri.length() - name.length()));
+          Path fast = uri.endsWith("/" + name) ? new Path(java.net.URI.create(uri)) : null;
+          boolean same = fast != null && fast.equals(path)
+              && fast.toString().equals(path.toString());
+          dirUris.put(d, same ? prefix : null);
+        }
       }
       FileStatus status =
-          new FileStatus(
-              f.get(Key.SIZE).asLong(), false, 1, 128L * 1024 * 1024, f.path(Key.MTIME).asLong(0),
-              path);
-      leafFiles.update(path, status);
+          new FileStatus(files.fileSize(i), false, 1, 128L * 1024 * 1024, files.mtime(i), path);
       statuses.add(status);
       if (partitioned) {
-        String key = f.get(Key.PARTITION).toString();
-        groups.computeIfAbsent(key, k -> new ArrayList<>()).add(status);
-        groupValues.computeIfAbsent(key, k -> row(partitionSchema, f.get(Key.PARTITION)));
+        int p = files.partition(i);
+        if (slot[p] < 0) {
+          JsonNode values = files.partitionValues(p);
+          Integer known = slotOf.get(values.toString());
+          if (known == null) {
+            known = groups.size();
+            slotOf.put(values.toString(), known);
+            groups.add(new ArrayList<>());
+            groupValues.add(row(partitionSchema, values));
+          }
+          slot[p] = known;
+        }
+        groups.get(slot[p]).add(status);
       }
     }
     List<Path> rootList = new ArrayList<>();
@@ -121,28 +152,47 @@ public final class LakeFileIndex extends PartitioningAwareFileIndex {
         scala.collection.immutable.Map$.MODULE$.<Path, FileStatus[]>empty();
     if (partitioned) {
       Set<Path> used = new HashSet<>();
-      int i = 0;
-      for (Map.Entry<String, List<FileStatus>> g : groups.entrySet()) {
-        Path dir = g.getValue().get(0).getPath().getParent();
+      for (int i = 0; i < groups.size(); i++) {
+        List<FileStatus> g = groups.get(i);
+        Path dir = g.get(0).getPath().getParent();
         if (!used.add(dir)) {
           // two partitions' files in one directory (external paths): a key of its own
           dir = new Path(dir, "__lakeskip_partition_" + i);
           used.add(dir);
         }
-        i++;
-        dirs = dirs.updated(dir, g.getValue().toArray(new FileStatus[0]));
-        partitions.add(new PartitionPath(groupValues.get(g.getKey()), dir));
+        dirs = dirs.updated(dir, g.toArray(new FileStatus[0]));
+        partitions.add(new PartitionPath(groupValues.get(i), dir));
         rootList.add(dir);
       }
     } else {
-      for (scala.collection.Iterator<Path> it = leafFiles.keysIterator(); it.hasNext(); ) {
-        rootList.add(it.next());
+      Set<Path> seen = new java.util.LinkedHashSet<>();
+      for (FileStatus f : statuses) {
+        seen.add(f.getPath());
       }
+      rootList.addAll(seen);
     }
     this.all = CollectionConverters.asScala(new ArrayList<>(statuses)).toList();
     this.leafDirs = dirs;
     this.roots = CollectionConverters.asScala(rootList).toList();
     this.spec = new PartitionSpec(partitionSchema, CollectionConverters.asScala(partitions).toList());
+  }
+
+  /**
+   * A file name whose path is its directory's URI and the name as it is: nothing to quote or
+   * normalise (no {@code /}, {@code %}, {@code :}, space; not {@code .} or {@code ..}).
+   */
+  private static boolean plain(String name) {
+    if (name.isEmpty() || name.equals(".") || name.equals("..")) {
+      return false;
+    }
+    for (int i = 0; i < name.length(); i++) {
+      char c = name.charAt(i);
+      if (!(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-'
+          || c == '_' || c == '.')) {
+        return false;
+      }
+    }
+    return true;
   }
 
   private static GenericInternalRow row(StructType schema, JsonNode values) {
@@ -186,7 +236,16 @@ public final class LakeFileIndex extends PartitioningAwareFileIndex {
   }
 
   @Override
-  public scala.collection.mutable.LinkedHashMap<Path, FileStatus> leafFiles() {
+  public synchronized scala.collection.mutable.LinkedHashMap<Path, FileStatus> leafFiles() {
+    if (leafFiles == null) {
+      scala.collection.mutable.LinkedHashMap<Path, FileStatus> m =
+          new scala.collection.mutable.LinkedHashMap<>();
+      for (scala.collection.Iterator<FileStatus> it = all.iterator(); it.hasNext(); ) {
+        FileStatus f = it.next();
+        m.update(f.getPath(), f);
+      }
+      leafFiles = m;
+    }
     return leafFiles;
   }
 
@@ -225,6 +284,6 @@ public final class LakeFileIndex extends PartitioningAwareFileIndex {
 
   @Override
   public String toString() {
-    return "LakeFileIndex(" + leafFiles.size() + " files)";
+    return "LakeFileIndex(" + all.size() + " files)";
   }
 }

@@ -242,7 +242,8 @@ public final class LakeScanBuilder
   public static Scan ofChanges(LakeTable table, CaseInsensitiveStringMap options,
       scala.collection.immutable.Seq<Expression> filters, JsonNode reply) {
     SparkSession session = SparkSession.active();
-    LakeFileIndex index = LakeFileIndex.of(session, table.partitionSchema(), reply.path(Key.FILES));
+    LakeFileIndex index =
+        LakeFileIndex.of(session, table.partitionSchema(), ScanFiles.of(reply.path(Key.FILES)));
     StructField seq = new StructField(lakeskip.jvm.read.stream.LakeChangeScan.SEQUENCE,
         DataTypes.LongType, true, Metadata.empty());
     StructField kind = new StructField(LakePkScan.KIND, DataTypes.ByteType, true, Metadata.empty());
@@ -267,21 +268,11 @@ public final class LakeScanBuilder
       return new LakeScan(audit ? new LakeAuditScan(pk) : pk, table.name(), pruning)
           .withStream(table, options);
     }
-    LakeFileIndex index = LakeFileIndex.of(session, table.partitionSchema(), reply.path(Key.FILES));
-    Map<String, byte[]> vectors = new HashMap<>();
-    List<JsonNode> fileLists = new ArrayList<>();
-    fileLists.add(reply.path(Key.FILES));
+    ScanFiles byName = ScanFiles.of(reply.path(Key.FILES));
+    LakeFileIndex index = LakeFileIndex.of(session, table.partitionSchema(), byName);
+    Map<String, byte[]> vectors = new HashMap<>(byName.vectorsByName());
     for (JsonNode g : reply.path(Key.EVOLVED)) { // older schema versions' files too
-      fileLists.add(g.path(Key.FILES));
-    }
-    for (JsonNode files : fileLists) {
-      for (JsonNode f : files) {
-        if (f.hasNonNull(Key.DV)) {
-          String path = f.get(Key.PATH).asText();
-          vectors.put(path.substring(path.lastIndexOf('/') + 1),
-              Base64.getDecoder().decode(f.get(Key.DV).asText()));
-        }
-      }
+      vectors.putAll(ScanFiles.of(g.path(Key.FILES)).vectorsByName());
     }
     StructType schema = table.schema;
     StructType dataSchema = table.dataSchema();
@@ -344,7 +335,8 @@ public final class LakeScanBuilder
     parts.add(first);
     sources.add(null);
     for (JsonNode g : groups) {
-      LakeFileIndex index = LakeFileIndex.of(session, table.partitionSchema(), g.path(Key.FILES));
+      LakeFileIndex index =
+          LakeFileIndex.of(session, table.partitionSchema(), ScanFiles.of(g.path(Key.FILES)));
       StructType stored = StructType.fromDDL(g.path(Key.STORED_SCHEMA).asText());
       JsonNode names = g.path(Key.STORED_NAMES);
       List<StructField> want = new ArrayList<>();

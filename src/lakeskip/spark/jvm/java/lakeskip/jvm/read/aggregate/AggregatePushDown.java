@@ -15,6 +15,7 @@ import lakeskip.jvm.bridge.Protocol.Op;
 import lakeskip.jvm.catalog.LakeTable;
 import lakeskip.jvm.read.FilterPushDown;
 import lakeskip.jvm.read.LakeFileIndex;
+import lakeskip.jvm.read.ScanFiles;
 import lakeskip.jvm.read.ScanRequest;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.expressions.Expression;
@@ -204,16 +205,17 @@ public final class AggregatePushDown {
   private static Set<String> keptFiles(
       SparkSession session, LakeTable table, scala.collection.immutable.Seq<Expression> filters,
       JsonNode reply) {
-    ArrayNode files = Bridge.JSON.createArrayNode();
+    List<String> paths = new ArrayList<>();
+    List<JsonNode> values = new ArrayList<>();
+    List<Long> sizes = new ArrayList<>();
     for (JsonNode part : reply.path(Key.PARTITIONS)) {
-      ObjectNode f = files.addObject();
-      f.set(Key.PATH, part.get(Key.PATH));
-      f.set(Key.SIZE, part.get(Key.SIZE));
-      f.put(Key.MTIME, 0);
-      f.set(Key.PARTITION, part.get(Key.PARTITION));
+      paths.add(part.get(Key.PATH).asText());
+      sizes.add(part.get(Key.SIZE).asLong());
+      values.add(part.get(Key.PARTITION));
     }
     Set<String> kept = new HashSet<>();
-    LakeFileIndex index = LakeFileIndex.of(session, table.partitionSchema(), files);
+    LakeFileIndex index = LakeFileIndex.of(session, table.partitionSchema(),
+        ScanFiles.of(paths, sizes.stream().mapToLong(Long::longValue).toArray(), values));
     for (PartitionDirectory dir :
         CollectionConverters.asJava(index.listFiles(filters, FilterPushDown.none()))) {
       for (FileStatusWithMetadata f : CollectionConverters.asJava(dir.files())) {

@@ -15,6 +15,7 @@ import lakeskip.jvm.read.FilterPushDown;
 import lakeskip.jvm.read.LakeAuditScan;
 import lakeskip.jvm.read.LakeEvolvedScan;
 import lakeskip.jvm.read.LakeFileIndex;
+import lakeskip.jvm.read.ScanFiles;
 import lakeskip.jvm.read.LakeParquetScanBuilder;
 import lakeskip.jvm.read.ReadErrors;
 import org.apache.hadoop.conf.Configuration;
@@ -136,7 +137,7 @@ public final class LakePkScan implements Scan, Batch {
     }
     // partition columns are read from the files (Paimon writes the whole row as the value),
     // so Spark's file index here has no partition schema
-    LakeFileIndex index = LakeFileIndex.of(session, new StructType(), reply.path(Key.FILES));
+    LakeFileIndex index = LakeFileIndex.of(session, new StructType(), ScanFiles.of(reply.path(Key.FILES)));
     ParquetScanBuilder parquet =
         new LakeParquetScanBuilder(session, index, fileSchema, fileSchema, options);
     // filters on key columns only (primary key incl. partition columns, whose value columns
@@ -185,26 +186,27 @@ public final class LakePkScan implements Scan, Batch {
     Configuration conf = session.sessionState().newHadoopConf();
     Map<String, List<PartitionedFile>> groups = new LinkedHashMap<>();
     Map<String, Integer> versionOf = new java.util.HashMap<>();
-    List<JsonNode> byVersion = new ArrayList<>();
-    byVersion.add(reply.path(Key.FILES));
+    List<ScanFiles> byVersion = new ArrayList<>();
+    byVersion.add(ScanFiles.of(reply.path(Key.FILES)));
     for (JsonNode g : reply.path(Key.EVOLVED)) {
-      byVersion.add(g.path(Key.FILES));
+      byVersion.add(ScanFiles.of(g.path(Key.FILES)));
     }
     for (int v = 0; v < byVersion.size(); v++) {
-      for (JsonNode f : byVersion.get(v)) {
-        Path path = new Path(f.get(Key.PATH).asText());
+      ScanFiles files = byVersion.get(v);
+      for (int i = 0; i < files.size(); i++) {
+        Path path = new Path(files.path(i));
         try {
           FileSystem fs = path.getFileSystem(conf);
           path = fs.makeQualified(path);
         } catch (IOException e) {
           throw Bridge.error("lakeskip: cannot resolve " + path + ": " + e.getMessage(), e);
         }
-        long size = f.get(Key.SIZE).asLong();
+        long size = files.fileSize(i);
         PartitionedFile pf =
             PartitionedFile.apply(
                 new GenericInternalRow(0), SparkPath.fromPath(path), 0L, size, new String[0],
-                f.path(Key.MTIME).asLong(0), size, PartitionedFile.apply$default$8());
-        groups.computeIfAbsent(f.get(Key.GROUP).asText(), k -> new ArrayList<>()).add(pf);
+                files.mtime(i), size, PartitionedFile.apply$default$8());
+        groups.computeIfAbsent(files.group(i), k -> new ArrayList<>()).add(pf);
         if (v > 0) {
           versionOf.put(pf.filePath().urlEncoded(), v);
         }
@@ -256,7 +258,7 @@ public final class LakePkScan implements Scan, Batch {
         want.add(fileSchema.apply(from));
       }
     }
-    LakeFileIndex index = LakeFileIndex.of(session, new StructType(), g.path(Key.FILES));
+    LakeFileIndex index = LakeFileIndex.of(session, new StructType(), ScanFiles.of(g.path(Key.FILES)));
     ParquetScanBuilder parquet =
         new ParquetScanBuilder(session, index, fileSchema, fileSchema, options);
     parquet.pruneColumns(new StructType(want.toArray(new StructField[0])));

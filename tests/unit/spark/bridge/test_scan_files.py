@@ -1,0 +1,130 @@
+"""``plan_scan``'s file columns (:func:`~lakeskip.spark.bridge.catalog_scans.batch.scan_files`,
+``ScanFiles`` of the protocol) against each file computed on its own: its path by
+``table_file_paths``, its partition values by ``partition_json``, its group, size, creation
+time and deletion vector; and through the JSON the JVM reads."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lakeskip import types as T
+from lakeskip.catalog.catalog import Catalog
+from lakeskip.catalog.format.data_file import EMPTY_STATS, DataFileMeta
+from lakeskip.catalog.format.manifest import FileKind, ManifestEntry
+from lakeskip.catalog.table import FileStoreTable
+from lakeskip.spark.bridge.catalog_scans.batch import scan_files
+from lakeskip.spark.bridge.catalog_scans.target import partition_json
+from lakeskip.spark.jvm.protocol import ScanFiles, decode, encode
+from lakeskip.spark.read.dv import table_file_paths
+
+TYPES = [T.INT, T.DOUBLE, T.STRING]
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory: pytest.TempPathFactory) -> FileStoreTable:
+    catalog = Catalog(str(tmp_path_factory.mktemp("wh")))
+    catalog.create_database("d")
+    rt = T.RowType.of(("id", T.BIGINT), ("a", T.INT), ("b", T.DOUBLE), ("c", T.STRING))
+    return catalog.create_table("d.t", rt, partition_keys=["a", "b", "c"])
+
+
+_BASE = DataFileMeta(
+    file_name="f",
+    file_size=0,
+    row_count=1,
+    min_key=b"",
+    max_key=b"",
+    key_stats=EMPTY_STATS,
+    value_stats=EMPTY_STATS,
+    min_sequence_number=0,
+    max_sequence_number=0,
+    schema_id=0,
+    level=0,
+    extra_files=(),
+)
+
+_partitions = st.tuples(
+    st.none() | st.integers(-3, 3),
+    st.none() | st.sampled_from([0.0, -0.0, 1.5, math.inf, -math.inf, math.nan]),
+    st.none() | st.sampled_from(["x", "y z", "1", ""]),
+)
+_files = st.lists(
+    st.tuples(
+        _partitions,
+        st.integers(0, 2),  # bucket
+        st.booleans(),  # an external path
+        st.none() | st.integers(0, 10**13),  # creation time
+        st.integers(0, 10**12),  # size
+        st.booleans(),  # a deletion vector
+        st.booleans(),  # a partition tuple object of its own (equal values, other identity)
+    ),
+    max_size=25,
+)
+
+
+def _entries(rows: list[Any]) -> tuple[list[ManifestEntry], dict[str, str]]:
+    shared: dict[str, tuple[Any, ...]] = {}
+    entries, vectors = [], {}
+    for i, (partition, bucket, external, ctime, size, dv, fresh) in enumerate(rows):
+        # equal partitions share one tuple as a decoded manifest's do, unless ``fresh``
+        key = repr(partition)
+        part = tuple(partition) if fresh else shared.setdefault(key, partition)
+        name = f"data-{i}.parquet"
+        file = dataclasses.replace(
+            _BASE,
+            file_name=name,
+            file_size=size,
+            creation_time=ctime,
+            external_path=f"/elsewhere/p{i % 3}/{name}" if external else None,
+        )
+        entries.append(ManifestEntry(FileKind.ADD, part, bucket, 3, file))
+        if dv:
+            vectors[name] = f"dv{i}"
+    return entries, vectors
+
+
+@settings(max_examples=150, deadline=None)
+@given(_files)
+def test_columns_hold_each_file_as_computed_alone(table: FileStoreTable, rows: list[Any]) -> None:
+    entries, vectors = _entries(rows)
+    got = scan_files(table, TYPES, entries, vectors)
+    wire = decode(ScanFiles, json.loads(json.dumps(encode(got))))  # what the JVM reads
+    for files in (got, wire):
+        assert len(files) == len(entries)
+        assert files.paths() == table_file_paths(table, entries)
+        for i, e in enumerate(entries):
+            want = [partition_json(t, v) for t, v in zip(TYPES, e.partition, strict=True)]
+            # compared as JSON text: -0.0 is not 0.0
+            assert json.dumps(list(files.partitions[files.partition[i]])) == json.dumps(want)
+            assert files.groups[files.group[i]] == repr((e.partition, e.bucket))
+            assert files.size[i] == e.file.file_size
+            assert files.mtime[i] == (e.file.creation_time or 0)
+            assert files.dv.get(str(i)) == vectors.get(e.file.file_name)
+        assert len(files.dv) == sum(e.file.file_name in vectors for e in entries)
+    # each shared value listed once
+    assert len(set(map(json.dumps, got.partitions))) == len(got.partitions)
+    assert len(set(got.groups)) == len(got.groups)
+    assert len(set(got.dirs)) == len(got.dirs)
+
+
+def test_external_file_first_in_its_bucket(table: FileStoreTable, tmp_path: Path) -> None:
+    """An external file listed before its bucket's other files leaves their directory the
+    bucket's own."""
+    p = (1, 2.0, "x")
+    ext = dataclasses.replace(_BASE, file_name="e.parquet", external_path="/ext/e.parquet")
+    own = dataclasses.replace(_BASE, file_name="o.parquet")
+    entries = [
+        ManifestEntry(FileKind.ADD, p, 0, 1, ext),
+        ManifestEntry(FileKind.ADD, p, 0, 1, own),
+    ]
+    files = scan_files(table, TYPES, entries, {})
+    assert files.paths() == table_file_paths(table, entries)
+    assert files.path(0) == "file:///ext/e.parquet"
