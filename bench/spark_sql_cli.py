@@ -166,6 +166,42 @@ def process_cpu_seconds(pid: int) -> dict[int, float]:
     return out
 
 
+#: a JVM thread's kind by the start of its name (``/proc/<pid>/task/<tid>/comm``, 15 chars)
+THREAD_KINDS = (
+    ("Executor task", "tasks"),
+    ("C1 CompilerThre", "jit"),
+    ("C2 CompilerThre", "jit"),
+    ("GC Thread", "gc"),
+    ("G1 ", "gc"),
+    ("VM Thread", "gc"),
+)
+
+
+def thread_cpu_seconds(pid: int) -> dict[str, float]:
+    """CPU seconds process ``pid`` (a JVM) used so far by kind of thread: ``tasks`` (Spark's
+    executor task threads), ``jit`` (the compilers), ``gc`` (G1's threads and the VM thread,
+    which also runs the serial collector), ``all`` (the process: with threads that have exited);
+    empty without /proc."""
+    out = {"tasks": 0.0, "jit": 0.0, "gc": 0.0}
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        out["all"] = (int(fields[11]) + int(fields[12])) / _TICKS
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return {}
+    for task in tasks:
+        try:
+            name = (task / "comm").read_text()
+            kind = next((k for prefix, k in THREAD_KINDS if name.startswith(prefix)), None)
+            if kind is None:
+                continue
+            f = (task / "stat").read_text().rsplit(")", 1)[1].split()
+            out[kind] += (int(f[11]) + int(f[12])) / _TICKS
+        except OSError:
+            continue
+    return out
+
+
 class CallbackTrace:
     """The lakeskip callbacks a JVM made, from the file its ``-Dlakeskip.callback.trace=<path>``
     system property appends to (``Bridge.TRACE_PROPERTY``: one line per callback, op, round

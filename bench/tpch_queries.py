@@ -83,6 +83,7 @@ from spark_sql_cli import (  # type: ignore[import-not-found]
     CallbackTrace,
     SparkSql,
     process_cpu_seconds,
+    thread_cpu_seconds,
     tree_cpu_seconds,
 )
 
@@ -718,6 +719,8 @@ def run_spark_sql(
             idle: dict[str, list[float]] = {s: [] for s in sides}
             run_calls: dict[str, list[float]] = {}
             settled: list[float] = []
+            # each side's JVM CPU a run by kind of thread (tasks, jit, gc, the rest)
+            kinds: dict[str, dict[str, list[float]]] = {s: {} for s in sides}
             # a short query gets more rounds, until each side's runs add up to min_seconds
             # (at most 4 x runs)
             i = 0
@@ -725,11 +728,18 @@ def run_spark_sql(
                 for side in first if i % 2 == 0 else list(reversed(first)):
                     settled.append(_settle(pids))
                     c0 = {s: process_cpu_seconds(clis[s].pid) for s in sides}
+                    k0 = thread_cpu_seconds(clis[side].pid)
                     secs = clis[side].run(sql[side])[1]
                     c1 = {s: process_cpu_seconds(clis[s].pid) for s in sides}
                     # what the run left behind (JIT, GC) is its own side's: up to quiet
                     settled.append(_settle(pids))
                     c2 = process_cpu_seconds(clis[side].pid)
+                    k1 = thread_cpu_seconds(clis[side].pid)
+                    if k0 and k1:
+                        d = {k: k1[k] - k0[k] for k in k1}
+                        d["other"] = d.pop("all") - d["tasks"] - d["jit"] - d["gc"]
+                        for k, v in d.items():
+                            kinds[side].setdefault(k, []).append(v)
                     jvm = clis[side].pid
                     mine = {p: c2.get(p, 0.0) - c0[side].get(p, 0.0) for p in c2}
                     cpu[side].append(sum(mine.values()))
@@ -746,6 +756,9 @@ def run_spark_sql(
             out[q]["cpu"] = cpu
             out[q]["lakeskip_cpu_split"] = {k: statistics.median(v) for k, v in split.items()}
             out[q]["idle_cpu"] = {s: statistics.median(v) for s, v in idle.items()}
+            out[q]["jvm_threads_cpu"] = {
+                s: {k: statistics.median(v) for k, v in ks.items()} for s, ks in kinds.items()
+            }
             out[q]["warmups"] = warm
             out[q]["callbacks"] = {"first": first_calls, "warmups": warm_calls, "runs": run_calls}
             out[q]["settle_s"] = statistics.median(settled)
@@ -760,6 +773,14 @@ def run_spark_sql(
                 f"callbacks: first run {_calls_text(first_calls)}; other warm-ups "
                 f"{_calls_text(warm_calls)}; {i} timed runs {_calls_text(run_calls)}; "
                 f"load {load0:.1f} -> {out[q]['load'][1]:.1f}",
+                flush=True,
+            )
+            print(
+                "      JVM CPU a run by thread (tasks / jit / gc / other): "
+                + "; ".join(
+                    f"{s} " + " / ".join(f"{v:.2f}" for v in ks.values())
+                    for s, ks in out[q]["jvm_threads_cpu"].items()
+                ),
                 flush=True,
             )
         for cli in clis.values():
