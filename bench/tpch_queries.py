@@ -35,14 +35,19 @@ and records the lakeskip scans' pruning reports, then ``--runs`` timed runs inte
 **spark-sql** (``--frontend spark-sql``): two of the pyspark wheel's ``bin/spark-sql``
 alive side by side, fed statement by statement on stdin (``spark_sql_cli.py``): one with
 ``lakeskip spark-conf``'s flags over ``lakeskip.tpch.*`` (its catalog starts the Python
-brain), one plain, over temp views ``USING parquet`` of the same data files. Per query a
-warm-up on each side (answers: the printed rows, compared as sorted lines), then rounds
-interleaved as in PySpark (lakeskip, plain, plain, lakeskip, ...), so both sides see the same
+brain), one plain, over temp views ``USING parquet`` of the same data files; the bench's own
+PySpark JVM is ended first, so only the two CLIs run. Per query ``--warmups`` untimed runs a
+side (default 2; the first checks the answers: the printed rows, compared as sorted lines), then
+rounds interleaved as in PySpark (lakeskip, plain, plain, lakeskip, ...), so both sides see the same
 machine: ``--runs`` rounds, more (up to 4x) while a side's runs add up to less than
 ``--min-seconds`` (default 8: at ``--runs 5`` a 0.3 s query gets 20 rounds). The time of a
 run is the CLI's own "Time taken". Beside the medians it prints each side's quartiles, the median and quartiles of the
 paired ratios (plain / lakeskip of one round) and each side's median CPU seconds a run (its
-JVM and, for lakeskip, the brain: ``/proc``, less sensitive to the load than wall times).
+JVM and, for lakeskip, the brain: ``/proc``, less sensitive to the load than wall times);
+every run starts with both CLIs quiet and its CPU counts until they are quiet again (the JIT
+and GC it leaves behind). Per query it also prints lakeskip's CPU split JVM / brain, each JVM's
+CPU by kind of thread (tasks, JIT, GC, the rest), and the callbacks lakeskip's CLI made in the
+first run, the other warm-ups and the timed runs (``-Dlakeskip.callback.trace``).
 ``--profile`` adds Spark's event log of both processes (``spark_sql_events.py``): per query
 and side the execution's wall time, the time before it (parsing to physical planning), jobs,
 tasks, task CPU and the final plans' operators where they differ.
