@@ -145,18 +145,92 @@ def _pump(stream: IO[bytes], q: queue.Queue[bytes | None]) -> None:
 def tree_cpu_seconds(pid: int) -> float:
     """CPU seconds (user + system) process ``pid`` and its live descendants have used so far
     (the JVM and, on lakeskip's side, its Python brain; 0.0 without /proc)."""
-    total = 0.0
+    return sum(process_cpu_seconds(pid).values())
+
+
+def process_cpu_seconds(pid: int) -> dict[int, float]:
+    """CPU seconds (user + system, all threads) used so far by process ``pid`` and by each
+    live descendant, by pid (empty without /proc): a ``spark-sql``'s JVM is ``pid``, lakeskip's
+    Python brain its child."""
+    out: dict[int, float] = {}
     todo = [pid]
     while todo:
         p = todo.pop()
         try:
             fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / _TICKS
+            out[p] = (int(fields[11]) + int(fields[12])) / _TICKS
             for task in Path(f"/proc/{p}/task").iterdir():
                 todo += [int(c) for c in (task / "children").read_text().split()]
         except OSError:
             continue
-    return total
+    return out
+
+
+#: a JVM thread's kind by the start of its name (``/proc/<pid>/task/<tid>/comm``, 15 chars)
+THREAD_KINDS = (
+    ("Executor task", "tasks"),
+    ("C1 CompilerThre", "jit"),
+    ("C2 CompilerThre", "jit"),
+    ("GC Thread", "gc"),
+    ("G1 ", "gc"),
+    ("VM Thread", "gc"),
+)
+
+
+def thread_cpu_seconds(pid: int) -> dict[str, float]:
+    """CPU seconds process ``pid`` (a JVM) used so far by kind of thread: ``tasks`` (Spark's
+    executor task threads), ``jit`` (the compilers), ``gc`` (G1's threads and the VM thread,
+    which also runs the serial collector), ``all`` (the process: with threads that have exited);
+    empty without /proc."""
+    out = {"tasks": 0.0, "jit": 0.0, "gc": 0.0}
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        out["all"] = (int(fields[11]) + int(fields[12])) / _TICKS
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return {}
+    for task in tasks:
+        try:
+            name = (task / "comm").read_text()
+            kind = next((k for prefix, k in THREAD_KINDS if name.startswith(prefix)), None)
+            if kind is None:
+                continue
+            f = (task / "stat").read_text().rsplit(")", 1)[1].split()
+            out[kind] += (int(f[11]) + int(f[12])) / _TICKS
+        except OSError:
+            continue
+    return out
+
+
+class CallbackTrace:
+    """The lakeskip callbacks a JVM made, from the file its ``-Dlakeskip.callback.trace=<path>``
+    system property appends to (``Bridge.TRACE_PROPERTY``: one line per callback, op, round
+    trip ms, bytes sent and received, thread); :meth:`since_last` reads what was appended
+    since its previous call."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._offset = 0
+
+    def since_last(self) -> dict[str, list[float]]:
+        """Per op, [calls, round-trip ms] of the callbacks appended since the last call."""
+        try:
+            with self.path.open("rb") as f:
+                f.seek(self._offset)
+                data = f.read()
+        except FileNotFoundError:
+            return {}
+        end = data.rfind(b"\n") + 1  # a line being written is read next time
+        self._offset += end
+        out: dict[str, list[float]] = {}
+        for line in data[:end].decode("utf-8", "replace").splitlines():
+            parts = line.split("\t")
+            if len(parts) < 2:
+                continue
+            entry = out.setdefault(parts[0], [0, 0.0])
+            entry[0] += 1
+            entry[1] += float(parts[1])
+        return out
 
 
 _TICKS = os.sysconf("SC_CLK_TCK")

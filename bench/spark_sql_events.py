@@ -4,7 +4,7 @@ event log has every SQL execution (its statement text, start and end, its final 
 and every job and task (executor run and CPU time).
 
 Per query and side, over the timed runs (the k-th execution whose statement is the query's text,
-the warm-up's left out), medians of: the execution's wall time (start to end), the time before
+the warm-ups left out), medians of: the execution's wall time (start to end), the time before
 it (the CLI's "Time taken" minus that: parsing, analysis, optimization, physical planning, and
 printing the rows), its jobs, tasks, tasks' executor CPU seconds, records and bytes read; per
 stage of the last run its tasks, CPU and records read; and the operators of the last run's
@@ -102,10 +102,12 @@ def report(
     sql: dict[str, dict[str, str]],
     results: dict[str, Any],
     operators: Callable[[str], dict[str, int]],
+    skip: int = 1,
 ) -> None:
     """Adds ``profile`` to each query of ``results`` and prints it: ``sql[q][side]`` is the
     statement text of query ``q`` on ``side``, ``events[side]`` that side's event log folder,
-    ``operators`` counts a plan's operators."""
+    ``operators`` counts a plan's operators; the first ``skip`` executions of each statement
+    are the warm-ups."""
 
     by_text: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for side, folder in events.items():
@@ -116,7 +118,7 @@ def report(
     for q, texts in sql.items():
         prof: dict[str, Any] = {}
         for side, text in texts.items():
-            runs = by_text[side].get(_one_line(text), [])[1:]  # the warm-up left out
+            runs = by_text[side].get(_one_line(text), [])[skip:]  # the warm-ups left out
             taken = results[q]["times"][side]
             if len(runs) != len(taken) or not runs:
                 print(f"      {q} {side}: {len(runs)} executions for {len(taken)} runs")

@@ -35,14 +35,19 @@ and records the lakeskip scans' pruning reports, then ``--runs`` timed runs inte
 **spark-sql** (``--frontend spark-sql``): two of the pyspark wheel's ``bin/spark-sql``
 alive side by side, fed statement by statement on stdin (``spark_sql_cli.py``): one with
 ``lakeskip spark-conf``'s flags over ``lakeskip.tpch.*`` (its catalog starts the Python
-brain), one plain, over temp views ``USING parquet`` of the same data files. Per query a
-warm-up on each side (answers: the printed rows, compared as sorted lines), then rounds
-interleaved as in PySpark (lakeskip, plain, plain, lakeskip, ...), so both sides see the same
+brain), one plain, over temp views ``USING parquet`` of the same data files; the bench's own
+PySpark JVM is ended first, so only the two CLIs run. Per query ``--warmups`` untimed runs a
+side (default 2; the first checks the answers: the printed rows, compared as sorted lines), then
+rounds interleaved as in PySpark (lakeskip, plain, plain, lakeskip, ...), so both sides see the same
 machine: ``--runs`` rounds, more (up to 4x) while a side's runs add up to less than
 ``--min-seconds`` (default 8: at ``--runs 5`` a 0.3 s query gets 20 rounds). The time of a
 run is the CLI's own "Time taken". Beside the medians it prints each side's quartiles, the median and quartiles of the
 paired ratios (plain / lakeskip of one round) and each side's median CPU seconds a run (its
-JVM and, for lakeskip, the brain: ``/proc``, less sensitive to the load than wall times).
+JVM and, for lakeskip, the brain: ``/proc``, less sensitive to the load than wall times);
+every run starts with both CLIs quiet and its CPU counts until they are quiet again (the JIT
+and GC it leaves behind). Per query it also prints lakeskip's CPU split JVM / brain, each JVM's
+CPU by kind of thread (tasks, JIT, GC, the rest), and the callbacks lakeskip's CLI made in the
+first run, the other warm-ups and the timed runs (``-Dlakeskip.callback.trace``).
 ``--profile`` adds Spark's event log of both processes (``spark_sql_events.py``): per query
 and side the execution's wall time, the time before it (parsing to physical planning), jobs,
 tasks, task CPU and the final plans' operators where they differ.
@@ -79,7 +84,13 @@ from typing import Any
 
 import query_profile  # type: ignore[import-not-found]
 import spark_sql_events  # type: ignore[import-not-found]
-from spark_sql_cli import SparkSql, tree_cpu_seconds  # type: ignore[import-not-found]
+from spark_sql_cli import (  # type: ignore[import-not-found]
+    CallbackTrace,
+    SparkSql,
+    process_cpu_seconds,
+    thread_cpu_seconds,
+    tree_cpu_seconds,
+)
 
 import lakeskip
 from lakeskip.spark import pruning_reports
@@ -583,6 +594,64 @@ def _print_spread(s: dict[str, Any], runs: int) -> None:
     )
 
 
+#: a CLI is quiet when all of them used less than this many CPU seconds over SETTLE_STEP
+SETTLE_QUIET = 0.03
+SETTLE_STEP = 0.2
+#: the longest wait for quiet after a run
+SETTLE_MOST = 5.0
+
+
+def _settle(pids: list[int]) -> float:
+    """Waits until the CLIs' processes (``pids``, with their children) are quiet -- the JIT
+    compiling, GC and cleanup a run leaves behind, which would otherwise land on the next run,
+    often the other side's -- or :data:`SETTLE_MOST` seconds; how long it waited."""
+    t0 = time.monotonic()
+    last = sum(tree_cpu_seconds(p) for p in pids)
+    while time.monotonic() - t0 < SETTLE_MOST:
+        time.sleep(SETTLE_STEP)
+        now = sum(tree_cpu_seconds(p) for p in pids)
+        if now - last < SETTLE_QUIET:
+            break
+        last = now
+    return time.monotonic() - t0
+
+
+def _stop_pyspark_jvm(session: Any) -> None:
+    """Stops the PySpark session and ends its JVM: ``SparkSession.stop`` leaves the gateway's
+    JVM running (heap, GC and JIT threads, idle but resident beside the two CLIs), and it
+    exits only when its stdin, a pipe from this process, closes."""
+    from pyspark import SparkContext
+
+    session.spark.stop()
+    gateway = SparkContext._gateway
+    if gateway is None:
+        return
+    proc = getattr(gateway, "proc", None)
+    with contextlib.suppress(Exception):
+        gateway.shutdown()
+    SparkContext._gateway = None
+    SparkContext._jvm = None
+    if proc is not None:
+        with contextlib.suppress(OSError):
+            proc.stdin.close()
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def _calls_text(calls: dict[str, list[float]]) -> str:
+    return ", ".join(f"{op} {n:g}/{ms:.0f}ms" for op, (n, ms) in sorted(calls.items())) or "none"
+
+
+def _add_calls(total: dict[str, list[float]], calls: dict[str, list[float]]) -> None:
+    for op, (n, ms) in calls.items():
+        entry = total.setdefault(op, [0, 0.0])
+        entry[0] += n
+        entry[1] += ms
+
+
 def run_spark_sql(
     session: Any,
     warehouse: Path,
@@ -590,11 +659,14 @@ def run_spark_sql(
     runs: int,
     min_seconds: float = 8.0,
     profile: bool = False,
+    warmups: int = 2,
 ) -> dict[str, Any]:
     """Both sides through ``bin/spark-sql``: two CLI processes alive side by side (started
-    after the PySpark session stopped), taking turns run by run."""
+    after the PySpark session and its JVM stopped), taking turns run by run, each run started
+    with both CLIs quiet (:func:`_settle`); per query ``warmups`` untimed runs a side (the
+    first checks the answers)."""
     globs = _globs(session)
-    session.spark.stop()
+    _stop_pyspark_jvm(session)
     base = {
         "spark.master": "local[2]",
         "spark.ui.enabled": "false",
@@ -613,6 +685,9 @@ def run_spark_sql(
     out: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
         clis: dict[str, SparkSql] = {}
+        # the callbacks lakeskip's JVM makes, one line each (Bridge.TRACE_PROPERTY)
+        trace = CallbackTrace(Path(tmp) / "callbacks.tsv")
+        lake_conf["spark.driver.extraJavaOptions"] += f" -Dlakeskip.callback.trace={trace.path}"
         for side, conf in (("lakeskip", lake_conf), ("plain", plain_conf)):
             cwd = Path(tmp) / side
             (cwd / "events").mkdir(parents=True)
@@ -621,6 +696,7 @@ def run_spark_sql(
             clis[side] = stack.enter_context(
                 SparkSql(frontend_command("spark-sql", conf), cwd, env, f"spark-sql {side}")
             )
+        pids = [cli.pid for cli in clis.values()]
         for t, g in globs.items():
             clis["plain"].run(f"CREATE TEMPORARY VIEW plain_{t} USING parquet OPTIONS (path '{g}')")
         for n, q in enumerate(queries):
@@ -628,25 +704,90 @@ def run_spark_sql(
             # the side that runs first alternates from query to query, then rounds go
             # A B, B A, A B, ... (as the PySpark frontend's)
             first = list(sides) if n % 2 == 0 else list(reversed(sides))
+            load0 = os.getloadavg()[0]
+            trace.since_last()
             answers = {side: sorted(clis[side].run(sql[side])[0]) for side in first}
             if answers["lakeskip"] != answers["plain"]:
                 raise SystemExit(f"{q}: different answers through spark-sql")
+            first_calls = trace.since_last()
+            warm: dict[str, list[float]] = {s: [] for s in sides}
+            for _ in range(warmups - 1):
+                for side in first:
+                    _settle(pids)
+                    warm[side].append(clis[side].run(sql[side])[1])
+            warm_calls = trace.since_last()
             times: dict[str, list[float]] = {s: [] for s in sides}
             cpu: dict[str, list[float]] = {s: [] for s in sides}
+            # lakeskip's CPU a run split: its JVM, its brain (the JVM's child processes)
+            split: dict[str, list[float]] = {"jvm": [], "brain": []}
+            # the CPU the side not running used during the other's run (noise)
+            idle: dict[str, list[float]] = {s: [] for s in sides}
+            run_calls: dict[str, list[float]] = {}
+            settled: list[float] = []
+            # each side's JVM CPU a run by kind of thread (tasks, jit, gc, the rest)
+            kinds: dict[str, dict[str, list[float]]] = {s: {} for s in sides}
             # a short query gets more rounds, until each side's runs add up to min_seconds
             # (at most 4 x runs)
             i = 0
             while i < runs or (i < 4 * runs and min(sum(t) for t in times.values()) < min_seconds):
                 for side in first if i % 2 == 0 else list(reversed(first)):
-                    c0 = tree_cpu_seconds(clis[side].pid)
+                    settled.append(_settle(pids))
+                    c0 = {s: process_cpu_seconds(clis[s].pid) for s in sides}
+                    k0 = thread_cpu_seconds(clis[side].pid)
                     secs = clis[side].run(sql[side])[1]
-                    cpu[side].append(tree_cpu_seconds(clis[side].pid) - c0)
+                    c1 = {s: process_cpu_seconds(clis[s].pid) for s in sides}
+                    # what the run left behind (JIT, GC) is its own side's: up to quiet
+                    settled.append(_settle(pids))
+                    c2 = process_cpu_seconds(clis[side].pid)
+                    k1 = thread_cpu_seconds(clis[side].pid)
+                    if k0 and k1:
+                        d = {k: k1[k] - k0[k] for k in k1}
+                        d["other"] = d.pop("all") - d["tasks"] - d["jit"] - d["gc"]
+                        for k, v in d.items():
+                            kinds[side].setdefault(k, []).append(v)
+                    jvm = clis[side].pid
+                    mine = {p: c2.get(p, 0.0) - c0[side].get(p, 0.0) for p in c2}
+                    cpu[side].append(sum(mine.values()))
+                    if side == "lakeskip":
+                        split["jvm"].append(mine.get(jvm, 0.0))
+                        split["brain"].append(sum(v for p, v in mine.items() if p != jvm))
+                        _add_calls(run_calls, trace.since_last())
+                    other = next(s for s in sides if s != side)
+                    idle[other].append(sum(c1[other].values()) - sum(c0[other].values()))
                     times[side].append(secs)
                 i += 1
             out[q] = _summary(q, times, [], len(answers["plain"]))
             out[q]["spread"] = _spread(times, cpu)
             out[q]["cpu"] = cpu
+            out[q]["lakeskip_cpu_split"] = {k: statistics.median(v) for k, v in split.items()}
+            out[q]["idle_cpu"] = {s: statistics.median(v) for s, v in idle.items()}
+            out[q]["jvm_threads_cpu"] = {
+                s: {k: statistics.median(v) for k, v in ks.items()} for s, ks in kinds.items()
+            }
+            out[q]["warmups"] = warm
+            out[q]["callbacks"] = {"first": first_calls, "warmups": warm_calls, "runs": run_calls}
+            out[q]["settle_s"] = statistics.median(settled)
+            out[q]["load"] = [load0, os.getloadavg()[0]]
             _print_spread(out[q]["spread"], i)
+            sp = out[q]["lakeskip_cpu_split"]
+            print(
+                f"      lakeskip CPU a run: JVM {sp['jvm']:.2f} s, brain {sp['brain']:.2f} s; "
+                f"idle side's CPU during the other's run: plain "
+                f"{out[q]['idle_cpu']['plain']:.2f} s, lakeskip "
+                f"{out[q]['idle_cpu']['lakeskip']:.2f} s; settle {out[q]['settle_s']:.2f} s; "
+                f"callbacks: first run {_calls_text(first_calls)}; other warm-ups "
+                f"{_calls_text(warm_calls)}; {i} timed runs {_calls_text(run_calls)}; "
+                f"load {load0:.1f} -> {out[q]['load'][1]:.1f}",
+                flush=True,
+            )
+            print(
+                "      JVM CPU a run by thread (tasks / jit / gc / other): "
+                + "; ".join(
+                    f"{s} " + " / ".join(f"{v:.2f}" for v in ks.values())
+                    for s, ks in out[q]["jvm_threads_cpu"].items()
+                ),
+                flush=True,
+            )
         for cli in clis.values():
             cli.close()
         if profile:
@@ -655,6 +796,7 @@ def run_spark_sql(
                 {q: {s: QUERIES[q].format(**names) for s, names in sides.items()} for q in queries},
                 out,
                 operators,
+                skip=warmups,
             )
     return out
 
@@ -683,6 +825,13 @@ def main() -> None:
         help="spark-sql: a query gets rounds beyond --runs (up to 4x) until each side's runs "
         "add up to this many seconds",
     )
+    ap.add_argument(
+        "--warmups",
+        type=int,
+        default=2,
+        help="spark-sql: untimed runs a side per query before the timed ones (the first "
+        "checks the answers)",
+    )
     args = ap.parse_args()
     sf = f"{args.sf:g}"
     source = Path(args.source or Path(__file__).parent.parent / ".tpch-cache" / f"sf{sf}")
@@ -703,7 +852,13 @@ def main() -> None:
         session.spark.stop()
     else:
         results = run_spark_sql(
-            session, warehouse, queries, args.runs, args.min_seconds, args.profile
+            session,
+            warehouse,
+            queries,
+            args.runs,
+            args.min_seconds,
+            args.profile,
+            args.warmups,
         )
     load_avg.append(os.getloadavg())
     ratios = [r["ratio"] for r in results.values() if r["ratio"]]

@@ -259,6 +259,10 @@ def test_error_is_one_line_then_brain_killed_restarts(shell) -> None:  # type: i
 
     first = brain_pids(proc.pid)
     assert len(first) == 1, first
+    # the brain wraps this JVM's SparkContext through its py4j server: it starts no JVM (nor
+    # any process) of its own, and the JVM it serves is the CLI's
+    assert _children(first[0]) == [], [_cmdline(p) for p in _children(first[0])]
+    assert first[0] in _children(proc.pid), _children(proc.pid)
     os.kill(first[0], signal.SIGKILL)
     wait_for(lambda: not brain_pids(proc.pid), 15, "the killed brain to go")
     out, err = _run(shell, "INSERT INTO lakeskip.default.k VALUES (7)")
@@ -272,3 +276,15 @@ def test_error_is_one_line_then_brain_killed_restarts(shell) -> None:  # type: i
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(timeout=30)
     wait_for(lambda: not brain_pids(proc.pid), 15, "no brain left after kill -9 of the JVM")
+
+
+def _children(pid: int) -> list[int]:
+    """The live child processes of ``pid`` (all its threads')."""
+    out: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        out += [int(c) for c in (task / "children").read_text().split()]
+    return out
+
+
+def _cmdline(pid: int) -> str:
+    return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()[:200]
