@@ -27,10 +27,15 @@ substitution parameters (Q11's fraction 0.0001; Q15's view as a CTE), plus ``air
 (``l_shipmode = 'AIR' AND l_quantity < 2``, where an index would keep every file).
 
 **PySpark** (``--frontend pyspark``, default): one session; plain Spark reads
-``spark.read.parquet(<the table's data files>)`` temp views. Per query: a warm-up on each side
-that checks the answers are equal (rows as sorted multisets, numbers to 9 significant digits)
-and records the lakeskip scans' pruning reports, then ``--runs`` timed runs interleaved
-(lakeskip, plain, plain, lakeskip, ...).
+``spark.read.parquet(<the table's data files>)`` temp views. Per query: ``--warmups`` (default
+2) untimed runs on each side, the first of which checks the answers are equal (rows as sorted
+multisets, numbers to 9 significant digits) and records the lakeskip scans' pruning reports,
+then rounds interleaved (lakeskip, plain, plain, lakeskip, ...): ``--runs`` rounds, more (up
+to 4x) while a side's runs add up to less than ``--min-seconds`` (as through ``spark-sql``).
+Beside the medians: each side's quartiles, the median and quartiles of the paired ratios and
+each side's median CPU seconds a run (this process tree from ``/proc``: the Python driver,
+where lakeskip's callbacks run, and the JVM with its local executors). ``--gc`` runs a full
+JVM and Python collection before every timed run.
 
 **spark-sql** (``--frontend spark-sql``): two of the pyspark wheel's ``bin/spark-sql``
 alive side by side, fed statement by statement on stdin (``spark_sql_cli.py``): one with
@@ -69,6 +74,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc as pygc
 import json
 import os
 import re
@@ -428,15 +434,39 @@ def _print_profile(q: str, prof: dict[str, dict[str, Any]]) -> None:
 
 
 def run_pyspark(
-    session: Any, queries: list[str], runs: int, profile: bool = False
+    session: Any,
+    queries: list[str],
+    runs: int,
+    profile: bool = False,
+    min_seconds: float = 8.0,
+    warmups: int = 2,
+    gc: bool = False,
 ) -> dict[str, Any]:
+    """Both sides in one PySpark session: per query ``warmups`` runs a side (the first checks
+    the answers and records the scans), then rounds A B, B A, A B, ... (``--runs``, more, up to
+    4x, while a side's runs add up to less than ``min_seconds``), each run's wall time and the
+    CPU seconds the whole process tree used (this Python, where lakeskip's callbacks run, and
+    the JVM, driver and local executors; ``/proc``); ``gc``: a full JVM and Python collection
+    before every run, so that no run pays for the garbage of the one before it."""
     spark = session.spark
     sides = _sides(session)
     # the callbacks' own figures (cheap): every first run's plan_scan calls and ms
     service = service_for(spark)
+    jvm_gc = spark._jvm.java.lang.System.gc
+
+    def timed(side_sql: str) -> tuple[float, float]:
+        if gc:
+            jvm_gc()
+            pygc.collect()
+        c0 = tree_cpu_seconds(os.getpid())
+        t0 = time.perf_counter()
+        spark.sql(side_sql).collect()
+        secs = time.perf_counter() - t0
+        return secs, tree_cpu_seconds(os.getpid()) - c0
+
     out: dict[str, Any] = {}
     for n, q in enumerate(queries):
-        sql = QUERIES[q]
+        sql = {side: QUERIES[q].format(**names) for side, names in sides.items()}
         answers = {}
         scans: list[dict[str, Any]] = []
         # the side that runs first pays what Spark caches for the next (generated code):
@@ -446,7 +476,7 @@ def run_pyspark(
         for side in first:
             before = service.callback_stats()
             with pruning_reports(spark) as reports:
-                answers[side] = canonical(spark.sql(sql.format(**sides[side])).collect())
+                answers[side] = canonical(spark.sql(sql[side]).collect())
             if side == "lakeskip":
                 delta = service.callback_stats().since(before)
                 first_callbacks = {
@@ -454,7 +484,6 @@ def run_pyspark(
                     for op, n in sorted(delta.calls.items())
                     if n
                 }
-            if side == "lakeskip":
                 scans = [
                     {
                         "table": r.table,
@@ -466,16 +495,26 @@ def run_pyspark(
                 ]
         if answers["lakeskip"] != answers["plain"]:
             raise SystemExit(f"{q}: different answers")
+        # more warm-ups, interleaved the other way round
+        for _ in range(warmups - 1):
+            for side in reversed(first):
+                spark.sql(sql[side]).collect()
         times: dict[str, list[float]] = {s: [] for s in sides}
-        for i in range(runs):
+        cpu: dict[str, list[float]] = {s: [] for s in sides}
+        i = 0
+        while i < runs or (i < 4 * runs and min(sum(t) for t in times.values()) < min_seconds):
             for side in first if i % 2 == 0 else list(reversed(first)):
-                t0 = time.perf_counter()
-                spark.sql(sql.format(**sides[side])).collect()
-                times[side].append(time.perf_counter() - t0)
+                secs, used = timed(sql[side])
+                times[side].append(secs)
+                cpu[side].append(used)
+            i += 1
         out[q] = _summary(q, times, scans, len(answers["plain"]))
+        out[q]["spread"] = _spread(times, cpu)
+        out[q]["cpu"] = cpu
+        _print_spread(out[q]["spread"], i)
         out[q]["first_callbacks"] = first_callbacks
         if profile:
-            prof = {side: profiled(spark, service, sql.format(**sides[side])) for side in first}
+            prof = {side: profiled(spark, service, sql[side]) for side in first}
             calls = ", ".join(f"{op} {n}/{ms:.0f}ms" for op, (n, ms) in first_callbacks.items())
             print(f"      first lakeskip run's callbacks: {calls}", flush=True)
             _print_profile(q, prof)
@@ -822,15 +861,19 @@ def main() -> None:
         "--min-seconds",
         type=float,
         default=8.0,
-        help="spark-sql: a query gets rounds beyond --runs (up to 4x) until each side's runs "
+        help="a query gets rounds beyond --runs (up to 4x) until each side's runs "
         "add up to this many seconds",
     )
     ap.add_argument(
         "--warmups",
         type=int,
         default=2,
-        help="spark-sql: untimed runs a side per query before the timed ones (the first "
-        "checks the answers)",
+        help="untimed runs a side per query before the timed ones (the first checks the answers)",
+    )
+    ap.add_argument(
+        "--gc",
+        action="store_true",
+        help="PySpark: a full JVM (System.gc) and Python collection before every timed run",
     )
     args = ap.parse_args()
     sf = f"{args.sf:g}"
@@ -848,7 +891,9 @@ def main() -> None:
     load(session, source, args.files, warehouse, args.reload)
     load_avg = [os.getloadavg()]
     if args.frontend == "pyspark":
-        results = run_pyspark(session, queries, args.runs, args.profile)
+        results = run_pyspark(
+            session, queries, args.runs, args.profile, args.min_seconds, args.warmups, args.gc
+        )
         session.spark.stop()
     else:
         results = run_spark_sql(

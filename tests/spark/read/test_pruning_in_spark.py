@@ -158,3 +158,83 @@ def test_partition_values_needing_escapes_read_back(spark: SparkSession, tmp_pat
     scanned = {r[0] for r in spark.sql(f"SELECT input_file_name() FROM {name}").collect()}
     local = {urllib.parse.unquote(urllib.parse.urlparse(f).path) for f in scanned}
     assert local == on_disk and len(on_disk) == 2 * len(values)
+
+
+def _file_scan(df: DataFrame) -> Any:
+    """The one file scan node (V1 ``FileSourceScanExec`` or V2 ``BatchScanExec``) of ``df``'s
+    executed plan."""
+    leaves = df._jdf.queryExecution().executedPlan().collectLeaves().iterator()
+    scans = []
+    while leaves.hasNext():
+        leaf = leaves.next()
+        if leaf.getClass().getSimpleName() in ("FileSourceScanExec", "BatchScanExec"):
+            scans.append(leaf)
+    assert len(scans) == 1, [s.getClass().getSimpleName() for s in scans]
+    return scans[0]
+
+
+def _splits(node: Any) -> list[list[tuple[str, int, int]]]:
+    """The node's input partitions as lists of (file name, start, length)."""
+    name = node.getClass().getSimpleName()
+    parts = node.inputRDD().partitions() if name == "FileSourceScanExec" else None
+    if parts is None:
+        seq = node.inputPartitions()
+        parts = [seq.apply(i) for i in range(seq.size())]
+    return [
+        sorted(
+            (str(f.filePath()).rsplit("/", 1)[-1], int(f.start()), int(f.length()))
+            for f in p.files()
+        )
+        for p in parts
+    ]
+
+
+def _metadata(node: Any) -> dict[str, str]:
+    """``PushedFilters`` and ``ReadSchema`` as the node shows them (a V2 scan's from its
+    scan's metadata)."""
+    name = node.getClass().getSimpleName()
+    meta = node.metadata() if name == "FileSourceScanExec" else node.scan().getMetaData()
+    return {k: str(meta.apply(k)) for k in ("PushedFilters", "ReadSchema")}
+
+
+def test_nothing_skipped_reads_what_plain_spark_reads(spark: SparkSession, tmp_path: Path) -> None:
+    """Where no file can be skipped (issue 39's TPC-H gate), lakeskip's scan does plain
+    ``spark.read.parquet``'s work over the same files: the same splits (files packed and
+    split by Spark's own rules, here into several splits a file), the same filters pushed
+    into the Parquet reader (row-group and page skipping) and the same columns read."""
+    s = lakeskip.connect(str(tmp_path / "wh2"), spark=spark)
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS lakeskip.db")
+    spark.sql("CREATE TABLE lakeskip.db.li (k BIGINT, mode STRING, d DATE, q INT, c STRING)")
+    for i in range(3):
+        spark.sql(
+            "INSERT INTO lakeskip.db.li SELECT id, element_at(array('AIR', 'MAIL', 'SHIP'), "
+            "CAST(id % 3 + 1 AS INT)), date_add(DATE'1994-01-01', CAST(id % 700 AS INT)), "
+            f"CAST(id % 50 AS INT), repeat('x', 40) FROM range({i * 20000}, {(i + 1) * 20000}, 1, 1)"
+        )
+    files = s.table("db.li").files()
+    assert len(files) == 3
+    spark.read.parquet(*files).createOrReplaceTempView("plain_li")
+    where = "WHERE mode IN ('AIR', 'MAIL') AND d >= DATE'1994-03-01' AND q < 40"
+    keys = ("spark.sql.files.maxPartitionBytes", "spark.sql.files.openCostInBytes")
+    old = {k: spark.conf.get(k) for k in keys}
+    spark.conf.set("spark.sql.files.maxPartitionBytes", "10k")
+    spark.conf.set("spark.sql.files.openCostInBytes", "4k")
+    try:
+        nodes = {}
+        rows = {}
+        for side, table in (("lakeskip", "lakeskip.db.li"), ("plain", "plain_li")):
+            df = spark.sql(f"SELECT k, mode, q FROM {table} {where}")
+            rows[side] = sorted(tuple(r) for r in df.collect())
+            nodes[side] = _file_scan(df)
+    finally:
+        for k, v in old.items():
+            spark.conf.set(k, v)
+    assert rows["lakeskip"] == rows["plain"] and rows["plain"]
+    assert nodes["lakeskip"].getClass().getSimpleName() == "BatchScanExec"
+    assert nodes["plain"].getClass().getSimpleName() == "FileSourceScanExec"
+    splits = {side: _splits(n) for side, n in nodes.items()}
+    assert len(splits["plain"]) > len(files), "the files are split (the setting took)"
+    assert sorted(splits["lakeskip"]) == sorted(splits["plain"])
+    meta = {side: _metadata(n) for side, n in nodes.items()}
+    assert meta["lakeskip"] == meta["plain"], meta
+    assert "In(mode, [AIR,MAIL])" in meta["plain"]["PushedFilters"]
