@@ -34,7 +34,7 @@ from collections.abc import Mapping, Sequence
 import pyarrow.fs as pafs
 
 from lakeskip.catalog.file_io import FileIO
-from lakeskip.catalog.format.schema import SchemaManager, TableSchema
+from lakeskip.catalog.format.schema import SchemaManager, TableSchema, check_field_names
 from lakeskip.catalog.format.snapshot import Snapshot
 from lakeskip.catalog.format.stats import file_column_stats
 from lakeskip.catalog.option_checks import (
@@ -371,6 +371,7 @@ class Catalog:
     def _check_columns(row_type: RowType) -> RowType:
         if len(row_type) == 0:
             raise InvalidArgumentError("a table needs at least one column")
+        check_field_names(row_type.names)
         lowered: set[str] = set()
         for f in row_type:
             if f.name.lower() in lowered:
@@ -483,6 +484,8 @@ class Catalog:
             if current is None:
                 raise TableNotFoundError(f"table not found: {db}.{name}")
             new = apply_changes(current, changes, f"{db}.{name}")
+            old_names = set(current.row_type.names)  # a name the table has is kept
+            check_field_names([n for n in new.row_type.names if n not in old_names])
             self._check_no_nulls(db, name, current, new)
             # as alter_table: the index options (checked together) and what the change
             # rewrote; options a table written elsewhere carries are kept as they are

@@ -53,6 +53,7 @@ from lakeskip.types.data_type import (
     decimal_type,
     field_ids,
     map_of,
+    quote_identifier,
     quote_sql_string,
     row_of,
 )
@@ -106,6 +107,7 @@ __all__ = [
     "parse_paimon_field",
     "parse_paimon_json",
     "parse_sql_type",
+    "quote_identifier",
     "quote_sql_string",
     "row_of",
     "session_time_zone",

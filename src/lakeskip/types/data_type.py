@@ -39,6 +39,7 @@ __all__ = [
     "decimal_type",
     "field_ids",
     "map_of",
+    "quote_identifier",
     "quote_sql_string",
     "row_of",
 ]
@@ -274,7 +275,7 @@ class Field:
 
     def spark_ddl(self, sep: str = "") -> str:
         """```name` TYPE [NOT NULL] [COMMENT '...']`` (``sep`` ``":"`` inside a STRUCT)."""
-        text = f"`{self.name.replace('`', '``')}`{sep} {self.type.spark_ddl()}"
+        text = f"{quote_identifier(self.name)}{sep} {self.type.spark_ddl()}"
         if not self.type.nullable:
             text += " NOT NULL"
         if self.description is not None:
@@ -389,6 +390,12 @@ def field_ids(t: DataType) -> Iterator[int]:
         yield from field_ids(t.key)
     if t.value is not None:
         yield from field_ids(t.value)
+
+
+def quote_identifier(name: str) -> str:
+    """``name`` (a column, table, database, alias or option key) as a backquoted SQL
+    identifier, a backquote doubled: the one quoting of every SQL text lakeskip builds."""
+    return "`" + name.replace("`", "``") + "`"
 
 
 def quote_sql_string(text: str) -> str:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from lakeskip.errors import ColumnNotFoundError, InvalidArgumentError
-from lakeskip.types.data_type import DataType, Field
+from lakeskip.types.data_type import DataType, Field, quote_identifier
 from lakeskip.types.type_parser import from_arrow
 
 __all__ = ["RowType"]
@@ -77,7 +77,7 @@ class RowType:
         )
 
     def spark_ddl(self) -> str:
-        return ", ".join(f"`{f.name}` {f.type.spark_ddl()}" for f in self.fields)
+        return ", ".join(f"{quote_identifier(f.name)} {f.type.spark_ddl()}" for f in self.fields)
 
     @classmethod
     def from_arrow(cls, schema: pa.Schema) -> RowType:

@@ -247,3 +247,95 @@ def test_persistent_view_over_a_lakeskip_table_reads_its_current_rows(lake) -> N
         assert _rows(spark, "default.ddl_vt_view") == [(2, "b"), (3, "c")]
     finally:
         spark.sql("DROP VIEW IF EXISTS default.ddl_vt_view")
+
+
+def _q(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"  # Spark's own quoting, written here once more
+
+
+def _answer(spark, query: str) -> list[tuple]:  # type: ignore[no-untyped-def,type-arg]
+    return sorted((tuple(r) for r in spark.sql(query).collect()), key=repr)
+
+
+def _lit(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+# column names Spark accepts quoted: a backquote (alone, doubled, at the ends), quotes, a dot,
+# spaces, a comma and parentheses, unicode; each also names the partition column and the
+# columns added and renamed, and the table ("t " before it, a backquote or dot as "_")
+_ODD_NAMES = ["a`b", "``", "it's", 'say "hi"', "a.b", "two words, (x)", "ünï 列"]
+
+
+@pytest.mark.parametrize("name", _ODD_NAMES)
+def test_odd_names_through_create_insert_select_alter_show_create(lake, name: str) -> None:  # type: ignore[no-untyped-def]
+    """Every statement Spark users type with a quoted odd column name works on a lakeskip
+    table and answers as Spark itself over the same rows (a temporary view of VALUES, no
+    lakeskip); a table name lakeskip refuses (a backquote, a dot) is its typed error."""
+    from pyspark.errors import AnalysisException
+
+    spark = lake
+    k, v, p, added, renamed = name, name + "_v", "p " + name, name + "+", "r " + name
+    table = "t " + name.replace("`", "_").replace(".", "_")
+    t = f"lakeskip.default.{_q(table)}"
+    columns = f"({_q(k)} BIGINT NOT NULL COMMENT 'the key', {_q(v)} STRING, {_q(p)} STRING)"
+    # Paimon's primary-key option is a comma-separated list: a name with a comma cannot be one
+    keyed = "," not in name
+    props = (
+        " TBLPROPERTIES ('primary-key' = " + _lit(f"{k},{p}") + ", 'bucket' = '1')" if keyed else ""
+    )
+    spark.sql(f"CREATE TABLE {t} {columns} PARTITIONED BY ({_q(p)}){props}")
+    if "`" in name or "." in name:
+        with pytest.raises(AnalysisException, match=r"invalid table (name|identifier)"):
+            spark.sql(f"CREATE TABLE lakeskip.default.{_q('t ' + name)} {columns}")
+    rows = "(1, 'a', 'x'), (2, 'b', 'y'), (3, NULL, 'x')"
+    spark.sql(f"INSERT INTO {t} VALUES {rows}")
+    spark.sql(
+        f"SELECT * FROM VALUES {rows} AS s({_q(k)}, {_q(v)}, {_q(p)})"
+    ).createOrReplaceTempView("odd_oracle")
+    query = f"SELECT {_q(k)}, {_q(v)} FROM {{}} WHERE {_q(p)} = 'x' AND {_q(k)} > 0"
+    assert spark.table(t).columns == [k, v, p]
+    assert _answer(spark, query.format(t)) == _answer(spark, query.format("odd_oracle"))
+    assert _answer(spark, query.format(t)) == [(1, "a"), (3, None)]
+    # ALTER: add, rename, write through the new names, drop
+    spark.sql(f"ALTER TABLE {t} ADD COLUMN {_q(added)} INT")
+    spark.sql(f"ALTER TABLE {t} RENAME COLUMN {_q(v)} TO {_q(renamed)}")
+    spark.sql(
+        f"INSERT INTO {t} ({_q(k)}, {_q(renamed)}, {_q(p)}, {_q(added)}) VALUES (4, 'd', 'x', 7)"
+    )
+    assert spark.table(t).columns == [k, renamed, p, added]
+    got = _answer(spark, f"SELECT {_q(k)}, {_q(renamed)}, {_q(added)} FROM {t} WHERE {_q(p)} = 'x'")
+    assert got == [(1, "a", None), (3, None, None), (4, "d", 7)]
+    spark.sql(f"ALTER TABLE {t} DROP COLUMN {_q(added)}")
+    assert spark.table(t).columns == [k, renamed, p]
+    # SHOW CREATE TABLE's text recreates the table, same schema
+    [[text]] = spark.sql(f"SHOW CREATE TABLE {t}").collect()
+    copy = "t2" + table[1:]
+    spark.sql(text.replace(_q(table), _q(copy), 1))
+    wh_schema = spark.table(f"lakeskip.default.{_q(copy)}").schema
+    assert wh_schema == spark.table(t).schema
+    assert spark.table(f"lakeskip.default.{_q(copy)}").columns == [k, renamed, p]
+
+
+@pytest.mark.parametrize("name", ["_SEQUENCE_NUMBER", "_VALUE_KIND", "rowkind", "_KEY_id"])
+def test_a_column_name_paimon_refuses_is_a_typed_error(lake, tmp_path: Path, name: str) -> None:  # type: ignore[no-untyped-def]
+    """Paimon's ``SchemaValidation`` refuses its system column names on CREATE and ALTER;
+    lakeskip refuses them too, with its typed error, before anything is written."""
+    from lakeskip.catalog.catalog import Catalog
+    from lakeskip.errors import InvalidArgumentError
+    from lakeskip.types import BIGINT, Field, RowType
+
+    spark = lake
+    with pytest.raises(Exception, match="Paimon's") as e:
+        spark.sql(f"CREATE TABLE lakeskip.default.bad ({_q(name)} BIGINT)")
+    assert "\n" not in str(e.value).split("SQLSTATE")[0].strip(), "one line, no stack"
+    assert not spark.catalog.tableExists("lakeskip.default.bad")
+    spark.sql("CREATE TABLE lakeskip.default.ok (id BIGINT)")
+    with pytest.raises(Exception, match="Paimon's"):
+        spark.sql(f"ALTER TABLE lakeskip.default.ok ADD COLUMN {_q(name)} INT")
+    with pytest.raises(Exception, match="Paimon's"):
+        spark.sql(f"ALTER TABLE lakeskip.default.ok RENAME COLUMN id TO {_q(name)}")
+    assert spark.table("lakeskip.default.ok").columns == ["id"]
+    catalog = Catalog(str(tmp_path / "wh"))
+    with pytest.raises(InvalidArgumentError, match="Paimon's"):
+        catalog.create_table("default.bad", RowType((Field(0, name, BIGINT),)))

@@ -35,14 +35,46 @@ from typing import Any
 
 from lakeskip.catalog.file_io import FileIO
 from lakeskip.catalog.format.bucket import BucketSpec, bucket_spec
-from lakeskip.errors import CorruptMetadataError, LakeskipError
+from lakeskip.errors import CorruptMetadataError, InvalidArgumentError, LakeskipError
 from lakeskip.types import DataType, Field, RowType, field_ids, parse_paimon_field
 
-__all__ = ["SCHEMA_VERSION", "SchemaManager", "TableSchema"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "SYSTEM_FIELD_NAMES",
+    "SchemaManager",
+    "TableSchema",
+    "check_field_names",
+]
 
 SCHEMA_VERSION = 3
 SCHEMA_DIR = "schema"
 SCHEMA_PREFIX = "schema-"
+
+#: top-level column names Paimon refuses in a table's schema (``SpecialFields``'
+#: ``SYSTEM_FIELD_NAMES``, checked with the ``_KEY_`` prefix by ``SchemaValidation``)
+SYSTEM_FIELD_NAMES = ("_SEQUENCE_NUMBER", "_VALUE_KIND", "_LEVEL", "rowkind", "_ROW_ID")
+KEY_FIELD_PREFIX = "_KEY_"
+
+
+def check_field_names(names: Sequence[str]) -> None:
+    """Refuse the top-level column names Paimon's ``SchemaValidation`` refuses on CREATE and
+    ALTER (its system columns, case-sensitive as there): any other name, backquotes, quotes,
+    dots, spaces and unicode included, is a column name.
+
+    Raises:
+        InvalidArgumentError: a system column name or one starting with ``_KEY_``.
+    """
+    for name in names:
+        if name in SYSTEM_FIELD_NAMES:
+            raise InvalidArgumentError(
+                f"column name {name!r} is one of Paimon's system columns "
+                f"({', '.join(SYSTEM_FIELD_NAMES)}): rename it"
+            )
+        if name.startswith(KEY_FIELD_PREFIX):
+            raise InvalidArgumentError(
+                f"column name {name!r} starts with {KEY_FIELD_PREFIX!r}, the prefix of "
+                "Paimon's key columns: rename it"
+            )
 
 
 @dataclass(frozen=True, slots=True)

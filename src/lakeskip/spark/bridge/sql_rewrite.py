@@ -31,14 +31,11 @@ from lakeskip.catalog.format.schema import TableSchema
 from lakeskip.catalog.pk.primary_key import PRIMARY_KEY_OPTION
 from lakeskip.errors import InvalidArgumentError, LakeskipError, SqlParseError
 from lakeskip.sql.statements import Call, CreateTable, parse_statements
+from lakeskip.types import quote_identifier, quote_sql_string
 
 __all__ = ["create_table_sql", "lakeskip_catalogs", "rewrite_for_spark", "show_create_sql"]
 
 _CATALOG_CLASSES = ("lakeskip.jvm.LakeCatalog", "lakeskip.jvm.LakeSessionCatalog")
-
-
-def _quote(text: str) -> str:
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 def _target(s: CreateTable, catalogs: Sequence[str], current: str | None) -> tuple[str, str]:
@@ -100,22 +97,26 @@ def create_table_sql(s: CreateTable, catalogs: Sequence[str], current: str | Non
     if s.columns:
         cols = []
         for c in s.columns:
-            col = f"`{c.name}` {c.type.spark_ddl()}"
+            col = f"{quote_identifier(c.name)} {c.type.spark_ddl()}"
             if not c.nullable:
                 col += " NOT NULL"
             if c.comment:
-                col += f" COMMENT {_quote(c.comment)}"
+                col += f" COMMENT {quote_sql_string(c.comment)}"
             cols.append(col)
         parts.append("(" + ", ".join(cols) + ")")
     if session_catalog:
         parts.append("USING lakeskip")
     if s.comment:
-        parts.append(f"COMMENT {_quote(s.comment)}")
+        parts.append(f"COMMENT {quote_sql_string(s.comment)}")
     if s.partition_keys:
-        parts.append("PARTITIONED BY (" + ", ".join(f"`{k}`" for k in s.partition_keys) + ")")
+        parts.append(
+            "PARTITIONED BY (" + ", ".join(quote_identifier(k) for k in s.partition_keys) + ")"
+        )
     options = _options(s)
     if options:
-        props = ", ".join(f"{_quote(k)} = {_quote(v)}" for k, v in options.items())
+        props = ", ".join(
+            f"{quote_sql_string(k)} = {quote_sql_string(v)}" for k, v in options.items()
+        )
         parts.append(f"TBLPROPERTIES ({props})")
     if s.as_select:
         parts.append(f"AS {s.as_select}")
@@ -141,19 +142,21 @@ def show_create_sql(name: Sequence[str], schema: TableSchema) -> str:
       'bucket' = '2',
       'primary-key' = 'id,dt')
     """
-    quoted = ".".join("`" + part.replace("`", "``") + "`" for part in name)
+    quoted = ".".join(quote_identifier(part) for part in name)
     columns = ",\n".join(f"  {f.spark_ddl()}" for f in schema.fields)
     text = f"CREATE TABLE {quoted} (\n{columns})\nUSING lakeskip"
     if schema.partition_keys:
-        keys = ", ".join("`" + k.replace("`", "``") + "`" for k in schema.partition_keys)
+        keys = ", ".join(quote_identifier(k) for k in schema.partition_keys)
         text += f"\nPARTITIONED BY ({keys})"
     if schema.comment:
-        text += f"\nCOMMENT {_quote(schema.comment)}"
+        text += f"\nCOMMENT {quote_sql_string(schema.comment)}"
     options = dict(schema.options)
     if schema.primary_keys:
         options[PRIMARY_KEY_OPTION] = ",".join(schema.primary_keys)
     if options:
-        props = ",\n".join(f"  {_quote(k)} = {_quote(v)}" for k, v in sorted(options.items()))
+        props = ",\n".join(
+            f"  {quote_sql_string(k)} = {quote_sql_string(v)}" for k, v in sorted(options.items())
+        )
         text += f"\nTBLPROPERTIES (\n{props})"
     return text
 

@@ -30,6 +30,7 @@ from lakeskip.catalog.ops.system_tables import (
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import TableNotFoundError
 from lakeskip.spark.jvm.protocol import RowsReply, SystemTableDescription, TableProperty
+from lakeskip.types import quote_identifier
 
 __all__ = ["describe_system", "spark_type", "system_rows"]
 
@@ -58,13 +59,18 @@ def spark_type(paimon: str) -> str:
     m = _ROW.match(paimon)
     if m:
         fields = [f.strip().split(" ", 1) for f in m.group(1).split(",")]
-        return "STRUCT<" + ", ".join(f"`{n}`: {spark_type(t)}" for n, t in fields) + ">"
+        return (
+            "STRUCT<"
+            + ", ".join(f"{quote_identifier(n)}: {spark_type(t)}" for n, t in fields)
+            + ">"
+        )
     raise ValueError(f"no Spark type for system column type {paimon}")
 
 
 def _ddl(columns: tuple[SystemColumn, ...]) -> str:
     return ", ".join(
-        f"`{n}` {spark_type(t)}" + ("" if nullable else " NOT NULL") for n, t, nullable in columns
+        f"{quote_identifier(n)} {spark_type(t)}" + ("" if nullable else " NOT NULL")
+        for n, t, nullable in columns
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from lakeskip.catalog.format.schema import TableSchema
 from lakeskip.catalog.table import FileStoreTable
-from lakeskip.types import DataType, quote_sql_string
+from lakeskip.types import DataType, quote_identifier, quote_sql_string
 
 __all__ = ["describe_rows", "show_create_text"]
 
@@ -63,20 +63,24 @@ def show_create_text(name: str, schema: TableSchema) -> str:
     """The ``CREATE TABLE`` statement that makes ``schema`` again under ``name``."""
     cols = []
     for f in schema.row_type:
-        col = f"  `{f.name}` {f.type.spark_ddl()}"
+        col = f"  {quote_identifier(f.name)} {f.type.spark_ddl()}"
         if not f.type.nullable:
             col += " NOT NULL"
         if f.description:
             col += f" COMMENT {quote_sql_string(f.description)}"
         cols.append(col)
     if schema.primary_keys:
-        keys = ", ".join(f"`{k}`" for k in schema.primary_keys)
+        keys = ", ".join(quote_identifier(k) for k in schema.primary_keys)
         cols.append(f"  PRIMARY KEY ({keys}) NOT ENFORCED")
     text = f"CREATE TABLE {name} (\n" + ",\n".join(cols) + "\n)"
     if schema.comment:
         text += f"\nCOMMENT {quote_sql_string(schema.comment)}"
     if schema.partition_keys:
-        text += "\nPARTITIONED BY (" + ", ".join(f"`{k}`" for k in schema.partition_keys) + ")"
+        text += (
+            "\nPARTITIONED BY ("
+            + ", ".join(quote_identifier(k) for k in schema.partition_keys)
+            + ")"
+        )
     if schema.options:
         opts = ",\n".join(
             f"  {quote_sql_string(k)} = {quote_sql_string(v)}"

@@ -23,6 +23,7 @@ from lakeskip.spark.front.catalog_setup import (
     SESSION_CATALOG_CLASS,
     is_connect_session,
 )
+from lakeskip.types import quote_identifier
 
 __all__ = ["connect_remote", "is_connect_session"]
 
@@ -77,7 +78,7 @@ class RemoteSession:
         self.catalog_name = catalog_name
         self.current_database = "default"
         # unqualified names resolve in the lakeskip catalog, as in Session.sql
-        spark.sql(f"USE `{catalog_name}`.`default`")
+        spark.sql(f"USE {quote_identifier(catalog_name)}.`default`")
 
     @property
     def last_reports(self) -> list[PruningReport]:
@@ -100,7 +101,7 @@ class RemoteSession:
         """Write ``df`` into ``table`` (append, or overwrite the whole table)."""
         if mode not in ("append", "overwrite"):
             raise InvalidArgumentError(f"unknown write mode {mode!r} (use 'append' or 'overwrite')")
-        writer = df.writeTo(f"`{self.catalog_name}`.{self.qualify(table)}")
+        writer = df.writeTo(f"{quote_identifier(self.catalog_name)}.{self.qualify(table)}")
         if mode == "append":
             writer.append()
         else:
@@ -112,7 +113,9 @@ class RemoteSession:
         """``CALL <catalog>.sys.<procedure>(...)`` on the server."""
         name = procedure if procedure.startswith("sys.") else f"sys.{procedure}"
         parts = [_literal(a) for a in args] + [f"{k} => {_literal(v)}" for k, v in kwargs.items()]
-        return self.spark.sql(f"CALL `{self.catalog_name}`.{name}({', '.join(parts)})")
+        return self.spark.sql(
+            f"CALL {quote_identifier(self.catalog_name)}.{name}({', '.join(parts)})"
+        )
 
     def table(self, name: str) -> Any:
         """A handle on one table of the warehouse (read here: it must be reachable)."""

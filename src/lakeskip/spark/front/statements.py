@@ -57,7 +57,7 @@ from lakeskip.sql.statement_types import (
     UseDatabase,
 )
 from lakeskip.sql.statements import parse_dml
-from lakeskip.types import Field, RowType, from_spark_json
+from lakeskip.types import Field, RowType, from_spark_json, quote_identifier
 
 __all__ = ["HANDLERS", "StatementContext", "call_procedure", "execute", "run_catalog_dml"]
 
@@ -344,7 +344,7 @@ def _insert(ctx: StatementContext, s: Insert) -> DataFrame:
         if f.name in static:
             cols.append(F.lit(static[f.name]).alias(f.name))
         elif f.name in by_name:
-            cols.append(F.col(f"`{by_name[f.name]}`").alias(f.name))
+            cols.append(F.col(quote_identifier(by_name[f.name])).alias(f.name))
         else:
             cols.append(F.lit(None).cast(f.type.spark_ddl()).alias(f.name))
     aligned = align_by_position(df.select(*cols), row_type, f"INSERT INTO {name}")

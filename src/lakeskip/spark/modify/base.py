@@ -47,7 +47,6 @@ __all__ = [
     "MergeResult",
     "files_frame",
     "plan_candidates",
-    "quote",
     "remove_files",
     "resolve_set",
     "sql_over",
@@ -189,10 +188,6 @@ class DmlEngine:
     name: str
     delete_update: Callable[[DmlRequest], DmlResult]
     merge: Callable[[MergeRequest], MergeResult]
-
-
-def quote(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
 
 
 def session_time_zone(spark: SparkSession, time_zone: str | None) -> str:

@@ -65,7 +65,6 @@ from lakeskip.spark.modify.base import (
     MergeResult,
     files_frame,
     plan_candidates,
-    quote,
     remove_files,
     resolve_set,
     sql_over,
@@ -84,6 +83,7 @@ from lakeskip.spark.modify.pk import PRIMARY_KEY
 from lakeskip.spark.write.align import align_by_position
 from lakeskip.spark.write.writer import write_entries
 from lakeskip.sql.merge import MergeAction
+from lakeskip.types import quote_identifier
 
 __all__ = [
     "COPY_ON_WRITE",
@@ -196,7 +196,7 @@ def _copy_on_write(request: DmlRequest) -> DmlResult:
         return c.nothing()
     row_type = table.schema.row_type
     candidates = list(c.files)
-    cond, as_alias, what = c.cond, f"AS {quote(c.alias)}", c.what
+    cond, as_alias, what = c.cond, f"AS {quote_identifier(c.alias)}", c.what
     counts = sql_over(
         spark,
         files_frame(spark, table, candidates),
@@ -211,12 +211,12 @@ def _copy_on_write(request: DmlRequest) -> DmlResult:
         return c.nothing()
     hit = f"coalesce({cond}, false)"
     if assignments is None:
-        columns = ", ".join(quote(f.name) for f in row_type)
+        columns = ", ".join(quote_identifier(f.name) for f in row_type)
         select, where = f"SELECT {columns}", f"WHERE NOT {hit}"
     else:
         items = []
         for f in row_type:
-            q = quote(f.name)
+            q = quote_identifier(f.name)
             if f.name in assignments:
                 value = f"CAST(({assignments[f.name]}) AS {f.type.spark_ddl()})"
                 items.append(f"CASE WHEN {hit} THEN {value} ELSE {q} END AS {q}")
@@ -280,7 +280,7 @@ def _cow_merge(request: MergeRequest) -> MergeResult:
     updates, deletes = spec.updates, spec.deletes
     planned = merge_target(spark, table, spec, source)
     entries, report, source = list(planned.files), planned.report, planned.source
-    t, s = quote(spec.alias), quote(spec.source_alias)
+    t, s = quote_identifier(spec.alias), quote_identifier(spec.source_alias)
     src = source.select("*", F.lit(True).alias(SOURCE_MARK))
     action = spec.action_sql()
     identity = (FILE_COLUMN, ROW_COLUMN)
@@ -316,7 +316,7 @@ def _cow_merge(request: MergeRequest) -> MergeResult:
         inner_items = ", ".join([f"{t}.*", f"{action} AS {ACTION_COLUMN}", *values])
         outer = []
         for i, f in enumerate(row_type):
-            q = quote(f.name)
+            q = quote_identifier(f.name)
             whens = [f"WHEN {c} THEN __v{c}_{i}" for c, a in updates.items() if f.name in a]
             outer.append(
                 f"CASE {ACTION_COLUMN} {' '.join(whens)} ELSE {q} END AS {q}" if whens else q
@@ -340,7 +340,7 @@ def _cow_merge(request: MergeRequest) -> MergeResult:
         pieces.append(inserts.where(F.col(ACTION_COLUMN) == INSERT_CODE))
     if not pieces:
         return MergeResult(0, 0, 0, len(entries), 0, 0, None, report)
-    names = [quote(f.name) for f in row_type]
+    names = [quote_identifier(f.name) for f in row_type]
     data = align_by_position(pieces[0].select(*names), row_type, what)
     for p in pieces[1:]:
         data = data.unionAll(align_by_position(p.select(*names), row_type, what))

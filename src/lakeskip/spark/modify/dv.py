@@ -57,7 +57,6 @@ from lakeskip.spark.modify.base import (
     MergeRequest,
     MergeResult,
     plan_candidates,
-    quote,
     remove_files,
     sql_over,
 )
@@ -68,6 +67,7 @@ from lakeskip.spark.modify.merge_frame import (
     merge_spec,
     merge_target,
 )
+from lakeskip.spark.read.arrow_map import map_in_arrow
 from lakeskip.spark.read.dv import (
     FILE_COLUMN,
     POS_COLUMN,
@@ -77,6 +77,7 @@ from lakeskip.spark.read.dv import (
 )
 from lakeskip.spark.write.align import align_by_position
 from lakeskip.spark.write.writer import write_entries
+from lakeskip.types import quote_identifier
 
 __all__ = ["DELETION_VECTORS", "merge_bitmaps"]
 
@@ -123,7 +124,7 @@ def _positions(positions: DataFrame) -> dict[str, BitMap]:
     """Per data file, the positions of ``positions`` (columns FILE_COLUMN, POS_COLUMN),
     gathered into bitmaps inside the tasks (one small row per file comes back)."""
     parts: dict[str, list[bytes]] = {}
-    for r in positions.mapInArrow(_bitmaps, _BITMAPS_SCHEMA).collect():
+    for r in map_in_arrow(positions, _bitmaps, _BITMAPS_SCHEMA).collect():
         if r["n"]:  # several tasks may each report part of one file
             parts.setdefault(str(r["file"]), []).append(bytes(r["bitmap"]))
     return merge_bitmaps(parts)
@@ -190,7 +191,7 @@ def _delete_update(request: DmlRequest) -> DmlResult:
     if not c.files:
         return c.nothing()
     row_type = table.schema.row_type
-    as_alias = f"AS {quote(c.alias)}"
+    as_alias = f"AS {quote_identifier(c.alias)}"
     dvs = read_vectors(table, c.files, c.snapshot)
     frame = live_rows_frame(spark, table, c.files, dvs, with_position=True)
     matched = _positions(
@@ -208,7 +209,7 @@ def _delete_update(request: DmlRequest) -> DmlResult:
     if assignments is not None:
         items = []
         for f in row_type:
-            q = quote(f.name)
+            q = quote_identifier(f.name)
             if f.name in assignments:
                 items.append(f"CAST(({assignments[f.name]}) AS {f.type.spark_ddl()}) AS {q}")
             else:
@@ -267,7 +268,7 @@ def _merge(request: MergeRequest) -> MergeResult:
                 )
             )
         if any(counts.get(c) for c in (*updates, INSERT_CODE)):
-            names = [quote(f.name) for f in row_type]
+            names = [quote_identifier(f.name) for f in row_type]
             new_rows = changes.where(F.col(ACTION_COLUMN).isin(*updates, INSERT_CODE))
             added = list(
                 write_entries(

@@ -37,7 +37,6 @@ from lakeskip.spark.modify.base import (
     MATCHES_COLUMN,
     SOURCE_MARK,
     MergeRequest,
-    quote,
     session_time_zone,
     sql_with,
 )
@@ -45,7 +44,7 @@ from lakeskip.spark.modify.merge_prune import MergeTarget, plan_merge_target
 from lakeskip.spark.modify.serializable import serializable_check
 from lakeskip.sql.merge import MergeAction, MergeActionKind
 from lakeskip.sql.query import nondeterministic_function
-from lakeskip.types import RowType
+from lakeskip.types import RowType, quote_identifier
 
 __all__ = [
     "MergeSpec",
@@ -89,7 +88,7 @@ class MergeSpec:
 
     def action_sql(self) -> str:
         """The clause code of a joined (target, source) row: the first clause that applies."""
-        s = quote(self.source_alias)
+        s = quote_identifier(self.source_alias)
         return (
             f"CASE WHEN {s}.{SOURCE_MARK} IS NOT NULL THEN {case_chain(self.matched, 1)} "
             f"ELSE {case_chain(self.not_matched_by_source, 1 + len(self.matched))} END"
@@ -113,8 +112,8 @@ def _resolve_assignments(
 ) -> dict[str, str]:
     """column -> Spark SQL value of an UPDATE/INSERT action (``*``: the source's columns)."""
     if action.assignments is None:
-        s = quote(source_alias)
-        return {f.name: f"{s}.{quote(f.name)}" for f in row_type}
+        s = quote_identifier(source_alias)
+        return {f.name: f"{s}.{quote_identifier(f.name)}" for f in row_type}
     out: dict[str, str] = {}
     for column, value in action.assignments:
         if not row_type.has(column):
@@ -212,12 +211,12 @@ def merge_joined(spec: MergeSpec, views: Mapping[str, str], identity: Sequence[s
     """``FROM`` text: each target row once per matching source row (NULLs: none). Without WHEN
     MATCHED clauses only whether a match exists matters, so each target row appears once
     (identified by the ``identity`` columns)."""
-    t, s = quote(spec.alias), quote(spec.source_alias)
+    t, s = quote_identifier(spec.alias), quote_identifier(spec.source_alias)
     cond = f"({spec.on})"
     if spec.matched:
         return f"{views['t']} AS {t} LEFT JOIN {views['s']} AS {s} ON {cond}"
-    ids = ", ".join(f"{t}.{quote(c)} AS __i{n}" for n, c in enumerate(identity))
-    same = " AND ".join(f"{t}.{quote(c)} <=> {s}.__i{n}" for n, c in enumerate(identity))
+    ids = ", ".join(f"{t}.{quote_identifier(c)} AS __i{n}" for n, c in enumerate(identity))
+    same = " AND ".join(f"{t}.{quote_identifier(c)} <=> {s}.__i{n}" for n, c in enumerate(identity))
     return (
         f"{views['t']} AS {t} LEFT JOIN (SELECT DISTINCT {ids}, TRUE AS {SOURCE_MARK} "
         f"FROM {views['t']} AS {t} JOIN {views['s']} AS {s} ON {cond}) AS {s} ON {same}"
@@ -240,7 +239,7 @@ def merge_changes(
         identity: target columns naming one row (its key, or file and position).
         carry: (target column, output name, Spark DDL type) to carry along.
     """
-    t, s = quote(spec.alias), quote(spec.source_alias)
+    t, s = quote_identifier(spec.alias), quote_identifier(spec.source_alias)
     src = source.select("*", F.lit(True).alias(SOURCE_MARK))
     pieces: list[DataFrame] = []
     if target is not None and (spec.matched or spec.not_matched_by_source):
@@ -250,7 +249,7 @@ def merge_changes(
             for column, value in assigned.items():
                 ddl = row_type.field(column).type.spark_ddl()
                 values.append(f"CAST(({value}) AS {ddl}) AS __v{code}_{names.index(column)}")
-        ids = ", ".join(f"{t}.{quote(c)}" for c in identity)
+        ids = ", ".join(f"{t}.{quote_identifier(c)}" for c in identity)
         m = (
             f"count({s}.{SOURCE_MARK}) OVER (PARTITION BY {ids})"
             if spec.matched
@@ -266,7 +265,7 @@ def merge_changes(
         )
         outer = []
         for i, f in enumerate(row_type):
-            q = quote(f.name)
+            q = quote_identifier(f.name)
             whens = [f"WHEN {c} THEN __v{c}_{i}" for c, a in spec.updates.items() if f.name in a]
             outer.append(
                 f"CASE {ACTION_COLUMN} {' '.join(whens)} ELSE {q} END AS {q}" if whens else q
@@ -274,7 +273,10 @@ def merge_changes(
         outer += [
             f"CAST({ACTION_COLUMN} AS INT) AS {ACTION_COLUMN}",
             f"CAST({MATCHES_COLUMN} AS BIGINT) AS {MATCHES_COLUMN}",
-            *(f"CAST({quote(c)} AS {ddl}) AS {quote(n)}" for c, n, ddl in carry),
+            *(
+                f"CAST({quote_identifier(c)} AS {ddl}) AS {quote_identifier(n)}"
+                for c, n, ddl in carry
+            ),
         ]
         pieces.append(
             sql_with(
@@ -302,11 +304,11 @@ def merge_changes(
                 + (f"CAST(({assigned[f.name]}) AS {ddl})" if f.name in assigned else "NULL")
                 for c, assigned in zip(firsts, spec.inserts, strict=True)
             ]
-            items.append(f"CAST(CASE {' '.join(whens)} END AS {ddl}) AS {quote(f.name)}")
+            items.append(f"CAST(CASE {' '.join(whens)} END AS {ddl}) AS {quote_identifier(f.name)}")
         items += [
             f"CAST({INSERT_CODE} AS INT) AS {ACTION_COLUMN}",
             f"CAST(0 AS BIGINT) AS {MATCHES_COLUMN}",
-            *(f"CAST(NULL AS {ddl}) AS {quote(n)}" for _, n, ddl in carry),
+            *(f"CAST(NULL AS {ddl}) AS {quote_identifier(n)}" for _, n, ddl in carry),
         ]
 
         def insert_sql(v: Mapping[str, str]) -> str:

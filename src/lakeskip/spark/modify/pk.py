@@ -69,7 +69,6 @@ from lakeskip.spark.modify.base import (
     MergeRequest,
     MergeResult,
     plan_candidates,
-    quote,
     remove_files,
     sql_over,
 )
@@ -84,7 +83,7 @@ from lakeskip.spark.modify.merge_frame import (
 from lakeskip.spark.read.query import table_view
 from lakeskip.spark.write.align import align_by_position
 from lakeskip.spark.write.writer import WriteResult, commit_written, join_written, write_entries
-from lakeskip.types import RowType
+from lakeskip.types import RowType, quote_identifier
 
 __all__ = ["PRIMARY_KEY"]
 
@@ -101,7 +100,7 @@ def _refuse_null_assignments(
     """A partial-update table keeps a column's newest *non-null* value: an UPDATE that sets a
     non-null column to NULL would silently keep the old value, so it is refused instead."""
     nulled = [
-        f"({quote(f.name)} IS NOT NULL AND CAST(({assignments[f.name]}) AS "
+        f"({quote_identifier(f.name)} IS NOT NULL AND CAST(({assignments[f.name]}) AS "
         f"{f.type.spark_ddl()}) IS NULL)"
         for f in row_type
         if f.name in assignments
@@ -110,7 +109,7 @@ def _refuse_null_assignments(
         spark,
         target,
         lambda view: (
-            f"SELECT 1 FROM {view} AS {quote(alias)} WHERE coalesce({cond}, false) "
+            f"SELECT 1 FROM {view} AS {quote_identifier(alias)} WHERE coalesce({cond}, false) "
             f"AND ({' OR '.join(nulled)}) LIMIT 1"
         ),
     ).collect()
@@ -147,7 +146,7 @@ def _write_versions(request: DmlRequest) -> DmlResult:
     row_type = table.schema.row_type
     items = []
     for f in row_type:
-        q = quote(f.name)
+        q = quote_identifier(f.name)
         if assignments is not None and f.name in assignments:
             items.append(f"CAST(({assignments[f.name]}) AS {f.type.spark_ddl()}) AS {q}")
         else:
@@ -157,7 +156,7 @@ def _write_versions(request: DmlRequest) -> DmlResult:
         spark,
         target,
         lambda view: (
-            f"SELECT {', '.join(items)} FROM {view} AS {quote(c.alias)} "
+            f"SELECT {', '.join(items)} FROM {view} AS {quote_identifier(c.alias)} "
             f"WHERE coalesce({c.cond}, false)"
         ),
     )
@@ -233,7 +232,7 @@ def _merge(request: MergeRequest) -> MergeResult:
     check = merge_concurrent_check(table, spec, planned)
     try:
         counts = _check(spark, spec, changes, keys, old)
-        names = [quote(f.name) for f in row_type]
+        names = [quote_identifier(f.name) for f in row_type]
         if lookup:
             # one lookup write: every changed key marks its older version in a DV; updated
             # and inserted rows are written, deleted ones (flagged) only marked
@@ -297,7 +296,7 @@ def _check(
     written, if a target row matches several source rows, an UPDATE changes a key, or two
     written rows share a key (in that order: the first is Spark's own rule)."""
     what, updates = spec.what, spec.updates
-    same = " AND ".join(f"{quote(k)} <=> {o}" for k, o in zip(keys, old, strict=True))
+    same = " AND ".join(f"{quote_identifier(k)} <=> {o}" for k, o in zip(keys, old, strict=True))
     codes = ", ".join(str(c) for c in updates) or "NULL"
     moved = f"CASE WHEN {ACTION_COLUMN} IN ({codes}) AND NOT ({same}) THEN 1 ELSE 0 END"
     rows = sql_over(
@@ -316,7 +315,7 @@ def _check(
         )
     counts = {int(r["a"]): (int(r["n"]), int(r["m"])) for r in rows}
     if sum(n for a, (n, _) in counts.items() if a != 0) > 1:
-        ks = ", ".join(quote(k) for k in keys)
+        ks = ", ".join(quote_identifier(k) for k in keys)
         twice = sql_over(
             spark,
             changes,

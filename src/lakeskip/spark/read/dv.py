@@ -29,7 +29,7 @@ from lakeskip.catalog.format.snapshot import Snapshot
 from lakeskip.catalog.format.stats import unpushable_columns
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import CorruptMetadataError
-from lakeskip.types import Field, RowType, TypeRoot
+from lakeskip.types import Field, RowType, TypeRoot, quote_identifier
 
 __all__ = [
     "FILE_COLUMN",
@@ -101,12 +101,14 @@ def pushdown_safe_frame(
     row_type = table.schema.row_type
 
     def hidden(name: str) -> Column:
-        c = F.col(f"`{name}`")
+        c = F.col(quote_identifier(name))
         if row_type.field(name).type.root in (TypeRoot.FLOAT, TypeRoot.DOUBLE):
             return F.nanvl(c, c).alias(name)
         return F.timestamp_micros(F.unix_micros(c)).alias(name)
 
-    return df.select(*[hidden(c) if c in unsafe else F.col(f"`{c}`") for c in df.columns])
+    return df.select(
+        *[hidden(c) if c in unsafe else F.col(quote_identifier(c)) for c in df.columns]
+    )
 
 
 def read_vectors(
@@ -208,7 +210,7 @@ def by_id_column(stored: Field | None, now: Field, parent: Column | None) -> Col
     target = now.type.with_nullable(True)
     if stored is None:
         return F.lit(None).cast(target.spark_ddl())
-    col = F.col(f"`{stored.name}`") if parent is None else parent.getField(stored.name)
+    col = F.col(quote_identifier(stored.name)) if parent is None else parent.getField(stored.name)
     if stored.type.root is TypeRoot.ROW and target.root is TypeRoot.ROW:
         inner = {f.id: f for f in stored.type.row_fields}
         fields = [by_id_column(inner.get(f.id), f, col).alias(f.name) for f in target.row_fields]
@@ -241,5 +243,5 @@ def live_rows_frame(
             F.broadcast(_deleted_frame(spark, vectors)), [FILE_COLUMN, POS_COLUMN], "left_anti"
         )
     if not with_position:
-        df = df.select(*[F.col(f"`{c}`") for c in columns])
+        df = df.select(*[F.col(quote_identifier(c)) for c in columns])
     return pushdown_safe_frame(df, table, entries)

@@ -43,6 +43,7 @@ from lakeskip.errors import (
 from lakeskip.expressions import AlwaysTrue, BooleanExpression, bind
 from lakeskip.planner.report import PruningReport, ScanPlan
 from lakeskip.planner.scan import ScanPlanner
+from lakeskip.spark.read.arrow_map import map_in_arrow
 from lakeskip.spark.read.dv import (
     by_id_column,
     live_rows_frame,
@@ -54,7 +55,7 @@ from lakeskip.spark.read.dv import (
 )
 from lakeskip.sql.query import AsOf, TableScan, analyze_query, rewrite_tables
 from lakeskip.sql.statements import Query, TableIdent
-from lakeskip.types import BIGINT, TINYINT, Field, RowType
+from lakeskip.types import BIGINT, TINYINT, Field, RowType, quote_identifier
 
 __all__ = [
     "PlannedQuery",
@@ -121,13 +122,14 @@ def merged_view(
     layout = schema_key_layout(schema)
     row_type = schema.row_type
     df = _kv_frame(spark, table, entries)
-    keys = [F.col(f"`{k}`") for k in (*schema.partition_keys, *layout.key_columns)]
+    keys = [F.col(quote_identifier(k)) for k in (*schema.partition_keys, *layout.key_columns)]
     merge = _KeyMerge(
         engine,
         (*schema.partition_keys, *layout.key_columns),
         tuple(row_type.names),
     )
-    return df.repartition(*keys).sortWithinPartitions(*keys).mapInArrow(merge, row_type.spark_ddl())
+    sorted_df = df.repartition(*keys).sortWithinPartitions(*keys)
+    return map_in_arrow(sorted_df, merge, row_type.spark_ddl())
 
 
 def _kv_fields(schema: TableSchema) -> list[Field]:
@@ -171,7 +173,7 @@ def _kv_frame(
         old_keys = kv_key_columns(stored, schema)
         columns = [
             *(
-                F.col(f"`{old}`").alias(new)
+                F.col(quote_identifier(old)).alias(new)
                 for old, new in zip(old_keys, schema_key_layout(schema).key_columns, strict=True)
             ),
             F.col(SEQUENCE_NUMBER),

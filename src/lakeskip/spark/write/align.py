@@ -19,7 +19,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql.types import StructType
 
 from lakeskip.errors import ColumnNotFoundError, InvalidArgumentError
-from lakeskip.types import DataType, Field, RowType, TypeRoot
+from lakeskip.types import DataType, Field, RowType, TypeRoot, quote_identifier
 
 __all__ = ["align_by_name", "align_by_position", "select_exprs"]
 
@@ -38,8 +38,11 @@ def align_by_position(
             f"{what}: the query produces {len(columns)} columns, the table has "
             f"{len(row_type)} ({', '.join(row_type.names)})"
         )
-    exprs = [_stored(_ident(src), f, what) for src, f in zip(columns, row_type.fields, strict=True)]
-    return select_exprs(df, [*exprs, *(_ident(e) for e in extra)])
+    exprs = [
+        _stored(quote_identifier(src), f, what)
+        for src, f in zip(columns, row_type.fields, strict=True)
+    ]
+    return select_exprs(df, [*exprs, *(quote_identifier(e) for e in extra)])
 
 
 def align_by_name(df: DataFrame, row_type: RowType, what: str) -> DataFrame:
@@ -56,7 +59,9 @@ def align_by_name(df: DataFrame, row_type: RowType, what: str) -> DataFrame:
     for f in row_type:
         src = by_lower[f.name.lower()]
         exprs.append(
-            _stored(_struct_by_name(_ident(src), source[src], f.type, f.name, what), f, what)
+            _stored(
+                _struct_by_name(quote_identifier(src), source[src], f.type, f.name, what), f, what
+            )
         )
     return select_exprs(df, exprs)
 
@@ -81,12 +86,7 @@ def select_exprs(df: DataFrame, exprs: Sequence[str]) -> DataFrame:
 def _stored(expr: str, f: Field, what: str) -> str:
     """The SQL expression ``expr`` as column ``f`` stores it: cast, NULLs checked, named."""
     cast = f"CAST({expr} AS {_cast_type(f.type)})"
-    return f"{_not_null(cast, f, what)} AS {_ident(f.name)}"
-
-
-def _ident(name: str) -> str:
-    """``name`` as a quoted SQL identifier."""
-    return "`" + name.replace("`", "``") + "`"
+    return f"{_not_null(cast, f, what)} AS {quote_identifier(f.name)}"
 
 
 def _text(text: str) -> str:
@@ -101,7 +101,7 @@ def _field(expr: str, name: str) -> str:
     """Field ``name`` of the ROW the SQL expression ``expr`` is. ``coalesce`` keeps a bare
     column name from reading as a qualified name (``s.x``: column ``x`` of a relation ``s``,
     where one is in scope); of one argument it is the argument."""
-    return f"coalesce({expr}).{_ident(name)}"
+    return f"coalesce({expr}).{quote_identifier(name)}"
 
 
 def _not_null(expr: str, f: Field, what: str) -> str:
@@ -154,5 +154,5 @@ def _struct_by_name(expr: str, src: Any, t: DataType, path: str, what: str) -> s
         child = _struct_by_name(
             _field(expr, sf.name), sf.dataType, nf.type, f"{path}.{nf.name}", what
         )
-        parts.append(f"{child} AS {_ident(nf.name)}")
+        parts.append(f"{child} AS {quote_identifier(nf.name)}")
     return f"CASE WHEN ({expr}) IS NULL THEN NULL ELSE struct({', '.join(parts)}) END"

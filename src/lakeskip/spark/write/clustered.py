@@ -39,7 +39,8 @@ from lakeskip.catalog.format.parquet_options import ParquetWriteOptions
 from lakeskip.sort.cuts import curve_keys, key_bytes, range_ids
 from lakeskip.sort.ranked import RANK_KEYS, SAMPLE_ROWS, ColumnBounds
 from lakeskip.sort.sampling import PartSample, curve_layout, encode_sample, merge_samples
-from lakeskip.types import DataType, RowType
+from lakeskip.spark.read.arrow_map import map_in_arrow
+from lakeskip.types import DataType, RowType, quote_identifier
 
 __all__ = ["CurveSample", "reservoir_rows", "sample_curve", "sort_dataframe"]
 
@@ -179,7 +180,7 @@ def sample_curve(
     reservoirs by their partitions' sizes (:func:`lakeskip.sort.sampling.merge_samples`)
     and counts the partitions. With ``parquet``, each partition also encodes its first
     :data:`SIZE_SAMPLE_ROWS` whole rows to estimate the bytes the data takes as files."""
-    rows = df.mapInArrow(_sample_task(list(columns), parquet), _SAMPLE_RESULT).collect()
+    rows = map_in_arrow(df, _sample_task(list(columns), parquet), _SAMPLE_RESULT).collect()
     total = sum(int(r["rows"]) for r in rows)
     size_rows = sum(int(r["size_rows"]) for r in rows)
     size_bytes = sum(int(r["size_bytes"]) for r in rows)
@@ -215,9 +216,9 @@ def sort_dataframe(
     estimated size over the target. The curves count ``df``'s partitions in their sampling
     job; ``order`` with ``n_out = None`` asks ``df`` (``df.rdd``: under adaptive execution
     that runs ``df``'s shuffle stages once more)."""
-    parts = [F.col(f"`{k}`") for k in partition_keys]
+    parts = [F.col(quote_identifier(k)) for k in partition_keys]
     if strategy == "order":
-        keys = [F.col(f"`{c}`") for c in columns]
+        keys = [F.col(quote_identifier(c)) for c in columns]
         n = n_out if n_out is not None else max(1, df.rdd.getNumPartitions())
         return df.repartitionByRange(n, *parts, *keys).sortWithinPartitions(*parts, *keys)
     types = [row_type.field(c).type for c in columns]
@@ -231,10 +232,10 @@ def sort_dataframe(
         sample.data, types, strategy, var_len, curve_keys_option, None if partition_keys else n_out
     )
     bounds, cuts = layout.bounds, layout.cuts
-    ddl = row_type.spark_ddl() + f", `{SORT_KEY}` BINARY"
+    ddl = row_type.spark_ddl() + f", {quote_identifier(SORT_KEY)} BINARY"
     if cuts is not None:
-        ddl += f", `{RANGE_ID}` INT"
-    keyed = df.mapInArrow(_key_task(list(columns), strategy, types, var_len, bounds, cuts), ddl)
+        ddl += f", {quote_identifier(RANGE_ID)} INT"
+    keyed = map_in_arrow(df, _key_task(list(columns), strategy, types, var_len, bounds, cuts), ddl)
     key = F.col(SORT_KEY)
     if cuts is None:
         return (

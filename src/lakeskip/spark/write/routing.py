@@ -26,7 +26,8 @@ from lakeskip.catalog.pk.primary_key import schema_key_layout
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.catalog.write.data_writer import BUCKET_COLUMN
 from lakeskip.catalog.write.pk_dv_write import DELETE_FLAG
-from lakeskip.types import DataType
+from lakeskip.spark.read.arrow_map import map_in_arrow
+from lakeskip.types import DataType, quote_identifier
 
 __all__ = ["ROUTE_COLUMN", "assign_dynamic_buckets", "repartition_by_bucket"]
 
@@ -56,12 +57,13 @@ def repartition_by_bucket(df: DataFrame, table: FileStoreTable, mixed: bool = Fa
             return df
         case other:
             assert_never(other)
-    flag = f", `{DELETE_FLAG}` BOOLEAN" if mixed else ""
-    keyed = df.mapInArrow(
+    flag = f", {quote_identifier(DELETE_FLAG)} BOOLEAN" if mixed else ""
+    keyed = map_in_arrow(
+        df,
         _bucket_task(list(spec.key), list(spec.types), spec.num_buckets),
-        schema.row_type.spark_ddl() + flag + f", `{BUCKET_COLUMN}` INT",
+        schema.row_type.spark_ddl() + flag + f", {quote_identifier(BUCKET_COLUMN)} INT",
     )
-    parts = [F.col(f"`{k}`") for k in schema.partition_keys]
+    parts = [F.col(quote_identifier(k)) for k in schema.partition_keys]
     return keyed.repartition(*parts, F.col(BUCKET_COLUMN)).drop(BUCKET_COLUMN)
 
 
@@ -143,10 +145,12 @@ def assign_dynamic_buckets(
         index={k: tuple(v) for k, v in by_partition.items()},
         fresh=fresh,
     )
-    flag = f", `{DELETE_FLAG}` BOOLEAN" if mixed else ""
+    flag = f", {quote_identifier(DELETE_FLAG)} BOOLEAN" if mixed else ""
     ddl = schema.row_type.spark_ddl() + flag
-    routed = df.mapInArrow(
-        _route_task(spec, routing_values(channels).tolist()), ddl + f", `{ROUTE_COLUMN}` INT"
+    routed = map_in_arrow(
+        df,
+        _route_task(spec, routing_values(channels).tolist()),
+        ddl + f", {quote_identifier(ROUTE_COLUMN)} INT",
     ).repartition(channels, F.col(ROUTE_COLUMN))
     # an explicit task count, one wave: P write tasks (Spark's default parallelism unless
     # dynamic-bucket.assigner-parallelism says otherwise), bucket b of a partition in task
@@ -154,8 +158,9 @@ def assign_dynamic_buckets(
     # write into one task (a repartition by columns is coalescable, by number is not); a
     # count of spark.sql.shuffle.partitions (200) made a 3-row INSERT run 200 tasks (10-20 s)
     writers = channels
-    assigned = routed.mapInArrow(
+    assigned = map_in_arrow(
+        routed,
         _assign_task(spec, schema, routing_values(writers).tolist()),
-        ddl + f", `{BUCKET_COLUMN}` INT, `{ROUTE_COLUMN}` INT",
+        ddl + f", {quote_identifier(BUCKET_COLUMN)} INT, {quote_identifier(ROUTE_COLUMN)} INT",
     )
     return assigned.repartition(writers, F.col(ROUTE_COLUMN)).drop(ROUTE_COLUMN)

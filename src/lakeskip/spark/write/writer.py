@@ -45,6 +45,7 @@ from lakeskip.catalog.write.timings import WriteTimings
 from lakeskip.catalog.write.write_spec import WriteSpec
 from lakeskip.errors import CommitConflictError
 from lakeskip.sort.clustering import clustering_from_options
+from lakeskip.spark.read.arrow_map import map_in_arrow
 
 # align_by_position / align_by_name stay importable from here for spark/bridge/catalog_writes.py
 # (left to its owner this session); new code imports them from spark/write/align.py
@@ -253,7 +254,7 @@ def collect_entries(
             )
         case _:
             assert_never(kind)
-    rows = df.mapInArrow(_task(spec), _RESULT_SCHEMA).collect()
+    rows = map_in_arrow(df, _task(spec), _RESULT_SCHEMA).collect()
     entries: list[ManifestEntry] = []
     changes: list[BucketWrite] = []
     hashes: list[IndexManifestEntry] = []

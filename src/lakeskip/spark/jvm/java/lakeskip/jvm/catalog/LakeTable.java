@@ -23,7 +23,8 @@ import org.apache.spark.sql.connector.catalog.SupportsRead;
 import org.apache.spark.sql.connector.catalog.SupportsWrite;
 import org.apache.spark.sql.connector.catalog.TableCapability;
 import org.apache.spark.sql.connector.catalog.TruncatableTable;
-import org.apache.spark.sql.connector.expressions.Expressions;
+import org.apache.spark.sql.connector.expressions.FieldReference$;
+import org.apache.spark.sql.connector.expressions.LogicalExpressions;
 import org.apache.spark.sql.connector.expressions.Transform;
 import org.apache.spark.sql.connector.read.ScanBuilder;
 import org.apache.spark.sql.connector.write.LogicalWriteInfo;
@@ -162,7 +163,9 @@ public class LakeTable
   public Transform[] partitioning() {
     Transform[] out = new Transform[partitionKeys.size()];
     for (int i = 0; i < out.length; i++) {
-      out[i] = Expressions.identity(partitionKeys.get(i));
+      // the name as it is (Expressions.identity(String) would parse it: a dot, a space or a
+      // backquote in a column name is no SQL)
+      out[i] = LogicalExpressions.identity(FieldReference$.MODULE$.column(partitionKeys.get(i)));
     }
     return out;
   }
