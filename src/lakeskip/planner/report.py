@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pyroaring import BitMap
 
 from lakeskip.catalog.format.manifest import ManifestEntry
+from lakeskip.catalog.format.manifest_columns import bulk
 
 __all__ = ["FileDecision", "PruningReport", "ScanPlan", "SkipTier"]
 
@@ -60,6 +61,17 @@ class FileDecision:
         if self.index_type:
             return f"{self.index_type}({self.column})" if self.column else self.index_type
         return self.tier.value if self.tier else "skipped"
+
+
+def same_decisions(
+    entries: Sequence[ManifestEntry], keep: bool, tier: SkipTier | None = None
+) -> list[FileDecision]:
+    """``[FileDecision(e, keep, tier) for e in entries]``, made a field at a time
+    (:func:`~lakeskip.catalog.format.manifest_columns.bulk`): a whole table planned with
+    nothing to skip decides 100,000 files alike."""
+    n = len(entries)
+    nothing: list[None] = [None] * n
+    return bulk(FileDecision, [entries, [keep] * n, [tier] * n, nothing, nothing, nothing])
 
 
 @dataclass(frozen=True, slots=True)

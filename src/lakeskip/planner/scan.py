@@ -44,7 +44,7 @@ from lakeskip.catalog.table import FileStoreTable
 from lakeskip.expressions import AlwaysFalse, AlwaysTrue, BooleanExpression, bind
 from lakeskip.expressions.visitors import referenced_names
 from lakeskip.planner.columnar_stats import ColumnarStats
-from lakeskip.planner.report import FileDecision, ScanPlan, SkipTier
+from lakeskip.planner.report import FileDecision, ScanPlan, SkipTier, same_decisions
 from lakeskip.planner.stats import ColumnStats, FileStats
 from lakeskip.planner.tiers.columns import PlanColumns, SnapshotColumns
 from lakeskip.planner.tiers.files import FileTiers, gain_base
@@ -234,9 +234,9 @@ class ScanPlanner:
             )
         tiers = self.file_tiers(whole, notes)
         if isinstance(bound, AlwaysFalse):
-            decisions = [FileDecision(e, keep=False, tier=SkipTier.PREDICATE) for e in entries]
+            decisions = same_decisions(entries, False, SkipTier.PREDICATE)
         elif isinstance(bound, AlwaysTrue):
-            decisions = [FileDecision(e, keep=True) for e in entries]
+            decisions = same_decisions(entries, True)
         else:
             assert cols is not None
             match kind:

@@ -17,6 +17,7 @@ from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.catalog.write.data_writer import DataWriter
 from lakeskip.catalog.write.write_spec import WriteSpec
+from lakeskip.planner.report import FileDecision, SkipTier, same_decisions
 from lakeskip.planner.scan import ScanPlanner
 
 SCHEMA = T.RowType.of(("id", T.BIGINT), ("d", T.DOUBLE), ("s", T.STRING))
@@ -102,3 +103,21 @@ def test_use_indexes_and_alter_are_part_of_the_key(tmp_path: Path, table: FileSt
     cat.alter_table("db.t", set_options={"file-index.read.enabled": "false"})
     altered = cat.get_table("db.t")
     assert len(ScanPlanner(altered, cache=cache).plan(pred).files) == 2, "index reads off"
+
+
+def test_decisions_alike_equal_those_made_one_by_one(table: FileStoreTable) -> None:
+    """A plan that decides every file alike (nothing to skip, or a predicate always false)
+    builds its decisions field-wise (same_decisions): equal to the constructor's, file for
+    file, and so the same kept files and report."""
+    on_disk = sorted(e.file.file_name for e in table.scan_files(table.latest_snapshot()))
+    assert len(on_disk) == 3
+    for pred, keep in ((None, True), (E.AlwaysTrue(), True), (E.AlwaysFalse(), False)):
+        plan = ScanPlanner(table, cache=MetadataCache()).plan(pred)
+        entries = [d.entry for d in plan.decisions]
+        assert sorted(e.file.file_name for e in entries) == on_disk
+        tier = None if keep else SkipTier.PREDICATE
+        assert list(plan.decisions) == [FileDecision(e, keep=keep, tier=tier) for e in entries]
+        assert [d.reason for d in plan.decisions] == ["kept" if keep else "predicate"] * 3
+        assert _kept(plan) == (on_disk if keep else [])
+    made = same_decisions([], False, SkipTier.STATS)
+    assert made == []

@@ -644,10 +644,10 @@ class ManifestColumns:
                 fields = self._file_lists(todo)
             except UnicodeDecodeError as e:
                 raise CorruptMetadataError(f"manifest: a string is not UTF-8: {e}") from e
-            files = _bulk(DataFileMeta, fields)
+            files = bulk(DataFileMeta, fields)
             partitions = self.partitions(partition_types)
             kinds = (FileKind.ADD, FileKind.DELETE)
-            made[todo] = _bulk(
+            made[todo] = bulk(
                 ManifestEntry,
                 [
                     [kinds[k] for k in self.kind[todo].tolist()],
@@ -689,7 +689,7 @@ def _slot_setters(cls: type) -> tuple[Callable[[Any, Any], None], ...]:
     return tuple(getattr(cls, f.name).__set__ for f in dataclasses.fields(cls))
 
 
-def _bulk(cls: type[_T], columns: Sequence[Sequence[Any]]) -> list[_T]:
+def bulk(cls: type[_T], columns: Sequence[Sequence[Any]]) -> list[_T]:
     """``[cls(*row) for row in zip(*columns)]`` for a frozen slotted dataclass without a
     ``__post_init__``, made a field at a time over all objects (each slot set by its
     descriptor in one ``map``): a frozen ``__init__`` sets each field through

@@ -34,7 +34,7 @@ from lakeskip.catalog.pk.aggregation import VALUE_PRESERVING
 from lakeskip.catalog.pk.merge_engine import MergeEngine
 from lakeskip.expressions import AlwaysFalse, AlwaysTrue, BooleanExpression, and_, bind
 from lakeskip.expressions.visitors import column_names, conjuncts
-from lakeskip.planner.report import FileDecision, SkipTier
+from lakeskip.planner.report import FileDecision, SkipTier, same_decisions
 from lakeskip.planner.tiers.columns import PlanColumns
 from lakeskip.planner.tiers.files import FileTiers
 from lakeskip.types import RowType
@@ -97,10 +97,10 @@ def decide_merged(
         full, n_full = tiers.decide(entries, cols, bound, row_type, use_indexes)
     key_bound = bind(row_type, key_part, time_zone=time_zone)
     if isinstance(key_bound, AlwaysTrue):
-        by_key = [FileDecision(e, keep=True) for e in entries]
+        by_key = same_decisions(entries, True)
         n_key = 0
     elif isinstance(key_bound, AlwaysFalse):
-        by_key = [FileDecision(e, keep=False, tier=SkipTier.PREDICATE) for e in entries]
+        by_key = same_decisions(entries, False, SkipTier.PREDICATE)
         n_key = 0
     else:
         by_key, n_key = tiers.decide(entries, cols, key_bound, row_type, use_indexes)
@@ -134,7 +134,7 @@ def _decide_by_conjunct(
     may take each column from a different version). ``held``: the non-key columns that
     may be that one (None: any; aggregation: those whose function returns a value of
     some version, e.g. max, not sum)."""
-    out = [FileDecision(e, keep=True) for e in entries]
+    out = same_decisions(entries, True)
     n = 0
     for c in conjuncts(pred):
         extra = column_names(c) - key_names
@@ -144,7 +144,7 @@ def _decide_by_conjunct(
         if isinstance(b, AlwaysTrue):
             continue
         if isinstance(b, AlwaysFalse):
-            decisions = [FileDecision(e, keep=False, tier=SkipTier.PREDICATE) for e in entries]
+            decisions = same_decisions(entries, False, SkipTier.PREDICATE)
         else:
             decisions, k = tiers.decide(entries, cols, b, row_type, use_indexes)
             n += k
