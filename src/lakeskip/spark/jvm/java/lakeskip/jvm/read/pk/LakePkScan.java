@@ -137,7 +137,8 @@ public final class LakePkScan implements Scan, Batch {
     }
     // partition columns are read from the files (Paimon writes the whole row as the value),
     // so Spark's file index here has no partition schema
-    LakeFileIndex index = LakeFileIndex.of(session, new StructType(), ScanFiles.of(reply.path(Key.FILES)));
+    ScanFiles current = ScanFiles.of(reply.path(Key.FILES));
+    LakeFileIndex index = LakeFileIndex.of(session, new StructType(), current);
     ParquetScanBuilder parquet =
         new LakeParquetScanBuilder(session, index, fileSchema, fileSchema, options);
     // filters on key columns only (primary key incl. partition columns, whose value columns
@@ -187,7 +188,7 @@ public final class LakePkScan implements Scan, Batch {
     Map<String, List<PartitionedFile>> groups = new LinkedHashMap<>();
     Map<String, Integer> versionOf = new java.util.HashMap<>();
     List<ScanFiles> byVersion = new ArrayList<>();
-    byVersion.add(ScanFiles.of(reply.path(Key.FILES)));
+    byVersion.add(current);
     for (JsonNode g : reply.path(Key.EVOLVED)) {
       byVersion.add(ScanFiles.of(g.path(Key.FILES)));
     }
