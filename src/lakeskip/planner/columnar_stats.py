@@ -30,8 +30,10 @@ from __future__ import annotations
 
 import decimal
 import math
+import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -423,6 +425,12 @@ def decode_file_stats(
 
 def _null_counts(counts: Sequence[tuple[int | None, ...]], width: int) -> np.ndarray:
     """(files, width) int64, -1 = unknown; an empty tuple is every count unknown."""
+    first = counts[0] if counts else None
+    if first and len(first) == width and all(map(operator.is_, counts, repeat(first))):
+        # one tuple for every file (the manifest decoder shares one, e.g. files without
+        # nulls): converted once
+        one = np.array([-1 if v is None else v for v in first], dtype=np.int64)
+        return np.tile(one, (len(counts), 1))
     try:  # the common case: every file has every count
         fast = np.array(counts, dtype=np.int64)
         if fast.shape == (len(counts), width):

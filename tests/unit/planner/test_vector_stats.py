@@ -31,7 +31,7 @@ from lakeskip.catalog.format.data_file import make_data_file_meta
 from lakeskip.catalog.format.schema import TableSchema
 from lakeskip.catalog.format.stats import collect_stats, file_column_stats
 from lakeskip.expressions import Operator, bind
-from lakeskip.planner.columnar_stats import ColumnarStats, decode_file_stats
+from lakeskip.planner.columnar_stats import ColumnarStats, _null_counts, decode_file_stats
 from lakeskip.planner.stats import ColumnStats, FileStats
 from lakeskip.planner.stats_evaluator import StatsEvaluator
 from lakeskip.planner.vector_evaluator import (
@@ -121,3 +121,16 @@ def test_each_comparison_reads_the_same_in_arrow_and_python(op: Operator) -> Non
     for value in bounds:
         arrow = pc.call_function(_arrow_kernel(op), [pa.array(bounds), pa.scalar(value)])
         assert arrow.to_pylist() == [_python_compare(op)(b, value) for b in bounds], (op, value)
+
+
+@pytest.mark.parametrize("counts", [(0, 0, 0), (2, None, 0), (None,), (5, 1)])
+def test_one_shared_null_count_tuple_reads_as_separate_ones(counts: tuple[int | None, ...]) -> None:
+    """The manifest decoder shares one null-count tuple among files (converted once): the
+    same array as the files' own equal tuples, one by one."""
+    shared = [counts] * 4
+    apart = [tuple(v for v in counts) for _ in range(4)]
+    assert apart[0] is not apart[1]
+    width = len(counts)
+    got = _null_counts(shared, width)
+    assert got.tolist() == _null_counts(apart, width).tolist()
+    assert got.tolist() == [[-1 if v is None else v for v in counts]] * 4

@@ -398,10 +398,23 @@ class _BytesCol:
         e[rows] = start + length
         return cls(s, e, _covered(rows, n))
 
+    def equal(self, raw: bytes, rows: np.ndarray, value: bytes) -> np.ndarray:
+        """Which of ``rows`` hold exactly ``value`` (not null), compared without a bytes
+        object per row."""
+        start = self.start[rows]
+        mask = ~self.null[rows] & (self.end[rows] - start == len(value))
+        if value and mask.any():
+            at = np.flatnonzero(mask)
+            got = np.frombuffer(raw, dtype=np.uint8)[start[at][:, None] + np.arange(len(value))]
+            mask[at] = (got == np.frombuffer(value, dtype=np.uint8)).all(axis=1)
+        return mask
+
     def list(self, raw: bytes, rows: np.ndarray) -> list[Any]:
         null = self.null[rows]
         if null.all():
             return [None] * len(rows)
+        if self.equal(raw, rows, EMPTY_ROW_BYTES).all():  # an append table's keys: one object
+            return [EMPTY_ROW_BYTES] * len(rows)
         out: list[Any] = [
             raw[a:b]
             for a, b in zip(self.start[rows].tolist(), self.end[rows].tolist(), strict=True)
@@ -458,8 +471,16 @@ class _ArrayCol:
         lens = self.offsets[rows + 1] - lo
         width = int(lens[0]) if n else 0
         if (lens == width).all():  # as many items in every record: most manifests' arrays
+            same = (
+                isinstance(self.items, _LongCol)
+                and width > 0
+                and not null.any()
+                and self._one_record(lo, width)
+            )
             if width == 0:
                 out: list[Any] = [()] * n
+            elif same:  # e.g. null counts of files without nulls: one tuple
+                out = [tuple(self._flat(raw, lo[0] + np.arange(width), text))] * n
             else:
                 take = (lo[:, None] + np.arange(width)).ravel()
                 flat = self._flat(raw, take, text)
@@ -477,6 +498,14 @@ class _ArrayCol:
         for i in np.flatnonzero(null).tolist():
             out[i] = None
         return out
+
+    def _one_record(self, lo: np.ndarray, width: int) -> bool:
+        """Whether the long arrays of ``width`` items at ``lo`` are all the same (no item
+        null)."""
+        items = cast(_LongCol, self.items)
+        take = lo[:, None] + np.arange(width)
+        values = items.values[take]
+        return bool((values == values[0]).all() and not items.null[take].any())
 
     def _flat(self, raw: bytes, take: np.ndarray, text: bool) -> list[Any]:
         if isinstance(self.items, _LongCol):
@@ -710,18 +739,26 @@ def bulk(cls: type[_T], columns: Sequence[Sequence[Any]]) -> list[_T]:
 def _stats(
     raw: bytes, rows: np.ndarray, lo: _BytesCol, hi: _BytesCol, counts: _ArrayCol | None
 ) -> list[SimpleStats]:
-    los = lo.list(raw, rows)
-    his = hi.list(raw, rows)
-    cs: list[Any] = (
-        counts.tuples(raw, rows, text=False) if counts is not None else [None] * len(rows)
-    )
-    out = []
-    for a, b, c in zip(los, his, cs, strict=True):
-        # the stats record itself null, or empty (append tables' key stats): one object
-        if a is None or (not c and a == EMPTY_ROW_BYTES and b == EMPTY_ROW_BYTES):
-            out.append(_EMPTY_STATS)
-        else:
-            out.append(SimpleStats(a, b, c if c is not None else ()))
+    n = len(rows)
+    # the stats record itself null, or empty with no null counts (append tables' key
+    # stats): one shared object
+    empty = lo.equal(raw, rows, EMPTY_ROW_BYTES) & hi.equal(raw, rows, EMPTY_ROW_BYTES)
+    if counts is not None:
+        empty &= counts.null[rows] | (counts.offsets[rows + 1] == counts.offsets[rows])
+    shared = lo.null[rows] | empty
+    own = np.flatnonzero(~shared)
+    if not len(own):
+        return [_EMPTY_STATS] * n
+    take = rows[own]
+    cs: list[Any] = counts.tuples(raw, take, text=False) if counts is not None else [()] * len(take)
+    if counts is not None and counts.null[take].any():
+        cs = [c if c is not None else () for c in cs]
+    made = bulk(SimpleStats, [lo.list(raw, take), hi.list(raw, take), cs])
+    if len(own) == n:
+        return made
+    out = [_EMPTY_STATS] * n
+    for i, v in zip(own.tolist(), made, strict=True):
+        out[i] = v
     return out
 
 

@@ -16,6 +16,7 @@ What this keeps, in the process-wide metadata cache (one budget in bytes, see
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -157,7 +158,8 @@ class SnapshotColumns:
                 self._columnar.put(key, snap, snap.nbytes)
             return got
 
-        if entries is live:
+        # the live files themselves (a whole-table plan's kept files): no lookup by name
+        if entries is live or (len(entries) == len(live) and all(map(operator.is_, entries, live))):
             return PlanColumns(
                 hit.stats,
                 np.arange(len(live)),
