@@ -15,7 +15,9 @@ directory (``off`` turns the cache off), ``LAKESKIP_MANIFEST_CACHE_BYTES`` bound
 (default 1 GiB; the least recently used files go first). A manifest decoded by a query is
 stored by one background thread (:func:`store_later`: the query does not wait for the
 encoding, a tenth of a first read's time at 100,000 entries; the process waits for it at
-exit). A cache file that is unreadable,
+exit); not a local manifest whose columns are decoded in memory already (a plan of some of
+its partitions read them): its entries are made from those, and decoding the local file again
+costs about what loading it from here does. A cache file that is unreadable,
 fails its checksum or names another manifest is ignored and the manifest decoded from the
 table: the cache can cost a read, never change an answer.
 

@@ -168,3 +168,31 @@ def test_directory_stays_within_its_bound(
     assert disk.load(table.path, "manifest-x-39", 39, table.partition_types) is not None, (
         "the newest survives"
     )
+
+
+def test_columns_in_memory_come_before_the_disk_cache(
+    tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A whole-table read after a read of some partitions (which decoded the manifests
+    column-wise, in memory) makes the entries from those columns: the disk cache is neither
+    read nor, for a local table, written again; the entries are the Avro manifests'."""
+    table = _table(tmp_path)
+    want = _fresh(table)  # stored on disk
+    assert list(cache_dir.glob("*.lsmc"))
+    shared_cache().clear()
+    fresh = Catalog(str(Path(table.path).parent.parent)).get_table("db.t")
+    snap = fresh.latest_snapshot()
+    assert snap is not None
+    some, _, _ = fresh.scan_files_in(
+        snap, lambda metas: [True] * len(metas), lambda parts: [p[0] == 1 for p in parts]
+    )
+    assert some and {e.partition[0] for e in some} == {1}
+    calls: list[str] = []
+    monkeypatch.setattr(disk, "load", lambda *a: calls.append("load"))
+    monkeypatch.setattr(disk, "store_later", lambda *a: calls.append("store"))
+    assert fresh.scan_files(snap) == want
+    assert calls == []
+    for m in fresh.manifest_metas(snap):
+        assert fresh.manifest(m) == read_manifest(
+            fresh.file_io, fresh.path, m.file_name, fresh.partition_types
+        ), "every field of every entry, DELETEs and partitions included"
