@@ -402,7 +402,7 @@ class _BytesCol:
         """Which of ``rows`` hold exactly ``value`` (not null), compared without a bytes
         object per row."""
         start = self.start[rows]
-        mask = ~self.null[rows] & (self.end[rows] - start == len(value))
+        mask: np.ndarray = ~self.null[rows] & (self.end[rows] - start == len(value))
         if value and mask.any():
             at = np.flatnonzero(mask)
             got = np.frombuffer(raw, dtype=np.uint8)[start[at][:, None] + np.arange(len(value))]
