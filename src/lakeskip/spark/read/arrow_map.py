@@ -28,7 +28,7 @@ __all__ = ["map_in_arrow"]
 
 ArrowTask = Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
 
-_ARROW_MAP = "lakeskip.jvm.read.ArrowMap"
+_ARROW_MAP = "lakeskip.jvm.write.ArrowMap"
 
 
 def _parsed_apart(name: str) -> bool:

@@ -1,4 +1,4 @@
-package lakeskip.jvm.read;
+package lakeskip.jvm.write;
 
 import java.util.ArrayList;
 import java.util.List;
