@@ -54,10 +54,11 @@ from lakeskip.errors import (
     DatabaseNotFoundError,
     InvalidArgumentError,
     SchemaChangeError,
+    SqlParseError,
     TableAlreadyExistsError,
     TableNotFoundError,
 )
-from lakeskip.types import Field, RowType, TypeRoot, assign_field_ids
+from lakeskip.types import Field, RowType, TypeRoot, assign_field_ids, split_identifier
 
 __all__ = [
     "DEFAULT_DATABASE",
@@ -130,10 +131,17 @@ def _check_name(kind: str, name: str) -> str:
 def parse_identifier(identifier: str) -> tuple[str, str]:
     """``("db", "table")`` from ``"db.table"``, ``"table"`` or ``"`db`.`table`"``.
 
-    >>> parse_identifier("t"), parse_identifier("`d`.t")
-    (('default', 't'), ('d', 't'))
+    Parts are read as SQL reads them (:func:`~lakeskip.types.split_identifier`): ``a.b``
+    backquoted is the one name ``a.b`` (which no table may have), not database ``a``,
+    table ``b``.
+
+    >>> parse_identifier("t"), parse_identifier("`d`.`t 1`")
+    (('default', 't'), ('d', 't 1'))
     """
-    parts = [p.strip().strip("`") for p in str(identifier).split(".")]
+    try:
+        parts = split_identifier(str(identifier))
+    except SqlParseError as e:
+        raise InvalidArgumentError(f"invalid table identifier: {e}") from e
     if len(parts) == 1:
         return DEFAULT_DATABASE, _check_name("table", parts[0])
     if len(parts) == 2:

@@ -32,6 +32,8 @@ from lakeskip.errors import SqlParseError, TypeMismatchError, UnsupportedStateme
 from lakeskip.sql.literals import literal_value
 from lakeskip.sql.statement_types import (
     DIALECT,
+    IDENTIFIER,
+    MULTIPART_IDENTIFIER,
     AlterTableColumns,
     AlterTableSetOptions,
     AlterTableUnsetOptions,
@@ -44,7 +46,7 @@ from lakeskip.sql.statement_types import (
     Statement,
     TableIdent,
 )
-from lakeskip.types import parse_sql_type
+from lakeskip.types import parse_sql_type, split_identifier
 
 __all__ = [
     "alter_table",
@@ -356,8 +358,8 @@ def _action_name(actions: list[exp.Expression]) -> str:
 
 
 _POSITION = re.compile(
-    r"(?is)^ALTER\s+TABLE\s+(?P<t>[\w.`]+)\s+(?:ALTER|CHANGE)\s+(?:COLUMN\s+)?(?P<c>[\w.`]+)"
-    r"\s+(?:(?P<first>FIRST)|AFTER\s+(?P<after>[\w`]+))\s*;?\s*$"
+    rf"(?is)^ALTER\s+TABLE\s+(?P<t>{MULTIPART_IDENTIFIER})\s+(?:ALTER|CHANGE)\s+(?:COLUMN\s+)?"
+    rf"(?P<c>{MULTIPART_IDENTIFIER})\s+(?:(?P<first>FIRST)|AFTER\s+(?P<after>{IDENTIFIER}))\s*;?\s*$"
 )
 
 
@@ -371,15 +373,15 @@ def parse_column_position(text: str) -> Statement | None:
     m = _POSITION.match(text.strip())
     if not m:
         return None
-    path = tuple(p.strip("`") for p in m.group("c").split("."))
-    move = Move.first() if m.group("first") else Move.after(m.group("after").strip("`"))
+    path = split_identifier(m.group("c"))
+    move = Move.first() if m.group("first") else Move.after(split_identifier(m.group("after"))[0])
     return AlterTableColumns(
         TableIdent.parse(m.group("t")), (UpdateColumnPosition(path, move),), text
     )
 
 
 _UNSET = re.compile(
-    r"(?is)^ALTER\s+TABLE\s+(?P<t>[\w.`]+)\s+(?:UNSET\s+TBLPROPERTIES|UNSET|RESET)"
+    rf"(?is)^ALTER\s+TABLE\s+(?P<t>{MULTIPART_IDENTIFIER})\s+(?:UNSET\s+TBLPROPERTIES|UNSET|RESET)"
     r"\s*(?P<ie>IF\s+EXISTS)?\s*\((?P<keys>.*)\)\s*$"
 )
 

@@ -12,10 +12,12 @@ from sqlglot import exp
 
 from lakeskip.catalog.schema_evolution import SchemaChange
 from lakeskip.errors import SqlParseError, UnsupportedStatementError
-from lakeskip.types import DataType
+from lakeskip.types import DataType, split_identifier
 
 __all__ = [
     "DIALECT",
+    "IDENTIFIER",
+    "MULTIPART_IDENTIFIER",
     "AlterTableColumns",
     "AlterTableSetOptions",
     "AlterTableUnsetOptions",
@@ -48,6 +50,12 @@ __all__ = [
 #: the sqlglot dialect statements are parsed and printed in
 DIALECT = "spark"
 
+# one SQL identifier part inside a regular expression: a bare word, or backquoted (a doubled
+# backquote inside); MULTIPART_IDENTIFIER: parts joined by dots (read a match with
+# lakeskip.types.split_identifier)
+IDENTIFIER = r"(?:`(?:[^`]|``)*`|\w+)"
+MULTIPART_IDENTIFIER = rf"{IDENTIFIER}(?:\s*\.\s*{IDENTIFIER})*"
+
 
 @dataclass(frozen=True, slots=True)
 class TableIdent:
@@ -69,8 +77,9 @@ class TableIdent:
 
     @classmethod
     def parse(cls, name: str) -> TableIdent:
-        """``db.t`` / ``t`` as matched by a regular expression (backquotes allowed)."""
-        parts = [p.strip("`") for p in name.split(".")]
+        """``db.t`` / ``t`` as matched by :data:`MULTIPART_IDENTIFIER` (parts read by
+        :func:`~lakeskip.types.split_identifier`: a quoted dot is part of a name)."""
+        parts = split_identifier(name)
         if len(parts) == 1:
             return cls(None, parts[0])
         if len(parts) == 2:

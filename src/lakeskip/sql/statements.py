@@ -49,6 +49,8 @@ from lakeskip.sql.splitter import (
 )
 from lakeskip.sql.statement_types import (
     DIALECT,
+    IDENTIFIER,
+    MULTIPART_IDENTIFIER,
     Call,
     CreateTable,
     DescribeTable,
@@ -67,6 +69,7 @@ from lakeskip.sql.statement_types import (
     TruncateTable,
     UseDatabase,
 )
+from lakeskip.types import split_identifier
 
 __all__ = [
     # the statement types are imported from lakeskip.sql.statement_types; these four stay
@@ -366,9 +369,9 @@ def _describe(tree: exp.Describe, text: str) -> Statement:
     return DescribeTable(TableIdent.of(tree.this), style in ("EXTENDED", "FORMATTED"))
 
 
-_SHOW_TABLES = re.compile(r"(?is)^SHOW\s+TABLES(?:\s+(?:IN|FROM)\s+(?P<db>[\w`]+))?\s*$")
+_SHOW_TABLES = re.compile(rf"(?is)^SHOW\s+TABLES(?:\s+(?:IN|FROM)\s+(?P<db>{IDENTIFIER}))?\s*$")
 _SHOW_DBS = re.compile(r"(?is)^SHOW\s+(?:DATABASES|SCHEMAS|NAMESPACES)\s*$")
-_SHOW_CREATE = re.compile(r"(?is)^SHOW\s+CREATE\s+TABLE\s+(?P<t>[\w.`]+)\s*$")
+_SHOW_CREATE = re.compile(rf"(?is)^SHOW\s+CREATE\s+TABLE\s+(?P<t>{MULTIPART_IDENTIFIER})\s*$")
 
 
 def _parse_help(text: str) -> Statement | None:
@@ -376,7 +379,7 @@ def _parse_help(text: str) -> Statement | None:
     return Help() if len(strip_comments(text).split()) == 1 else None
 
 
-_ALTER_UNSET = re.compile(r"(?is)ALTER\s+TABLE\s+\S+\s+(UNSET|RESET)\b")
+_ALTER_UNSET = re.compile(rf"(?is)ALTER\s+TABLE\s+{MULTIPART_IDENTIFIER}\s+(UNSET|RESET)\b")
 
 
 def _parse_alter_unset(text: str) -> Statement | None:
@@ -390,7 +393,7 @@ def _parse_alter_unset(text: str) -> Statement | None:
 def _parse_show(text: str) -> Statement:
     if m := _SHOW_TABLES.match(text):
         db = m.group("db")
-        return ShowTables(db.strip("`") if db else None)
+        return ShowTables(split_identifier(db)[0] if db else None)
     if _SHOW_DBS.match(text):
         return ShowDatabases()
     if m := _SHOW_CREATE.match(text):

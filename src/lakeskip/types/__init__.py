@@ -56,6 +56,7 @@ from lakeskip.types.data_type import (
     quote_identifier,
     quote_sql_string,
     row_of,
+    split_identifier,
 )
 from lakeskip.types.row_type import RowType
 from lakeskip.types.type_parser import (
@@ -111,5 +112,6 @@ __all__ = [
     "quote_sql_string",
     "row_of",
     "session_time_zone",
+    "split_identifier",
     "to_internal",
 ]

@@ -14,7 +14,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from lakeskip.errors import InvalidArgumentError, TypeMismatchError
+from lakeskip.errors import InvalidArgumentError, SqlParseError, TypeMismatchError
 
 __all__ = [
     "BIGINT",
@@ -42,6 +42,7 @@ __all__ = [
     "quote_identifier",
     "quote_sql_string",
     "row_of",
+    "split_identifier",
 ]
 
 MAX_VARCHAR = 2147483647
@@ -396,6 +397,59 @@ def quote_identifier(name: str) -> str:
     """``name`` (a column, table, database, alias or option key) as a backquoted SQL
     identifier, a backquote doubled: the one quoting of every SQL text lakeskip builds."""
     return "`" + name.replace("`", "``") + "`"
+
+
+def split_identifier(text: str) -> tuple[str, ...]:
+    """The parts of a multi-part SQL identifier, as Spark reads them: parts joined by dots,
+    each a bare name or backquoted (a dot inside is part of the name, a doubled backquote
+    is one backquote); the inverse of :func:`quote_identifier` joined by dots.
+
+    Raises:
+        SqlParseError: an empty part, an unclosed backquote, or a backquote inside a bare
+            part; ``col`` is the 1-based position in ``text``.
+
+    >>> split_identifier("db.`a.b`.`c``d`")
+    ('db', 'a.b', 'c`d')
+    """
+    parts: list[str] = []
+    i, n = 0, len(text)
+    while True:
+        while i < n and text[i].isspace():
+            i += 1
+        if i < n and text[i] == "`":
+            start, chars = i, []
+            i += 1
+            while True:
+                j = text.find("`", i)
+                if j < 0:
+                    raise SqlParseError(f"unclosed backquote in identifier {text!r}", 1, start + 1)
+                chars.append(text[i:j])
+                if text.startswith("``", j):
+                    chars.append("`")
+                    i = j + 2
+                    continue
+                i = j + 1
+                break
+            parts.append("".join(chars))
+        else:
+            start = i
+            while i < n and text[i] not in ".`":
+                i += 1
+            name = text[start:i].strip()
+            if i < n and text[i] == "`":
+                raise SqlParseError(f"backquote inside a name in identifier {text!r}", 1, i + 1)
+            if not name:
+                raise SqlParseError(f"empty name in identifier {text!r}", 1, start + 1)
+            parts.append(name)
+        while i < n and text[i].isspace():
+            i += 1
+        if i == n:
+            return tuple(parts)
+        if text[i] != ".":
+            raise SqlParseError(
+                f"expected '.' after a quoted name in identifier {text!r}", 1, i + 1
+            )
+        i += 1
 
 
 def quote_sql_string(text: str) -> str:

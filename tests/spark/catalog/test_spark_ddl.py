@@ -339,3 +339,49 @@ def test_a_column_name_paimon_refuses_is_a_typed_error(lake, tmp_path: Path, nam
     catalog = Catalog(str(tmp_path / "wh"))
     with pytest.raises(InvalidArgumentError, match="Paimon's"):
         catalog.create_table("default.bad", RowType((Field(0, name, BIGINT),)))
+
+
+def test_key_and_partition_columns_are_top_level_names_as_written(lake, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """PRIMARY KEY and PARTITIONED BY name top-level columns as they are: a column named
+    ``s.x`` is that column; the nested field ``s.x`` of a struct ``s`` is refused (it was
+    joined into the name "s.x", so beside a column literally named so the table was keyed
+    and partitioned by that other column, silently)."""
+    from pyspark.errors import AnalysisException
+
+    spark = lake
+    columns = "s STRUCT<x: INT>, `s.x` INT NOT NULL, id BIGINT NOT NULL, v STRING"
+    with pytest.raises(AnalysisException, match=r"PARTITIONED BY .* nested field s\.x") as e:
+        spark.sql(f"CREATE TABLE lakeskip.default.n1 ({columns}) PARTITIONED BY (s.x)")
+    assert "\n" not in str(e.value).split("SQLSTATE")[0].strip(), "one line, no stack"
+    assert not spark.catalog.tableExists("lakeskip.default.n1")
+    # Spark's SQL takes single names in PRIMARY KEY (...); a catalog API caller's constraint
+    # may name a nested field (Expressions.column parses "s.x" into s, x)
+    jvm, gateway = spark._jvm, spark.sparkContext._gateway
+    constraints = jvm.org.apache.spark.sql.connector.catalog.constraints
+
+    def keyed(name: str) -> dict[str, str]:
+        refs = gateway.new_array(jvm.org.apache.spark.sql.connector.expressions.NamedReference, 1)
+        refs[0] = jvm.org.apache.spark.sql.connector.expressions.Expressions.column(name)
+        given = gateway.new_array(constraints.Constraint, 1)
+        given[0] = constraints.Constraint.primaryKey("pk", refs).build()
+        return dict(jvm.lakeskip.jvm.catalog.LakeOps.withPrimaryKey(jvm.java.util.HashMap(), given))
+
+    with pytest.raises(Exception, match=r"PRIMARY KEY .* nested field s\.x"):
+        keyed("s.x")
+    assert keyed("`s.x`") == {"primary-key": "s.x"}
+    t = "lakeskip.default.k"
+    spark.sql(
+        f"CREATE TABLE {t} ({columns}, PRIMARY KEY (id, `s.x`) NOT ENFORCED) "
+        "PARTITIONED BY (`s.x`) TBLPROPERTIES ('bucket' = '1')"
+    )
+    from lakeskip.catalog.catalog import Catalog
+
+    schema = Catalog(str(tmp_path / "wh")).get_table("default.k").schema
+    assert list(schema.primary_keys) == ["id", "s.x"]
+    assert list(schema.partition_keys) == ["s.x"]
+    spark.sql(
+        f"INSERT INTO {t} VALUES (named_struct('x', 9), 1, 1, 'a'), "
+        "(named_struct('x', 9), 2, 1, 'b'), (named_struct('x', 8), 1, 1, 'c')"
+    )
+    got = _answer(spark, f"SELECT s.x, `s.x`, id, v FROM {t} WHERE id = 1")
+    assert got == [(8, 1, 1, "c"), (9, 2, 1, "b")]  # key (id 1, `s.x` 1): its last version

@@ -6,8 +6,10 @@ import decimal
 import pytest
 
 from lakeskip import types as T
+from lakeskip.catalog.schema_evolution import Move, UpdateColumnPosition
 from lakeskip.errors import SqlParseError, TypeMismatchError, UnsupportedStatementError
 from lakeskip.sql.statement_types import (
+    AlterTableColumns,
     AlterTableSetOptions,
     AlterTableUnsetOptions,
     Call,
@@ -294,3 +296,76 @@ def test_create_table_keeps_its_catalog_qualifier() -> None:
     s = parse_statement("CREATE TABLE lakeskip.d.t (a INT, PRIMARY KEY (a)) WITH ('x'='y')")
     assert isinstance(s, CreateTable)
     assert (s.catalog, s.ident, s.primary_keys) == ("lakeskip", TableIdent("d", "t"), ("a",))
+
+
+# -- quoted names: one reader of multi-part identifiers ---------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "parts"),
+    [
+        ("t", ("t",)),
+        ("db.t", ("db", "t")),
+        (" db . `t` ", ("db", "t")),
+        ("`a.b`", ("a.b",)),  # a quoted dot belongs to the name
+        ("`a``b`", ("a`b",)),  # a doubled backquote is one backquote
+        ("`a``.``b`.c", ("a`.`b", "c")),
+        ("````", ("`",)),
+        ("`a b`.`` ", ("a b", "")),  # `` is the empty name, as in Spark
+    ],
+)
+def test_split_identifier_reads_quotes_as_spark(text: str, parts: tuple[str, ...]) -> None:
+    assert T.split_identifier(text) == parts
+    # the inverse of quote_identifier joined by dots
+    assert T.split_identifier(".".join(T.quote_identifier(p) for p in parts)) == parts
+
+
+@pytest.mark.parametrize(
+    ("text", "col", "what"),
+    [
+        ("", 1, "empty name"),
+        ("a.", 3, "empty name"),
+        ("a..b", 3, "empty name"),
+        ("`a", 1, "unclosed backquote"),
+        ("x.`a``", 3, "unclosed backquote"),
+        ("a`b", 2, "backquote inside a name"),
+        ("`a`b", 4, "expected '.'"),
+    ],
+)
+def test_split_identifier_errors_carry_position(text: str, col: int, what: str) -> None:
+    with pytest.raises(SqlParseError, match=what) as e:
+        T.split_identifier(text)
+    assert (e.value.line, e.value.col) == (1, col)
+
+
+def test_statements_unescape_quoted_names() -> None:
+    """The regular-expression statements (no sqlglot node) read names as Spark does: the
+    backquotes were stripped before (`a``b` became a``b, `s.x` the path s, x)."""
+    assert parse_statement("SHOW TABLES IN `a``b`") == ShowTables("a`b")
+    show = parse_statement("SHOW CREATE TABLE `d.x`.`t``1`")
+    assert isinstance(show, ShowCreateTable)
+    assert show.ident == TableIdent("d.x", "t`1")
+    alter = parse_statement("ALTER TABLE `d`.`t 1` ALTER COLUMN `s.x`.`y``z` AFTER `a.b`")
+    assert isinstance(alter, AlterTableColumns)
+    assert alter.ident == TableIdent("d", "t 1")
+    assert alter.changes == (UpdateColumnPosition(("s.x", "y`z"), Move.after("a.b")),)
+    nested = parse_statement("ALTER TABLE t CHANGE COLUMN s . x FIRST")
+    assert isinstance(nested, AlterTableColumns)
+    assert nested.changes == (UpdateColumnPosition(("s", "x"), Move.first()),)
+    unset = parse_statement("ALTER TABLE `t.1` UNSET TBLPROPERTIES ('k')")
+    assert unset == AlterTableUnsetOptions(TableIdent(None, "t.1"), ("k",), False)
+    with pytest.raises(UnsupportedStatementError, match="catalog-qualified"):
+        parse_statement("SHOW CREATE TABLE c.`d`.t")
+
+
+def test_catalog_identifiers_split_on_unquoted_dots_only() -> None:
+    from lakeskip.catalog.catalog import parse_identifier
+    from lakeskip.errors import InvalidArgumentError
+
+    assert parse_identifier("`d`.`t 1`") == ("d", "t 1")
+    assert parse_identifier(" d . t ") == ("d", "t")
+    # one quoted name with a dot: no table may be named so (it was read as d, t)
+    with pytest.raises(InvalidArgumentError, match=r"invalid table name: 'd\.t'"):
+        parse_identifier("`d.t`")
+    with pytest.raises(InvalidArgumentError, match="unclosed backquote"):
+        parse_identifier("d.`t")

@@ -1,24 +1,34 @@
-"""``DataFrame.mapInArrow`` on any column names.
+"""``DataFrame.mapInArrow`` on any column names, in a fixed number of py4j round trips.
 
 PySpark's ``mapInArrow`` passes each input column to the UDF as ``df[name]``, which parses the
 name: a column named with a backquote or a dot (``a`b``, ``a.b``: legal, quoted, in Spark SQL)
-fails there (``INVALID_ATTRIBUTE_NAME_SYNTAX`` / unresolved). :func:`map_in_arrow` then hands the
-columns over under positional names and gives the function its batches under the real ones.
+fails there (``INVALID_ATTRIBUTE_NAME_SYNTAX`` / unresolved); it costs py4j round trips a
+column (``df[name]``, then the Scala ``Seq`` of the UDF's arguments filled element by
+element), and ~20 more to set the UDF up. :func:`map_in_arrow` pickles the task as PySpark
+does and hands it to the jar's ``ArrowMap``, which builds the UDF (from a template
+``PythonFunction`` of the same Python context) and takes every column by its quoted name, in
+one call. A command PySpark would broadcast, or a DDL-string schema: PySpark builds the UDF,
+``ArrowMap`` the rest. Without the jar (or without a JVM handle: Spark Connect), PySpark's
+``mapInArrow``, the columns handed over under positional names when a name needs it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
 
 from lakeskip.types import quote_identifier
 
 __all__ = ["map_in_arrow"]
 
 ArrowTask = Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
+
+_ARROW_MAP = "lakeskip.jvm.write.ArrowMap"
 
 
 def _parsed_apart(name: str) -> bool:
@@ -38,9 +48,68 @@ class _Renamed:
         return self.task(pa.RecordBatch.from_arrays(b.columns, names=names) for b in batches)
 
 
-def map_in_arrow(df: DataFrame, task: ArrowTask, schema: str) -> DataFrame:
-    """``df.mapInArrow(task, schema)``, for any column names of ``df`` (the same number of
-    py4j round trips when no name needs it)."""
+def _noop() -> None:
+    """The command of the template ``PythonFunction`` (never run)."""
+
+
+# kept on the SparkContext (a new context has none)
+_TEMPLATES = "_lakeskip_arrow_templates"
+
+
+def _template(sc: Any) -> tuple[Any, int]:
+    """A ``PythonFunction`` of ``sc``'s Python context (its environment and includes as they
+    are now) whose environment, includes, Python and accumulator the jar's ``ArrowMap``
+    copies, and the size above which PySpark broadcasts a pickled command."""
+    from pyspark.sql.udf import _wrap_function
+
+    templates: dict[tuple[Any, ...], tuple[Any, int]] = sc.__dict__.setdefault(_TEMPLATES, {})
+    key = (tuple(sc._python_includes), tuple(sorted(sc.environment.items())))
+    got = templates.get(key)
+    if got is None:
+        threshold = int(sc._jvm.PythonUtils.getBroadcastThreshold(sc._jsc))
+        got = templates[key] = (_wrap_function(sc, _noop), threshold)
+    return got
+
+
+def _pickled(sc: Any, task: ArrowTask, schema: StructType) -> bytes | None:
+    """``(task, schema)`` pickled as PySpark pickles a UDF's command; ``None`` when PySpark
+    would broadcast it (larger than its threshold, or holding a broadcast variable)."""
+    from pyspark.serializers import CloudPickleSerializer
+
+    _, threshold = _template(sc)
+    registry = sc._pickled_broadcast_vars
+    had = set(registry)
+    serializer: Any = CloudPickleSerializer()  # type: ignore[no-untyped-call]
+    command: bytes = serializer.dumps((task, schema))
+    if set(registry) != had or len(command) > threshold:
+        return None  # (a broadcast: PySpark's own path pickles again and takes it)
+    return command
+
+
+def map_in_arrow(df: DataFrame, task: ArrowTask, schema: str | StructType) -> DataFrame:
+    """``df.mapInArrow(task, schema)``, for any column names of ``df``. ``schema`` as a
+    ``StructType``: the UDF too is built in the JVM in the same call (its command pickled
+    here, as PySpark pickles it)."""
+    jdf = getattr(df, "_jdf", None)
+    if jdf is not None:
+        from py4j.java_gateway import JavaClass
+        from pyspark.sql.classic.dataframe import DataFrame as ClassicDataFrame
+        from pyspark.sql.udf import UserDefinedFunction
+        from pyspark.util import PythonEvalType
+
+        session = df.sparkSession
+        arrow_map = getattr(session._jvm, _ARROW_MAP)
+        if isinstance(arrow_map, JavaClass):  # else an unknown name: the jar is not loaded
+            sc = session.sparkContext
+            if isinstance(schema, StructType) and (command := _pickled(sc, task, schema)):
+                name = getattr(task, "__name__", type(task).__name__)
+                like, _ = _template(sc)
+                jout = arrow_map.mapInArrow(jdf, name, bytearray(command), like, schema.json())
+                return ClassicDataFrame(jout, session)
+            udf = UserDefinedFunction(
+                task, returnType=schema, evalType=PythonEvalType.SQL_MAP_ARROW_ITER_UDF
+            )
+            return ClassicDataFrame(arrow_map.mapInArrow(jdf, udf._judf), session)
     names = df.columns
     if not any(_parsed_apart(n) for n in names):
         return df.mapInArrow(task, schema)

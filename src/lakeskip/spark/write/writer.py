@@ -21,6 +21,7 @@ from typing import Any, assert_never
 
 import pyarrow as pa
 from pyspark.sql import DataFrame
+from pyspark.sql.types import BinaryType, StructField, StructType
 
 from lakeskip.catalog.format.deletion_vectors import DeletionVectorUpdate, IndexFileMeta
 from lakeskip.catalog.format.hash_index import HashIndexChange, hash_entries, merge_hash_changes
@@ -67,7 +68,10 @@ __all__ = [
     "write_entries",
 ]
 
-_RESULT_SCHEMA = "entry binary, timings binary"
+# a StructType, not DDL: the JVM's parse of a DDL string is py4j round trips a write
+_RESULT_SCHEMA = StructType(
+    [StructField("entry", BinaryType()), StructField("timings", BinaryType())]
+)
 _RESULT_ARROW = pa.schema([("entry", pa.binary()), ("timings", pa.binary())])
 _local = threading.local()
 _LATEST: dict[str, WriteTimings] = {}  # the process's most recent write, from any thread

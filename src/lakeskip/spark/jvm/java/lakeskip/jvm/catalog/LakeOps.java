@@ -178,7 +178,7 @@ public final class LakeOps {
       List<String> cols = new java.util.ArrayList<>();
       for (NamedReference r :
           ((org.apache.spark.sql.connector.catalog.constraints.PrimaryKey) c).columns()) {
-        cols.add(String.join(".", r.fieldNames()));
+        cols.add(topLevel(r, "PRIMARY KEY"));
       }
       String keys = String.join(",", cols);
       String given = out.get(TableProperty.PRIMARY_KEY);
@@ -251,6 +251,20 @@ public final class LakeOps {
     return LakeStagedTable.of(this, ident, r, mode);
   }
 
+  /**
+   * The column a PRIMARY KEY or PARTITIONED BY reference names, as it is: a top-level column
+   * (its name may hold a dot), never a nested field (joined with dots it read as the top-level
+   * column "s.x", or as another column literally named so).
+   */
+  static String topLevel(NamedReference ref, String clause) {
+    String[] names = ref.fieldNames();
+    if (names.length != 1) {
+      throw Bridge.error(clause + " takes top-level columns of a lakeskip table, not the nested"
+          + " field " + ref.describe(), null);
+    }
+    return names[0];
+  }
+
   private static void fillCreate(
       ObjectNode p, StructType schema, Transform[] partitions, Map<String, String> properties) {
     p.put(Key.SCHEMA, schema.json());
@@ -261,7 +275,7 @@ public final class LakeOps {
             null);
       }
       NamedReference ref = t.references()[0];
-      keys.add(String.join(".", ref.fieldNames()));
+      keys.add(topLevel(ref, "PARTITIONED BY"));
     }
     ObjectNode props = p.putObject(Key.PROPERTIES);
     for (Map.Entry<String, String> e : properties.entrySet()) {

@@ -253,7 +253,8 @@ public final class LakeScanBuilder
     parquet.pruneColumns(table.schema.add(seq).add(kind));
     Map<String, Long> since = new HashMap<>();
     reply.path(Key.CHANGES).fields().forEachRemaining(e -> since.put(e.getKey(), e.getValue().asLong()));
-    Scan scan = evolved(session, table, options, parquet.build(), reply.path(Key.EVOLVED),
+    JsonNode groups = reply.path(Key.EVOLVED);
+    Scan scan = evolved(session, table, options, parquet.build(), groups, filesOf(groups),
         s -> new lakeskip.jvm.read.stream.LakeChangeScan(s, since));
     return new LakeScan(scan, table.name(), LakePruning.of(reply.get(Key.PRUNING)))
         .withStream(table, options);
@@ -271,8 +272,10 @@ public final class LakeScanBuilder
     ScanFiles byName = ScanFiles.of(reply.path(Key.FILES));
     LakeFileIndex index = LakeFileIndex.of(session, table.partitionSchema(), byName);
     Map<String, byte[]> vectors = new HashMap<>(byName.vectorsByName());
-    for (JsonNode g : reply.path(Key.EVOLVED)) { // older schema versions' files too
-      vectors.putAll(ScanFiles.of(g.path(Key.FILES)).vectorsByName());
+    JsonNode groups = reply.path(Key.EVOLVED);
+    List<ScanFiles> older = filesOf(groups); // read once: their DVs here, their scans below
+    for (ScanFiles files : older) { // older schema versions' files too
+      vectors.putAll(files.vectorsByName());
     }
     StructType schema = table.schema;
     StructType dataSchema = table.dataSchema();
@@ -303,9 +306,18 @@ public final class LakeScanBuilder
     Scan scan = parquet.build();
     java.util.function.UnaryOperator<Scan> dv =
         vectors.isEmpty() ? s -> s : s -> new LakeDvScan(s, vectors);
-    scan = evolved(session, table, options, scan, reply.path(Key.EVOLVED), dv);
+    scan = evolved(session, table, options, scan, groups, older, dv);
     return new LakeScan(audit ? new LakeAuditScan(scan) : scan, table.name(), pruning)
         .withStream(table, options);
+  }
+
+  /** The files of each older schema version's group of a reply's {@code evolved}, in order. */
+  public static List<ScanFiles> filesOf(JsonNode groups) {
+    List<ScanFiles> out = new ArrayList<>(groups.size());
+    for (JsonNode g : groups) {
+      out.add(ScanFiles.of(g.path(Key.FILES)));
+    }
+    return out;
   }
 
   /** Columns Spark's Parquet reader or lakeskip's key-value layout adds beside the table's. */
@@ -314,14 +326,14 @@ public final class LakeScanBuilder
 
   /**
    * {@code wrap(byName)} (the files that read right by column name) plus, per older schema
-   * version in {@code groups}, {@code wrap} of a Parquet scan with that version's names and
-   * types and no pushed filters, projected onto the first's read schema ({@link
-   * LakeEvolvedScan}); just {@code wrap(byName)} when there is none. {@code wrap} (deletion
+   * version in {@code groups} (their files read already: {@code files}, in the same order),
+   * {@code wrap} of a Parquet scan with that version's names and types and no pushed filters,
+   * projected onto the first's read schema ({@link LakeEvolvedScan}); just {@code wrap(byName)} when there is none. {@code wrap} (deletion
    * vectors, a stream's changes) reads the columns in {@link #PASS_THROUGH} that {@code
    * byName} reads beside the table's; every part reads them under the same name.
    */
   private static Scan evolved(SparkSession session, LakeTable table,
-      CaseInsensitiveStringMap options, Scan byName, JsonNode groups,
+      CaseInsensitiveStringMap options, Scan byName, JsonNode groups, List<ScanFiles> files,
       java.util.function.UnaryOperator<Scan> wrap) {
     Scan first = wrap.apply(byName);
     if (groups.size() == 0) {
@@ -334,9 +346,9 @@ public final class LakeScanBuilder
     List<int[]> sources = new ArrayList<>();
     parts.add(first);
     sources.add(null);
-    for (JsonNode g : groups) {
-      LakeFileIndex index =
-          LakeFileIndex.of(session, table.partitionSchema(), ScanFiles.of(g.path(Key.FILES)));
+    for (int i = 0; i < groups.size(); i++) {
+      JsonNode g = groups.get(i);
+      LakeFileIndex index = LakeFileIndex.of(session, table.partitionSchema(), files.get(i));
       StructType stored = StructType.fromDDL(g.path(Key.STORED_SCHEMA).asText());
       JsonNode names = g.path(Key.STORED_NAMES);
       List<StructField> want = new ArrayList<>();

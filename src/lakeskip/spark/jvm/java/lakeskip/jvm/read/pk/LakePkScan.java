@@ -17,6 +17,7 @@ import lakeskip.jvm.read.LakeEvolvedScan;
 import lakeskip.jvm.read.LakeFileIndex;
 import lakeskip.jvm.read.ScanFiles;
 import lakeskip.jvm.read.LakeParquetScanBuilder;
+import lakeskip.jvm.read.LakeScanBuilder;
 import lakeskip.jvm.read.ReadErrors;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileSystem;
@@ -178,8 +179,13 @@ public final class LakePkScan implements Scan, Batch {
     projections.add(null);
     List<Scan> fileScans = new ArrayList<>();
     fileScans.add(scan);
-    for (JsonNode g : reply.path(Key.EVOLVED)) {
-      Scan old = olderVersion(session, table, g, got, options);
+    JsonNode evolved = reply.path(Key.EVOLVED);
+    List<ScanFiles> byVersion = new ArrayList<>(); // each version's files, read once
+    byVersion.add(current);
+    byVersion.addAll(LakeScanBuilder.filesOf(evolved));
+    for (int v = 1; v < byVersion.size(); v++) {
+      JsonNode g = evolved.get(v - 1);
+      Scan old = olderVersion(session, table, g, byVersion.get(v), got, options);
       fileScans.add(old);
       versionFactories.add(old.toBatch().createReaderFactory());
       projections.add(projection(old.readSchema(), got, table, g.path(Key.STORED_NAMES)));
@@ -187,11 +193,6 @@ public final class LakePkScan implements Scan, Batch {
     Configuration conf = session.sessionState().newHadoopConf();
     Map<String, List<PartitionedFile>> groups = new LinkedHashMap<>();
     Map<String, Integer> versionOf = new java.util.HashMap<>();
-    List<ScanFiles> byVersion = new ArrayList<>();
-    byVersion.add(current);
-    for (JsonNode g : reply.path(Key.EVOLVED)) {
-      byVersion.add(ScanFiles.of(g.path(Key.FILES)));
-    }
     for (int v = 0; v < byVersion.size(); v++) {
       ScanFiles files = byVersion.get(v);
       for (int i = 0; i < files.size(); i++) {
@@ -230,11 +231,11 @@ public final class LakePkScan implements Scan, Batch {
 
   /**
    * The Parquet scan of the files of one older schema version ({@code g}: its data columns
-   * and, per current column, its name there), reading the columns of {@code got} those files
+   * and, per current column, its name there; {@code files}: its files, read from {@code g}), reading the columns of {@code got} those files
    * have under their own names and types: {@code _KEY_} columns under the key's old name.
    */
   private static Scan olderVersion(SparkSession session, LakeTable table, JsonNode g,
-      StructType got, CaseInsensitiveStringMap options) {
+      ScanFiles files, StructType got, CaseInsensitiveStringMap options) {
     StructType stored = StructType.fromDDL(g.path(Key.STORED_SCHEMA).asText());
     JsonNode names = g.path(Key.STORED_NAMES);
     List<StructField> fields = new ArrayList<>();
@@ -259,7 +260,7 @@ public final class LakePkScan implements Scan, Batch {
         want.add(fileSchema.apply(from));
       }
     }
-    LakeFileIndex index = LakeFileIndex.of(session, new StructType(), ScanFiles.of(g.path(Key.FILES)));
+    LakeFileIndex index = LakeFileIndex.of(session, new StructType(), files);
     ParquetScanBuilder parquet =
         new ParquetScanBuilder(session, index, fileSchema, fileSchema, options);
     parquet.pruneColumns(new StructType(want.toArray(new StructField[0])));
