@@ -8,6 +8,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import shutil
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +25,7 @@ from lakeskip.catalog.format.manifest import FileKind, ManifestEntry
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.spark.bridge.catalog_scans.batch import scan_files
 from lakeskip.spark.bridge.catalog_scans.target import partition_json
+from lakeskip.spark.jvm import build
 from lakeskip.spark.jvm.protocol import ScanFiles, decode, encode
 from lakeskip.spark.read.dv import table_file_paths
 
@@ -91,12 +95,78 @@ def _entries(rows: list[Any]) -> tuple[list[ManifestEntry], dict[str, str]]:
     return entries, vectors
 
 
+JAVA_TESTS = Path(__file__).resolve().parents[3] / "java"
+
+
+@pytest.fixture(scope="module")
+def java_reader(tmp_path_factory: pytest.TempPathFactory) -> Iterator[subprocess.Popen[str]]:
+    """``ScanFilesCheck`` (tests/java): the JVM's own reading of a reply, one per line."""
+    java = shutil.which("java")
+    if build.find_javac() is None or java is None:
+        pytest.skip("no JDK: the JVM's reading is tested where the catalog jar can be built")
+    _, spark_jars = build._pyspark_jars()
+    cp = f"{build.build_jar()}:{spark_jars}/*"
+    classes = tmp_path_factory.mktemp("scan_files_check")
+    javac = [build.find_javac() or "javac", "--release", "17", "-nowarn", "-encoding", "UTF-8"]
+    sources = [str(p) for p in JAVA_TESTS.rglob("*.java")]
+    subprocess.run([*javac, "-cp", cp, "-d", str(classes), *sources], check=True)
+    main = "lakeskip.jvm.read.ScanFilesCheck"
+    proc = subprocess.Popen(
+        [java, "-cp", f"{classes}:{cp}", main],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        encoding="utf-8",
+    )
+    yield proc
+    assert proc.stdin is not None
+    proc.stdin.close()
+    assert proc.wait(timeout=60) == 0
+
+
+def _java_read(proc: subprocess.Popen[str], reply: dict[str, Any]) -> dict[str, Any]:
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(json.dumps(reply) + "\n")
+    proc.stdin.flush()
+    line = proc.stdout.readline()
+    assert line, "ScanFilesCheck ended"
+    out: dict[str, Any] = json.loads(line)
+    return out
+
+
+# other values of a reply, read by the same token walk as the files (Bridge.read)
+_json = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.sampled_from(["a", "b"]), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
 @settings(max_examples=150, deadline=None)
-@given(_files)
-def test_columns_hold_each_file_as_computed_alone(table: FileStoreTable, rows: list[Any]) -> None:
+@given(_files, _json)
+def test_columns_hold_each_file_as_computed_alone(
+    table: FileStoreTable, java_reader: subprocess.Popen[str], rows: list[Any], rest: Any
+) -> None:
     entries, vectors = _entries(rows)
     got = scan_files(table, TYPES, entries, vectors)
     wire = decode(ScanFiles, json.loads(json.dumps(encode(got))))  # what the JVM reads
+    # the JVM's reading: streamed into ScanFiles, equal to the one of the Jackson tree
+    wired = encode(got)
+    java = _java_read(java_reader, {"files": wired, "rest": rest, "groups": [{"files": wired}]})
+    assert java["equal"] and java["pojo"] and java["group_pojo"] and java["rest_equal"]
+    assert java["rest"] == rest
+    assert [f[0] for f in java["files"]] == table_file_paths(table, entries)
+    for f, e in zip(java["files"], entries, strict=True):
+        want = [partition_json(t, v) for t, v in zip(TYPES, e.partition, strict=True)]
+        assert f[1:3] == [e.file.file_size, e.file.creation_time or 0]
+        assert json.dumps(f[3]) == json.dumps(want) and f[4] == repr((e.partition, e.bucket))
     for files in (got, wire):
         assert len(files) == len(entries)
         assert files.paths() == table_file_paths(table, entries)

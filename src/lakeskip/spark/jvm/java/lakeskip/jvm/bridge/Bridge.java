@@ -1,12 +1,18 @@
 package lakeskip.jvm.bridge;
 
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.databind.node.POJONode;
 import java.util.function.Function;
 import lakeskip.jvm.bridge.Protocol.Key;
 import lakeskip.jvm.cache.ScanCache;
 import lakeskip.jvm.catalog.TableCache;
+import lakeskip.jvm.read.ScanFiles;
 import org.apache.spark.QueryContext;
 import org.apache.spark.SparkContext;
 import org.apache.spark.sql.AnalysisException;
@@ -154,7 +160,7 @@ public final class Bridge {
     }
     JsonNode node;
     try {
-      node = JSON.readTree(reply);
+      node = read(reply);
     } catch (Exception e) {
       throw error("lakeskip: unreadable reply to " + op, e);
     }
@@ -163,6 +169,73 @@ public final class Bridge {
       throw new PythonError(err.path(Key.KIND).asText(""), err.path(Key.MESSAGE).asText(""));
     }
     return node;
+  }
+
+  /**
+   * A reply as {@code JSON.readTree} reads it, except that each {@code files} object in it
+   * is read straight into a {@link ScanFiles} (held by a {@link POJONode}: {@link
+   * ScanFiles#of(JsonNode)} returns it), no tree of its per-file columns made.
+   */
+  public static JsonNode read(String reply) throws java.io.IOException {
+    try (JsonParser p = JSON.getFactory().createParser(reply)) {
+      if (p.nextToken() == null) {
+        return com.fasterxml.jackson.databind.node.MissingNode.getInstance();
+      }
+      JsonNode node = value(p, true);
+      if (p.nextToken() != null) {
+        throw new java.io.IOException("trailing content after a reply's JSON value");
+      }
+      return node;
+    }
+  }
+
+  /** The JSON value {@code p} is at, as a tree ({@link JsonNode} of {@code readTree}'s types). */
+  public static JsonNode readValue(JsonParser p) throws java.io.IOException {
+    return value(p, false);
+  }
+
+  private static JsonNode value(JsonParser p, boolean files) throws java.io.IOException {
+    JsonNodeFactory f = JSON.getNodeFactory();
+    switch (p.currentToken()) {
+      case START_OBJECT: {
+        ObjectNode o = f.objectNode();
+        for (String name = p.nextFieldName(); name != null; name = p.nextFieldName()) {
+          JsonToken t = p.nextToken();
+          o.set(name, files && t == JsonToken.START_OBJECT && Key.FILES.equals(name)
+              ? new POJONode(ScanFiles.parse(p)) : value(p, files));
+        }
+        return o;
+      }
+      case START_ARRAY: {
+        ArrayNode a = f.arrayNode();
+        while (p.nextToken() != JsonToken.END_ARRAY) {
+          a.add(value(p, files));
+        }
+        return a;
+      }
+      case VALUE_STRING:
+        return f.textNode(p.getText());
+      case VALUE_NUMBER_INT:
+        switch (p.getNumberType()) {
+          case INT:
+            return f.numberNode(p.getIntValue());
+          case LONG:
+            return f.numberNode(p.getLongValue());
+          default:
+            return f.numberNode(p.getBigIntegerValue());
+        }
+      case VALUE_NUMBER_FLOAT:
+        return p.getNumberType() == JsonParser.NumberType.BIG_DECIMAL
+            ? f.numberNode(p.getDecimalValue()) : f.numberNode(p.getDoubleValue());
+      case VALUE_TRUE:
+        return f.booleanNode(true);
+      case VALUE_FALSE:
+        return f.booleanNode(false);
+      case VALUE_NULL:
+        return f.nullNode();
+      default:
+        throw new java.io.IOException("unexpected JSON token " + p.currentToken());
+    }
   }
 
   private static synchronized void trace(String op, long nanos, int sent, int got) {

@@ -1,6 +1,11 @@
 package lakeskip.jvm.read;
 
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.POJONode;
+import java.io.IOException;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Base64;
 import java.util.HashMap;
@@ -53,8 +58,14 @@ public final class ScanFiles {
     }
   }
 
-  /** The files of a reply's {@code files} object (a missing one: no file). */
+  /**
+   * The files of a reply's {@code files} object (a missing one: no file); {@link
+   * Bridge#read} has parsed it already (a {@link POJONode} holding them).
+   */
   public static ScanFiles of(JsonNode files) {
+    if (files instanceof POJONode && ((POJONode) files).getPojo() instanceof ScanFiles) {
+      return (ScanFiles) ((POJONode) files).getPojo();
+    }
     Map<Integer, String> dv = new HashMap<>();
     for (Iterator<Map.Entry<String, JsonNode>> it = files.path(Key.DV).fields(); it.hasNext(); ) {
       Map.Entry<String, JsonNode> e = it.next();
@@ -87,6 +98,96 @@ public final class ScanFiles {
     return new ScanFiles(new String[0], paths.toArray(new String[0]), dir, sizes, new long[n],
         distinct.keySet().toArray(new JsonNode[0]), partition, new String[] {""}, new int[n],
         new HashMap<>());
+  }
+
+  /**
+   * The files of the {@code files} object {@code p} is at (its START_OBJECT), read token by
+   * token into the columns: what {@link #of(JsonNode)} makes of its tree, without the tree.
+   */
+  public static ScanFiles parse(JsonParser p) throws IOException {
+    String[] dirs = new String[0];
+    String[] names = new String[0];
+    String[] groups = new String[0];
+    int[] dir = new int[0];
+    int[] partition = new int[0];
+    int[] group = new int[0];
+    long[] size = new long[0];
+    long[] mtime = new long[0];
+    JsonNode[] partitions = new JsonNode[0];
+    Map<Integer, String> dv = new HashMap<>();
+    for (String field = p.nextFieldName(); field != null; field = p.nextFieldName()) {
+      JsonToken t = p.nextToken();
+      if (t != JsonToken.START_ARRAY && t != JsonToken.START_OBJECT) {
+        continue; // a scalar where a column belongs: as the tree's path() of it, empty
+      }
+      switch (field) {
+        case Key.DIRS -> dirs = strings(p);
+        case Key.NAMES -> names = strings(p);
+        case Key.GROUPS -> groups = strings(p);
+        case Key.DIR -> dir = (int[]) numbers(p, false);
+        case Key.PARTITION -> partition = (int[]) numbers(p, false);
+        case Key.GROUP -> group = (int[]) numbers(p, false);
+        case Key.SIZE -> size = (long[]) numbers(p, true);
+        case Key.MTIME -> mtime = (long[]) numbers(p, true);
+        case Key.PARTITIONS -> {
+          List<JsonNode> out = new ArrayList<>();
+          while (p.nextToken() != JsonToken.END_ARRAY) {
+            out.add(Bridge.readValue(p));
+          }
+          partitions = out.toArray(new JsonNode[0]);
+        }
+        case Key.DV -> {
+          while (p.nextToken() == JsonToken.FIELD_NAME) {
+            int at = Integer.parseInt(p.currentName());
+            p.nextToken();
+            dv.put(at, Bridge.readValue(p).asText());
+          }
+        }
+        default -> p.skipChildren();
+      }
+    }
+    return new ScanFiles(dirs, names, dir, size, mtime, partitions, partition, groups, group, dv);
+  }
+
+  /** The array {@code p} is at, each value as {@link JsonNode#asText} has it. */
+  private static String[] strings(JsonParser p) throws IOException {
+    if (p.currentToken() != JsonToken.START_ARRAY) {
+      p.skipChildren();
+      return new String[0];
+    }
+    List<String> out = new ArrayList<>();
+    for (JsonToken t = p.nextToken(); t != JsonToken.END_ARRAY; t = p.nextToken()) {
+      out.add(t == JsonToken.VALUE_STRING ? p.getText() : Bridge.readValue(p).asText());
+    }
+    return out.toArray(new String[0]);
+  }
+
+  /** The array {@code p} is at as {@code long[]} ({@code longs}) or {@code int[]}. */
+  private static Object numbers(JsonParser p, boolean longs) throws IOException {
+    if (p.currentToken() != JsonToken.START_ARRAY) {
+      p.skipChildren();
+      return longs ? new long[0] : new int[0];
+    }
+    long[] out = new long[64];
+    int n = 0;
+    for (JsonToken t = p.nextToken(); t != JsonToken.END_ARRAY; t = p.nextToken()) {
+      if (n == out.length) {
+        out = Arrays.copyOf(out, n * 2);
+      }
+      boolean plain = t == JsonToken.VALUE_NUMBER_INT
+          && p.getNumberType() != JsonParser.NumberType.BIG_INTEGER;
+      JsonNode other = plain ? null : Bridge.readValue(p); // as the tree's asLong / asInt
+      out[n++] = longs ? (plain ? p.getLongValue() : other.asLong())
+          : (plain ? (int) p.getLongValue() : other.asInt());
+    }
+    if (longs) {
+      return Arrays.copyOf(out, n);
+    }
+    int[] ints = new int[n];
+    for (int i = 0; i < n; i++) {
+      ints[i] = (int) out[i];
+    }
+    return ints;
   }
 
   private static String[] strings(JsonNode a) {
