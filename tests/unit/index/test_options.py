@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from lakeskip import types as T
@@ -190,3 +193,22 @@ def test_typos_get_a_suggestion(
     with pytest.raises(error) as info:
         parse_file_index_options(options, schema)
     assert str(info.value).startswith(message), str(info.value)
+
+
+def test_load_all_imports_every_index_type_up_front() -> None:
+    """A fresh interpreter: the index types are imported lazily, until ``load_all`` (the
+    catalog's callback service calls it when it starts, so no query's planning imports)."""
+    code = (
+        "import sys\n"
+        "from lakeskip.index import registry\n"
+        "mods = {t: registry._FACTORIES[t].split(':')[0] for t in registry.INDEX_TYPES}\n"
+        "assert len(mods) == 4, mods\n"
+        "lazy = [m for m in mods.values() if m in sys.modules]\n"
+        "registry.load_all()\n"
+        "missing = [m for m in mods.values() if m not in sys.modules]\n"
+        "print(lazy, missing)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert out == "[] []", out

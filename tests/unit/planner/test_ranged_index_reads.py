@@ -7,6 +7,7 @@ short keeps the file and warns.
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -134,3 +135,30 @@ def test_a_corrupt_index_keeps_the_file_and_warns(tmp_path: Path, damage: str) -
         plan = ScanPlanner(table, cache=MetadataCache(2**28)).plan(EqualTo("id", 7))
     kept = {d.entry.file.file_name for d in plan.decisions if d.keep}
     assert kept == {e.file.file_name, "data-3.parquet"}, "the damaged file is kept"
+
+
+@pytest.mark.parametrize("local", [True, False])
+def test_local_index_files_are_read_on_the_planning_thread(tmp_path: Path, local: bool) -> None:
+    """Local ranges come from the page cache: read in turn on the planning thread (threads
+    only added their start and hand-offs); a remote file system's in parallel threads.
+    Either way the same files are kept."""
+    table = _table(tmp_path)
+    threads: list[int] = []
+    original = FileIO.read_range
+
+    def recording(self: FileIO, path: str, offset: int, length: int) -> bytes:
+        threads.append(threading.get_ident())
+        return original(self, path, offset, length)
+
+    with (
+        mock.patch.object(FileIO, "read_range", recording),
+        mock.patch.object(FileIO, "is_local", local),
+    ):
+        plan = ScanPlanner(table, cache=MetadataCache(2**28)).plan(EqualTo("id", 7))
+    assert [d.entry.file.file_name for d in plan.decisions if d.keep] == ["data-3.parquet"]
+    assert plan.report.index_files_read == FILES and len(threads) >= FILES
+    here = threading.get_ident()
+    if local:
+        assert set(threads) == {here}
+    else:
+        assert here not in threads and len(set(threads)) > 1

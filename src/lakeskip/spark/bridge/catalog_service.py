@@ -32,6 +32,7 @@ from lakeskip.errors import (
     ProtocolMismatchError,
     UnknownOperationError,
 )
+from lakeskip.index.registry import load_all
 from lakeskip.spark.bridge import catalog_procedures, catalog_scans, catalog_tables, catalog_writes
 from lakeskip.spark.bridge.catalog_context import ServiceContext
 from lakeskip.spark.bridge.error_text import spark_error_message
@@ -114,6 +115,8 @@ class CatalogService(ServiceContext):
 
     def __init__(self, spark: SparkSession) -> None:
         super().__init__(spark)
+        # imported now rather than in the first query's planning callback
+        load_all()
         self._calls: dict[str, int] = {}
         self._seconds: dict[str, float] = {}
         self._stats_lock = threading.Lock()
