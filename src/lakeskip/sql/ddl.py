@@ -14,6 +14,7 @@ Example:
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from sqlglot import exp
 
@@ -386,13 +387,51 @@ _UNSET = re.compile(
 )
 
 
+_WORD = re.compile(r"[A-Za-z0-9_]+")
+
+
+def _option_keys(text: str) -> list[str]:
+    """Spark's property keys, comma-separated: a string literal (quotes and backslash
+    escapes as in SET TBLPROPERTIES, adjacent literals joined, as Spark joins them) or a
+    dotted name (plain or backquoted parts). Raises :class:`SqlParseError` otherwise."""
+    from sqlglot.dialects.spark import Spark
+    from sqlglot.errors import TokenError
+    from sqlglot.tokenizer_core import TokenType
+
+    try:
+        tokens = Spark().tokenize(text)
+    except TokenError as e:
+        raise SqlParseError(f"cannot read the option keys ({text!r}): {e}") from None
+    groups: list[list[Any]] = [[]]
+    for tok in tokens:
+        if tok.token_type is TokenType.COMMA:
+            groups.append([])
+        else:
+            groups[-1].append(tok)
+    keys = []
+    for group in groups:
+        kinds = {t.token_type for t in group}
+        if group and kinds == {TokenType.STRING}:
+            keys.append("".join(t.text for t in group))
+            continue
+        names = group[::2]
+        dots = group[1::2]
+        if (
+            len(group) % 2 == 1
+            and all(t.token_type is TokenType.DOT for t in dots)
+            and all(t.token_type is TokenType.IDENTIFIER or _WORD.fullmatch(t.text) for t in names)
+        ):
+            keys.append(".".join(t.text for t in names))
+            continue
+        raise SqlParseError(f"expected option keys ('key', ...), got ({text})")
+    return keys
+
+
 def parse_unset(text: str) -> Statement:
     m = _UNSET.match(text)
     if not m:
         raise SqlParseError(
             "expected ALTER TABLE t UNSET TBLPROPERTIES [IF EXISTS] ('key', ...)", 1, 1
         )
-    keys = [k.strip().strip("'\"`") for k in m.group("keys").split(",") if k.strip()]
-    if not keys:
-        raise SqlParseError("UNSET needs at least one option key")
+    keys = _option_keys(m.group("keys"))
     return AlterTableUnsetOptions(TableIdent.parse(m.group("t")), tuple(keys), bool(m.group("ie")))

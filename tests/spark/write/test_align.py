@@ -178,3 +178,26 @@ def test_an_insert_costs_fixed_round_trips_and_one_job(session: Any) -> None:
     finally:
         CatalogService.call = real  # type: ignore[method-assign]
     assert counts[40] <= counts[4] <= 30, counts
+
+
+def test_spark_struct_is_what_spark_parses_the_ddl_to(session: Any) -> None:
+    """``spark_struct`` (built in Python) against Spark's own DDL parser, every type root,
+    odd names, nested NOT NULL and comments, plus extra columns."""
+    from pyspark.sql.types import BooleanType, IntegerType, StructType
+
+    from lakeskip.spark.read.arrow_map import spark_struct
+    from lakeskip.types import parse_sql_type
+
+    ddl = (
+        "`a b` BOOLEAN, `x``y` TINYINT, s SMALLINT, i INT NOT NULL, l BIGINT, f FLOAT, d DOUBLE,"
+        " dec DECIMAL(12,3), str STRING, v VARCHAR(5), c CHAR(3), bin BINARY, dt DATE,"
+        " ts TIMESTAMP_NTZ, tsl TIMESTAMP, m MAP<STRING, ARRAY<INT>>,"
+        " st STRUCT<`p.q`: INT NOT NULL COMMENT 'it''s', r: STRUCT<z: DATE>>"
+    )
+    parsed = parse_sql_type(f"STRUCT<{ddl}>")
+    row_type = RowType(parsed.row_fields)
+    extra = [("__flag", BooleanType()), ("__b", IntegerType())]
+    ours = spark_struct(row_type, *extra)
+    theirs = StructType.fromDDL(row_type.spark_ddl() + ", __flag BOOLEAN, __b INT")
+    assert ours == theirs
+    assert ours.json() == theirs.json()

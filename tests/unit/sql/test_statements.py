@@ -369,3 +369,26 @@ def test_catalog_identifiers_split_on_unquoted_dots_only() -> None:
         parse_identifier("`d.t`")
     with pytest.raises(InvalidArgumentError, match="unclosed backquote"):
         parse_identifier("d.`t")
+
+
+@pytest.mark.parametrize(
+    ("keys", "expected"),
+    [
+        ("'a,b', 'c'", ("a,b", "c")),
+        (r"'x\'y', " + '"q\\"r, s"', ("x'y", 'q"r, s')),
+        (r"'tab\tnl\n'", ("tab\tnl\n",)),
+        ("'it' 's'", ("its",)),  # adjacent literals join, as in Spark
+        ("a.b.c, `d,e`.f, comment", ("a.b.c", "d,e.f", "comment")),
+        ("'k)' , 'l('", ("k)", "l(")),
+    ],
+)
+def test_unset_keys_are_read_as_literals_and_names(keys: str, expected: tuple[str, ...]) -> None:
+    """Quoted keys may hold commas, quotes and escapes; unquoted keys are dotted names."""
+    stmt = parse_statement(f"ALTER TABLE t UNSET TBLPROPERTIES ({keys})")
+    assert stmt == AlterTableUnsetOptions(TableIdent(None, "t"), expected, False)
+
+
+@pytest.mark.parametrize("keys", ["", "'a',", "'a' b", "a..b", "'unterminated", "1 + 2"])
+def test_unset_rejects_malformed_key_lists(keys: str) -> None:
+    with pytest.raises(SqlParseError):
+        parse_statement(f"ALTER TABLE t UNSET TBLPROPERTIES ({keys})")

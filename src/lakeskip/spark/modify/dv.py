@@ -40,6 +40,7 @@ import pyarrow.compute as pc
 from pyroaring import BitMap
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.types import BinaryType, LongType, StringType, StructField, StructType
 
 from lakeskip.catalog.format.deletion_vectors import DeletionVectorUpdate
 from lakeskip.catalog.format.manifest import ManifestEntry
@@ -81,7 +82,13 @@ from lakeskip.types import quote_identifier
 
 __all__ = ["DELETION_VECTORS", "merge_bitmaps"]
 
-_BITMAPS_SCHEMA = "file STRING, bitmap BINARY, n BIGINT"
+_BITMAPS_SCHEMA = StructType(
+    [
+        StructField("file", StringType()),
+        StructField("bitmap", BinaryType()),
+        StructField("n", LongType()),
+    ]
+)
 
 
 @dataclass(frozen=True, slots=True)

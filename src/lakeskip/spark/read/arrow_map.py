@@ -20,11 +20,64 @@ from typing import Any
 import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 from pyspark.sql.types import StructType
 
-from lakeskip.types import quote_identifier
+from lakeskip.types import DataType, RowType, TypeRoot, quote_identifier
 
-__all__ = ["map_in_arrow"]
+__all__ = ["map_in_arrow", "spark_struct"]
+
+_ATOMIC: dict[TypeRoot, T.DataType] = {
+    TypeRoot.BOOLEAN: T.BooleanType(),
+    TypeRoot.TINYINT: T.ByteType(),
+    TypeRoot.SMALLINT: T.ShortType(),
+    TypeRoot.INT: T.IntegerType(),
+    TypeRoot.BIGINT: T.LongType(),
+    TypeRoot.FLOAT: T.FloatType(),
+    TypeRoot.DOUBLE: T.DoubleType(),
+    TypeRoot.STRING: T.StringType(),
+    TypeRoot.BINARY: T.BinaryType(),
+    TypeRoot.DATE: T.DateType(),
+    TypeRoot.TIMESTAMP: T.TimestampNTZType(),
+    TypeRoot.TIMESTAMP_LTZ: T.TimestampType(),
+}
+
+
+def _spark_type(t: DataType) -> T.DataType:
+    """What Spark parses ``t.spark_ddl()`` to, built in Python (no py4j call)."""
+    r = t.root
+    if r in _ATOMIC:
+        return _ATOMIC[r]
+    if r is TypeRoot.DECIMAL:
+        assert t.precision is not None and t.scale is not None
+        return T.DecimalType(t.precision, t.scale)
+    if r is TypeRoot.MAP:
+        assert t.key is not None and t.value is not None
+        return T.MapType(_spark_type(t.key), _spark_type(t.value), True)
+    if r is TypeRoot.ARRAY:
+        assert t.value is not None
+        return T.ArrayType(_spark_type(t.value), True)
+    assert r is TypeRoot.ROW
+    return T.StructType(
+        [
+            T.StructField(
+                f.name,
+                _spark_type(f.type),
+                f.type.nullable,
+                {"comment": f.description} if f.description is not None else None,
+            )
+            for f in t.row_fields
+        ]
+    )
+
+
+def spark_struct(row_type: RowType, *extra: tuple[str, T.DataType]) -> StructType:
+    """The ``StructType`` of ``row_type.spark_ddl()`` (top-level fields nullable, as the DDL
+    says) followed by the nullable ``extra`` columns: a schema :func:`map_in_arrow` takes
+    down its JVM path, built without the py4j calls of Spark's DDL parser."""
+    fields = [T.StructField(f.name, _spark_type(f.type), True) for f in row_type.fields]
+    return StructType(fields + [T.StructField(n, t, True) for n, t in extra])
+
 
 ArrowTask = Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
 

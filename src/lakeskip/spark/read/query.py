@@ -43,7 +43,7 @@ from lakeskip.errors import (
 from lakeskip.expressions import AlwaysTrue, BooleanExpression, bind
 from lakeskip.planner.report import PruningReport, ScanPlan
 from lakeskip.planner.scan import ScanPlanner
-from lakeskip.spark.read.arrow_map import map_in_arrow
+from lakeskip.spark.read.arrow_map import map_in_arrow, spark_struct
 from lakeskip.spark.read.dv import (
     by_id_column,
     live_rows_frame,
@@ -129,7 +129,7 @@ def merged_view(
         tuple(row_type.names),
     )
     sorted_df = df.repartition(*keys).sortWithinPartitions(*keys)
-    return map_in_arrow(sorted_df, merge, row_type.spark_ddl())
+    return map_in_arrow(sorted_df, merge, spark_struct(row_type))
 
 
 def _kv_fields(schema: TableSchema) -> list[Field]:

@@ -34,12 +34,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
+from pyspark.sql.types import BinaryType, IntegerType, LongType, StructField, StructType
 
 from lakeskip.catalog.format.parquet_options import ParquetWriteOptions
 from lakeskip.sort.cuts import curve_keys, key_bytes, range_ids
 from lakeskip.sort.ranked import RANK_KEYS, SAMPLE_ROWS, ColumnBounds
 from lakeskip.sort.sampling import PartSample, curve_layout, encode_sample, merge_samples
-from lakeskip.spark.read.arrow_map import map_in_arrow
+from lakeskip.spark.read.arrow_map import map_in_arrow, spark_struct
 from lakeskip.types import DataType, RowType, quote_identifier
 
 __all__ = ["CurveSample", "reservoir_rows", "sample_curve", "sort_dataframe"]
@@ -49,7 +51,14 @@ RANGE_ID = "__lakeskip_range_id"
 #: Whole rows per Spark partition encoded as Parquet to estimate the bytes of a row.
 SIZE_SAMPLE_ROWS = 2048
 
-_SAMPLE_RESULT = "rows bigint, sample binary, size_rows bigint, size_bytes bigint"
+_SAMPLE_RESULT = StructType(
+    [
+        StructField("rows", LongType()),
+        StructField("sample", BinaryType()),
+        StructField("size_rows", LongType()),
+        StructField("size_bytes", LongType()),
+    ]
+)
 
 
 def _key_task(  # type: ignore[no-untyped-def]
@@ -232,10 +241,11 @@ def sort_dataframe(
         sample.data, types, strategy, var_len, curve_keys_option, None if partition_keys else n_out
     )
     bounds, cuts = layout.bounds, layout.cuts
-    ddl = row_type.spark_ddl() + f", {quote_identifier(SORT_KEY)} BINARY"
+    extra: list[tuple[str, T.DataType]] = [(SORT_KEY, BinaryType())]
     if cuts is not None:
-        ddl += f", {quote_identifier(RANGE_ID)} INT"
-    keyed = map_in_arrow(df, _key_task(list(columns), strategy, types, var_len, bounds, cuts), ddl)
+        extra.append((RANGE_ID, IntegerType()))
+    task = _key_task(list(columns), strategy, types, var_len, bounds, cuts)
+    keyed = map_in_arrow(df, task, spark_struct(row_type, *extra))
     key = F.col(SORT_KEY)
     if cuts is None:
         return (

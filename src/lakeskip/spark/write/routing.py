@@ -10,6 +10,7 @@ from typing import Any, assert_never
 import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.types import BooleanType, IntegerType
 
 from lakeskip.catalog.format.bucket import bucket_ids
 from lakeskip.catalog.format.deletion_vectors import IndexFileMeta
@@ -26,7 +27,7 @@ from lakeskip.catalog.pk.primary_key import schema_key_layout
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.catalog.write.data_writer import BUCKET_COLUMN
 from lakeskip.catalog.write.pk_dv_write import DELETE_FLAG
-from lakeskip.spark.read.arrow_map import map_in_arrow
+from lakeskip.spark.read.arrow_map import map_in_arrow, spark_struct
 from lakeskip.types import DataType, quote_identifier
 
 __all__ = ["ROUTE_COLUMN", "assign_dynamic_buckets", "repartition_by_bucket"]
@@ -57,11 +58,11 @@ def repartition_by_bucket(df: DataFrame, table: FileStoreTable, mixed: bool = Fa
             return df
         case other:
             assert_never(other)
-    flag = f", {quote_identifier(DELETE_FLAG)} BOOLEAN" if mixed else ""
+    flag = [(DELETE_FLAG, BooleanType())] if mixed else []
     keyed = map_in_arrow(
         df,
         _bucket_task(list(spec.key), list(spec.types), spec.num_buckets),
-        schema.row_type.spark_ddl() + flag + f", {quote_identifier(BUCKET_COLUMN)} INT",
+        spark_struct(schema.row_type, *flag, (BUCKET_COLUMN, IntegerType())),
     )
     parts = [F.col(quote_identifier(k)) for k in schema.partition_keys]
     return keyed.repartition(*parts, F.col(BUCKET_COLUMN)).drop(BUCKET_COLUMN)
@@ -145,12 +146,11 @@ def assign_dynamic_buckets(
         index={k: tuple(v) for k, v in by_partition.items()},
         fresh=fresh,
     )
-    flag = f", {quote_identifier(DELETE_FLAG)} BOOLEAN" if mixed else ""
-    ddl = schema.row_type.spark_ddl() + flag
+    flag = [(DELETE_FLAG, BooleanType())] if mixed else []
     routed = map_in_arrow(
         df,
         _route_task(spec, routing_values(channels).tolist()),
-        ddl + f", {quote_identifier(ROUTE_COLUMN)} INT",
+        spark_struct(schema.row_type, *flag, (ROUTE_COLUMN, IntegerType())),
     ).repartition(channels, F.col(ROUTE_COLUMN))
     # an explicit task count, one wave: P write tasks (Spark's default parallelism unless
     # dynamic-bucket.assigner-parallelism says otherwise), bucket b of a partition in task
@@ -161,6 +161,8 @@ def assign_dynamic_buckets(
     assigned = map_in_arrow(
         routed,
         _assign_task(spec, schema, routing_values(writers).tolist()),
-        ddl + f", {quote_identifier(BUCKET_COLUMN)} INT, {quote_identifier(ROUTE_COLUMN)} INT",
+        spark_struct(
+            schema.row_type, *flag, (BUCKET_COLUMN, IntegerType()), (ROUTE_COLUMN, IntegerType())
+        ),
     )
     return assigned.repartition(writers, F.col(ROUTE_COLUMN)).drop(ROUTE_COLUMN)
