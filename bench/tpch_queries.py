@@ -93,6 +93,7 @@ import spark_sql_events  # type: ignore[import-not-found]
 from spark_sql_cli import (  # type: ignore[import-not-found]
     CallbackTrace,
     SparkSql,
+    ThreadCpu,
     process_cpu_seconds,
     thread_cpu_seconds,
     tree_cpu_seconds,
@@ -772,16 +773,16 @@ def run_spark_sql(
                 for side in first if i % 2 == 0 else list(reversed(first)):
                     settled.append(_settle(pids))
                     c0 = {s: process_cpu_seconds(clis[s].pid) for s in sides}
-                    k0 = thread_cpu_seconds(clis[side].pid)
+                    k0 = ThreadCpu(clis[side].pid)
                     secs = clis[side].run(sql[side])[1]
                     c1 = {s: process_cpu_seconds(clis[s].pid) for s in sides}
                     # what the run left behind (JIT, GC) is its own side's: up to quiet
                     settled.append(_settle(pids))
                     c2 = process_cpu_seconds(clis[side].pid)
-                    k1 = thread_cpu_seconds(clis[side].pid)
+                    k1 = ThreadCpu(clis[side].pid)
                     if k0 and k1:
-                        d = {k: k1[k] - k0[k] for k in k1}
-                        d["other"] = d.pop("all") - d["tasks"] - d["jit"] - d["gc"]
+                        d = thread_cpu_seconds(k0, k1)
+                        del d["all"]
                         for k, v in d.items():
                             kinds[side].setdefault(k, []).append(v)
                     jvm = clis[side].pid
