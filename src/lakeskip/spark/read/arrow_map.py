@@ -124,12 +124,11 @@ def _template(sc: Any) -> tuple[Any, int]:
     return got
 
 
-def _pickled(sc: Any, task: ArrowTask, schema: StructType) -> bytes | None:
+def _pickled(sc: Any, task: ArrowTask, schema: StructType, threshold: int) -> bytes | None:
     """``(task, schema)`` pickled as PySpark pickles a UDF's command; ``None`` when PySpark
-    would broadcast it (larger than its threshold, or holding a broadcast variable)."""
+    would broadcast it (larger than ``threshold``, or holding a broadcast variable)."""
     from pyspark.serializers import CloudPickleSerializer
 
-    _, threshold = _template(sc)
     registry = sc._pickled_broadcast_vars
     had = set(registry)
     serializer: Any = CloudPickleSerializer()  # type: ignore[no-untyped-call]
@@ -154,11 +153,13 @@ def map_in_arrow(df: DataFrame, task: ArrowTask, schema: str | StructType) -> Da
         arrow_map = getattr(session._jvm, _ARROW_MAP)
         if isinstance(arrow_map, JavaClass):  # else an unknown name: the jar is not loaded
             sc = session.sparkContext
-            if isinstance(schema, StructType) and (command := _pickled(sc, task, schema)):
-                name = getattr(task, "__name__", type(task).__name__)
-                like, _ = _template(sc)
-                jout = arrow_map.mapInArrow(jdf, name, bytearray(command), like, schema.json())
-                return ClassicDataFrame(jout, session)
+            if isinstance(schema, StructType):
+                like, threshold = _template(sc)
+                if command := _pickled(sc, task, schema, threshold):
+                    name = getattr(task, "__name__", type(task).__name__)
+                    command_bytes = bytearray(command)
+                    jout = arrow_map.mapInArrow(jdf, name, command_bytes, like, schema.json())
+                    return ClassicDataFrame(jout, session)
             udf = UserDefinedFunction(
                 task, returnType=schema, evalType=PythonEvalType.SQL_MAP_ARROW_ITER_UDF
             )

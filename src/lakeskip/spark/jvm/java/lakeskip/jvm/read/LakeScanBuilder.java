@@ -328,9 +328,10 @@ public final class LakeScanBuilder
    * {@code wrap(byName)} (the files that read right by column name) plus, per older schema
    * version in {@code groups} (their files read already: {@code files}, in the same order),
    * {@code wrap} of a Parquet scan with that version's names and types and no pushed filters,
-   * projected onto the first's read schema ({@link LakeEvolvedScan}); just {@code wrap(byName)} when there is none. {@code wrap} (deletion
-   * vectors, a stream's changes) reads the columns in {@link #PASS_THROUGH} that {@code
-   * byName} reads beside the table's; every part reads them under the same name.
+   * projected onto the first's read schema ({@link LakeEvolvedScan}); just {@code
+   * wrap(byName)} when there is none. {@code wrap} (deletion vectors, a stream's changes)
+   * reads the columns in {@link #PASS_THROUGH} that {@code byName} reads beside the table's;
+   * every part reads them under the same name.
    */
   private static Scan evolved(SparkSession session, LakeTable table,
       CaseInsensitiveStringMap options, Scan byName, JsonNode groups, List<ScanFiles> files,

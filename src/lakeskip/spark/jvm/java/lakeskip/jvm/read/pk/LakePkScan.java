@@ -231,8 +231,9 @@ public final class LakePkScan implements Scan, Batch {
 
   /**
    * The Parquet scan of the files of one older schema version ({@code g}: its data columns
-   * and, per current column, its name there; {@code files}: its files, read from {@code g}), reading the columns of {@code got} those files
-   * have under their own names and types: {@code _KEY_} columns under the key's old name.
+   * and, per current column, its name there; {@code files}: its files, read from {@code g}),
+   * reading the columns of {@code got} those files have under their own names and types:
+   * {@code _KEY_} columns under the key's old name.
    */
   private static Scan olderVersion(SparkSession session, LakeTable table, JsonNode g,
       ScanFiles files, StructType got, CaseInsensitiveStringMap options) {
