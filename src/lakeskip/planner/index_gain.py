@@ -51,6 +51,8 @@ from lakeskip.expressions import (
     BoundPredicate,
     Operator,
     Or,
+    and_,
+    or_,
 )
 from lakeskip.planner.columnar_stats import ColumnArrays, ColumnarStats
 from lakeskip.types import TypeRoot
@@ -58,6 +60,7 @@ from lakeskip.types import TypeRoot
 __all__ = [
     "DENSE_ROWS",
     "IndexGain",
+    "drop_decided_leaves",
     "predicate_shape",
     "stats_prove_all_match",
     "stats_prove_match",
@@ -199,6 +202,35 @@ def stats_prove_all_match(
     except (TypeError, ValueError, OverflowError):  # stats of another type than a literal
         return np.zeros(len(stats), dtype=np.bool_)
     return every
+
+
+def drop_decided_leaves(
+    bound: BooleanExpression, stats: ColumnarStats, files: np.ndarray
+) -> BooleanExpression:
+    """``bound`` with each leaf the stats prove to hold on *every* row of each of the files
+    ``files`` (positions in ``stats``) replaced by TRUE, folded: what is left for their
+    indexes to decide (``IS NOT NULL`` on a column without NULLs needs no index).
+
+    ``bound`` is NOT-free, so TRUE in place of any leaf can only widen what it selects: the
+    index answer of the result holds every row the original's did, whatever the proof."""
+    if not len(files):
+        return bound
+
+    def walk(e: BooleanExpression) -> BooleanExpression:
+        if isinstance(e, And):
+            return and_(walk(e.left), walk(e.right))
+        if isinstance(e, Or):
+            return or_(walk(e.left), walk(e.right))
+        if isinstance(e, BoundPredicate):
+            _, every = _leaf(e, stats, frozenset())
+            return AlwaysTrue() if bool(every[files].all()) else e
+        return e
+
+    try:
+        with np.errstate(invalid="ignore"):
+            return walk(bound)
+    except (TypeError, ValueError, OverflowError):  # stats of another type than a literal
+        return bound
 
 
 def predicate_shape(bound: BooleanExpression) -> Hashable:

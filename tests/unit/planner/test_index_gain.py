@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings
@@ -31,13 +32,14 @@ from lakeskip.expressions import (
     AlwaysTrue,
     EqualTo,
     GreaterThanOrEqual,
+    IsNotNull,
     LessThan,
     and_,
     bind,
     evaluate_arrow,
 )
 from lakeskip.planner.columnar_stats import ColumnarStats
-from lakeskip.planner.index_gain import stats_prove_match
+from lakeskip.planner.index_gain import drop_decided_leaves, stats_prove_match
 from lakeskip.planner.scan import ScanPlanner
 from lakeskip.planner.stats import ColumnStats, FileStats
 from lakeskip.planner.tiers.files import PROBE
@@ -81,6 +83,15 @@ def test_a_stats_proof_means_a_row_matches(
                 assert any(evaluate_arrow(bound, t).to_pylist()), (
                     f"stats proved a match of {bound!r} in a file where no row matches"
                 )
+        # the leaves dropped for a set of files hold on every row of each: on those files
+        # what is left selects exactly the rows the whole predicate selects
+        subset = [i for i in range(len(files)) if data.draw(st.booleans(), label="in subset")]
+        left = drop_decided_leaves(bound, columnar, np.asarray(subset, np.int64))
+        for i in subset:
+            want = evaluate_arrow(bound, files[i]).to_pylist()
+            got = [True] * files[i].num_rows if isinstance(left, AlwaysTrue) else None
+            got = got if got is not None else evaluate_arrow(left, files[i]).to_pylist()
+            assert got == want, f"{bound!r} -> {left!r} selects other rows of file {i}"
 
 
 def _table(tmp: Path, rows_per_file: int, files: int) -> Any:
@@ -144,3 +155,20 @@ def test_indexes_that_skip_are_evaluated_on_every_file(tmp_path: Path) -> None:
     assert (plan.report.kept_files, plan.report.index_files_read) == (10, 10)
     plan = planner.plan(and_(EqualTo("k", 8), EqualTo("v", 9)))
     assert (plan.report.kept_files, plan.report.index_files_read) == (0, 10)
+
+
+def test_leaves_the_stats_decide_are_not_asked_of_indexes(tmp_path: Path) -> None:
+    """``k IS NOT NULL`` holds on every row (no NULLs in the stats): the planner keeps and
+    skips what it does without it, and reads no index section of ``k``."""
+    table = _table(tmp_path, rows_per_file=2000, files=4)
+    ranged = and_(GreaterThanOrEqual("v", 3), LessThan("v", 5))
+    plans = [
+        ScanPlanner(table, cache=MetadataCache(2**28)).plan(p)
+        for p in (ranged, and_(IsNotNull("k"), ranged))
+    ]
+    kept = [sorted(d.entry.file.file_name for d in p.decisions if d.keep) for p in plans]
+    assert kept[0] == kept[1] and len(kept[0]) == 4
+    reads = [(p.report.index_files_read, p.report.index_bytes_read) for p in plans]
+    assert reads[0] == reads[1] and reads[0][1] > 0, (
+        f"k IS NOT NULL read index sections of k: {reads}"
+    )

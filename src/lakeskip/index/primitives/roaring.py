@@ -161,7 +161,8 @@ def read_bitmap(
     if length is not None and size != length:
         raise CorruptIndexError(pos, f"roaring bitmap is not {length} bytes long")
     try:
-        bm = BitMap.deserialize(bytes(buf[pos : pos + size]))
+        # no copy: deserialize takes any buffer (its stub says bytes)
+        bm = BitMap.deserialize(buf[pos : pos + size])  # type: ignore[arg-type]
     except Exception as err:  # pyroaring raises ValueError or others on bad input
         raise CorruptIndexError(pos, f"bad roaring bitmap: {err}") from err
     if not len(bm):

@@ -48,6 +48,27 @@ def serialize_bit_slices(valid: Any, codes: Any, cardinality: int) -> bytes:
     return w.getvalue() + ebm + b"".join(slices)
 
 
+def _holds_code_above(ebm: BitMap, slices: tuple[BitMap, ...], top: int) -> bool:
+    """Whether some row of ``ebm`` has a code above ``top`` (``top >= 0``). Walks the slices
+    from the highest bit down, keeping the rows equal to ``top`` so far: a row with a bit
+    set where ``top``'s is clear is above it; stops as soon as no row is left equal (most
+    codes leave the top's prefix within a few slices)."""
+    if top >> len(slices):
+        return False  # every code the slices can hold is below top
+    if any(s.intersect(ebm) for s in slices[top.bit_length() :]):
+        return True  # a bit above top's highest: the row's code is above top
+    eq = ebm
+    for i in range(top.bit_length() - 1, -1, -1):
+        if not eq:
+            return False
+        s = slices[i]
+        if (top >> i) & 1:
+            eq = eq & s
+        elif eq.intersect(s):
+            return True
+    return False
+
+
 class BitSliceIndex:
     """Rows by code, read (and checked against the dictionary's cardinality) on first use."""
 
@@ -79,7 +100,7 @@ class BitSliceIndex:
         slices = tuple(
             read_bitmap(self.buf, body + ebm_len + off, self.rows, length) for off, length in spans
         )
-        if self.cardinality and compare(ebm, slices, self.cardinality, above=False).lt != ebm:
+        if self.cardinality and _holds_code_above(ebm, slices, self.cardinality - 1):
             raise CorruptIndexError(body, "BSI holds codes beyond the dictionary")
         if not self.cardinality and len(ebm):
             raise CorruptIndexError(body, "BSI holds rows but the dictionary is empty")

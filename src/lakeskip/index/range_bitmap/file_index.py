@@ -119,7 +119,10 @@ class _Reader(FileIndexReader):
     def __init__(self, t: DataType, data: bytes | memoryview) -> None:
         self.t = t
         self.codec = KeyCodec(t)
-        self.buf = memoryview(bytes(data))
+        view = memoryview(data)
+        # a read-only view (the container's bytes) is kept as it is; anything writable is
+        # copied, so what the reader decodes later cannot change under it
+        self.buf = view.cast("B") if view.readonly else memoryview(bytes(view))
         r = ByteReader(self.buf)
         head_len = r.i32()
         head = ByteReader(r.take(head_len, "range-bitmap header"), base=4)

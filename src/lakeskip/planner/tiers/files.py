@@ -35,7 +35,13 @@ from lakeskip.index.options import IndexColumnSpec
 from lakeskip.index.registry import get_indexer
 from lakeskip.planner.bucket_selector import select_buckets
 from lakeskip.planner.columnar_stats import ColumnarStats
-from lakeskip.planner.index_gain import DENSE_ROWS, IndexGain, predicate_shape, stats_prove_match
+from lakeskip.planner.index_gain import (
+    DENSE_ROWS,
+    IndexGain,
+    drop_decided_leaves,
+    predicate_shape,
+    stats_prove_match,
+)
 from lakeskip.planner.report import FileDecision, SkipTier
 from lakeskip.planner.tiers.columns import EMBEDDED, EXTERNAL, PlanColumns
 from lakeskip.planner.tiers.index_files import IndexFiles
@@ -177,7 +183,12 @@ class FileTiers:
                     where = emb[skip][by_column == column]
                     bulk.append((where, cols.bloom_skips(column, where)))
         todo = [(i, False) for i in embedded] + [(i, True) for i in external]
-        n_read = self._evaluate_indexes(entries, todo, bound, decisions)
+        # leaves the stats decide on every file left (IS NOT NULL without NULLs): no index
+        # is asked them, and their columns' index sections are not read
+        to_ask = drop_decided_leaves(bound, stats, np.asarray([i for i, _ in todo], np.int64))
+        n_read = 0
+        if not isinstance(to_ask, AlwaysTrue):
+            n_read = self._evaluate_indexes(entries, todo, bound, to_ask, decisions)
         # every embedded container this tier consulted: opened one by one, or answered by
         # the snapshot's bloom matrix built from the same bytes
         self.index_bytes_read += sum(
@@ -190,10 +201,13 @@ class FileTiers:
         entries: Sequence[ManifestEntry],
         todo: list[tuple[int, bool]],
         bound: Any,
+        to_ask: BooleanExpression,
         decisions: dict[int, FileDecision],
     ) -> int:
         """Each file's indexes, for the files ``todo`` (position, whether an ``.index``
-        file), into ``decisions``; returns the number of index files read.
+        file), into ``decisions``; returns the number of index files read. The indexes
+        answer ``to_ask`` (``bound`` less the leaves the stats decide on these files);
+        what they achieved is remembered under ``bound``'s shape.
 
         Unless this predicate's shape skipped files on this snapshot before, a probe of
         a few files goes first; when none of them is skipped and each keeps at least
@@ -216,7 +230,7 @@ class FileTiers:
             opened = dict(
                 zip(
                     external,
-                    index_files.open_all([entries[i] for i in external], bound, notes),
+                    index_files.open_all([entries[i] for i in external], to_ask, notes),
                     strict=True,
                 )
             )
@@ -230,11 +244,11 @@ class FileTiers:
                         continue
                     n_read += 1
                     self.index_bytes_read += nbytes
-                    d = index_files.decision(e, index, bound, SkipTier.INDEX_FILE, notes)
+                    d = index_files.decision(e, index, to_ask, SkipTier.INDEX_FILE, notes)
                 else:
                     assert e.file.embedded_index is not None
                     d = index_files.embedded_decision(
-                        e, e.file.embedded_index, bound, SkipTier.EMBEDDED_INDEX, notes
+                        e, e.file.embedded_index, to_ask, SkipTier.EMBEDDED_INDEX, notes
                     )
                 decisions[i] = d
                 skipped |= not d.keep

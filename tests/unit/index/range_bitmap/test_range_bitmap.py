@@ -14,12 +14,15 @@ import pyarrow as pa
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pyroaring import BitMap
 from tests.unit.expressions.strategies import ALL_SCALARS, column_values, to_arrow
 
 from lakeskip import expressions as E
 from lakeskip import types as T
 from lakeskip.errors import CorruptIndexError, InvalidOptionError
+from lakeskip.index.primitives.bitslice import compare
 from lakeskip.index.range_bitmap import RangeBitmapIndexer
+from lakeskip.index.range_bitmap.bit_slice import _holds_code_above
 from lakeskip.index.registry import get_indexer
 from lakeskip.index.result import BitmapResult, FileIndexResult
 from lakeskip.planner.index_evaluator import reader_answer
@@ -224,6 +227,23 @@ def test_codes_beyond_the_dictionary_are_corrupt() -> None:
     r = IX.create_reader(T.INT, {}, spliced)
     with pytest.raises(CorruptIndexError, match="beyond the dictionary"):
         r.visit_equal(3)
+
+
+@given(
+    codes=st.lists(st.integers(0, 127), max_size=40),
+    valid=st.lists(st.booleans(), min_size=40, max_size=40),
+    slices=st.integers(1, 7),
+    cardinality=st.integers(1, 140),
+)
+def test_codes_beyond_the_dictionary_found_as_a_full_comparison_finds_them(
+    codes: list[int], valid: list[bool], slices: int, cardinality: int
+) -> None:
+    """The early-stopping check agrees with the comparison it replaced: some non-null row
+    has a code the slices hold at or above ``cardinality`` (NULL rows' bits do not count)."""
+    ebm = BitMap(r for r in range(len(codes)) if valid[r])
+    bits = tuple(BitMap(r for r, c in enumerate(codes) if c >> b & 1) for b in range(slices))
+    oracle = compare(ebm, bits, cardinality, above=False).lt != ebm
+    assert _holds_code_above(ebm, bits, cardinality - 1) == oracle
 
 
 def test_dictionary_out_of_order_is_corrupt() -> None:
