@@ -25,7 +25,7 @@ from pyroaring import BitMap
 
 from lakeskip.index.primitives.roaring import serialize_mask
 
-__all__ = ["SliceComparison", "compare", "serialize_slices"]
+__all__ = ["SliceComparison", "below", "compare", "serialize_slices"]
 
 
 def serialize_slices(values: Any, count: int) -> list[bytes]:
@@ -69,3 +69,31 @@ def compare(
                 gt |= eq & s
             eq -= s
     return SliceComparison(lt, eq, gt)
+
+
+def below(ebm: BitMap, slices: tuple[BitMap, ...], value: int) -> BitMap:
+    """``compare(ebm, slices, value, above=False).lt``: the rows whose value is below
+    ``value``, walking the slices only down to ``value``'s lowest set bit (below it a row
+    can only leave ``eq``, never join ``lt``).
+
+    >>> values = [5, 3, 0, 6]
+    >>> slices = tuple(BitMap(r for r, v in enumerate(values) if v >> b & 1) for b in range(3))
+    >>> list(below(BitMap(range(4)), slices, 4)), list(below(BitMap(range(4)), slices, 0))
+    ([1, 2], [])
+    """
+    if value <= 0:
+        return BitMap()
+    if value >> len(slices):  # above every representable value
+        return BitMap(ebm)
+    lt, eq = BitMap(), ebm
+    lowest = (value & -value).bit_length() - 1
+    for i in range(len(slices) - 1, lowest - 1, -1):
+        s = slices[i]
+        if (value >> i) & 1:
+            lt |= eq - s
+            if i == lowest:
+                break
+            eq = eq & s
+        else:
+            eq = eq - s
+    return lt

@@ -20,7 +20,7 @@ from pyroaring import BitMap
 
 from lakeskip.errors import CorruptIndexError
 from lakeskip.index.primitives.binary import ByteReader, ByteWriter
-from lakeskip.index.primitives.bitslice import compare, serialize_slices
+from lakeskip.index.primitives.bitslice import below, serialize_slices
 from lakeskip.index.primitives.roaring import read_bitmap, serialize_mask
 
 __all__ = ["BitSliceIndex", "serialize_bit_slices"]
@@ -51,8 +51,8 @@ def serialize_bit_slices(valid: Any, codes: Any, cardinality: int) -> bytes:
 def _holds_code_above(ebm: BitMap, slices: tuple[BitMap, ...], top: int) -> bool:
     """Whether some row of ``ebm`` has a code above ``top`` (``top >= 0``). Walks the slices
     from the highest bit down, keeping the rows equal to ``top`` so far: a row with a bit
-    set where ``top``'s is clear is above it; stops as soon as no row is left equal (most
-    codes leave the top's prefix within a few slices)."""
+    set where ``top``'s is clear is above it (an intersection test, no bitmap built);
+    stops when no row is left equal to ``top``'s prefix."""
     if top >> len(slices):
         return False  # every code the slices can hold is below top
     if any(s.intersect(ebm) for s in slices[top.bit_length() :]):
@@ -117,4 +117,4 @@ class BitSliceIndex:
             return BitMap()
         if code >= self.cardinality:
             return BitMap(ebm)
-        return compare(ebm, slices, code, above=False).lt
+        return below(ebm, slices, code)

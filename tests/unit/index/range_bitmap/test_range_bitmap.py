@@ -20,7 +20,7 @@ from tests.unit.expressions.strategies import ALL_SCALARS, column_values, to_arr
 from lakeskip import expressions as E
 from lakeskip import types as T
 from lakeskip.errors import CorruptIndexError, InvalidOptionError
-from lakeskip.index.primitives.bitslice import compare
+from lakeskip.index.primitives.bitslice import below, compare
 from lakeskip.index.range_bitmap import RangeBitmapIndexer
 from lakeskip.index.range_bitmap.bit_slice import _holds_code_above
 from lakeskip.index.registry import get_indexer
@@ -244,6 +244,20 @@ def test_codes_beyond_the_dictionary_found_as_a_full_comparison_finds_them(
     bits = tuple(BitMap(r for r, c in enumerate(codes) if c >> b & 1) for b in range(slices))
     oracle = compare(ebm, bits, cardinality, above=False).lt != ebm
     assert _holds_code_above(ebm, bits, cardinality - 1) == oracle
+
+
+@given(
+    codes=st.lists(st.integers(0, 127), max_size=40),
+    valid=st.lists(st.booleans(), min_size=40, max_size=40),
+    value=st.integers(0, 300),
+)
+def test_rows_below_a_code_are_those_with_a_smaller_code(
+    codes: list[int], valid: list[bool], value: int
+) -> None:
+    """The slice walk that stops at the literal's lowest set bit, against the codes."""
+    ebm = BitMap(r for r in range(len(codes)) if valid[r])
+    bits = tuple(BitMap(r for r, c in enumerate(codes) if c >> b & 1) for b in range(7))
+    assert list(below(ebm, bits, value)) == [r for r in ebm if codes[r] < value]
 
 
 def test_dictionary_out_of_order_is_corrupt() -> None:
