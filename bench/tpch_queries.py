@@ -429,6 +429,13 @@ def _print_profile(q: str, prof: dict[str, dict[str, Any]]) -> None:
             + (f", callbacks {calls}" if calls else ""),
             flush=True,
         )
+    if {"lakeskip", "plain"} <= prof.keys():
+        # the rules that took longest more under lakeskip than plain (one run each: noisy)
+        ls, pl = prof["lakeskip"].get("rules_ms", {}), prof["plain"].get("rules_ms", {})
+        more = sorted(ls, key=lambda r: pl.get(r, 0.0) - ls[r])[:5]
+        if more:
+            text = ", ".join(f"{r} {ls[r]:.0f}/{pl.get(r, 0.0):.0f}" for r in more)
+            print(f"      rules lakeskip/plain ms, most extra: {text}", flush=True)
     ops = {side: p["operators"] for side, p in prof.items()}
     if len({json.dumps(o) for o in ops.values()}) > 1:
         print(f"      {q} plans differ: {ops}", flush=True)
