@@ -91,6 +91,51 @@ def test_callbacks_only_when_something_changed(spark: SparkSession, lk: Any) -> 
         spark.conf.unset("spark.sql.session.timeZone")
 
 
+def test_an_output_only_setting_keeps_the_planned_scan(spark: SparkSession, lk: Any) -> None:
+    """``spark-sql`` and the Thrift server set ``spark.sql.binaryOutputStyle`` the first time
+    they print rows (Spark's ``HiveResult``), after the session's first query was planned: a
+    setting that only shapes printed rows neither plans the scan again nor, once a commit
+    makes the scan planned again, builds a new reader factory (a broadcast of the Hadoop
+    configuration); the answers stay right; a setting of the read plans the scan again."""
+    spark.sql("CREATE TABLE lakeskip.db.b (id BIGINT, b BINARY)")
+    spark.sql("INSERT INTO lakeskip.db.b VALUES (1, X'7879'), (2, X'00FF')")
+    spark.sql("INSERT INTO lakeskip.db.b VALUES (3, X'7879'), (4, X'78')")
+    service = service_for(spark)
+    query = "SELECT id, b FROM lakeskip.db.b WHERE id <> 2"
+    want = [(1, b"xy"), (3, b"xy"), (4, b"x")]
+
+    def rows() -> list[tuple[int, bytes]]:
+        return sorted((r.id, bytes(r.b)) for r in spark.sql(query).collect())
+
+    def shown() -> str:
+        return str(spark.sql(query + " ORDER BY id")._jdf.showString(20, 20, False))
+
+    def planning_broadcasts() -> int:
+        return _broadcasts_during(
+            spark, lambda: spark.sql(query)._jdf.queryExecution().executedPlan()
+        )
+
+    assert _calls(service, lambda: rows() == want) == {"load_table": 1, "plan_scan": 1}
+    assert rows() == want
+    plain = shown()
+    spark.conf.set("spark.sql.binaryOutputStyle", "HEX")
+    try:
+        assert _calls(service, rows) == {}, "printed output only: the scan is reused"
+        assert rows() == want
+        spark.sql("INSERT INTO lakeskip.db.b VALUES (5, X'7879')")
+        assert planning_broadcasts() == 0, "a new snapshot's scan, the same reader factory"
+        assert rows() == [*want, (5, b"xy")]
+        assert shown() != plain and "|  4|  78|" in shown(), "the setting took"
+        spark.conf.set("spark.sql.parquet.enableVectorizedReader", "false")
+        try:
+            assert _calls(service, rows) == {"plan_scan": 1}, "a setting of the read"
+            assert rows() == [*want, (5, b"xy")]
+        finally:
+            spark.conf.unset("spark.sql.parquet.enableVectorizedReader")
+    finally:
+        spark.conf.unset("spark.sql.binaryOutputStyle")
+
+
 def test_a_reused_scan_still_reports(spark: SparkSession, lk: Any) -> None:
     """A tagged query (its pruning report collected) gets the report of the scan it reuses."""
     spark.sql("INSERT INTO lakeskip.db.f VALUES (1, 's1')")

@@ -20,7 +20,8 @@ import org.apache.spark.sql.sources.Filter;
  * of the read schemas, the pushed Parquet filters, the options and the configuration, all of
  * which are in the key with exact equality. The session's SQL settings and the scan's Hadoop
  * configuration are compared entry by entry, so a changed setting (credentials, reader options,
- * time zone) builds a new factory. Bounded: an evicted factory's broadcast is released by
+ * time zone) builds a new factory; a setting of printed output only does not ({@link
+ * SessionKey#settings}). Bounded: an evicted factory's broadcast is released by
  * Spark's ContextCleaner once no plan holds it.
  */
 public final class ReaderFactories {
@@ -76,7 +77,7 @@ public final class ReaderFactories {
         Arrays.asList(pushed.clone()),
         Arrays.toString(pushed),
         new HashMap<>(scan.options().asCaseSensitiveMap()),
-        session.sessionState().conf().getAllConfs(),
-        hadoopConf);
+        SessionKey.settings(session),
+        SessionKey.settings(hadoopConf));
   }
 }

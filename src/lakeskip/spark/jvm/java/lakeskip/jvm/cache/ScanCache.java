@@ -36,8 +36,9 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  *       as text, since Scala's {@code ==} calls 0.0 and -0.0 equal): Spark's Parquet scan
  *       pushes those, and with the table, its pinned snapshot and the session's time zone
  *       and time-travel settings (all in the key) they make the question put to Python;
- *   <li>the required columns, the scan options, the session and its SQL settings, and the
- *       SparkContext's Hadoop configuration, entry by entry (credentials, {@code fs.*}).
+ *   <li>the required columns, the scan options, the session and its SQL settings (but those
+ *       of printed output only, {@link SessionKey#settings}), and the SparkContext's Hadoop
+ *       configuration, entry by entry (credentials, {@code fs.*}).
  * </ul>
  * A query whose pruning report is collected (a tagged query, {@link Bridge#TAG_PROPERTY})
  * still gets one: a hit asks Python to file the stored report under the query's tag, and
@@ -173,6 +174,6 @@ public final class ScanCache {
         normal.toString(),
         required,
         new HashMap<>(options.asCaseSensitiveMap()),
-        session.sessionState().conf().getAllConfs());
+        SessionKey.settings(session));
   }
 }

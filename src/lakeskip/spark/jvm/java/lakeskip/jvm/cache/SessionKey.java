@@ -15,6 +15,38 @@ public final class SessionKey {
   private final List<Object> parts;
   private final int hash;
 
+  /**
+   * SQL settings that only shape how a result is printed, which Spark may set in the middle
+   * of a session: {@code spark.sql.binaryOutputStyle}, set by Spark's {@code HiveResult} the
+   * first time it formats rows for {@code spark-sql} or the Thrift server (after the session's
+   * first query was planned, so that query's cached scan was never hit again: planned anew on
+   * its second run). No cached object depends on it: it is read only where Spark casts binary
+   * to or from a string, which Spark's own operators evaluate per query (never part of a
+   * cached scan: Python keeps every file for such a cast, Parquet pushes none) or constant
+   * folding turns into a literal of the filters, which are in the key.
+   */
+  private static final java.util.List<String> OUTPUT_ONLY =
+      java.util.List.of("spark.sql.binaryOutputStyle");
+
+  /** The session's SQL settings for a key: all of them but {@link #OUTPUT_ONLY}. */
+  public static scala.collection.immutable.Map<String, String> settings(SparkSession session) {
+    scala.collection.immutable.Map<String, String> all =
+        session.sessionState().conf().getAllConfs();
+    for (String k : OUTPUT_ONLY) {
+      all = all.removed(k);
+    }
+    return all;
+  }
+
+  /**
+   * {@code hadoopConf} (a scan's Hadoop settings, into which Spark copies every SQL setting)
+   * without {@link #OUTPUT_ONLY}, for a key.
+   */
+  public static java.util.Map<String, String> settings(java.util.Map<String, String> hadoopConf) {
+    hadoopConf.keySet().removeAll(OUTPUT_ONLY);
+    return hadoopConf;
+  }
+
   public SessionKey(SparkSession session, Object... parts) {
     this.session = session;
     this.parts = Arrays.asList(parts);
