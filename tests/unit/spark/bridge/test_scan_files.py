@@ -170,13 +170,17 @@ def test_columns_hold_each_file_as_computed_alone(
     for files in (got, wire):
         assert len(files) == len(entries)
         assert files.paths() == table_file_paths(table, entries)
+        partition, group, size, mtime = (
+            files.column(c) for c in ("partition", "group", "size", "mtime")
+        )
+        assert len(partition) == len(group) == len(size) == len(mtime) == len(entries)
         for i, e in enumerate(entries):
             want = [partition_json(t, v) for t, v in zip(TYPES, e.partition, strict=True)]
             # compared as JSON text: -0.0 is not 0.0
-            assert json.dumps(list(files.partitions[files.partition[i]])) == json.dumps(want)
-            assert files.groups[files.group[i]] == repr((e.partition, e.bucket))
-            assert files.size[i] == e.file.file_size
-            assert files.mtime[i] == (e.file.creation_time or 0)
+            assert json.dumps(list(files.partitions[partition[i]])) == json.dumps(want)
+            assert files.groups[group[i]] == repr((e.partition, e.bucket))
+            assert size[i] == e.file.file_size
+            assert mtime[i] == (e.file.creation_time or 0)
             assert files.dv.get(str(i)) == vectors.get(e.file.file_name)
         assert len(files.dv) == sum(e.file.file_name in vectors for e in entries)
     # each shared value listed once
