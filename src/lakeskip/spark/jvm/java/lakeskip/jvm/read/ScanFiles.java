@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.POJONode;
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -14,6 +15,7 @@ import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.zip.InflaterInputStream;
 import lakeskip.jvm.bridge.Bridge;
 import lakeskip.jvm.bridge.Protocol.Key;
 
@@ -179,19 +181,23 @@ public final class ScanFiles {
   }
 
   /**
-   * A packed column ({@code pack_longs} in {@code protocol.py}: base64 of 64-bit
-   * little-endian values); a node that is not text (a missing column): none.
+   * A packed column ({@code pack_longs} in {@code protocol.py}: base64 of zlib-compressed
+   * 64-bit little-endian values); a node that is not text (a missing column): none.
    */
   private static long[] packed(JsonNode n) {
     return n.isTextual() ? unpack(n.asText()) : new long[0];
   }
 
   private static long[] unpack(String text) {
+    if (text.isEmpty()) {
+      return new long[0];
+    }
     byte[] raw;
-    try {
-      raw = Base64.getDecoder().decode(text);
-    } catch (IllegalArgumentException e) {
-      throw Bridge.error("lakeskip: a packed file column is not base64", e);
+    try (InflaterInputStream in =
+        new InflaterInputStream(new ByteArrayInputStream(Base64.getDecoder().decode(text)))) {
+      raw = in.readAllBytes();
+    } catch (IllegalArgumentException | IOException e) {
+      throw Bridge.error("lakeskip: a packed file column is not base64 of zlib data", e);
     }
     if (raw.length % 8 != 0) {
       throw Bridge.error("lakeskip: a packed file column of " + raw.length + " bytes", null);
