@@ -409,23 +409,9 @@ class _BytesCol:
             mask[at] = (got == np.frombuffer(value, dtype=np.uint8)).all(axis=1)
         return mask
 
-    def list(self, raw: bytes, rows: np.ndarray) -> list[Any]:
-        null = self.null[rows]
-        if null.all():
-            return [None] * len(rows)
-        if self.equal(raw, rows, EMPTY_ROW_BYTES).all():  # an append table's keys: one object
-            return [EMPTY_ROW_BYTES] * len(rows)
-        out: list[Any] = [
-            raw[a:b]
-            for a, b in zip(self.start[rows].tolist(), self.end[rows].tolist(), strict=True)
-        ]
-        for i in np.flatnonzero(null).tolist():
-            out[i] = None
-        return out
-
     def texts(self, raw: bytes, rows: np.ndarray) -> list[str | None]:
         """The UTF-8 text of each of ``rows`` (None where null), each decoded straight from
-        its slice: a third of :meth:`list` and a decode per row (100,000 file names).
+        its slice: a third of ``list()`` and a decode per row (100,000 file names).
 
         Raises:
             UnicodeDecodeError: a value that is not UTF-8.
@@ -435,6 +421,20 @@ class _BytesCol:
             return [None] * len(rows)
         out: list[str | None] = [
             raw[a:b].decode()
+            for a, b in zip(self.start[rows].tolist(), self.end[rows].tolist(), strict=True)
+        ]
+        for i in np.flatnonzero(null).tolist():
+            out[i] = None
+        return out
+
+    def list(self, raw: bytes, rows: np.ndarray) -> list[Any]:
+        null = self.null[rows]
+        if null.all():
+            return [None] * len(rows)
+        if self.equal(raw, rows, EMPTY_ROW_BYTES).all():  # an append table's keys: one object
+            return [EMPTY_ROW_BYTES] * len(rows)
+        out: list[Any] = [
+            raw[a:b]
             for a, b in zip(self.start[rows].tolist(), self.end[rows].tolist(), strict=True)
         ]
         for i in np.flatnonzero(null).tolist():
