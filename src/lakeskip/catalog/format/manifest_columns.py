@@ -409,6 +409,24 @@ class _BytesCol:
             mask[at] = (got == np.frombuffer(value, dtype=np.uint8)).all(axis=1)
         return mask
 
+    def texts(self, raw: bytes, rows: np.ndarray) -> list[str | None]:
+        """The UTF-8 text of each of ``rows`` (None where null), each decoded straight from
+        its slice: a third of ``list()`` and a decode per row (100,000 file names).
+
+        Raises:
+            UnicodeDecodeError: a value that is not UTF-8.
+        """
+        null = self.null[rows]
+        if null.all():
+            return [None] * len(rows)
+        out: list[str | None] = [
+            raw[a:b].decode()
+            for a, b in zip(self.start[rows].tolist(), self.end[rows].tolist(), strict=True)
+        ]
+        for i in np.flatnonzero(null).tolist():
+            out[i] = None
+        return out
+
     def list(self, raw: bytes, rows: np.ndarray) -> list[Any]:
         null = self.null[rows]
         if null.all():
@@ -701,7 +719,7 @@ class ManifestColumns:
             elif how == "bytes":
                 out.append(col.list(raw, rows))
             elif how == "str":
-                out.append([v.decode() if v is not None else None for v in col.list(raw, rows)])
+                out.append(col.texts(raw, rows))
             elif how in ("strs", "strs-or-empty"):
                 got = col.tuples(raw, rows, text=True)
                 out.append([v or () for v in got] if how == "strs-or-empty" else got)

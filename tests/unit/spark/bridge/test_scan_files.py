@@ -5,11 +5,13 @@ time and deletion vector; and through the JSON the JVM reads."""
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import json
 import math
 import shutil
 import subprocess
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,10 +25,11 @@ from lakeskip.catalog.catalog import Catalog
 from lakeskip.catalog.format.data_file import EMPTY_STATS, DataFileMeta
 from lakeskip.catalog.format.manifest import FileKind, ManifestEntry
 from lakeskip.catalog.table import FileStoreTable
+from lakeskip.errors import ProtocolError
 from lakeskip.spark.bridge.catalog_scans.batch import scan_files
 from lakeskip.spark.bridge.catalog_scans.target import partition_json
 from lakeskip.spark.jvm import build
-from lakeskip.spark.jvm.protocol import ScanFiles, decode, encode
+from lakeskip.spark.jvm.protocol import ScanFiles, decode, encode, pack_longs, unpack_longs
 from lakeskip.spark.read.dv import table_file_paths
 
 TYPES = [T.INT, T.DOUBLE, T.STRING]
@@ -170,13 +173,17 @@ def test_columns_hold_each_file_as_computed_alone(
     for files in (got, wire):
         assert len(files) == len(entries)
         assert files.paths() == table_file_paths(table, entries)
+        partition, group, size, mtime = (
+            files.column(c) for c in ("partition", "group", "size", "mtime")
+        )
+        assert len(partition) == len(group) == len(size) == len(mtime) == len(entries)
         for i, e in enumerate(entries):
             want = [partition_json(t, v) for t, v in zip(TYPES, e.partition, strict=True)]
             # compared as JSON text: -0.0 is not 0.0
-            assert json.dumps(list(files.partitions[files.partition[i]])) == json.dumps(want)
-            assert files.groups[files.group[i]] == repr((e.partition, e.bucket))
-            assert files.size[i] == e.file.file_size
-            assert files.mtime[i] == (e.file.creation_time or 0)
+            assert json.dumps(list(files.partitions[partition[i]])) == json.dumps(want)
+            assert files.groups[group[i]] == repr((e.partition, e.bucket))
+            assert size[i] == e.file.file_size
+            assert mtime[i] == (e.file.creation_time or 0)
             assert files.dv.get(str(i)) == vectors.get(e.file.file_name)
         assert len(files.dv) == sum(e.file.file_name in vectors for e in entries)
     # each shared value listed once
@@ -198,3 +205,17 @@ def test_external_file_first_in_its_bucket(table: FileStoreTable, tmp_path: Path
     files = scan_files(table, TYPES, entries, {})
     assert files.paths() == table_file_paths(table, entries)
     assert files.path(0) == "file:///ext/e.parquet"
+
+
+def test_packed_columns_refuse_what_is_not_one() -> None:
+    """A packed column is base64 of zlib-compressed whole 64-bit values: anything else is
+    refused, never read as other numbers."""
+    assert unpack_longs(pack_longs([])) == () == unpack_longs("")
+    assert unpack_longs(pack_longs([-1, 7, 2**40])) == (-1, 7, 2**40)
+    for bad in (
+        "not base64!",
+        base64.b64encode(b"not zlib").decode(),
+        base64.b64encode(zlib.compress(b"1234567")).decode(),  # 7 bytes: no whole value
+    ):
+        with pytest.raises(ProtocolError):
+            unpack_longs(bad)

@@ -42,6 +42,7 @@ from lakeskip.spark.jvm.protocol import (
     PlanScanRequest,
     ScanFiles,
     decode,
+    pack_longs,
 )
 from lakeskip.spark.read.query import spark_path
 from lakeskip.types import DataType, RowType
@@ -202,11 +203,11 @@ def scan_files(
         partitions=tuple(partition_values),
         groups=tuple(groups),
         names=tuple(names),
-        dir=tuple(dir_of),
-        partition=tuple(partition_of),
-        group=tuple(group_of),
-        size=tuple(size),
-        mtime=tuple(mtime),
+        dir=pack_longs(dir_of),
+        partition=pack_longs(partition_of),
+        group=pack_longs(group_of),
+        size=pack_longs(size),
+        mtime=pack_longs(mtime),
         dv=dv,
     )
 

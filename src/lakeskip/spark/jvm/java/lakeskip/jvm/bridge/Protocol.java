@@ -10,7 +10,7 @@ public final class Protocol {
   private Protocol() {}
 
   /** Version of the JSON protocol; Python checks it on every callback. */
-  public static final int VERSION = 3;
+  public static final int VERSION = 4;
 
   /** Spark local property correlating callbacks with the query's Python thread. */
   public static final String TAG_PROPERTY = "lakeskip.query.tag";

@@ -4,7 +4,10 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.POJONode;
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Base64;
@@ -12,6 +15,7 @@ import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.zip.InflaterInputStream;
 import lakeskip.jvm.bridge.Bridge;
 import lakeskip.jvm.bridge.Protocol.Key;
 
@@ -77,9 +81,9 @@ public final class ScanFiles {
       partitions[i] = parts.get(i);
     }
     return new ScanFiles(strings(files.path(Key.DIRS)), strings(files.path(Key.NAMES)),
-        ints(files.path(Key.DIR)), longs(files.path(Key.SIZE)), longs(files.path(Key.MTIME)),
-        partitions, ints(files.path(Key.PARTITION)), strings(files.path(Key.GROUPS)),
-        ints(files.path(Key.GROUP)), dv);
+        ints(packed(files.path(Key.DIR))), packed(files.path(Key.SIZE)),
+        packed(files.path(Key.MTIME)), partitions, ints(packed(files.path(Key.PARTITION))),
+        strings(files.path(Key.GROUPS)), ints(packed(files.path(Key.GROUP))), dv);
   }
 
   /**
@@ -117,6 +121,17 @@ public final class ScanFiles {
     Map<Integer, String> dv = new HashMap<>();
     for (String field = p.nextFieldName(); field != null; field = p.nextFieldName()) {
       JsonToken t = p.nextToken();
+      if (t == JsonToken.VALUE_STRING) { // a packed column (others: as the tree's, ignored)
+        switch (field) {
+          case Key.DIR -> dir = ints(unpack(p.getText()));
+          case Key.PARTITION -> partition = ints(unpack(p.getText()));
+          case Key.GROUP -> group = ints(unpack(p.getText()));
+          case Key.SIZE -> size = unpack(p.getText());
+          case Key.MTIME -> mtime = unpack(p.getText());
+          default -> { }
+        }
+        continue;
+      }
       if (t != JsonToken.START_ARRAY && t != JsonToken.START_OBJECT) {
         continue; // a scalar where a column belongs: as the tree's path() of it, empty
       }
@@ -124,11 +139,6 @@ public final class ScanFiles {
         case Key.DIRS -> dirs = strings(p);
         case Key.NAMES -> names = strings(p);
         case Key.GROUPS -> groups = strings(p);
-        case Key.DIR -> dir = (int[]) numbers(p, false);
-        case Key.PARTITION -> partition = (int[]) numbers(p, false);
-        case Key.GROUP -> group = (int[]) numbers(p, false);
-        case Key.SIZE -> size = (long[]) numbers(p, true);
-        case Key.MTIME -> mtime = (long[]) numbers(p, true);
         case Key.PARTITIONS -> {
           List<JsonNode> out = new ArrayList<>();
           while (p.nextToken() != JsonToken.END_ARRAY) {
@@ -162,34 +172,6 @@ public final class ScanFiles {
     return out.toArray(new String[0]);
   }
 
-  /** The array {@code p} is at as {@code long[]} ({@code longs}) or {@code int[]}. */
-  private static Object numbers(JsonParser p, boolean longs) throws IOException {
-    if (p.currentToken() != JsonToken.START_ARRAY) {
-      p.skipChildren();
-      return longs ? new long[0] : new int[0];
-    }
-    long[] out = new long[64];
-    int n = 0;
-    for (JsonToken t = p.nextToken(); t != JsonToken.END_ARRAY; t = p.nextToken()) {
-      if (n == out.length) {
-        out = Arrays.copyOf(out, n * 2);
-      }
-      boolean plain = t == JsonToken.VALUE_NUMBER_INT
-          && p.getNumberType() != JsonParser.NumberType.BIG_INTEGER;
-      JsonNode other = plain ? null : Bridge.readValue(p); // as the tree's asLong / asInt
-      out[n++] = longs ? (plain ? p.getLongValue() : other.asLong())
-          : (plain ? (int) p.getLongValue() : other.asInt());
-    }
-    if (longs) {
-      return Arrays.copyOf(out, n);
-    }
-    int[] ints = new int[n];
-    for (int i = 0; i < n; i++) {
-      ints[i] = (int) out[i];
-    }
-    return ints;
-  }
-
   private static String[] strings(JsonNode a) {
     String[] out = new String[a.size()];
     for (int i = 0; i < out.length; i++) {
@@ -198,18 +180,41 @@ public final class ScanFiles {
     return out;
   }
 
-  private static int[] ints(JsonNode a) {
-    int[] out = new int[a.size()];
-    for (int i = 0; i < out.length; i++) {
-      out[i] = a.get(i).asInt();
+  /**
+   * A packed column ({@code pack_longs} in {@code protocol.py}: base64 of zlib-compressed
+   * 64-bit little-endian values); a node that is not text (a missing column): none.
+   */
+  private static long[] packed(JsonNode n) {
+    return n.isTextual() ? unpack(n.asText()) : new long[0];
+  }
+
+  private static long[] unpack(String text) {
+    if (text.isEmpty()) {
+      return new long[0];
     }
+    byte[] raw;
+    try (InflaterInputStream in =
+        new InflaterInputStream(new ByteArrayInputStream(Base64.getDecoder().decode(text)))) {
+      raw = in.readAllBytes();
+    } catch (IllegalArgumentException | IOException e) {
+      throw Bridge.error("lakeskip: a packed file column is not base64 of zlib data", e);
+    }
+    if (raw.length % 8 != 0) {
+      throw Bridge.error("lakeskip: a packed file column of " + raw.length + " bytes", null);
+    }
+    long[] out = new long[raw.length / 8];
+    ByteBuffer.wrap(raw).order(ByteOrder.LITTLE_ENDIAN).asLongBuffer().get(out);
     return out;
   }
 
-  private static long[] longs(JsonNode a) {
-    long[] out = new long[a.size()];
+  /** Positions (of a directory, partition, group): each within {@code int}. */
+  private static int[] ints(long[] values) {
+    int[] out = new int[values.length];
     for (int i = 0; i < out.length; i++) {
-      out[i] = a.get(i).asLong();
+      if (values[i] != (int) values[i]) {
+        throw Bridge.error("lakeskip: a file column's position out of range", null);
+      }
+      out[i] = (int) values[i];
     }
     return out;
   }
