@@ -62,13 +62,15 @@ def test_workers_heap_frozen_driver_not(spark: Any) -> None:
         assert r.walked < r.frozen, r
 
 
-def test_freeze_once_a_process() -> None:
-    """The task as shipped freezes only when nothing is frozen yet: once a worker (a freeze
-    a task would freeze that task's own command, whose cycles are then never collected)."""
+def test_freeze_only_when_the_heap_grew() -> None:
+    """The task as shipped freezes when more than _UNFROZEN_LIMIT objects are unfrozen: on a
+    worker's first task, again only once that many new objects live (modules imported since),
+    not on every task (a freeze per task would freeze each task's own command, whose cycles
+    are then never collected)."""
     script = textwrap.dedent(
         """
         import gc
-        from lakeskip.spark.read.arrow_map import _in_worker
+        from lakeskip.spark.read.arrow_map import _UNFROZEN_LIMIT, _in_worker
         calls = []
         real = gc.freeze
         gc.freeze = lambda: (calls.append(1), real())
@@ -78,7 +80,12 @@ def test_freeze_once_a_process() -> None:
         assert shipped.__name__ == "task", shipped.__name__
         for _ in range(3):
             assert list(shipped(iter([1, 2]))) == [1, 2]
-        assert len(calls) == 1 and gc.get_freeze_count() > 0, (calls, gc.get_freeze_count())
+        assert len(calls) == 1 and gc.get_freeze_count() > _UNFROZEN_LIMIT, calls
+        assert len(gc.get_objects()) < _UNFROZEN_LIMIT
+        kept = [[] for _ in range(2 * _UNFROZEN_LIMIT)]  # as many new objects alive
+        for _ in range(3):
+            assert list(shipped(iter([3]))) == [3]
+        assert len(calls) == 2, calls
         print("ok")
         """
     )

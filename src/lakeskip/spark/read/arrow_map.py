@@ -15,12 +15,13 @@ Every task runs in a Python worker that PySpark reuses from task to task, and af
 PySpark's daemon runs ``gc.collect()`` in it: a full collection walks every object the
 worker holds, ~85,000 once the write path's modules are imported (~45 ms of CPU a task on
 this project's machine, and the worker's next task waits for it). The task as shipped
-(:func:`_in_worker`) moves what the worker holds when its first lakeskip task starts (the
-imported modules, nothing that is garbage: collected just before) to the permanent
-generation (``gc.freeze()``), which no collection walks again: the ``gc.collect()`` after a
-task walks only what was made since. Objects frozen are still freed by reference counting;
-one kept in a reference cycle that becomes garbage later (the first task's own command) is
-never freed: once a worker, a few kilobytes.
+(:func:`_in_worker`), when a collection would walk more than :data:`_UNFROZEN_LIMIT` objects
+(a worker's first lakeskip task; one after a task that imported more modules), collects and
+moves what the worker holds to the permanent generation (``gc.freeze()``), which no
+collection walks again: the ``gc.collect()`` after a task walks only what was made since.
+Frozen objects are still freed by reference counting; one kept in a reference cycle that
+becomes garbage later (the command of the task that froze) is never freed: a few kilobytes
+a freeze, and each freeze needs that many new objects alive.
 """
 
 from __future__ import annotations
@@ -115,13 +116,18 @@ class _Renamed:
         return self.task(pa.RecordBatch.from_arrays(b.columns, names=names) for b in batches)
 
 
+#: a task freezes the worker's heap when a collection would walk more objects than this
+_UNFROZEN_LIMIT = 10_000
+
+
 def _in_worker(task: ArrowTask) -> ArrowTask:
-    """``task``, first freezing the worker's heap when nothing in it is frozen yet (see the
-    module's docstring). A closure, so that cloudpickle ships it by value: unpickling it in
-    the worker imports nothing of ``lakeskip.spark``."""
+    """``task``, first freezing the worker's heap when it holds more than
+    :data:`_UNFROZEN_LIMIT` unfrozen objects (see the module's docstring). A closure, so
+    that cloudpickle ships it by value: unpickling it in the worker imports nothing of
+    ``lakeskip.spark``."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        if not gc.get_freeze_count():
+        if len(gc.get_objects()) > _UNFROZEN_LIMIT:  # frozen objects are not listed
             gc.collect()
             gc.freeze()
         return task(batches)
