@@ -385,3 +385,33 @@ def test_key_and_partition_columns_are_top_level_names_as_written(lake, tmp_path
     )
     got = _answer(spark, f"SELECT s.x, `s.x`, id, v FROM {t} WHERE id = 1")
     assert got == [(8, 1, 1, "c"), (9, 2, 1, "b")]  # key (id 1, `s.x` 1): its last version
+
+
+@pytest.mark.parametrize("path", ["spark.sql", "Session.sql"])
+def test_unset_a_quoted_key_holding_a_comma(spark, tmp_path: Path, path: str) -> None:  # type: ignore[no-untyped-def]
+    """``UNSET TBLPROPERTIES ('fields.a,b.stats-mode')`` (column ``a,b``) removes that one key,
+    not those of columns ``a`` and ``b``; SET of such a key keeps it whole. Oracle: the
+    options as written down, by hand."""
+    import lakeskip
+
+    s = lakeskip.connect(str(tmp_path / "wh"), spark=spark)
+    run = spark.sql if path == "spark.sql" else s.sql
+    t = "lakeskip.default.uc" if path == "spark.sql" else "uc"
+    ab, a, b, c = (f"fields.{n}.stats-mode" for n in ("a,b", "a", "b", "c, d"))
+    run(
+        f"CREATE TABLE {t} (`a,b` BIGINT, a BIGINT, b BIGINT, `c, d` INT) "
+        f"TBLPROPERTIES ('{ab}' = 'full', '{a}' = 'none', '{b}' = 'counts')"
+    )
+    run(f"ALTER TABLE {t} SET TBLPROPERTIES ('{c}' = 'truncate(4)')")
+
+    def options() -> dict[str, str]:
+        got = s.catalog.get_table("default.uc").schema.options
+        return {k: v for k, v in got.items() if k.startswith("fields.")}
+
+    assert options() == {ab: "full", a: "none", b: "counts", c: "truncate(4)"}
+    run(f"ALTER TABLE {t} UNSET TBLPROPERTIES ('{ab}')")
+    assert options() == {a: "none", b: "counts", c: "truncate(4)"}
+    run(f"ALTER TABLE {t} UNSET TBLPROPERTIES IF EXISTS ('{c}', 'fields.no,such.stats-mode')")
+    assert options() == {a: "none", b: "counts"}
+    shown = {r[0]: r[1] for r in spark.sql("SHOW TBLPROPERTIES lakeskip.default.uc").collect()}
+    assert {k: v for k, v in shown.items() if k.startswith("fields.")} == options()

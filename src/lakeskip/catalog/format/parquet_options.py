@@ -234,7 +234,10 @@ def _repeats(column: pa.ChunkedArray) -> bool:
         return True
     if pa.types.is_boolean(column.type):
         return False
-    distinct: int = pc.count_distinct(sample).as_py()
+    # the non-null distinct values (``pc.count_distinct``'s count, one hash table alike, in
+    # about half its time): ``unique`` keeps one null when there are nulls
+    uniques = pc.unique(sample)
+    distinct: int = len(uniques) - (uniques.null_count > 0)
     return 2 * distinct <= valid
 
 

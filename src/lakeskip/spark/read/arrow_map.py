@@ -10,12 +10,26 @@ does and hands it to the jar's ``ArrowMap``, which builds the UDF (from a templa
 one call. A command PySpark would broadcast, or a DDL-string schema: PySpark builds the UDF,
 ``ArrowMap`` the rest. Without the jar (or without a JVM handle: Spark Connect), PySpark's
 ``mapInArrow``, the columns handed over under positional names when a name needs it.
+
+Every task runs in a Python worker that PySpark reuses from task to task, and after each task
+PySpark's daemon runs ``gc.collect()`` in it: a full collection walks every object the
+worker holds, ~85,000 once the write path's modules are imported (~45 ms of CPU a task on
+this project's machine, and the worker's next task waits for it). The task as shipped
+(:func:`_in_worker`), when a collection would walk more than :data:`_UNFROZEN_LIMIT` objects
+(a worker's first lakeskip task; one after a task that imported more modules), collects and
+moves what the worker holds to the permanent generation (``gc.freeze()``), which no
+collection walks again: the ``gc.collect()`` after a task walks only what was made since.
+Frozen objects are still freed by reference counting; one kept in a reference cycle that
+becomes garbage later (the command of the task that froze) is never freed: a few kilobytes
+a freeze, and each freeze needs that many new objects alive.
 """
 
 from __future__ import annotations
 
+import gc
+import logging
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, cast
 
 import pyarrow as pa
 from pyspark.sql import DataFrame
@@ -82,6 +96,7 @@ def spark_struct(row_type: RowType, *extra: tuple[str, T.DataType]) -> StructTyp
 ArrowTask = Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
 
 _ARROW_MAP = "lakeskip.jvm.write.ArrowMap"
+_log = logging.getLogger(__name__)
 
 
 def _parsed_apart(name: str) -> bool:
@@ -99,6 +114,26 @@ class _Renamed:
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         names = self.names
         return self.task(pa.RecordBatch.from_arrays(b.columns, names=names) for b in batches)
+
+
+#: a task freezes the worker's heap when a collection would walk more objects than this
+_UNFROZEN_LIMIT = 10_000
+
+
+def _in_worker(task: ArrowTask) -> ArrowTask:
+    """``task``, first freezing the worker's heap when it holds more than
+    :data:`_UNFROZEN_LIMIT` unfrozen objects (see the module's docstring). A closure, so
+    that cloudpickle ships it by value: unpickling it in the worker imports nothing of
+    ``lakeskip.spark``."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        if len(gc.get_objects()) > _UNFROZEN_LIMIT:  # frozen objects are not listed
+            gc.collect()
+            gc.freeze()
+        return task(batches)
+
+    run.__name__ = getattr(task, "__name__", type(task).__name__)  # the UDF's name in plans
+    return run
 
 
 def _noop() -> None:
@@ -138,34 +173,54 @@ def _pickled(sc: Any, task: ArrowTask, schema: StructType, threshold: int) -> by
     return command
 
 
+def _through_jar(df: DataFrame, jdf: Any, shipped: ArrowTask, schema: str | StructType) -> Any:
+    """:func:`map_in_arrow` by the jar's ``ArrowMap`` (``None``: the jar is not loaded). Uses
+    PySpark internals (``pyspark.sql.classic``, ``_wrap_function``, ``_pickled_broadcast_vars``,
+    ``PythonUtils.getBroadcastThreshold``, ``UserDefinedFunction._judf``): any of them
+    missing or failing raises here."""
+    from py4j.java_gateway import JavaClass
+    from pyspark.sql.classic.dataframe import DataFrame as ClassicDataFrame
+    from pyspark.sql.udf import UserDefinedFunction
+    from pyspark.util import PythonEvalType
+
+    session = df.sparkSession
+    arrow_map = getattr(session._jvm, _ARROW_MAP)
+    if not isinstance(arrow_map, JavaClass):  # an unknown name: the jar is not loaded
+        return None
+    sc = session.sparkContext
+    if isinstance(schema, StructType):
+        like, threshold = _template(sc)
+        if command := _pickled(sc, shipped, schema, threshold):
+            jout = arrow_map.mapInArrow(
+                jdf, shipped.__name__, bytearray(command), like, schema.json()
+            )
+            return ClassicDataFrame(jout, session)
+    udf = UserDefinedFunction(
+        shipped, returnType=schema, evalType=PythonEvalType.SQL_MAP_ARROW_ITER_UDF
+    )
+    return ClassicDataFrame(arrow_map.mapInArrow(jdf, udf._judf), session)
+
+
 def map_in_arrow(df: DataFrame, task: ArrowTask, schema: str | StructType) -> DataFrame:
     """``df.mapInArrow(task, schema)``, for any column names of ``df``. ``schema`` as a
     ``StructType``: the UDF too is built in the JVM in the same call (its command pickled
-    here, as PySpark pickles it)."""
+    here, as PySpark pickles it). When the jar's path cannot be taken (a PySpark internal it
+    uses is gone or fails: ``AttributeError``, ``ImportError``, ``Py4JError``), PySpark's own
+    ``mapInArrow``, with one debug log line."""
+    shipped = _in_worker(task)
     jdf = getattr(df, "_jdf", None)
     if jdf is not None:
-        from py4j.java_gateway import JavaClass
-        from pyspark.sql.classic.dataframe import DataFrame as ClassicDataFrame
-        from pyspark.sql.udf import UserDefinedFunction
-        from pyspark.util import PythonEvalType
+        from py4j.protocol import Py4JError
 
-        session = df.sparkSession
-        arrow_map = getattr(session._jvm, _ARROW_MAP)
-        if isinstance(arrow_map, JavaClass):  # else an unknown name: the jar is not loaded
-            sc = session.sparkContext
-            if isinstance(schema, StructType):
-                like, threshold = _template(sc)
-                if command := _pickled(sc, task, schema, threshold):
-                    name = getattr(task, "__name__", type(task).__name__)
-                    command_bytes = bytearray(command)
-                    jout = arrow_map.mapInArrow(jdf, name, command_bytes, like, schema.json())
-                    return ClassicDataFrame(jout, session)
-            udf = UserDefinedFunction(
-                task, returnType=schema, evalType=PythonEvalType.SQL_MAP_ARROW_ITER_UDF
-            )
-            return ClassicDataFrame(arrow_map.mapInArrow(jdf, udf._judf), session)
+        try:
+            out = _through_jar(df, jdf, shipped, schema)
+        except (AttributeError, ImportError, Py4JError) as e:
+            _log.debug("map_in_arrow: PySpark's mapInArrow (the jar's path failed: %r)", e)
+            out = None
+        if out is not None:
+            return cast(DataFrame, out)
     names = df.columns
     if not any(_parsed_apart(n) for n in names):
-        return df.mapInArrow(task, schema)
+        return df.mapInArrow(shipped, schema)
     safe = df.select(*[F.col(quote_identifier(n)).alias(f"_c{i}") for i, n in enumerate(names)])
-    return safe.mapInArrow(_Renamed(task, names), schema)
+    return safe.mapInArrow(_in_worker(_Renamed(task, names)), schema)

@@ -5,11 +5,19 @@ from __future__ import annotations
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from lakeskip.catalog import Catalog
-from lakeskip.catalog.format.parquet_options import BloomFilterSpec, parquet_write_options
+from lakeskip.catalog.format.parquet_options import (
+    DICTIONARY_SAMPLE_ROWS,
+    BloomFilterSpec,
+    _repeats,
+    parquet_write_options,
+)
 from lakeskip.catalog.write.data_writer import DataWriter, write_all
 from lakeskip.catalog.write.timings import WriteTimings
 from lakeskip.catalog.write.write_spec import WriteSpec
@@ -298,3 +306,41 @@ def test_float_columns_get_no_parquet_bloom_filter(catalog: Catalog) -> None:
     rg = pq.ParquetFile(path).metadata.row_group(0)
     assert rg.column(0).bloom_filter_offset is not None
     assert rg.column(1).bloom_filter_offset is None
+
+
+_SAMPLE_VALUES = st.one_of(
+    st.lists(st.one_of(st.none(), st.integers(-3, 3)), max_size=60).map(
+        lambda v: pa.array(v, pa.int64())
+    ),
+    st.lists(st.one_of(st.none(), st.integers(-(2**63), 2**63 - 1)), max_size=60).map(
+        lambda v: pa.array(v, pa.int64())
+    ),
+    st.lists(
+        st.one_of(
+            st.none(), st.sampled_from([0.0, -0.0, 1.5, float("nan"), float("inf")]), st.floats()
+        ),
+        max_size=60,
+    ).map(lambda v: pa.array(v, pa.float64())),
+    st.lists(
+        st.one_of(st.none(), st.sampled_from(["", "a", "b", "é"]), st.text(max_size=3)), max_size=60
+    ).map(lambda v: pa.array(v, pa.string())),
+    st.lists(
+        st.one_of(st.none(), st.decimals(-99, 99, places=1, allow_nan=False)), max_size=60
+    ).map(lambda v: pa.array(v, pa.decimal128(4, 1))),
+)
+
+
+@given(
+    st.lists(_SAMPLE_VALUES, min_size=1, max_size=3).filter(
+        lambda arrays: len({a.type for a in arrays}) == 1
+    )
+)
+def test_dictionary_choice_agrees_with_count_distinct(arrays: list[pa.Array]) -> None:
+    """The choice of a dictionary (the same Parquet bytes as before the choice counted
+    ``unique``'s values): oracle ``pc.count_distinct`` of the sample, the non-null distinct
+    values, over nulls, NaN, signed zeros, repeats, several chunks."""
+    column = pa.chunked_array(arrays, arrays[0].type)
+    sample = column.slice(0, DICTIONARY_SAMPLE_ROWS)
+    valid = len(sample) - sample.null_count
+    expected = True if valid == 0 else 2 * pc.count_distinct(sample).as_py() <= valid
+    assert _repeats(column) == expected
