@@ -226,6 +226,20 @@ def thread_cpu_seconds(before: ThreadCpu, after: ThreadCpu) -> dict[str, float]:
     return out
 
 
+def heap_committed_mib(pid: int) -> float | None:
+    """The Java heap JVM ``pid`` has committed, in MiB (``jcmd <pid> GC.heap_info``: G1 sizes
+    it from the JVM's own history, so two JVMs with the same ``-Xmx`` can run the same query
+    on heaps of very different sizes, and collect very differently often); None if unknown."""
+    try:
+        r = subprocess.run(
+            ["jcmd", str(pid), "GC.heap_info"], capture_output=True, text=True, timeout=60
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    m = re.search(r"committed (\d+)K", r.stdout)
+    return int(m.group(1)) / 1024 if m else None
+
+
 class CallbackTrace:
     """The lakeskip callbacks a JVM made, from the file its ``-Dlakeskip.callback.trace=<path>``
     system property appends to (``Bridge.TRACE_PROPERTY``: one line per callback, op, round

@@ -94,6 +94,7 @@ from spark_sql_cli import (  # type: ignore[import-not-found]
     CallbackTrace,
     SparkSql,
     ThreadCpu,
+    heap_committed_mib,
     process_cpu_seconds,
     thread_cpu_seconds,
     tree_cpu_seconds,
@@ -815,6 +816,9 @@ def run_spark_sql(
             out[q]["callbacks"] = {"first": first_calls, "warmups": warm_calls, "runs": run_calls}
             out[q]["settle_s"] = statistics.median(settled)
             out[q]["load"] = [load0, os.getloadavg()[0]]
+            heap = {s: heap_committed_mib(clis[s].pid) for s in sides}
+            out[q]["heap_committed_mib"] = heap
+            _settle(pids)
             _print_spread(out[q]["spread"], i)
             sp = out[q]["lakeskip_cpu_split"]
             print(
@@ -832,6 +836,10 @@ def run_spark_sql(
                 + "; ".join(
                     f"{s} " + " / ".join(f"{v:.2f}" for v in ks.values())
                     for s, ks in out[q]["jvm_threads_cpu"].items()
+                )
+                + "; heap committed after the runs: "
+                + ", ".join(
+                    f"{s} {'?' if mib is None else f'{mib:.0f} MiB'}" for s, mib in heap.items()
                 ),
                 flush=True,
             )
