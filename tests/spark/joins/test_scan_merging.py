@@ -3,7 +3,11 @@
 different columns (TPC-DS q9's shape) scan it once, not once per subquery. The oracle is plain
 Spark over a Parquet copy of the same rows: the same answers and the same number of Spark jobs. Subqueries with different filters, merged only when Spark's symmetric
 DSv2 filter propagation is on, still answer as plain Spark does (each side's filter stays
-above the merged scan, which is offered the OR of both)."""
+above the merged scan, which is offered the OR of both).
+
+Exchange reuse: two scans whose pushed filters differ only in the order of an AND's / OR's
+sides or an IN's values are equal (TPC-H q7's ``nation`` broadcast reused, as plain Spark
+does); scans differing in a value, column, operator, read columns or snapshot's files are not."""
 
 from __future__ import annotations
 
@@ -100,3 +104,161 @@ def test_different_filters_answer_as_plain_spark(
         spark.conf.unset(SYMMETRIC)
     assert ours == plain
     assert our_jobs <= plain_jobs + 1
+
+
+N = "lakeskip.sm.nation"
+F = "lakeskip.sm.trade"
+NATIONS = ["FRANCE", "GERMANY", "SPAIN", "ITALY"]
+
+
+@pytest.fixture
+def nations(spark: SparkSession, tmp_path: Path) -> Any:
+    """A small ``nation`` (two snapshots) and a fact table joined to it twice (TPC-H q7's
+    supplier and customer nations), with plain Parquet copies of the last snapshot."""
+    s = lakeskip.connect(str(tmp_path / "wh"), spark=spark)
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS lakeskip.sm")
+    spark.sql(f"CREATE TABLE {N} (n_key INT, n_name STRING, n_region INT)")
+    spark.sql(f"INSERT INTO {N} VALUES (0, 'FRANCE', 1), (1, 'GERMANY', 1)")
+    spark.sql(f"INSERT INTO {N} VALUES (2, 'SPAIN', 2), (3, 'ITALY', 3)")
+    spark.sql(f"CREATE TABLE {F} (a INT, b INT, v BIGINT)")
+    spark.sql(
+        f"INSERT INTO {F} SELECT CAST(id % 4 AS INT), CAST(id DIV 4 % 4 AS INT), id "
+        "FROM range(0, 20000, 1, 1)"
+    )
+    for t, view in [(N, "sm_nation"), (F, "sm_trade")]:
+        plain = str(tmp_path / view)
+        spark.table(t).write.parquet(plain)
+        spark.read.parquet(plain).createOrReplaceTempView(view)
+    yield s
+    for view in ["sm_nation", "sm_trade"]:
+        spark.catalog.dropTempView(view)
+
+
+def _q7_shape(nation: str, trade: str) -> str:
+    return (
+        f"SELECT n1.n_name, n2.n_name, sum(v) FROM {trade} "
+        f"JOIN {nation} n1 ON a = n1.n_key JOIN {nation} n2 ON b = n2.n_key "
+        "WHERE (n1.n_name = 'FRANCE' AND n2.n_name = 'GERMANY') "
+        "OR (n1.n_name = 'GERMANY' AND n2.n_name = 'FRANCE') "
+        "GROUP BY n1.n_name, n2.n_name ORDER BY 1, 2"
+    )
+
+
+def _plan_nodes(df: Any) -> list[Any]:
+    """Every node of ``df``'s executed plan (final adaptive plan, query stages walked; a
+    reused exchange is listed, not what it reuses)."""
+    root = df._jdf.queryExecution().executedPlan()
+    todo = [root.executedPlan() if "Adaptive" in root.nodeName() else root]
+    found = []
+    while todo:
+        node = todo.pop()
+        found.append(node)
+        if "QueryStage" in node.nodeName():
+            todo.append(node.plan())
+            continue
+        kids = node.children().iterator()
+        while kids.hasNext():
+            todo.append(kids.next())
+    return found
+
+
+def _reused(df: Any) -> int:
+    return sum(1 for n in _plan_nodes(df) if n.nodeName() == "ReusedExchange")
+
+
+def test_q7_shape_reuses_the_nation_broadcast(spark: SparkSession, nations: Any) -> None:
+    """The two ``nation`` reads are pushed ``n_name = 'FRANCE' OR n_name = 'GERMANY'`` and the
+    same the other way round: one broadcast, reused, as plain Spark's V1 scan does."""
+    ours_df = spark.sql(_q7_shape(N, F))
+    ours = [tuple(r) for r in ours_df.collect()]
+    plain_df = spark.sql(_q7_shape("sm_nation", "sm_trade"))
+    plain = [tuple(r) for r in plain_df.collect()]
+    assert ours == plain
+    assert len(ours) == 2
+    assert _reused(plain_df) >= 1  # the shape is q7's: plain Spark reuses it
+    assert _reused(ours_df) == _reused(plain_df)
+
+
+def _scan(spark: SparkSession, query: str) -> Any:
+    """The one lakeskip scan (``LakeScan``) of ``nation`` in ``query``'s executed plan."""
+    df = spark.sql(query)
+    df.collect()
+    scans = [n.scan() for n in _plan_nodes(df) if n.nodeName().startswith("BatchScan")]
+    assert len(scans) == 1
+    return scans[0]
+
+
+def _both_sides(table: str, one: str, other: str) -> str:
+    """Both scans of ``table`` in one query: Spark reuses the exchange of equal scans."""
+    return (
+        f"SELECT * FROM (SELECT n_key k1 FROM {table} WHERE {one}) "
+        f"FULL JOIN (SELECT n_key k2 FROM {table} WHERE {other}) ON k1 = k2 ORDER BY k1, k2"
+    )
+
+
+_EQUAL = [
+    ("n_name = 'FRANCE' OR n_name = 'GERMANY'", "n_name = 'GERMANY' OR n_name = 'FRANCE'"),
+    ("n_name IN ('FRANCE', 'GERMANY', 'SPAIN')", "n_name IN ('SPAIN', 'FRANCE', 'GERMANY')"),
+    (
+        "NOT (n_key > 1 AND (n_name = 'SPAIN' OR n_key < 3))",
+        "NOT ((n_key < 3 OR n_name = 'SPAIN') AND n_key > 1)",
+    ),
+]
+_UNEQUAL = [
+    ("n_name = 'FRANCE' OR n_name = 'GERMANY'", "n_name = 'FRANCE' OR n_name = 'SPAIN'"),
+    ("n_name IN ('FRANCE', 'GERMANY', 'SPAIN')", "n_name IN ('FRANCE', 'GERMANY', 'ITALY')"),
+    ("n_key = 1 OR n_region = 2", "n_key = 2 OR n_region = 1"),
+    ("n_key = 1 OR n_region = 3", "n_region = 1 OR n_region = 3"),
+    ("n_key < 2 OR n_name = 'SPAIN'", "n_key <= 2 OR n_name = 'SPAIN'"),
+    ("n_key < 2 AND n_region = 1", "n_key < 2 OR n_region = 1"),
+    ("NOT (n_key < 2 OR n_region = 1)", "n_key < 2 OR n_region = 1"),
+]
+
+
+@pytest.mark.parametrize(("one", "other"), _EQUAL)
+def test_scans_equal_when_only_commutative_order_differs(
+    spark: SparkSession, nations: Any, one: str, other: str
+) -> None:
+    a = _scan(spark, f"SELECT n_key, n_name FROM {N} WHERE {one}")
+    b = _scan(spark, f"SELECT n_key, n_name FROM {N} WHERE {other}")
+    assert str(a.inner().pushedFilters()) != str(b.inner().pushedFilters()) or one == other
+    assert a.equals(b) and b.equals(a)
+    assert a.hashCode() == b.hashCode()
+    reused = spark.sql(_both_sides(N, one, other))
+    plain = spark.sql(_both_sides("sm_nation", one, other))
+    assert [tuple(r) for r in reused.collect()] == [tuple(r) for r in plain.collect()]
+    assert _reused(reused) == 1  # the shape reuses an exchange of equal scans
+
+
+@pytest.mark.parametrize(("one", "other"), _UNEQUAL)
+def test_scans_differing_in_a_filter_are_not_equal(
+    spark: SparkSession, nations: Any, one: str, other: str
+) -> None:
+    a = _scan(spark, f"SELECT n_key, n_name FROM {N} WHERE {one}")
+    b = _scan(spark, f"SELECT n_key, n_name FROM {N} WHERE {other}")
+    assert not a.equals(b) and not b.equals(a)
+    reused = spark.sql(_both_sides(N, one, other))
+    plain = spark.sql(_both_sides("sm_nation", one, other))
+    assert [tuple(r) for r in reused.collect()] == [tuple(r) for r in plain.collect()]
+    assert _reused(reused) == 0
+
+
+def test_scans_of_other_columns_or_snapshots_are_not_equal(
+    spark: SparkSession, nations: Any
+) -> None:
+    where = "WHERE n_name = 'FRANCE' OR n_name = 'GERMANY'"
+    base = _scan(spark, f"SELECT n_key, n_name FROM {N} {where}")
+    same = _scan(spark, f"SELECT n_key, n_name FROM {N} {where}")
+    assert base.equals(same)
+    for other in [
+        f"SELECT n_key, n_name, n_region FROM {N} {where}",
+        f"SELECT n_key, n_name FROM {N}",
+    ]:
+        scan = _scan(spark, other)
+        assert not base.equals(scan) and not scan.equals(base), other
+    # snapshot 1 has other files than snapshot 2 (the filter above keeps snapshot 1's files
+    # in both: the same files and filters, equal and rightly reused)
+    where = "WHERE n_key = 1 OR n_key > 1"
+    now = _scan(spark, f"SELECT n_key, n_name FROM {N} {where}")
+    then = _scan(spark, f"SELECT n_key, n_name FROM {N} VERSION AS OF 1 {where}")
+    assert not now.equals(then) and not then.equals(now)

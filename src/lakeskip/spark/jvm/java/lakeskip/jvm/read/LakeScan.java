@@ -22,6 +22,7 @@ import org.apache.spark.sql.connector.read.SupportsRuntimeV2Filtering;
 import org.apache.spark.sql.connector.read.streaming.MicroBatchStream;
 import org.apache.spark.sql.execution.datasources.PartitioningAwareFileIndex;
 import org.apache.spark.sql.execution.datasources.v2.FileScan;
+import org.apache.spark.sql.execution.datasources.v2.parquet.ParquetScan;
 import org.apache.spark.sql.internal.connector.SupportsMetadata;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
@@ -54,7 +55,8 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * #estimateStatistics}: the same join strategies as {@code spark.read.parquet}), also where
  * the files are read with deletion vectors, merged by key or by older schemas' names. Everything
  * else is the inner scan's: read schema, the rest of the EXPLAIN text and metadata ({@code
- * PushedFilters}, {@code Location}), equality.
+ * PushedFilters}, {@code Location}), and equality, but for the order of commutative pushed
+ * filters ({@link #equals}).
  */
 public final class LakeScan
     implements Scan, Batch, SupportsReportStatistics, SupportsMetadata,
@@ -72,6 +74,8 @@ public final class LakeScan
   private volatile LakePruning runtimePruning;
   /** Whether Spark handed this scan runtime filters ({@link #filter}) in this query. */
   private volatile boolean filtered;
+  /** {@link #inner} as compared ({@link #comparable}), built on first use. */
+  private volatile Scan canonical;
 
   /** The table and options a streaming read of it starts from (null: not streamable). */
   private LakeTable streamTable;
@@ -343,14 +347,33 @@ public final class LakeScan
     return p == null ? own : own.updated("Pruning", p.text());
   }
 
+  /**
+   * Equal to another lakeskip scan whose inner scan is equal to this one's once the pushed
+   * filters' commutative parts are put in one order ({@link #comparable}): Spark reuses an
+   * exchange (a broadcast of {@code nation} read twice by TPC-H q7, once with {@code n_name =
+   * 'FRANCE' OR n_name = 'GERMANY'}, once the other way round) only for equal scans, and
+   * {@code ParquetScan} compares its pushed filters as written, where V1's scan compares
+   * canonical ones. Nothing else is loosened: the same files, schemas, options, filters'
+   * columns, operators and values.
+   */
   @Override
   public boolean equals(Object o) {
-    return o instanceof LakeScan && inner.equals(((LakeScan) o).inner);
+    return o instanceof LakeScan && comparable().equals(((LakeScan) o).comparable());
   }
 
   @Override
   public int hashCode() {
-    return inner.hashCode();
+    return comparable().hashCode();
+  }
+
+  /** The inner scan, a {@code ParquetScan} with its pushed filters in canonical order. */
+  private Scan comparable() {
+    Scan c = canonical;
+    if (c == null) {
+      c = inner instanceof ParquetScan ? CanonicalFilters.of((ParquetScan) inner) : inner;
+      canonical = c;
+    }
+    return c;
   }
 
   @Override
