@@ -136,6 +136,64 @@ def test_an_output_only_setting_keeps_the_planned_scan(spark: SparkSession, lk: 
         spark.conf.unset("spark.sql.binaryOutputStyle")
 
 
+def test_every_setting_of_the_read_plans_the_scan_again(spark: SparkSession, lk: Any) -> None:
+    """A planned scan is reused only under the very SQL and Hadoop settings it was planned
+    under (the key holds a copy of each, shared while the live settings hold the same
+    entries): a changed value of a setting that can change a scan (Parquet, file splitting,
+    case sensitivity, time zone, a Hadoop entry, one set or changed in place) plans it again,
+    once; back to the earlier value, the earlier scan is reused; answers stay right."""
+    spark.sql("INSERT INTO lakeskip.db.f VALUES (1, 's1'), (2, 's2'), (3, 's3')")
+    service = service_for(spark)
+    where = "id >= 2"
+    assert _calls(service, lambda: _ids(spark, where)) == {"load_table": 1, "plan_scan": 1}
+    assert _calls(service, lambda: _ids(spark, where)) == {}
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+
+    def sql_setting(name: str, value: str) -> tuple[Any, Any]:
+        old = spark.conf.get(name, None)
+        return (
+            lambda: spark.conf.set(name, value),
+            lambda: spark.conf.unset(name) if old is None else spark.conf.set(name, old),
+        )
+
+    def hadoop_setting(name: str, value: str) -> tuple[Any, Any]:
+        old = conf.get(name)
+        return (
+            lambda: conf.set(name, value),
+            lambda: conf.unset(name) if old is None else conf.set(name, old),
+        )
+
+    conf.set("lakeskip.test.in.place", "a")  # an entry whose value then changes in place
+    assert _calls(service, lambda: _ids(spark, where)) == {"plan_scan": 1}
+    changes = [
+        sql_setting("spark.sql.parquet.filterPushdown", "false"),
+        sql_setting("spark.sql.parquet.enableVectorizedReader", "false"),
+        sql_setting("spark.sql.files.maxPartitionBytes", "1234567"),
+        sql_setting("spark.sql.caseSensitive", "true"),
+        sql_setting("spark.sql.session.timeZone", "Asia/Kolkata"),
+        hadoop_setting("lakeskip.test.in.place", "b"),
+        hadoop_setting("parquet.read.support.class.test", "x"),
+    ]
+    try:
+        for change, undo in changes:
+            change()
+            try:
+                assert _calls(service, lambda: _ids(spark, where)) == {"plan_scan": 1}
+                assert _calls(service, lambda: _ids(spark, where)) == {}, "then reused"
+                assert _ids(spark, where) == [2, 3]
+            finally:
+                undo()
+            assert _calls(service, lambda: _ids(spark, where)) == {}, "the earlier scan"
+        spark.conf.set("spark.sql.binaryOutputStyle", "BASE64")
+        try:
+            assert _calls(service, lambda: _ids(spark, where)) == {}, "printed output only"
+        finally:
+            spark.conf.unset("spark.sql.binaryOutputStyle")
+    finally:
+        conf.unset("lakeskip.test.in.place")
+    assert _ids(spark, where) == [2, 3]
+
+
 def test_a_reused_scan_still_reports(spark: SparkSession, lk: Any) -> None:
     """A tagged query (its pruning report collected) gets the report of the scan it reuses."""
     spark.sql("INSERT INTO lakeskip.db.f VALUES (1, 's1')")

@@ -240,12 +240,20 @@ def _string(s: str) -> dict[str, Any]:
 
 def test_java_scan_cache_keys(java_results: dict[str, Any]) -> None:
     """A repeated query shares its scan's key whatever ids Spark gave its attributes; another
-    literal or column never does, nor 0.0 against -0.0 (``ScanCache.key``: the filters' text)."""
+    literal or column never does, nor 0.0 against -0.0 (``ScanCache.key``: the filters' text);
+    the key's copy of the SQL / Hadoop settings is shared while they hold the same entries,
+    and unequal after any change of a value or an entry (``Settings``)."""
     assert java_results["cache_keys"] == {
         "same_filter_other_ids": True,
         "other_literal": False,
         "zero_and_negative_zero": False,
         "other_column": False,
+        "settings_unchanged_same_copy": True,
+        "settings_changed_in_place": False,
+        "settings_back": True,
+        "settings_added": False,
+        "settings_removed": False,
+        "settings_output_only": True,
     }
 
 

@@ -36,7 +36,37 @@ public final class CacheKeyCheck {
     out.put("other_column",
         key(eq("a", DataTypes.LongType, 1, "t", 5L))
             .equals(key(eq("b", DataTypes.LongType, 1, "t", 5L))));
+    settings(out);
     return out;
+  }
+
+  /**
+   * {@link Settings}: the same live entries give the very same copy; a value changed in
+   * place, an entry added or removed give an unequal one; back to the earlier entries, a copy
+   * equal to the first; an output-only setting changes nothing.
+   */
+  private static void settings(ObjectNode out) {
+    Settings s = new Settings();
+    java.util.Properties live = new java.util.Properties();
+    live.setProperty("fs.x", "1");
+    live.setProperty("parquet.y", "2");
+    Settings.Frozen first = s.of(live);
+    out.put("settings_unchanged_same_copy", s.of(live) == first);
+    live.setProperty("parquet.y", "3");
+    Settings.Frozen changed = s.of(live);
+    out.put("settings_changed_in_place", changed.equals(first));
+    live.setProperty("parquet.y", "2");
+    Settings.Frozen back = s.of(live);
+    out.put("settings_back", back != changed && back.equals(first)
+        && back.hashCode() == first.hashCode());
+    live.setProperty("z", "");
+    out.put("settings_added", s.of(live).equals(first));
+    live.remove("z");
+    live.remove("fs.x");
+    out.put("settings_removed", s.of(live).equals(first));
+    live.setProperty("fs.x", "1");
+    live.setProperty(SessionKey.OUTPUT_ONLY.get(0), "HEX");
+    out.put("settings_output_only", s.of(live).equals(first));
   }
 
   private static Expression eq(String column, DataType type, long id, String qualifier,

@@ -50,26 +50,15 @@ public final class ScanCache {
 
   private ScanCache() {}
 
-  /** A built scan, the Hadoop settings it was built under, and its pruning report's id. */
+  /** A built scan and its pruning report's id. */
   private static final class Entry {
     final Scan scan;
     final String reportId;
-    final Properties hadoop;
 
-    Entry(Scan scan, String reportId, Properties hadoop) {
+    Entry(Scan scan, String reportId) {
       this.scan = scan;
       this.reportId = reportId;
-      this.hadoop = hadoop;
     }
-  }
-
-  private static Entry get(SessionKey key) {
-    Entry hit = CACHE.get(key);
-    if (hit == null) {
-      return null;
-    }
-    Properties now = hadoopProps(key.session);
-    return now != null && now.equals(hit.hadoop) ? hit : null;
   }
 
   /**
@@ -79,7 +68,7 @@ public final class ScanCache {
    * if Python has let it go (then the query is planned afresh).
    */
   public static Scan reusable(SessionKey key) {
-    Entry hit = get(key);
+    Entry hit = CACHE.get(key);
     return hit != null && reported(hit.reportId) ? hit.scan : null;
   }
 
@@ -93,19 +82,16 @@ public final class ScanCache {
   }
 
   public static void put(SessionKey key, Scan scan, String reportId) {
-    Properties now = hadoopProps(key.session);
-    if (now == null) {
-      return;
-    }
-    Properties copy = new Properties();
-    copy.putAll(now);
-    CACHE.put(key, new Entry(scan, reportId, copy));
+    CACHE.put(key, new Entry(scan, reportId));
   }
 
   /** Forget every scan (a new Python handler: its reports are not the old one's). */
   public static void clear() {
     CACHE.clear();
   }
+
+  private static final Settings SQL = new Settings();
+  private static final Settings HADOOP = new Settings();
 
   private static volatile Method getProps;
 
@@ -157,12 +143,17 @@ public final class ScanCache {
    * The key of a scan of {@code table} (its name and pinned snapshot) at snapshot
    * {@code token}: with the filters and the SQL settings (time zone, {@code spark.paimon.*})
    * these determine the plan_scan payload; the required columns and options complete what
-   * Spark's Parquet scan is built from.
+   * Spark's Parquet scan is built from. Null if the Hadoop settings cannot be read: then
+   * nothing is cached.
    */
   public static SessionKey key(
       SparkSession session, String token, String table,
       scala.collection.immutable.Seq<Expression> filters, StructType required,
       CaseInsensitiveStringMap options) {
+    Settings.Frozen hadoop = HADOOP.of(hadoopProps(session));
+    if (hadoop == null) {
+      return null; // unreadable: nothing is cached
+    }
     List<Expression> normal = normalized(filters);
     return new SessionKey(
         session,
@@ -174,6 +165,7 @@ public final class ScanCache {
         normal.toString(),
         required,
         new HashMap<>(options.asCaseSensitiveMap()),
-        SessionKey.settings(session));
+        SQL.of(session.sessionState().conf().settings()),
+        hadoop);
   }
 }

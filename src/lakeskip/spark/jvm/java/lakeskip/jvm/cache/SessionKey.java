@@ -25,7 +25,7 @@ public final class SessionKey {
    * cached scan: Python keeps every file for such a cast, Parquet pushes none) or constant
    * folding turns into a literal of the filters, which are in the key.
    */
-  private static final java.util.List<String> OUTPUT_ONLY =
+  static final java.util.List<String> OUTPUT_ONLY =
       java.util.List.of("spark.sql.binaryOutputStyle");
 
   /** The session's SQL settings for a key: all of them but {@link #OUTPUT_ONLY}. */

@@ -205,7 +205,7 @@ public final class LakeScanBuilder
           table.name() + "@" + table.snapshotId + (pushed.isEmpty() ? "" : " " + pushed)
               + (noRuntimeFilter.isEmpty() ? "" : " no-runtime-filter " + noRuntimeFilter),
           filters, required, options);
-      Scan hit = ScanCache.reusable(key);
+      Scan hit = key == null ? null : ScanCache.reusable(key);
       if (hit != null) {
         return hit instanceof LakeScan ? ((LakeScan) hit).reused().withStream(table, options) : hit;
       }
