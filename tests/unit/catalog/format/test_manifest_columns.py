@@ -121,8 +121,16 @@ def _records(entries: list[ManifestEntry]) -> list[dict[str, Any]]:
 
 def _avro(schema: dict[str, Any], records: list[dict[str, Any]], codec: str, every: int) -> bytes:
     buf = io.BytesIO()
-    # small blocks: many blocks of unequal length decoded at once
-    fastavro.writer(buf, fastavro.parse_schema(schema), records, codec=codec, sync_interval=every)
+    # small blocks: many blocks of unequal length decoded at once; a fixed sync marker (fastavro
+    # draws a random one): the same example gives the same bytes, so hypothesis can replay it
+    fastavro.writer(
+        buf,
+        fastavro.parse_schema(schema),
+        records,
+        codec=codec,
+        sync_interval=every,
+        sync_marker=b"lakeskip-sync-16",
+    )
     return buf.getvalue()
 
 
