@@ -274,6 +274,15 @@ def _long_at(data: bytes, at: int) -> tuple[int, int]:
             raise _Unsupported("bad varint")
 
 
+def _bytes_at(data: bytes, at: int) -> tuple[bytes, int]:
+    """The length-prefixed bytes at ``at``; a damaged length (negative, past the end) is
+    refused: a negative one would walk back over what was read (an endless header loop)."""
+    n, at = _long_at(data, at)
+    if n < 0 or at + n > len(data):
+        raise _Unsupported("bad length")
+    return data[at : at + n], at + n
+
+
 def _header(data: bytes) -> tuple[dict[str, bytes], bytes, int]:
     if data[:4] != _MAGIC:
         raise _Unsupported("not an Avro container")
@@ -286,13 +295,11 @@ def _header(data: bytes) -> tuple[dict[str, bytes], bytes, int]:
         if count < 0:
             count = -count
             _, at = _long_at(data, at)
+        if count > len(data) - at:  # each entry takes at least one byte
+            raise _Unsupported("bad metadata count")
         for _ in range(count):
-            n, at = _long_at(data, at)
-            key = data[at : at + n].decode()
-            at += n
-            n, at = _long_at(data, at)
-            meta[key] = data[at : at + n]
-            at += n
+            key, at = _bytes_at(data, at)
+            meta[key.decode()], at = _bytes_at(data, at)
     sync = data[at : at + 16]
     return meta, sync, at + 16
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import io
+import threading
 from typing import Any
 
 import fastavro
@@ -227,6 +228,34 @@ def test_damaged_bytes_never_give_other_entries(entries: list[ManifestEntry], da
         return  # refused, as the other decoder may have
     if want is not None:
         assert got == want
+
+
+def _zigzag(v: int) -> bytes:
+    z, out = (v << 1) ^ (v >> 63), bytearray()
+    while z > 0x7F:
+        out.append(z & 0x7F | 0x80)
+        z >>= 7
+    return bytes(out + bytes([z]))
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        # an empty key, then a value of length -2: back to the same key, 10**12 times over
+        _zigzag(10**12) + _zigzag(0) + _zigzag(-2),
+        _zigzag(1) + _zigzag(-2) + b"ab" + _zigzag(0),
+        _zigzag(1) + _zigzag(1) + b"k" + _zigzag(50) + b"short",
+        _zigzag(-(10**12)) + _zigzag(3) + b"abc",
+    ],
+)
+def test_a_damaged_header_is_left_to_the_record_decoder_at_once(header: bytes) -> None:
+    done: list[object] = []
+    worker = threading.Thread(
+        target=lambda: done.append(manifest_columns.decode(b"Obj\x01" + header)), daemon=True
+    )
+    worker.start()
+    worker.join(10)
+    assert done == [None], "refused without walking the damaged header for ever"
 
 
 def test_unsupported_files_are_left_to_the_record_decoder() -> None:
