@@ -215,32 +215,35 @@ _UNEQUAL = [
 ]
 
 
+def _pair(spark: SparkSession, one: str, other: str) -> tuple[Any, Any, Any]:
+    """The lakeskip scans of ``one`` and ``other``, and the query joining both sides, its rows
+    checked against the same query on plain Parquet."""
+    a = _scan(spark, f"SELECT n_key, n_name FROM {N} WHERE {one}")
+    b = _scan(spark, f"SELECT n_key, n_name FROM {N} WHERE {other}")
+    both = spark.sql(_both_sides(N, one, other))
+    plain = spark.sql(_both_sides("sm_nation", one, other))
+    assert [tuple(r) for r in both.collect()] == [tuple(r) for r in plain.collect()]
+    return a, b, both
+
+
 @pytest.mark.parametrize(("one", "other"), _EQUAL)
 def test_scans_equal_when_only_commutative_order_differs(
     spark: SparkSession, nations: Any, one: str, other: str
 ) -> None:
-    a = _scan(spark, f"SELECT n_key, n_name FROM {N} WHERE {one}")
-    b = _scan(spark, f"SELECT n_key, n_name FROM {N} WHERE {other}")
+    a, b, both = _pair(spark, one, other)
     assert str(a.inner().pushedFilters()) != str(b.inner().pushedFilters()) or one == other
     assert a.equals(b) and b.equals(a)
     assert a.hashCode() == b.hashCode()
-    reused = spark.sql(_both_sides(N, one, other))
-    plain = spark.sql(_both_sides("sm_nation", one, other))
-    assert [tuple(r) for r in reused.collect()] == [tuple(r) for r in plain.collect()]
-    assert _reused(reused) == 1  # the shape reuses an exchange of equal scans
+    assert _reused(both) == 1  # the shape reuses an exchange of equal scans
 
 
 @pytest.mark.parametrize(("one", "other"), _UNEQUAL)
 def test_scans_differing_in_a_filter_are_not_equal(
     spark: SparkSession, nations: Any, one: str, other: str
 ) -> None:
-    a = _scan(spark, f"SELECT n_key, n_name FROM {N} WHERE {one}")
-    b = _scan(spark, f"SELECT n_key, n_name FROM {N} WHERE {other}")
+    a, b, both = _pair(spark, one, other)
     assert not a.equals(b) and not b.equals(a)
-    reused = spark.sql(_both_sides(N, one, other))
-    plain = spark.sql(_both_sides("sm_nation", one, other))
-    assert [tuple(r) for r in reused.collect()] == [tuple(r) for r in plain.collect()]
-    assert _reused(reused) == 0
+    assert _reused(both) == 0
 
 
 def test_scans_of_other_columns_or_snapshots_are_not_equal(
