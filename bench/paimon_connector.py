@@ -17,7 +17,12 @@ that skips nothing, and ``count/min/max``. Files kept: lakeskip's pruning report
 metric ``resultedTableFiles``. Last, each engine z-order compacts its own table on ``(a, b)``
 (once: it rewrites the table) and the files after and files kept for 1% ranges are compared:
 Paimon's through ``CALL paimon.sys.compact`` with ``--paimon-extensions``, else (its extensions
-do not load on Spark 4.3) through its ``CompactProcedure`` called directly (py4j).
+do not load on Spark 4.3) through its ``CompactProcedure`` called directly (py4j), which fails on
+Spark 4.3; ``--paimon-spark41-python PY`` (a bench-only venv with pyspark 4.1) runs Paimon's
+``CALL paimon.sys.compact`` in a child process on Spark 4.1 (``paimon_zorder41.py``) on the
+same table and warehouse, and this session counts the files after and kept for both tables and
+checks that lakeskip reads Paimon's z-ordered table with Paimon's answers (the child's time is
+not comparable); ``--zorder-only`` writes one table per engine and runs only this step.
 ``--planning-files N``: planning at N files (``paimon_planning.py``); ``--tpcds-sf SF``: the
 TPC-DS star queries on lakeskip's date-clustered tables and Paimon's date-partitioned ones
 (``paimon_tpcds.py``); ``--skip-basic`` runs only those. The first write of each engine prints
@@ -31,9 +36,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -167,6 +174,14 @@ def _write(s: Any, rows: int, files: int, repeat: int) -> dict[str, Any]:
     return out
 
 
+def _write_once(s: Any, rows: int, files: int) -> None:
+    """``w_lakeskip_0`` and ``w_paimon_0`` once each, untimed (``--zorder-only``)."""
+    for engine in ENGINES:
+        name = f"{engine}.b.w_{engine}_0"
+        s.spark.sql(f"CREATE TABLE {name} ({COLUMNS}) TBLPROPERTIES ({_options(rows, files)})")
+        s.spark.sql(f"INSERT INTO {name} {_select(rows, files)}")
+
+
 def _queries(spark: Any, rows: int) -> dict[str, str]:
     probe = rows // 3 + 17
     k = spark.sql(f"SELECT xxhash64(CAST({probe} AS BIGINT))").first()[0]
@@ -222,13 +237,101 @@ def _paimon_compact(spark: Any, table: str, order_strategy: str, order_by: str) 
         raise SystemExit(f"Paimon's compact procedure on {table} returned false")
 
 
-def _zorder(s: Any, files: int, repeat: int, extensions: bool) -> dict[str, Any]:
+ZORDER_RANGES = [("a", lo, lo + 9_999) for lo in (0, 123_456, 500_000, 777_777, 990_000)] + [
+    ("b", lo, lo + 24) for lo in (0, 600, 1_250, 2_000, 2_475)
+]
+
+
+def _paimon_compact_spark41(
+    python: str, wh: Path, jars: list[str], files: int, target_bytes: int
+) -> dict[str, Any]:
+    """Paimon's ``CALL paimon.sys.compact(... 'zorder' ...)`` in a child process: its own Spark
+    4.1 session (``python`` is a bench-only venv with pyspark 4.1, ``paimon_zorder41.py``),
+    the same jars, warehouse, shuffle partitions and target file size; its answers and files
+    kept come back as JSON. The parent's Spark variables stay out of the child's environment
+    (it starts its own Spark from its own pyspark)."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("PYSPARK_") and k not in ("SPARK_HOME", "SPARK_CONF_DIR", "PYTHONPATH")
+    }
+    command = [
+        python, str(Path(__file__).parent / "paimon_zorder41.py"),
+        "--warehouse", str(wh), "--table", "b.w_paimon_0", "--jars", os.pathsep.join(jars),
+        "--shuffle-partitions", str(files), "--target-file-size", str(target_bytes),
+        "--order-by", "a,b", "--ranges", json.dumps(ZORDER_RANGES),
+    ]  # fmt: skip
+    t = time.perf_counter()
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    process_s = time.perf_counter() - t
+    lines = [x for x in done.stdout.splitlines() if x.startswith("RESULT ")]
+    if done.returncode != 0 or not lines:
+        tail = (done.stderr.strip().splitlines() or ["no output"])[-20:]
+        raise SystemExit(
+            f"Paimon's z-order on Spark 4.1 failed (exit {done.returncode}):\n" + "\n".join(tail)
+        )
+    child: dict[str, Any] = json.loads(lines[-1].removeprefix("RESULT "))
+    child["process_s"] = process_s
+    return child
+
+
+def _equal_answers(ours: tuple[Any, ...], theirs: list[Any]) -> bool:
+    """``count(*), sum(id), sum(v)``: the integers exactly, the double sum to 1e-9 (the engines
+    add in different orders)."""
+    count, ids, v = ours
+    return (count, ids) == (theirs[0], theirs[1]) and (
+        v == theirs[2] or (v is not None and theirs[2] is not None and math.isclose(v, theirs[2]))
+    )
+
+
+def _check_spark41_answers(s: Any, child: dict[str, Any]) -> dict[str, Any]:
+    """lakeskip (this pyspark) and Paimon's catalog in this session read Paimon's z-ordered
+    table: their ``count(*), sum(id), sum(v)`` on the whole table and on each range must equal
+    what Paimon's connector answered on Spark 4.1 (the child); lakeskip's files kept too."""
+    spark = s.spark
+    checks = [(None, child["total"], None)] + [
+        ((r["range"][0], r["range"][1], r["range"][2]), r["answer"], r["kept"])
+        for r in child["ranges"]
+    ]
+    lakeskip_kept: list[int | None] = []
+    for where, theirs, _ in checks:
+        sql = "SELECT count(*), sum(id), sum(v) FROM {t}"
+        if where:
+            sql += f" WHERE {where[0]} BETWEEN {where[1]} AND {where[2]}"
+        for engine in ENGINES:
+            (ours,) = _timed(spark, sql.format(t=f"{engine}.b.w_paimon_0"))[1]
+            if not _equal_answers(ours, theirs):
+                raise SystemExit(
+                    f"Paimon's z-ordered table: {sql}: {engine} on Spark {spark.version} "
+                    f"answers {ours}, Paimon's connector on Spark 4.1 {theirs}"
+                )
+        if where:
+            lakeskip_kept.append(_kept(s, "lakeskip", sql.format(t="lakeskip.b.w_paimon_0")))
+    return {
+        "answers_equal": len(checks),
+        "rows": child["total"][0],
+        "lakeskip_kept_per_1pct_range": lakeskip_kept,
+        "kept_per_1pct_range_spark41": [r["kept"] for r in child["ranges"]],
+    }
+
+
+def _zorder(
+    s: Any,
+    files: int,
+    repeat: int,
+    extensions: bool,
+    spark41: tuple[str, Path, list[str]] | None = None,
+) -> dict[str, Any]:
+    """Each engine z-order compacts its own table on ``(a, b)``; files after and files kept per
+    1 % range. ``spark41`` (python, warehouse, jars): Paimon's compaction runs on Spark 4.1 in a
+    child process (``_paimon_compact_spark41``), its time not comparable."""
     spark = s.spark
     out: dict[str, Any] = {}
     data_bytes = sum(os.path.getsize(f) for f in s.table("b.w_lakeskip_0").files())
+    target_bytes = max(1, data_bytes // files)
     spark.sql(
         f"ALTER TABLE lakeskip.b.w_lakeskip_0 SET TBLPROPERTIES "
-        f"('target-file-size' = '{max(1, data_bytes // files)} b')"
+        f"('target-file-size' = '{target_bytes} b')"
     )
     # Paimon writes one file per range partition of spark.sql.shuffle.partitions (= files);
     # lakeskip's compaction runs through its Python API (Spark tasks all the same): Paimon's
@@ -238,7 +341,18 @@ def _zorder(s: Any, files: int, repeat: int, extensions: bool) -> dict[str, Any]
     s.table("b.w_lakeskip_0").compact(order_strategy="zorder", order_by="a,b")
     out["lakeskip"] = {"compact_s": time.perf_counter() - t}
     t = time.perf_counter()
-    if extensions:
+    child: dict[str, Any] | None = None
+    if spark41:
+        python, wh, jars = spark41
+        child = _paimon_compact_spark41(python, wh, jars, files, target_bytes)
+        spark.sql("REFRESH TABLE paimon.b.w_paimon_0")  # Paimon's catalog caches the table
+        out["paimon"] = {
+            "compact_s": child["compact_s"],
+            "via": f"{child['call']} on Spark {child['spark']}, own process",
+            "time_note": "Spark 4.1, own process: time not comparable",
+            "spark41": child,
+        }
+    elif extensions:
         spark.sql(
             "CALL paimon.sys.compact(table => 'b.w_paimon_0', order_strategy => 'zorder', "
             "order_by => 'a,b')"
@@ -252,14 +366,13 @@ def _zorder(s: Any, files: int, repeat: int, extensions: bool) -> dict[str, Any]
             reason = str(e).strip().splitlines()
             out["blocked"] = {"paimon": next((x for x in reason if "Error" in x), reason[0])}
     spark.conf.unset("spark.sql.adaptive.coalescePartitions.enabled")
-    ranges = [("a", lo, lo + 9_999) for lo in (0, 123_456, 500_000, 777_777, 990_000)] + [
-        ("b", lo, lo + 24) for lo in (0, 600, 1_250, 2_000, 2_475)
-    ]
     for engine in (e for e in ENGINES if e in out):
         table = f"w_{engine}_0"
-        out[engine]["files_after"] = len(s.table(f"b.{table}").files())
+        after = s.table(f"b.{table}").files()
+        out[engine]["files_after"] = len(after)
+        out[engine]["file_bytes_after"] = sorted(os.path.getsize(f) for f in after)
         kept, times = [], []
-        for column, lo, hi in ranges:
+        for column, lo, hi in ZORDER_RANGES:
             sql = f"SELECT count(*), sum(v) FROM {{t}} WHERE {column} BETWEEN {lo} AND {hi}"
             kept.append(_kept(s, engine, sql.format(t=f"{engine}.b.{table}")))
             times.append(
@@ -269,7 +382,15 @@ def _zorder(s: Any, files: int, repeat: int, extensions: bool) -> dict[str, Any]
             )
         out[engine]["kept_per_1pct_range"] = kept
         out[engine]["mean_kept"] = statistics.mean(k or 0 for k in kept)
+        out[engine]["mean_kept_fraction"] = out[engine]["mean_kept"] / out[engine]["files_after"]
         out[engine]["median_range_query_s"] = statistics.median(times)
+    if child is not None:
+        if out["paimon"]["files_after"] != child["files_after"]:
+            raise SystemExit(
+                f"Paimon's z-ordered table: {out['paimon']['files_after']} files here, "
+                f"{child['files_after']} in Paimon's $files on Spark 4.1"
+            )
+        out["paimon"]["read_here"] = _check_spark41_answers(s, child)
     return out
 
 
@@ -311,6 +432,16 @@ def main() -> None:
         action="store_true",
         help="load PaimonSparkSessionExtensions (CALL paimon.sys.compact: the z-order step)",
     )
+    ap.add_argument(
+        "--paimon-spark41-python",
+        default=os.environ.get("LAKESKIP_PAIMON_SPARK41_PYTHON"),
+        help="a bench-only venv's python with pyspark 4.1: Paimon's z-order compaction runs "
+        "there, in its own process (paimon_zorder41.py; env LAKESKIP_PAIMON_SPARK41_PYTHON)",
+    )
+    ap.add_argument(
+        "--zorder-only", action="store_true",
+        help="write one table per engine and run only the z-order comparison",
+    )  # fmt: skip
     args = ap.parse_args()
     jars = _jars()
     load_start = os.getloadavg()
@@ -326,14 +457,18 @@ def main() -> None:
     writes: dict[str, Any] = {}
     results: list[dict[str, Any]] = []
     zorder: dict[str, Any] = {}
-    if not args.skip_basic:
+    spark41 = (args.paimon_spark41_python, wh, jars) if args.paimon_spark41_python else None
+    if args.zorder_only:
+        _write_once(s, args.rows, args.files)
+        zorder = _zorder(s, args.files, args.repeat, args.paimon_extensions, spark41)
+    elif not args.skip_basic:
         writes = _write(s, args.rows, args.files, args.write_repeat)
         for name, sql in _queries(spark, args.rows).items():
             for table in ("w_lakeskip_0", "w_paimon_0"):
                 row = _compare(s, table, sql, args.repeat)
                 row["query"] = name
                 results.append(row)
-        zorder = _zorder(s, args.files, args.repeat, args.paimon_extensions)
+        zorder = _zorder(s, args.files, args.repeat, args.paimon_extensions, spark41)
     planning: dict[str, Any] = {}
     if args.planning_files:
         planning["table"] = paimon_planning.make_table(
@@ -368,10 +503,20 @@ def main() -> None:
     for engine, z in zorder.items():
         if engine == "blocked":
             continue
+        note = f" ({z['time_note']})" if "time_note" in z else ""
         print(
-            f"z-order {engine}: {z['compact_s']:.1f} s, {z['files_after']} files after, "
-            f"{z['mean_kept']:.1f} kept per 1% range ({z['median_range_query_s']:.3f} s)"
+            f"z-order {engine}: {z['compact_s']:.1f} s{note}, {z['files_after']} files after, "
+            f"{z['mean_kept']:.1f} kept per 1% range ({z['mean_kept_fraction']:.0%} of them; "
+            f"{z['median_range_query_s']:.3f} s), kept {z['kept_per_1pct_range']}"
         )
+        if "read_here" in z:
+            r = z["read_here"]
+            print(
+                f"  read on Spark {version}: lakeskip and Paimon's catalog answer as Paimon's "
+                f"connector on Spark 4.1 ({r['answers_equal']} queries, {r['rows']} rows); "
+                f"lakeskip kept {r['lakeskip_kept_per_1pct_range']}, Paimon on 4.1 "
+                f"{r['kept_per_1pct_range_spark41']}"
+            )
     if planning:
         print(f"planning at {planning['table']['files']} files "
               f"({planning['table']['partitions']} partitions): first / median s, files kept")  # fmt: skip
