@@ -320,11 +320,12 @@ def _zorder(
     files: int,
     repeat: int,
     extensions: bool,
-    spark41: tuple[str, Path, list[str]] | None = None,
+    spark41: tuple[str, Path, list[str], bool] | None = None,
 ) -> dict[str, Any]:
     """Each engine z-order compacts its own table on ``(a, b)``; files after and files kept per
-    1 % range. ``spark41`` (python, warehouse, jars): Paimon's compaction runs on Spark 4.1 in a
-    child process (``_paimon_compact_spark41``), its time not comparable."""
+    1 % range. ``spark41`` (python, warehouse, jars, own target): Paimon's compaction runs on
+    Spark 4.1 in a child process (``_paimon_compact_spark41``), its time not comparable; with
+    lakeskip's target file size unless ``own target`` (the table's own, Paimon's default)."""
     spark = s.spark
     out: dict[str, Any] = {}
     data_bytes = sum(os.path.getsize(f) for f in s.table("b.w_lakeskip_0").files())
@@ -343,13 +344,15 @@ def _zorder(
     t = time.perf_counter()
     child: dict[str, Any] | None = None
     if spark41:
-        python, wh, jars = spark41
-        child = _paimon_compact_spark41(python, wh, jars, files, target_bytes)
+        python, wh, jars, own_target = spark41
+        target = 0 if own_target else target_bytes
+        child = _paimon_compact_spark41(python, wh, jars, files, target)
         spark.sql("REFRESH TABLE paimon.b.w_paimon_0")  # Paimon's catalog caches the table
         out["paimon"] = {
             "compact_s": child["compact_s"],
             "via": f"{child['call']} on Spark {child['spark']}, own process",
             "time_note": "Spark 4.1, own process: time not comparable",
+            "target_file_size": target or "the table's own",
             "spark41": child,
         }
     elif extensions:
@@ -439,6 +442,11 @@ def main() -> None:
         "there, in its own process (paimon_zorder41.py; env LAKESKIP_PAIMON_SPARK41_PYTHON)",
     )
     ap.add_argument(
+        "--paimon-spark41-own-target", action="store_true",
+        help="with --paimon-spark41-python: Paimon's table keeps its own target-file-size (256 MB "
+        "for append tables: a file per range partition), not lakeskip's data size / --files",
+    )  # fmt: skip
+    ap.add_argument(
         "--zorder-only", action="store_true",
         help="write one table per engine and run only the z-order comparison",
     )  # fmt: skip
@@ -457,7 +465,9 @@ def main() -> None:
     writes: dict[str, Any] = {}
     results: list[dict[str, Any]] = []
     zorder: dict[str, Any] = {}
-    spark41 = (args.paimon_spark41_python, wh, jars) if args.paimon_spark41_python else None
+    spark41 = None
+    if args.paimon_spark41_python:
+        spark41 = (args.paimon_spark41_python, wh, jars, args.paimon_spark41_own_target)
     if args.zorder_only:
         _write_once(s, args.rows, args.files)
         zorder = _zorder(s, args.files, args.repeat, args.paimon_extensions, spark41)
@@ -503,7 +513,11 @@ def main() -> None:
     for engine, z in zorder.items():
         if engine == "blocked":
             continue
-        note = f" ({z['time_note']})" if "time_note" in z else ""
+        note = (
+            f" ({z['time_note']}; target file size {z['target_file_size']})"
+            if "time_note" in z
+            else ""
+        )
         print(
             f"z-order {engine}: {z['compact_s']:.1f} s{note}, {z['files_after']} files after, "
             f"{z['mean_kept']:.1f} kept per 1% range ({z['mean_kept_fraction']:.0%} of them; "

@@ -59,7 +59,10 @@ def main() -> None:
     ap.add_argument("--table", required=True, help="database.table in the paimon catalog")
     ap.add_argument("--jars", required=True, help="os.pathsep-separated, as the parent's")
     ap.add_argument("--shuffle-partitions", type=int, required=True)
-    ap.add_argument("--target-file-size", type=int, required=True, help="bytes")
+    ap.add_argument(
+        "--target-file-size", type=int, required=True,
+        help="bytes; 0: the table's own (Paimon's default for append tables, 256 MB)",
+    )  # fmt: skip
     ap.add_argument("--order-by", default="a,b")
     ap.add_argument("--ranges", default="[]", help="JSON [[column, lo, hi], ...]")
     args = ap.parse_args()
@@ -85,9 +88,11 @@ def main() -> None:
     files = f"SELECT file_size_in_bytes FROM paimon.{database}.`{name}$files`"
     out: dict[str, Any] = {"spark": spark.version, "table": table}
     out["files_before"] = len(spark.sql(files).collect())
-    spark.sql(
-        f"ALTER TABLE {table} SET TBLPROPERTIES ('target-file-size' = '{args.target_file_size} b')"
-    )
+    if args.target_file_size:
+        spark.sql(
+            f"ALTER TABLE {table} SET TBLPROPERTIES "
+            f"('target-file-size' = '{args.target_file_size} b')"
+        )
     call = (
         f"CALL paimon.sys.compact(table => '{args.table}', order_strategy => 'zorder', "
         f"order_by => '{args.order_by}')"
