@@ -37,7 +37,7 @@ from lakeskip.index.base import FileIndexReader
 from lakeskip.index.file_index import FileIndexFile
 from lakeskip.index.result import REMAIN, SKIP, BitmapResult, FileIndexResult
 
-__all__ = ["IndexVerdict", "evaluate_file_index", "reader_answer"]
+__all__ = ["IndexVerdict", "evaluate_file_index", "evaluate_window", "reader_answer"]
 
 
 @dataclass(slots=True)
@@ -106,9 +106,14 @@ _COST = {"bloom-filter": 1, "bitmap": 2}
 _OTHER_COST = 3
 
 
+class _NoWindow(Exception):
+    """A leaf's index cannot answer for the first rows alone (:func:`evaluate_window`)."""
+
+
 class _Evaluator:
-    def __init__(self, index: FileIndexFile) -> None:
+    def __init__(self, index: FileIndexFile, window: bool = False) -> None:
         self.index = index
+        self.window = window
         self._costs: dict[str, int] | None = None
         self.culprit: tuple[str, str] | None = None
         # indexes that answered something (row bitmaps whose AND/OR may end up empty)
@@ -134,6 +139,11 @@ class _Evaluator:
             self.index.typed_readers(p.term.name), key=lambda t: _COST.get(t[0], _OTHER_COST)
         )
         for index_type, reader in readers:
+            if self.window:
+                windowed = getattr(reader, "windowed", None)
+                if windowed is None:
+                    raise _NoWindow
+                reader = windowed()
             r = reader_answer(reader, p)
             if r is not REMAIN and (index_type, p.term.name) not in self.answered:
                 self.answered.append((index_type, p.term.name))
@@ -176,3 +186,20 @@ def evaluate_file_index(bound: BooleanExpression, index: FileIndexFile) -> Index
         return IndexVerdict(True, index_type, column)
     rows = result.bitmap if isinstance(result, BitmapResult) else None
     return IndexVerdict(False, rows=rows)
+
+
+def evaluate_window(bound: BooleanExpression, index: FileIndexFile) -> BitMap | None:
+    """The rows below ``WINDOW_ROWS`` (65,536) that ``bound`` may match, by one file's
+    indexes each reading only the first Roaring container of its bitmaps: the rows
+    :func:`evaluate_file_index` would give, less those from ``WINDOW_ROWS`` on. ``None``
+    when that is not a set of rows: a leaf with an index that answers only for the whole
+    file (every type but ``range-bitmap``), or a predicate the indexes leave undecided.
+
+    Only ever a reason to keep a file (rows found here are rows the whole evaluation finds):
+    an empty window says nothing about the rows after it.
+    """
+    try:
+        result = _Evaluator(index, window=True).eval(bound)
+    except _NoWindow:
+        return None
+    return result.bitmap if isinstance(result, BitmapResult) else None

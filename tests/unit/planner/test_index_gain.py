@@ -172,3 +172,58 @@ def test_leaves_the_stats_decide_are_not_asked_of_indexes(tmp_path: Path) -> Non
     assert reads[0] == reads[1] and reads[0][1] > 0, (
         f"k IS NOT NULL read index sections of k: {reads}"
     )
+
+
+def test_a_probe_of_large_files_decides_on_their_first_rows_never_skipping_a_match(
+    tmp_path: Path,
+) -> None:
+    """Files of more than 65,536 rows: a probed file whose first 65,536 rows already hold
+    dense matches is kept on that window alone (no row bitmap, counted as all its rows);
+    one whose first rows do not match is evaluated whole, so a file matching only past the
+    window is kept and one matching nowhere is skipped. Kept files against the rows."""
+    n = 70_000
+    cat = Catalog(str(tmp_path / "wh"))
+    cat.create_database("db")
+    rt = T.RowType.of(("id", T.BIGINT), ("v", T.INT))
+    table = cat.create_table(
+        "db.t",
+        rt,
+        options={"file-index.range-bitmap.columns": "v", "file-index.in-manifest-threshold": "1 b"},
+    )
+    spec = WriteSpec(file_io=table.file_io, table_path=table.path, schema=table.schema)
+    columns: list[np.ndarray] = []
+    for f in range(6):
+        v = np.arange(n, dtype=np.int64) % 10  # 0..9 throughout
+        v[-1] = 30  # the same min and max in every file: the stats decide nothing
+        if f in (1, 4):
+            v[66_000:66_100] = 20 + f  # 20+f only past the first 65,536 rows
+        columns.append(v)
+        t = pa.table(
+            {
+                "id": pa.array(np.arange(f * n, (f + 1) * n), pa.int64()),
+                "v": pa.array(v, pa.int32()),
+            }
+        )
+        spec_entry = write_data_file(spec, t, (), f"data-{f}.parquet")
+        table.commit([spec_entry])
+    table = cat.get_table("db.t")
+    names = {f"data-{f}.parquet": f for f in range(6)}
+
+    def kept(plan: Any) -> set[int]:
+        return {names[d.entry.file.file_name] for d in plan.decisions if d.keep}
+
+    # 3 <= v < 5 holds on 20 % of every file's rows, the first 65,536 included: the probe
+    # decides on the window, the rest are kept unread
+    plan = ScanPlanner(table, cache=MetadataCache(2**28)).plan(
+        and_(GreaterThanOrEqual("v", 3), LessThan("v", 5))
+    )
+    assert kept(plan) == set(range(6)) and plan.report.index_files_read == PROBE
+    windowed = [d for d in plan.decisions if d.keep and d.rows is None]
+    assert len(windowed) == 6, "probed files decided on their window carry no row bitmap"
+    # 21 <= v < 25: only past the window of files 1 and 4; every other file has no such row
+    for lo, hi in ((21, 25), (20, 22), (24, 30)):
+        planner = ScanPlanner(table, cache=MetadataCache(2**28))
+        plan = planner.plan(and_(GreaterThanOrEqual("v", lo), LessThan("v", hi)))
+        want = {f for f, v in enumerate(columns) if ((v >= lo) & (v < hi)).any()}
+        assert kept(plan) == want, (lo, hi, kept(plan), want)
+        assert plan.report.index_files_read == 6, "nothing dense in a window: all read whole"

@@ -36,7 +36,14 @@ from pyroaring import BitMap
 
 from lakeskip.errors import CorruptIndexError
 
-__all__ = ["bitmap_of", "read_bitmap", "roaring_size", "serialize_bitmap", "serialize_mask"]
+__all__ = [
+    "bitmap_of",
+    "read_bitmap",
+    "read_first_container",
+    "roaring_size",
+    "serialize_bitmap",
+    "serialize_mask",
+]
 
 SERIAL_COOKIE = 12347
 SERIAL_COOKIE_NO_RUN = 12346
@@ -171,3 +178,59 @@ def read_bitmap(
     elif bm.max() >= rows:
         raise CorruptIndexError(pos, f"row {bm.max()} beyond {rows} rows")
     return bm
+
+
+def read_first_container(buf: memoryview, pos: int, rows: int, length: int) -> BitMap:
+    """The rows below ``CONTAINER_BITS`` (65,536) of the bitmap of ``length`` bytes at
+    ``buf[pos]``, reading its header and first container only (a bitmap of 500,000 rows
+    holds 8 containers: the others' bytes are neither copied nor decoded). The container's
+    bytes are checked as :func:`read_bitmap` checks a whole bitmap (well-formed, rows below
+    ``rows``); the other containers are not looked at.
+
+    >>> bm = BitMap([3, 70_000])
+    >>> data = memoryview(serialize_bitmap(bm))
+    >>> read_first_container(data, 0, 100_000, len(data))
+    BitMap([3])
+    """
+    if pos < 0 or length < 0 or pos + length > len(buf):
+        raise CorruptIndexError(pos, f"bitmap of {length} bytes outside the index")
+    end = pos + length
+
+    def need(at: int, n: int) -> None:
+        if at + n > end:
+            raise CorruptIndexError(pos, "truncated roaring bitmap")
+
+    need(pos, 4)
+    cookie = int(_U32.unpack_from(buf, pos)[0])
+    if cookie & 0xFFFF == SERIAL_COOKIE:
+        n = (cookie >> 16) + 1
+        need(pos + 4, (n + 7) // 8)
+        run = bool(buf[pos + 4] & 1)
+        at = pos + 4 + (n + 7) // 8
+        header = 4 * n + (4 * n if n >= 4 else 0)
+    elif cookie == SERIAL_COOKIE_NO_RUN:
+        need(pos + 4, 4)
+        n = int(_U32.unpack_from(buf, pos + 4)[0])
+        if n == 0:
+            return BitMap()
+        run = False
+        at = pos + 8
+        header = 8 * n
+    else:
+        raise CorruptIndexError(pos, f"not a roaring bitmap (cookie {cookie})")
+    if n > 65536:
+        raise CorruptIndexError(pos, f"roaring bitmap with {n} containers")
+    need(at, header)
+    key, card = _U16.unpack_from(buf, at)[0], _U16.unpack_from(buf, at + 2)[0] + 1
+    if key != 0:
+        return BitMap()  # no row below 65,536
+    body = at + header
+    if run:
+        need(body, 2)
+        size = 2 + 4 * int(_U16.unpack_from(buf, body)[0])
+    else:
+        size = 8192 if card > ARRAY_MAX else 2 * card
+    need(body, size)
+    # the same container as a bitmap of its own: one container, so no offsets
+    head = struct.pack("<HHBHH", SERIAL_COOKIE, 0, 1 if run else 0, 0, card - 1)
+    return read_bitmap(memoryview(head + bytes(buf[body : body + size])), 0, rows)

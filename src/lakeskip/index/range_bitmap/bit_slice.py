@@ -21,12 +21,19 @@ from pyroaring import BitMap
 from lakeskip.errors import CorruptIndexError
 from lakeskip.index.primitives.binary import ByteReader, ByteWriter
 from lakeskip.index.primitives.bitslice import below, serialize_slices
-from lakeskip.index.primitives.roaring import read_bitmap, serialize_mask
+from lakeskip.index.primitives.roaring import (
+    CONTAINER_BITS,
+    read_bitmap,
+    read_first_container,
+    serialize_mask,
+)
 
-__all__ = ["BitSliceIndex", "serialize_bit_slices"]
+__all__ = ["WINDOW_ROWS", "BitSliceIndex", "serialize_bit_slices"]
 
 VERSION_1 = 1
 MAX_SLICES = 64
+#: rows a windowed read covers: ``0 .. WINDOW_ROWS - 1``, each bitmap's first container
+WINDOW_ROWS = CONTAINER_BITS
 
 
 def serialize_bit_slices(valid: Any, codes: Any, cardinality: int) -> bytes:
@@ -79,10 +86,11 @@ class BitSliceIndex:
         self.cardinality = cardinality
         self._ebm: BitMap | None = None
         self._slices: tuple[BitMap, ...] = ()
+        self._window: tuple[BitMap, tuple[BitMap, ...]] | None = None
 
-    def _read(self) -> tuple[BitMap, tuple[BitMap, ...]]:
-        if self._ebm is not None:
-            return self._ebm, self._slices
+    def _layout(self) -> tuple[int, int, list[tuple[int, int]]]:
+        """Where the bitmaps are: the body's position, the ebm's length, each slice's
+        (offset from the end of the ebm, length)."""
         base = self.pos
         r = ByteReader(self.buf[base:], base=base)
         head_len = r.i32()
@@ -95,7 +103,12 @@ class BitSliceIndex:
         spans = [(h.i32(), h.i32()) for _ in range(n)]
         if h.remaining:
             raise CorruptIndexError(h.base + h.pos, "trailing bytes in BSI header")
-        body = base + 4 + head_len
+        return base + 4 + head_len, ebm_len, spans
+
+    def _read(self) -> tuple[BitMap, tuple[BitMap, ...]]:
+        if self._ebm is not None:
+            return self._ebm, self._slices
+        body, ebm_len, spans = self._layout()
         ebm = read_bitmap(self.buf, body, self.rows, ebm_len)
         slices = tuple(
             read_bitmap(self.buf, body + ebm_len + off, self.rows, length) for off, length in spans
@@ -107,12 +120,33 @@ class BitSliceIndex:
         self._ebm, self._slices = ebm, slices
         return ebm, slices
 
-    def not_null(self) -> BitMap:
-        return BitMap(self._read()[0])
+    def _read_window(self) -> tuple[BitMap, tuple[BitMap, ...]]:
+        """:meth:`_read` of the rows below :data:`WINDOW_ROWS` only: each bitmap's first
+        container (checked as :meth:`_read` checks the whole)."""
+        got = self._window
+        if got is not None:
+            return got
+        body, ebm_len, spans = self._layout()
+        ebm = read_first_container(self.buf, body, self.rows, ebm_len)
+        slices = tuple(
+            read_first_container(self.buf, body + ebm_len + off, self.rows, length)
+            for off, length in spans
+        )
+        if self.cardinality and _holds_code_above(ebm, slices, self.cardinality - 1):
+            raise CorruptIndexError(body, "BSI holds codes beyond the dictionary")
+        if not self.cardinality and len(ebm):
+            raise CorruptIndexError(body, "BSI holds rows but the dictionary is empty")
+        self._window = (ebm, slices)
+        return ebm, slices
 
-    def below(self, code: int) -> BitMap:
-        """Non-null rows whose code is ``< code``."""
-        ebm, slices = self._read()
+    def not_null(self, window: bool = False) -> BitMap:
+        """Non-null rows (``window``: of the rows below :data:`WINDOW_ROWS` only)."""
+        return BitMap((self._read_window() if window else self._read())[0])
+
+    def below(self, code: int, window: bool = False) -> BitMap:
+        """Non-null rows whose code is ``< code`` (``window``: of the rows below
+        :data:`WINDOW_ROWS` only)."""
+        ebm, slices = self._read_window() if window else self._read()
         if code <= 0:
             return BitMap()
         if code >= self.cardinality:

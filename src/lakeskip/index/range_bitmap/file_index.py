@@ -37,6 +37,7 @@ Option ``chunk-size`` (memory size; default ``16kb``, ``0b`` for BOOLEAN/TINYINT
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -53,7 +54,7 @@ from lakeskip.index.base import (
     parse_memory_size,
 )
 from lakeskip.index.primitives.binary import ByteReader, ByteWriter
-from lakeskip.index.range_bitmap.bit_slice import BitSliceIndex, serialize_bit_slices
+from lakeskip.index.range_bitmap.bit_slice import WINDOW_ROWS, BitSliceIndex, serialize_bit_slices
 from lakeskip.index.range_bitmap.dictionary import ChunkedDictionary, serialize_dictionary
 from lakeskip.index.range_bitmap.keys import (
     UNCHUNKED,
@@ -147,11 +148,20 @@ class _Reader(FileIndexReader):
             self.buf, dictionary_pos, self.codec, self.cardinality, self.min, self.max
         )
         self.bsi = BitSliceIndex(self.buf, r.pos, self.rows, self.cardinality)
+        self.window = False
+
+    def windowed(self) -> _Reader:
+        """This reader answering for the rows below ``WINDOW_ROWS`` only (each bitmap's
+        first container read: :meth:`BitSliceIndex.below`): the same answers as this
+        reader's, less the rows from ``WINDOW_ROWS`` on."""
+        view = copy.copy(self)
+        view.window = True
+        return view
 
     def _not_null(self) -> BitMap:
         if not self.cardinality:
             return BitMap()
-        return self.bsi.not_null()
+        return self.bsi.not_null(self.window)
 
     def _codes(self, lo: int, hi: int) -> BitMap:
         """Non-null rows whose code is in ``[lo, hi)``."""
@@ -159,7 +169,7 @@ class _Reader(FileIndexReader):
             return BitMap()
         if lo <= 0 and hi >= self.cardinality:
             return self._not_null()
-        return self.bsi.below(hi) - self.bsi.below(lo)
+        return self.bsi.below(hi, self.window) - self.bsi.below(lo, self.window)
 
     def _range(self, value: Any) -> tuple[int, int] | None:
         """Codes ``[lo, hi)`` of the keys SQL-equal to ``value``; ``None``: cannot tell."""
@@ -225,7 +235,8 @@ class _Reader(FileIndexReader):
         return BitmapResult(self._not_null() - (rows or BitMap()))
 
     def visit_is_null(self) -> FileIndexResult:
-        return BitmapResult(BitMap(range(self.rows)) - self._not_null())
+        rows = min(self.rows, WINDOW_ROWS) if self.window else self.rows
+        return BitmapResult(BitMap(range(rows)) - self._not_null())
 
     def visit_not_null(self) -> FileIndexResult:
         return BitmapResult(self._not_null())

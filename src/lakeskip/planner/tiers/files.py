@@ -32,6 +32,7 @@ from lakeskip.expressions import (
 )
 from lakeskip.index.base import FileIndexReader, answers
 from lakeskip.index.options import IndexColumnSpec
+from lakeskip.index.range_bitmap.bit_slice import WINDOW_ROWS
 from lakeskip.index.registry import get_indexer
 from lakeskip.planner.bucket_selector import select_buckets
 from lakeskip.planner.columnar_stats import ColumnarStats
@@ -212,7 +213,10 @@ class FileTiers:
         Unless this predicate's shape skipped files on this snapshot before, a probe of
         a few files goes first; when none of them is skipped and each keeps at least
         :data:`DENSE_ROWS` rows, the indexes keep everything and the rest are kept
-        unopened (kept files are never wrong; only their row counts are less exact)."""
+        unopened (kept files are never wrong; only their row counts are less exact). A
+        probed file of more than ``WINDOW_ROWS`` rows is first asked about those rows alone
+        (``IndexFiles.window_matches``), and evaluated whole only when they do not hold
+        dense matches."""
         notes = self.notes
         index_files = self.index_files
         key = (self._gain_base, predicate_shape(bound)) if self._gain_base is not None else None
@@ -244,6 +248,18 @@ class FileTiers:
                         continue
                     n_read += 1
                     self.index_bytes_read += nbytes
+                    if (
+                        first
+                        and len(todo) > probe
+                        and e.file.row_count > WINDOW_ROWS
+                        and index_files.window_matches(index, to_ask) >= DENSE_ROWS
+                    ):
+                        # a probed file dense in its first rows alone: kept, and dense, as
+                        # the whole evaluation would find it, for an eighth of its work;
+                        # its kept rows are then counted as its rows, as for the files
+                        # the probe leaves unopened
+                        decisions[i] = FileDecision(e, keep=True)
+                        continue
                     d = index_files.decision(e, index, to_ask, SkipTier.INDEX_FILE, notes)
                 else:
                     assert e.file.embedded_index is not None

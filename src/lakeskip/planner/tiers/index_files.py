@@ -24,7 +24,7 @@ from lakeskip.catalog.table import FileStoreTable
 from lakeskip.expressions.visitors import referenced_names
 from lakeskip.index.file_index import FileIndexFile
 from lakeskip.index.format import PREFIX, FileIndexContainer
-from lakeskip.planner.index_evaluator import IndexVerdict, evaluate_file_index
+from lakeskip.planner.index_evaluator import IndexVerdict, evaluate_file_index, evaluate_window
 from lakeskip.planner.report import FileDecision, SkipTier
 from lakeskip.planner.tiers.notes import PlanNotes
 from lakeskip.types import RowType
@@ -88,6 +88,18 @@ class IndexFiles:
                 e, keep=False, tier=tier, index_type=verdict.index_type, column=verdict.column
             )
         return FileDecision(e, keep=True, rows=verdict.rows)
+
+    def window_matches(self, index: FileIndexFile, bound: Any) -> int:
+        """How many of the file's first 65,536 rows its indexes say ``bound`` may match,
+        reading only those rows' part of each bitmap (:func:`evaluate_window`); 0 when
+        they cannot tell that way (or the index is unreadable: :meth:`decision` then reads
+        it whole and warns). A count above 0 is a proof the whole evaluation keeps the
+        file."""
+        try:
+            rows = evaluate_window(bound, index)
+        except Exception:  # corrupt: left to decision(), which keeps the file and says so
+            return 0
+        return 0 if rows is None else len(rows)
 
     def open_all(
         self, entries: Sequence[ManifestEntry], bound: Any, notes: PlanNotes

@@ -314,3 +314,48 @@ def test_negative_slice_offset_is_corrupt() -> None:
     r = IX.create_reader(T.STRING, {}, bytes(data))
     with pytest.raises(CorruptIndexError):
         r.visit_equal("b")
+
+
+_WINDOW_OPS = ("eq", "lt", "lte", "gt", "gte", "in", "notIn", "isNull", "isNotNull")
+
+
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    rows=st.sampled_from([65_535, 65_536, 65_537, 140_000]),
+    domain=st.sampled_from([2, 11, 50, 3000]),
+    null_share=st.sampled_from([0.0, 0.1, 0.9]),
+    sorted_=st.booleans(),
+    op=st.sampled_from(_WINDOW_OPS),
+    literal=st.integers(-2, 3002),
+    literals=st.lists(st.integers(-2, 3002), min_size=1, max_size=4),
+)
+def test_windowed_reader_answers_the_first_rows_as_a_plain_evaluation(
+    seed: int,
+    rows: int,
+    domain: int,
+    null_share: float,
+    sorted_: bool,
+    op: str,
+    literal: int,
+    literals: list[int],
+) -> None:
+    """``windowed()`` reads only each bitmap's first Roaring container: its answer is the
+    rows below 65,536 that match, by a plain evaluation of the values, and equals the whole
+    reader's answer cut at 65,536 (random, sorted (runs) and mostly-NULL columns)."""
+    rng = np.random.default_rng(seed)
+    values = rng.integers(0, domain, rows)
+    if sorted_:
+        values = np.sort(values)
+    nulls = rng.random(rows) < null_share
+    column: list[Any] = [None if n else int(v) for v, n in zip(values, nulls, strict=True)]
+    reader = IX.create_reader(T.INT, {}, _build(T.INT, column))
+    q: dict[str, Any] = {"op": op, "literal": literal, "literals": literals}
+    window = 65_536
+    oracle = {r for r in _oracle(T.INT, column[:window], q) if r < window}
+    got = _ask(reader.windowed(), T.INT, q)  # type: ignore[attr-defined]
+    assert isinstance(got, BitmapResult)
+    assert set(got.bitmap) == oracle
+    whole = _ask(reader, T.INT, q)
+    assert isinstance(whole, BitmapResult)
+    assert set(whole.bitmap) == set(_oracle(T.INT, column, q))
+    assert BitMap(r for r in whole.bitmap if r < window) == got.bitmap
