@@ -452,13 +452,17 @@ def run_pyspark(
     min_seconds: float = 8.0,
     warmups: int = 2,
     gc: bool = False,
+    settle: bool = False,
 ) -> dict[str, Any]:
     """Both sides in one PySpark session: per query ``warmups`` runs a side (the first checks
     the answers and records the scans), then rounds A B, B A, A B, ... (``--runs``, more, up to
     4x, while a side's runs add up to less than ``min_seconds``), each run's wall time and the
     CPU seconds the whole process tree used (this Python, where lakeskip's callbacks run, and
     the JVM, driver and local executors; ``/proc``); ``gc``: a full JVM and Python collection
-    before every run, so that no run pays for the garbage of the one before it."""
+    before every run, so that no run pays for the garbage of the one before it; ``settle``:
+    every run starts once the process tree is quiet (:func:`_settle`) and its CPU counts until
+    it is quiet again, as through ``spark-sql``: the JIT compiling a run leaves behind (in a
+    young session hundreds of methods a run, on both sides) is its own, not the next run's."""
     spark = session.spark
     sides = _sides(session)
     # the callbacks' own figures (cheap): every first run's plan_scan calls and ms
@@ -472,11 +476,15 @@ def run_pyspark(
         if gc:
             jvm_gc()
             pygc.collect()
+        if settle:
+            _settle([os.getpid()])
         k0 = ThreadCpu(jvm_pid)
         c0 = tree_cpu_seconds(os.getpid())
         t0 = time.perf_counter()
         spark.sql(side_sql).collect()
         secs = time.perf_counter() - t0
+        if settle:
+            _settle([os.getpid()])
         used = tree_cpu_seconds(os.getpid()) - c0
         k1 = ThreadCpu(jvm_pid)
         if k0 and k1:
@@ -917,6 +925,12 @@ def main() -> None:
         action="store_true",
         help="PySpark: a full JVM (System.gc) and Python collection before every timed run",
     )
+    ap.add_argument(
+        "--settle",
+        action="store_true",
+        help="PySpark: every timed run starts with the process quiet and counts its CPU until "
+        "quiet again (the JIT and GC it leaves behind), as through spark-sql",
+    )
     args = ap.parse_args()
     sf = f"{args.sf:g}"
     source = Path(args.source or Path(__file__).parent.parent / ".tpch-cache" / f"sf{sf}")
@@ -934,7 +948,14 @@ def main() -> None:
     load_avg = [os.getloadavg()]
     if args.frontend == "pyspark":
         results = run_pyspark(
-            session, queries, args.runs, args.profile, args.min_seconds, args.warmups, args.gc
+            session,
+            queries,
+            args.runs,
+            args.profile,
+            args.min_seconds,
+            args.warmups,
+            args.gc,
+            args.settle,
         )
         session.spark.stop()
     else:
