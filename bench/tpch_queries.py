@@ -34,8 +34,10 @@ then rounds interleaved (lakeskip, plain, plain, lakeskip, ...): ``--runs`` roun
 to 4x) while a side's runs add up to less than ``--min-seconds`` (as through ``spark-sql``).
 Beside the medians: each side's quartiles, the median and quartiles of the paired ratios and
 each side's median CPU seconds a run (this process tree from ``/proc``: the Python driver,
-where lakeskip's callbacks run, and the JVM with its local executors). ``--gc`` runs a full
-JVM and Python collection before every timed run.
+where lakeskip's callbacks run, and the JVM with its local executors), and the JVM's CPU a
+run by kind of thread (Spark's task threads, the JIT compilers, the collectors, the rest:
+the query's own thread with its planning, and Spark's scheduler; ``/proc``, per side the
+median). ``--gc`` runs a full JVM and Python collection before every timed run.
 
 **spark-sql** (``--frontend spark-sql``): two of the pyspark wheel's ``bin/spark-sql``
 alive side by side, fed statement by statement on stdin (``spark_sql_cli.py``): one with
@@ -450,28 +452,45 @@ def run_pyspark(
     min_seconds: float = 8.0,
     warmups: int = 2,
     gc: bool = False,
+    settle: bool = False,
 ) -> dict[str, Any]:
     """Both sides in one PySpark session: per query ``warmups`` runs a side (the first checks
     the answers and records the scans), then rounds A B, B A, A B, ... (``--runs``, more, up to
     4x, while a side's runs add up to less than ``min_seconds``), each run's wall time and the
     CPU seconds the whole process tree used (this Python, where lakeskip's callbacks run, and
     the JVM, driver and local executors; ``/proc``); ``gc``: a full JVM and Python collection
-    before every run, so that no run pays for the garbage of the one before it."""
+    before every run, so that no run pays for the garbage of the one before it; ``settle``:
+    every run starts once the process tree is quiet (:func:`_settle`) and its CPU counts until
+    it is quiet again, as through ``spark-sql``: the JIT compiling a run leaves behind (in a
+    young session hundreds of methods a run, on both sides) is its own, not the next run's."""
     spark = session.spark
     sides = _sides(session)
     # the callbacks' own figures (cheap): every first run's plan_scan calls and ms
     service = service_for(spark)
     jvm_gc = spark._jvm.java.lang.System.gc
+    jvm_pid = int(spark._jvm.java.lang.ProcessHandle.current().pid())
 
-    def timed(side_sql: str) -> tuple[float, float]:
+    def timed(side_sql: str, kinds: dict[str, list[float]]) -> tuple[float, float]:
+        """One run: its wall and process tree CPU seconds; the JVM's CPU by kind of thread
+        appended to ``kinds``."""
         if gc:
             jvm_gc()
             pygc.collect()
+        if settle:
+            _settle([os.getpid()])
+        k0 = ThreadCpu(jvm_pid)
         c0 = tree_cpu_seconds(os.getpid())
         t0 = time.perf_counter()
         spark.sql(side_sql).collect()
         secs = time.perf_counter() - t0
-        return secs, tree_cpu_seconds(os.getpid()) - c0
+        if settle:
+            _settle([os.getpid()])
+        used = tree_cpu_seconds(os.getpid()) - c0
+        k1 = ThreadCpu(jvm_pid)
+        if k0 and k1:
+            for k, v in thread_cpu_seconds(k0, k1).items():
+                kinds.setdefault(k, []).append(v)
+        return secs, used
 
     out: dict[str, Any] = {}
     for n, q in enumerate(queries):
@@ -510,17 +529,22 @@ def run_pyspark(
                 spark.sql(sql[side]).collect()
         times: dict[str, list[float]] = {s: [] for s in sides}
         cpu: dict[str, list[float]] = {s: [] for s in sides}
+        kinds: dict[str, dict[str, list[float]]] = {s: {} for s in sides}
         i = 0
         while i < runs or (i < 4 * runs and min(sum(t) for t in times.values()) < min_seconds):
             for side in first if i % 2 == 0 else list(reversed(first)):
-                secs, used = timed(sql[side])
+                secs, used = timed(sql[side], kinds[side])
                 times[side].append(secs)
                 cpu[side].append(used)
             i += 1
         out[q] = _summary(q, times, scans, len(answers["plain"]))
         out[q]["spread"] = _spread(times, cpu)
         out[q]["cpu"] = cpu
+        out[q]["jvm_threads_cpu"] = {
+            s: {k: statistics.median(v) for k, v in ks.items()} for s, ks in kinds.items()
+        }
         _print_spread(out[q]["spread"], i)
+        _print_threads(out[q]["jvm_threads_cpu"])
         out[q]["first_callbacks"] = first_callbacks
         if profile:
             prof = {side: profiled(spark, service, sql[side]) for side in first}
@@ -640,6 +664,21 @@ def _print_spread(s: dict[str, Any], runs: int) -> None:
         f"lakeskip {c['lakeskip']:.2f} s -> {cpu_ratio:.2f}x",
         flush=True,
     )
+
+
+def _threads_text(medians: dict[str, dict[str, float]]) -> str:
+    """Each side's median JVM CPU seconds a run by kind of thread (:func:`thread_cpu_seconds`):
+    Spark's task threads, the JIT compilers, the collectors and the rest (the query's own
+    thread: analysis, optimisation, planning, lakeskip's JVM side; Spark's scheduler)."""
+    order = ("tasks", "jit", "gc", "other")
+    return "JVM CPU a run by thread (tasks / jit / gc / other): " + "; ".join(
+        f"{s} " + " / ".join(f"{ks.get(k, 0.0):.2f}" for k in order) for s, ks in medians.items()
+    )
+
+
+def _print_threads(medians: dict[str, dict[str, float]]) -> None:
+    if any(medians.values()):
+        print(f"      {_threads_text(medians)}", flush=True)
 
 
 #: a CLI is quiet when all of them used less than this many CPU seconds over SETTLE_STEP
@@ -832,12 +871,7 @@ def run_spark_sql(
                 flush=True,
             )
             print(
-                "      JVM CPU a run by thread (tasks / jit / gc / other): "
-                + "; ".join(
-                    f"{s} " + " / ".join(f"{v:.2f}" for v in ks.values())
-                    for s, ks in out[q]["jvm_threads_cpu"].items()
-                )
-                + "; heap committed after the runs: "
+                f"      {_threads_text(out[q]['jvm_threads_cpu'])}; heap committed after the runs: "
                 + ", ".join(
                     f"{s} {'?' if mib is None else f'{mib:.0f} MiB'}" for s, mib in heap.items()
                 ),
@@ -891,6 +925,12 @@ def main() -> None:
         action="store_true",
         help="PySpark: a full JVM (System.gc) and Python collection before every timed run",
     )
+    ap.add_argument(
+        "--settle",
+        action="store_true",
+        help="PySpark: every timed run starts with the process quiet and counts its CPU until "
+        "quiet again (the JIT and GC it leaves behind), as through spark-sql",
+    )
     args = ap.parse_args()
     sf = f"{args.sf:g}"
     source = Path(args.source or Path(__file__).parent.parent / ".tpch-cache" / f"sf{sf}")
@@ -908,7 +948,14 @@ def main() -> None:
     load_avg = [os.getloadavg()]
     if args.frontend == "pyspark":
         results = run_pyspark(
-            session, queries, args.runs, args.profile, args.min_seconds, args.warmups, args.gc
+            session,
+            queries,
+            args.runs,
+            args.profile,
+            args.min_seconds,
+            args.warmups,
+            args.gc,
+            args.settle,
         )
         session.spark.stop()
     else:
