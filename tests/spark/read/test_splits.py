@@ -160,21 +160,34 @@ def test_splits_and_rows_as_spark_makes_them(
     assert splits > files if split_bytes else splits == files
 
 
-def test_files_spark_does_not_list_are_left_out_alike(session: Any, tmp_path: Path) -> None:
+@pytest.mark.parametrize("ignored", [None, ""])
+def test_files_spark_does_not_list_are_left_out_alike(session: Any, ignored: str | None) -> None:
     """Names Spark's listing takes for hidden or metadata files, and a size of 0, are left out
-    of the splits as Spark's own listing leaves them out."""
-    table, spec = _table(session, "odd")
+    of the splits as Spark's own listing leaves them out; with
+    ``spark.sql.files.ignoredPathSegmentRegex`` empty (no hidden-file filter) only the
+    ``_metadata`` names and the empty file are."""
+    name = "odd" if ignored is None else "odd_unfiltered"
+    table, spec = _table(session, name)
     entries = []
     names = ["_hidden.parquet", ".dot.parquet", "_p=1.parquet", "_metadata-x.parquet"]
-    for i, name in enumerate([*names, "ok.parquet", "empty.parquet"]):
-        entry, _ = _file(spec, i * ROWS, i % 2, "k", name)
-        if name == "empty.parquet":
+    for i, file_name in enumerate([*names, "ok.parquet", "empty.parquet"]):
+        entry, _ = _file(spec, i * ROWS, i % 2, "k", file_name)
+        if file_name == "empty.parquet":
             entry = dataclasses.replace(entry, file=dataclasses.replace(entry.file, file_size=0))
         entries.append(entry)
     table.commit(entries)
-    df = session.sql("SELECT id FROM db.odd")
-    (scan,) = _scans(df)
-    schema = scan.inner().readPartitionSchema()
-    listed = {Path(r[1]).name for r in _described(scan.planInputPartitions(), schema)}
-    assert listed == {"ok.parquet", "_p=1.parquet"}
-    assert _same_splits_as_spark(df) == 2
+    conf = session.spark.conf
+    if ignored is not None:
+        conf.set("spark.sql.files.ignoredPathSegmentRegex", ignored)
+    try:
+        df = session.sql(f"SELECT id FROM db.{name}")
+        (scan,) = _scans(df)
+        schema = scan.inner().readPartitionSchema()
+        listed = {Path(r[1]).name for r in _described(scan.planInputPartitions(), schema)}
+        expected = {"ok.parquet", "_p=1.parquet"}
+        if ignored is not None:
+            expected |= {"_hidden.parquet", ".dot.parquet"}
+        assert listed == expected
+        assert _same_splits_as_spark(df) == len(expected)
+    finally:
+        conf.unset("spark.sql.files.ignoredPathSegmentRegex")

@@ -19,6 +19,7 @@ import org.apache.hadoop.fs.Path;
 import org.apache.spark.paths.SparkPath;
 import org.apache.spark.paths.SparkPath$;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.FileSourceOptions$;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.BoundReference;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
@@ -301,8 +302,8 @@ public final class LakeFileIndex extends PartitioningAwareFileIndex {
       return null;
     }
     long open = conf.filesOpenCostInBytes();
-    java.util.regex.Matcher ignored =
-        java.util.regex.Pattern.compile(ignoredPathSegmentRegex()).matcher("");
+    java.util.regex.Matcher ignored = FileSourceOptions$.MODULE$
+        .compileIgnoredPathSegmentRegex(ignoredPathSegmentRegex()).matcher("");
     int n = files.size();
     String[] uri = new String[n];
     long total = 0;
