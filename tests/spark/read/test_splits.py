@@ -74,16 +74,17 @@ def _same_splits_as_spark(df: Any) -> int:
     return len(ours)
 
 
-def _table(session: Any, name: str) -> tuple[Any, WriteSpec]:
+def _table(session: Any, name: str, partitioned: bool = True) -> tuple[Any, WriteSpec]:
     session.sql("CREATE DATABASE IF NOT EXISTS db")
-    session.sql(
-        f"CREATE TABLE db.{name} (id BIGINT, v BIGINT, p INT, q STRING) PARTITIONED BY (p, q)"
-    )
+    by = " PARTITIONED BY (p, q)" if partitioned else ""
+    session.sql(f"CREATE TABLE db.{name} (id BIGINT, v BIGINT, p INT, q STRING){by}")
     table = session.catalog.get_table(f"db.{name}")
     return table, WriteSpec(file_io=table.file_io, table_path=table.path, schema=table.schema)
 
 
-def _file(spec: WriteSpec, lo: int, p: int, q: str | None, name: str) -> tuple[Any, list[Any]]:
+def _file(
+    spec: WriteSpec, lo: int, p: int, q: str | None, name: str, partitioned: bool = True
+) -> tuple[Any, list[Any]]:
     rows = [(i, (i * 7919) % 1000, p, q) for i in range(lo, lo + ROWS)]
     data = pa.table(
         {
@@ -93,7 +94,7 @@ def _file(spec: WriteSpec, lo: int, p: int, q: str | None, name: str) -> tuple[A
             "q": pa.array([q] * ROWS, pa.string()),
         }
     )
-    return write_data_file(spec, data, (p, q), name), rows
+    return write_data_file(spec, data, (p, q) if partitioned else (), name), rows
 
 
 def _external(entry: Any, table: Any, ext: Path) -> Any:
@@ -105,17 +106,20 @@ def _external(entry: Any, table: Any, ext: Path) -> Any:
     return dataclasses.replace(entry, file=dataclasses.replace(entry.file, external_path=str(dst)))
 
 
-@pytest.fixture
-def many(session: Any, tmp_path: Path) -> Counter[tuple[Any, ...]]:
-    """``db.many``: PARTITIONS partitions of PER_PARTITION files each, some external, one
-    name Spark quotes; returns the rows written."""
-    table, spec = _table(session, "many")
+@pytest.fixture(params=[True, False], ids=["partitioned", "unpartitioned"])
+def many(session: Any, tmp_path: Path, request: pytest.FixtureRequest) -> Counter[tuple[Any, ...]]:
+    """``db.many``: PARTITIONS partitions (or as many values of ``p, q`` in an unpartitioned
+    table) of PER_PARTITION files each, some external, one name Spark quotes; returns the
+    rows written."""
+    partitioned = request.param
+    table, spec = _table(session, "many", partitioned)
     entries, rows = [], []
     for p in range(PARTITIONS):
         q = None if p == 4 else f"k{p % 3}"
         for i in range(PER_PARTITION):
             name = "data odd %1.parquet" if (p, i) == (2, 1) else f"data-{p}-{i}.parquet"
-            entry, written = _file(spec, (p * PER_PARTITION + i) * ROWS, p, q, name)
+            lo = (p * PER_PARTITION + i) * ROWS
+            entry, written = _file(spec, lo, p, q, name, partitioned)
             if (p + i) % 5 == 0:
                 entry = _external(entry, table, tmp_path / "ext" / f"p{p % 2}")
             entries.append(entry)

@@ -404,7 +404,7 @@ public final class LakeFileIndex extends PartitioningAwareFileIndex {
 
   /** Spark's {@code PartitioningAwareFileIndex.isDataPath} of a file named {@code name}. */
   private static boolean dataPath(String name, java.util.regex.Matcher ignored) {
-    if (name.startsWith("_") && name.contains("=")) {
+    if (name.startsWith("_") && name.indexOf('=') >= 0) {
       return true;
     }
     if (name.startsWith("_common_metadata") || name.startsWith("_metadata")) {
