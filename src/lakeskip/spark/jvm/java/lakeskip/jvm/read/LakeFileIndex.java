@@ -62,7 +62,10 @@ import scala.jdk.javaapi.CollectionConverters;
  *
  * <p>Internal Spark API: {@code ParquetScanBuilder} only accepts a
  * {@code PartitioningAwareFileIndex}; subclassing it with an explicit {@link PartitionSpec}
- * lets Spark's own partition pruning and split planning run unchanged.
+ * lets Spark's own partition pruning and split planning run unchanged where a scan's filters
+ * need Spark's listing. A plain Parquet scan's splits are made here from the file columns,
+ * equal to Spark's ({@link #splits}); the listing (statuses, paths) is built only when Spark
+ * asks for it (an unpartitioned index's root paths in a scan's metadata, inputFiles).
  */
 public final class LakeFileIndex extends PartitioningAwareFileIndex {
   private final PartitionSpec spec;
