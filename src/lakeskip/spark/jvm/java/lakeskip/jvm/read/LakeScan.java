@@ -204,11 +204,19 @@ public final class LakeScan
     return left != null ? left : planned();
   }
 
-  /** The splits of every planned file. */
+  /**
+   * The splits of every planned file: a Parquet scan of a {@link LakeFileIndex} made by the
+   * index from its columns ({@link LakeFileIndex#splits}: Spark's splits, without its per-file
+   * objects), any other as its scan plans them.
+   */
   private InputPartition[] planned() {
     synchronized (built) {
       if (built.partitions == null) {
-        built.partitions = inner.toBatch().planInputPartitions();
+        PartitioningAwareFileIndex index =
+            inner instanceof ParquetScan ? ((ParquetScan) inner).fileIndex() : null;
+        InputPartition[] splits = index instanceof LakeFileIndex
+            ? ((LakeFileIndex) index).splits((ParquetScan) inner) : null;
+        built.partitions = splits != null ? splits : inner.toBatch().planInputPartitions();
       }
       return built.partitions;
     }

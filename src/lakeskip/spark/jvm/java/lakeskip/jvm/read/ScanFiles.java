@@ -234,6 +234,11 @@ public final class ScanFiles {
     return names[i];
   }
 
+  /** How many directories the files' {@link #dir} positions name. */
+  int dirCount() {
+    return dirs.length;
+  }
+
   /** File {@code i}'s directory position ({@code -1}: its name is its whole path). */
   int dir(int i) {
     return dir[i];
