@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from lakeskip.catalog.format.schema import TableSchema
     from lakeskip.planner.stats import FileStats
 
-__all__ = ["ColumnArrays", "ColumnarStats", "decode_file_stats"]
+__all__ = ["ColumnArrays", "ColumnarStats", "FileStatsColumns", "decode_file_stats"]
 
 _INT_ROOTS = frozenset(
     {TypeRoot.TINYINT, TypeRoot.SMALLINT, TypeRoot.INT, TypeRoot.BIGINT, TypeRoot.DATE}
@@ -332,24 +332,50 @@ def _decode_rows(
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class FileStatsColumns:
+    """What :func:`decode_file_stats` reads of each data file, as columns: its row count,
+    schema id, stats columns (``None``: every column of its schema) and value stats (min and
+    max ``BinaryRow`` bytes, null counts)."""
+
+    row_count: np.ndarray
+    schema_id: Sequence[int]
+    stats_cols: Sequence[tuple[str, ...] | None]
+    mins: Sequence[bytes]
+    maxs: Sequence[bytes]
+    null_counts: Sequence[tuple[int | None, ...]]
+
+    @staticmethod
+    def of_metas(metas: Sequence[DataFileMeta]) -> FileStatsColumns:
+        n = len(metas)
+        return FileStatsColumns(
+            np.fromiter((m.row_count for m in metas), dtype=np.int64, count=n),
+            [m.schema_id for m in metas],
+            [m.value_stats_cols for m in metas],
+            [m.value_stats.min_values for m in metas],
+            [m.value_stats.max_values for m in metas],
+            [m.value_stats.null_counts for m in metas],
+        )
+
+
 def decode_file_stats(
-    metas: Sequence[DataFileMeta],
+    files: FileStatsColumns,
     schema_by_id: Callable[[int], TableSchema],
     table_schema: TableSchema,
     per_file: Callable[[int], dict[str, tuple[Any, Any, int | None]] | None],
 ) -> ColumnarStats:
-    """The value stats of ``metas`` by current column name, as
+    """The value stats of ``files`` by current column name, as
     :func:`~lakeskip.catalog.format.stats.file_column_stats` maps them, decoded group by group.
 
     Args:
         per_file: decodes file ``i`` alone (the fallback; ``None``: its stats are unknown,
             the callee has warned).
     """
-    n = len(metas)
+    rc = files.row_count
+    n = len(rc)
     row_type = table_schema.row_type
     current = {f.id: f for f in row_type}
     types = {f.name: f.type for f in row_type}
-    rc = np.fromiter((m.row_count for m in metas), dtype=np.int64, count=n)
     cols: dict[str, ColumnArrays] = {}
 
     def column(name: str) -> ColumnArrays:
@@ -359,8 +385,8 @@ def decode_file_stats(
         return col
 
     groups: dict[tuple[int, tuple[str, ...] | None], list[int]] = {}
-    for i, m in enumerate(metas):
-        groups.setdefault((m.schema_id, m.value_stats_cols), []).append(i)
+    for i, key in enumerate(zip(files.schema_id, files.stats_cols, strict=True)):
+        groups.setdefault(key, []).append(i)
     for (schema_id, stats_cols), members in groups.items():
         idx = np.asarray(members, dtype=np.int64)
         try:
@@ -381,11 +407,9 @@ def decode_file_stats(
         if fields is not None and fields:
             ftypes = [f.type for f in fields]
             try:
-                decoded = _decode_rows([metas[i].value_stats.min_values for i in members], ftypes)
-                maxes = _decode_rows([metas[i].value_stats.max_values for i in members], ftypes)
-                counts = _null_counts(
-                    [metas[i].value_stats.null_counts for i in members], len(fields)
-                )
+                decoded = _decode_rows([files.mins[i] for i in members], ftypes)
+                maxes = _decode_rows([files.maxs[i] for i in members], ftypes)
+                counts = _null_counts([files.null_counts[i] for i in members], len(fields))
             except _Undecodable:
                 decoded = None
         if fields is not None and not fields:
