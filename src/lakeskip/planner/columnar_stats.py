@@ -385,8 +385,12 @@ def decode_file_stats(
         return col
 
     groups: dict[tuple[int, tuple[str, ...] | None], list[int]] = {}
-    for i, key in enumerate(zip(files.schema_id, files.stats_cols, strict=True)):
-        groups.setdefault(key, []).append(i)
+    one_schema = n and all(map(operator.eq, files.schema_id, repeat(files.schema_id[0])))
+    if one_schema and len(set(files.stats_cols)) == 1:  # most snapshots: one group
+        groups[(files.schema_id[0], files.stats_cols[0])] = list(range(n))
+    else:
+        for i, key in enumerate(zip(files.schema_id, files.stats_cols, strict=True)):
+            groups.setdefault(key, []).append(i)
     for (schema_id, stats_cols), members in groups.items():
         idx = np.asarray(members, dtype=np.int64)
         try:

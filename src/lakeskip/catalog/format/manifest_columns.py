@@ -569,6 +569,34 @@ _FILE_FIELDS = (  # DataFileMeta's fields in order: (Avro name, how read, requir
 _FIELD_AT = {name: i for i, (name, _, _) in enumerate(_FILE_FIELDS)}
 
 
+def _distinct(raw: bytes, col: _BytesCol, n: int) -> tuple[np.ndarray, list[bytes]]:
+    """The distinct values of a bytes column (no nulls) in the order first seen, and each
+    row's number among them. Values all of one length (a partition row of fixed-size
+    fields) are compared as rows of a byte matrix, without an object per row."""
+    length = col.end - col.start
+    if n and (length == length[0]).all():
+        width = int(length[0])
+        if not width:
+            return np.zeros(n, dtype=np.int64), [b""]
+        buf = np.frombuffer(raw, dtype=np.uint8)
+        matrix = np.ascontiguousarray(buf[col.start[:, None] + np.arange(width)])
+        _, first, inverse = np.unique(
+            matrix.view(np.dtype((np.void, width))).reshape(n),
+            return_index=True,
+            return_inverse=True,
+        )
+        order = np.argsort(first, kind="stable")
+        rank = np.empty(len(order), dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        starts = col.start[first[order]].tolist()
+        return rank[inverse.reshape(n)], [raw[a : a + width] for a in starts]
+    ids: dict[bytes, int] = {}
+    number = np.fromiter(
+        (ids.setdefault(r, len(ids)) for r in col.list(raw, np.arange(n))), dtype=np.int64, count=n
+    )
+    return number, list(ids)
+
+
 def _unwrap(node: _Node) -> _Node:
     return node.inner if isinstance(node, _Optional) else node
 
@@ -601,13 +629,8 @@ class ManifestColumns:
         part = _BytesCol.of(top["_PARTITION"], n)
         if part.null.any():
             raise _Unsupported("null partition")
-        # distinct partitions: a manifest holds few
-        raws = part.list(raw, np.arange(n))
-        ids: dict[bytes, int] = {}
-        self.partition_id = np.fromiter(
-            (ids.setdefault(r, len(ids)) for r in raws), dtype=np.int64, count=n
-        )
-        self.partition_bytes = list(ids)
+        # distinct partitions (a manifest holds few), numbered as first seen
+        self.partition_id, self.partition_bytes = _distinct(raw, part, n)
         file = top["_FILE"]
         if not isinstance(file, _Record):
             raise _Unsupported("_FILE")
@@ -730,11 +753,15 @@ class ManifestColumns:
         how, col = self._file[_FIELD_AT[name]]
         return self._values(how, col, rows)
 
-    def longs(self, name: str, rows: np.ndarray) -> np.ndarray | None:
-        """A required long ``_FILE`` field at ``rows`` as int64, or None where some row is null
-        (then :meth:`field` says which)."""
+    def longs(self, name: str, rows: np.ndarray, null: bool = False) -> np.ndarray | None:
+        """A long ``_FILE`` field at ``rows`` as int64, or None where some row is null (then
+        :meth:`field` says which); ``null``: a null (or a field the manifest lacks) as 0."""
         how, col = self._file[_FIELD_AT[name]]
-        if how != "long" or col is None or col.null[rows].any():
+        if how != "long":
+            return None
+        if col is None:
+            return np.zeros(len(rows), dtype=np.int64) if null else None
+        if not null and col.null[rows].any():
             return None
         out: np.ndarray = col.values[rows]
         return out
@@ -917,7 +944,7 @@ class LiveColumns:
 
     def longs(self, name: str) -> np.ndarray:
         """A long ``_FILE`` field as int64 (a null read as 0)."""
-        got = [mc.longs(name, rows) for mc, rows in self.parts]
+        got = [mc.longs(name, rows, null=True) for mc, rows in self.parts]
         if all(g is not None for g in got):
             flat = np.concatenate([cast(np.ndarray, g) for g in got]) if got else np.zeros(0)
         else:

@@ -11,7 +11,9 @@ import json
 import time
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
+
+import numpy as np
 
 from lakeskip.catalog.field_mapping import reads_by_name
 from lakeskip.catalog.format.manifest import ManifestEntry
@@ -55,17 +57,18 @@ __all__ = ["plan_scan", "scan_files", "scan_reply"]
 class _Files:
     """What a reply says of some files, as columns: from their entries or straight from the
     manifests' columns (:class:`LiveColumns`, no object per file). ``part`` numbers each
-    file's partition among ``partitions`` (a tuple of values each)."""
+    file's partition among ``partitions`` (a tuple of values each); ``mtime`` is 0 where the
+    creation time is unknown."""
 
     names: Sequence[str]
     external: Sequence[str | None]
-    size: Sequence[int]
-    rows: Sequence[int]
-    mtime: Sequence[int | None]
-    schema_id: Sequence[int]
-    part: Sequence[int]
+    size: np.ndarray
+    rows: np.ndarray
+    mtime: np.ndarray
+    schema_id: np.ndarray
+    part: np.ndarray
     partitions: Sequence[tuple[Any, ...]]
-    bucket: Sequence[int]
+    bucket: np.ndarray
 
     @staticmethod
     def of(files: Sequence[ManifestEntry] | LiveColumns) -> _Files:
@@ -74,13 +77,13 @@ class _Files:
             return _Files(
                 files.field("_FILE_NAME"),
                 files.field("_EXTERNAL_PATH"),
-                files.longs("_FILE_SIZE").tolist(),
-                files.longs("_ROW_COUNT").tolist(),
-                files.field("_CREATION_TIME"),
-                files.longs("_SCHEMA_ID").tolist(),
-                number.tolist(),
+                files.longs("_FILE_SIZE"),
+                files.longs("_ROW_COUNT"),
+                files.longs("_CREATION_TIME"),
+                files.longs("_SCHEMA_ID"),
+                number,
                 distinct,
-                files.buckets().tolist(),
+                files.buckets(),
             )
         # entries of one partition share one partition tuple (decoded once per manifest):
         # numbered by identity
@@ -93,35 +96,36 @@ class _Files:
                 k = ids[id(e.partition)] = len(partitions)
                 partitions.append(e.partition)
             part.append(k)
+
+        def longs(values: list[int]) -> np.ndarray:
+            return np.asarray(values, dtype=np.int64).reshape(len(values))
+
         return _Files(
             [e.file.file_name for e in files],
             [e.file.external_path for e in files],
-            [e.file.file_size for e in files],
-            [e.file.row_count for e in files],
-            [e.file.creation_time for e in files],
-            [e.file.schema_id for e in files],
-            part,
+            longs([e.file.file_size for e in files]),
+            longs([e.file.row_count for e in files]),
+            longs([e.file.creation_time or 0 for e in files]),
+            longs([e.file.schema_id for e in files]),
+            longs(part),
             partitions,
-            [e.bucket for e in files],
+            longs([e.bucket for e in files]),
         )
 
     def take(self, at: Sequence[int]) -> _Files:
         if len(at) == len(self.names):
             return self
-
-        def pick(values: Sequence[Any]) -> list[Any]:
-            return [values[i] for i in at]
-
+        idx = np.asarray(at, dtype=np.int64).reshape(len(at))
         return _Files(
-            pick(self.names),
-            pick(self.external),
-            pick(self.size),
-            pick(self.rows),
-            pick(self.mtime),
-            pick(self.schema_id),
-            pick(self.part),
+            [self.names[i] for i in at],
+            [self.external[i] for i in at],
+            self.size[idx],
+            self.rows[idx],
+            self.mtime[idx],
+            self.schema_id[idx],
+            self.part[idx],
             self.partitions,
-            pick(self.bucket),
+            self.bucket[idx],
         )
 
 
@@ -136,10 +140,11 @@ def _deletion_vectors(
     out: dict[str, str] = {}
     if not refs:
         return out
-    for name, rows in zip(files.names, files.rows, strict=True):
-        ref = refs.get(name)
+    for i in [i for i, name in enumerate(files.names) if name in refs]:
+        name = files.names[i]
+        ref = refs[name]
         if ref is not None:
-            bm = table.read_deletion_vector(ref, rows)
+            bm = table.read_deletion_vector(ref, int(files.rows[i]))
             if len(bm):
                 out[name] = base64.b64encode(serialize_bitmap(bm)).decode("ascii")
     return out
@@ -169,12 +174,12 @@ def _split_by_name(
     and the others by schema version (Java reads those by field id: ``LakeEvolvedScan`` for
     plain, deletion-vector, audit and change scans, ``LakePkScan`` per file for merge-on-read);
     a nested or non-widening mapping is refused in one line."""
-    if all(sid == schema.id for sid in files.schema_id):
+    if (files.schema_id == schema.id).all():
         return list(range(len(files.names))), {}
     plain: list[int] = []
     evolved: dict[int, list[int]] = {}
     verdict: dict[int, bool] = {}
-    for i, sid in enumerate(files.schema_id):
+    for i, sid in enumerate(files.schema_id.tolist()):
         if sid not in verdict:
             stored = table.schema_by_id(sid).row_type if sid != schema.id else schema.row_type
             verdict[sid] = sid == schema.id or reads_by_name(stored, schema.row_type)
@@ -230,62 +235,67 @@ def _scan_files(
     table: FileStoreTable, types: Sequence[DataType], files: _Files, vectors: Mapping[str, str]
 ) -> ScanFiles:
     # what the files of one (partition, bucket) share -- their directory, partition values
-    # and group -- is found once per pair, each distinct value listed once: the partition's
-    # by its JSON text (-0.0 is not 0.0, True is not 1)
-    shared: dict[tuple[int, int], tuple[int, int, int]] = {}
+    # and group -- is found once per pair, in the order the pairs first appear, each
+    # distinct value listed once: the partition's by its JSON text (-0.0 is not 0.0, True
+    # is not 1)
+    n = len(files.names)
+    part, bucket = files.part, files.bucket
+    pair_of = np.zeros(n, dtype=np.int64)  # each file's pair, numbered as first seen
+    pairs: list[tuple[int, int]] = []
+    if n:
+        low = int(bucket.min())
+        key = part * (int(bucket.max()) - low + 1) + (bucket - low)
+        _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+        order = np.argsort(first, kind="stable")
+        rank = np.empty(len(order), dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        pair_of = rank[inverse.reshape(n)]
+        at = first[order]
+        pairs = list(zip(part[at].tolist(), bucket[at].tolist(), strict=True))
     dirs: dict[str, int] = {}
     partitions: dict[str, int] = {}
     partition_values: list[tuple[Any, ...]] = []
     groups: dict[str, int] = {}
-    names: list[str] = []
-    dir_of: list[int] = []
-    partition_of: list[int] = []
-    group_of: list[int] = []
-    dv: dict[str, str] = {}
+    refs: list[tuple[int, int, int]] = []
     uri = table.file_io.uri
-    for i, (name, external, part, bucket) in enumerate(
-        zip(files.names, files.external, files.part, files.bucket, strict=True)
-    ):
-        key = (part, bucket)
-        refs = shared.get(key)
-        if refs is None:
-            partition = files.partitions[part]
-            values = tuple(partition_json(t, v) for t, v in zip(types, partition, strict=True))
-            text = json.dumps(values)
-            if text not in partitions:
-                partitions[text] = len(partitions)
-                partition_values.append(values)
-            # merge-on-read unit of a primary-key table: its (partition, bucket)
-            group = repr((partition, bucket))
-            # the pair's directory (not data_file_dir: an external file's is its own)
-            directory = spark_path(uri(f"{table.path}/{table.partition_path(partition, bucket)}"))
-            refs = shared[key] = (
+    for p, b in pairs:
+        partition = files.partitions[p]
+        values = tuple(partition_json(t, v) for t, v in zip(types, partition, strict=True))
+        text = json.dumps(values)
+        if text not in partitions:
+            partitions[text] = len(partitions)
+            partition_values.append(values)
+        # merge-on-read unit of a primary-key table: its (partition, bucket)
+        group = repr((partition, b))
+        # the pair's directory (not data_file_dir: an external file's is its own)
+        directory = spark_path(uri(f"{table.path}/{table.partition_path(partition, b)}"))
+        refs.append(
+            (
                 dirs.setdefault(directory, len(dirs)),
                 partitions[text],
                 groups.setdefault(group, len(groups)),
             )
-        if external:
-            names.append(spark_path(uri(external)))
-            dir_of.append(-1)
-        else:
-            names.append(name)
-            dir_of.append(refs[0])
-        partition_of.append(refs[1])
-        group_of.append(refs[2])
-        if vectors:
-            v = vectors.get(name)
-            if v is not None:
-                dv[str(i)] = v
+        )
+    shared = np.asarray(refs, dtype=np.int64).reshape(len(refs), 3)[pair_of]
+    dir_of = shared[:, 0]
+    names = list(files.names)
+    for i in [i for i, path in enumerate(files.external) if path]:
+        names[i] = spark_path(uri(cast(str, files.external[i])))
+        dir_of[i] = -1
+    dv: dict[str, str] = {}
+    if vectors:
+        for i in [i for i, name in enumerate(files.names) if name in vectors]:
+            dv[str(i)] = vectors[files.names[i]]
     return ScanFiles(
         dirs=tuple(dirs),
         partitions=tuple(partition_values),
         groups=tuple(groups),
         names=tuple(names),
-        dir=pack_longs(dir_of),
-        partition=pack_longs(partition_of),
-        group=pack_longs(group_of),
-        size=pack_longs(files.size),
-        mtime=pack_longs([t or 0 for t in files.mtime]),
+        dir=pack_longs(dir_of.tolist()),
+        partition=pack_longs(shared[:, 1].tolist()),
+        group=pack_longs(shared[:, 2].tolist()),
+        size=pack_longs(files.size.tolist()),
+        mtime=pack_longs(files.mtime.tolist()),
         dv=dv,
     )
 
