@@ -205,6 +205,9 @@ class _Decisions:
             files = self._files = tuple(d.entry for d in self.get() if d.keep)
         return files
 
+    def __reduce__(self) -> tuple[type[_Decisions], tuple[tuple[FileDecision, ...]]]:
+        return _Decisions, (self.get(),)
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, _Decisions) and self.get() == other.get()
 
@@ -223,7 +226,7 @@ class ScanPlan:
 
     decided: _Decisions
     report: PruningReport
-    kept: LiveColumns | None = None
+    kept: LiveColumns | None = field(default=None, compare=False)
 
     @property
     def decisions(self) -> tuple[FileDecision, ...]:

@@ -915,7 +915,6 @@ class LiveColumns:
         self.partition_types = tuple(partition_types)
         self.order = order
         self._fields: dict[str, list[Any]] = {}
-        self._lock = threading.Lock()
 
     def __len__(self) -> int:
         if self.order is not None:
