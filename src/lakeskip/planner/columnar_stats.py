@@ -246,16 +246,22 @@ def _decode_rows(
     Raises:
         _Undecodable: a row's arity or size does not match ``types``.
     """
-    n, arity = len(rows), len(types)
+    n = len(rows)
     lens = np.fromiter(map(len, rows), dtype=np.int64, count=n)
+    return _decode_rows_at(b"".join(rows), np.cumsum(lens) - lens, lens, types)
+
+
+def _decode_rows_at(
+    joined: bytes, starts: np.ndarray, lens: np.ndarray, types: Sequence[DataType]
+) -> list[tuple[np.ndarray, np.ndarray] | None]:
+    """:func:`_decode_rows` of the rows at ``starts`` (of ``lens`` bytes each) in ``joined``."""
+    n, arity = len(starts), len(types)
     width = null_bits_width(arity)
     if n == 0:
         return [None] * arity
     if (lens < 4 + width + 8 * arity).any():
         raise _Undecodable("short row")
-    joined = b"".join(rows)
     buf = np.frombuffer(joined, dtype=np.uint8)
-    starts = np.cumsum(lens) - lens
     head = buf[starts[:, None] + np.arange(4)].view(">i4").ravel()
     if (head != arity).any():
         raise _Undecodable("arity")
@@ -344,6 +350,22 @@ class FileStatsColumns:
     mins: Sequence[bytes]
     maxs: Sequence[bytes]
     null_counts: Sequence[tuple[int | None, ...]]
+    #: the min and max rows where they lie in one buffer (a decoded manifest's), instead of
+    #: ``mins`` / ``maxs`` (then empty): (buffer, starts, ends) each
+    spans: (
+        tuple[tuple[bytes, np.ndarray, np.ndarray], tuple[bytes, np.ndarray, np.ndarray]] | None
+    ) = None
+
+    def rows(
+        self, which: int, members: list[int], types: Sequence[DataType]
+    ) -> list[tuple[np.ndarray, np.ndarray] | None]:
+        """:func:`_decode_rows` of the min (``which`` 0) or max (1) rows of ``members``."""
+        if self.spans is None:
+            listed = self.mins if which == 0 else self.maxs
+            return _decode_rows([listed[i] for i in members], types)
+        raw, start, end = self.spans[which]
+        at = np.asarray(members, dtype=np.int64).reshape(len(members))
+        return _decode_rows_at(raw, start[at], end[at] - start[at], types)
 
     @staticmethod
     def of_metas(metas: Sequence[DataFileMeta]) -> FileStatsColumns:
@@ -411,8 +433,8 @@ def decode_file_stats(
         if fields is not None and fields:
             ftypes = [f.type for f in fields]
             try:
-                decoded = _decode_rows([files.mins[i] for i in members], ftypes)
-                maxes = _decode_rows([files.maxs[i] for i in members], ftypes)
+                decoded = files.rows(0, members, ftypes)
+                maxes = files.rows(1, members, ftypes)
                 counts = _null_counts([files.null_counts[i] for i in members], len(fields))
             except _Undecodable:
                 decoded = None

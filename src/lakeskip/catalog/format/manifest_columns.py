@@ -571,10 +571,10 @@ _FIELD_AT = {name: i for i, (name, _, _) in enumerate(_FILE_FIELDS)}
 
 def _distinct(raw: bytes, col: _BytesCol, n: int) -> tuple[np.ndarray, list[bytes]]:
     """The distinct values of a bytes column (no nulls) in the order first seen, and each
-    row's number among them. Values all of one length (a partition row of fixed-size
+    row's number among them. Values all of one short length (a partition row of fixed-size
     fields) are compared as rows of a byte matrix, without an object per row."""
     length = col.end - col.start
-    if n and (length == length[0]).all():
+    if n and length[0] <= 256 and (length == length[0]).all():
         width = int(length[0])
         if not width:
             return np.zeros(n, dtype=np.int64), [b""]
@@ -785,6 +785,21 @@ class ManifestColumns:
             lo[i], hi[i], counts[i] = mins[j], maxs[j], cs[j]
         return lo, hi, counts
 
+    def stats_spans(
+        self, name: str, rows: np.ndarray
+    ) -> tuple[list[Any], tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]] | None:
+        """Stats field ``name`` at ``rows`` where every row has stats of its own: the null
+        counts, and where the min and max rows lie in :attr:`raw` (starts, ends) -- the bytes
+        :meth:`stats_lists` would list; None where some row's stats are shared or missing."""
+        col = self._file[_FIELD_AT[name]][1]
+        if col is None:
+            return None
+        lo, hi, counts = col
+        own, _, _, cs = _own_stats(self.raw, rows, lo, hi, counts, values=False)
+        if len(own) != len(rows) or lo.null[rows].any() or hi.null[rows].any():
+            return None
+        return cs, (lo.start[rows], lo.end[rows]), (hi.start[rows], hi.end[rows])
+
     def _values(self, how: str, col: Any, rows: np.ndarray) -> list[Any]:
         raw = self.raw
         n = len(rows)
@@ -829,10 +844,16 @@ def bulk(cls: type[_T], columns: Sequence[Sequence[Any]]) -> list[_T]:
 
 
 def _own_stats(
-    raw: bytes, rows: np.ndarray, lo: _BytesCol, hi: _BytesCol, counts: _ArrayCol | None
+    raw: bytes,
+    rows: np.ndarray,
+    lo: _BytesCol,
+    hi: _BytesCol,
+    counts: _ArrayCol | None,
+    values: bool = True,
 ) -> tuple[np.ndarray, list[Any], list[Any], list[Any]]:
     """Of ``rows``, the positions whose stats are their own (not null, not empty with no
-    null counts: those are ``_EMPTY_STATS``), and those rows' min, max and null counts."""
+    null counts: those are ``_EMPTY_STATS``), and those rows' min, max (``values``: else
+    not made) and null counts."""
     # the stats record itself null, or empty with no null counts (append tables' key
     # stats): one shared object
     empty = lo.equal(raw, rows, EMPTY_ROW_BYTES) & hi.equal(raw, rows, EMPTY_ROW_BYTES)
@@ -846,6 +867,8 @@ def _own_stats(
     cs: list[Any] = counts.tuples(raw, take, text=False) if counts is not None else [()] * len(take)
     if counts is not None and counts.null[take].any():
         cs = [c if c is not None else () for c in cs]
+    if not values:
+        return own, [], [], cs
     return own, lo.list(raw, take), hi.list(raw, take), cs
 
 
@@ -968,6 +991,43 @@ class LiveColumns:
             hi += got[1]
             counts += got[2]
         return self._arrange(lo), self._arrange(hi), self._arrange(counts)
+
+    def stats_spans(
+        self, name: str
+    ) -> (
+        tuple[list[Any], tuple[bytes, np.ndarray, np.ndarray], tuple[bytes, np.ndarray, np.ndarray]]
+        | None
+    ):
+        """:meth:`ManifestColumns.stats_spans` of every file, the min and max rows as
+        (buffer, starts, ends) in one buffer (the manifests' joined); None where some file's
+        stats are shared or missing (then :meth:`stats_lists`)."""
+        got = [mc.stats_spans(name, rows) for mc, rows in self.parts]
+        if any(g is None for g in got) or not got:
+            return None
+        spans = cast(
+            list[tuple[list[Any], tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]],
+            got,
+        )
+        shift = np.cumsum([0] + [len(mc.raw) for mc, _ in self.parts[:-1]])
+        raw = (
+            self.parts[0][0].raw
+            if len(self.parts) == 1
+            else b"".join(mc.raw for mc, _ in self.parts)
+        )
+        counts = self._arrange([c for g in spans for c in g[0]])
+
+        def joined(which: int) -> tuple[bytes, np.ndarray, np.ndarray]:
+            start = np.concatenate(
+                [g[which][0] + k for g, k in zip(spans, shift.tolist(), strict=True)]
+            )
+            end = np.concatenate(
+                [g[which][1] + k for g, k in zip(spans, shift.tolist(), strict=True)]
+            )
+            if self.order is not None:
+                start, end = start[self.order], end[self.order]
+            return raw, start, end
+
+        return counts, joined(1), joined(2)
 
     def partitions(self) -> tuple[np.ndarray, list[tuple[Any, ...]], list[bytes]]:
         """Each file's partition as a number, and the distinct partitions those number (their

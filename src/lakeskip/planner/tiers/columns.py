@@ -236,14 +236,17 @@ class SnapshotColumns:
         files: FileStatsColumns | None = None
         if isinstance(entries, LiveColumns):
             at = entries.entry_at
-            got = entries.stats_lists("_VALUE_STATS")
-            if got is not None:
+            counts = entries.longs("_ROW_COUNT")
+            schema_ids = entries.longs("_SCHEMA_ID").tolist()
+            stats_cols = entries.field("_VALUE_STATS_COLS")
+            spans = entries.stats_spans("_VALUE_STATS")
+            got = entries.stats_lists("_VALUE_STATS") if spans is None else None
+            if spans is not None:  # min and max rows read where they lie
                 files = FileStatsColumns(
-                    entries.longs("_ROW_COUNT"),
-                    entries.longs("_SCHEMA_ID").tolist(),
-                    entries.field("_VALUE_STATS_COLS"),
-                    *got,
+                    counts, schema_ids, stats_cols, [], [], spans[0], (spans[1], spans[2])
                 )
+            elif got is not None:
+                files = FileStatsColumns(counts, schema_ids, stats_cols, *got)
             else:  # no stats field: decoded file by file, as their entries say
                 entries = entries.entries()
         if files is None:

@@ -24,7 +24,7 @@ from tests.examples import unit_examples
 from lakeskip import types as T
 from lakeskip.catalog.format import manifest_columns
 from lakeskip.catalog.format.binary_row import EMPTY_ROW_BYTES, serialize_row
-from lakeskip.catalog.format.data_file import DataFileMeta, SimpleStats
+from lakeskip.catalog.format.data_file import EMPTY_STATS, DataFileMeta, SimpleStats
 from lakeskip.catalog.format.manifest import (
     FORMAT_IDENTIFIER,
     MANIFEST_ENTRY_SCHEMA,
@@ -341,6 +341,14 @@ def test_live_columns_are_the_merged_entries(
         (f.value_stats.min_values, f.value_stats.max_values, f.value_stats.null_counts)
         for f in files
     ]
+    spans = live.stats_spans("_VALUE_STATS")
+    if spans is not None:  # every file's own stats, read where they lie: the same bytes
+        counts, (raw, lo, lo_end), (_, hi, hi_end) = spans
+        assert counts == stats[2]
+        assert [raw[a:b] for a, b in zip(lo.tolist(), lo_end.tolist(), strict=True)] == stats[0]
+        assert [raw[a:b] for a, b in zip(hi.tolist(), hi_end.tolist(), strict=True)] == stats[1]
+    else:
+        assert any(f.value_stats == EMPTY_STATS for f in files)
     number, values, _ = live.partitions()
     assert [values[k] for k in number.tolist()] == [e.partition for e in want]
     assert live.buckets().tolist() == [e.bucket for e in want]
