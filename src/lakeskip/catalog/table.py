@@ -51,7 +51,7 @@ from lakeskip.catalog.format.manifest import (
     read_manifest_columns,
     read_manifest_list,
 )
-from lakeskip.catalog.format.manifest_columns import ManifestColumns
+from lakeskip.catalog.format.manifest_columns import LiveColumns, ManifestColumns
 from lakeskip.catalog.format.schema import SchemaManager, TableSchema
 from lakeskip.catalog.format.snapshot import (
     CommitIdentity,
@@ -162,6 +162,9 @@ class FileStoreTable:
         )
         self._manifest_columns: CacheSection[ManifestColumns] = shared_cache().section(
             "catalog.manifest-columns"
+        )
+        self._live_columns: CacheSection[LiveColumns] = shared_cache().section(
+            "catalog.live-columns"
         )
         self._file_prefix = str(uuid.uuid4())
         self._file_counter = itertools.count()
@@ -412,6 +415,40 @@ class FileStoreTable:
                 live = tuple(_only_adds(entries) or merge_entries(entries))
             self._live.put(key, live, 200 + 8 * len(live))
         return list(live)
+
+    def live_columns(self, snapshot: Snapshot) -> LiveColumns | None:
+        """The live files of ``snapshot`` as columns (:class:`LiveColumns`, merged as
+        :meth:`scan_files` merges entries; its :meth:`~LiveColumns.entries` are the same
+        files), kept per snapshot; None where a manifest is not decoded column-wise (the
+        column decoder does not take it) or not read column-wise here (a table in an object
+        store whose manifests are not in memory: their entries come from the local disk
+        cache instead)."""
+        key = (
+            "columns",
+            self.path,
+            snapshot.base_manifest_list,
+            snapshot.delta_manifest_list,
+            self.partition_types,
+        )
+        got = self._live_columns.get(key)
+        if got is not None:
+            return got
+        parts: list[tuple[ManifestColumns, np.ndarray]] = []
+        local = self.file_io.is_local
+        for m in self.manifest_metas(snapshot):
+            in_memory = self._manifest_columns.get((self.path, m.file_name))
+            if in_memory is None and not local:
+                return None
+            mc = in_memory if in_memory is not None else self._columns_of(m.file_name)
+            if not isinstance(mc, ManifestColumns):
+                return None
+            if in_memory is None:
+                self._manifest_columns.put((self.path, m.file_name), mc, mc.nbytes())
+            parts.append((mc, np.arange(mc.n)))
+        with paused_gc():
+            got = LiveColumns.merged(parts, self.partition_types)
+        self._live_columns.put(key, got, 200 + 16 * len(got))
+        return got
 
     def scan_files_in(
         self,

@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from lakeskip.catalog.format.schema import TableSchema
     from lakeskip.planner.stats import FileStats
 
-__all__ = ["ColumnArrays", "ColumnarStats", "decode_file_stats"]
+__all__ = ["ColumnArrays", "ColumnarStats", "FileStatsColumns", "decode_file_stats"]
 
 _INT_ROOTS = frozenset(
     {TypeRoot.TINYINT, TypeRoot.SMALLINT, TypeRoot.INT, TypeRoot.BIGINT, TypeRoot.DATE}
@@ -246,16 +246,22 @@ def _decode_rows(
     Raises:
         _Undecodable: a row's arity or size does not match ``types``.
     """
-    n, arity = len(rows), len(types)
+    n = len(rows)
     lens = np.fromiter(map(len, rows), dtype=np.int64, count=n)
+    return _decode_rows_at(b"".join(rows), np.cumsum(lens) - lens, lens, types)
+
+
+def _decode_rows_at(
+    joined: bytes, starts: np.ndarray, lens: np.ndarray, types: Sequence[DataType]
+) -> list[tuple[np.ndarray, np.ndarray] | None]:
+    """:func:`_decode_rows` of the rows at ``starts`` (of ``lens`` bytes each) in ``joined``."""
+    n, arity = len(starts), len(types)
     width = null_bits_width(arity)
     if n == 0:
         return [None] * arity
     if (lens < 4 + width + 8 * arity).any():
         raise _Undecodable("short row")
-    joined = b"".join(rows)
     buf = np.frombuffer(joined, dtype=np.uint8)
-    starts = np.cumsum(lens) - lens
     head = buf[starts[:, None] + np.arange(4)].view(">i4").ravel()
     if (head != arity).any():
         raise _Undecodable("arity")
@@ -332,24 +338,66 @@ def _decode_rows(
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class FileStatsColumns:
+    """What :func:`decode_file_stats` reads of each data file, as columns: its row count,
+    schema id, stats columns (``None``: every column of its schema) and value stats (min and
+    max ``BinaryRow`` bytes, null counts)."""
+
+    row_count: np.ndarray
+    schema_id: Sequence[int]
+    stats_cols: Sequence[tuple[str, ...] | None]
+    mins: Sequence[bytes]
+    maxs: Sequence[bytes]
+    null_counts: Sequence[tuple[int | None, ...]]
+    #: the min and max rows where they lie in one buffer (a decoded manifest's), instead of
+    #: ``mins`` / ``maxs`` (then empty): (buffer, starts, ends) each
+    spans: (
+        tuple[tuple[bytes, np.ndarray, np.ndarray], tuple[bytes, np.ndarray, np.ndarray]] | None
+    ) = None
+
+    def rows(
+        self, which: int, members: list[int], types: Sequence[DataType]
+    ) -> list[tuple[np.ndarray, np.ndarray] | None]:
+        """:func:`_decode_rows` of the min (``which`` 0) or max (1) rows of ``members``."""
+        if self.spans is None:
+            listed = self.mins if which == 0 else self.maxs
+            return _decode_rows([listed[i] for i in members], types)
+        raw, start, end = self.spans[which]
+        at = np.asarray(members, dtype=np.int64).reshape(len(members))
+        return _decode_rows_at(raw, start[at], end[at] - start[at], types)
+
+    @staticmethod
+    def of_metas(metas: Sequence[DataFileMeta]) -> FileStatsColumns:
+        n = len(metas)
+        return FileStatsColumns(
+            np.fromiter((m.row_count for m in metas), dtype=np.int64, count=n),
+            [m.schema_id for m in metas],
+            [m.value_stats_cols for m in metas],
+            [m.value_stats.min_values for m in metas],
+            [m.value_stats.max_values for m in metas],
+            [m.value_stats.null_counts for m in metas],
+        )
+
+
 def decode_file_stats(
-    metas: Sequence[DataFileMeta],
+    files: FileStatsColumns,
     schema_by_id: Callable[[int], TableSchema],
     table_schema: TableSchema,
     per_file: Callable[[int], dict[str, tuple[Any, Any, int | None]] | None],
 ) -> ColumnarStats:
-    """The value stats of ``metas`` by current column name, as
+    """The value stats of ``files`` by current column name, as
     :func:`~lakeskip.catalog.format.stats.file_column_stats` maps them, decoded group by group.
 
     Args:
         per_file: decodes file ``i`` alone (the fallback; ``None``: its stats are unknown,
             the callee has warned).
     """
-    n = len(metas)
+    rc = files.row_count
+    n = len(rc)
     row_type = table_schema.row_type
     current = {f.id: f for f in row_type}
     types = {f.name: f.type for f in row_type}
-    rc = np.fromiter((m.row_count for m in metas), dtype=np.int64, count=n)
     cols: dict[str, ColumnArrays] = {}
 
     def column(name: str) -> ColumnArrays:
@@ -359,8 +407,12 @@ def decode_file_stats(
         return col
 
     groups: dict[tuple[int, tuple[str, ...] | None], list[int]] = {}
-    for i, m in enumerate(metas):
-        groups.setdefault((m.schema_id, m.value_stats_cols), []).append(i)
+    one_schema = n and all(map(operator.eq, files.schema_id, repeat(files.schema_id[0])))
+    if one_schema and len(set(files.stats_cols)) == 1:  # most snapshots: one group
+        groups[(files.schema_id[0], files.stats_cols[0])] = list(range(n))
+    else:
+        for i, key in enumerate(zip(files.schema_id, files.stats_cols, strict=True)):
+            groups.setdefault(key, []).append(i)
     for (schema_id, stats_cols), members in groups.items():
         idx = np.asarray(members, dtype=np.int64)
         try:
@@ -381,11 +433,9 @@ def decode_file_stats(
         if fields is not None and fields:
             ftypes = [f.type for f in fields]
             try:
-                decoded = _decode_rows([metas[i].value_stats.min_values for i in members], ftypes)
-                maxes = _decode_rows([metas[i].value_stats.max_values for i in members], ftypes)
-                counts = _null_counts(
-                    [metas[i].value_stats.null_counts for i in members], len(fields)
-                )
+                decoded = files.rows(0, members, ftypes)
+                maxes = files.rows(1, members, ftypes)
+                counts = _null_counts([files.null_counts[i] for i in members], len(fields))
             except _Undecodable:
                 decoded = None
         if fields is not None and not fields:

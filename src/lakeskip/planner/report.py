@@ -8,14 +8,16 @@ PRUNING`` prints them: skipped by partition, by bucket, by stats, by each index 
 from __future__ import annotations
 
 import enum
+import threading
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
 from pyroaring import BitMap
 
 from lakeskip.catalog.format.manifest import ManifestEntry
-from lakeskip.catalog.format.manifest_columns import bulk
+from lakeskip.catalog.format.manifest_columns import LiveColumns, bulk
 
 __all__ = ["FileDecision", "PruningReport", "ScanPlan", "SkipTier"]
 
@@ -170,16 +172,121 @@ class PruningReport:
         return rows
 
 
+class _Decisions:
+    """A plan's decisions, given or made on first use (then kept): a whole table planned from
+    the manifests' columns makes no per-file object until something asks for one."""
+
+    __slots__ = ("_files", "_got", "_lock", "_make")
+
+    def __init__(
+        self,
+        got: tuple[FileDecision, ...] | None,
+        make: Callable[[], Sequence[FileDecision]] | None = None,
+    ) -> None:
+        self._got = got
+        self._make = make
+        self._lock = threading.Lock()
+        self._files: tuple[ManifestEntry, ...] | None = None
+
+    def get(self) -> tuple[FileDecision, ...]:
+        got = self._got
+        if got is None:
+            with self._lock:  # py4j callback threads may share a cached plan
+                got = self._got
+                if got is None:
+                    assert self._make is not None
+                    got = self._got = tuple(self._make())
+                    self._make = None
+        return got
+
+    def files(self) -> tuple[ManifestEntry, ...]:
+        files = self._files
+        if files is None:
+            files = self._files = tuple(d.entry for d in self.get() if d.keep)
+        return files
+
+    def __reduce__(self) -> tuple[type[_Decisions], tuple[tuple[FileDecision, ...]]]:
+        return _Decisions, (self.get(),)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Decisions) and self.get() == other.get()
+
+    def __hash__(self) -> int:
+        return hash(self.get())
+
+
 @dataclass(frozen=True, slots=True)
 class ScanPlan:
-    """The files to read for one table reference, with every decision and the report."""
+    """The files to read for one table reference, with every decision and the report.
 
-    decisions: tuple[FileDecision, ...]
+    ``kept``: the kept files as columns, when the plan was made from the manifests' columns
+    (every live file decided alike, :meth:`of_columns`): the kept files in :attr:`files`'
+    order, read without making their objects. ``decided`` holds the decisions (use
+    :attr:`decisions`)."""
+
+    decided: _Decisions
     report: PruningReport
-    files: tuple[ManifestEntry, ...] = field(init=False)
+    kept: LiveColumns | None = field(default=None, compare=False)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "files", tuple(d.entry for d in self.decisions if d.keep))
+    @property
+    def decisions(self) -> tuple[FileDecision, ...]:
+        return self.decided.get()
+
+    @property
+    def files(self) -> tuple[ManifestEntry, ...]:
+        """The kept files (made on first use, then kept)."""
+        return self.decided.files()
+
+    @staticmethod
+    def of_columns(
+        table: str,
+        predicate: str,
+        snapshot_id: int | None,
+        live: LiveColumns,
+        skipped: np.ndarray,
+        tiers: Sequence[SkipTier],
+        planning_ms: float,
+        warnings: Sequence[str] = (),
+    ) -> ScanPlan:
+        """The plan keeping every file of ``live`` but those at positions ``skipped`` (each
+        skipped by its tier of ``tiers``), as :meth:`build` makes it of the decisions
+        ``[kept..., skipped...]`` (the kept in order), which are made only when asked for."""
+        n = len(live)
+        keep = np.ones(n, dtype=np.bool_)
+        keep[skipped] = False
+        size = live.longs("_FILE_SIZE")
+        rows = live.longs("_ROW_COUNT")
+        kept = live.take(keep)
+
+        def make() -> list[FileDecision]:
+            entries = live.entries()
+            out = same_decisions([entries[i] for i in np.flatnonzero(keep).tolist()], True)
+            out += (
+                FileDecision(entries[i], keep=False, tier=t)
+                for i, t in zip(skipped.tolist(), tiers, strict=True)
+            )
+            return out
+
+        report = PruningReport(
+            table=table,
+            predicate=predicate,
+            snapshot_id=snapshot_id,
+            total_files=n,
+            kept_files=int(keep.sum()),
+            total_bytes=int(size.sum()),
+            kept_bytes=int(size[keep].sum()),
+            total_rows=int(rows.sum()),
+            kept_rows=int(rows[keep].sum()),
+            skipped_by_partition=0,
+            skipped_by_stats=0,
+            skipped_by_index={},
+            skipped_by_column={},
+            index_files_read=0,
+            rows_narrowed_files=0,
+            planning_ms=planning_ms,
+            warnings=tuple(warnings),
+        )
+        return ScanPlan(_Decisions(None, make), report, kept)
 
     @staticmethod
     def build(
@@ -247,4 +354,4 @@ class ScanPlan:
             index_bytes_read=index_bytes_read,
             skipped_at_runtime=dict(runtime),
         )
-        return ScanPlan(decisions=tuple(decisions), report=report)
+        return ScanPlan(_Decisions(tuple(decisions)), report)

@@ -243,7 +243,7 @@ def runtime_columns(
     q21: a filter of 450,000-730,000 order keys on ``lineitem``'s bloom-indexed
     ``l_orderkey`` cost 1.8-3.1 s a run and kept every file). Leaving a runtime filter out
     only keeps files: never a different answer."""
-    if snapshot is None or len(plan.files) < 2 or not columns:
+    if snapshot is None or plan.report.kept_files < 2 or not columns:
         return (), {}
     table = planner.table
     schema = table.schema

@@ -38,6 +38,7 @@ from lakeskip.catalog.cache import CacheSection, MetadataCache, paused_gc, share
 from lakeskip.catalog.format.binary_row import deserialize_row
 from lakeskip.catalog.format.deletion_vectors import DeletionFile
 from lakeskip.catalog.format.manifest import ManifestEntry, ManifestFileMeta
+from lakeskip.catalog.format.manifest_columns import LiveColumns
 from lakeskip.catalog.format.snapshot import Snapshot
 from lakeskip.catalog.kind import Append, AppendDv, PkMerge, PkRaw
 from lakeskip.catalog.table import FileStoreTable
@@ -69,9 +70,10 @@ _PLANS = "planner.plans"
 _PLAN_BYTES = 400  # per decision: the FileDecision, its slot in the tuple, its share of a report
 
 
-def _all_deleted(entry: ManifestEntry, ref: DeletionFile | None) -> bool:
+def _all_deleted(row_count: int, ref: DeletionFile | None) -> bool:
+    """Whether a file of ``row_count`` rows has every row deleted by its vector ``ref``."""
     card = ref.meta.cardinality if ref is not None else None
-    return card is not None and card >= entry.file.row_count > 0
+    return card is not None and card >= row_count > 0
 
 
 class ScanPlanner:
@@ -170,6 +172,17 @@ class ScanPlanner:
         as_written: bool = False,
     ) -> ScanPlan:
         table = self.table
+        if given is None and snapshot is not None:
+            bound = bind(table.schema.row_type, pred, time_zone=time_zone)
+            if isinstance(bound, AlwaysTrue):
+                # every live file kept but those nothing is left to read of: planned from
+                # the manifests' columns, no per-file object made
+                live = table.live_columns(snapshot)
+                if live is not None:
+                    plan = self._plan_columns(started, snapshot, pred, live)
+                    if key is not None:
+                        self._plans.put(key, plan, _plan_nbytes(plan))
+                    return plan
         unread: list[ManifestFileMeta] = []
         left_out = (0, 0, 0)  # live files of partitions ruled out (files, bytes, rows)
         selection: Hashable = ()  # which of the snapshot's live files are planned
@@ -191,24 +204,17 @@ class ScanPlanner:
         all_entries = entries
         # a file whose deletion vector deletes every row holds nothing to read
         refs = table.deletion_files(snapshot) if snapshot is not None else {}
-        dead = [e for e in entries if _all_deleted(e, refs.get(e.file.file_name))] if refs else []
+        dead = (
+            [e for e in entries if _all_deleted(e.file.row_count, refs.get(e.file.file_name))]
+            if refs
+            else []
+        )
         if dead:
             gone = {e.file.file_name for e in dead}
             entries = [e for e in entries if e.file.file_name not in gone]
         schema = table.schema
         kind = table.kind
-        match kind:
-            case PkRaw():
-                # deletion vectors or first-row on a primary-key table: every key has one
-                # live version in the files at level > 0 (DVs hide the rest), read as they
-                # are without a merge -- so the files are pruned one by one like an append
-                # table's, as Paimon does
-                skip_level0 = True
-            case Append() | AppendDv() | PkMerge():
-                skip_level0 = False
-            case _:
-                assert_never(kind)
-        skip_level0 = skip_level0 and not as_written
+        skip_level0 = _skips_level0(table) and not as_written
         if skip_level0:
             level0 = [e for e in entries if e.file.level == 0]
             if level0:
@@ -282,6 +288,37 @@ class ScanPlanner:
         if key is not None and not notes.messages:
             self._plans.put(key, plan, _plan_nbytes(plan))
         return plan
+
+    def _plan_columns(
+        self, started: float, snapshot: Snapshot, pred: BooleanExpression, live: LiveColumns
+    ) -> ScanPlan:
+        """:meth:`_plan` of a predicate that holds on every row, from the live files'
+        columns: the files every row of which is deleted, then the level-0 files of a table
+        that skips them, are skipped (in that order, as :meth:`_plan` lists them); the rest
+        is kept."""
+        table = self.table
+        refs = table.deletion_files(snapshot)
+        names = live.field("_FILE_NAME")
+        n = len(names)
+        dead = np.zeros(n, dtype=np.bool_)
+        if refs:
+            counts = live.longs("_ROW_COUNT")
+            for i in [i for i, name in enumerate(names) if name in refs]:
+                dead[i] = _all_deleted(int(counts[i]), refs[names[i]])
+        level0 = np.zeros(n, dtype=np.bool_)
+        if _skips_level0(table):
+            level0 = live.longs("_LEVEL") == 0
+        skipped = np.concatenate([np.flatnonzero(dead), np.flatnonzero(level0 & ~dead)])
+        tiers = [SkipTier.LEVEL0 if z else SkipTier.DELETED for z in level0[skipped].tolist()]
+        return ScanPlan.of_columns(
+            table=table.identifier,
+            predicate=repr(pred),
+            snapshot_id=snapshot.id,
+            live=live,
+            skipped=skipped,
+            tiers=tiers,
+            planning_ms=(time.perf_counter() - started) * 1000,
+        )
 
     def _manifests_to_read(
         self, metas: Sequence[ManifestFileMeta], pred: BooleanExpression, time_zone: str
@@ -368,6 +405,10 @@ class ScanPlanner:
         snapshot's cached columns need its whole file list: where the plan skipped manifests
         by partition (files counted, not decided), only the kept files are decoded."""
         notes = PlanNotes()
+        if plan.kept is not None:  # a plan of every live file, from their columns
+            live = self.table.live_columns(snapshot)
+            if live is not None:
+                return self._columns.of(snapshot, live, plan.kept, notes).stats
         files = plan.files
         if plan.report.total_files == len(plan.decisions):
             return self._columns.of(snapshot, self.table.scan_files(snapshot), files, notes).stats
@@ -379,6 +420,22 @@ class ScanPlanner:
         return FileTiers(
             self.table, self._index_files, self.cache, gain_base(self.table, snapshot), notes
         )
+
+
+def _skips_level0(table: FileStoreTable) -> bool:
+    """Whether a batch plan of ``table`` skips its level-0 files."""
+    kind = table.kind
+    match kind:
+        case PkRaw():
+            # deletion vectors or first-row on a primary-key table: every key has one
+            # live version in the files at level > 0 (DVs hide the rest), read as they
+            # are without a merge -- so the files are pruned one by one like an append
+            # table's, as Paimon does
+            return True
+        case Append() | AppendDv() | PkMerge():
+            return False
+        case _:
+            assert_never(kind)
 
 
 def _plan_key(
@@ -417,6 +474,8 @@ def _plan_key(
 
 
 def _plan_nbytes(plan: ScanPlan) -> int:
+    if plan.kept is not None:  # decisions made when asked for: counted as if made
+        return 1000 + _PLAN_BYTES * plan.report.total_files
     n = 1000 + _PLAN_BYTES * len(plan.decisions)
     for d in plan.decisions:
         if d.rows is not None:

@@ -31,7 +31,12 @@ from lakeskip.catalog.format.data_file import make_data_file_meta
 from lakeskip.catalog.format.schema import TableSchema
 from lakeskip.catalog.format.stats import collect_stats, file_column_stats
 from lakeskip.expressions import Operator, bind
-from lakeskip.planner.columnar_stats import ColumnarStats, _null_counts, decode_file_stats
+from lakeskip.planner.columnar_stats import (
+    ColumnarStats,
+    FileStatsColumns,
+    _null_counts,
+    decode_file_stats,
+)
 from lakeskip.planner.stats import ColumnStats, FileStats
 from lakeskip.planner.stats_evaluator import StatsEvaluator
 from lakeskip.planner.vector_evaluator import (
@@ -76,7 +81,9 @@ def test_columnar_stats_keep_what_the_per_file_evaluator_keeps(data: st.DataObje
         FileStats(m.row_count, {k: ColumnStats(*v) for k, v in s.items()})
         for m, s in zip(metas, per_file, strict=True)
     ]
-    decoded = decode_file_stats(metas, lambda _: schema, schema, lambda i: per_file[i])
+    decoded = decode_file_stats(
+        FileStatsColumns.of_metas(metas), lambda _: schema, schema, lambda i: per_file[i]
+    )
     generic = ColumnarStats.from_file_stats(file_stats, row_type)
     for _ in range(5):
         pred = data.draw(predicates({c: values[c] or [None] for c in names}), label="pred")
@@ -103,7 +110,9 @@ def test_decoded_columns_match_file_by_file() -> None:
     )
     stats, cols = collect_stats(t, rt, "full")
     meta = make_data_file_meta("f", 1, 3, stats, cols, 0, None, ())
-    cs = decode_file_stats([meta, meta], lambda _: schema, schema, lambda i: None)
+    cs = decode_file_stats(
+        FileStatsColumns.of_metas([meta, meta]), lambda _: schema, schema, lambda i: None
+    )
     assert cs.columns["id"].min.tolist() == [-7, -7]
     assert cs.columns["id"].max.tolist() == [3, 3]
     assert cs.columns["s"].min.tolist() == ["a much longer string"] * 2

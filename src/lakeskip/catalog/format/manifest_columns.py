@@ -41,7 +41,7 @@ from lakeskip.catalog.format.manifest_entry import FileKind, ManifestEntry
 from lakeskip.errors import CorruptMetadataError
 from lakeskip.types import DataType
 
-__all__ = ["ManifestColumns", "decode"]
+__all__ = ["LiveColumns", "ManifestColumns", "decode"]
 
 _MAGIC = b"Obj\x01"
 _FORMAT = 2  # the manifest entry version read_manifest accepts
@@ -566,6 +566,37 @@ _FILE_FIELDS = (  # DataFileMeta's fields in order: (Avro name, how read, requir
 )
 
 
+_FIELD_AT = {name: i for i, (name, _, _) in enumerate(_FILE_FIELDS)}
+
+
+def _distinct(raw: bytes, col: _BytesCol, n: int) -> tuple[np.ndarray, list[bytes]]:
+    """The distinct values of a bytes column (no nulls) in the order first seen, and each
+    row's number among them. Values all of one short length (a partition row of fixed-size
+    fields) are compared as rows of a byte matrix, without an object per row."""
+    length = col.end - col.start
+    if n and length[0] <= 256 and (length == length[0]).all():
+        width = int(length[0])
+        if not width:
+            return np.zeros(n, dtype=np.int64), [b""]
+        buf = np.frombuffer(raw, dtype=np.uint8)
+        matrix = np.ascontiguousarray(buf[col.start[:, None] + np.arange(width)])
+        _, first, inverse = np.unique(
+            matrix.view(np.dtype((np.void, width))).reshape(n),
+            return_index=True,
+            return_inverse=True,
+        )
+        order = np.argsort(first, kind="stable")
+        rank = np.empty(len(order), dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        starts = col.start[first[order]].tolist()
+        return rank[inverse.reshape(n)], [raw[a : a + width] for a in starts]
+    ids: dict[bytes, int] = {}
+    number = np.fromiter(
+        (ids.setdefault(r, len(ids)) for r in col.list(raw, np.arange(n))), dtype=np.int64, count=n
+    )
+    return number, list(ids)
+
+
 def _unwrap(node: _Node) -> _Node:
     return node.inner if isinstance(node, _Optional) else node
 
@@ -598,13 +629,8 @@ class ManifestColumns:
         part = _BytesCol.of(top["_PARTITION"], n)
         if part.null.any():
             raise _Unsupported("null partition")
-        # distinct partitions: a manifest holds few
-        raws = part.list(raw, np.arange(n))
-        ids: dict[bytes, int] = {}
-        self.partition_id = np.fromiter(
-            (ids.setdefault(r, len(ids)) for r in raws), dtype=np.int64, count=n
-        )
-        self.partition_bytes = list(ids)
+        # distinct partitions (a manifest holds few), numbered as first seen
+        self.partition_id, self.partition_bytes = _distinct(raw, part, n)
         file = top["_FILE"]
         if not isinstance(file, _Record):
             raise _Unsupported("_FILE")
@@ -715,26 +741,82 @@ class ManifestColumns:
         return out
 
     def _file_lists(self, rows: np.ndarray) -> list[list[Any]]:
+        return [self._values(how, col, rows) for how, col in self._file]
+
+    def field(self, name: str, rows: np.ndarray) -> list[Any]:
+        """The values of ``_FILE`` field ``name`` (an Avro name of ``_FILE_FIELDS``, e.g.
+        ``_FILE_NAME``) at ``rows``, as the entries of those rows hold them.
+
+        Raises:
+            UnicodeDecodeError: a string that is not UTF-8.
+        """
+        how, col = self._file[_FIELD_AT[name]]
+        return self._values(how, col, rows)
+
+    def longs(self, name: str, rows: np.ndarray, null: bool = False) -> np.ndarray | None:
+        """A long ``_FILE`` field at ``rows`` as int64, or None where some row is null (then
+        :meth:`field` says which); ``null``: a null (or a field the manifest lacks) as 0."""
+        how, col = self._file[_FIELD_AT[name]]
+        if how != "long":
+            return None
+        if col is None:
+            return np.zeros(len(rows), dtype=np.int64) if null else None
+        if not null and col.null[rows].any():
+            return None
+        out: np.ndarray = col.values[rows]
+        return out
+
+    def stats_lists(
+        self, name: str, rows: np.ndarray
+    ) -> tuple[list[Any], list[Any], list[Any]] | None:
+        """The min values, max values and null counts of stats field ``name``
+        (``_VALUE_STATS``) at ``rows``, as the entries' :class:`SimpleStats` hold them, without
+        an object per row; None when the manifest has no such field."""
+        col = self._file[_FIELD_AT[name]][1]
+        n = len(rows)
+        e = _EMPTY_STATS
+        if col is None:
+            return None
+        own, mins, maxs, cs = _own_stats(self.raw, rows, *col)
+        if len(own) == n:
+            return mins, maxs, cs
+        lo, hi, counts = [e.min_values] * n, [e.max_values] * n, [e.null_counts] * n
+        for j, i in enumerate(own.tolist()):
+            lo[i], hi[i], counts[i] = mins[j], maxs[j], cs[j]
+        return lo, hi, counts
+
+    def stats_spans(
+        self, name: str, rows: np.ndarray
+    ) -> tuple[list[Any], tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]] | None:
+        """Stats field ``name`` at ``rows`` where every row has stats of its own: the null
+        counts, and where the min and max rows lie in :attr:`raw` (starts, ends) -- the bytes
+        :meth:`stats_lists` would list; None where some row's stats are shared or missing."""
+        col = self._file[_FIELD_AT[name]][1]
+        if col is None:
+            return None
+        lo, hi, counts = col
+        own, _, _, cs = _own_stats(self.raw, rows, lo, hi, counts, values=False)
+        if len(own) != len(rows) or lo.null[rows].any() or hi.null[rows].any():
+            return None
+        return cs, (lo.start[rows], lo.end[rows]), (hi.start[rows], hi.end[rows])
+
+    def _values(self, how: str, col: Any, rows: np.ndarray) -> list[Any]:
         raw = self.raw
         n = len(rows)
-        out: list[list[Any]] = []
-        for how, col in self._file:
-            if col is None:
-                out.append([() if how == "strs-or-empty" else None] * n)
-            elif how == "long":
-                out.append(col.list(rows))
-            elif how == "bytes":
-                out.append(col.list(raw, rows))
-            elif how == "str":
-                out.append(col.texts(raw, rows))
-            elif how in ("strs", "strs-or-empty"):
-                got = col.tuples(raw, rows, text=True)
-                out.append([v or () for v in got] if how == "strs-or-empty" else got)
-            elif how == "longs":
-                out.append(col.tuples(raw, rows, text=False))
-            else:
-                out.append(_stats(raw, rows, *col))
-        return out
+        if col is None:
+            return [() if how == "strs-or-empty" else None] * n
+        if how == "long":
+            return col.list(rows)  # type: ignore[no-any-return]
+        if how == "bytes":
+            return col.list(raw, rows)  # type: ignore[no-any-return]
+        if how == "str":
+            return col.texts(raw, rows)  # type: ignore[no-any-return]
+        if how in ("strs", "strs-or-empty"):
+            got = col.tuples(raw, rows, text=True)
+            return [v or () for v in got] if how == "strs-or-empty" else got
+        if how == "longs":
+            return col.tuples(raw, rows, text=False)  # type: ignore[no-any-return]
+        return _stats(raw, rows, *col)
 
 
 @functools.cache
@@ -761,10 +843,17 @@ def bulk(cls: type[_T], columns: Sequence[Sequence[Any]]) -> list[_T]:
     return out
 
 
-def _stats(
-    raw: bytes, rows: np.ndarray, lo: _BytesCol, hi: _BytesCol, counts: _ArrayCol | None
-) -> list[SimpleStats]:
-    n = len(rows)
+def _own_stats(
+    raw: bytes,
+    rows: np.ndarray,
+    lo: _BytesCol,
+    hi: _BytesCol,
+    counts: _ArrayCol | None,
+    values: bool = True,
+) -> tuple[np.ndarray, list[Any], list[Any], list[Any]]:
+    """Of ``rows``, the positions whose stats are their own (not null, not empty with no
+    null counts: those are ``_EMPTY_STATS``), and those rows' min, max (``values``: else
+    not made) and null counts."""
     # the stats record itself null, or empty with no null counts (append tables' key
     # stats): one shared object
     empty = lo.equal(raw, rows, EMPTY_ROW_BYTES) & hi.equal(raw, rows, EMPTY_ROW_BYTES)
@@ -773,12 +862,24 @@ def _stats(
     shared = lo.null[rows] | empty
     own = np.flatnonzero(~shared)
     if not len(own):
-        return [_EMPTY_STATS] * n
+        return own, [], [], []
     take = rows[own]
     cs: list[Any] = counts.tuples(raw, take, text=False) if counts is not None else [()] * len(take)
     if counts is not None and counts.null[take].any():
         cs = [c if c is not None else () for c in cs]
-    made = bulk(SimpleStats, [lo.list(raw, take), hi.list(raw, take), cs])
+    if not values:
+        return own, [], [], cs
+    return own, lo.list(raw, take), hi.list(raw, take), cs
+
+
+def _stats(
+    raw: bytes, rows: np.ndarray, lo: _BytesCol, hi: _BytesCol, counts: _ArrayCol | None
+) -> list[SimpleStats]:
+    n = len(rows)
+    own, mins, maxs, cs = _own_stats(raw, rows, lo, hi, counts)
+    if not len(own):
+        return [_EMPTY_STATS] * n
+    made = bulk(SimpleStats, [mins, maxs, cs])
     if len(own) == n:
         return made
     out = [_EMPTY_STATS] * n
@@ -811,3 +912,213 @@ def decode(data: bytes) -> ManifestColumns | None:
         OverflowError,
     ):
         return None
+
+
+class LiveColumns:
+    """The live files of a snapshot (or of some of its manifests) as columns: rows of decoded
+    manifests (:class:`ManifestColumns`), an ADD each, in the order the record-by-record merge
+    lists them (:func:`~lakeskip.catalog.table.merge_entries`). What a plan of every file reads
+    -- names, sizes, row counts, partitions, stats -- is taken field by field, and
+    :meth:`entries` makes the per-file objects only for whoever needs them (the same objects
+    :meth:`ManifestColumns.entries` makes).
+
+    Args:
+        parts: (manifest columns, ascending rows) in manifest order.
+        partition_types: the table's partition column types.
+        order: positions in the parts' rows laid end to end (None: all of them, in order).
+    """
+
+    def __init__(
+        self,
+        parts: Sequence[tuple[ManifestColumns, np.ndarray]],
+        partition_types: Sequence[DataType],
+        order: np.ndarray | None = None,
+    ) -> None:
+        self.parts = tuple(parts)
+        self.partition_types = tuple(partition_types)
+        self.order = order
+        self._fields: dict[str, list[Any]] = {}
+
+    def __len__(self) -> int:
+        if self.order is not None:
+            return len(self.order)
+        return sum(len(rows) for _, rows in self.parts)
+
+    def _arrange(self, values: list[Any]) -> list[Any]:
+        if self.order is None:
+            return values
+        return [values[i] for i in self.order.tolist()]
+
+    def field(self, name: str) -> list[Any]:
+        """``_FILE`` field ``name`` of every file (kept: callers must not change the list).
+
+        Raises:
+            CorruptMetadataError: a string that is not UTF-8.
+        """
+        got = self._fields.get(name)
+        if got is None:
+            try:
+                values = [v for mc, rows in self.parts for v in mc.field(name, rows)]
+            except UnicodeDecodeError as e:
+                raise CorruptMetadataError(f"manifest: a string is not UTF-8: {e}") from e
+            got = self._fields[name] = self._arrange(values)
+        return got
+
+    def longs(self, name: str) -> np.ndarray:
+        """A long ``_FILE`` field as int64 (a null read as 0)."""
+        got = [mc.longs(name, rows, null=True) for mc, rows in self.parts]
+        if all(g is not None for g in got):
+            flat = np.concatenate([cast(np.ndarray, g) for g in got]) if got else np.zeros(0)
+        else:
+            flat = np.asarray([v or 0 for v in self._plain_field(name)], dtype=np.int64)
+        flat = flat.astype(np.int64, copy=False)
+        return flat if self.order is None else flat[self.order]
+
+    def _plain_field(self, name: str) -> list[Any]:
+        return [v for mc, rows in self.parts for v in mc.field(name, rows)]
+
+    def stats_lists(self, name: str) -> tuple[list[Any], list[Any], list[Any]] | None:
+        """:meth:`ManifestColumns.stats_lists` of every file (None: some manifest has no
+        such field)."""
+        lo: list[Any] = []
+        hi: list[Any] = []
+        counts: list[Any] = []
+        for mc, rows in self.parts:
+            got = mc.stats_lists(name, rows)
+            if got is None:
+                return None
+            lo += got[0]
+            hi += got[1]
+            counts += got[2]
+        return self._arrange(lo), self._arrange(hi), self._arrange(counts)
+
+    def stats_spans(
+        self, name: str
+    ) -> (
+        tuple[list[Any], tuple[bytes, np.ndarray, np.ndarray], tuple[bytes, np.ndarray, np.ndarray]]
+        | None
+    ):
+        """:meth:`ManifestColumns.stats_spans` of every file, the min and max rows as
+        (buffer, starts, ends) in one buffer (the manifests' joined); None where some file's
+        stats are shared or missing (then :meth:`stats_lists`)."""
+        got = [mc.stats_spans(name, rows) for mc, rows in self.parts]
+        if any(g is None for g in got) or not got:
+            return None
+        spans = cast(
+            list[tuple[list[Any], tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]],
+            got,
+        )
+        shift = np.cumsum([0] + [len(mc.raw) for mc, _ in self.parts[:-1]])
+        raw = (
+            self.parts[0][0].raw
+            if len(self.parts) == 1
+            else b"".join(mc.raw for mc, _ in self.parts)
+        )
+        counts = self._arrange([c for g in spans for c in g[0]])
+
+        def joined(which: int) -> tuple[bytes, np.ndarray, np.ndarray]:
+            start = np.concatenate(
+                [g[which][0] + k for g, k in zip(spans, shift.tolist(), strict=True)]
+            )
+            end = np.concatenate(
+                [g[which][1] + k for g, k in zip(spans, shift.tolist(), strict=True)]
+            )
+            if self.order is not None:
+                start, end = start[self.order], end[self.order]
+            return raw, start, end
+
+        return counts, joined(1), joined(2)
+
+    def partitions(self) -> tuple[np.ndarray, list[tuple[Any, ...]], list[bytes]]:
+        """Each file's partition as a number, and the distinct partitions those number (their
+        values, decoded once, and their ``BinaryRow`` bytes).
+
+        Raises:
+            CorruptMetadataError: a partition that is not a row of the partition types.
+        """
+        ids: dict[bytes, int] = {}
+        values: list[tuple[Any, ...]] = []
+        per_part: list[np.ndarray] = []
+        for mc, rows in self.parts:
+            decoded = mc.partitions(self.partition_types)
+            local = np.empty(len(mc.partition_bytes), dtype=np.int64)
+            for j, b in enumerate(mc.partition_bytes):
+                at = ids.get(b)
+                if at is None:
+                    at = ids[b] = len(values)
+                    values.append(decoded[j])
+                local[j] = at
+            per_part.append(local[mc.partition_id[rows]])
+        flat = np.concatenate(per_part) if per_part else np.zeros(0, dtype=np.int64)
+        return (flat if self.order is None else flat[self.order]), values, list(ids)
+
+    def buckets(self) -> np.ndarray:
+        flat = [mc.bucket[rows] for mc, rows in self.parts]
+        out = np.concatenate(flat) if flat else np.zeros(0, dtype=np.int64)
+        return out if self.order is None else out[self.order]
+
+    def entries(self) -> list[ManifestEntry]:
+        """The :class:`ManifestEntry` of every file, in order.
+
+        Raises:
+            CorruptMetadataError: a string that is not UTF-8, a partition not of these types.
+        """
+        made = [e for mc, rows in self.parts for e in mc.entries(rows, self.partition_types)]
+        return self._arrange(made)
+
+    def entry_at(self, i: int) -> ManifestEntry:
+        """The :class:`ManifestEntry` of file ``i`` alone."""
+        at = int(self.order[i]) if self.order is not None else i
+        for mc, rows in self.parts:
+            if at < len(rows):
+                made: ManifestEntry = mc.entries(rows[at : at + 1], self.partition_types)[0]
+                return made
+            at -= len(rows)
+        raise IndexError(i)
+
+    def take(self, keep: np.ndarray) -> LiveColumns:
+        """The files where the mask ``keep`` is set."""
+        keep = np.asarray(keep, dtype=np.bool_)
+        if keep.all():
+            return self
+        at = np.flatnonzero(keep) if self.order is None else self.order[keep]
+        return LiveColumns(self.parts, self.partition_types, at)
+
+    @staticmethod
+    def merged(
+        parts: Sequence[tuple[ManifestColumns, np.ndarray]], partition_types: Sequence[DataType]
+    ) -> LiveColumns:
+        """The live files of ``parts`` (ADDs and DELETEs of manifests in commit order): every
+        ADD not cancelled by a later DELETE of the same file (partition, bucket, level, name,
+        extra files, embedded index, external path), in the order
+        :func:`~lakeskip.catalog.table.merge_entries` keeps them."""
+        whole = LiveColumns(parts, partition_types)
+        kinds = [mc.kind[rows] for mc, rows in parts]
+        names = whole.field("_FILE_NAME")
+        if all(not k.any() for k in kinds) and len(set(names)) == len(names):
+            return whole  # every entry an ADD of a file no other entry names
+        kind = np.concatenate(kinds).tolist() if kinds else []
+        # each row's partition as its entry holds it (one tuple per manifest and partition)
+        part = [
+            p
+            for mc, rows in parts
+            for p in map(mc.partitions(partition_types).__getitem__, mc.partition_id[rows].tolist())
+        ]
+        keys = zip(
+            part,
+            whole.buckets().tolist(),
+            whole._plain_field("_LEVEL"),
+            names,
+            whole._plain_field("_EXTRA_FILES"),
+            whole._plain_field("_EMBEDDED_FILE_INDEX"),
+            whole._plain_field("_EXTERNAL_PATH"),
+            strict=True,
+        )
+        live: dict[tuple[Any, ...], int] = {}
+        for i, (k, key) in enumerate(zip(kind, keys, strict=True)):
+            if k == 0:
+                live[key] = i
+            else:
+                live.pop(key, None)
+        order = np.fromiter(live.values(), dtype=np.int64, count=len(live))
+        return LiveColumns(parts, partition_types, order)

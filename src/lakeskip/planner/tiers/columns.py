@@ -19,18 +19,19 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from lakeskip.catalog.cache import CacheSection, MetadataCache
 from lakeskip.catalog.format.manifest import ManifestEntry
+from lakeskip.catalog.format.manifest_columns import LiveColumns
 from lakeskip.catalog.format.snapshot import Snapshot
 from lakeskip.catalog.format.stats import file_column_stats
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import CorruptMetadataError
 from lakeskip.planner.bloom_batch import BloomColumns
-from lakeskip.planner.columnar_stats import ColumnarStats, decode_file_stats
+from lakeskip.planner.columnar_stats import ColumnarStats, FileStatsColumns, decode_file_stats
 from lakeskip.planner.report import FileDecision, SkipTier
 from lakeskip.planner.stats import ColumnStats
 from lakeskip.planner.tiers.notes import PlanNotes
@@ -77,15 +78,17 @@ class SnapshotColumns:
     def of(
         self,
         snapshot: Snapshot,
-        live: Sequence[ManifestEntry],
-        entries: Sequence[ManifestEntry],
+        live: Sequence[ManifestEntry] | LiveColumns,
+        entries: Sequence[ManifestEntry] | LiveColumns,
         notes: PlanNotes,
         unread: Hashable = (),
     ) -> PlanColumns:
         """The stats of ``entries`` (a subset of the snapshot's ``live`` files) as columns,
         decoded once per snapshot and table schema and kept in the metadata cache, and
         where each of ``entries`` is among the live files. ``unread``: which of the snapshot's
-        files ``live`` lacks (the manifests skipped by partition, the partitions read)."""
+        files ``live`` lacks (the manifests skipped by partition, the partitions read).
+        Either may be given as columns (:class:`LiveColumns`: no per-file object is made
+        until a tier asks for one)."""
         table = self.table
         key = (
             table.path,
@@ -95,21 +98,31 @@ class SnapshotColumns:
             table.schema.time_millis,
             unread,
         )
+        columns = live if isinstance(live, LiveColumns) else None
         hit = self._columnar.get(key)
         if hit is None:
-            positions = {e.file.file_name: i for i, e in enumerate(live)}
+            names = (
+                columns.field("_FILE_NAME")
+                if columns is not None
+                else [e.file.file_name for e in cast(Sequence[ManifestEntry], live)]
+            )
+            positions = {name: i for i, name in enumerate(names)}
             if len(positions) != len(live):  # one name twice: no lookup by name, no cache
+                if isinstance(entries, LiveColumns):
+                    return self.uncached(entries.entries(), notes)
                 return self.uncached(entries, notes)
             stats, messages = self._decode_stats(live, notes)
+            made = _Entries(live)
             hit = _SnapshotStats(
                 positions,
                 stats,
                 messages,
                 [],
-                _LazyDecisions(live, _kept),
-                _LazyDecisions(live, _by_stats),
+                _LazyDecisions(made, _kept),
+                _LazyDecisions(made, _by_stats),
                 [],
                 {},
+                made,
             )
             self._columnar.put(key, hit, hit.nbytes)
         else:
@@ -120,13 +133,14 @@ class SnapshotColumns:
         def bloom() -> BloomColumns:
             if not snap.bloom:
                 types = {f.name: f.type for f in table.schema.row_type}
+                files = snap.entries.get()
                 built = BloomColumns.build(
                     [
                         e.file.embedded_index if e.file.schema_id == table.schema.id else None
-                        for e in live
+                        for e in files
                     ],
                     types,
-                    [e.file.row_count for e in live],
+                    [e.file.row_count for e in files],
                 )
                 snap.bloom.append(built)
                 self._columnar.put(key, snap, snap.nbytes)
@@ -145,21 +159,26 @@ class SnapshotColumns:
 
         def kinds() -> np.ndarray:
             if not snap.kinds:
-                snap.kinds.append(index_kinds(live))
+                snap.kinds.append(index_kinds(snap.entries.get()))
                 self._columnar.put(key, snap, snap.nbytes)
             return snap.kinds[0]
 
         def skips_at(column: str | None, at: np.ndarray) -> np.ndarray:
             lazy = snap.skips.get(column)
             if lazy is None:
-                lazy = snap.skips[column] = _LazyDecisions(live, bloom_skip(column))
+                lazy = snap.skips[column] = _LazyDecisions(snap.entries, bloom_skip(column))
             got, new = lazy.take(at)
             if new:
                 self._columnar.put(key, snap, snap.nbytes)
             return got
 
         # the live files themselves (a whole-table plan's kept files): no lookup by name
-        if entries is live or (len(entries) == len(live) and all(map(operator.is_, entries, live))):
+        if entries is live or (
+            columns is None
+            and not isinstance(entries, LiveColumns)
+            and len(entries) == len(live)
+            and all(map(operator.is_, entries, cast(Sequence[ManifestEntry], live)))
+        ):
             return PlanColumns(
                 hit.stats,
                 np.arange(len(live)),
@@ -168,9 +187,12 @@ class SnapshotColumns:
                 kinds,
                 skips_at,
             )
-        idx = np.fromiter(
-            (hit.positions[e.file.file_name] for e in entries), dtype=np.int64, count=len(entries)
+        names = (
+            entries.field("_FILE_NAME")
+            if isinstance(entries, LiveColumns)
+            else [e.file.file_name for e in entries]
         )
+        idx = np.fromiter(map(hit.positions.__getitem__, names), dtype=np.int64, count=len(names))
         return PlanColumns(
             hit.stats.take(idx),
             idx,
@@ -207,16 +229,39 @@ class SnapshotColumns:
         )
 
     def _decode_stats(
-        self, entries: Sequence[ManifestEntry], notes: PlanNotes
+        self, entries: Sequence[ManifestEntry] | LiveColumns, notes: PlanNotes
     ) -> tuple[ColumnarStats, list[str]]:
         table = self.table
         before = len(notes.messages)
+        files: FileStatsColumns | None = None
+        if isinstance(entries, LiveColumns):
+            at = entries.entry_at
+            counts = entries.longs("_ROW_COUNT")
+            schema_ids = entries.longs("_SCHEMA_ID").tolist()
+            stats_cols = entries.field("_VALUE_STATS_COLS")
+            spans = entries.stats_spans("_VALUE_STATS")
+            got = entries.stats_lists("_VALUE_STATS") if spans is None else None
+            if spans is not None:  # min and max rows read where they lie
+                files = FileStatsColumns(
+                    counts, schema_ids, stats_cols, [], [], spans[0], (spans[1], spans[2])
+                )
+            elif got is not None:
+                files = FileStatsColumns(counts, schema_ids, stats_cols, *got)
+            else:  # no stats field: decoded file by file, as their entries say
+                entries = entries.entries()
+        if files is None:
+            listed = cast(Sequence[ManifestEntry], entries)
+
+            def at(i: int) -> ManifestEntry:
+                return listed[i]
+
+            files = FileStatsColumns.of_metas([e.file for e in listed])
 
         def one(i: int) -> dict[str, tuple[Any, Any, int | None]] | None:
-            stats = self._file_stats(entries[i], notes)
+            stats = self._file_stats(at(i), notes)
             return {k: (v.min, v.max, v.null_count) for k, v in stats.items()}
 
-        stats = decode_file_stats([e.file for e in entries], table.schema_by_id, table.schema, one)
+        stats = decode_file_stats(files, table.schema_by_id, table.schema, one)
         return stats, notes.messages[before:]
 
     def _file_stats(self, e: ManifestEntry, notes: PlanNotes) -> dict[str, ColumnStats]:
@@ -249,6 +294,7 @@ class _SnapshotStats:
     by_stats: _LazyDecisions  # "skipped by stats" decision per file, likewise
     kinds: list[np.ndarray]  # index kind per file, built on first use
     skips: dict[str | None, _LazyDecisions]  # bloom-skip decisions per column, likewise
+    entries: _Entries  # the live files' entries (made on first use from columns)
 
     @property
     def nbytes(self) -> int:
@@ -259,6 +305,26 @@ class _SnapshotStats:
         return n + sum(k.nbytes for k in self.kinds)
 
 
+class _Entries:
+    """The live files' :class:`ManifestEntry` objects: as given, or made from their columns
+    the first time a tier needs them (an embedded index, a decision per file)."""
+
+    __slots__ = ("_got", "_live")
+
+    def __len__(self) -> int:
+        return len(self._live)
+
+    def __init__(self, live: Sequence[ManifestEntry] | LiveColumns) -> None:
+        self._live = live
+        self._got: Sequence[ManifestEntry] | None = None if isinstance(live, LiveColumns) else live
+
+    def get(self) -> Sequence[ManifestEntry]:
+        got = self._got
+        if got is None:
+            got = self._got = cast(LiveColumns, self._live).entries()
+        return got
+
+
 class _LazyDecisions:
     """One prebuilt :class:`FileDecision` per file (they are immutable, so plans share
     them), each built the first time a plan needs it: a fresh process's first plan builds
@@ -266,9 +332,7 @@ class _LazyDecisions:
 
     __slots__ = ("_built", "_entries", "_make", "_values", "count")
 
-    def __init__(
-        self, entries: Sequence[ManifestEntry], make: Callable[[ManifestEntry], FileDecision]
-    ) -> None:
+    def __init__(self, entries: _Entries, make: Callable[[ManifestEntry], FileDecision]) -> None:
         self._entries = entries
         self._make = make
         self._values = np.empty(len(entries), dtype=object)
@@ -285,7 +349,7 @@ class _LazyDecisions:
         need = idx[~self._built[idx]]
         if len(need):
             need = np.unique(need)
-            entries, make = self._entries, self._make
+            entries, make = self._entries.get(), self._make
             self._values[need] = [make(entries[i]) for i in need.tolist()]
             self._built[need] = True
             self.count += len(need)

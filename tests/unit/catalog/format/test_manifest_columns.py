@@ -24,7 +24,7 @@ from tests.examples import unit_examples
 from lakeskip import types as T
 from lakeskip.catalog.format import manifest_columns
 from lakeskip.catalog.format.binary_row import EMPTY_ROW_BYTES, serialize_row
-from lakeskip.catalog.format.data_file import DataFileMeta, SimpleStats
+from lakeskip.catalog.format.data_file import EMPTY_STATS, DataFileMeta, SimpleStats
 from lakeskip.catalog.format.manifest import (
     FORMAT_IDENTIFIER,
     MANIFEST_ENTRY_SCHEMA,
@@ -33,6 +33,7 @@ from lakeskip.catalog.format.manifest import (
     decode_manifest_records,
     file_to_avro,
 )
+from lakeskip.catalog.table import merge_entries
 from lakeskip.errors import CorruptMetadataError
 
 TYPES = (T.INT, T.STRING)
@@ -296,3 +297,65 @@ def test_an_unknown_kind_is_refused_as_before(kind: int) -> None:
     assert manifest_columns.decode(raw) is None
     with pytest.raises(CorruptMetadataError):
         decode_manifest_records(raw, "m", TYPES)
+
+
+@settings(max_examples=unit_examples(60), deadline=None)
+@given(st.lists(_entries(), min_size=1, max_size=3), st.data())
+def test_live_columns_are_the_merged_entries(
+    manifests: list[list[ManifestEntry]], data: st.DataObject
+) -> None:
+    """The live files of manifests in commit order as columns (``LiveColumns.merged``) against
+    the record-by-record entries merged as ``FileStoreTable.scan_files`` merges them: the same
+    files in the same order, every field a plan reads equal, the same entries made, for all
+    files and for any subset."""
+    # later manifests delete some files of earlier ones (their ADD, as Paimon writes the
+    # DELETE) and sometimes add one of them again
+    earlier = [e for m in manifests for e in m if e.kind is FileKind.ADD]
+    if earlier:
+        gone = data.draw(st.lists(st.sampled_from(earlier), max_size=6))
+        again = data.draw(st.lists(st.sampled_from(earlier), max_size=2))
+        manifests.append(
+            [dataclasses.replace(e, kind=FileKind.DELETE) for e in gone]
+            + [dataclasses.replace(e, kind=FileKind.ADD) for e in again]
+        )
+    raws = [_avro(MANIFEST_ENTRY_SCHEMA, _records(m), "null", 100) for m in manifests]
+    want = merge_entries(e for raw in raws for e in decode_manifest_records(raw, "m", TYPES))
+    parts = [(c, np.arange(c.n)) for c in map(_columns, raws)]
+    live = manifest_columns.LiveColumns.merged(parts, TYPES)
+    assert len(live) == len(want)
+    files = [e.file for e in want]
+    assert live.field("_FILE_NAME") == [f.file_name for f in files]
+    assert live.field("_EXTERNAL_PATH") == [f.external_path for f in files]
+    assert live.field("_CREATION_TIME") == [f.creation_time for f in files]
+    assert live.field("_VALUE_STATS_COLS") == [f.value_stats_cols for f in files]
+    for name, attr in (
+        ("_FILE_SIZE", "file_size"),
+        ("_ROW_COUNT", "row_count"),
+        ("_SCHEMA_ID", "schema_id"),
+        ("_LEVEL", "level"),
+    ):
+        assert live.longs(name).tolist() == [getattr(f, attr) for f in files]
+    stats = live.stats_lists("_VALUE_STATS")
+    assert stats is not None
+    assert list(zip(*stats, strict=True)) == [
+        (f.value_stats.min_values, f.value_stats.max_values, f.value_stats.null_counts)
+        for f in files
+    ]
+    spans = live.stats_spans("_VALUE_STATS")
+    if spans is not None:  # every file's own stats, read where they lie: the same bytes
+        counts, (raw, lo, lo_end), (_, hi, hi_end) = spans
+        assert counts == stats[2]
+        assert [raw[a:b] for a, b in zip(lo.tolist(), lo_end.tolist(), strict=True)] == stats[0]
+        assert [raw[a:b] for a, b in zip(hi.tolist(), hi_end.tolist(), strict=True)] == stats[1]
+    else:
+        assert any(f.value_stats == EMPTY_STATS for f in files)
+    number, values, _ = live.partitions()
+    assert [values[k] for k in number.tolist()] == [e.partition for e in want]
+    assert live.buckets().tolist() == [e.bucket for e in want]
+    keep = np.asarray(data.draw(st.lists(st.booleans(), min_size=len(want), max_size=len(want))))
+    some = live.take(keep)
+    picked = [e for e, k in zip(want, keep.tolist(), strict=True) if k]
+    assert [some.entry_at(i) for i in range(len(some))] == picked
+    assert some.field("_FILE_NAME") == [e.file.file_name for e in picked]
+    assert some.entries() == picked
+    assert live.entries() == want

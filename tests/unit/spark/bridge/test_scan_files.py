@@ -11,25 +11,42 @@ import json
 import math
 import shutil
 import subprocess
+import tempfile
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pyroaring import BitMap
+from tests.examples import unit_examples
 
 from lakeskip import types as T
+from lakeskip.catalog.cache import MetadataCache
 from lakeskip.catalog.catalog import Catalog
-from lakeskip.catalog.format.data_file import EMPTY_STATS, DataFileMeta
+from lakeskip.catalog.format.data_file import EMPTY_STATS, DataFileMeta, make_data_file_meta
+from lakeskip.catalog.format.deletion_vectors import DeletionVectorUpdate
 from lakeskip.catalog.format.manifest import FileKind, ManifestEntry
+from lakeskip.catalog.format.snapshot import CommitKind
+from lakeskip.catalog.format.stats import collect_stats
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import ProtocolError
-from lakeskip.spark.bridge.catalog_scans.batch import scan_files
-from lakeskip.spark.bridge.catalog_scans.target import partition_json
+from lakeskip.planner.scan import ScanPlanner
+from lakeskip.spark.bridge.catalog_context import ReportLog
+from lakeskip.spark.bridge.catalog_scans.batch import scan_files, scan_reply
+from lakeskip.spark.bridge.catalog_scans.target import partition_json, scan_target
 from lakeskip.spark.jvm import build
-from lakeskip.spark.jvm.protocol import ScanFiles, decode, encode, pack_longs, unpack_longs
+from lakeskip.spark.jvm.protocol import (
+    PlanScanRequest,
+    ScanFiles,
+    decode,
+    encode,
+    pack_longs,
+    unpack_longs,
+)
 from lakeskip.spark.read.dv import table_file_paths
 
 TYPES = [T.INT, T.DOUBLE, T.STRING]
@@ -219,3 +236,157 @@ def test_packed_columns_refuse_what_is_not_one() -> None:
     ):
         with pytest.raises(ProtocolError):
             unpack_longs(bad)
+
+
+# -- a whole table planned from the manifests' columns -------------------------------------
+
+_ROW = T.RowType.of(("id", T.BIGINT), ("v", T.DOUBLE), ("p", T.INT))
+_KINDS = {
+    "append": ((), {}),
+    "append-dv": ((), {"deletion-vectors.enabled": "true"}),
+    "pk-dv": (("id",), {"deletion-vectors.enabled": "true", "bucket": "2"}),
+}
+
+
+class _Ctx:
+    """What ``plan_scan`` reads of a Spark session's callback context."""
+
+    def __init__(self, table: FileStoreTable) -> None:
+        self.reports = ReportLog()
+        self.time_zone = "UTC"
+        self._table = table
+
+    def table(self, req: object, name: object = None) -> FileStoreTable:
+        return self._table
+
+
+def _new_file(
+    table: FileStoreTable, data: st.DataObject, partitioned: bool, pk: bool, at: int
+) -> ManifestEntry:
+    """A data file's entry (the plan of a whole table reads no data file): its stats of rows
+    drawn here, a level (primary-key tables), an external path, a creation time."""
+    n = data.draw(st.integers(1, 5))
+    p = data.draw(st.integers(0, 2)) if partitioned else 0
+    lo = data.draw(st.integers(-50, 50))
+    rows = pa.table(
+        {
+            "id": pa.array(range(lo, lo + n), pa.int64()),
+            "v": pa.array([float(data.draw(st.integers(-3, 3))) for _ in range(n)], pa.float64()),
+            "p": pa.array([p] * n, pa.int32()),
+        }
+    )
+    stats, cols = collect_stats(rows, _ROW)
+    name = f"data-{at}.parquet"
+    meta = dataclasses.replace(
+        make_data_file_meta(name, data.draw(st.integers(1, 10**6)), n, stats, cols, 0, None, ()),
+        level=data.draw(st.integers(0, 3)) if pk else 0,
+        creation_time=data.draw(st.none() | st.integers(0, 10**13)),
+        external_path=f"{table.path}-ext/{name}" if data.draw(st.booleans()) else None,
+    )
+    bucket = data.draw(st.integers(0, 1)) if pk else 0
+    return ManifestEntry(FileKind.ADD, (p,) if partitioned else (), bucket, 2 if pk else -1, meta)
+
+
+@settings(max_examples=unit_examples(30), deadline=None)
+@given(st.sampled_from(sorted(_KINDS)), st.booleans(), st.data())
+def test_whole_table_from_columns_is_the_per_file_plan(
+    kind: str, partitioned: bool, data: st.DataObject
+) -> None:
+    """A whole-table scan (no filter) is planned and answered from the manifests' columns:
+    the same decisions, report and reply (files, DVs, groups, runtime-filter columns) as the
+    per-file path over the snapshot's entries, and the files a model of the commits keeps
+    (every live file but those whose DV deletes every row and, on a primary-key table with
+    DVs, those at level 0): append and primary-key tables with DVs, partitioned or not,
+    files deleted in later commits."""
+    keys, options = _KINDS[kind]
+    pk, dv = bool(keys), "deletion-vectors.enabled" in options
+    with tempfile.TemporaryDirectory() as wh:
+        catalog = Catalog(wh)
+        catalog.create_database("d")
+        table = catalog.create_table(
+            "d.t",
+            _ROW,
+            partition_keys=["p"] if partitioned else [],
+            primary_keys=[*keys, "p"] if pk and partitioned else keys,
+            options=options,
+        )
+        live: dict[str, ManifestEntry] = {}  # the model: file name -> its entry
+        deleted_rows: dict[str, int] = {}  # rows its DV deletes
+        made = 0
+        for _ in range(data.draw(st.integers(1, 4))):
+            step = data.draw(st.sampled_from(["add", "delete", "dv"] if dv else ["add", "delete"]))
+            if step == "add" or not live:
+                added = []
+                for _ in range(data.draw(st.integers(1, 4))):
+                    added.append(_new_file(table, data, partitioned, pk, made))
+                    made += 1
+                table.commit(added)
+                live.update((e.file.file_name, e) for e in added)
+            elif step == "delete":  # files without a DV, replaced by one new file or none
+                some = [n for n in sorted(live) if n not in deleted_rows]
+                gone = data.draw(st.lists(st.sampled_from(some), unique=True)) if some else []
+                new = (
+                    [_new_file(table, data, partitioned, pk, made)]
+                    if data.draw(st.booleans())
+                    else []
+                )
+                made += 1
+                table.commit(new, [live.pop(n) for n in gone], kind=CommitKind.COMPACT)
+                live.update((e.file.file_name, e) for e in new)
+            else:  # a DV on one file: some of its rows, sometimes all
+                name = data.draw(st.sampled_from(sorted(live)))
+                rows = live[name].file.row_count
+                positions = data.draw(st.sets(st.integers(0, rows - 1), min_size=1))
+                ref = table.deletion_files().get(name)
+                old = set(table.read_deletion_vector(ref)) if ref is not None else set()
+                table.commit(
+                    [],
+                    kind=CommitKind.OVERWRITE,
+                    overwrite_partitions=[],
+                    deletion_vectors=DeletionVectorUpdate(
+                        {name: BitMap(old | positions)},
+                        {name: ref.index_file if ref is not None else None},
+                    ),
+                )
+                deleted_rows[name] = len(old | positions)
+        table = catalog.get_table("d.t")
+        snap = table.latest_snapshot()
+        planner = ScanPlanner(table, cache=MetadataCache())
+        plan = planner.plan(None, snapshot=snap)
+        assert plan.kept is not None, "a whole table is planned from the manifests' columns"
+        entries = table.scan_files(snap)
+        assert sorted(e.file.file_name for e in entries) == sorted(live)
+        other = ScanPlanner(table, cache=MetadataCache())
+        per_file = other.plan_files(entries, None, snap)
+        want = [
+            e.file.file_name
+            for e in entries
+            if deleted_rows.get(e.file.file_name, 0) < e.file.row_count
+            and not (pk and e.file.level == 0)
+        ]
+        ctx = _Ctx(table)
+        req = decode(
+            PlanScanRequest,
+            {
+                "catalog": "lakeskip",
+                "namespace": ["d"],
+                "name": "t",
+                "filters": [],
+                "session": {"time_zone": "UTC", "settings": {}},
+            },
+        )
+        target = scan_target(ctx, req)  # type: ignore[arg-type]
+        reply = scan_reply(ctx, req, target, planner, plan, 0.0)  # type: ignore[arg-type]
+        # the decisions, made only now, and the report: the per-file path's
+        assert [e.file.file_name for e in plan.files] == want
+        assert plan.decisions == per_file.decisions
+        assert dataclasses.replace(plan.report, planning_ms=0) == dataclasses.replace(
+            per_file.report, planning_ms=0
+        )
+        theirs = scan_reply(ctx, req, target, other, per_file, 0.0)  # type: ignore[arg-type]
+        for field in ("files", "evolved", "unpushable", "prunable", "index_values", "token"):
+            assert getattr(reply, field) == getattr(theirs, field), field
+        assert reply.files.paths() == table_file_paths(table, plan.files)
+        assert sorted(reply.files.dv) == sorted(
+            str(i) for i, e in enumerate(plan.files) if e.file.file_name in deleted_rows
+        )

@@ -10,11 +10,14 @@ import dataclasses
 import json
 import time
 import warnings
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, cast
+
+import numpy as np
 
 from lakeskip.catalog.field_mapping import reads_by_name
 from lakeskip.catalog.format.manifest import ManifestEntry
+from lakeskip.catalog.format.manifest_columns import LiveColumns
 from lakeskip.catalog.format.schema import TableSchema
 from lakeskip.catalog.format.stats import unpushable_columns
 from lakeskip.catalog.ops.system_tables import read_optimized_level
@@ -50,8 +53,84 @@ from lakeskip.types import DataType, RowType
 __all__ = ["plan_scan", "scan_files", "scan_reply"]
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Files:
+    """What a reply says of some files, as columns: from their entries or straight from the
+    manifests' columns (:class:`LiveColumns`, no object per file). ``part`` numbers each
+    file's partition among ``partitions`` (a tuple of values each); ``mtime`` is 0 where the
+    creation time is unknown."""
+
+    names: Sequence[str]
+    external: Sequence[str | None]
+    size: np.ndarray
+    rows: np.ndarray
+    mtime: np.ndarray
+    schema_id: np.ndarray
+    part: np.ndarray
+    partitions: Sequence[tuple[Any, ...]]
+    bucket: np.ndarray
+
+    @staticmethod
+    def of(files: Sequence[ManifestEntry] | LiveColumns) -> _Files:
+        if isinstance(files, LiveColumns):
+            number, distinct, _ = files.partitions()
+            return _Files(
+                files.field("_FILE_NAME"),
+                files.field("_EXTERNAL_PATH"),
+                files.longs("_FILE_SIZE"),
+                files.longs("_ROW_COUNT"),
+                files.longs("_CREATION_TIME"),
+                files.longs("_SCHEMA_ID"),
+                number,
+                distinct,
+                files.buckets(),
+            )
+        # entries of one partition share one partition tuple (decoded once per manifest):
+        # numbered by identity
+        ids: dict[int, int] = {}
+        partitions: list[tuple[Any, ...]] = []
+        part: list[int] = []
+        for e in files:
+            k = ids.get(id(e.partition))
+            if k is None:
+                k = ids[id(e.partition)] = len(partitions)
+                partitions.append(e.partition)
+            part.append(k)
+
+        def longs(values: list[int]) -> np.ndarray:
+            return np.asarray(values, dtype=np.int64).reshape(len(values))
+
+        return _Files(
+            [e.file.file_name for e in files],
+            [e.file.external_path for e in files],
+            longs([e.file.file_size for e in files]),
+            longs([e.file.row_count for e in files]),
+            longs([e.file.creation_time or 0 for e in files]),
+            longs([e.file.schema_id for e in files]),
+            longs(part),
+            partitions,
+            longs([e.bucket for e in files]),
+        )
+
+    def take(self, at: Sequence[int]) -> _Files:
+        if len(at) == len(self.names):
+            return self
+        idx = np.asarray(at, dtype=np.int64).reshape(len(at))
+        return _Files(
+            [self.names[i] for i in at],
+            [self.external[i] for i in at],
+            self.size[idx],
+            self.rows[idx],
+            self.mtime[idx],
+            self.schema_id[idx],
+            self.part[idx],
+            self.partitions,
+            self.bucket[idx],
+        )
+
+
 def _deletion_vectors(
-    table: FileStoreTable, snapshot_id: int | None, entries: Sequence[ManifestEntry]
+    table: FileStoreTable, snapshot_id: int | None, files: _Files
 ) -> dict[str, str]:
     """Data file name -> its DV (portable RoaringBitmap, base64) for the Java reader; read and
     checked here, in the plan's snapshot (a corrupt DV fails the query)."""
@@ -59,12 +138,15 @@ def _deletion_vectors(
         return {}
     refs = table.deletion_files(table.snapshot(snapshot_id))
     out: dict[str, str] = {}
-    for e in entries:
-        ref = refs.get(e.file.file_name)
+    if not refs:
+        return out
+    for i in [i for i, name in enumerate(files.names) if name in refs]:
+        name = files.names[i]
+        ref = refs[name]
         if ref is not None:
-            bm = table.read_deletion_vector(ref, e.file.row_count)
+            bm = table.read_deletion_vector(ref, int(files.rows[i]))
             if len(bm):
-                out[e.file.file_name] = base64.b64encode(serialize_bitmap(bm)).decode("ascii")
+                out[name] = base64.b64encode(serialize_bitmap(bm)).decode("ascii")
     return out
 
 
@@ -86,19 +168,18 @@ def _top_level_only(plan: ScanPlan, level: int) -> ScanPlan:
 
 
 def _split_by_name(
-    table: FileStoreTable,
-    schema: TableSchema,
-    entries: Sequence[ManifestEntry],
-) -> tuple[list[ManifestEntry], dict[int, list[ManifestEntry]]]:
-    """The kept files Spark's Parquet scan reads right by column name, and the others by
-    schema version (Java reads those by field id: ``LakeEvolvedScan`` for plain, deletion-
-    vector, audit and change scans, ``LakePkScan`` per file for merge-on-read); a nested or
-    non-widening mapping is refused in one line."""
-    plain: list[ManifestEntry] = []
-    evolved: dict[int, list[ManifestEntry]] = {}
+    table: FileStoreTable, schema: TableSchema, files: _Files
+) -> tuple[list[int], dict[int, list[int]]]:
+    """Of the kept files (positions), those Spark's Parquet scan reads right by column name,
+    and the others by schema version (Java reads those by field id: ``LakeEvolvedScan`` for
+    plain, deletion-vector, audit and change scans, ``LakePkScan`` per file for merge-on-read);
+    a nested or non-widening mapping is refused in one line."""
+    if (files.schema_id == schema.id).all():
+        return list(range(len(files.names))), {}
+    plain: list[int] = []
+    evolved: dict[int, list[int]] = {}
     verdict: dict[int, bool] = {}
-    for e in entries:
-        sid = e.file.schema_id
+    for i, sid in enumerate(files.schema_id.tolist()):
         if sid not in verdict:
             stored = table.schema_by_id(sid).row_type if sid != schema.id else schema.row_type
             verdict[sid] = sid == schema.id or reads_by_name(stored, schema.row_type)
@@ -109,9 +190,9 @@ def _split_by_name(
                     "read by field id yet: read with lakeskip.connect(...).sql or `lakeskip sql`"
                 )
         if verdict[sid]:
-            plain.append(e)
+            plain.append(i)
         else:
-            evolved.setdefault(sid, []).append(e)
+            evolved.setdefault(sid, []).append(i)
     return plain, evolved
 
 
@@ -142,72 +223,79 @@ def _evolved_files(
 def scan_files(
     table: FileStoreTable,
     types: Sequence[DataType],
-    entries: Sequence[ManifestEntry],
+    entries: Sequence[ManifestEntry] | LiveColumns,
     vectors: Mapping[str, str],
 ) -> ScanFiles:
-    """``entries`` as a reply's file columns (``types``: the partition columns' types;
-    ``vectors``: DVs by file name)."""
+    """``entries`` (or the same files as columns) as a reply's file columns (``types``: the
+    partition columns' types; ``vectors``: DVs by file name)."""
+    return _scan_files(table, types, _Files.of(entries), vectors)
+
+
+def _scan_files(
+    table: FileStoreTable, types: Sequence[DataType], files: _Files, vectors: Mapping[str, str]
+) -> ScanFiles:
     # what the files of one (partition, bucket) share -- their directory, partition values
-    # and group -- is found once per pair (entries of one partition share one partition
-    # tuple, decoded once per manifest, hence the key by identity), each distinct value
-    # listed once: the partition's by its JSON text (-0.0 is not 0.0, True is not 1)
-    shared: dict[tuple[int, int], tuple[int, int, int]] = {}
+    # and group -- is found once per pair, in the order the pairs first appear, each
+    # distinct value listed once: the partition's by its JSON text (-0.0 is not 0.0, True
+    # is not 1)
+    n = len(files.names)
+    part, bucket = files.part, files.bucket
+    pair_of = np.zeros(n, dtype=np.int64)  # each file's pair, numbered as first seen
+    pairs: list[tuple[int, int]] = []
+    if n:
+        low = int(bucket.min())
+        key = part * (int(bucket.max()) - low + 1) + (bucket - low)
+        _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+        order = np.argsort(first, kind="stable")
+        rank = np.empty(len(order), dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        pair_of = rank[inverse.reshape(n)]
+        at = first[order]
+        pairs = list(zip(part[at].tolist(), bucket[at].tolist(), strict=True))
     dirs: dict[str, int] = {}
     partitions: dict[str, int] = {}
     partition_values: list[tuple[Any, ...]] = []
     groups: dict[str, int] = {}
-    names: list[str] = []
-    dir_of: list[int] = []
-    partition_of: list[int] = []
-    group_of: list[int] = []
-    size: list[int] = []
-    mtime: list[int] = []
-    dv: dict[str, str] = {}
-    for i, e in enumerate(entries):
-        f = e.file
-        key = (id(e.partition), e.bucket)
-        refs = shared.get(key)
-        if refs is None:
-            values = tuple(partition_json(t, v) for t, v in zip(types, e.partition, strict=True))
-            text = json.dumps(values)
-            if text not in partitions:
-                partitions[text] = len(partitions)
-                partition_values.append(values)
-            # merge-on-read unit of a primary-key table: its (partition, bucket)
-            group = repr((e.partition, e.bucket))
-            # the pair's directory (not data_file_dir: an external file's is its own)
-            directory = spark_path(
-                table.file_io.uri(f"{table.path}/{table.partition_path(e.partition, e.bucket)}")
-            )
-            refs = shared[key] = (
+    refs: list[tuple[int, int, int]] = []
+    uri = table.file_io.uri
+    for p, b in pairs:
+        partition = files.partitions[p]
+        values = tuple(partition_json(t, v) for t, v in zip(types, partition, strict=True))
+        text = json.dumps(values)
+        if text not in partitions:
+            partitions[text] = len(partitions)
+            partition_values.append(values)
+        # merge-on-read unit of a primary-key table: its (partition, bucket)
+        group = repr((partition, b))
+        # the pair's directory (not data_file_dir: an external file's is its own)
+        directory = spark_path(uri(f"{table.path}/{table.partition_path(partition, b)}"))
+        refs.append(
+            (
                 dirs.setdefault(directory, len(dirs)),
                 partitions[text],
                 groups.setdefault(group, len(groups)),
             )
-        if f.external_path:
-            names.append(spark_path(table.file_io.uri(table.data_file_path(e))))
-            dir_of.append(-1)
-        else:
-            names.append(f.file_name)
-            dir_of.append(refs[0])
-        partition_of.append(refs[1])
-        group_of.append(refs[2])
-        size.append(f.file_size)
-        mtime.append(f.creation_time or 0)
-        if vectors:
-            v = vectors.get(f.file_name)
-            if v is not None:
-                dv[str(i)] = v
+        )
+    shared = np.asarray(refs, dtype=np.int64).reshape(len(refs), 3)[pair_of]
+    dir_of = shared[:, 0]
+    names = list(files.names)
+    for i in [i for i, path in enumerate(files.external) if path]:
+        names[i] = spark_path(uri(cast(str, files.external[i])))
+        dir_of[i] = -1
+    dv: dict[str, str] = {}
+    if vectors:
+        for i in [i for i, name in enumerate(files.names) if name in vectors]:
+            dv[str(i)] = vectors[files.names[i]]
     return ScanFiles(
         dirs=tuple(dirs),
         partitions=tuple(partition_values),
         groups=tuple(groups),
         names=tuple(names),
-        dir=pack_longs(dir_of),
-        partition=pack_longs(partition_of),
-        group=pack_longs(group_of),
-        size=pack_longs(size),
-        mtime=pack_longs(mtime),
+        dir=pack_longs(dir_of.tolist()),
+        partition=pack_longs(shared[:, 1].tolist()),
+        group=pack_longs(shared[:, 2].tolist()),
+        size=pack_longs(files.size.tolist()),
+        mtime=pack_longs(files.mtime.tolist()),
         dv=dv,
     )
 
@@ -245,15 +333,20 @@ def scan_reply(
     table, snap, schema, system = target.table, target.snapshot, target.schema, target.system
     row_type = schema.row_type
     types = [row_type.field(k).type for k in schema.partition_keys]
-    entries, note = _limited(target, plan.files, req)
-    if note:
-        plan = dataclasses.replace(
-            plan,
-            report=limited_report(plan.report, plan.decisions, entries, _limit_label(req), note),
-        )
-    vectors = _deletion_vectors(table, plan.report.snapshot_id, entries)
-    plain, evolved = _split_by_name(table, schema, entries)
-    files = scan_files(table, types, plain, vectors)
+    kept: Sequence[ManifestEntry] | LiveColumns
+    if plan.kept is not None and _unlimited(target, req):
+        kept = plan.kept  # every kept file read from the manifests' columns
+    else:
+        kept, note = _limited(target, plan.files, req)
+        if note:
+            plan = dataclasses.replace(
+                plan,
+                report=limited_report(plan.report, plan.decisions, kept, _limit_label(req), note),
+            )
+    listed = _Files.of(kept)
+    vectors = _deletion_vectors(table, plan.report.snapshot_id, listed)
+    plain, evolved = _split_by_name(table, schema, listed)
+    files = _scan_files(table, types, listed.take(plain), vectors)
     report_id = ctx.reports.add(req.tag, plan.report)
     # how LakePkScan merges the versions of a key (primary-key tables)
     # (a key to_json gains must be added to MergeSpec, and Protocol.java regenerated)
@@ -276,7 +369,9 @@ def scan_reply(
         # statistics, dictionaries or bloom filters of some of these files (NaN left out
         # of min/max, -0.0 vs 0.0, millisecond timestamps): not pushed into the scan
         unpushable=tuple(
-            sorted(unpushable_columns(plan.files, schema, table.schema_by_id, req.filter_columns))
+            sorted(
+                unpushable_columns(_files_of(plan), schema, table.schema_by_id, req.filter_columns)
+            )
         ),
         # an empty table may have gained its first snapshot while planning: then the
         # files are not the token's, and the JVM must not keep the scan under it
@@ -286,12 +381,22 @@ def scan_reply(
             else ""
         ),
         evolved=tuple(
-            _evolved_files(table, schema, sid, scan_files(table, types, group, vectors))
-            for sid, group in sorted(evolved.items())
+            _evolved_files(table, schema, sid, _scan_files(table, types, listed.take(at), vectors))
+            for sid, at in sorted(evolved.items())
         ),
         prunable=declared,
         index_values=by_index or None,
     )
+
+
+def _files_of(plan: ScanPlan) -> Iterator[ManifestEntry]:
+    """``plan``'s kept files, made only when iterated (most replies never look)."""
+    yield from plan.files
+
+
+def _unlimited(target: ScanTarget, req: PlanScanRequest) -> bool:
+    """Whether :func:`_limited` keeps every file as it is, without looking at them."""
+    return req.limit is None or target.system is not None or target.snapshot is None
 
 
 def _limited(
@@ -302,7 +407,8 @@ def _limited(
     With filters, only the files on whose every row they hold (exactly translated, proven by
     partition values and stats) count towards the limit. Not on a system table."""
     table, snap, schema = target.table, target.snapshot, target.schema
-    if req.limit is None or target.system is not None or snap is None:
+    limit = req.limit
+    if _unlimited(target, req) or snap is None or limit is None:
         return files, ""
     matches: list[bool] | None = None
     if req.filters:
@@ -321,7 +427,7 @@ def _limited(
         schema,
         files,
         [SortKey(k.column, k.descending, k.nulls_first) for k in req.order],
-        req.limit,
+        limit,
         schema_by_id=table.schema_by_id,
         deleted_rows=deleted_rows_of(table, snap),
         matches=matches,
