@@ -136,17 +136,10 @@ def test_an_output_only_setting_keeps_the_planned_scan(spark: SparkSession, lk: 
         spark.conf.unset("spark.sql.binaryOutputStyle")
 
 
-def test_every_setting_of_the_read_plans_the_scan_again(spark: SparkSession, lk: Any) -> None:
-    """A planned scan is reused only under the very SQL and Hadoop settings it was planned
-    under (the key holds a copy of each, shared while the live settings hold the same
-    entries): a changed value of a setting that can change a scan (Parquet, file splitting,
-    case sensitivity, time zone, a Hadoop entry, one set or changed in place) plans it again,
-    once; back to the earlier value, the earlier scan is reused; answers stay right."""
-    spark.sql("INSERT INTO lakeskip.db.f VALUES (1, 's1'), (2, 's2'), (3, 's3')")
-    service = service_for(spark)
-    where = "id >= 2"
-    assert _calls(service, lambda: _ids(spark, where)) == {"load_table": 1, "plan_scan": 1}
-    assert _calls(service, lambda: _ids(spark, where)) == {}
+def _read_settings(spark: SparkSession) -> list[tuple[Any, Any]]:
+    """(change, undo) of settings that can change a scan: Parquet, file splitting, case
+    sensitivity, time zone, a Hadoop entry changed in place (``lakeskip.test.in.place``, set
+    by the caller) and a new one."""
     conf = spark.sparkContext._jsc.hadoopConfiguration()
 
     def sql_setting(name: str, value: str) -> tuple[Any, Any]:
@@ -163,9 +156,7 @@ def test_every_setting_of_the_read_plans_the_scan_again(spark: SparkSession, lk:
             lambda: conf.unset(name) if old is None else conf.set(name, old),
         )
 
-    conf.set("lakeskip.test.in.place", "a")  # an entry whose value then changes in place
-    assert _calls(service, lambda: _ids(spark, where)) == {"plan_scan": 1}
-    changes = [
+    return [
         sql_setting("spark.sql.parquet.filterPushdown", "false"),
         sql_setting("spark.sql.parquet.enableVectorizedReader", "false"),
         sql_setting("spark.sql.files.maxPartitionBytes", "1234567"),
@@ -174,6 +165,23 @@ def test_every_setting_of_the_read_plans_the_scan_again(spark: SparkSession, lk:
         hadoop_setting("lakeskip.test.in.place", "b"),
         hadoop_setting("parquet.read.support.class.test", "x"),
     ]
+
+
+def test_every_setting_of_the_read_plans_the_scan_again(spark: SparkSession, lk: Any) -> None:
+    """A planned scan is reused only under the very SQL and Hadoop settings it was planned
+    under (the key holds a copy of each, shared while the live settings hold the same
+    entries): a changed value of a setting that can change a scan (Parquet, file splitting,
+    case sensitivity, time zone, a Hadoop entry, one set or changed in place) plans it again,
+    once; back to the earlier value, the earlier scan is reused; answers stay right."""
+    spark.sql("INSERT INTO lakeskip.db.f VALUES (1, 's1'), (2, 's2'), (3, 's3')")
+    service = service_for(spark)
+    where = "id >= 2"
+    assert _calls(service, lambda: _ids(spark, where)) == {"load_table": 1, "plan_scan": 1}
+    assert _calls(service, lambda: _ids(spark, where)) == {}
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    conf.set("lakeskip.test.in.place", "a")  # an entry whose value then changes in place
+    assert _calls(service, lambda: _ids(spark, where)) == {"plan_scan": 1}
+    changes = _read_settings(spark)
     try:
         for change, undo in changes:
             change()
@@ -322,17 +330,41 @@ def test_planning_a_query_broadcasts_the_hadoop_conf_once(spark: SparkSession, l
     assert planned(query) == 0, "the same query again: the factory is reused"
     assert planned("SELECT count(*) FROM lakeskip.db.f WHERE id >= 8") == 1, "another filter"
     assert planned("SELECT s FROM lakeskip.db.f WHERE id >= 7") == 1, "other columns"
-    spark.conf.set("spark.sql.parquet.enableVectorizedReader", "false")
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    conf.set("lakeskip.test.in.place", "a")
+    assert planned(query) == 1, "a Hadoop entry more"
     try:
-        assert planned(query) == 1, "a changed SQL setting"
+        for change, undo in _read_settings(spark):
+            change()
+            try:
+                assert planned(query) == 1, "a changed setting of the read"
+                assert planned(query) == 0, "then reused"
+                assert spark.sql(query).collect()[0][0] == 0
+            finally:
+                undo()
+            assert planned(query) == 0, "back to the earlier settings: the earlier factory"
+        spark.conf.set("spark.sql.binaryOutputStyle", "BASE64")
+        try:
+            assert planned(query) == 0, "printed output only"
+        finally:
+            spark.conf.unset("spark.sql.binaryOutputStyle")
+        # a scan built under one setting (a new filter: not a reused scan, which keeps its
+        # factory) whose factory is asked for under another: Spark made its Hadoop
+        # configuration of the earlier settings, so its factory is its own, which a query
+        # planned under the new setting does not get
+        other = "SELECT count(*) FROM lakeskip.db.f WHERE id >= 6"
+        stale = spark.sql(other)._jdf.queryExecution()
+        stale.optimizedPlan()
+        spark.conf.set("spark.sql.parquet.int96AsTimestamp", "false")
+        try:
+            assert _broadcasts_during(spark, stale.executedPlan) == 1
+            assert planned(other) == 1, "planned anew: not the stale scan's factory"
+            assert planned(other) == 0
+            assert spark.sql(other).collect()[0][0] == 0
+        finally:
+            spark.conf.unset("spark.sql.parquet.int96AsTimestamp")
     finally:
-        spark.conf.unset("spark.sql.parquet.enableVectorizedReader")
-    hadoop = spark.sparkContext._jsc.hadoopConfiguration()
-    hadoop.set("lakeskip.test.setting", "1")
-    try:
-        assert planned(query) == 1, "a changed Hadoop setting"
-    finally:
-        hadoop.unset("lakeskip.test.setting")
+        conf.unset("lakeskip.test.in.place")
     spark.sql("INSERT INTO lakeskip.db.f VALUES (9, 's9')")
     assert spark.sql(query).collect()[0][0] == 1, "a new file, read with the kept factory"
 

@@ -242,7 +242,9 @@ def test_java_scan_cache_keys(java_results: dict[str, Any]) -> None:
     """A repeated query shares its scan's key whatever ids Spark gave its attributes; another
     literal or column never does, nor 0.0 against -0.0 (``ScanCache.key``: the filters' text);
     the key's copy of the SQL / Hadoop settings is shared while they hold the same entries,
-    and unequal after any change of a value or an entry (``Settings``)."""
+    and unequal after any change of a value or an entry (``Settings``); a scan's Hadoop
+    settings count as made of those copies and its options only when they are exactly Spark's
+    overlay of them (``Settings.Frozen.madeWith``, the reader factories' key)."""
     assert java_results["cache_keys"] == {
         "same_filter_other_ids": True,
         "other_literal": False,
@@ -254,6 +256,12 @@ def test_java_scan_cache_keys(java_results: dict[str, Any]) -> None:
         "settings_added": False,
         "settings_removed": False,
         "settings_output_only": True,
+        "made_with": True,
+        "made_with_output_only_aside": True,
+        "made_with_an_entry_more": False,
+        "made_with_an_entry_missing": False,
+        "made_with_an_earlier_value": False,
+        "made_with_the_path": False,
     }
 
 

@@ -67,6 +67,47 @@ public final class CacheKeyCheck {
     live.setProperty("fs.x", "1");
     live.setProperty(SessionKey.OUTPUT_ONLY.get(0), "HEX");
     out.put("settings_output_only", s.of(live).equals(first));
+    madeWith(out);
+  }
+
+  /**
+   * {@link Settings.Frozen#madeWith}: a scan's Hadoop settings are what Spark makes of the
+   * SparkContext's, the SQL settings and the options (path aside) set over them in that
+   * order, output-only ones aside; an entry more or missing, or a value not the one set last,
+   * is not.
+   */
+  private static void madeWith(ObjectNode out) {
+    java.util.Properties hadoop = new java.util.Properties();
+    hadoop.setProperty("fs.x", "1");
+    hadoop.setProperty("parquet.y", "2");
+    hadoop.setProperty("parquet.z", "3");
+    java.util.Map<String, String> sql = new java.util.HashMap<>();
+    sql.put("spark.sql.a", "t");
+    sql.put("parquet.y", "5");
+    sql.put(SessionKey.OUTPUT_ONLY.get(0), "HEX");
+    java.util.Map<String, String> options = new java.util.HashMap<>();
+    options.put("parquet.z", "9");
+    options.put("path", "/p");
+    Settings.Frozen h = new Settings().of(hadoop);
+    Settings.Frozen q = new Settings().of(sql);
+    java.util.Properties made = new java.util.Properties();
+    made.putAll(hadoop);
+    made.putAll(sql);
+    made.put("parquet.z", "9");
+    out.put("made_with", h.madeWith(made, q, options));
+    made.remove(SessionKey.OUTPUT_ONLY.get(0));
+    out.put("made_with_output_only_aside", h.madeWith(made, q, options));
+    made.setProperty("extra", "e");
+    out.put("made_with_an_entry_more", h.madeWith(made, q, options));
+    made.remove("extra");
+    made.remove("spark.sql.a");
+    out.put("made_with_an_entry_missing", h.madeWith(made, q, options));
+    made.setProperty("spark.sql.a", "t");
+    made.setProperty("parquet.y", "2");
+    out.put("made_with_an_earlier_value", h.madeWith(made, q, options));
+    made.setProperty("parquet.y", "5");
+    made.setProperty("path", "/p");
+    out.put("made_with_the_path", h.madeWith(made, q, options));
   }
 
   private static Expression eq(String column, DataType type, long id, String qualifier,

@@ -1,15 +1,12 @@
 package lakeskip.jvm.cache;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
-import java.util.Properties;
 import lakeskip.jvm.bridge.Bridge;
 import lakeskip.jvm.bridge.Protocol.Key;
 import lakeskip.jvm.bridge.Protocol.Op;
-import org.apache.hadoop.conf.Configuration;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.expressions.AttributeReference;
 import org.apache.spark.sql.catalyst.expressions.ExprId;
@@ -37,7 +34,7 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  *       pushes those, and with the table, its pinned snapshot and the session's time zone
  *       and time-travel settings (all in the key) they make the question put to Python;
  *   <li>the required columns, the scan options, the session and its SQL settings (but those
- *       of printed output only, {@link SessionKey#settings}), and the SparkContext's Hadoop
+ *       of printed output only, {@link SessionKey#OUTPUT_ONLY}), and the SparkContext's Hadoop
  *       configuration, entry by entry (credentials, {@code fs.*}).
  * </ul>
  * A query whose pruning report is collected (a tagged query, {@link Bridge#TAG_PROPERTY})
@@ -90,31 +87,6 @@ public final class ScanCache {
     CACHE.clear();
   }
 
-  private static final Settings SQL = new Settings();
-  private static final Settings HADOOP = new Settings();
-
-  private static volatile Method getProps;
-
-  /**
-   * The SparkContext's Hadoop settings as stored ({@code Configuration.getProps}, protected:
-   * the public iterator copies every entry into a new map, which is what this cache saves),
-   * or null if they cannot be read (then nothing is cached).
-   */
-  private static Properties hadoopProps(SparkSession session) {
-    Configuration conf = session.sparkContext().hadoopConfiguration();
-    try {
-      Method m = getProps;
-      if (m == null) {
-        m = Configuration.class.getDeclaredMethod("getProps");
-        m.setAccessible(true);
-        getProps = m;
-      }
-      return (Properties) m.invoke(conf);
-    } catch (ReflectiveOperationException | RuntimeException e) {
-      return null;
-    }
-  }
-
   /** The filters with attribute ids and qualifiers cleared (they differ per query). */
   static List<Expression> normalized(scala.collection.immutable.Seq<Expression> filters) {
     List<Expression> out = new ArrayList<>();
@@ -150,7 +122,8 @@ public final class ScanCache {
       SparkSession session, String token, String table,
       scala.collection.immutable.Seq<Expression> filters, StructType required,
       CaseInsensitiveStringMap options) {
-    Settings.Frozen hadoop = HADOOP.of(hadoopProps(session));
+    Settings.Frozen hadoop =
+        Settings.HADOOP.of(Settings.props(session.sparkContext().hadoopConfiguration()));
     if (hadoop == null) {
       return null; // unreadable: nothing is cached
     }
@@ -165,7 +138,7 @@ public final class ScanCache {
         normal.toString(),
         required,
         new HashMap<>(options.asCaseSensitiveMap()),
-        SQL.of(session.sessionState().conf().settings()),
+        Settings.SQL.of(session.sessionState().conf().settings()),
         hadoop);
   }
 }

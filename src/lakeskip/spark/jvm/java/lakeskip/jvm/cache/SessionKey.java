@@ -28,25 +28,6 @@ public final class SessionKey {
   static final java.util.List<String> OUTPUT_ONLY =
       java.util.List.of("spark.sql.binaryOutputStyle");
 
-  /** The session's SQL settings for a key: all of them but {@link #OUTPUT_ONLY}. */
-  public static scala.collection.immutable.Map<String, String> settings(SparkSession session) {
-    scala.collection.immutable.Map<String, String> all =
-        session.sessionState().conf().getAllConfs();
-    for (String k : OUTPUT_ONLY) {
-      all = all.removed(k);
-    }
-    return all;
-  }
-
-  /**
-   * {@code hadoopConf} (a scan's Hadoop settings, into which Spark copies every SQL setting)
-   * without {@link #OUTPUT_ONLY}, for a key.
-   */
-  public static java.util.Map<String, String> settings(java.util.Map<String, String> hadoopConf) {
-    hadoopConf.keySet().removeAll(OUTPUT_ONLY);
-    return hadoopConf;
-  }
-
   public SessionKey(SparkSession session, Object... parts) {
     this.session = session;
     this.parts = Arrays.asList(parts);
