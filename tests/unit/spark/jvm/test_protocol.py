@@ -59,6 +59,8 @@ _NOT_PROTOCOL = {
     "LakeOps.java": {"warehouse"},
     # the parameter of Spark's FAILED_READ_FILE error
     "ReadErrors.java": {"path"},
+    # Spark's data source options "path" / "paths", which newHadoopConfWithOptions leaves out
+    "Settings.java": {"path"},
     # the catalog option spark.sql.catalog.<name>.python
     "Brain.java": {"python"},
     # the aggregate "function" of key columns (Paimon's FieldPrimaryKeyAgg), a value, not a key
