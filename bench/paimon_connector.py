@@ -51,6 +51,7 @@ from typing import Any
 import paimon_planning  # type: ignore[import-not-found]
 import paimon_tpcds  # type: ignore[import-not-found]
 import tpcds  # type: ignore[import-not-found]
+from plan_metrics import df_metric  # type: ignore[import-not-found]
 
 import lakeskip
 from lakeskip.spark.front.builder import build_spark_session
@@ -115,14 +116,6 @@ def _select(rows: int, files: int) -> str:
     )
 
 
-def _plan_metric(df: Any, name: str) -> int | None:
-    """The sum of a scan metric over the executed plan's leaves (Paimon's BatchScan)."""
-    plan = df._jdf.queryExecution().executedPlan()
-    if "Adaptive" in plan.getClass().getSimpleName():
-        plan = plan.executedPlan()
-    return paimon_planning.plan_metric(plan, name)
-
-
 def _kept(s: Any, engine: str, sql: str) -> int | None:
     if engine == "lakeskip":
         s.sql(sql).collect()
@@ -130,7 +123,7 @@ def _kept(s: Any, engine: str, sql: str) -> int | None:
         return sum(r.kept_files for r in reports) if reports else None
     df = s.spark.sql(sql)
     df.collect()
-    return _plan_metric(df, "resultedTableFiles")
+    return df_metric(df, "resultedTableFiles")
 
 
 def _timed(spark: Any, sql: str) -> tuple[float, list[tuple[Any, ...]]]:

@@ -32,6 +32,7 @@ import time
 from typing import Any
 
 import pyarrow as pa
+from plan_metrics import plan_metric  # type: ignore[import-not-found]
 
 from lakeskip.catalog.write.rolling_writer import write_data_file
 from lakeskip.catalog.write.write_spec import WriteSpec, bucket_dir
@@ -82,24 +83,6 @@ def _make(s: Any, name: str, files: int, partitions: int) -> dict[str, Any]:
         "write_s": written,
         "commit_s": time.perf_counter() - t0 - written,
     }
-
-
-def plan_metric(plan: Any, name: str) -> int | None:
-    """The sum of a metric over a JVM plan's nodes (through AQE's query stages), or None when
-    no node has it."""
-    total, found = 0, False
-    stack = [plan]
-    while stack:
-        node = stack.pop()
-        metrics = node.metrics()
-        if metrics.contains(name):
-            total += int(metrics.apply(name).value())
-            found = True
-        children = node.children()
-        stack.extend(children.apply(i) for i in range(children.size()))
-        if node.getClass().getSimpleName().endswith("QueryStageExec"):  # AQE hides its plan
-            stack.append(node.plan())
-    return total if found else None
 
 
 class _Cpu:

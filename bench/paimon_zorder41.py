@@ -28,29 +28,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from plan_metrics import df_metric  # type: ignore[import-not-found]
 from pyspark.sql import SparkSession
 
 EXTENSIONS = "org.apache.paimon.spark.extensions.PaimonSparkSessionExtensions"
-
-
-def _kept(df: Any) -> int | None:
-    """The sum of Paimon's scan metric ``resultedTableFiles`` over the executed plan (as
-    ``paimon_planning.plan_metric``, which this venv cannot import)."""
-    plan = df._jdf.queryExecution().executedPlan()
-    if "Adaptive" in plan.getClass().getSimpleName():
-        plan = plan.executedPlan()
-    total, found, stack = 0, False, [plan]
-    while stack:
-        node = stack.pop()
-        metrics = node.metrics()
-        if metrics.contains("resultedTableFiles"):
-            total += int(metrics.apply("resultedTableFiles").value())
-            found = True
-        children = node.children()
-        stack.extend(children.apply(i) for i in range(children.size()))
-        if node.getClass().getSimpleName().endswith("QueryStageExec"):  # AQE hides its plan
-            stack.append(node.plan())
-    return total if found else None
 
 
 def main() -> None:
@@ -111,7 +92,13 @@ def main() -> None:
             f"SELECT count(*), sum(id), sum(v) FROM {table} WHERE {column} BETWEEN {lo} AND {hi}"
         )
         answer = list(df.collect()[0])  # collect: the plan whose metrics _kept reads
-        out["ranges"].append({"range": [column, lo, hi], "answer": answer, "kept": _kept(df)})
+        out["ranges"].append(
+            {
+                "range": [column, lo, hi],
+                "answer": answer,
+                "kept": df_metric(df, "resultedTableFiles"),
+            }
+        )
     spark.stop()
     print("RESULT " + json.dumps(out), flush=True)
 
