@@ -15,8 +15,10 @@ statement's rows: lines that are not prompt lines), then stderr up to the marker
 from __future__ import annotations
 
 import os
+import pwd
 import queue
 import re
+import struct
 import subprocess
 import threading
 import time
@@ -229,15 +231,76 @@ def thread_cpu_seconds(before: ThreadCpu, after: ThreadCpu) -> dict[str, float]:
 def heap_committed_mib(pid: int) -> float | None:
     """The Java heap JVM ``pid`` has committed, in MiB (``jcmd <pid> GC.heap_info``: G1 sizes
     it from the JVM's own history, so two JVMs with the same ``-Xmx`` can run the same query
-    on heaps of very different sizes, and collect very differently often); None if unknown."""
+    on heaps of very different sizes, and collect very differently often); None if unknown.
+
+    The heap's line (``garbage-first heap   total 1665024K, used ...``) says ``total``; the
+    first ``committed`` of the output is Metaspace's (what this printed until 2026-12-01:
+    ~190 MiB on both sides whatever the heap)."""
     try:
         r = subprocess.run(
             ["jcmd", str(pid), "GC.heap_info"], capture_output=True, text=True, timeout=60
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
-    m = re.search(r"committed (\d+)K", r.stdout)
+    m = re.search(r"heap\s+total (\d+)K", r.stdout)
     return int(m.group(1)) / 1024 if m else None
+
+
+#: HotSpot's collector counters (``sun.gc.collector.<n>``, G1): the young and mixed pauses,
+#: the full collections, the pauses of the concurrent cycles (remark, cleanup)
+GC_COLLECTORS = {0: "young", 1: "full", 2: "concurrent"}
+
+
+def gc_counters(pid: int) -> dict[str, float]:
+    """JVM ``pid``'s collections so far, from its performance counters (the memory-mapped
+    ``hsperfdata`` file ``jstat`` reads; no process started, nothing stopped): per kind of
+    :data:`GC_COLLECTORS` the count (``<kind>``) and the pause seconds (``<kind>_s``), and the
+    old generation's bytes in use (``old_bytes``, G1: old and humongous regions); empty if
+    unknown (no file: ``-XX:-UsePerfData``, another user, not HotSpot)."""
+    try:
+        user = pwd.getpwuid(Path(f"/proc/{pid}").stat().st_uid).pw_name
+        # HotSpot's temporary directory on Linux is /tmp, whatever TMPDIR says
+        counters = _perf_longs(Path("/tmp") / f"hsperfdata_{user}" / str(pid))
+    except (OSError, KeyError, ValueError, struct.error):
+        return {}
+    hz = counters.get("sun.os.hrt.frequency") or 1
+    out: dict[str, float] = {}
+    for n, kind in GC_COLLECTORS.items():
+        if f"sun.gc.collector.{n}.invocations" in counters:
+            out[kind] = counters[f"sun.gc.collector.{n}.invocations"]
+            out[f"{kind}_s"] = counters[f"sun.gc.collector.{n}.time"] / hz
+    if "sun.gc.generation.1.space.0.used" in counters:
+        out["old_bytes"] = counters["sun.gc.generation.1.space.0.used"]
+    return out
+
+
+def _perf_longs(path: Path) -> dict[str, int]:
+    """The scalar long counters of a HotSpot ``hsperfdata`` file (PerfDataFile: a header with
+    the byte order and the entries' offset and count, then entries of name, type, value)."""
+    data = path.read_bytes()
+    if data[:4] != b"\xca\xfe\xc0\xc0":
+        raise ValueError(f"{path}: not a HotSpot performance data file")
+    order = "<" if data[4] == 1 else ">"
+    offset, count = struct.unpack_from(order + "ii", data, 24)
+    out: dict[str, int] = {}
+    for _ in range(count):
+        length, name_at, vector, kind, _flags, _units, _var, value_at = struct.unpack_from(
+            order + "iiibbbbi", data, offset
+        )
+        if kind == ord("J") and vector == 0:
+            start = offset + name_at
+            name = data[start : data.index(b"\0", start)].decode("ascii", "replace")
+            out[name] = struct.unpack_from(order + "q", data, offset + value_at)[0]
+        offset += length
+    return out
+
+
+def gc_delta(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
+    """What a JVM collected between two :func:`gc_counters` snapshots (counts, pause seconds,
+    ``old_bytes`` the old generation's growth); empty if either is."""
+    if not before or not after:
+        return {}
+    return {k: after[k] - before[k] for k in after if k in before}
 
 
 class CallbackTrace:

@@ -55,10 +55,15 @@ paired ratios (plain / lakeskip of one round) and each side's median CPU seconds
 JVM and, for lakeskip, the brain: ``/proc``, less sensitive to the load than wall times);
 every run starts with both CLIs quiet and its CPU counts until they are quiet again (the JIT
 and GC it leaves behind). Per query it also prints lakeskip's CPU split JVM / brain, each JVM's
-CPU by kind of thread (tasks, JIT, GC, the rest), and the callbacks lakeskip's CLI made in the
+CPU by kind of thread (tasks, JIT, GC, the rest), its collections a run (young and concurrent
+cycles' pauses, full collections, pause ms, old generation growth: HotSpot's own counters, as
+``jstat`` reads them), and the callbacks lakeskip's CLI made in the
 first run, the other warm-ups and the timed runs (``-Dlakeskip.callback.trace``).
-``--profile`` adds Spark's event log of both processes (``spark_sql_events.py``): per query
-and side the execution's wall time, the time before it (parsing to physical planning), jobs,
+Both CLIs start with their whole heap (``-Xms`` = ``spark.driver.memory``, 3g;
+``--no-fixed-heap`` leaves G1 to size it): a JVM G1 left on a small heap runs concurrent mark
+cycles every q3 run, one on a grown heap hardly collects, and which CLI got which changed from
+bench run to bench run (``DRIVER_MEMORY``). ``--profile`` adds Spark's event log of both
+processes (``spark_sql_events.py``): per query and side the execution's wall time, the time before it (parsing to physical planning), jobs,
 tasks, task CPU and the final plans' operators where they differ.
 
 ``--profile`` (PySpark) records the lakeskip callbacks of the first (answer-checking) run
@@ -98,6 +103,8 @@ from spark_sql_cli import (  # type: ignore[import-not-found]
     CallbackTrace,
     SparkSql,
     ThreadCpu,
+    gc_counters,
+    gc_delta,
     heap_committed_mib,
     process_cpu_seconds,
     thread_cpu_seconds,
@@ -310,6 +317,16 @@ WHERE l_shipmode = 'AIR' AND l_quantity < 2""",
 #: the planning budget of one scan of <= 100 files (issue 39)
 PLANNING_MS = 50.0
 GOAL = 0.95
+#: each ``spark-sql`` CLI's heap (``spark.driver.memory``), and with ``--fixed-heap`` (the
+#: default) its initial heap too. Without ``-Xms`` G1 grows a JVM's heap from its own pause
+#: history, and a JVM left on a small heap (0.7-1.3 GB committed) runs one to three
+#: concurrent mark cycles a TPC-H q3 run, started by Spark's 32-64 MB long arrays ("G1
+#: Humongous Allocation"): 5-12 pauses, 0.2-0.6 s of GC threads a run, where a JVM on a grown
+#: heap collects once or twice for 0.02-0.06 s. Which of the two CLIs was on the small heap
+#: changed from one bench run to the next (q3's GC a run lakeskip / plain: 0.39 / 0.02,
+#: 0.02 / 0.38, 0.20 / 0.36), which made a ratio of 0.74x or 1.47x; both with -Xms3g:
+#: 1-2 young pauses and 0.02-0.06 s a run on each side (bench/README.md, 2026-12-01)
+DRIVER_MEMORY = "3g"
 
 
 def _tpchgen() -> str:
@@ -678,6 +695,22 @@ def _threads_text(medians: dict[str, dict[str, float]]) -> str:
     )
 
 
+def _gc_text(medians: dict[str, dict[str, float]]) -> str:
+    """Each side's median collections a run (:func:`gc_counters`): young / mixed pauses,
+    pauses of concurrent cycles (remark, cleanup), full collections, their pause ms, the old
+    generation's growth."""
+    return (
+        "GC a run (pauses young + concurrent + full, pause ms, old gen growth MiB): "
+        + "; ".join(
+            f"{s} {g.get('young', 0):.0f} + {g.get('concurrent', 0):.0f} + {g.get('full', 0):.0f}, "
+            f"{1000 * (g.get('young_s', 0) + g.get('concurrent_s', 0) + g.get('full_s', 0)):.0f} ms, "
+            f"{g.get('old_bytes', 0) / 2**20:+.0f}"
+            for s, g in medians.items()
+            if g
+        )
+    )
+
+
 def _print_threads(medians: dict[str, dict[str, float]]) -> None:
     if any(medians.values()):
         print(f"      {_threads_text(medians)}", flush=True)
@@ -749,23 +782,27 @@ def run_spark_sql(
     min_seconds: float = 8.0,
     profile: bool = False,
     warmups: int = 2,
+    fixed_heap: bool = True,
 ) -> dict[str, Any]:
     """Both sides through ``bin/spark-sql``: two CLI processes alive side by side (started
     after the PySpark session and its JVM stopped), taking turns run by run, each run started
     with both CLIs quiet (:func:`_settle`); per query ``warmups`` untimed runs a side (the
-    first checks the answers)."""
+    first checks the answers). ``fixed_heap``: both JVMs start with their whole heap
+    (``-Xms`` = the driver memory), see :data:`DRIVER_MEMORY`."""
     globs = _globs(session)
     _stop_pyspark_jvm(session)
     base = {
         "spark.master": "local[2]",
         "spark.ui.enabled": "false",
-        "spark.driver.memory": "3g",
+        "spark.driver.memory": DRIVER_MEMORY,
     }
     lake_conf = {**frontend_conf(str(warehouse)), **base}
-    plain_conf = {
-        **base,
-        "spark.driver.extraJavaOptions": lake_conf.get("spark.driver.extraJavaOptions", ""),
-    }
+    # both JVMs get the same Java options: lakeskip's quiet console and the fixed heap
+    java = lake_conf.get("spark.driver.extraJavaOptions", "")
+    if fixed_heap:
+        java = f"{java} -Xms{DRIVER_MEMORY}".strip()
+    lake_conf["spark.driver.extraJavaOptions"] = java
+    plain_conf = {**base, "spark.driver.extraJavaOptions": java}
     sides = {
         "lakeskip": {t: f"lakeskip.tpch.{t}" for t in TABLES},
         "plain": {t: f"plain_{t}" for t in TABLES},
@@ -818,6 +855,8 @@ def run_spark_sql(
             settled: list[float] = []
             # each side's JVM CPU a run by kind of thread (tasks, jit, gc, the rest)
             kinds: dict[str, dict[str, list[float]]] = {s: {} for s in sides}
+            # each side's collections a run (counts, pause seconds, old gen growth)
+            gcs: dict[str, dict[str, list[float]]] = {s: {} for s in sides}
             # a short query gets more rounds, until each side's runs add up to min_seconds
             # (at most 4 x runs)
             i = 0
@@ -826,12 +865,15 @@ def run_spark_sql(
                     settled.append(_settle(pids))
                     c0 = {s: process_cpu_seconds(clis[s].pid) for s in sides}
                     k0 = ThreadCpu(clis[side].pid)
+                    g0 = gc_counters(clis[side].pid)
                     secs = clis[side].run(sql[side])[1]
                     c1 = {s: process_cpu_seconds(clis[s].pid) for s in sides}
                     # what the run left behind (JIT, GC) is its own side's: up to quiet
                     settled.append(_settle(pids))
                     c2 = process_cpu_seconds(clis[side].pid)
                     k1 = ThreadCpu(clis[side].pid)
+                    for k, v in gc_delta(g0, gc_counters(clis[side].pid)).items():
+                        gcs[side].setdefault(k, []).append(v)
                     if k0 and k1:
                         d = thread_cpu_seconds(k0, k1)
                         del d["all"]
@@ -856,6 +898,9 @@ def run_spark_sql(
             out[q]["jvm_threads_cpu"] = {
                 s: {k: statistics.median(v) for k, v in ks.items()} for s, ks in kinds.items()
             }
+            out[q]["gc"] = {
+                s: {k: statistics.median(v) for k, v in ks.items()} for s, ks in gcs.items()
+            }
             out[q]["warmups"] = warm
             out[q]["callbacks"] = {"first": first_calls, "warmups": warm_calls, "runs": run_calls}
             out[q]["settle_s"] = statistics.median(settled)
@@ -876,7 +921,8 @@ def run_spark_sql(
                 flush=True,
             )
             print(
-                f"      {_threads_text(out[q]['jvm_threads_cpu'])}; heap committed after the runs: "
+                f"      {_threads_text(out[q]['jvm_threads_cpu'])}; {_gc_text(out[q]['gc'])}; "
+                "heap committed after the runs: "
                 + ", ".join(
                     f"{s} {'?' if mib is None else f'{mib:.0f} MiB'}" for s, mib in heap.items()
                 ),
@@ -936,6 +982,13 @@ def main() -> None:
         help="PySpark: every timed run starts with the process quiet and counts its CPU until "
         "quiet again (the JIT and GC it leaves behind), as through spark-sql",
     )
+    ap.add_argument(
+        "--fixed-heap",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help=f"spark-sql: both CLIs start with their whole heap (-Xms{DRIVER_MEMORY}), so G1's "
+        "heap sizing, which differs from JVM to JVM, does not decide how often a run collects",
+    )
     args = ap.parse_args()
     sf = f"{args.sf:g}"
     source = Path(args.source or Path(__file__).parent.parent / ".tpch-cache" / f"sf{sf}")
@@ -947,7 +1000,7 @@ def main() -> None:
     generate(args.sf, source)
     warehouse.mkdir(parents=True, exist_ok=True)
     session = lakeskip.connect(
-        str(warehouse), master="local[2]", conf={"spark.driver.memory": "3g"}
+        str(warehouse), master="local[2]", conf={"spark.driver.memory": DRIVER_MEMORY}
     )
     load(session, source, args.files, warehouse, args.reload)
     load_avg = [os.getloadavg()]
@@ -972,6 +1025,7 @@ def main() -> None:
             args.min_seconds,
             args.profile,
             args.warmups,
+            args.fixed_heap,
         )
     load_avg.append(os.getloadavg())
     ratios = [r["ratio"] for r in results.values() if r["ratio"]]
