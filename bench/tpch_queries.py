@@ -59,10 +59,11 @@ CPU by kind of thread (tasks, JIT, GC, the rest), its collections a run (young a
 cycles' pauses, full collections, pause ms, old generation growth: HotSpot's own counters, as
 ``jstat`` reads them), and the callbacks lakeskip's CLI made in the
 first run, the other warm-ups and the timed runs (``-Dlakeskip.callback.trace``).
-Both CLIs start with their whole heap (``-Xms`` = ``spark.driver.memory``, 3g;
-``--no-fixed-heap`` leaves G1 to size it): a JVM G1 left on a small heap runs concurrent mark
-cycles every q3 run, one on a grown heap hardly collects, and which CLI got which changed from
-bench run to bench run (``DRIVER_MEMORY``). ``--profile`` adds Spark's event log of both
+Both CLIs start with their whole heap (``-Xms`` = ``spark.driver.memory``, 3g) and a fixed
+initiating heap occupancy (``-XX:-G1UseAdaptiveIHOP``; ``--no-fixed-heap`` leaves both to G1):
+a JVM G1 left on a small heap, or whose adaptive IHOP has swung low, runs concurrent mark
+cycles every q3 run, another hardly collects, and which CLI got which changed from bench run
+to bench run (``DRIVER_MEMORY``, ``FIXED_HEAP``). ``--profile`` adds Spark's event log of both
 processes (``spark_sql_events.py``): per query and side the execution's wall time, the time before it (parsing to physical planning), jobs,
 tasks, task CPU and the final plans' operators where they differ.
 
@@ -320,13 +321,20 @@ GOAL = 0.95
 #: each ``spark-sql`` CLI's heap (``spark.driver.memory``), and with ``--fixed-heap`` (the
 #: default) its initial heap too. Without ``-Xms`` G1 grows a JVM's heap from its own pause
 #: history, and a JVM left on a small heap (0.7-1.3 GB committed) runs one to three
-#: concurrent mark cycles a TPC-H q3 run, started by Spark's 32-64 MB long arrays ("G1
+#: concurrent mark cycles a TPC-H q3 run, started by Spark's 32-64 MB arrays ("G1
 #: Humongous Allocation"): 5-12 pauses, 0.2-0.6 s of GC threads a run, where a JVM on a grown
 #: heap collects once or twice for 0.02-0.06 s. Which of the two CLIs was on the small heap
 #: changed from one bench run to the next (q3's GC a run lakeskip / plain: 0.39 / 0.02,
-#: 0.02 / 0.38, 0.20 / 0.36), which made a ratio of 0.74x or 1.47x; both with -Xms3g:
+#: 0.02 / 0.38, 0.20 / 0.36), q3 0.74x and 1.47x in those runs; both with -Xms3g:
 #: 1-2 young pauses and 0.02-0.06 s a run on each side (bench/README.md, 2026-12-01)
 DRIVER_MEMORY = "3g"
+#: ``--fixed-heap``'s Java options, both CLIs: the whole heap from the start, and G1's
+#: initiating heap occupancy fixed (45 %, the default's starting point): adaptive IHOP counts
+#: Spark's humongous arrays as old-generation allocation, and once its prediction turns on
+#: (after a few marking cycles, at a time that differs from JVM to JVM) its threshold swung
+#: between 0 and 86 % of the heap, 0 starting a concurrent cycle at every young pause
+#: (-Xlog:gc+ihop=debug, q3 / q15 through both CLIs, 2026-12-01)
+FIXED_HEAP = f"-Xms{DRIVER_MEMORY} -XX:-G1UseAdaptiveIHOP"
 
 
 def _tpchgen() -> str:
@@ -787,8 +795,8 @@ def run_spark_sql(
     """Both sides through ``bin/spark-sql``: two CLI processes alive side by side (started
     after the PySpark session and its JVM stopped), taking turns run by run, each run started
     with both CLIs quiet (:func:`_settle`); per query ``warmups`` untimed runs a side (the
-    first checks the answers). ``fixed_heap``: both JVMs start with their whole heap
-    (``-Xms`` = the driver memory), see :data:`DRIVER_MEMORY`."""
+    first checks the answers). ``fixed_heap``: both JVMs run with :data:`FIXED_HEAP` (see
+    :data:`DRIVER_MEMORY`)."""
     globs = _globs(session)
     _stop_pyspark_jvm(session)
     base = {
@@ -800,7 +808,7 @@ def run_spark_sql(
     # both JVMs get the same Java options: lakeskip's quiet console and the fixed heap
     java = lake_conf.get("spark.driver.extraJavaOptions", "")
     if fixed_heap:
-        java = f"{java} -Xms{DRIVER_MEMORY}".strip()
+        java = f"{java} {FIXED_HEAP}".strip()
     lake_conf["spark.driver.extraJavaOptions"] = java
     plain_conf = {**base, "spark.driver.extraJavaOptions": java}
     sides = {
@@ -986,8 +994,9 @@ def main() -> None:
         "--fixed-heap",
         action=argparse.BooleanOptionalAction,
         default=True,
-        help=f"spark-sql: both CLIs start with their whole heap (-Xms{DRIVER_MEMORY}), so G1's "
-        "heap sizing, which differs from JVM to JVM, does not decide how often a run collects",
+        help=f"spark-sql: both CLIs start with their whole heap and a fixed initiating heap "
+        f"occupancy ({FIXED_HEAP}), so G1's heap sizing and adaptive IHOP, which differ from "
+        "JVM to JVM, do not decide how often a run collects",
     )
     args = ap.parse_args()
     sf = f"{args.sf:g}"
