@@ -38,6 +38,10 @@ where lakeskip's callbacks run, and the JVM with its local executors), and the J
 run by kind of thread (Spark's task threads, the JIT compilers, the collectors, the rest:
 the query's own thread with its planning, and Spark's scheduler; ``/proc``, per side the
 median). ``--gc`` runs a full JVM and Python collection before every timed run.
+``--plain-v2`` makes plain Spark read its views through its own V2 ``ParquetScan`` (over an
+``InMemoryFileIndex``; ``spark.sql.sources.useV1SourceList`` without ``parquet``) instead of V1
+``FileScan parquet``: lakeskip's scan is that V2 ``ParquetScan`` over its ``LakeFileIndex``,
+so a gap that stays against plain V2 is lakeskip's, one that goes is Spark's V2 path's.
 
 **spark-sql** (``--frontend spark-sql``): two of the pyspark wheel's ``bin/spark-sql``
 alive side by side, fed statement by statement on stdin (``spark_sql_cli.py``): one with
@@ -395,12 +399,26 @@ def canonical(rows: list[Any]) -> list[tuple[Any, ...]]:
     return sorted((tuple(_norm(v) for v in r) for r in rows), key=repr)
 
 
-def _sides(session: Any) -> dict[str, dict[str, str]]:
+#: ``spark.sql.sources.useV1SourceList`` without ``parquet`` (Spark's default, less parquet)
+V2_PARQUET = "avro,csv,json,kafka,orc,text"
+
+
+def _sides(session: Any, plain_v2: bool = False) -> dict[str, dict[str, str]]:
+    """Both sides' table names: lakeskip's catalog tables and plain Spark's temp views over the
+    same data files, read through V1 (``FileScan parquet``), or with ``plain_v2`` through Spark's
+    own V2 ``ParquetScan`` over an ``InMemoryFileIndex`` (the view keeps the relation it was
+    read as: the setting is restored right after)."""
     spark = session.spark
-    for t in TABLES:
-        spark.read.parquet(*session.table(f"tpch.{t}").files()).createOrReplaceTempView(
-            f"plain_{t}"
-        )
+    before = spark.conf.get("spark.sql.sources.useV1SourceList")
+    if plain_v2:
+        spark.conf.set("spark.sql.sources.useV1SourceList", V2_PARQUET)
+    try:
+        for t in TABLES:
+            spark.read.parquet(*session.table(f"tpch.{t}").files()).createOrReplaceTempView(
+                f"plain_{t}"
+            )
+    finally:
+        spark.conf.set("spark.sql.sources.useV1SourceList", before)
     return {
         "lakeskip": {t: f"lakeskip.tpch.{t}" for t in TABLES},
         "plain": {t: f"plain_{t}" for t in TABLES},
@@ -480,6 +498,7 @@ def run_pyspark(
     warmups: int = 2,
     gc: bool = False,
     settle: bool = False,
+    plain_v2: bool = False,
 ) -> dict[str, Any]:
     """Both sides in one PySpark session: per query ``warmups`` runs a side (the first checks
     the answers and records the scans), then rounds A B, B A, A B, ... (``--runs``, more, up to
@@ -489,9 +508,10 @@ def run_pyspark(
     before every run, so that no run pays for the garbage of the one before it; ``settle``:
     every run starts once the process tree is quiet (:func:`_settle`) and its CPU counts until
     it is quiet again, as through ``spark-sql``: the JIT compiling a run leaves behind (in a
-    young session hundreds of methods a run, on both sides) is its own, not the next run's."""
+    young session hundreds of methods a run, on both sides) is its own, not the next run's;
+    ``plain_v2``: plain Spark reads through its own V2 ``ParquetScan`` (:func:`_sides`)."""
     spark = session.spark
-    sides = _sides(session)
+    sides = _sides(session, plain_v2)
     # the callbacks' own figures (cheap): every first run's plan_scan calls and ms
     service = service_for(spark)
     jvm_gc = spark._jvm.java.lang.System.gc
@@ -998,6 +1018,12 @@ def main() -> None:
         f"occupancy ({FIXED_HEAP}), so G1's heap sizing and adaptive IHOP, which differ from "
         "JVM to JVM, do not decide how often a run collects",
     )
+    ap.add_argument(
+        "--plain-v2",
+        action="store_true",
+        help="PySpark: plain Spark reads its views through its own V2 ParquetScan "
+        "(useV1SourceList without parquet) instead of V1: tells Spark's V2 path from lakeskip's",
+    )
     args = ap.parse_args()
     sf = f"{args.sf:g}"
     source = Path(args.source or Path(__file__).parent.parent / ".tpch-cache" / f"sf{sf}")
@@ -1006,6 +1032,8 @@ def main() -> None:
     unknown = [q for q in queries if q not in QUERIES]
     if unknown:
         raise SystemExit(f"unknown queries: {unknown}")
+    if args.plain_v2 and args.frontend != "pyspark":
+        raise SystemExit("--plain-v2: PySpark only")
     generate(args.sf, source)
     warehouse.mkdir(parents=True, exist_ok=True)
     session = lakeskip.connect(
@@ -1023,6 +1051,7 @@ def main() -> None:
             args.warmups,
             args.gc,
             args.settle,
+            args.plain_v2,
         )
         session.spark.stop()
     else:
@@ -1063,6 +1092,7 @@ def main() -> None:
                 "indexes": INDEXES,
                 "frontend": args.frontend,
                 "runs": args.runs,
+                "plain_v2": args.plain_v2,
                 "queries": results,
                 "load": load_avg,
                 "planning": planning,
