@@ -37,7 +37,11 @@ each side's median CPU seconds a run (this process tree from ``/proc``: the Pyth
 where lakeskip's callbacks run, and the JVM with its local executors), and the JVM's CPU a
 run by kind of thread (Spark's task threads, the JIT compilers, the collectors, the rest:
 the query's own thread with its planning, and Spark's scheduler; ``/proc``, per side the
-median). ``--gc`` runs a full JVM and Python collection before every timed run.
+median). ``--gc`` runs a full JVM and Python collection before every timed run. Beside it,
+the JVM's bytes allocated a run (median) and GC pauses (all runs) per side (``JvmHeap``):
+both sides share the JVM, so a side's allocation is its own, its GC pauses are not only its
+own. ``--page-size`` sets ``spark.buffer.pageSize`` in every JVM the bench starts (both sides;
+Spark's default at a 3g driver on 2 cores is 64m, one such page per broadcast hash relation).
 ``--plain-v2`` makes plain Spark read its views through its own V2 ``ParquetScan`` (over an
 ``InMemoryFileIndex``; ``spark.sql.sources.useV1SourceList`` without ``parquet``) instead of V1
 ``FileScan parquet``: lakeskip's scan is that V2 ``ParquetScan`` over its ``LakeFileIndex``,
@@ -489,6 +493,52 @@ def _print_profile(q: str, prof: dict[str, dict[str, Any]]) -> None:
         print(f"      {q} plans differ: {ops}", flush=True)
 
 
+class JvmHeap:
+    """The PySpark JVM's heap counters (``java.lang.management``, through py4j): bytes
+    allocated by all its threads (``com.sun.management.ThreadMXBean``) and the pauses and
+    milliseconds of its collectors (G1's young MXBean counts young, mixed, remark and cleanup
+    pauses). Both sides of a PySpark run share this JVM: a side's run pays the collections
+    that happen while it runs, whichever side's garbage they collect (measured: the broadcast
+    hash relations of both sides' earlier runs, 64 MB a relation at Spark's default
+    ``spark.buffer.pageSize`` for a 3g driver on 2 cores, kept until G1 marks them dead), so
+    the bytes a side allocates a run are its own cost, its GC pauses are not only its own."""
+
+    def __init__(self, spark: Any) -> None:
+        mf = spark._jvm.java.lang.management.ManagementFactory
+        self._threads = mf.getThreadMXBean()
+        self._gcs = list(mf.getGarbageCollectorMXBeans())
+
+    def counters(self) -> tuple[float, float, float]:
+        """Bytes allocated, GC pauses and GC milliseconds so far."""
+        return (
+            float(self._threads.getTotalThreadAllocatedBytes()),
+            float(sum(g.getCollectionCount() for g in self._gcs)),
+            float(sum(g.getCollectionTime() for g in self._gcs)),
+        )
+
+    def since(self, before: tuple[float, float, float]) -> dict[str, float]:
+        """MB allocated, GC pauses and their ms since ``before`` (:meth:`counters`)."""
+        now = self.counters()
+        return {
+            "alloc_mb": (now[0] - before[0]) / 1e6,
+            "gc_pauses": now[1] - before[1],
+            "gc_ms": now[2] - before[2],
+        }
+
+    @staticmethod
+    def text(counts: dict[str, dict[str, list[float]]]) -> str:
+        """Per side the median MB allocated a run and the GC pauses and ms in all runs."""
+        parts = []
+        for side, c in counts.items():
+            if c.get("alloc_mb"):
+                parts.append(
+                    f"{side} {statistics.median(c['alloc_mb']):.0f} MB allocated a run, "
+                    f"GC {sum(c['gc_pauses']):.0f} pauses {sum(c['gc_ms']):.0f} ms in "
+                    f"{len(c['alloc_mb'])} runs"
+                )
+        return "JVM: " + "; ".join(parts)
+
+
 def run_pyspark(
     session: Any,
     queries: list[str],
@@ -516,15 +566,20 @@ def run_pyspark(
     service = service_for(spark)
     jvm_gc = spark._jvm.java.lang.System.gc
     jvm_pid = int(spark._jvm.java.lang.ProcessHandle.current().pid())
+    heap = JvmHeap(spark)
 
-    def timed(side_sql: str, kinds: dict[str, list[float]]) -> tuple[float, float]:
+    def timed(
+        side_sql: str, kinds: dict[str, list[float]], counts: dict[str, list[float]]
+    ) -> tuple[float, float]:
         """One run: its wall and process tree CPU seconds; the JVM's CPU by kind of thread
-        appended to ``kinds``."""
+        appended to ``kinds``, its bytes allocated and GC pauses (:class:`JvmHeap`) to
+        ``counts``."""
         if gc:
             jvm_gc()
             pygc.collect()
         if settle:
             _settle([os.getpid()])
+        h0 = heap.counters()
         k0 = ThreadCpu(jvm_pid)
         c0 = tree_cpu_seconds(os.getpid())
         t0 = time.perf_counter()
@@ -537,6 +592,8 @@ def run_pyspark(
         if k0 and k1:
             for k, v in thread_cpu_seconds(k0, k1).items():
                 kinds.setdefault(k, []).append(v)
+        for k, v in heap.since(h0).items():
+            counts.setdefault(k, []).append(v)
         return secs, used
 
     out: dict[str, Any] = {}
@@ -577,10 +634,11 @@ def run_pyspark(
         times: dict[str, list[float]] = {s: [] for s in sides}
         cpu: dict[str, list[float]] = {s: [] for s in sides}
         kinds: dict[str, dict[str, list[float]]] = {s: {} for s in sides}
+        counts: dict[str, dict[str, list[float]]] = {s: {} for s in sides}
         i = 0
         while i < runs or (i < 4 * runs and min(sum(t) for t in times.values()) < min_seconds):
             for side in first if i % 2 == 0 else list(reversed(first)):
-                secs, used = timed(sql[side], kinds[side])
+                secs, used = timed(sql[side], kinds[side], counts[side])
                 times[side].append(secs)
                 cpu[side].append(used)
             i += 1
@@ -592,6 +650,8 @@ def run_pyspark(
         }
         _print_spread(out[q]["spread"], i)
         _print_threads(out[q]["jvm_threads_cpu"])
+        out[q]["jvm_heap"] = counts
+        print(f"      {JvmHeap.text(counts)}", flush=True)
         out[q]["first_callbacks"] = first_callbacks
         if profile:
             prof = {side: profiled(spark, service, sql[side]) for side in first}
@@ -802,6 +862,15 @@ def _add_calls(total: dict[str, list[float]], calls: dict[str, list[float]]) -> 
         entry[1] += ms
 
 
+def driver_conf(page_size: str | None = None) -> dict[str, str]:
+    """The driver settings of every JVM the bench starts (PySpark's, both ``spark-sql``
+    CLIs): 3g and, if given, ``spark.buffer.pageSize`` (``--page-size``)."""
+    return {
+        "spark.driver.memory": DRIVER_MEMORY,
+        **({"spark.buffer.pageSize": page_size} if page_size else {}),
+    }
+
+
 def run_spark_sql(
     session: Any,
     warehouse: Path,
@@ -811,6 +880,7 @@ def run_spark_sql(
     profile: bool = False,
     warmups: int = 2,
     fixed_heap: bool = True,
+    page_size: str | None = None,
 ) -> dict[str, Any]:
     """Both sides through ``bin/spark-sql``: two CLI processes alive side by side (started
     after the PySpark session and its JVM stopped), taking turns run by run, each run started
@@ -822,7 +892,7 @@ def run_spark_sql(
     base = {
         "spark.master": "local[2]",
         "spark.ui.enabled": "false",
-        "spark.driver.memory": DRIVER_MEMORY,
+        **driver_conf(page_size),
     }
     lake_conf = {**frontend_conf(str(warehouse)), **base}
     # both JVMs get the same Java options: lakeskip's quiet console and the fixed heap
@@ -1024,6 +1094,13 @@ def main() -> None:
         help="PySpark: plain Spark reads its views through its own V2 ParquetScan "
         "(useV1SourceList without parquet) instead of V1: tells Spark's V2 path from lakeskip's",
     )
+    ap.add_argument(
+        "--page-size",
+        default=None,
+        help="spark.buffer.pageSize of every JVM (both sides), e.g. 4m; default Spark's (64m "
+        "for a 3g driver on 2 cores: each broadcast hash relation holds one 64 MB page on the "
+        "driver until G1 marks it dead, which keeps G1 marking all the time)",
+    )
     args = ap.parse_args()
     sf = f"{args.sf:g}"
     source = Path(args.source or Path(__file__).parent.parent / ".tpch-cache" / f"sf{sf}")
@@ -1036,9 +1113,7 @@ def main() -> None:
         raise SystemExit("--plain-v2: PySpark only")
     generate(args.sf, source)
     warehouse.mkdir(parents=True, exist_ok=True)
-    session = lakeskip.connect(
-        str(warehouse), master="local[2]", conf={"spark.driver.memory": DRIVER_MEMORY}
-    )
+    session = lakeskip.connect(str(warehouse), master="local[2]", conf=driver_conf(args.page_size))
     load(session, source, args.files, warehouse, args.reload)
     load_avg = [os.getloadavg()]
     if args.frontend == "pyspark":
@@ -1064,6 +1139,7 @@ def main() -> None:
             args.profile,
             args.warmups,
             args.fixed_heap,
+            args.page_size,
         )
     load_avg.append(os.getloadavg())
     ratios = [r["ratio"] for r in results.values() if r["ratio"]]
@@ -1093,6 +1169,7 @@ def main() -> None:
                 "frontend": args.frontend,
                 "runs": args.runs,
                 "plain_v2": args.plain_v2,
+                "page_size": args.page_size,
                 "queries": results,
                 "load": load_avg,
                 "planning": planning,
