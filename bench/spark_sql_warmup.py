@@ -97,10 +97,12 @@ def main() -> None:
     ap.add_argument("--warehouse", required=True)
     ap.add_argument("--queries", default="q2", help="run one after the other, first to last")
     ap.add_argument("--rounds", type=int, default=6)
+    ap.add_argument("--java", default="", help="more JVM options for both CLIs (e.g. -Xms3g)")
     args = ap.parse_args()
     warehouse = Path(args.warehouse)
     base = {"spark.master": "local[2]", "spark.ui.enabled": "false", "spark.driver.memory": "3g"}
     lake_conf = {**frontend_conf(str(warehouse)), **base}
+    lake_conf["spark.driver.extraJavaOptions"] += f" {args.java}".rstrip()
     plain_conf = {
         **base,
         "spark.driver.extraJavaOptions": lake_conf["spark.driver.extraJavaOptions"],
