@@ -53,7 +53,10 @@ alive side by side, fed statement by statement on stdin (``spark_sql_cli.py``): 
 brain), one plain, over temp views ``USING parquet`` of the same data files (created in both
 CLIs, so both JVMs have run the same statements before the first query: the views' schema
 inference is 8 Spark jobs, which warmed plain's JVM only); the bench's own PySpark JVM is
-ended first, so only the two CLIs run. Per query ``--warmups`` untimed runs a
+ended first, so only the two CLIs run. Then both CLIs run every query
+``--session-warmups`` times (default 1), untimed, so the session's first queries are measured
+warm too (without it a fresh JVM still compiles 800-1,900 methods a run of its first query in
+its 6th run, on both sides: that query's medians fall run by run). Per query ``--warmups`` untimed runs a
 side (default 2; the first checks the answers: the printed rows, compared as sorted lines), then
 rounds interleaved as in PySpark (lakeskip, plain, plain, lakeskip, ...), so both sides see the same
 machine: ``--runs`` rounds, more (up to 4x) while a side's runs add up to less than
@@ -881,12 +884,16 @@ def run_spark_sql(
     warmups: int = 2,
     fixed_heap: bool = True,
     page_size: str | None = None,
+    session_warmups: int = 1,
 ) -> dict[str, Any]:
     """Both sides through ``bin/spark-sql``: two CLI processes alive side by side (started
     after the PySpark session and its JVM stopped), taking turns run by run, each run started
     with both CLIs quiet (:func:`_settle`); per query ``warmups`` untimed runs a side (the
     first checks the answers). ``fixed_heap``: both JVMs run with :data:`FIXED_HEAP` (see
-    :data:`DRIVER_MEMORY`)."""
+    :data:`DRIVER_MEMORY`). ``session_warmups``: before the first query, both CLIs run every
+    query that many times, untimed, so the session's first queries are measured warm too (a
+    fresh JVM still JIT-compiles 800-1,900 methods a run of its first query, on both sides, in
+    its 6th run: its medians fall run by run)."""
     globs = _globs(session)
     _stop_pyspark_jvm(session)
     base = {
@@ -926,6 +933,18 @@ def run_spark_sql(
         for t, g in globs.items():
             for cli in clis.values():
                 cli.run(f"CREATE TEMPORARY VIEW plain_{t} USING parquet OPTIONS (path '{g}')")
+        trace.since_last()
+        for r in range(session_warmups):
+            for n, q in enumerate(queries):
+                order = list(sides) if (n + r) % 2 == 0 else list(reversed(sides))
+                for side in order:
+                    clis[side].run(QUERIES[q].format(**sides[side]))
+        if session_warmups:
+            print(
+                f"  session warm-up: every query {session_warmups}x a side, untimed; "
+                f"lakeskip's callbacks {_calls_text(trace.since_last())}",
+                flush=True,
+            )
         for n, q in enumerate(queries):
             sql = {side: QUERIES[q].format(**names) for side, names in sides.items()}
             # the side that runs first alternates from query to query, then rounds go
@@ -1034,7 +1053,7 @@ def run_spark_sql(
                 {q: {s: QUERIES[q].format(**names) for s, names in sides.items()} for q in queries},
                 out,
                 operators,
-                skip=warmups,
+                skip=warmups + session_warmups,
             )
     return out
 
@@ -1089,6 +1108,13 @@ def main() -> None:
         "JVM to JVM, do not decide how often a run collects",
     )
     ap.add_argument(
+        "--session-warmups",
+        type=int,
+        default=1,
+        help="spark-sql: before the first query both CLIs run every query this many times, "
+        "untimed (0: the session's first query is measured while both JVMs still compile)",
+    )
+    ap.add_argument(
         "--plain-v2",
         action="store_true",
         help="PySpark: plain Spark reads its views through its own V2 ParquetScan "
@@ -1140,6 +1166,7 @@ def main() -> None:
             args.warmups,
             args.fixed_heap,
             args.page_size,
+            args.session_warmups,
         )
     load_avg.append(os.getloadavg())
     ratios = [r["ratio"] for r in results.values() if r["ratio"]]
@@ -1170,6 +1197,7 @@ def main() -> None:
                 "runs": args.runs,
                 "plain_v2": args.plain_v2,
                 "page_size": args.page_size,
+                "session_warmups": args.session_warmups,
                 "queries": results,
                 "load": load_avg,
                 "planning": planning,
