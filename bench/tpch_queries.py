@@ -1197,7 +1197,9 @@ def main() -> None:
                 "runs": args.runs,
                 "plain_v2": args.plain_v2,
                 "page_size": args.page_size,
-                "session_warmups": args.session_warmups,
+                # spark-sql only (PySpark's first runs give the planning figures: cold)
+                "session_warmups": args.session_warmups if args.frontend == "spark-sql" else None,
+                "fixed_heap": args.fixed_heap if args.frontend == "spark-sql" else None,
                 "queries": results,
                 "load": load_avg,
                 "planning": planning,
