@@ -552,6 +552,7 @@ def run_pyspark(
     gc: bool = False,
     settle: bool = False,
     plain_v2: bool = False,
+    session_first: bool = False,
 ) -> dict[str, Any]:
     """Both sides in one PySpark session: per query ``warmups`` runs a side (the first checks
     the answers and records the scans), then rounds A B, B A, A B, ... (``--runs``, more, up to
@@ -562,7 +563,8 @@ def run_pyspark(
     every run starts once the process tree is quiet (:func:`_settle`) and its CPU counts until
     it is quiet again, as through ``spark-sql``: the JIT compiling a run leaves behind (in a
     young session hundreds of methods a run, on both sides) is its own, not the next run's;
-    ``plain_v2``: plain Spark reads through its own V2 ``ParquetScan`` (:func:`_sides`)."""
+    ``plain_v2``: plain Spark reads through its own V2 ``ParquetScan`` (:func:`_sides`);
+    ``session_first``: every query's first runs (answers, cold plans) before any timed run."""
     spark = session.spark
     sides = _sides(session, plain_v2)
     # the callbacks' own figures (cheap): every first run's plan_scan calls and ms
@@ -599,8 +601,9 @@ def run_pyspark(
             counts.setdefault(k, []).append(v)
         return secs, used
 
-    out: dict[str, Any] = {}
-    for n, q in enumerate(queries):
+    def first_runs(n: int, q: str) -> tuple[Any, list[dict[str, Any]], dict[str, Any], list[str]]:
+        """A query's first run a side: checks the answers, records the lakeskip scans (their
+        planning: cold) and callbacks."""
         sql = {side: QUERIES[q].format(**names) for side, names in sides.items()}
         answers = {}
         scans: list[dict[str, Any]] = []
@@ -630,6 +633,15 @@ def run_pyspark(
                 ]
         if answers["lakeskip"] != answers["plain"]:
             raise SystemExit(f"{q}: different answers")
+        return answers, scans, first_callbacks, first
+
+    # session_first: every query's first runs before any query's timed runs (a whole-session
+    # warm-up whose plans are still each query's first, cold)
+    firsts = {q: first_runs(n, q) for n, q in enumerate(queries)} if session_first else {}
+    out: dict[str, Any] = {}
+    for n, q in enumerate(queries):
+        sql = {side: QUERIES[q].format(**names) for side, names in sides.items()}
+        answers, scans, first_callbacks, first = firsts.pop(q) if q in firsts else first_runs(n, q)
         # more warm-ups, interleaved the other way round
         for _ in range(warmups - 1):
             for side in reversed(first):
@@ -1115,6 +1127,12 @@ def main() -> None:
         "untimed (0: the session's first query is measured while both JVMs still compile)",
     )
     ap.add_argument(
+        "--session-first",
+        action="store_true",
+        help="PySpark: every query's first (answer-checking, planning-recording) runs before "
+        "any query's timed runs: a whole-session warm-up whose plans are still cold",
+    )
+    ap.add_argument(
         "--plain-v2",
         action="store_true",
         help="PySpark: plain Spark reads its views through its own V2 ParquetScan "
@@ -1153,6 +1171,7 @@ def main() -> None:
             args.gc,
             args.settle,
             args.plain_v2,
+            args.session_first,
         )
         session.spark.stop()
     else:
@@ -1200,6 +1219,7 @@ def main() -> None:
                 # spark-sql only (PySpark's first runs give the planning figures: cold)
                 "session_warmups": args.session_warmups if args.frontend == "spark-sql" else None,
                 "fixed_heap": args.fixed_heap if args.frontend == "spark-sql" else None,
+                "session_first": args.session_first if args.frontend == "pyspark" else None,
                 "queries": results,
                 "load": load_avg,
                 "planning": planning,
