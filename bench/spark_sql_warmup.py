@@ -32,9 +32,16 @@ from spark_sql_cli import (  # type: ignore[import-not-found]
     ThreadCpu,
     thread_cpu_seconds,
 )
-from tpch_queries import QUERIES, TABLES, _settle  # type: ignore[import-not-found]
+from tpch_queries import (  # type: ignore[import-not-found]
+    QUERIES,
+    TABLES,
+    _settle,
+    cli_confs,
+    table_globs,
+)
 
-from lakeskip.spark.front.frontends import frontend_command, frontend_conf
+from lakeskip.catalog.catalog import Catalog
+from lakeskip.spark.front.frontends import frontend_command
 
 #: a compiled method's bucket by the start of its name (first match)
 PACKAGES = (
@@ -81,17 +88,6 @@ def package(method: str) -> str:
     return next((label for prefix, label in PACKAGES if name.startswith(prefix)), "other")
 
 
-def table_globs(warehouse: Path) -> dict[str, str]:
-    """Per table the glob of its data files (one directory each, as ``tpch_queries._globs``)."""
-    out = {}
-    for t in TABLES:
-        dirs = {f.parent for f in warehouse.glob(f"tpch.db/{t}/bucket-*/*.parquet")}
-        if len(dirs) != 1:
-            raise SystemExit(f"{t}: data files in {len(dirs)} directories")
-        out[t] = f"{dirs.pop()}/*.parquet"
-    return out
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--warehouse", required=True)
@@ -100,13 +96,7 @@ def main() -> None:
     ap.add_argument("--java", default="", help="more JVM options for both CLIs (e.g. -Xms3g)")
     args = ap.parse_args()
     warehouse = Path(args.warehouse)
-    base = {"spark.master": "local[2]", "spark.ui.enabled": "false", "spark.driver.memory": "3g"}
-    lake_conf = {**frontend_conf(str(warehouse)), **base}
-    lake_conf["spark.driver.extraJavaOptions"] += f" {args.java}".rstrip()
-    plain_conf = {
-        **base,
-        "spark.driver.extraJavaOptions": lake_conf["spark.driver.extraJavaOptions"],
-    }
+    lake_conf, plain_conf = cli_confs(warehouse, java=args.java)
     names = {
         "lakeskip": {t: f"lakeskip.tpch.{t}" for t in TABLES},
         "plain": {t: f"plain_{t}" for t in TABLES},
@@ -123,7 +113,7 @@ def main() -> None:
             )
         try:
             pids = [c.pid for c in clis.values()]
-            for t, g in table_globs(warehouse).items():
+            for t, g in table_globs(Catalog(str(warehouse))).items():
                 for cli in clis.values():
                     cli.run(f"CREATE TEMPORARY VIEW plain_{t} USING parquet OPTIONS (path '{g}')")
             _settle(pids)

@@ -124,6 +124,7 @@ from spark_sql_cli import (  # type: ignore[import-not-found]
 )
 
 import lakeskip
+from lakeskip.catalog.catalog import Catalog
 from lakeskip.spark import pruning_reports
 from lakeskip.spark.front.catalog_setup import service_for
 from lakeskip.spark.front.frontends import frontend_command, frontend_conf
@@ -601,10 +602,12 @@ def run_pyspark(
             counts.setdefault(k, []).append(v)
         return secs, used
 
+    sqls = {q: {side: QUERIES[q].format(**names) for side, names in sides.items()} for q in queries}
+
     def first_runs(n: int, q: str) -> tuple[Any, list[dict[str, Any]], dict[str, Any], list[str]]:
         """A query's first run a side: checks the answers, records the lakeskip scans (their
         planning: cold) and callbacks."""
-        sql = {side: QUERIES[q].format(**names) for side, names in sides.items()}
+        sql = sqls[q]
         answers = {}
         scans: list[dict[str, Any]] = []
         # the side that runs first pays what Spark caches for the next (generated code):
@@ -640,7 +643,7 @@ def run_pyspark(
     firsts = {q: first_runs(n, q) for n, q in enumerate(queries)} if session_first else {}
     out: dict[str, Any] = {}
     for n, q in enumerate(queries):
-        sql = {side: QUERIES[q].format(**names) for side, names in sides.items()}
+        sql = sqls[q]
         answers, scans, first_callbacks, first = firsts.pop(q) if q in firsts else first_runs(n, q)
         # more warm-ups, interleaved the other way round
         for _ in range(warmups - 1):
@@ -740,11 +743,12 @@ def planning_summary(results: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _globs(session: Any) -> dict[str, str]:
+def table_globs(catalog: Catalog) -> dict[str, str]:
     """Per table, the glob of its data files (``<dir>/*.parquet``: checked to be exactly them)."""
     globs = {}
     for t in TABLES:
-        files = session.table(f"tpch.{t}").files()
+        table = catalog.get_table(f"tpch.{t}")
+        files = [table.data_file_path(e) for e in table.scan_files()]
         dirs = {str(Path(f.removeprefix("file:")).parent) for f in files}
         if len(dirs) != 1:
             raise SystemExit(f"{t}: data files in {len(dirs)} directories")
@@ -886,6 +890,19 @@ def driver_conf(page_size: str | None = None) -> dict[str, str]:
     }
 
 
+def cli_confs(
+    warehouse: Path, page_size: str | None = None, java: str = ""
+) -> tuple[dict[str, str], dict[str, str]]:
+    """The two ``spark-sql`` CLIs' settings, lakeskip's and plain's: local[2], no UI,
+    :func:`driver_conf`, and the same Java options on both (lakeskip's quiet console plus
+    ``java``)."""
+    base = {"spark.master": "local[2]", "spark.ui.enabled": "false", **driver_conf(page_size)}
+    lake_conf = {**frontend_conf(str(warehouse)), **base}
+    options = f"{lake_conf.get('spark.driver.extraJavaOptions', '')} {java}".strip()
+    lake_conf["spark.driver.extraJavaOptions"] = options
+    return lake_conf, {**base, "spark.driver.extraJavaOptions": options}
+
+
 def run_spark_sql(
     session: Any,
     warehouse: Path,
@@ -906,20 +923,9 @@ def run_spark_sql(
     query that many times, untimed, so the session's first queries are measured warm too (a
     fresh JVM still JIT-compiles 800-1,900 methods a run of its first query, on both sides, in
     its 6th run: its medians fall run by run)."""
-    globs = _globs(session)
+    globs = table_globs(session.catalog)
     _stop_pyspark_jvm(session)
-    base = {
-        "spark.master": "local[2]",
-        "spark.ui.enabled": "false",
-        **driver_conf(page_size),
-    }
-    lake_conf = {**frontend_conf(str(warehouse)), **base}
-    # both JVMs get the same Java options: lakeskip's quiet console and the fixed heap
-    java = lake_conf.get("spark.driver.extraJavaOptions", "")
-    if fixed_heap:
-        java = f"{java} {FIXED_HEAP}".strip()
-    lake_conf["spark.driver.extraJavaOptions"] = java
-    plain_conf = {**base, "spark.driver.extraJavaOptions": java}
+    lake_conf, plain_conf = cli_confs(warehouse, page_size, FIXED_HEAP if fixed_heap else "")
     sides = {
         "lakeskip": {t: f"lakeskip.tpch.{t}" for t in TABLES},
         "plain": {t: f"plain_{t}" for t in TABLES},
