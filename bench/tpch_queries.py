@@ -890,6 +890,18 @@ def driver_conf(page_size: str | None = None) -> dict[str, str]:
     }
 
 
+def pyspark_conf(page_size: str | None = None, fixed_heap: bool = True) -> dict[str, str]:
+    """The PySpark session's settings: :func:`driver_conf` and, with ``fixed_heap``, the
+    JVM's whole heap from the start and a fixed initiating heap occupancy (:data:`FIXED_HEAP`,
+    as both ``spark-sql`` CLIs get): both sides share this JVM, and G1's adaptive IHOP,
+    which counts every broadcast's 64 MB page as old-generation allocation, otherwise
+    starts concurrent cycles in whichever side's runs happen to follow."""
+    conf = driver_conf(page_size)
+    if fixed_heap:
+        conf["spark.driver.extraJavaOptions"] = FIXED_HEAP
+    return conf
+
+
 def cli_confs(
     warehouse: Path, page_size: str | None = None, java: str = ""
 ) -> tuple[dict[str, str], dict[str, str]]:
@@ -1121,9 +1133,10 @@ def main() -> None:
         "--fixed-heap",
         action=argparse.BooleanOptionalAction,
         default=True,
-        help=f"spark-sql: both CLIs start with their whole heap and a fixed initiating heap "
-        f"occupancy ({FIXED_HEAP}), so G1's heap sizing and adaptive IHOP, which differ from "
-        "JVM to JVM, do not decide how often a run collects",
+        help=f"every JVM the bench starts (PySpark's, both spark-sql CLIs) starts with its "
+        f"whole heap and a fixed initiating heap occupancy ({FIXED_HEAP}), so G1's heap sizing "
+        "and adaptive IHOP, which differ from JVM to JVM and drift with each run's broadcasts, "
+        "do not decide how often a run collects",
     )
     ap.add_argument(
         "--session-warmups",
@@ -1163,7 +1176,9 @@ def main() -> None:
         raise SystemExit("--plain-v2: PySpark only")
     generate(args.sf, source)
     warehouse.mkdir(parents=True, exist_ok=True)
-    session = lakeskip.connect(str(warehouse), master="local[2]", conf=driver_conf(args.page_size))
+    session = lakeskip.connect(
+        str(warehouse), master="local[2]", conf=pyspark_conf(args.page_size, args.fixed_heap)
+    )
     load(session, source, args.files, warehouse, args.reload)
     load_avg = [os.getloadavg()]
     if args.frontend == "pyspark":
@@ -1224,7 +1239,7 @@ def main() -> None:
                 "page_size": args.page_size,
                 # spark-sql only (PySpark's first runs give the planning figures: cold)
                 "session_warmups": args.session_warmups if args.frontend == "spark-sql" else None,
-                "fixed_heap": args.fixed_heap if args.frontend == "spark-sql" else None,
+                "fixed_heap": args.fixed_heap,
                 "session_first": args.session_first if args.frontend == "pyspark" else None,
                 "queries": results,
                 "load": load_avg,
