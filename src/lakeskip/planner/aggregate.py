@@ -43,11 +43,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, assert_never
 
+import numpy as np
+
 from lakeskip.catalog.format.manifest import ManifestEntry
 from lakeskip.catalog.format.schema import TableSchema
 from lakeskip.catalog.format.stats import file_column_stats
 from lakeskip.catalog.kind import Append, AppendDv, PkMerge, PkRaw, schema_kind
 from lakeskip.errors import LakeskipError
+from lakeskip.planner.columnar_stats import ColumnarStats
 from lakeskip.types import DataType, TypeRoot
 
 __all__ = [
@@ -56,6 +59,7 @@ __all__ = [
     "MetadataAggregate",
     "PartitionAggregate",
     "Refusal",
+    "aggregate_from_columns",
     "aggregate_from_metadata",
     "min_max_exact",
 ]
@@ -165,26 +169,10 @@ def aggregate_from_metadata(
     >>> out.partitions[0].values
     (5, 9, 4)
     """
-    kind = schema_kind(schema)
-    match kind:
-        case PkMerge():
-            return Refusal("a primary-key table read by merge: its rows are the merge of versions")
-        case Append() | AppendDv() | PkRaw():  # a file's rows (minus its DVs) are table rows
-            pass
-        case _:
-            assert_never(kind)
+    refused = _refused(schema, calls)
+    if refused is not None:
+        return refused
     row_type = schema.row_type
-    for call in calls:
-        if call.function is AggregateFunction.COUNT_STAR:
-            continue
-        if call.column is None or not row_type.has(call.column):
-            return Refusal(f"{call.function.value} of an unknown column {call.column}")
-        t = row_type.field(call.column).type
-        if call.function is not AggregateFunction.COUNT and not min_max_exact(t):
-            return Refusal(
-                f"{call.function.value}({call.column}): {t.root.name} stats may be truncated "
-                "or leave NaN out"
-            )
     by_id = {f.id: f for f in row_type}
     stats_needed = any(c.function is not AggregateFunction.COUNT_STAR for c in calls)
     groups: dict[tuple[Any, ...], list[Any]] = {}
@@ -257,6 +245,157 @@ def aggregate_from_metadata(
             for key, values in groups.items()
         )
     )
+
+
+def _refused(schema: TableSchema, calls: Sequence[AggregateCall]) -> Refusal | None:
+    """Why no file of ``schema`` can answer ``calls`` exactly (None: each file may)."""
+    kind = schema_kind(schema)
+    match kind:
+        case PkMerge():
+            return Refusal("a primary-key table read by merge: its rows are the merge of versions")
+        case Append() | AppendDv() | PkRaw():  # a file's rows (minus its DVs) are table rows
+            pass
+        case _:
+            assert_never(kind)
+    row_type = schema.row_type
+    for call in calls:
+        if call.function is AggregateFunction.COUNT_STAR:
+            continue
+        if call.column is None or not row_type.has(call.column):
+            return Refusal(f"{call.function.value} of an unknown column {call.column}")
+        t = row_type.field(call.column).type
+        if call.function is not AggregateFunction.COUNT and not min_max_exact(t):
+            return Refusal(
+                f"{call.function.value}({call.column}): {t.root.name} stats may be truncated "
+                "or leave NaN out"
+            )
+    return None
+
+
+def aggregate_from_columns(
+    schema: TableSchema,
+    row_count: np.ndarray,
+    stats: Callable[[], ColumnarStats],
+    partition_ids: np.ndarray,
+    partitions: Sequence[tuple[Any, ...]],
+    calls: Sequence[AggregateCall],
+    *,
+    entry_at: Callable[[int], ManifestEntry],
+    schema_by_id: Callable[[int], TableSchema],
+) -> MetadataAggregate | Refusal | None:
+    """:func:`aggregate_from_metadata` of files none of which has deleted rows, from their
+    row counts and stats as columns (no per-file object: at 100,000 files the record-by-record
+    answer decodes each file's stats, seconds). ``None`` wherever the columns do not decide
+    it alone (some file without a known null count, or without a known min/max it would
+    add): then the caller answers record by record, as before.
+
+    Args:
+        row_count: each file's row count.
+        stats: the files' stats as columns (decoded on first use: ``count(*)`` reads none).
+        partition_ids: each file's partition, as a position in ``partitions`` (its values).
+        entry_at: file ``i``'s entry (made only for the one sample file of each partition,
+            and the file holding each partition's min / max, whose value is taken from its
+            own decoded stats: exactly the value the record-by-record answer gives).
+
+    Files whose column stats are not in the columns refuse or fall back as above; a file
+    written before the column was added has a null count of all its rows there (every row
+    NULL), as :func:`aggregate_from_metadata` reads it.
+    """
+    refused = _refused(schema, calls)
+    if refused is not None:
+        return refused
+    if not isinstance(schema_kind(schema), (Append, AppendDv)):
+        return None  # a primary-key table's files: record by record
+    n = len(row_count)
+    rc = np.asarray(row_count, dtype=np.int64)
+    ids = np.asarray(partition_ids, dtype=np.int64)
+    width = len(partitions)
+    files = np.bincount(ids, minlength=width) if n else np.zeros(width, dtype=np.int64)
+    first = np.full(width, n, dtype=np.int64)
+    np.minimum.at(first, ids, np.arange(n, dtype=np.int64))
+    present = np.flatnonzero(files > 0)
+    present = present[np.argsort(first[present], kind="stable")]  # in order of first file
+    columns: list[list[Any]] = []
+    got: ColumnarStats | None = None
+    for call in calls:
+        if call.function is AggregateFunction.COUNT_STAR:
+            total = np.zeros(width, dtype=np.int64)
+            np.add.at(total, ids, rc)
+            columns.append(total.tolist())
+            continue
+        got = stats() if got is None else got
+        assert call.column is not None
+        name = schema.row_type.field(call.column).name
+        col = got.columns.get(name)
+        if col is None:
+            return None
+        nulls = col.null_count
+        if (nulls < 0).any():
+            return None
+        if call.function is AggregateFunction.COUNT:
+            total = np.zeros(width, dtype=np.int64)
+            np.add.at(total, ids, rc - nulls)
+            columns.append(total.tolist())
+            continue
+        is_min = call.function is AggregateFunction.MIN
+        adds = np.flatnonzero(nulls < rc)  # files with a non-NULL value
+        known = col.min_known if is_min else col.max_known
+        if not known[adds].all():
+            return None
+        values = (col.min if is_min else col.max)[adds]
+        winner = _extreme_files(ids[adds], values, is_min)
+        out: list[Any] = [None] * width
+        for part, at in winner.items():
+            value = _file_value(entry_at(int(adds[at])), name, is_min, schema, schema_by_id)
+            if value is None:
+                return None
+            out[part] = value
+        columns.append(out)
+    return MetadataAggregate(
+        tuple(
+            PartitionAggregate(
+                tuple(partitions[p]),
+                tuple(c[p] for c in columns),
+                int(files[p]),
+                entry_at(int(first[p])),
+            )
+            for p in present.tolist()
+        )
+    )
+
+
+def _extreme_files(ids: np.ndarray, values: np.ndarray, is_min: bool) -> dict[int, int]:
+    """Per partition id of ``ids``: the position of one of its files holding the smallest
+    (``is_min``) or largest of ``values``."""
+    if not len(ids):
+        return {}
+    if values.dtype != object:
+        order = np.lexsort((values, ids))
+        bounds = np.flatnonzero(np.diff(ids[order])) + 1
+        at = np.r_[0, bounds] if is_min else np.r_[bounds - 1, len(order) - 1]
+        return dict(zip(ids[order][at].tolist(), order[at].tolist(), strict=True))
+    best: dict[int, int] = {}
+    vals = values.tolist()
+    for i, (p, v) in enumerate(zip(ids.tolist(), vals, strict=True)):
+        b = best.get(p)
+        if b is None or (v < vals[b] if is_min else v > vals[b]):
+            best[p] = i
+    return best
+
+
+def _file_value(
+    e: ManifestEntry,
+    column: str,
+    is_min: bool,
+    schema: TableSchema,
+    schema_by_id: Callable[[int], TableSchema],
+) -> Any:
+    """A file's min or max of ``column`` as its own decoded stats give it (None: unknown)."""
+    try:
+        got = file_column_stats(e.file, schema_by_id(e.file.schema_id), schema).get(column)
+    except (LakeskipError, LookupError, ValueError):
+        return None
+    return None if got is None else got[0 if is_min else 1]
 
 
 def _combine(function: AggregateFunction, a: Any, b: Any) -> Any:

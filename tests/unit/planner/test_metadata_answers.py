@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from hypothesis import given, settings
@@ -24,8 +25,10 @@ from lakeskip.planner.aggregate import (
     AggregateFunction,
     MetadataAggregate,
     Refusal,
+    aggregate_from_columns,
     aggregate_from_metadata,
 )
+from lakeskip.planner.columnar_stats import FileStatsColumns, decode_file_stats
 from lakeskip.planner.top_n import SortKey, limit_files, rows_all_match
 from lakeskip.types import BIGINT, DOUBLE, INT, STRING, RowType
 
@@ -191,6 +194,85 @@ def test_refusals() -> None:
     # a primary-key table read by merge: rows are versions
     assert isinstance(_run([e], count_star, schema=_pk_schema(merge=True)), Refusal)
     assert isinstance(_run([e], count_star, schema=_pk_schema(merge=False)), MetadataAggregate)
+
+
+OLD_SCHEMA = TableSchema.create(0, RowType.of(("id", BIGINT), ("p", INT)), ("p",), {}, None)
+WIDE_SCHEMA = TableSchema.create(
+    1, RowType.of(("id", BIGINT), ("p", INT), ("z", BIGINT)), ("p",), {}, None
+)
+MIXED_FILES = st.lists(
+    st.tuples(
+        st.lists(st.one_of(st.none(), st.integers(-50, 50)), min_size=0, max_size=5),
+        st.integers(0, 2),
+        st.sampled_from(["full", "full", "counts", "none", "old"]),
+    ),
+    min_size=1,
+    max_size=8,
+)
+
+
+@settings(max_examples=unit_examples(150))
+@given(files=MIXED_FILES, which=st.sets(st.integers(0, 6), min_size=1))
+def test_columns_answer_as_the_records(
+    files: list[tuple[list[int | None], int, str]], which: set[int]
+) -> None:
+    """aggregate_from_columns (row counts and stats as columns, as a plan decodes them) gives
+    aggregate_from_metadata's answer (record by record) wherever it answers: the same
+    partitions in the same order, values, file counts and sample files; a refusal only where
+    the records refuse. Files of all stats modes, empty files, and files written before a
+    column was added (schema 0: no ``z``)."""
+    every = [
+        AggregateCall(F.COUNT_STAR),
+        AggregateCall(F.COUNT, "id"),
+        AggregateCall(F.MIN, "id"),
+        AggregateCall(F.MAX, "id"),
+        AggregateCall(F.COUNT, "z"),
+        AggregateCall(F.MIN, "z"),
+        AggregateCall(F.MAX, "z"),
+    ]
+    calls = [every[i] for i in sorted(which)]
+    schemas = {0: OLD_SCHEMA, 1: WIDE_SCHEMA}
+    entries = []
+    for i, (ids, p, mode) in enumerate(files):
+        rows = pa.table(
+            {
+                "id": pa.array(ids, pa.int64()),
+                "p": pa.array([p] * len(ids), pa.int32()),
+                "z": pa.array([None if v is None else v * 3 for v in ids], pa.int64()),
+            }
+        )
+        old = mode == "old"
+        schema = schemas[0 if old else 1]
+        stats, cols = collect_stats(
+            rows.select(schema.row_type.names), schema.row_type, "full" if old else mode
+        )
+        meta = make_data_file_meta(f"f{i}", 10, len(ids), stats, cols, schema.id, None, ())
+        entries.append(ManifestEntry(FileKind.ADD, (p,), 0, -1, meta))
+    want = aggregate_from_metadata(
+        WIDE_SCHEMA, entries, calls, schema_by_id=schemas.__getitem__, deleted_rows=lambda e: 0
+    )
+    numbered: dict[tuple[Any, ...], int] = {}
+    ids = np.asarray([numbered.setdefault(tuple(e.partition), len(numbered)) for e in entries])
+    metas = [e.file for e in entries]
+    got = aggregate_from_columns(
+        WIDE_SCHEMA,
+        np.asarray([m.row_count for m in metas], dtype=np.int64),
+        lambda: decode_file_stats(
+            FileStatsColumns.of_metas(metas), schemas.__getitem__, WIDE_SCHEMA, lambda i: None
+        ),
+        ids,
+        list(numbered),
+        calls,
+        entry_at=entries.__getitem__,
+        schema_by_id=schemas.__getitem__,
+    )
+    if got is None:  # the columns cannot tell: answered record by record
+        assert not all(mode in ("full", "old") for _, _, mode in files) or not files
+        return
+    if isinstance(got, Refusal):
+        assert isinstance(want, Refusal), want
+        return
+    assert got == want
 
 
 def _pk_schema(*, merge: bool) -> TableSchema:

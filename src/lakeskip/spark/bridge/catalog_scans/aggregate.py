@@ -6,13 +6,20 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+import numpy as np
+
+from lakeskip.catalog.format.schema import TableSchema
+from lakeskip.catalog.format.snapshot import Snapshot
 from lakeskip.errors import LakeskipWarning
 from lakeskip.planner.aggregate import (
     AggregateCall,
     AggregateFunction,
+    MetadataAggregate,
     Refusal,
+    aggregate_from_columns,
     aggregate_from_metadata,
 )
+from lakeskip.planner.report import ScanPlan
 from lakeskip.planner.scan import ScanPlanner
 from lakeskip.spark.bridge.catalog_context import ServiceContext
 from lakeskip.spark.bridge.catalog_scans.target import deleted_rows_of, partition_json, scan_target
@@ -41,16 +48,19 @@ def aggregate_scan(
     if target.system is not None:
         return AggregateRefusedReply(refused=f"system table ${target.system}")
     calls = [AggregateCall(AggregateFunction(a.function.value), a.column) for a in req.aggregates]
+    planner = ScanPlanner(table)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LakeskipWarning)
-        plan = ScanPlanner(table).plan(target.predicate, time_zone=target.time_zone, snapshot=snap)
-    answer = aggregate_from_metadata(
-        schema,
-        plan.files,
-        calls,
-        schema_by_id=table.schema_by_id,
-        deleted_rows=deleted_rows_of(table, snap),
-    )
+        plan = planner.plan(target.predicate, time_zone=target.time_zone, snapshot=snap)
+        answer = _from_columns(planner, plan, snap, schema, calls)
+    if answer is None:  # record by record
+        answer = aggregate_from_metadata(
+            schema,
+            plan.files,
+            calls,
+            schema_by_id=table.schema_by_id,
+            deleted_rows=deleted_rows_of(table, snap),
+        )
     if isinstance(answer, Refusal):
         return AggregateRefusedReply(refused=answer.reason)
     row_type = schema.row_type
@@ -80,4 +90,48 @@ def aggregate_scan(
         ),
         files=len(plan.files),
         report_id=ctx.reports.add(req.tag, plan.report),
+    )
+
+
+def _from_columns(
+    planner: ScanPlanner,
+    plan: ScanPlan,
+    snap: Snapshot | None,
+    schema: TableSchema,
+    calls: list[AggregateCall],
+) -> MetadataAggregate | Refusal | None:
+    """The answer from the kept files' columns (:func:`aggregate_from_columns`) where no
+    file of the snapshot has a deletion vector; None: answer record by record."""
+    table = planner.table
+    if snap is None or table.deletion_files(snap):
+        return None
+    live = plan.kept
+    if live is not None:  # a whole-table plan: no per-file object
+        ids, parts, _ = live.partitions()
+        return aggregate_from_columns(
+            schema,
+            live.longs("_ROW_COUNT"),
+            lambda: planner.kept_stats(plan, snap),
+            ids,
+            parts,
+            calls,
+            entry_at=live.entry_at,
+            schema_by_id=table.schema_by_id,
+        )
+    files = plan.files
+    numbered: dict[tuple[Any, ...], int] = {}
+    ids = np.fromiter(
+        (numbered.setdefault(tuple(e.partition), len(numbered)) for e in files),
+        dtype=np.int64,
+        count=len(files),
+    )
+    return aggregate_from_columns(
+        schema,
+        np.fromiter((e.file.row_count for e in files), dtype=np.int64, count=len(files)),
+        lambda: planner.kept_stats(plan, snap),
+        ids,
+        list(numbered),
+        calls,
+        entry_at=files.__getitem__,
+        schema_by_id=table.schema_by_id,
     )
