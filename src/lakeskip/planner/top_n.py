@@ -39,7 +39,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, assert_never
 
+import numpy as np
+
 from lakeskip.catalog.format.manifest import ManifestEntry
+from lakeskip.catalog.format.manifest_columns import LiveColumns
 from lakeskip.catalog.format.schema import TableSchema
 from lakeskip.catalog.format.stats import file_column_stats, parse_stats_mode
 from lakeskip.catalog.kind import Append, AppendDv, PkMerge, PkRaw, schema_kind
@@ -52,13 +55,20 @@ from lakeskip.catalog.options import (
 from lakeskip.errors import LakeskipError
 from lakeskip.expressions import AlwaysFalse, AlwaysTrue, BooleanExpression, bind
 from lakeskip.planner.aggregate import min_max_exact
-from lakeskip.planner.columnar_stats import ColumnarStats
+from lakeskip.planner.columnar_stats import ColumnArrays, ColumnarStats
 from lakeskip.planner.index_gain import stats_prove_all_match
 from lakeskip.planner.report import FileDecision, PruningReport
 from lakeskip.planner.stats import ColumnStats, FileStats
 from lakeskip.types import DataType, RowType, TypeRoot
 
-__all__ = ["SortKey", "limit_files", "limited_report", "rows_all_match"]
+__all__ = [
+    "SortKey",
+    "limit_columns",
+    "limit_files",
+    "limited_columns_report",
+    "limited_report",
+    "rows_all_match",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +165,98 @@ def limit_files(
     if rows < limit or bound is None:
         return list(entries)  # fewer rows than the limit: every file
     return [e for e, (best, _) in zip(entries, ranks, strict=True) if best <= bound]
+
+
+# the types whose stats columns are int64 in the order of their values (integers, DATE,
+# TIMESTAMP in ms / us: min_max_exact's, BOOLEAN and DECIMAL aside)
+_LONG_ROOTS = frozenset(
+    {TypeRoot.TINYINT, TypeRoot.SMALLINT, TypeRoot.INT, TypeRoot.BIGINT, TypeRoot.DATE}
+)
+
+
+def limit_columns(
+    schema: TableSchema,
+    row_count: np.ndarray,
+    stats: Callable[[], ColumnarStats],
+    order: Sequence[SortKey],
+    limit: int,
+) -> np.ndarray | None:
+    """:func:`limit_files` without a filter over files none of which has deleted rows, from
+    their row counts and stats as columns (numpy: no per-file object, no rank tuple): a mask
+    of the kept files; None where the columns do not decide it (a primary-key table, a
+    negative limit, an order by a column whose stats are not int64 columns in its order:
+    then :func:`limit_files`, record by record).
+
+    Args:
+        row_count: each file's row count.
+        stats: the files' stats as columns (decoded on first use: plain ``LIMIT`` reads none).
+    """
+    if not isinstance(schema_kind(schema), (Append, AppendDv)) or limit < 0:
+        return None
+    live = np.asarray(row_count, dtype=np.int64)
+    n = len(live)
+    if not order:  # the files in order until their rows reach the limit
+        total = np.cumsum(live)
+        if limit == 0:
+            return np.zeros(n, dtype=np.bool_)
+        if not n or total[-1] < limit:
+            return np.ones(n, dtype=np.bool_)
+        return np.arange(n) <= int(np.searchsorted(total, limit))
+    key = order[0]
+    row_type = schema.row_type
+    if not row_type.has(key.column):
+        return None
+    field = row_type.field(key.column)
+    t = field.type
+    if not min_max_exact(t) or not (t.root in _LONG_ROOTS or t.is_timestamp):
+        return None
+    got = stats()
+    col = got.columns.get(field.name)
+    if col is None:
+        col = ColumnArrays.empty(n, t)
+    if col.min.dtype != np.int64:
+        return None
+    nulls = col.null_count
+    # ranks as (group, value): _FIRST -1, NULLs first 0, values 1, NULLs last 2, _LAST 3;
+    # a descending order ranks ~v (-v - 1: reversed, no overflow)
+    null_g = 0 if key.nulls_first else 2
+    lo, hi = (~col.max, ~col.min) if key.descending else (col.min, col.max)
+    all_null = (nulls >= 0) & (nulls >= live)
+    unknown = ~all_null & ~(col.min_known & col.max_known)
+    values = ~all_null & ~unknown
+    some = values & (nulls > 0) & (nulls < live)  # NULLs and values: two groups
+    open_ = values & (nulls < 0)  # values, NULL count unknown
+    best_g = np.where(all_null, null_g, np.where(unknown, -1, 1))
+    best_v = np.where(values, lo, 0)
+    if key.nulls_first:  # an unknown NULL count or some NULLs: may rank first
+        best_g = np.where(open_ | some, null_g, best_g)
+        best_v = np.where(open_ | some, 0, best_v)
+    # the pieces: (group, value, rows) -- first group at its last rank, the rest at the last
+    last_g = np.where(all_null, null_g, np.where(unknown, 3, 1))
+    last_v = np.where(values, hi, 0)
+    if not key.nulls_first:  # NULLs last: an unknown NULL count ranks last at the NULLs'
+        last_g = np.where(open_, null_g, last_g)
+        last_v = np.where(open_, 0, last_v)
+    early = np.zeros(n, dtype=np.int64)
+    early_g = np.full(n, null_g, dtype=np.int64)
+    early_v = np.zeros(n, dtype=np.int64)
+    if key.nulls_first:  # its NULLs at the NULLs' rank, its values at its last
+        early[some] = nulls[some]
+    else:  # its values at its last value, its NULLs at the NULLs' rank
+        early[some] = live[some] - nulls[some]
+        early_g[some], early_v[some] = 1, hi[some]
+        last_g = np.where(some, null_g, last_g)
+        last_v = np.where(some, 0, last_v)
+    g = np.concatenate([early_g[some], last_g])
+    v = np.concatenate([early_v[some], last_v])
+    rows = np.concatenate([early[some], live - early])
+    if limit == 0 or int(rows.sum()) < limit:
+        return np.ones(n, dtype=np.bool_)  # fewer rows than the limit: every file
+    at = np.lexsort((v, g))
+    k = at[int(np.searchsorted(np.cumsum(rows[at]), limit))]
+    bound_g, bound_v = g[k], v[k]
+    keep: np.ndarray = (best_g < bound_g) | ((best_g == bound_g) & (best_v <= bound_v))
+    return keep
 
 
 @functools.total_ordering
@@ -331,5 +433,21 @@ def limited_report(
         kept_bytes=sum(d.entry.file.file_size for d in still),
         kept_rows=sum(len(d.rows) if d.rows is not None else d.entry.file.row_count for d in still),
         skipped_by_limit={label: report.kept_files - len(still)},
+        limit_note=note,
+    )
+
+
+def limited_columns_report(
+    report: PruningReport, kept: LiveColumns, label: str, note: str
+) -> PruningReport:
+    """:func:`limited_report` of a plan made from the live files' columns (no file narrowed
+    to rows), after a pushed limit kept only the files ``kept``."""
+    files = len(kept)
+    return dataclasses.replace(
+        report,
+        kept_files=files,
+        kept_bytes=int(kept.longs("_FILE_SIZE").sum()),
+        kept_rows=int(kept.longs("_ROW_COUNT").sum()),
+        skipped_by_limit={label: report.kept_files - files},
         limit_note=note,
     )

@@ -19,7 +19,7 @@ from lakeskip import expressions as E
 from lakeskip.catalog.format.data_file import make_data_file_meta
 from lakeskip.catalog.format.manifest import FileKind, ManifestEntry
 from lakeskip.catalog.format.schema import TableSchema
-from lakeskip.catalog.format.stats import collect_stats
+from lakeskip.catalog.format.stats import collect_stats, file_column_stats
 from lakeskip.planner.aggregate import (
     AggregateCall,
     AggregateFunction,
@@ -29,7 +29,7 @@ from lakeskip.planner.aggregate import (
     aggregate_from_metadata,
 )
 from lakeskip.planner.columnar_stats import FileStatsColumns, decode_file_stats
-from lakeskip.planner.top_n import SortKey, limit_files, rows_all_match
+from lakeskip.planner.top_n import SortKey, limit_columns, limit_files, rows_all_match
 from lakeskip.types import BIGINT, DOUBLE, INT, STRING, RowType
 
 F = AggregateFunction
@@ -395,6 +395,59 @@ def test_limit_keeps_enough_rows(
     assert kept is not None
     live = lambda e: e.file.row_count - gone[e.file.file_name]  # noqa: E731
     assert sum(map(live, kept)) >= min(limit, sum(map(live, entries)))
+
+
+@settings(max_examples=unit_examples(200))
+@given(
+    files=st.lists(
+        st.tuples(
+            st.lists(st.one_of(st.none(), st.integers(-20, 20)), min_size=0, max_size=6),
+            st.sampled_from(["full", "full", "full", "counts", "none"]),
+        ),
+        min_size=0,
+        max_size=8,
+    ),
+    limit=st.integers(-1, 20),
+    order=st.one_of(st.none(), st.tuples(st.booleans(), st.booleans())),
+)
+def test_columns_limit_as_the_records(
+    files: list[tuple[list[int | None], str]],
+    limit: int,
+    order: tuple[bool, bool] | None,
+) -> None:
+    """limit_columns (row counts and stats as columns, no deleted rows, no filter) keeps
+    exactly the files limit_files keeps record by record, for LIMIT and ORDER BY k
+    [DESC] NULLS FIRST/LAST LIMIT: files of all stats modes, empty and all-NULL files."""
+    entries = [_top_entry(ids, f"f{i}", mode) for i, (ids, mode) in enumerate(files)]
+    keys = [] if order is None else [SortKey("k", *order)]
+    want = limit_files(
+        TOP_SCHEMA,
+        entries,
+        keys,
+        limit,
+        schema_by_id=lambda _: TOP_SCHEMA,
+        deleted_rows=lambda e: 0,
+    )
+    metas = [e.file for e in entries]
+    got = limit_columns(
+        TOP_SCHEMA,
+        np.asarray([m.row_count for m in metas], dtype=np.int64),
+        lambda: decode_file_stats(
+            FileStatsColumns.of_metas(metas),
+            lambda _: TOP_SCHEMA,
+            TOP_SCHEMA,
+            lambda i: file_column_stats(metas[i], TOP_SCHEMA, TOP_SCHEMA),
+        ),
+        keys,
+        limit,
+    )
+    if limit < 0:
+        assert got is None and want is None
+        return
+    assert got is not None and want is not None
+    assert [e.file.file_name for e, k in zip(entries, got.tolist(), strict=True) if k] == [
+        e.file.file_name for e in want
+    ], (files, limit, order)
 
 
 def test_skips_where_the_stats_allow_and_never_elsewhere() -> None:

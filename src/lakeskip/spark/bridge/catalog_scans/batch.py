@@ -29,7 +29,14 @@ from lakeskip.index.primitives.roaring import serialize_bitmap
 from lakeskip.planner.report import ScanPlan
 from lakeskip.planner.runtime import prunable_columns, runtime_columns
 from lakeskip.planner.scan import ScanPlanner
-from lakeskip.planner.top_n import SortKey, limit_files, limited_report, rows_all_match
+from lakeskip.planner.top_n import (
+    SortKey,
+    limit_columns,
+    limit_files,
+    limited_columns_report,
+    limited_report,
+    rows_all_match,
+)
 from lakeskip.spark.bridge.catalog_context import ServiceContext, snapshot_token
 from lakeskip.spark.bridge.catalog_scans.target import (
     ScanTarget,
@@ -336,6 +343,13 @@ def scan_reply(
     kept: Sequence[ManifestEntry] | LiveColumns
     if plan.kept is not None and _unlimited(target, req):
         kept = plan.kept  # every kept file read from the manifests' columns
+    elif (got := _limited_columns(target, planner, plan, req)) is not None:
+        kept, note = got  # a whole-table plan narrowed on its columns
+        if note:
+            plan = dataclasses.replace(
+                plan,
+                report=limited_columns_report(plan.report, got[0], _limit_label(req), note),
+            )
     else:
         kept, note = _limited(target, plan.files, req)
         if note:
@@ -434,6 +448,38 @@ def _limited(
     )
     if kept is None or len(kept) == len(files):
         return files, ""
+    counted = len(files) if matches is None else sum(matches)
+    return kept, _limit_note(req, counted, len(files))
+
+
+def _limited_columns(
+    target: ScanTarget, planner: ScanPlanner, plan: ScanPlan, req: PlanScanRequest
+) -> tuple[LiveColumns, str] | None:
+    """:func:`_limited` of a plan of every live file made from their columns
+    (``plan.kept``), without a filter, in a snapshot without deletion vectors: the kept files
+    as columns (:func:`~lakeskip.planner.top_n.limit_columns`); None: record by record."""
+    live, snap, table = plan.kept, target.snapshot, target.table
+    if live is None or _unlimited(target, req) or snap is None or req.limit is None:
+        return None
+    if req.filters or table.deletion_files(snap):
+        return None
+    keep = limit_columns(
+        target.schema,
+        live.longs("_ROW_COUNT"),
+        lambda: planner.kept_stats(plan, snap),
+        [SortKey(k.column, k.descending, k.nulls_first) for k in req.order],
+        req.limit,
+    )
+    if keep is None:
+        return None
+    if keep.all():
+        return live, ""
+    return live.take(keep), _limit_note(req, len(live), len(live))
+
+
+def _limit_note(req: PlanScanRequest, counted: int, files: int) -> str:
+    """What was pushed and why the kept files were kept (``counted`` of ``files`` counted
+    towards the limit), for ``EXPLAIN PRUNING``."""
     if req.order:
         k = req.order[0]
         pushed = (
@@ -444,10 +490,7 @@ def _limited(
         )
     else:
         pushed = f"LIMIT {req.limit}: kept files in order until their rows reach the limit"
-    counted = len(files) if matches is None else sum(matches)
-    return kept, (
-        f"{pushed}; {counted} of {len(files)} files counted (every row a row of the filtered input)"
-    )
+    return f"{pushed}; {counted} of {files} files counted (every row a row of the filtered input)"
 
 
 def _limit_label(req: PlanScanRequest) -> str:
