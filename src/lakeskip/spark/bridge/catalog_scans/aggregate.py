@@ -88,7 +88,7 @@ def aggregate_scan(
             )
             for a in answer.partitions
         ),
-        files=len(plan.files),
+        files=plan.report.kept_files,  # not len(plan.files): no per-file object
         report_id=ctx.reports.add(req.tag, plan.report),
     )
 
