@@ -180,8 +180,9 @@ def limit_columns(
     stats: Callable[[], ColumnarStats],
     order: Sequence[SortKey],
     limit: int,
+    matches: np.ndarray | None = None,
 ) -> np.ndarray | None:
-    """:func:`limit_files` without a filter over files none of which has deleted rows, from
+    """:func:`limit_files` over files none of which has deleted rows, from
     their row counts and stats as columns (numpy: no per-file object, no rank tuple): a mask
     of the kept files; None where the columns do not decide it (a primary-key table, a
     negative limit, an order by a column whose stats are not int64 columns in its order:
@@ -190,18 +191,22 @@ def limit_columns(
     Args:
         row_count: each file's row count.
         stats: the files' stats as columns (decoded on first use: plain ``LIMIT`` reads none).
+        matches: per file, whether every row of it is a row of the answer's input (None: all
+            are), as :func:`limit_files` takes it.
     """
     if not isinstance(schema_kind(schema), (Append, AppendDv)) or limit < 0:
         return None
-    live = np.asarray(row_count, dtype=np.int64)
-    n = len(live)
-    if not order:  # the files in order until their rows reach the limit
+    rc = np.asarray(row_count, dtype=np.int64)
+    n = len(rc)
+    counts = np.ones(n, dtype=np.bool_) if matches is None else np.asarray(matches, np.bool_)
+    live = np.where(counts, rc, 0)  # rows counted towards the limit
+    if not order:  # the matching files in order until their rows reach the limit
         total = np.cumsum(live)
         if limit == 0:
             return np.zeros(n, dtype=np.bool_)
         if not n or total[-1] < limit:
             return np.ones(n, dtype=np.bool_)
-        return np.arange(n) <= int(np.searchsorted(total, limit))
+        return counts & (np.arange(n) <= int(np.searchsorted(total, limit)))
     key = order[0]
     row_type = schema.row_type
     if not row_type.has(key.column):
@@ -221,10 +226,10 @@ def limit_columns(
     # a descending order ranks ~v (-v - 1: reversed, no overflow)
     null_g = 0 if key.nulls_first else 2
     lo, hi = (~col.max, ~col.min) if key.descending else (col.min, col.max)
-    all_null = (nulls >= 0) & (nulls >= live)
+    all_null = (nulls >= 0) & (nulls >= rc)
     unknown = ~all_null & ~(col.min_known & col.max_known)
     values = ~all_null & ~unknown
-    some = values & (nulls > 0) & (nulls < live)  # NULLs and values: two groups
+    some = values & (nulls > 0) & (nulls < rc)  # NULLs and values: two groups
     open_ = values & (nulls < 0)  # values, NULL count unknown
     best_g = np.where(all_null, null_g, np.where(unknown, -1, 1))
     best_v = np.where(values, lo, 0)
@@ -241,9 +246,9 @@ def limit_columns(
     early_g = np.full(n, null_g, dtype=np.int64)
     early_v = np.zeros(n, dtype=np.int64)
     if key.nulls_first:  # its NULLs at the NULLs' rank, its values at its last
-        early[some] = nulls[some]
+        early[some] = np.minimum(nulls[some], live[some])
     else:  # its values at its last value, its NULLs at the NULLs' rank
-        early[some] = live[some] - nulls[some]
+        early[some] = np.minimum(rc[some] - nulls[some], live[some])
         early_g[some], early_v[some] = 1, hi[some]
         last_g = np.where(some, null_g, last_g)
         last_v = np.where(some, 0, last_v)
@@ -351,11 +356,14 @@ def rows_all_match(
     *,
     time_zone: str,
     schema_by_id: Callable[[int], TableSchema],
+    stats: ColumnarStats | None = None,
 ) -> list[bool]:
     """Per file of ``entries``: whether every row of it satisfies ``predicate`` (which must
     select exactly the rows of the query's filter), proven by its partition values and the
     stats of its columns of exact types (:func:`~lakeskip.planner.index_gain.
-    stats_prove_all_match`); False wherever that is not proven.
+    stats_prove_all_match`); False wherever that is not proven. ``stats``: the stats of
+    ``entries`` as columns, as the planner decodes them (:meth:`~lakeskip.planner.scan.
+    ScanPlanner.kept_stats`; None: decoded here file by file).
 
     >>> import pyarrow as pa
     >>> from lakeskip.catalog.format.data_file import make_data_file_meta
@@ -384,19 +392,27 @@ def rows_all_match(
         return [False] * n
     part_keys = list(schema.partition_keys)
     exact = [f for f in row_type if f.name not in part_keys and min_max_exact(f.type)]
-    files: list[FileStats] = []
-    for e in entries:
-        try:
-            got = file_column_stats(e.file, schema_by_id(e.file.schema_id), schema)
-        except (LakeskipError, LookupError, ValueError):
-            got = {}
-        files.append(
-            FileStats(
-                e.file.row_count,
-                {f.name: ColumnStats(*got[f.name]) for f in exact if f.name in got},
-            )
+    if stats is not None:  # only the exact columns count
+        names = {f.name for f in exact}
+        stats = ColumnarStats(
+            stats.row_count,
+            {k: c for k, c in stats.columns.items() if k in names},
+            {f.name: f.type for f in exact},
         )
-    stats = ColumnarStats.from_file_stats(files, RowType(tuple(exact)))
+    else:
+        files: list[FileStats] = []
+        for e in entries:
+            try:
+                got = file_column_stats(e.file, schema_by_id(e.file.schema_id), schema)
+            except (LakeskipError, LookupError, ValueError):
+                got = {}
+            files.append(
+                FileStats(
+                    e.file.row_count,
+                    {f.name: ColumnStats(*got[f.name]) for f in exact if f.name in got},
+                )
+            )
+        stats = ColumnarStats.from_file_stats(files, RowType(tuple(exact)))
     exact_parts: frozenset[str] = frozenset()
     if part_keys:
         types = {k: row_type.field(k).type for k in part_keys}

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from tests.examples import unit_examples
 
@@ -409,17 +409,47 @@ def test_limit_keeps_enough_rows(
     ),
     limit=st.integers(-1, 20),
     order=st.one_of(st.none(), st.tuples(st.booleans(), st.booleans())),
+    where=st.one_of(st.none(), st.integers(-25, 25)),
 )
+# a file not proven to match, before the ones that reach the limit: never kept by LIMIT; its
+# NULLs never counted under ORDER BY
+@example(files=[([1, 2], "full"), ([10, 11], "full")], limit=1, order=None, where=5)
+@example(files=[([None, None, 6], "full"), ([5, 5], "full")], limit=2, order=(False, True), where=0)
 def test_columns_limit_as_the_records(
     files: list[tuple[list[int | None], str]],
     limit: int,
     order: tuple[bool, bool] | None,
+    where: int | None,
 ) -> None:
-    """limit_columns (row counts and stats as columns, no deleted rows, no filter) keeps
-    exactly the files limit_files keeps record by record, for LIMIT and ORDER BY k
-    [DESC] NULLS FIRST/LAST LIMIT: files of all stats modes, empty and all-NULL files."""
+    """limit_columns (row counts and stats as columns, no deleted rows) keeps exactly the
+    files limit_files keeps record by record, for LIMIT and ORDER BY k [DESC] NULLS
+    FIRST/LAST LIMIT, without a filter and over ``k >= where`` (the files proven to match by
+    rows_all_match from the columns: the same files as from each file's stats): files of all
+    stats modes, empty and all-NULL files."""
     entries = [_top_entry(ids, f"f{i}", mode) for i, (ids, mode) in enumerate(files)]
     keys = [] if order is None else [SortKey("k", *order)]
+    metas = [e.file for e in entries]
+    stats = decode_file_stats(
+        FileStatsColumns.of_metas(metas),
+        lambda _: TOP_SCHEMA,
+        TOP_SCHEMA,
+        lambda i: file_column_stats(metas[i], TOP_SCHEMA, TOP_SCHEMA),
+    )
+    matches = None
+    if where is not None:
+        pred = E.GreaterThanOrEqual("k", where)
+        matches = rows_all_match(
+            TOP_SCHEMA, entries, pred, time_zone="UTC", schema_by_id=lambda _: TOP_SCHEMA
+        )
+        by_columns = rows_all_match(
+            TOP_SCHEMA,
+            entries,
+            pred,
+            time_zone="UTC",
+            schema_by_id=lambda _: TOP_SCHEMA,
+            stats=stats,
+        )
+        assert by_columns == matches
     want = limit_files(
         TOP_SCHEMA,
         entries,
@@ -427,19 +457,15 @@ def test_columns_limit_as_the_records(
         limit,
         schema_by_id=lambda _: TOP_SCHEMA,
         deleted_rows=lambda e: 0,
+        matches=matches,
     )
-    metas = [e.file for e in entries]
     got = limit_columns(
         TOP_SCHEMA,
         np.asarray([m.row_count for m in metas], dtype=np.int64),
-        lambda: decode_file_stats(
-            FileStatsColumns.of_metas(metas),
-            lambda _: TOP_SCHEMA,
-            TOP_SCHEMA,
-            lambda i: file_column_stats(metas[i], TOP_SCHEMA, TOP_SCHEMA),
-        ),
+        lambda: stats,
         keys,
         limit,
+        None if matches is None else np.asarray(matches, dtype=np.bool_),
     )
     if limit < 0:
         assert got is None and want is None
@@ -447,7 +473,7 @@ def test_columns_limit_as_the_records(
     assert got is not None and want is not None
     assert [e.file.file_name for e, k in zip(entries, got.tolist(), strict=True) if k] == [
         e.file.file_name for e in want
-    ], (files, limit, order)
+    ], (files, limit, order, where)
 
 
 def test_skips_where_the_stats_allow_and_never_elsewhere() -> None:

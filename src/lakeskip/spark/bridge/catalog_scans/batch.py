@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import functools
 import json
 import time
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, cast
 
 import numpy as np
@@ -26,6 +27,7 @@ from lakeskip.catalog.schema_evolution import widens
 from lakeskip.catalog.table import FileStoreTable
 from lakeskip.errors import LakeskipWarning, UnsupportedStatementError
 from lakeskip.index.primitives.roaring import serialize_bitmap
+from lakeskip.planner.columnar_stats import ColumnarStats
 from lakeskip.planner.report import ScanPlan
 from lakeskip.planner.runtime import prunable_columns, runtime_columns
 from lakeskip.planner.scan import ScanPlanner
@@ -351,7 +353,8 @@ def scan_reply(
                 report=limited_columns_report(plan.report, got[0], _limit_label(req), note),
             )
     else:
-        kept, note = _limited(target, plan.files, req)
+        stats = functools.partial(planner.kept_stats, plan, snap) if snap is not None else None
+        kept, note = _limited(target, plan.files, req, stats)
         if note:
             plan = dataclasses.replace(
                 plan,
@@ -414,16 +417,30 @@ def _unlimited(target: ScanTarget, req: PlanScanRequest) -> bool:
 
 
 def _limited(
-    target: ScanTarget, files: Sequence[ManifestEntry], req: PlanScanRequest
+    target: ScanTarget,
+    files: Sequence[ManifestEntry],
+    req: PlanScanRequest,
+    stats: Callable[[], ColumnarStats] | None = None,
 ) -> tuple[Sequence[ManifestEntry], str]:
     """The planned files narrowed by a pushed ``LIMIT`` / top-N (:mod:`lakeskip.planner.top_n`)
     and, when any was skipped, what was pushed and why the kept files were kept (else "").
     With filters, only the files on whose every row they hold (exactly translated, proven by
-    partition values and stats) count towards the limit. Not on a system table."""
+    partition values and stats) count towards the limit. Not on a system table. ``stats``:
+    the stats of ``files`` as columns: used (numpy, :func:`~lakeskip.planner.top_n.
+    limit_columns`) on an append table whose snapshot has no deletion vector."""
     table, snap, schema = target.table, target.snapshot, target.schema
     limit = req.limit
     if _unlimited(target, req) or snap is None or limit is None:
         return files, ""
+    got: list[ColumnarStats] = []
+    columns = stats is not None and not schema.primary_keys and not table.deletion_files(snap)
+
+    def decoded() -> ColumnarStats:
+        if not got:
+            assert stats is not None
+            got.append(stats())
+        return got[0]
+
     matches: list[bool] | None = None
     if req.filters:
         matches = (
@@ -433,18 +450,36 @@ def _limited(
                 target.predicate,
                 time_zone=target.time_zone,
                 schema_by_id=table.schema_by_id,
+                stats=decoded() if columns else None,
             )
             if target.exact and target.predicate is not None
             else [False] * len(files)
         )
-    kept = limit_files(
-        schema,
-        files,
-        [SortKey(k.column, k.descending, k.nulls_first) for k in req.order],
-        limit,
-        schema_by_id=table.schema_by_id,
-        deleted_rows=deleted_rows_of(table, snap),
-        matches=matches,
+    order = [SortKey(k.column, k.descending, k.nulls_first) for k in req.order]
+    keep = (
+        limit_columns(
+            schema,
+            np.fromiter((e.file.row_count for e in files), dtype=np.int64, count=len(files)),
+            decoded,
+            order,
+            limit,
+            None if matches is None else np.asarray(matches, dtype=np.bool_),
+        )
+        if columns
+        else None
+    )
+    kept = (
+        [files[i] for i in np.flatnonzero(keep).tolist()]
+        if keep is not None
+        else limit_files(
+            schema,
+            files,
+            order,
+            limit,
+            schema_by_id=table.schema_by_id,
+            deleted_rows=deleted_rows_of(table, snap),
+            matches=matches,
+        )
     )
     if kept is None or len(kept) == len(files):
         return files, ""
