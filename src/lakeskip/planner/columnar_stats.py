@@ -185,10 +185,37 @@ class ColumnarStats:
         n = len(row_count)
         for name, vals in values.items():
             col = ColumnArrays.empty(n, types[name])
-            for i, v in enumerate(vals):
-                _set(col, i, v, v, int(row_count[i]) if v is None else 0)
+            if not _set_all(col, vals, row_count):
+                for i, v in enumerate(vals):
+                    _set(col, i, v, v, int(row_count[i]) if v is None else 0)
             cols[name] = col
         return cls(row_count, cols, dict(types))
+
+
+def _set_all(col: ColumnArrays, vals: Sequence[Any], row_count: np.ndarray) -> bool:
+    """:func:`_set` of ``vals`` as both bounds of every file at once, where each is an ``int``
+    (an int64 column) or a ``str`` (an object column) or ``None``; False (nothing set) for any
+    other value: then file by file."""
+    dt = col.min.dtype
+    kinds = set(map(type, vals))
+    kinds.discard(type(None))
+    if dt == np.int64 and kinds <= {int}:
+        try:
+            got = np.fromiter((0 if v is None else v for v in vals), np.int64, len(vals))
+        except OverflowError:
+            return False  # beyond int64: left unknown file by file
+    elif dt.kind == "O" and kinds <= {str}:
+        got = np.empty(len(vals), dtype=object)
+        got[:] = list(vals)
+    else:
+        return False
+    known = np.fromiter((v is not None for v in vals), np.bool_, len(vals))
+    col.min[:] = got
+    col.max[:] = got
+    col.min_known[:] = known
+    col.max_known[:] = known
+    col.null_count[:] = np.where(known, 0, np.asarray(row_count, dtype=np.int64))
+    return True
 
 
 def _is_nan(v: Any) -> bool:

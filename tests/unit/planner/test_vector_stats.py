@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 from typing import Any, get_args
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
@@ -32,9 +33,11 @@ from lakeskip.catalog.format.schema import TableSchema
 from lakeskip.catalog.format.stats import collect_stats, file_column_stats
 from lakeskip.expressions import Operator, bind
 from lakeskip.planner.columnar_stats import (
+    ColumnArrays,
     ColumnarStats,
     FileStatsColumns,
     _null_counts,
+    _set,
     decode_file_stats,
 )
 from lakeskip.planner.stats import ColumnStats, FileStats
@@ -95,6 +98,35 @@ def test_columnar_stats_keep_what_the_per_file_evaluator_keeps(data: st.DataObje
         vector = VectorStatsEvaluator(bound)
         assert vector.evaluate(decoded).tolist() == scalar, (pred, per_file)
         assert vector.evaluate(generic).tolist() == scalar, (pred, per_file)
+
+
+PARTITION_VALUES = {
+    T.BIGINT: st.one_of(st.none(), st.integers(-(2**63), 2**63 - 1), st.integers(2**63, 2**64)),
+    T.INT: st.one_of(st.none(), st.integers(-(2**31), 2**31 - 1), st.booleans()),
+    T.DATE: st.one_of(st.none(), st.integers(-1000, 1000)),
+    T.STRING: st.one_of(st.none(), st.text(max_size=3)),
+    T.DOUBLE: st.one_of(st.none(), st.floats(allow_nan=True)),
+}
+
+
+@settings(max_examples=int(os.environ.get("LAKESKIP_NEVER_WRONG_EXAMPLES", "60")))
+@given(data=st.data())
+def test_partition_values_as_columns_set_file_by_file(data: st.DataObject) -> None:
+    """ColumnarStats.of_values (all files at once where every value is an int, a str or
+    None) holds what setting each file's value one by one (_set) holds: values, known masks,
+    null counts; values beyond int64, booleans, floats and NaN included."""
+    t = data.draw(st.sampled_from(list(PARTITION_VALUES)), label="type")
+    vals = data.draw(st.lists(PARTITION_VALUES[t], max_size=8), label="values")
+    rc = np.asarray(data.draw(st.lists(st.integers(0, 9), min_size=len(vals), max_size=len(vals))))
+    got = ColumnarStats.of_values(rc.astype(np.int64), {"c": vals}, {"c": t}).columns["c"]
+    want = ColumnArrays.empty(len(vals), t)
+    for i, v in enumerate(vals):
+        _set(want, i, v, v, int(rc[i]) if v is None else 0)
+    for side in ("min", "max"):
+        known = getattr(want, f"{side}_known")
+        assert getattr(got, f"{side}_known").tolist() == known.tolist()
+        assert getattr(got, side)[known].tolist() == getattr(want, side)[known].tolist()
+    assert got.null_count.tolist() == want.null_count.tolist()
 
 
 def test_decoded_columns_match_file_by_file() -> None:
