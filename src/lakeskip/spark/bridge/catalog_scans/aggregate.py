@@ -103,7 +103,8 @@ def _from_columns(
     """The answer from the kept files' columns (:func:`aggregate_from_columns`) where no
     file of the snapshot has a deletion vector; None: answer record by record."""
     table = planner.table
-    if snap is None or table.deletion_files(snap):
+    # the columns are decoded under the planner's table schema: the scan's own only
+    if snap is None or table.schema != schema or table.deletion_files(snap):
         return None
     live = plan.kept
     if live is not None:  # a whole-table plan: no per-file object

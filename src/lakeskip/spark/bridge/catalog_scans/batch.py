@@ -336,16 +336,19 @@ def scan_reply(
     planned_ms: float,
     *,
     runtime_filters: bool = True,
+    of_snapshot: bool = True,
 ) -> PlanScanReply:
     """The reply of a planned scan: the kept files as Spark reads them (with their DVs in the
-    plan's snapshot), the merge rule, the figures, the report filed under the query's tag."""
+    plan's snapshot), the merge rule, the figures, the report filed under the query's tag.
+    ``of_snapshot``: ``plan`` is of the target snapshot's live files (not a micro-batch's),
+    whose stats columns a pushed limit may read."""
     table, snap, schema, system = target.table, target.snapshot, target.schema, target.system
     row_type = schema.row_type
     types = [row_type.field(k).type for k in schema.partition_keys]
     kept: Sequence[ManifestEntry] | LiveColumns
     if plan.kept is not None and _unlimited(target, req):
         kept = plan.kept  # every kept file read from the manifests' columns
-    elif (got := _limited_columns(target, planner, plan, req)) is not None:
+    elif of_snapshot and (got := _limited_columns(target, planner, plan, req)) is not None:
         kept, note = got  # a whole-table plan narrowed on its columns
         if note:
             plan = dataclasses.replace(
@@ -353,7 +356,11 @@ def scan_reply(
                 report=limited_columns_report(plan.report, got[0], _limit_label(req), note),
             )
     else:
-        stats = functools.partial(planner.kept_stats, plan, snap) if snap is not None else None
+        stats = (
+            functools.partial(planner.kept_stats, plan, snap)
+            if snap is not None and of_snapshot
+            else None
+        )
         kept, note = _limited(target, plan.files, req, stats)
         if note:
             plan = dataclasses.replace(
@@ -433,7 +440,12 @@ def _limited(
     if _unlimited(target, req) or snap is None or limit is None:
         return files, ""
     got: list[ColumnarStats] = []
-    columns = stats is not None and not schema.primary_keys and not table.deletion_files(snap)
+    columns = (
+        stats is not None
+        and not schema.primary_keys
+        and table.schema == schema  # the columns are decoded under the table's schema
+        and not table.deletion_files(snap)
+    )
 
     def decoded() -> ColumnarStats:
         if not got:
@@ -493,10 +505,11 @@ def _limited_columns(
     """:func:`_limited` of a plan of every live file made from their columns
     (``plan.kept``), without a filter, in a snapshot without deletion vectors: the kept files
     as columns (:func:`~lakeskip.planner.top_n.limit_columns`); None: record by record."""
-    live, snap, table = plan.kept, target.snapshot, target.table
+    live, snap, table = plan.kept, target.snapshot, planner.table
     if live is None or _unlimited(target, req) or snap is None or req.limit is None:
         return None
-    if req.filters or table.deletion_files(snap):
+    # the columns are decoded under the planner's table schema: the scan's own only
+    if req.filters or table.schema != target.schema or table.deletion_files(snap):
         return None
     keep = limit_columns(
         target.schema,

@@ -72,7 +72,9 @@ def stream_plan(ctx: ServiceContext, req: StreamPlanRequest, arg: Any) -> PlanSc
         )
         planned_ms = (time.perf_counter() - started) * 1000
     # a micro-batch's files come from several snapshots, and its scan takes no runtime filter
-    reply = scan_reply(ctx, req, target, planner, batch.plan, planned_ms, runtime_filters=False)
+    reply = scan_reply(
+        ctx, req, target, planner, batch.plan, planned_ms, runtime_filters=False, of_snapshot=False
+    )
     if batch.changes is None:
         return reply
     return dataclasses.replace(reply, changes=dict(batch.changes), token="")
