@@ -60,15 +60,11 @@ def _package_root() -> Path:
 
 
 def source_files() -> list[tuple[str, Path]]:
-    """(relative name, path) of every Java source, resource and compile-time stand-in
-    (``stubs/``: Spark classes as ``javac`` may see them, compiled first and never packaged),
-    in a stable order."""
+    """(relative name, path) of every Java source and resource, in a stable order."""
     root = _package_root()
     out = []
-    for sub in ("java", "resources", "stubs"):
+    for sub in ("java", "resources"):
         base = root / sub
-        if not base.is_dir():
-            continue
         out += [
             (f"{sub}/{p.relative_to(base).as_posix()}", p) for p in base.rglob("*") if p.is_file()
         ]
@@ -95,19 +91,6 @@ def build_key(pyspark_version: str) -> str:
         h.update(name.encode())
         h.update(path.read_bytes())
     return f"spark-{pyspark_version}-{h.hexdigest()[:16]}"
-
-
-def _javac(javac: str, classpath: str, out: Path, sources: list[Path]) -> None:
-    """Compiles ``sources`` into ``out`` (nothing to do without sources)."""
-    if not sources:
-        return
-    cmd = [javac, "--release", "17", "-nowarn", "-encoding", "UTF-8", "-cp", classpath]
-    cmd += ["-d", str(out), *map(str, sources)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    if proc.returncode != 0:
-        detail = (proc.stderr or proc.stdout).strip().splitlines()
-        first = detail[0] if detail else f"exit code {proc.returncode}"
-        raise JavaBuildError(f"javac failed building the lakeskip catalog: {first}")
 
 
 @contextlib.contextmanager
@@ -145,14 +128,27 @@ def build_jar(force: bool = False) -> Path:
         if jar.is_file() and not force:
             return jar  # another process built it while we waited
         with tempfile.TemporaryDirectory(dir=target_dir) as tmp:
-            classes, stubs = Path(tmp) / "classes", Path(tmp) / "stubs"
+            classes = Path(tmp) / "classes"
             classes.mkdir()
-            stubs.mkdir()
-            files = source_files()
-            # the stand-ins first; the lakeskip sources see them before Spark's own classes
-            _javac(javac, str(jars / "*"), stubs, [p for n, p in files if n.startswith("stubs/")])
-            cp = os.pathsep.join((str(stubs), str(jars / "*")))
-            _javac(javac, cp, classes, [p for n, p in files if n.startswith("java/")])
+            sources = [str(p) for n, p in source_files() if n.endswith(".java")]
+            cmd = [
+                javac,
+                "--release",
+                "17",
+                "-nowarn",
+                "-encoding",
+                "UTF-8",
+                "-cp",
+                str(jars / "*"),
+                "-d",
+                str(classes),
+                *sources,
+            ]
+            proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+            if proc.returncode != 0:
+                detail = (proc.stderr or proc.stdout).strip().splitlines()
+                first = detail[0] if detail else f"exit code {proc.returncode}"
+                raise JavaBuildError(f"javac failed building the lakeskip catalog: {first}")
             partial = Path(tmp) / JAR_NAME
             with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as z:
                 z.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\r\n\r\n")

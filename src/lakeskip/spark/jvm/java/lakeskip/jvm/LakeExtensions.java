@@ -22,8 +22,7 @@ import scala.runtime.BoxedUnit;
  * add a range of {@code ts} beside them ({@link LakeTruncRanges}); a join key that needs a
  * widening cast still carries a runtime filter to a lakeskip scan ({@link LakeJoinKeys}); a
  * DataFrame write with {@code mergeSchema} adds its new columns to the table
- * ({@link LakeMergeSchema}); Spark's generated code reads a lakeskip scan's column vectors
- * through their classes, as plain Spark's V1 scan's ({@code LakeVectorTypes}).
+ * ({@link LakeMergeSchema}).
  */
 public class LakeExtensions extends AbstractFunction1<SparkSessionExtensions, BoxedUnit> {
   @Override

@@ -24,11 +24,7 @@ import org.apache.spark.sql.connector.read.SupportsRuntimeV2Filtering;
 import org.apache.spark.sql.connector.read.streaming.MicroBatchStream;
 import org.apache.spark.sql.execution.datasources.PartitioningAwareFileIndex;
 import org.apache.spark.sql.execution.datasources.v2.FileScan;
-import org.apache.spark.sql.execution.datasources.v2.parquet.ParquetPartitionReaderFactory;
 import org.apache.spark.sql.execution.datasources.v2.parquet.ParquetScan;
-import org.apache.spark.sql.execution.vectorized.ConstantColumnVector;
-import org.apache.spark.sql.execution.vectorized.OffHeapColumnVector;
-import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector;
 import org.apache.spark.sql.internal.connector.SupportsMetadata;
 import org.apache.spark.sql.sources.And;
 import org.apache.spark.sql.sources.Filter;
@@ -235,56 +231,6 @@ public final class LakeScan
       }
       return built.factory;
     }
-  }
-
-  /**
-   * The classes of the column vectors in this scan's batches, one per column of {@code
-   * columns} output columns, or null where they are not known exactly. Spark's generated code
-   * above a columnar scan reads each column through the class its node names ({@code
-   * SparkPlan.vectorTypes}); a V2 scan node names none, so every value is read through the
-   * abstract {@code ColumnVector} (the {@code vectorTypes} of plain Spark's V1 Parquet scan:
-   * {@code ParquetFileFormat.vectorTypes}). Known here for Spark's own Parquet scan and reader
-   * factory, no aggregate pushed: its {@code VectorizedParquetRecordReader} allocates the
-   * columns of the factory's read data schema as {@code OnHeapColumnVector}, or {@code
-   * OffHeapColumnVector} where the factory was built with off-heap vectors (its own flag, read
-   * once when it was built), then one {@code ConstantColumnVector} per partition column, in
-   * the scan's output order; {@link ReadErrors} hands the batches on as they are. Anything
-   * else (deletion vectors, merged or evolved reads, audit and change scans, another Spark
-   * version's factory) is null: Spark's untyped reads, as before.
-   */
-  public String[] vectorTypes(int columns) {
-    if (inner.getClass() != ParquetScan.class) {
-      return null;
-    }
-    ParquetScan parquet = (ParquetScan) inner;
-    if (parquet.pushedAggregate().isDefined() || parquet.pushedVariantExtractions().length > 0) {
-      return null;
-    }
-    PartitionReaderFactory factory = createReaderFactory();
-    PartitionReaderFactory reads =
-        factory instanceof ReadErrors ? ((ReadErrors) factory).inner() : null;
-    if (reads == null || reads.getClass() != ParquetPartitionReaderFactory.class) {
-      return null;
-    }
-    ParquetPartitionReaderFactory f = (ParquetPartitionReaderFactory) reads;
-    int data = f.readDataSchema().length();
-    int partitions = f.partitionSchema().length();
-    if (f.aggregation().isDefined() || data + partitions != columns
-        || inner.readSchema().length() != columns) {
-      return null;
-    }
-    boolean offHeap;
-    try {
-      offHeap = f
-          .org$apache$spark$sql$execution$datasources$v2$parquet$ParquetPartitionReaderFactory$$enableOffHeapColumnVector();
-    } catch (LinkageError e) {
-      return null; // a Spark whose factory keeps it otherwise: untyped
-    }
-    String[] types = new String[columns];
-    Arrays.fill(types, 0, data,
-        (offHeap ? OffHeapColumnVector.class : OnHeapColumnVector.class).getName());
-    Arrays.fill(types, data, columns, ConstantColumnVector.class.getName());
-    return types;
   }
 
   @Override

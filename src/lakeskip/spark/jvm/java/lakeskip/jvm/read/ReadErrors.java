@@ -31,11 +31,6 @@ public final class ReadErrors implements PartitionReaderFactory {
     this.table = table;
   }
 
-  /** The factory whose readers this one wraps (their batches are handed on as they are). */
-  PartitionReaderFactory inner() {
-    return inner;
-  }
-
   @Override
   public PartitionReader<InternalRow> createReader(InputPartition partition) {
     try {

@@ -6,9 +6,8 @@ import org.apache.spark.sql.SparkSessionExtensions;
 
 /**
  * lakeskip's pre-CBO rules, in order: {@link LakeTopN}, {@link LakeJoinKeys}, {@link
- * LakeTruncRanges}, and its columnar rule {@link LakeVectorTypes}. {@code LakeExtensions}
- * injects them through {@link #inject}; a session started without it (a catalog attached at
- * run time) gets them through {@link #install}.
+ * LakeTruncRanges}. {@code LakeExtensions} injects them through {@link #inject}; a session
+ * started without it (a catalog attached at run time) gets them through {@link #install}.
  */
 public final class PreCboRules {
   private static final Set<SparkSessionExtensions> INSTALLED =
@@ -21,15 +20,12 @@ public final class PreCboRules {
     ext.injectPreCBORule(s -> new LakeTopN());
     ext.injectPreCBORule(s -> new LakeJoinKeys());
     ext.injectPreCBORule(s -> new LakeTruncRanges());
-    ext.injectColumnar(s -> new LakeVectorTypes(s));
   }
 
   /**
    * The rules for a session started without {@code LakeExtensions}: Spark builds its pre-CBO
    * rules from the session's extensions at every optimization, so injecting them now takes
-   * effect from the next query on. Its columnar rules it builds once, with a session's state:
-   * {@link LakeVectorTypes} takes effect only in the sessions made afterwards ({@code
-   * newSession()}, a Thrift server's per-connection sessions). Once per session.
+   * effect from the next query on. Once per session.
    */
   public static void install(org.apache.spark.sql.classic.SparkSession session) {
     SparkSessionExtensions ext = session.extensions();
