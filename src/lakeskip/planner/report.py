@@ -289,6 +289,57 @@ class ScanPlan:
         return ScanPlan(_Decisions(None, make), report, kept)
 
     @staticmethod
+    def of_tiers(
+        table: str,
+        predicate: str,
+        snapshot_id: int | None,
+        live: LiveColumns,
+        codes: np.ndarray,
+        tiers: Sequence[SkipTier | None],
+        planning_ms: float,
+        warnings: Sequence[str] = (),
+    ) -> ScanPlan:
+        """The plan deciding each file of ``live`` by its code (``tiers[code]``: the tier
+        that skipped it, ``None``: kept), as :meth:`build` makes it of the decisions in
+        ``live``'s order, which are made only when asked for."""
+        keep = codes == 0
+        size = live.longs("_FILE_SIZE")
+        rows = live.longs("_ROW_COUNT")
+        counts = np.bincount(codes, minlength=len(tiers)).tolist()
+        by_tier: Counter[SkipTier] = Counter()
+        for t, c in zip(tiers, counts, strict=True):
+            if t is not None:
+                by_tier[t] += c
+
+        def make() -> list[FileDecision]:
+            return [
+                FileDecision(e, keep=True) if t is None else FileDecision(e, keep=False, tier=t)
+                for e, t in zip(live.entries(), map(tiers.__getitem__, codes.tolist()), strict=True)
+            ]
+
+        report = PruningReport(
+            table=table,
+            predicate=predicate,
+            snapshot_id=snapshot_id,
+            total_files=len(live),
+            kept_files=int(keep.sum()),
+            total_bytes=int(size.sum()),
+            kept_bytes=int(size[keep].sum()),
+            total_rows=int(rows.sum()),
+            kept_rows=int(rows[keep].sum()),
+            skipped_by_partition=by_tier[SkipTier.PARTITION],
+            skipped_by_stats=by_tier[SkipTier.STATS] + by_tier[SkipTier.PREDICATE],
+            skipped_by_index={},
+            skipped_by_column={},
+            index_files_read=0,
+            rows_narrowed_files=0,
+            planning_ms=planning_ms,
+            warnings=tuple(warnings),
+            skipped_by_bucket=by_tier[SkipTier.BUCKET],
+        )
+        return ScanPlan(_Decisions(None, make), report, live.take(keep))
+
+    @staticmethod
     def build(
         table: str,
         predicate: str,
