@@ -355,8 +355,8 @@ class ScanPlanner:
         live = table.live_columns(snapshot)
         if live is None:
             return None
-        # the snapshot's stats columns, under the key a file-by-file plan of them uses
-        cols = self._columns.of(snapshot, live, live, notes, ((), ()))
+        # the snapshot's stats columns, under the key kept_stats (runtime filters) uses
+        cols = self._columns.of(snapshot, live, live, notes)
         codes = tiers.decide_columns(live, cols, bound, row_type)
         return ScanPlan.of_tiers(
             table=table.identifier,
