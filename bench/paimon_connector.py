@@ -478,7 +478,7 @@ def main() -> None:
             s, args.planning_files, args.planning_partitions
         )
         print(f"planning table: {planning['table']}", flush=True)
-        planning["queries"] = paimon_planning.compare(s, args.repeat)
+        planning["queries"] = paimon_planning.compare(s, args.repeat, planning["table"])
     star: list[dict[str, Any]] = []
     if args.tpcds_sf:
         queries = [int(q) for q in args.tpcds_queries.split(",") if q]

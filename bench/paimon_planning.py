@@ -124,15 +124,22 @@ def _plan(spark: Any, sql: str, metric: str, cpu: _Cpu) -> dict[str, Any]:
     }
 
 
-def compare(s: Any, repeat: int) -> list[dict[str, Any]]:
-    """Planning of a one-partition query and a full-table query on both engines."""
+def compare(s: Any, repeat: int, made: dict[str, Any]) -> list[dict[str, Any]]:
+    """Planning of a one-partition query, a full-table query and a query on a data column
+    keeping one partition's files by their stats, on both engines (``made``: what
+    :func:`make_table` made)."""
     spark = s.spark
     service = service_for(spark)
     cpu = _Cpu(spark)
     metrics = {"lakeskip": "lakeskipFilesKept", "paimon": "resultedTableFiles"}
+    per = max(1, made["files"] // made["partitions"])
+    lo = (7 % made["partitions"]) * per * ROWS_PER_FILE  # as _make numbers partition 7's ids
     queries = {
         "one partition": "SELECT id, v FROM {t} WHERE p = 7",
         "whole table": "SELECT id, v FROM {t}",
+        # partition 7's files by their stats (each of its files holds the ids lo to
+        # lo + ROWS_PER_FILE - 1), after the two above: the manifests read, no stats decoded
+        "data column": f"SELECT id, v FROM {{t}} WHERE id >= {lo} AND id < {lo + ROWS_PER_FILE}",
     }
     spark.conf.set("spark.sql.adaptive.enabled", "false")
     out = []

@@ -251,42 +251,74 @@ class ScanPlan:
         """The plan keeping every file of ``live`` but those at positions ``skipped`` (each
         skipped by its tier of ``tiers``), as :meth:`build` makes it of the decisions
         ``[kept..., skipped...]`` (the kept in order), which are made only when asked for."""
-        n = len(live)
-        keep = np.ones(n, dtype=np.bool_)
-        keep[skipped] = False
+        kinds: list[SkipTier | None] = [None, *dict.fromkeys(tiers)]
+        codes = np.zeros(len(live), dtype=np.int8)
+        codes[skipped] = np.fromiter(map(kinds.index, tiers), dtype=np.int8, count=len(tiers))
+        return ScanPlan.of_tiers(
+            table, predicate, snapshot_id, live, codes, kinds, planning_ms, warnings, skipped
+        )
+
+    @staticmethod
+    def of_tiers(
+        table: str,
+        predicate: str,
+        snapshot_id: int | None,
+        live: LiveColumns,
+        codes: np.ndarray,
+        tiers: Sequence[SkipTier | None],
+        planning_ms: float,
+        warnings: Sequence[str] = (),
+        skipped_last: np.ndarray | None = None,
+    ) -> ScanPlan:
+        """The plan deciding each file of ``live`` by its code (``tiers[code]``: the tier
+        that skipped it, ``None``: kept), as :meth:`build` makes it of the decisions in
+        ``live``'s order (``skipped_last``: of the kept in order, then of the skipped files
+        at these positions), which are made only when asked for."""
+        keep = codes == 0
         size = live.longs("_FILE_SIZE")
         rows = live.longs("_ROW_COUNT")
-        kept = live.take(keep)
+        counts = np.bincount(codes, minlength=len(tiers)).tolist()
+        by_tier: Counter[SkipTier] = Counter()
+        for t, c in zip(tiers, counts, strict=True):
+            if t is not None:
+                by_tier[t] += c
 
         def make() -> list[FileDecision]:
             entries = live.entries()
-            out = same_decisions([entries[i] for i in np.flatnonzero(keep).tolist()], True)
-            out += (
-                FileDecision(entries[i], keep=False, tier=t)
-                for i, t in zip(skipped.tolist(), tiers, strict=True)
+            order = (
+                range(len(entries))
+                if skipped_last is None
+                else [*np.flatnonzero(keep).tolist(), *skipped_last.tolist()]
             )
-            return out
+            made = codes.tolist()
+            return [
+                FileDecision(entries[i], keep=True)
+                if made[i] == 0
+                else FileDecision(entries[i], keep=False, tier=tiers[made[i]])
+                for i in order
+            ]
 
         report = PruningReport(
             table=table,
             predicate=predicate,
             snapshot_id=snapshot_id,
-            total_files=n,
+            total_files=len(live),
             kept_files=int(keep.sum()),
             total_bytes=int(size.sum()),
             kept_bytes=int(size[keep].sum()),
             total_rows=int(rows.sum()),
             kept_rows=int(rows[keep].sum()),
-            skipped_by_partition=0,
-            skipped_by_stats=0,
+            skipped_by_partition=by_tier[SkipTier.PARTITION],
+            skipped_by_stats=by_tier[SkipTier.STATS] + by_tier[SkipTier.PREDICATE],
             skipped_by_index={},
             skipped_by_column={},
             index_files_read=0,
             rows_narrowed_files=0,
             planning_ms=planning_ms,
             warnings=tuple(warnings),
+            skipped_by_bucket=by_tier[SkipTier.BUCKET],
         )
-        return ScanPlan(_Decisions(None, make), report, kept)
+        return ScanPlan(_Decisions(None, make), report, live.take(keep))
 
     @staticmethod
     def build(

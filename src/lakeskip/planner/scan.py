@@ -48,7 +48,7 @@ from lakeskip.planner.columnar_stats import ColumnarStats
 from lakeskip.planner.report import FileDecision, ScanPlan, SkipTier, same_decisions
 from lakeskip.planner.stats import ColumnStats, FileStats
 from lakeskip.planner.tiers.columns import PlanColumns, SnapshotColumns
-from lakeskip.planner.tiers.files import FileTiers, gain_base
+from lakeskip.planner.tiers.files import COLUMN_TIERS, FileTiers, gain_base
 from lakeskip.planner.tiers.index_files import IndexFiles
 from lakeskip.planner.tiers.notes import PlanNotes
 from lakeskip.planner.tiers.primary_key import decide_merged
@@ -183,6 +183,12 @@ class ScanPlanner:
                     if key is not None:
                         self._plans.put(key, plan, _plan_nbytes(plan))
                     return plan
+            elif not isinstance(bound, AlwaysFalse):
+                got = self._plan_stats_columns(started, snapshot, pred, bound, use_indexes)
+                if got is not None:
+                    if key is not None and not got.report.warnings:
+                        self._plans.put(key, got, _plan_nbytes(got))
+                    return got
         unread: list[ManifestFileMeta] = []
         left_out = (0, 0, 0)  # live files of partitions ruled out (files, bytes, rows)
         selection: Hashable = ()  # which of the snapshot's live files are planned
@@ -318,6 +324,49 @@ class ScanPlanner:
             skipped=skipped,
             tiers=tiers,
             planning_ms=(time.perf_counter() - started) * 1000,
+        )
+
+    def _plan_stats_columns(
+        self,
+        started: float,
+        snapshot: Snapshot,
+        pred: BooleanExpression,
+        bound: BooleanExpression,
+        use_indexes: bool,
+    ) -> ScanPlan | None:
+        """:meth:`_plan` of every live file of an append table (no deletion vectors) by a
+        predicate on no partition column that no index is asked (the stats and buckets
+        decide), from the live files' columns: a per-file object is made only when asked
+        for. None where those do not hold (then :meth:`_plan` file by file)."""
+        table = self.table
+        schema = table.schema
+        keys = {k.lower() for k in schema.partition_keys}
+        if (
+            not isinstance(table.kind, Append)
+            or keys & {n.lower() for n in referenced_names(bound)}
+            or table.deletion_files(snapshot)
+        ):
+            return None
+        notes = PlanNotes()
+        row_type = schema.row_type
+        tiers = self.file_tiers(snapshot, notes)
+        if tiers.may_use_indexes(bound, row_type, use_indexes):
+            return None
+        live = table.live_columns(snapshot)
+        if live is None:
+            return None
+        # the snapshot's stats columns, under the key kept_stats (runtime filters) uses
+        cols = self._columns.of(snapshot, live, live, notes)
+        codes = tiers.decide_columns(live, cols, bound, row_type)
+        return ScanPlan.of_tiers(
+            table=table.identifier,
+            predicate=repr(pred),
+            snapshot_id=snapshot.id,
+            live=live,
+            codes=codes,
+            tiers=COLUMN_TIERS,
+            planning_ms=(time.perf_counter() - started) * 1000,
+            warnings=notes.messages,
         )
 
     def _manifests_to_read(

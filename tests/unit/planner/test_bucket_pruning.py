@@ -96,6 +96,13 @@ def test_bucket_pruning_never_skips_a_matching_file(
         )
         plan = planner.plan(pred)
         bound = E.bind(table.schema.row_type, pred)
+        if plan.kept is not None and plan.report.total_files:
+            # decided on the live files' columns: as the per-file path decides each file
+            snap = table.latest_snapshot()
+            by_file = planner.plan_files(table.scan_files(snap), pred, snap)
+            assert [(d.entry.file.file_name, d.keep, d.tier) for d in plan.decisions] == [
+                (d.entry.file.file_name, d.keep, d.tier) for d in by_file.decisions
+            ], pred
         for d in plan.decisions:
             matches = E.evaluate_arrow(bound, files[d.entry.file.file_name]).to_pylist()
             if not d.keep:
@@ -124,6 +131,7 @@ def test_point_lookup_keeps_one_bucket(tmp_path: Path) -> None:
     metas = table.manifest_metas(table.latest_snapshot())
     assert [(m.min_bucket, m.max_bucket) for m in metas if m.num_added_files] == [(0, 7)]
     plan = ScanPlanner(table).plan(E.EqualTo("k", 123))
+    assert plan.kept is not None  # decided on the live files' columns (buckets included)
     want = bucket_of((123,), (T.BIGINT,), 8)
     assert [e.bucket for e in plan.files] == [want]
     assert plan.report.skipped_by_bucket == 7
@@ -174,6 +182,7 @@ def test_entries_of_another_bucket_count_are_kept(tmp_path: Path) -> None:
     moved = [dataclasses.replace(e, total_buckets=4) for e in entries]
     table.commit(moved, deleted=entries, kind=_compact())
     plan = ScanPlanner(table).plan(E.EqualTo("k", 7))
+    assert plan.kept is not None
     assert plan.report.skipped_by_bucket == 0
     assert bucket_of((7,), (T.BIGINT,), 8) in {e.bucket for e in plan.files}
 

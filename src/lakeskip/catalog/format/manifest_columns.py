@@ -1053,7 +1053,13 @@ class LiveColumns:
         return (flat if self.order is None else flat[self.order]), values, list(ids)
 
     def buckets(self) -> np.ndarray:
-        flat = [mc.bucket[rows] for mc, rows in self.parts]
+        return self._per_file([mc.bucket[rows] for mc, rows in self.parts])
+
+    def total_buckets(self) -> np.ndarray:
+        """Each file's ``_TOTAL_BUCKETS`` (its table's bucket count when it was written)."""
+        return self._per_file([mc.total_buckets[rows] for mc, rows in self.parts])
+
+    def _per_file(self, flat: list[np.ndarray]) -> np.ndarray:
         out = np.concatenate(flat) if flat else np.zeros(0, dtype=np.int64)
         return out if self.order is None else out[self.order]
 

@@ -12,6 +12,7 @@ snapshot and predicate shape in the metadata cache.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Hashable, Sequence
 from typing import Any
 
@@ -19,6 +20,7 @@ import numpy as np
 
 from lakeskip.catalog.cache import CacheSection, MetadataCache
 from lakeskip.catalog.format.manifest import ManifestEntry
+from lakeskip.catalog.format.manifest_columns import LiveColumns
 from lakeskip.catalog.format.snapshot import Snapshot
 from lakeskip.catalog.options import file_index_options
 from lakeskip.catalog.table import FileStoreTable
@@ -50,7 +52,7 @@ from lakeskip.planner.tiers.notes import PlanNotes
 from lakeskip.planner.vector_evaluator import VectorStatsEvaluator
 from lakeskip.types import RowType
 
-__all__ = ["PROBE", "FileTiers", "gain_base"]
+__all__ = ["COLUMN_TIERS", "PROBE", "FileTiers", "gain_base"]
 
 _GAIN = "planner.index-gain"
 PROBE = 3  # files whose indexes are evaluated before deciding whether the rest are worth it
@@ -111,37 +113,32 @@ class FileTiers:
         part_keys = list(schema.partition_keys)
         decisions: dict[int, FileDecision] = {}
         n = len(entries)
-        alive_mask = np.ones(n, dtype=np.bool_)
-        buckets: set[int] | None = None
-        try:
-            spec = schema.bucket_spec()
-        except Exception:  # options of a table written elsewhere we cannot read: no pruning
-            spec = None
-        if spec is not None:
-            buckets = select_buckets(bound, spec)
         colstats = cols.stats
-        stats = colstats
-        if part_keys:
-            part = ColumnarStats.of_values(
+        part = (
+            ColumnarStats.of_values(
                 colstats.row_count,
                 {k: [e.partition[j] for e in entries] for j, k in enumerate(part_keys)},
                 {k: row_type.field(k).type for k in part_keys},
             )
-            out = ~evaluator.evaluate(part)
-            for i in np.flatnonzero(out).tolist():
-                decisions[i] = FileDecision(entries[i], keep=False, tier=SkipTier.PARTITION)
-            alive_mask &= ~out
-            stats = colstats.with_columns(part)
-        if buckets is not None and spec is not None:
-            out = alive_mask & np.fromiter(
-                (e.total_buckets == spec.num_buckets and e.bucket not in buckets for e in entries),
+            if part_keys
+            else None
+        )
+        chosen = _buckets(schema, bound)
+        other_bucket = None
+        if chosen is not None:
+            num, buckets = chosen
+            other_bucket = np.fromiter(
+                (e.total_buckets == num and e.bucket not in buckets for e in entries),
                 dtype=np.bool_,
                 count=n,
             )
-            for i in np.flatnonzero(out).tolist():
-                decisions[i] = FileDecision(entries[i], keep=False, tier=SkipTier.BUCKET)
-            alive_mask &= ~out
-        alive_mask &= evaluator.evaluate(stats)
+        part_out, bucket_out, alive_mask, stats = _first_tiers(
+            evaluator, colstats, part, other_bucket
+        )
+        for i in np.flatnonzero(part_out).tolist():
+            decisions[i] = FileDecision(entries[i], keep=False, tier=SkipTier.PARTITION)
+        for i in np.flatnonzero(bucket_out).tolist():
+            decisions[i] = FileDecision(entries[i], keep=False, tier=SkipTier.BUCKET)
 
         bulk: list[tuple[np.ndarray, np.ndarray]] = []  # (positions, prebuilt decisions)
 
@@ -156,13 +153,7 @@ class FileTiers:
             result: list[FileDecision] = out.tolist()
             return result
 
-        options = file_index_options(schema.options, row_type, schema.partition_keys)
-        if not use_indexes or not options.read_enabled:
-            return assemble(), 0
-        if not _tests_indexed_column(bound, options.specs):
-            # no index of the table's options covers a tested column: do not open (or fetch)
-            # any file's indexes. Files indexed under older options may hold an index of a
-            # tested column that this leaves unused: they are kept, never wrongly skipped.
+        if not self.may_use_indexes(bound, row_type, use_indexes):
             return assemble(), 0
         # files the stats prove hold a matching row: no index can skip them, open none
         alive_idx = np.flatnonzero(alive_mask & ~stats_prove_match(bound, stats))
@@ -196,6 +187,60 @@ class FileTiers:
             len(entries[i].file.embedded_index or b"") for i in emb.tolist()
         )
         return assemble(), n_read
+
+    def may_use_indexes(self, bound: Any, row_type: RowType, use_indexes: bool) -> bool:
+        """Whether tiers 3-4 may be asked anything: indexes used and read, and some index of
+        the table's options covers a tested column. Where none does, no file's indexes are
+        opened (or fetched): files indexed under older options may hold an index of a tested
+        column that this leaves unused: they are kept, never wrongly skipped."""
+        schema = self.table.schema
+        options = file_index_options(schema.options, row_type, schema.partition_keys)
+        return use_indexes and options.read_enabled and _tests_indexed_column(bound, options.specs)
+
+    def decide_columns(
+        self, live: LiveColumns, cols: PlanColumns, bound: Any, row_type: RowType
+    ) -> np.ndarray:
+        """Tiers 1-2 of every file of ``live`` (``cols.stats``: their stats, in order), as
+        :meth:`decide` decides them where no index is asked (:meth:`may_use_indexes`), from
+        the files' columns: no per-file object made. Per file: 0 kept, else the
+        :data:`COLUMN_TIERS` position of the tier that skipped it."""
+        schema = self.table.schema
+        part_keys = list(schema.partition_keys)
+        colstats = cols.stats
+        part = None
+        if part_keys:
+            ids, values, _ = live.partitions()
+            # each distinct partition's values once, then per file: a NULL value is every
+            # row of the file null
+            distinct = ColumnarStats.of_values(
+                np.ones(len(values), dtype=np.int64),
+                {k: [v[j] for v in values] for j, k in enumerate(part_keys)},
+                {k: row_type.field(k).type for k in part_keys},
+            )
+            rows = colstats.row_count
+            part = ColumnarStats(
+                rows,
+                {
+                    k: dataclasses.replace(c.take(ids), null_count=c.null_count[ids] * rows)
+                    for k, c in distinct.columns.items()
+                },
+                distinct.types,
+            )
+        chosen = _buckets(schema, bound)
+        other_bucket = None
+        if chosen is not None:
+            num, buckets = chosen
+            other_bucket = (live.total_buckets() == num) & ~np.isin(
+                live.buckets(), np.fromiter(buckets, dtype=np.int64, count=len(buckets))
+            )
+        part_out, bucket_out, alive, _ = _first_tiers(
+            VectorStatsEvaluator(bound), colstats, part, other_bucket
+        )
+        codes = np.zeros(len(colstats), dtype=np.int8)
+        codes[~alive] = COLUMN_TIERS.index(SkipTier.STATS)
+        codes[bucket_out] = COLUMN_TIERS.index(SkipTier.BUCKET)
+        codes[part_out] = COLUMN_TIERS.index(SkipTier.PARTITION)
+        return codes
 
     def _evaluate_indexes(
         self,
@@ -275,6 +320,54 @@ class FileTiers:
             elif dense:
                 self._gains.put(key, IndexGain.NOTHING, 200)
         return n_read
+
+
+#: what :meth:`FileTiers.decide_columns` codes a file's decision by (its position; 0: kept)
+COLUMN_TIERS: tuple[SkipTier | None, ...] = (
+    None,
+    SkipTier.PARTITION,
+    SkipTier.BUCKET,
+    SkipTier.STATS,
+)
+
+
+def _buckets(schema: Any, bound: Any) -> tuple[int, set[int]] | None:
+    """The table's bucket count and the buckets a fixed-bucket table's files may match in
+    (None: every bucket may)."""
+    try:
+        spec = schema.bucket_spec()
+    except Exception:  # options of a table written elsewhere we cannot read: no pruning
+        return None
+    if spec is None:
+        return None
+    buckets = select_buckets(bound, spec)
+    return None if buckets is None else (spec.num_buckets, buckets)
+
+
+def _first_tiers(
+    evaluator: VectorStatsEvaluator,
+    colstats: ColumnarStats,
+    part: ColumnarStats | None,
+    other_bucket: np.ndarray | None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, ColumnarStats]:
+    """Tiers 1-2 over every file at once: the files skipped by partition (``part``: their
+    partition values as stats), then by bucket (``other_bucket``: the files of a bucket the
+    predicate rules out), the files the stats keep of the rest, and the stats the later
+    tiers see (partition columns included)."""
+    n = len(colstats)
+    alive = np.ones(n, dtype=np.bool_)
+    stats = colstats
+    part_out = np.zeros(n, dtype=np.bool_)
+    if part is not None:
+        part_out = ~evaluator.evaluate(part)
+        alive &= ~part_out
+        stats = colstats.with_columns(part)
+    bucket_out = np.zeros(n, dtype=np.bool_)
+    if other_bucket is not None:
+        bucket_out = alive & other_bucket
+        alive &= ~bucket_out
+    alive &= evaluator.evaluate(stats)
+    return part_out, bucket_out, alive, stats
 
 
 def _tests_indexed_column(bound: Any, specs: Sequence[IndexColumnSpec]) -> bool:

@@ -316,6 +316,7 @@ def test_planner_skips_files_whose_rows_are_all_deleted(catalog: Catalog, write_
     assert [e.file.file_name for e in plan.files] == [b.file.file_name]
     (dead,) = [d for d in plan.decisions if not d.keep]
     assert dead.entry.file.file_name == a.file.file_name and dead.tier is SkipTier.DELETED
+    assert [d.keep for d in plan.decisions] == [True, False]  # kept first, as file by file
 
 
 def test_a_dv_moved_by_a_neighbours_commit_is_no_conflict(
