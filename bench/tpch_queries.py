@@ -78,6 +78,17 @@ to bench run (``DRIVER_MEMORY``, ``FIXED_HEAP``). ``--profile`` adds Spark's eve
 processes (``spark_sql_events.py``): per query and side the execution's wall time, the time before it (parsing to physical planning), jobs,
 tasks, task CPU and the final plans' operators where they differ.
 
+**PySpark, two sessions** (``--sessions two``): each side in a PySpark session of its own (a
+Python driver process and its JVM, started by this script as ``--worker <side>``: lakeskip's
+through ``lakeskip.connect``, plain's through the same builder and settings without the
+catalog), alive side by side and taking turns run by run as the two ``spark-sql`` CLIs do:
+every query's first runs (answers checked, cold plans recorded) before any timed run, then
+per query ``--warmups`` - 1 untimed runs a side and the rounds, each run started with both
+processes quiet and its CPU counted until they are quiet again (:func:`_settle`). In one
+shared session (``--sessions one``, the default) a run pays the collections and JIT work that
+fall into it, whichever side's garbage or code they are (``JvmHeap``); two sessions give each
+side only its own, as a user's session has either lakeskip or not.
+
 ``--profile`` (PySpark) records the lakeskip callbacks of the first (answer-checking) run
 (calls and ms in Python: ``plan_scan`` is the whole planning callback, of which the pruning
 report's planning ms is the planner's part), and adds one more run per side after the timed
@@ -680,6 +691,218 @@ def run_pyspark(
     return out
 
 
+#: the start of a ``--worker``'s reply lines (its other stdout lines, PySpark's and lakeskip's
+#: own, are passed through)
+_REPLY = "@@tpch-worker "
+
+
+def worker(side: str, warehouse: Path, page_size: str | None, fixed_heap: bool) -> None:
+    """``--worker <side>``: one side of ``--sessions two``, its own PySpark session (lakeskip's
+    through ``lakeskip.connect``; plain's through the same builder and :func:`pyspark_conf`,
+    without the catalog), serving JSON lines on stdin: ``views`` (plain's temp views over the
+    given data files, made in both sessions alike), ``run`` (one query: its wall seconds and
+    :class:`JvmHeap` counts; with ``first`` its canonical rows and, on lakeskip's side, its
+    pruning reports and callbacks; with ``gc`` a full JVM and Python collection first),
+    ``stop``."""
+    conf = pyspark_conf(page_size, fixed_heap)
+    if side == "lakeskip":
+        spark = lakeskip.connect(str(warehouse), master="local[2]", conf=conf).spark
+        service = service_for(spark)
+    else:
+        from lakeskip.spark.front.builder import build_spark_session
+
+        spark = build_spark_session(master="local[2]", conf=conf, app_name="plain")
+        service = None
+    heap = JvmHeap(spark)
+
+    def reply(obj: dict[str, Any]) -> None:
+        print(_REPLY + json.dumps(obj, default=str), flush=True)
+
+    reply({"jvm_pid": int(spark._jvm.java.lang.ProcessHandle.current().pid())})
+    for line in sys.stdin:
+        msg = json.loads(line)
+        if msg["op"] == "stop":
+            break
+        if msg["op"] == "views":
+            for t, files in msg["views"].items():
+                spark.read.parquet(*files).createOrReplaceTempView(f"plain_{t}")
+            reply({})
+            continue
+        if msg.get("gc"):
+            spark._jvm.java.lang.System.gc()
+            pygc.collect()
+        first = bool(msg.get("first"))
+        before = service.callback_stats() if service is not None else None
+        reports_cm = (
+            pruning_reports(spark) if first and service is not None else contextlib.nullcontext([])
+        )
+        h0 = heap.counters()
+        with reports_cm as reports:
+            t0 = time.perf_counter()
+            rows = spark.sql(msg["sql"]).collect()
+            secs = time.perf_counter() - t0
+        out: dict[str, Any] = {"secs": secs, "heap": heap.since(h0)}
+        if first:
+            out["rows"] = canonical(rows)
+            out["scans"] = [
+                {
+                    "table": r.table,
+                    "kept": r.kept_files,
+                    "total": r.total_files,
+                    "planning_ms": round(r.planning_ms, 2),
+                }
+                for r in reports
+            ]
+            if service is not None and before is not None:
+                delta = service.callback_stats().since(before)
+                out["callbacks"] = {
+                    op: [n, round(delta.seconds.get(op, 0.0) * 1000, 1)]
+                    for op, n in sorted(delta.calls.items())
+                    if n
+                }
+        reply(out)
+    spark.stop()
+
+
+class _Worker:
+    """A ``--worker`` process (:func:`worker`) and its JVM's pid."""
+
+    def __init__(self, side: str, warehouse: Path, page_size: str | None, fixed_heap: bool):
+        self.side = side
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", side]
+        cmd += ["--warehouse", str(warehouse), "--fixed-heap" if fixed_heap else "--no-fixed-heap"]
+        cmd += ["--page-size", page_size] if page_size else []
+        self.proc = subprocess.Popen(
+            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1
+        )
+        self.pid = self.proc.pid
+        self.jvm_pid = int(self._reply()["jvm_pid"])
+
+    def _reply(self) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            if line.startswith(_REPLY):
+                return dict(json.loads(line[len(_REPLY) :]))
+            print(f"  [{self.side}] {line}", end="", flush=True)
+        raise SystemExit(f"the {self.side} worker ended (exit code {self.proc.wait()})")
+
+    def call(self, **msg: Any) -> dict[str, Any]:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(msg) + "\n")
+        self.proc.stdin.flush()
+        return self._reply()
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            with contextlib.suppress(OSError):
+                assert self.proc.stdin is not None
+                self.proc.stdin.write(json.dumps({"op": "stop"}) + "\n")
+                self.proc.stdin.close()
+            try:
+                self.proc.wait(timeout=120)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def run_pyspark_sessions(
+    session: Any,
+    warehouse: Path,
+    queries: list[str],
+    runs: int,
+    min_seconds: float = 8.0,
+    warmups: int = 2,
+    gc: bool = False,
+    fixed_heap: bool = True,
+    page_size: str | None = None,
+) -> dict[str, Any]:
+    """``--sessions two``: each side in a PySpark session of its own (:class:`_Worker`),
+    started after this process's session and JVM stopped; every query's first runs (answers
+    checked, cold plans recorded) before any timed run; per query ``warmups`` - 1 untimed runs
+    a side, then rounds A B, B A, ... (``--runs``, more, up to 4x, while a side's runs add up
+    to less than ``min_seconds``), each run started with both processes quiet and its CPU
+    (the worker's process tree: its Python and JVM) counted until they are quiet again."""
+    views = {t: list(session.table(f"tpch.{t}").files()) for t in TABLES}
+    _stop_pyspark_jvm(session)
+    sides = {
+        "lakeskip": {t: f"lakeskip.tpch.{t}" for t in TABLES},
+        "plain": {t: f"plain_{t}" for t in TABLES},
+    }
+    sqls = {q: {side: QUERIES[q].format(**names) for side, names in sides.items()} for q in queries}
+    out: dict[str, Any] = {}
+    with contextlib.ExitStack() as stack:
+        workers: dict[str, _Worker] = {}
+        for side in sides:
+            workers[side] = _Worker(side, warehouse, page_size, fixed_heap)
+            stack.callback(workers[side].close)
+        pids = [w.pid for w in workers.values()]
+        for w in workers.values():  # the same statements in both sessions before any query
+            w.call(op="views", views=views)
+        firsts: dict[str, tuple[list[str], dict[str, Any]]] = {}
+        for n, q in enumerate(queries):
+            first = list(sides) if n % 2 == 0 else list(reversed(sides))
+            got = {
+                side: workers[side].call(op="run", sql=sqls[q][side], first=True) for side in first
+            }
+            if got["lakeskip"]["rows"] != got["plain"]["rows"]:
+                raise SystemExit(f"{q}: different answers")
+            firsts[q] = (first, got["lakeskip"])
+        for q in queries:
+            first, cold = firsts[q]
+            for _ in range(warmups - 1):
+                for side in reversed(first):
+                    _settle(pids)
+                    workers[side].call(op="run", sql=sqls[q][side])
+            load0 = os.getloadavg()[0]
+            times: dict[str, list[float]] = {s: [] for s in sides}
+            cpu: dict[str, list[float]] = {s: [] for s in sides}
+            kinds: dict[str, dict[str, list[float]]] = {s: {} for s in sides}
+            counts: dict[str, dict[str, list[float]]] = {s: {} for s in sides}
+            gcs: dict[str, dict[str, list[float]]] = {s: {} for s in sides}
+            i = 0
+            while i < runs or (i < 4 * runs and min(sum(t) for t in times.values()) < min_seconds):
+                for side in first if i % 2 == 0 else list(reversed(first)):
+                    w = workers[side]
+                    _settle(pids)
+                    c0 = tree_cpu_seconds(w.pid)
+                    k0 = ThreadCpu(w.jvm_pid)
+                    g0 = gc_counters(w.jvm_pid)
+                    ran = w.call(op="run", sql=sqls[q][side], gc=gc)
+                    _settle(pids)
+                    cpu[side].append(tree_cpu_seconds(w.pid) - c0)
+                    k1 = ThreadCpu(w.jvm_pid)
+                    if k0 and k1:
+                        d = thread_cpu_seconds(k0, k1)
+                        del d["all"]
+                        for k, v in d.items():
+                            kinds[side].setdefault(k, []).append(v)
+                    for k, v in gc_delta(g0, gc_counters(w.jvm_pid)).items():
+                        gcs[side].setdefault(k, []).append(v)
+                    for k, v in ran["heap"].items():
+                        counts[side].setdefault(k, []).append(v)
+                    times[side].append(ran["secs"])
+                i += 1
+            out[q] = _summary(q, times, cold["scans"], len(cold["rows"]))
+            out[q]["spread"] = _spread(times, cpu)
+            out[q]["cpu"] = cpu
+            out[q]["jvm_threads_cpu"] = {
+                s: {k: statistics.median(v) for k, v in ks.items()} for s, ks in kinds.items()
+            }
+            out[q]["gc"] = {
+                s: {k: statistics.median(v) for k, v in ks.items()} for s, ks in gcs.items()
+            }
+            out[q]["jvm_heap"] = counts
+            out[q]["first_callbacks"] = cold.get("callbacks", {})
+            out[q]["load"] = [load0, os.getloadavg()[0]]
+            _print_spread(out[q]["spread"], i)
+            print(
+                f"      {_threads_text(out[q]['jvm_threads_cpu'])}; {_gc_text(out[q]['gc'])}",
+                flush=True,
+            )
+            print(f"      {JvmHeap.text(counts)}", flush=True)
+    return out
+
+
 def _summary(
     q: str, times: dict[str, list[float]], scans: list[dict[str, Any]], rows: int
 ) -> dict[str, Any]:
@@ -1164,7 +1387,19 @@ def main() -> None:
         "for a 3g driver on 2 cores: each broadcast hash relation holds one 64 MB page on the "
         "driver until G1 marks it dead, which keeps G1 marking all the time)",
     )
+    ap.add_argument(
+        "--sessions",
+        choices=("one", "two"),
+        default="one",
+        help="PySpark: both sides in one session (one JVM: a run pays the GC and JIT that fall "
+        "into it, whichever side's) or each side in a PySpark session of its own, taking turns "
+        "as the two spark-sql CLIs do",
+    )
+    ap.add_argument("--worker", choices=("lakeskip", "plain"), help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.worker:
+        worker(args.worker, Path(args.warehouse), args.page_size, args.fixed_heap)
+        return
     sf = f"{args.sf:g}"
     source = Path(args.source or Path(__file__).parent.parent / ".tpch-cache" / f"sf{sf}")
     warehouse = Path(args.warehouse or f"/tmp/lakeskip-bench-tpch-sf{sf}")
@@ -1181,7 +1416,24 @@ def main() -> None:
     )
     load(session, source, args.files, warehouse, args.reload)
     load_avg = [os.getloadavg()]
-    if args.frontend == "pyspark":
+    if args.frontend == "pyspark" and args.sessions == "two":
+        if args.plain_v2 or args.profile or args.settle or args.session_first:
+            raise SystemExit(
+                "--sessions two: every run settles and every query's first runs come first; "
+                "--plain-v2 and --profile are --sessions one's"
+            )
+        results = run_pyspark_sessions(
+            session,
+            warehouse,
+            queries,
+            args.runs,
+            args.min_seconds,
+            args.warmups,
+            args.gc,
+            args.fixed_heap,
+            args.page_size,
+        )
+    elif args.frontend == "pyspark":
         results = run_pyspark(
             session,
             queries,
@@ -1241,6 +1493,7 @@ def main() -> None:
                 "session_warmups": args.session_warmups if args.frontend == "spark-sql" else None,
                 "fixed_heap": args.fixed_heap,
                 "session_first": args.session_first if args.frontend == "pyspark" else None,
+                "sessions": args.sessions if args.frontend == "pyspark" else None,
                 "queries": results,
                 "load": load_avg,
                 "planning": planning,
