@@ -696,15 +696,17 @@ def run_pyspark(
 _REPLY = "@@tpch-worker "
 
 
-def worker(side: str, warehouse: Path, page_size: str | None, fixed_heap: bool) -> None:
+def worker(
+    side: str, warehouse: Path, page_size: str | None, fixed_heap: bool, extra: dict[str, str]
+) -> None:
     """``--worker <side>``: one side of ``--sessions two``, its own PySpark session (lakeskip's
     through ``lakeskip.connect``; plain's through the same builder and :func:`pyspark_conf`,
     without the catalog), serving JSON lines on stdin: ``views`` (plain's temp views over the
     given data files, made in both sessions alike), ``run`` (one query: its wall seconds and
     :class:`JvmHeap` counts; with ``first`` its canonical rows and, on lakeskip's side, its
     pruning reports and callbacks; with ``gc`` a full JVM and Python collection first),
-    ``stop``."""
-    conf = pyspark_conf(page_size, fixed_heap)
+    ``stop``. ``extra``: more Spark settings of this session (``--lakeskip-conf``)."""
+    conf = {**pyspark_conf(page_size, fixed_heap), **extra}
     if side == "lakeskip":
         spark = lakeskip.connect(str(warehouse), master="local[2]", conf=conf).spark
         service = service_for(spark)
@@ -767,9 +769,17 @@ def worker(side: str, warehouse: Path, page_size: str | None, fixed_heap: bool) 
 class _Worker:
     """A ``--worker`` process (:func:`worker`) and its JVM's pid."""
 
-    def __init__(self, side: str, warehouse: Path, page_size: str | None, fixed_heap: bool):
+    def __init__(
+        self,
+        side: str,
+        warehouse: Path,
+        page_size: str | None,
+        fixed_heap: bool,
+        extra: dict[str, str] | None = None,
+    ):
         self.side = side
         cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", side]
+        cmd += ["--worker-conf", json.dumps(extra or {})]
         cmd += ["--warehouse", str(warehouse), "--fixed-heap" if fixed_heap else "--no-fixed-heap"]
         cmd += ["--page-size", page_size] if page_size else []
         self.proc = subprocess.Popen(
@@ -815,6 +825,7 @@ def run_pyspark_sessions(
     gc: bool = False,
     fixed_heap: bool = True,
     page_size: str | None = None,
+    lakeskip_conf: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """``--sessions two``: each side in a PySpark session of its own (:class:`_Worker`),
     started after this process's session and JVM stopped; every query's first runs (answers
@@ -833,7 +844,8 @@ def run_pyspark_sessions(
     with contextlib.ExitStack() as stack:
         workers: dict[str, _Worker] = {}
         for side in sides:
-            workers[side] = _Worker(side, warehouse, page_size, fixed_heap)
+            extra = lakeskip_conf if side == "lakeskip" else None
+            workers[side] = _Worker(side, warehouse, page_size, fixed_heap, extra)
             stack.callback(workers[side].close)
         pids = [w.pid for w in workers.values()]
         for w in workers.values():  # the same statements in both sessions before any query
@@ -1395,11 +1407,24 @@ def main() -> None:
         "into it, whichever side's) or each side in a PySpark session of its own, taking turns "
         "as the two spark-sql CLIs do",
     )
+    ap.add_argument(
+        "--lakeskip-conf",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="--sessions two: a Spark setting of lakeskip's session only (repeatable), e.g. "
+        "spark.lakeskip.runtime-filter.enabled=false to tell what runtime filtering costs",
+    )
     ap.add_argument("--worker", choices=("lakeskip", "plain"), help=argparse.SUPPRESS)
+    ap.add_argument("--worker-conf", default="{}", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
-        worker(args.worker, Path(args.warehouse), args.page_size, args.fixed_heap)
+        extra = json.loads(args.worker_conf)
+        worker(args.worker, Path(args.warehouse), args.page_size, args.fixed_heap, extra)
         return
+    lakeskip_conf = dict(kv.split("=", 1) for kv in args.lakeskip_conf)
+    if lakeskip_conf and args.sessions != "two":
+        raise SystemExit("--lakeskip-conf: --sessions two only")
     sf = f"{args.sf:g}"
     source = Path(args.source or Path(__file__).parent.parent / ".tpch-cache" / f"sf{sf}")
     warehouse = Path(args.warehouse or f"/tmp/lakeskip-bench-tpch-sf{sf}")
@@ -1432,6 +1457,7 @@ def main() -> None:
             args.gc,
             args.fixed_heap,
             args.page_size,
+            lakeskip_conf,
         )
     elif args.frontend == "pyspark":
         results = run_pyspark(
@@ -1494,6 +1520,8 @@ def main() -> None:
                 "fixed_heap": args.fixed_heap,
                 "session_first": args.session_first if args.frontend == "pyspark" else None,
                 "sessions": args.sessions if args.frontend == "pyspark" else None,
+                "lakeskip_conf": lakeskip_conf,
+                "gc": args.gc,
                 "queries": results,
                 "load": load_avg,
                 "planning": planning,
