@@ -37,7 +37,9 @@ each side's median CPU seconds a run (this process tree from ``/proc``: the Pyth
 where lakeskip's callbacks run, and the JVM with its local executors), and the JVM's CPU a
 run by kind of thread (Spark's task threads, the JIT compilers, the collectors, the rest:
 the query's own thread with its planning, and Spark's scheduler; ``/proc``, per side the
-median). ``--gc`` runs a full JVM and Python collection before every timed run. Beside it,
+median). ``--gc`` runs a full Python and JVM collection before every timed run (Python's first:
+a DataFrame caught in a reference cycle keeps its JVM Dataset, with the executed plan's
+broadcast relations and runtime-filter keys, bound in py4j's gateway until Python collects it). Beside it,
 the JVM's bytes allocated a run (median) and GC pauses (all runs) per side (``JvmHeap``):
 both sides share the JVM, so a side's allocation is its own, its GC pauses are not only its
 own. ``--page-size`` sets ``spark.buffer.pageSize`` in every JVM the bench starts (both sides;
@@ -592,8 +594,11 @@ def run_pyspark(
         appended to ``kinds``, its bytes allocated and GC pauses (:class:`JvmHeap`) to
         ``counts``."""
         if gc:
-            jvm_gc()
+            # Python's first: a DataFrame caught in a reference cycle keeps its JVM Dataset
+            # (executed plan, broadcasts, runtime-filter keys) bound in py4j's gateway until
+            # Python collects it
             pygc.collect()
+            jvm_gc()
         if settle:
             _settle([os.getpid()])
         h0 = heap.counters()
@@ -731,8 +736,8 @@ def worker(
             reply({})
             continue
         if msg.get("gc"):
+            pygc.collect()  # Python's first (see run_pyspark)
             spark._jvm.java.lang.System.gc()
-            pygc.collect()
         first = bool(msg.get("first"))
         before = service.callback_stats() if service is not None else None
         reports_cm = (
