@@ -510,6 +510,35 @@ def _print_profile(q: str, prof: dict[str, dict[str, Any]]) -> None:
         print(f"      {q} plans differ: {ops}", flush=True)
 
 
+def _append(into: dict[str, list[float]], values: dict[str, float]) -> None:
+    """Each of ``values`` appended to its list in ``into`` (one run's figures by name)."""
+    for k, v in values.items():
+        into.setdefault(k, []).append(v)
+
+
+def _scan_records(reports: list[Any]) -> list[dict[str, Any]]:
+    """The lakeskip scans of a query's first run (its pruning reports) as the results keep
+    them: table, files kept and in all, the planner's ms."""
+    return [
+        {
+            "table": r.table,
+            "kept": r.kept_files,
+            "total": r.total_files,
+            "planning_ms": round(r.planning_ms, 2),
+        }
+        for r in reports
+    ]
+
+
+def _callback_ms(delta: Any) -> dict[str, list[float]]:
+    """The callbacks of a ``CallbackStats.since`` delta made: per operation, calls and ms."""
+    return {
+        op: [n, round(delta.seconds.get(op, 0.0) * 1000, 1)]
+        for op, n in sorted(delta.calls.items())
+        if n
+    }
+
+
 class JvmHeap:
     """The PySpark JVM's heap counters (``java.lang.management``, through py4j): bytes
     allocated by all its threads (``com.sun.management.ThreadMXBean``) and the pauses and
@@ -612,10 +641,8 @@ def run_pyspark(
         used = tree_cpu_seconds(os.getpid()) - c0
         k1 = ThreadCpu(jvm_pid)
         if k0 and k1:
-            for k, v in thread_cpu_seconds(k0, k1).items():
-                kinds.setdefault(k, []).append(v)
-        for k, v in heap.since(h0).items():
-            counts.setdefault(k, []).append(v)
+            _append(kinds, thread_cpu_seconds(k0, k1))
+        _append(counts, heap.since(h0))
         return secs, used
 
     sqls = {q: {side: QUERIES[q].format(**names) for side, names in sides.items()} for q in queries}
@@ -635,21 +662,8 @@ def run_pyspark(
             with pruning_reports(spark) as reports:
                 answers[side] = canonical(spark.sql(sql[side]).collect())
             if side == "lakeskip":
-                delta = service.callback_stats().since(before)
-                first_callbacks = {
-                    op: [n, round(delta.seconds.get(op, 0.0) * 1000, 1)]
-                    for op, n in sorted(delta.calls.items())
-                    if n
-                }
-                scans = [
-                    {
-                        "table": r.table,
-                        "kept": r.kept_files,
-                        "total": r.total_files,
-                        "planning_ms": round(r.planning_ms, 2),
-                    }
-                    for r in reports
-                ]
+                first_callbacks = _callback_ms(service.callback_stats().since(before))
+                scans = _scan_records(reports)
         if answers["lakeskip"] != answers["plain"]:
             raise SystemExit(f"{q}: different answers")
         return answers, scans, first_callbacks, first
@@ -751,22 +765,9 @@ def worker(
         out: dict[str, Any] = {"secs": secs, "heap": heap.since(h0)}
         if first:
             out["rows"] = canonical(rows)
-            out["scans"] = [
-                {
-                    "table": r.table,
-                    "kept": r.kept_files,
-                    "total": r.total_files,
-                    "planning_ms": round(r.planning_ms, 2),
-                }
-                for r in reports
-            ]
+            out["scans"] = _scan_records(reports)
             if service is not None and before is not None:
-                delta = service.callback_stats().since(before)
-                out["callbacks"] = {
-                    op: [n, round(delta.seconds.get(op, 0.0) * 1000, 1)]
-                    for op, n in sorted(delta.calls.items())
-                    if n
-                }
+                out["callbacks"] = _callback_ms(service.callback_stats().since(before))
         reply(out)
     spark.stop()
 
@@ -891,12 +892,9 @@ def run_pyspark_sessions(
                     if k0 and k1:
                         d = thread_cpu_seconds(k0, k1)
                         del d["all"]
-                        for k, v in d.items():
-                            kinds[side].setdefault(k, []).append(v)
-                    for k, v in gc_delta(g0, gc_counters(w.jvm_pid)).items():
-                        gcs[side].setdefault(k, []).append(v)
-                    for k, v in ran["heap"].items():
-                        counts[side].setdefault(k, []).append(v)
+                        _append(kinds[side], d)
+                    _append(gcs[side], gc_delta(g0, gc_counters(w.jvm_pid)))
+                    _append(counts[side], ran["heap"])
                     times[side].append(ran["secs"])
                 i += 1
             out[q] = _summary(q, times, cold["scans"], len(cold["rows"]))
@@ -1259,13 +1257,11 @@ def run_spark_sql(
                     settled.append(_settle(pids))
                     c2 = process_cpu_seconds(clis[side].pid)
                     k1 = ThreadCpu(clis[side].pid)
-                    for k, v in gc_delta(g0, gc_counters(clis[side].pid)).items():
-                        gcs[side].setdefault(k, []).append(v)
+                    _append(gcs[side], gc_delta(g0, gc_counters(clis[side].pid)))
                     if k0 and k1:
                         d = thread_cpu_seconds(k0, k1)
                         del d["all"]
-                        for k, v in d.items():
-                            kinds[side].setdefault(k, []).append(v)
+                        _append(kinds[side], d)
                     jvm = clis[side].pid
                     mine = {p: c2.get(p, 0.0) - c0[side].get(p, 0.0) for p in c2}
                     cpu[side].append(sum(mine.values()))
