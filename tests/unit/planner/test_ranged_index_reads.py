@@ -8,6 +8,7 @@ short keeps the file and warns.
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -148,6 +149,8 @@ def test_local_index_files_are_read_on_the_planning_thread(tmp_path: Path, local
 
     def recording(self: FileIO, path: str, offset: int, length: int) -> bytes:
         threads.append(threading.get_ident())
+        if not local:  # a remote read takes a round trip: long enough that reads overlap
+            time.sleep(0.02)
         return original(self, path, offset, length)
 
     with (
