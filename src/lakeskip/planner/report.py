@@ -108,6 +108,9 @@ class PruningReport:
     #: ``"limit"`` or ``"top-n(ts)"`` -> files, and why the kept ones were kept
     skipped_by_limit: Mapping[str, int] = field(default_factory=dict)
     limit_note: str = ""
+    #: CPU time the planning thread used of ``planning_ms`` (the rest: waiting for a core,
+    #: the GIL or storage)
+    planning_cpu_ms: float = 0.0
 
     @property
     def skipped_files(self) -> int:
@@ -167,6 +170,7 @@ class PruningReport:
             ("rows total", str(self.total_rows)),
             ("rows kept (upper bound)", str(self.kept_rows)),
             ("planning time ms", f"{self.planning_ms:.2f}"),
+            ("planning CPU ms", f"{self.planning_cpu_ms:.2f}"),
         ]
         rows += [("warning", w) for w in self.warnings]
         return rows
@@ -333,6 +337,7 @@ class ScanPlan:
         unread_files: int = 0,
         unread_bytes: int = 0,
         unread_rows: int = 0,
+        planning_cpu_ms: float = 0.0,
     ) -> ScanPlan:
         """``unread_files``: files skipped by partition before they were decided, of
         manifests skipped whole or of partitions left out of a manifest read (counted in
@@ -385,5 +390,6 @@ class ScanPlan:
             skipped_by_bucket=bucket,
             index_bytes_read=index_bytes_read,
             skipped_at_runtime=dict(runtime),
+            planning_cpu_ms=planning_cpu_ms,
         )
         return ScanPlan(_Decisions(tuple(decisions)), report)

@@ -86,6 +86,7 @@ def refine_plan(
         use_indexes: consult file indexes (for lists of at most :data:`INDEX_VALUES_LIMIT`).
     """
     started = time.perf_counter()
+    cpu = time.thread_time()
     if runtime is None or snapshot is None or not plan.files:
         return plan
     table = planner.table
@@ -149,6 +150,7 @@ def refine_plan(
         decisions=decisions,
         index_files_read=r.index_files_read + n_read,
         planning_ms=r.planning_ms + (time.perf_counter() - started) * 1000,
+        planning_cpu_ms=r.planning_cpu_ms + (time.thread_time() - cpu) * 1000,
         warnings=[*r.warnings, *(m for m in notes.messages if m not in r.warnings)],
         index_bytes_read=r.index_bytes_read,
         # files the plan skipped by partition undecided: still in the totals

@@ -5,6 +5,7 @@ an ALTER -- plans afresh. Each case is checked against a planner with a cache of
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pyarrow as pa
@@ -121,3 +122,27 @@ def test_decisions_alike_equal_those_made_one_by_one(table: FileStoreTable) -> N
         assert _kept(plan) == (on_disk if keep else [])
     made = same_decisions([], False, SkipTier.STATS)
     assert made == []
+
+
+def test_reports_tell_cpu_from_waiting(table: FileStoreTable) -> None:
+    """A plan's report carries its call's wall and CPU milliseconds: time spent waiting
+    (here for storage: each index read sleeps 30 ms) counts in the wall time only; a plan
+    from the cache reports what the cached call took, not the first planning."""
+    from unittest import mock
+
+    from lakeskip.catalog.file_io import FileIO
+
+    original = FileIO.read_range
+
+    def slow(self: FileIO, path: str, offset: int, length: int) -> bytes:
+        time.sleep(0.03)
+        return original(self, path, offset, length)
+
+    cache = MetadataCache()
+    with mock.patch.object(FileIO, "read_range", slow):
+        first = ScanPlanner(table, cache=cache).plan(E.EqualTo("s", "s15")).report
+    assert first.index_files_read == 2  # the stats skip the third file
+    assert first.planning_ms >= 60
+    assert 0 < first.planning_cpu_ms < first.planning_ms - 45
+    again = ScanPlanner(table, cache=cache).plan(E.EqualTo("s", "s15")).report
+    assert 0 < again.planning_cpu_ms <= again.planning_ms + 1 < 30

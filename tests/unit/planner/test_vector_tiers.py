@@ -180,7 +180,11 @@ def test_stats_plans_from_columns_keep_what_the_per_file_path_keeps(
         assert plan.files == want.files, pred
         if not on_partition:  # else only the partitions kept are decided, the rest counted
             assert got == [(d.entry.file.file_name, d.keep, d.tier) for d in want.decisions]
-            report = dataclasses.replace(want.report, planning_ms=plan.report.planning_ms)
+            report = dataclasses.replace(
+                want.report,
+                planning_ms=plan.report.planning_ms,
+                planning_cpu_ms=plan.report.planning_cpu_ms,
+            )
             assert plan.report == report, pred
         for name, keep, _ in got:
             assert keep or not any(evaluate_arrow(bound, rows[name]).to_pylist()), (name, pred)

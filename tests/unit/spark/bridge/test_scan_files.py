@@ -380,9 +380,9 @@ def test_whole_table_from_columns_is_the_per_file_plan(
         # the decisions, made only now, and the report: the per-file path's
         assert [e.file.file_name for e in plan.files] == want
         assert plan.decisions == per_file.decisions
-        assert dataclasses.replace(plan.report, planning_ms=0) == dataclasses.replace(
-            per_file.report, planning_ms=0
-        )
+        assert dataclasses.replace(
+            plan.report, planning_ms=0, planning_cpu_ms=0
+        ) == dataclasses.replace(per_file.report, planning_ms=0, planning_cpu_ms=0)
         theirs = scan_reply(ctx, req, target, other, per_file, 0.0)  # type: ignore[arg-type]
         for field in ("files", "evolved", "unpushable", "prunable", "index_values", "token"):
             assert getattr(reply, field) == getattr(theirs, field), field

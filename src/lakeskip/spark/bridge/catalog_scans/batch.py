@@ -173,6 +173,7 @@ def _top_level_only(plan: ScanPlan, level: int) -> ScanPlan:
         planning_ms=r.planning_ms,
         warnings=r.warnings,
         index_bytes_read=r.index_bytes_read,
+        planning_cpu_ms=r.planning_cpu_ms,
     )
 
 
