@@ -84,7 +84,10 @@ tasks, task CPU and the final plans' operators where they differ.
 Python driver process and its JVM, started by this script as ``--worker <side>``: lakeskip's
 through ``lakeskip.connect``, plain's through the same builder and settings without the
 catalog), alive side by side and taking turns run by run as the two ``spark-sql`` CLIs do:
-every query's first runs (answers checked, cold plans recorded) before any timed run, then
+every query's first runs (answers checked, cold plans recorded; each started with both
+processes quiet, so a first plan's figures are not the other JVM's compiler still busy with
+the query before: q6's 58 ms first plan was ~7 ms of planning thread CPU) before any timed
+run, then
 per query ``--warmups`` - 1 untimed runs a side and the rounds, each run started with both
 processes quiet and its CPU counted until they are quiet again (:func:`_settle`). In one
 shared session (``--sessions one``, the default) a run pays the collections and JIT work that
