@@ -59,7 +59,15 @@ def test_sql_examples_run_on_a_fresh_warehouse(spark, tmp_path: Path, capsys, sc
 
 def _stable(out: str) -> list[str]:
     """Output lines that do not depend on timing, file names or snapshot history."""
-    volatile = ("planning time", "bytes", "| snapshot ", "Location", "Snapshot", "Time taken")
+    volatile = (
+        "planning time",
+        "planning CPU",
+        "bytes",
+        "| snapshot ",
+        "Location",
+        "Snapshot",
+        "Time taken",
+    )
     return [
         line
         for line in out.splitlines()
