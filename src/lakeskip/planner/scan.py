@@ -127,9 +127,7 @@ class ScanPlanner:
         if cached is not None:
             return _timed(cached, started, cpu)
         with paused_gc():  # a first plan of a snapshot builds per-file objects in bulk
-            return _timed(
-                self._plan(started, snapshot, pred, key, time_zone, use_indexes), started, cpu
-            )
+            return _timed(self._plan(snapshot, pred, key, time_zone, use_indexes), started, cpu)
 
     def plan_files(
         self,
@@ -151,7 +149,6 @@ class ScanPlanner:
         pred = predicate if predicate is not None else AlwaysTrue()
         with paused_gc():
             plan = self._plan(
-                started,
                 snapshot,
                 pred,
                 None,
@@ -164,7 +161,6 @@ class ScanPlanner:
 
     def _plan(
         self,
-        started: float,
         snapshot: Snapshot | None,
         pred: BooleanExpression,
         key: Hashable | None,
@@ -173,6 +169,8 @@ class ScanPlanner:
         given: list[ManifestEntry] | None = None,
         as_written: bool = False,
     ) -> ScanPlan:
+        """The plan, its report's times left 0 (the callers, :meth:`plan` and
+        :meth:`plan_files`, time each call: :func:`_timed`)."""
         table = self.table
         if given is None and snapshot is not None:
             bound = bind(table.schema.row_type, pred, time_zone=time_zone)
@@ -181,12 +179,12 @@ class ScanPlanner:
                 # the manifests' columns, no per-file object made
                 live = table.live_columns(snapshot)
                 if live is not None:
-                    plan = self._plan_columns(started, snapshot, pred, live)
+                    plan = self._plan_columns(snapshot, pred, live)
                     if key is not None:
                         self._plans.put(key, plan, _plan_nbytes(plan))
                     return plan
             elif not isinstance(bound, AlwaysFalse):
-                got = self._plan_stats_columns(started, snapshot, pred, bound, use_indexes)
+                got = self._plan_stats_columns(snapshot, pred, bound, use_indexes)
                 if got is not None:
                     if key is not None and not got.report.warnings:
                         self._plans.put(key, got, _plan_nbytes(got))
@@ -277,14 +275,13 @@ class ScanPlanner:
                 for e in dead
             ),
         ]
-        planning_ms = (time.perf_counter() - started) * 1000
         plan = ScanPlan.build(
             table=table.identifier,
             predicate=repr(pred),
             snapshot_id=snapshot.id if snapshot is not None else None,
             decisions=decisions,
             index_files_read=index_files_read,
-            planning_ms=planning_ms,
+            planning_ms=0.0,
             warnings=notes.messages,
             index_bytes_read=tiers.index_bytes_read,
             unread_files=max(
@@ -298,7 +295,7 @@ class ScanPlanner:
         return plan
 
     def _plan_columns(
-        self, started: float, snapshot: Snapshot, pred: BooleanExpression, live: LiveColumns
+        self, snapshot: Snapshot, pred: BooleanExpression, live: LiveColumns
     ) -> ScanPlan:
         """:meth:`_plan` of a predicate that holds on every row, from the live files'
         columns: the files every row of which is deleted, then the level-0 files of a table
@@ -325,12 +322,11 @@ class ScanPlanner:
             live=live,
             skipped=skipped,
             tiers=tiers,
-            planning_ms=(time.perf_counter() - started) * 1000,
+            planning_ms=0.0,
         )
 
     def _plan_stats_columns(
         self,
-        started: float,
         snapshot: Snapshot,
         pred: BooleanExpression,
         bound: BooleanExpression,
@@ -367,7 +363,7 @@ class ScanPlanner:
             live=live,
             codes=codes,
             tiers=COLUMN_TIERS,
-            planning_ms=(time.perf_counter() - started) * 1000,
+            planning_ms=0.0,
             warnings=notes.messages,
         )
 
