@@ -48,6 +48,9 @@ Spark's default at a 3g driver on 2 cores is 64m, one such page per broadcast ha
 ``InMemoryFileIndex``; ``spark.sql.sources.useV1SourceList`` without ``parquet``) instead of V1
 ``FileScan parquet``: lakeskip's scan is that V2 ``ParquetScan`` over its ``LakeFileIndex``,
 so a gap that stays against plain V2 is lakeskip's, one that goes is Spark's V2 path's.
+``--aa`` (with ``--sessions two``) makes both sides plain Spark, each in its own session, timed
+the same way: an A/A run, whose ratios are what the method reads as a difference where there is
+none (the noise floor of a per-query gate).
 
 **spark-sql** (``--frontend spark-sql``): two of the pyspark wheel's ``bin/spark-sql``
 alive side by side, fed statement by statement on stdin (``spark_sql_cli.py``): one with
@@ -836,17 +839,21 @@ def run_pyspark_sessions(
     fixed_heap: bool = True,
     page_size: str | None = None,
     lakeskip_conf: dict[str, str] | None = None,
+    aa: bool = False,
 ) -> dict[str, Any]:
     """``--sessions two``: each side in a PySpark session of its own (:class:`_Worker`),
     started after this process's session and JVM stopped; every query's first runs (answers
     checked, cold plans recorded) before any timed run; per query ``warmups`` - 1 untimed runs
     a side, then rounds A B, B A, ... (``--runs``, more, up to 4x, while a side's runs add up
     to less than ``min_seconds``), each run started with both processes quiet and its CPU
-    (the worker's process tree: its Python and JVM) counted until they are quiet again."""
+    (the worker's process tree: its Python and JVM) counted until they are quiet again.
+    ``aa`` (``--aa``): the "lakeskip" side is a second plain session over the same views, the
+    same way: the ratios of two identical sides, what this method reads as a difference when
+    there is none."""
     views = {t: list(session.table(f"tpch.{t}").files()) for t in TABLES}
     _stop_pyspark_jvm(session)
     sides = {
-        "lakeskip": {t: f"lakeskip.tpch.{t}" for t in TABLES},
+        "lakeskip": {t: f"plain_{t}" if aa else f"lakeskip.tpch.{t}" for t in TABLES},
         "plain": {t: f"plain_{t}" for t in TABLES},
     }
     sqls = {q: {side: QUERIES[q].format(**names) for side, names in sides.items()} for q in queries}
@@ -855,7 +862,8 @@ def run_pyspark_sessions(
         workers: dict[str, _Worker] = {}
         for side in sides:
             extra = lakeskip_conf if side == "lakeskip" else None
-            workers[side] = _Worker(side, warehouse, page_size, fixed_heap, extra)
+            kind = "plain" if aa else side
+            workers[side] = _Worker(kind, warehouse, page_size, fixed_heap, extra)
             stack.callback(workers[side].close)
         pids = [w.pid for w in workers.values()]
         for w in workers.values():  # the same statements in both sessions before any query
@@ -1432,6 +1440,12 @@ def main() -> None:
         help="--sessions two: a Spark setting of lakeskip's session only (repeatable), e.g. "
         "spark.lakeskip.runtime-filter.enabled=false to tell what runtime filtering costs",
     )
+    ap.add_argument(
+        "--aa",
+        action="store_true",
+        help="--sessions two: both sides plain Spark (an A/A run): the ratios this method "
+        "measures between two identical sides, its noise floor for the per-query gate",
+    )
     ap.add_argument("--worker", choices=("lakeskip", "plain"), help=argparse.SUPPRESS)
     ap.add_argument("--worker-conf", default="{}", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -1442,6 +1456,8 @@ def main() -> None:
     lakeskip_conf = dict(kv.split("=", 1) for kv in args.lakeskip_conf)
     if lakeskip_conf and args.sessions != "two":
         raise SystemExit("--lakeskip-conf: --sessions two only")
+    if args.aa and (args.sessions != "two" or args.frontend != "pyspark"):
+        raise SystemExit("--aa: PySpark with --sessions two only")
     sf = f"{args.sf:g}"
     source = Path(args.source or Path(__file__).parent.parent / ".tpch-cache" / f"sf{sf}")
     warehouse = Path(args.warehouse or f"/tmp/lakeskip-bench-tpch-sf{sf}")
@@ -1475,6 +1491,7 @@ def main() -> None:
             args.fixed_heap,
             args.page_size,
             lakeskip_conf,
+            args.aa,
         )
     elif args.frontend == "pyspark":
         results = run_pyspark(
@@ -1511,7 +1528,8 @@ def main() -> None:
         {q for q, r in results.items() for s in r["scans"] if s["planning_ms"] > PLANNING_MS}
     )
     print(
-        f"{args.frontend}, SF {sf}, median of {args.runs}: geometric mean "
+        f"{args.frontend}{' A/A (both sides plain Spark)' if args.aa else ''}, SF {sf}, "
+        f"median of {args.runs}: geometric mean "
         f"{statistics.geometric_mean(ratios):.2f}x; below {GOAL}x: {below or 'none'}; "
         f"scans over {PLANNING_MS:.0f} ms planning: {slow or 'none'}; "
         f"load average {load_avg[0][0]:.1f} -> {load_avg[1][0]:.1f}"
@@ -1537,6 +1555,7 @@ def main() -> None:
                 "fixed_heap": args.fixed_heap,
                 "session_first": args.session_first if args.frontend == "pyspark" else None,
                 "sessions": args.sessions if args.frontend == "pyspark" else None,
+                "aa": args.aa,
                 "lakeskip_conf": lakeskip_conf,
                 "gc": args.gc,
                 "queries": results,
