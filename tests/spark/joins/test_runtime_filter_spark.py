@@ -179,8 +179,16 @@ def test_dimension_on_the_left_leaves_the_runtime_filter_to_the_fact(
 
 
 def _scan_partitions(df: DataFrame, table: str) -> int:
-    """How many partitions the executed ``BatchScan <table>`` read (after runtime filters)."""
-    found = [int(node.inputRDD().getNumPartitions()) for node in batch_scans(df, table)]
+    """How many partitions the executed scan of ``table`` read (after runtime filters; a
+    ``LakeV1Scan``'s: its V1 file scan's)."""
+    found = [
+        int(
+            (node.child() if node.nodeName().startswith("LakeV1Scan") else node)
+            .inputRDD()
+            .getNumPartitions()
+        )
+        for node in batch_scans(df, table)
+    ]
     assert len(found) == 1, found
     return found[0]
 

@@ -183,7 +183,9 @@ def _scan(spark: SparkSession, query: str) -> Any:
     """The one lakeskip scan (``LakeScan``) of ``nation`` in ``query``'s executed plan."""
     df = spark.sql(query)
     df.collect()
-    scans = [n.scan() for n in _plan_nodes(df) if n.nodeName().startswith("BatchScan")]
+    scans = [
+        n.scan() for n in _plan_nodes(df) if n.nodeName().startswith(("BatchScan", "LakeV1Scan"))
+    ]
     assert len(scans) == 1
     return scans[0]
 

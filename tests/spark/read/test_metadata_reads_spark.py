@@ -16,6 +16,7 @@ from unittest import mock
 
 import pytest
 from pyspark.sql import SparkSession
+from tests.spark.read.scan_metrics import lakeskip_metrics, plan_nodes
 
 import lakeskip
 from lakeskip.catalog.cache import shared_cache
@@ -35,13 +36,8 @@ def lk(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> Iterato
 
 def _metrics(df: Any) -> dict[str, int]:
     found: dict[str, int] = {}
-    leaves = df._jdf.queryExecution().executedPlan().collectLeaves().iterator()
-    while leaves.hasNext():
-        metrics = leaves.next().metrics().iterator()
-        while metrics.hasNext():
-            kv = metrics.next()
-            if kv._1().startswith("lakeskip"):
-                found[kv._1()] = int(kv._2().value())
+    for node in plan_nodes(df):
+        found.update(lakeskip_metrics(node))
     return found
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from pyspark.sql import DataFrame, SparkSession
+from tests.spark.read.scan_metrics import batch_scans, lakeskip_metrics, plan_nodes, scan_metrics
 
 import lakeskip
 from lakeskip.spark import pruning_reports
@@ -36,18 +37,7 @@ def lk(spark: SparkSession, tmp_path: Path) -> Any:
 
 def _scan_metrics(df: DataFrame) -> dict[str, int]:
     """The lakeskip SQLMetrics of the executed plan's scan node (after the query ran)."""
-    leaves = df._jdf.queryExecution().executedPlan().collectLeaves().iterator()
-    found: list[dict[str, int]] = []
-    while leaves.hasNext():
-        leaf = leaves.next()
-        metrics = leaf.metrics().iterator()
-        got = {}
-        while metrics.hasNext():
-            kv = metrics.next()
-            if kv._1().startswith("lakeskip"):
-                got[kv._1()] = int(kv._2().value())
-        if got:
-            found.append(got)
+    found = [got for got in map(lakeskip_metrics, plan_nodes(df)) if got]
     assert len(found) == 1, found
     return found[0]
 
@@ -215,26 +205,80 @@ def test_nothing_skipped_reads_what_plain_spark_reads(spark: SparkSession, tmp_p
     assert len(files) == 3
     spark.read.parquet(*files).createOrReplaceTempView("plain_li")
     where = "WHERE mode IN ('AIR', 'MAIL') AND d >= DATE'1994-03-01' AND q < 40"
-    keys = ("spark.sql.files.maxPartitionBytes", "spark.sql.files.openCostInBytes")
-    old = {k: spark.conf.get(k) for k in keys}
-    spark.conf.set("spark.sql.files.maxPartitionBytes", "10k")
-    spark.conf.set("spark.sql.files.openCostInBytes", "4k")
+    keys = (
+        "spark.sql.files.maxPartitionBytes",
+        "spark.sql.files.openCostInBytes",
+        "spark.lakeskip.v1-scan",
+    )
+    old = {k: spark.conf.get(k, None) for k in keys}
+    # by default a scan that keeps every file is Spark's V1 file scan under lakeskip's node;
+    # "never" keeps it the V2 scan (as a scan that pruned or takes runtime filters is)
+    for mode, kind in (("unpruned", "FileSourceScanExec"), ("never", "BatchScanExec")):
+        spark.conf.set("spark.sql.files.maxPartitionBytes", "10k")
+        spark.conf.set("spark.sql.files.openCostInBytes", "4k")
+        spark.conf.set("spark.lakeskip.v1-scan", mode)
+        try:
+            nodes = {}
+            rows = {}
+            for side, table in (("lakeskip", "lakeskip.db.li"), ("plain", "plain_li")):
+                df = spark.sql(f"SELECT k, mode, q FROM {table} {where}")
+                rows[side] = sorted(tuple(r) for r in df.collect())
+                nodes[side] = _file_scan(df)
+                if side == "lakeskip":
+                    names = [n.nodeName() for n in plan_nodes(df)]
+                    assert ("LakeV1Scan lakeskip.db.li" in names) == (mode != "never"), names
+        finally:
+            for k, v in old.items():
+                if v is None:
+                    spark.conf.unset(k)
+                else:
+                    spark.conf.set(k, v)
+        assert rows["lakeskip"] == rows["plain"] and rows["plain"]
+        assert nodes["lakeskip"].getClass().getSimpleName() == kind
+        assert nodes["plain"].getClass().getSimpleName() == "FileSourceScanExec"
+        splits = {side: _splits(n) for side, n in nodes.items()}
+        assert len(splits["plain"]) > len(files), "the files are split (the setting took)"
+        assert sorted(splits["lakeskip"]) == sorted(splits["plain"])
+        meta = {side: _metadata(n) for side, n in nodes.items()}
+        assert meta["lakeskip"] == meta["plain"], meta
+        assert "In(mode, [AIR,MAIL])" in meta["plain"]["PushedFilters"]
+
+
+def test_v1_scan_modes_keep_answers_figures_and_node(spark: SparkSession, lk: Any) -> None:
+    """``spark.lakeskip.v1-scan``: by default a scan that keeps every file is Spark's V1 file
+    scan under ``LakeV1Scan <table>`` and one that pruned stays the V2 ``BatchScan``;
+    ``always`` plans both as V1, ``never`` neither. Answers are plain Spark's over the same
+    files (read without lakeskip), and the node of either kind carries the same figures."""
+    plain = spark.read.parquet(*lk.table("db.ev").files())
+    plain.createOrReplaceTempView("ev_plain")
+    queries = {
+        "pruned": "SELECT id, cat FROM {} WHERE cat = 'c205' AND p = 'x'",
+        "unpruned": "SELECT id, cat FROM {} WHERE id % 3 = 0",
+    }
+    expect = {
+        "unpruned": {"pruned": "BatchScan", "unpruned": "LakeV1Scan"},
+        "always": {"pruned": "LakeV1Scan", "unpruned": "LakeV1Scan"},
+        "never": {"pruned": "BatchScan", "unpruned": "BatchScan"},
+    }
+    figures = {}
     try:
-        nodes = {}
-        rows = {}
-        for side, table in (("lakeskip", "lakeskip.db.li"), ("plain", "plain_li")):
-            df = spark.sql(f"SELECT k, mode, q FROM {table} {where}")
-            rows[side] = sorted(tuple(r) for r in df.collect())
-            nodes[side] = _file_scan(df)
+        for mode, kinds in expect.items():
+            spark.conf.set("spark.lakeskip.v1-scan", mode)
+            for name, q in queries.items():
+                df = spark.sql(q.format(T))
+                got = sorted(tuple(r) for r in df.collect())
+                want = sorted(tuple(r) for r in spark.sql(q.format("ev_plain")).collect())
+                assert got == want and want, (mode, name)
+                (node,) = batch_scans(df, T)
+                assert node.nodeName() == f"{kinds[name]} {T}", (mode, name)
+                m = scan_metrics(df, T)
+                assert m is not None
+                kept = (m["lakeskipFilesKept"], m["lakeskipFilesTotal"])
+                assert figures.setdefault(name, kept) == kept, (mode, name)
+        assert figures["pruned"][0] < figures["pruned"][1]
+        assert figures["unpruned"][0] == figures["unpruned"][1]
+        spark.conf.set("spark.lakeskip.v1-scan", "sometimes")
+        with pytest.raises(Exception, match=r"spark\.lakeskip\.v1-scan: 'sometimes' is not one of"):
+            spark.sql(queries["unpruned"].format(T)).collect()
     finally:
-        for k, v in old.items():
-            spark.conf.set(k, v)
-    assert rows["lakeskip"] == rows["plain"] and rows["plain"]
-    assert nodes["lakeskip"].getClass().getSimpleName() == "BatchScanExec"
-    assert nodes["plain"].getClass().getSimpleName() == "FileSourceScanExec"
-    splits = {side: _splits(n) for side, n in nodes.items()}
-    assert len(splits["plain"]) > len(files), "the files are split (the setting took)"
-    assert sorted(splits["lakeskip"]) == sorted(splits["plain"])
-    meta = {side: _metadata(n) for side, n in nodes.items()}
-    assert meta["lakeskip"] == meta["plain"], meta
-    assert "In(mode, [AIR,MAIL])" in meta["plain"]["PushedFilters"]
+        spark.conf.unset("spark.lakeskip.v1-scan")

@@ -30,14 +30,14 @@ ROWS = 30
 
 
 def _scans(df: Any) -> list[Any]:
-    """The ``BatchScan`` nodes' scans of ``df``'s executed plan."""
+    """The lakeskip scans of ``df``'s executed plan (``BatchScan`` and ``LakeV1Scan`` nodes)."""
     todo, found = [df._jdf.queryExecution().executedPlan()], []
     while todo:
         node = todo.pop()
         kids = node.children().iterator()
         while kids.hasNext():
             todo.append(kids.next())
-        if node.nodeName().startswith("BatchScan"):
+        if node.nodeName().startswith(("BatchScan", "LakeV1Scan")):
             found.append(node.scan())
     return found
 

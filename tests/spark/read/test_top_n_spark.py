@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as f
 from tests.examples import spark_examples
+from tests.spark.read.scan_metrics import lakeskip_metrics, plan_nodes
 
 import lakeskip
 
@@ -40,13 +41,8 @@ def tn(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> Iterato
 
 def _scan_metrics(df: Any) -> dict[str, int]:
     found: dict[str, int] = {}
-    leaves = df._jdf.queryExecution().executedPlan().collectLeaves().iterator()
-    while leaves.hasNext():
-        metrics = leaves.next().metrics().iterator()
-        while metrics.hasNext():
-            kv = metrics.next()
-            if kv._1().startswith("lakeskip"):
-                found[kv._1()] = int(kv._2().value())
+    for node in plan_nodes(df):
+        found.update(lakeskip_metrics(node))
     return found
 
 

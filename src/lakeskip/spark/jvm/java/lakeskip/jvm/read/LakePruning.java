@@ -122,6 +122,13 @@ final class LakePruning {
     return new LakePruning(f, t);
   }
 
+  /** Whether the planner kept every file of the scan (nothing skipped by any tier). */
+  boolean keptAll() {
+    Object[] kept = figures.get("lakeskipFilesKept");
+    Object[] total = figures.get("lakeskipFilesTotal");
+    return kept != null && total != null && kept[1].equals(total[1]);
+  }
+
   /** The EXPLAIN text. */
   String text() {
     return text;

@@ -111,6 +111,7 @@ public final class LakeScan
   LakeScan reused() {
     LakeScan copy = new LakeScan(inner, table, pruning == null ? null : pruning.reused(), built);
     copy.runtime = runtime;
+    copy.allPushable = allPushable;
     return copy;
   }
 
@@ -169,6 +170,45 @@ public final class LakeScan
   private LakePruning shown() {
     LakePruning r = runtimePruning;
     return r != null ? r : pruning;
+  }
+
+  /** Whether Spark's Parquet scan may push every data filter (no NaN-unsafe column). */
+  private boolean allPushable;
+
+  LakeScan withAllPushable(boolean all) {
+    this.allPushable = all;
+    return this;
+  }
+
+  /**
+   * The Parquet scan this scan may be planned as by Spark's V1 file scan ({@link LakeV1Scan}),
+   * or null: a plain Parquet scan of a {@link LakeFileIndex} (no deletion vectors, key merge,
+   * older schemas, audit or pushed aggregate), every filter safe for Parquet's row-group
+   * statistics, and with {@code keptAllOnly} only where the planner kept every file.
+   */
+  ParquetScan v1Candidate(boolean keptAllOnly) {
+    if (!(inner instanceof ParquetScan) || !allPushable || narrowed != null) {
+      return null;
+    }
+    ParquetScan p = (ParquetScan) inner;
+    if (!(p.fileIndex() instanceof LakeFileIndex) || p.pushedAggregate().isDefined()) {
+      return null;
+    }
+    if (keptAllOnly && (pruning == null || !pruning.keptAll())) {
+      return null;
+    }
+    return p;
+  }
+
+  /** The table's name, as the scan's node shows it. */
+  String tableName() {
+    return table;
+  }
+
+  /** The EXPLAIN part of the planner's decision ({@code Pruning: ...}), or "". */
+  String pruningText() {
+    LakePruning p = shown();
+    return p == null ? "" : "Pruning: " + p.text();
   }
 
   /** The wrapped scan ({@code lakeskip.spark.input_files} reads its file index). */

@@ -308,7 +308,8 @@ public final class LakeScanBuilder
         vectors.isEmpty() ? s -> s : s -> new LakeDvScan(s, vectors);
     scan = evolved(session, table, options, scan, groups, older, dv);
     return new LakeScan(audit ? new LakeAuditScan(scan) : scan, table.name(), pruning)
-        .withStream(table, options);
+        .withStream(table, options)
+        .withAllPushable(reply.path(Key.UNPUSHABLE).size() == 0);
   }
 
   /** The files of each older schema version's group of a reply's {@code evolved}, in order. */

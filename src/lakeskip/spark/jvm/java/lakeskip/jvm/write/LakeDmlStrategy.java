@@ -29,6 +29,9 @@ import org.apache.spark.sql.execution.streaming.sources.MicroBatchWrite;
  * ({@link lakeskip.jvm.sql.LakeShowCreate}), and a query answered from the manifests as rows on
  * the driver, with no Spark job ({@link lakeskip.jvm.read.aggregate.LakeAggregateExec}).
  *
+ * <p>It also plans a scan that keeps every file and takes no runtime filter as Spark's V1 file
+ * scan ({@link lakeskip.jvm.read.LakeV1Scan}).
+ *
  * <p>It also plans a streaming query's micro-batch into a lakeskip table ({@link
  * LakeStreamWriteExec}: Python's batch writer instead of Spark's data writers).
  *
@@ -58,6 +61,9 @@ public final class LakeDmlStrategy extends SparkStrategy {
       SparkPlan show = lakeskip.jvm.sql.LakeShowCreate.plan(plan);
       if (show == null) {
         show = lakeskip.jvm.read.aggregate.LakeAggregateExec.plan(plan);
+      }
+      if (show == null) {
+        show = lakeskip.jvm.read.LakeV1Scan.plan(plan);
       }
       if (show == null) {
         return nil();
