@@ -277,8 +277,21 @@ def test_v1_scan_modes_keep_answers_figures_and_node(spark: SparkSession, lk: An
                 assert figures.setdefault(name, kept) == kept, (mode, name)
         assert figures["pruned"][0] < figures["pruned"][1]
         assert figures["unpruned"][0] == figures["unpruned"][1]
+        # a scan of more files than spark.lakeskip.v1-scan.max-files stays V2
+        spark.conf.set("spark.lakeskip.v1-scan", "always")
+        spark.conf.set("spark.lakeskip.v1-scan.max-files", str(figures["unpruned"][0] - 1))
+        df = spark.sql(queries["unpruned"].format(T))
+        assert [n.nodeName() for n in batch_scans(df, T)] == [f"BatchScan {T}"]
+        spark.conf.set("spark.lakeskip.v1-scan.max-files", str(figures["unpruned"][0]))
+        df = spark.sql(queries["unpruned"].format(T))
+        assert [n.nodeName() for n in batch_scans(df, T)] == [f"LakeV1Scan {T}"]
+        spark.conf.set("spark.lakeskip.v1-scan.max-files", "lots")
+        with pytest.raises(Exception, match=r"v1-scan\.max-files: 'lots' is not a number"):
+            spark.sql(queries["unpruned"].format(T)).collect()
+        spark.conf.unset("spark.lakeskip.v1-scan.max-files")
         spark.conf.set("spark.lakeskip.v1-scan", "sometimes")
         with pytest.raises(Exception, match=r"spark\.lakeskip\.v1-scan: 'sometimes' is not one of"):
             spark.sql(queries["unpruned"].format(T)).collect()
     finally:
         spark.conf.unset("spark.lakeskip.v1-scan")
+        spark.conf.unset("spark.lakeskip.v1-scan.max-files")

@@ -113,6 +113,11 @@ public final class LakeFileIndex extends PartitioningAwareFileIndex {
     return built;
   }
 
+  /** How many files the index holds. */
+  public int fileCount() {
+    return files.size();
+  }
+
   /**
    * No per-file object is made here: the files' statuses only when Spark asks for them
    * ({@link #listed}), the splits of a Parquet scan straight from the columns ({@link

@@ -43,6 +43,14 @@ public final class LakeV1Scan {
   /** Which lakeskip scans are planned as V1 file scans: unpruned, always, never. */
   public static final String MODE = "spark.lakeskip.v1-scan";
 
+  /**
+   * The most files a scan planned as V1 keeps (default 10,000). Spark's V1 scan lists the
+   * files as statuses and makes its splits from them, objects per file, where the V2 scan's
+   * splits come straight from the reply's columns ({@link LakeFileIndex#splits}): a larger
+   * scan stays V2 so that its planning keeps that (measured in bench/README.md).
+   */
+  public static final String MAX_FILES = "spark.lakeskip.v1-scan.max-files";
+
   private LakeV1Scan() {}
 
   /** The V1 plan of {@code plan} (a project / filter over a lakeskip scan), or null. */
@@ -70,7 +78,15 @@ public final class LakeV1Scan {
           MODE + ": '" + mode + "' is not one of unpruned, always, never");
     }
     ParquetScan parquet = ((LakeScan) rel.scan()).v1Candidate(!mode.equals("always"));
-    if (parquet == null) {
+    String maxText = SQLConf.get().getConfString(MAX_FILES, "10000").trim();
+    long most;
+    try {
+      most = Long.parseLong(maxText);
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(
+          MAX_FILES + ": '" + maxText + "' is not a number of files");
+    }
+    if (parquet == null || ((LakeFileIndex) parquet.fileIndex()).fileCount() > most) {
       return null;
     }
     List<Expression> filters = new ArrayList<>(CollectionConverters.asJava(op.get()._2()));
