@@ -181,12 +181,13 @@ public final class LakeScan
   }
 
   /**
-   * The Parquet scan this scan may be planned as by Spark's V1 file scan ({@link LakeV1Scan}),
-   * or null: a plain Parquet scan of a {@link LakeFileIndex} (no deletion vectors, key merge,
-   * older schemas, audit or pushed aggregate), every filter safe for Parquet's row-group
+   * The Parquet scan this scan may be planned as by Spark's V1 file scan ({@link
+   * lakeskip.jvm.read.v1.LakeV1Scan}), or null: a plain Parquet scan of a {@link
+   * LakeFileIndex} (no deletion vectors, key merge, older schemas, audit or pushed
+   * aggregate), every filter safe for Parquet's row-group
    * statistics, and with {@code keptAllOnly} only where the planner kept every file.
    */
-  ParquetScan v1Candidate(boolean keptAllOnly) {
+  public ParquetScan v1Candidate(boolean keptAllOnly) {
     if (!(inner instanceof ParquetScan) || !allPushable || narrowed != null) {
       return null;
     }
@@ -201,12 +202,12 @@ public final class LakeScan
   }
 
   /** The table's name, as the scan's node shows it. */
-  String tableName() {
+  public String tableName() {
     return table;
   }
 
   /** The EXPLAIN part of the planner's decision ({@code Pruning: ...}), or "". */
-  String pruningText() {
+  public String pruningText() {
     LakePruning p = shown();
     return p == null ? "" : "Pruning: " + p.text();
   }

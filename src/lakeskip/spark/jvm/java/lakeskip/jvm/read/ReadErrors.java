@@ -59,7 +59,7 @@ public final class ReadErrors implements PartitionReaderFactory {
    * checked {@code SparkException} from Scala code, undeclared).
    */
   @SuppressWarnings("unchecked")
-  static <T extends Exception> T rethrow(Exception e, String table) throws T {
+  public static <T extends Exception> T rethrow(Exception e, String table) throws T {
     throw (T) translate(e, table);
   }
 

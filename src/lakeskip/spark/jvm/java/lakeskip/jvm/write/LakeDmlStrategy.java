@@ -30,7 +30,7 @@ import org.apache.spark.sql.execution.streaming.sources.MicroBatchWrite;
  * the driver, with no Spark job ({@link lakeskip.jvm.read.aggregate.LakeAggregateExec}).
  *
  * <p>It also plans a scan that keeps every file and takes no runtime filter as Spark's V1 file
- * scan ({@link lakeskip.jvm.read.LakeV1Scan}).
+ * scan ({@link lakeskip.jvm.read.v1.LakeV1Scan}).
  *
  * <p>It also plans a streaming query's micro-batch into a lakeskip table ({@link
  * LakeStreamWriteExec}: Python's batch writer instead of Spark's data writers).
@@ -63,7 +63,7 @@ public final class LakeDmlStrategy extends SparkStrategy {
         show = lakeskip.jvm.read.aggregate.LakeAggregateExec.plan(plan);
       }
       if (show == null) {
-        show = lakeskip.jvm.read.LakeV1Scan.plan(plan);
+        show = lakeskip.jvm.read.v1.LakeV1Scan.plan(plan);
       }
       if (show == null) {
         return nil();

@@ -1,10 +1,13 @@
-package lakeskip.jvm.read;
+package lakeskip.jvm.read.v1;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import lakeskip.jvm.read.LakeFileIndex;
+import lakeskip.jvm.read.LakeScan;
+import lakeskip.jvm.read.ReadErrors;
 import org.apache.spark.rdd.RDD;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
