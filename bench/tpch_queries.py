@@ -50,7 +50,10 @@ Spark's default at a 3g driver on 2 cores is 64m, one such page per broadcast ha
 so a gap that stays against plain V2 is lakeskip's, one that goes is Spark's V2 path's.
 ``--aa`` (with ``--sessions two``) makes both sides plain Spark, each in its own session, timed
 the same way: an A/A run, whose ratios are what the method reads as a difference where there is
-none (the noise floor of a per-query gate).
+none (the noise floor of a per-query gate). ``--pairs N`` (with ``--sessions two``) runs
+the whole comparison N times, each with two fresh worker JVMs: a query's ratio is then the
+geometric mean of its N pairs' ratios (JIT compilation differs from JVM to JVM; one pair's
+medians differ by up to ~10 % between identical sides).
 
 **spark-sql** (``--frontend spark-sql``): two of the pyspark wheel's ``bin/spark-sql``
 alive side by side, fed statement by statement on stdin (``spark_sql_cli.py``): one with
@@ -840,8 +843,71 @@ def run_pyspark_sessions(
     page_size: str | None = None,
     lakeskip_conf: dict[str, str] | None = None,
     aa: bool = False,
+    pairs: int = 1,
 ) -> dict[str, Any]:
-    """``--sessions two``: each side in a PySpark session of its own (:class:`_Worker`),
+    """``--sessions two``: :func:`_one_pair` ``pairs`` times (``--pairs``), each time with two
+    fresh worker processes, so fresh JVMs; with more than one, a query's ratio is the geometric
+    mean of its pairs' ratios (each pair's the ratio of its medians), its times all pairs'
+    runs, its scans and first callbacks every pair's first runs. Why: two JVMs running the
+    same code compile it differently, so one pair's medians differ by up to ~10 % with nothing
+    to find (the A/A run in bench/README.md); pairs average that out as more runs cannot."""
+    views = {t: list(session.table(f"tpch.{t}").files()) for t in TABLES}
+    _stop_pyspark_jvm(session)
+    args = (warehouse, queries, runs, min_seconds, warmups, gc, fixed_heap, page_size)
+    done: list[dict[str, Any]] = []
+    for n in range(pairs):
+        if pairs > 1:
+            print(f"pair {n + 1} of {pairs}: two fresh worker JVMs", flush=True)
+        done.append(_one_pair(views, *args, lakeskip_conf, aa))
+        if pairs > 1:
+            rs = [r["ratio"] for r in done[-1].values() if r["ratio"]]
+            low = [q for q, r in done[-1].items() if r["ratio"] is not None and r["ratio"] < GOAL]
+            print(
+                f"pair {n + 1}: geometric mean {statistics.geometric_mean(rs):.2f}x; "
+                f"below {GOAL}x: {low or 'none'}; load {os.getloadavg()[0]:.1f}",
+                flush=True,
+            )
+    if pairs == 1:
+        return done[0]
+    out: dict[str, Any] = {}
+    for q in queries:
+        each = [d[q] for d in done]
+        ratios = [r["ratio"] for r in each]
+        ratio = statistics.geometric_mean(ratios) if all(ratios) else None
+        calls: dict[str, list[float]] = {}
+        for r in each:
+            _add_calls(calls, r.get("first_callbacks", {}))
+        flag = " BELOW 0.95x" if ratio is not None and ratio < GOAL else ""
+        print(
+            f"{q:>4}: pairs {' '.join(f'{x:.2f}' for x in ratios)} -> {ratio:.2f}x{flag}",
+            flush=True,
+        )
+        out[q] = {
+            "ratio": ratio,
+            "pair_ratios": ratios,
+            "times": {s: [t for r in each for t in r["times"][s]] for s in ("lakeskip", "plain")},
+            "rows": each[0]["rows"],
+            "scans": [s for r in each for s in r["scans"]],
+            "first_callbacks": calls,
+            "pairs": each,
+        }
+    return out
+
+
+def _one_pair(
+    views: dict[str, list[str]],
+    warehouse: Path,
+    queries: list[str],
+    runs: int,
+    min_seconds: float,
+    warmups: int,
+    gc: bool,
+    fixed_heap: bool,
+    page_size: str | None,
+    lakeskip_conf: dict[str, str] | None,
+    aa: bool,
+) -> dict[str, Any]:
+    """One pair of ``--sessions two``: each side in a PySpark session of its own (:class:`_Worker`),
     started after this process's session and JVM stopped; every query's first runs (answers
     checked, cold plans recorded) before any timed run; per query ``warmups`` - 1 untimed runs
     a side, then rounds A B, B A, ... (``--runs``, more, up to 4x, while a side's runs add up
@@ -850,8 +916,6 @@ def run_pyspark_sessions(
     ``aa`` (``--aa``): the "lakeskip" side is a second plain session over the same views, the
     same way: the ratios of two identical sides, what this method reads as a difference when
     there is none."""
-    views = {t: list(session.table(f"tpch.{t}").files()) for t in TABLES}
-    _stop_pyspark_jvm(session)
     sides = {
         "lakeskip": {t: f"plain_{t}" if aa else f"lakeskip.tpch.{t}" for t in TABLES},
         "plain": {t: f"plain_{t}" for t in TABLES},
@@ -1446,6 +1510,13 @@ def main() -> None:
         help="--sessions two: both sides plain Spark (an A/A run): the ratios this method "
         "measures between two identical sides, its noise floor for the per-query gate",
     )
+    ap.add_argument(
+        "--pairs",
+        type=int,
+        default=1,
+        help="--sessions two: this many pairs of fresh worker JVMs, one after the other; a "
+        "query's ratio is the geometric mean of its pairs' ratios",
+    )
     ap.add_argument("--worker", choices=("lakeskip", "plain"), help=argparse.SUPPRESS)
     ap.add_argument("--worker-conf", default="{}", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -1456,6 +1527,8 @@ def main() -> None:
     lakeskip_conf = dict(kv.split("=", 1) for kv in args.lakeskip_conf)
     if lakeskip_conf and args.sessions != "two":
         raise SystemExit("--lakeskip-conf: --sessions two only")
+    if args.pairs < 1 or (args.pairs > 1 and args.sessions != "two"):
+        raise SystemExit("--pairs: a count >= 1, above 1 with --sessions two only")
     if args.aa and (args.sessions != "two" or args.frontend != "pyspark"):
         raise SystemExit("--aa: PySpark with --sessions two only")
     sf = f"{args.sf:g}"
@@ -1492,6 +1565,7 @@ def main() -> None:
             args.page_size,
             lakeskip_conf,
             args.aa,
+            args.pairs,
         )
     elif args.frontend == "pyspark":
         results = run_pyspark(
@@ -1529,7 +1603,9 @@ def main() -> None:
     )
     print(
         f"{args.frontend}{' A/A (both sides plain Spark)' if args.aa else ''}, SF {sf}, "
-        f"median of {args.runs}: geometric mean "
+        f"median of {args.runs}"
+        + (f", {args.pairs} JVM pairs (geometric mean of pair ratios)" if args.pairs > 1 else "")
+        + ": geometric mean "
         f"{statistics.geometric_mean(ratios):.2f}x; below {GOAL}x: {below or 'none'}; "
         f"scans over {PLANNING_MS:.0f} ms planning: {slow or 'none'}; "
         f"load average {load_avg[0][0]:.1f} -> {load_avg[1][0]:.1f}"
@@ -1556,6 +1632,7 @@ def main() -> None:
                 "session_first": args.session_first if args.frontend == "pyspark" else None,
                 "sessions": args.sessions if args.frontend == "pyspark" else None,
                 "aa": args.aa,
+                "pairs": args.pairs,
                 "lakeskip_conf": lakeskip_conf,
                 "gc": args.gc,
                 "queries": results,
