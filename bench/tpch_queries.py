@@ -1229,13 +1229,16 @@ def pyspark_conf(page_size: str | None = None, fixed_heap: bool = True) -> dict[
 
 
 def cli_confs(
-    warehouse: Path, page_size: str | None = None, java: str = ""
+    warehouse: Path,
+    page_size: str | None = None,
+    java: str = "",
+    extra: dict[str, str] | None = None,
 ) -> tuple[dict[str, str], dict[str, str]]:
     """The two ``spark-sql`` CLIs' settings, lakeskip's and plain's: local[2], no UI,
     :func:`driver_conf`, and the same Java options on both (lakeskip's quiet console plus
-    ``java``)."""
+    ``java``); ``extra``: more settings of lakeskip's CLI only (``--lakeskip-conf``)."""
     base = {"spark.master": "local[2]", "spark.ui.enabled": "false", **driver_conf(page_size)}
-    lake_conf = {**frontend_conf(str(warehouse)), **base}
+    lake_conf = {**frontend_conf(str(warehouse)), **base, **(extra or {})}
     options = f"{lake_conf.get('spark.driver.extraJavaOptions', '')} {java}".strip()
     lake_conf["spark.driver.extraJavaOptions"] = options
     return lake_conf, {**base, "spark.driver.extraJavaOptions": options}
@@ -1252,6 +1255,7 @@ def run_spark_sql(
     fixed_heap: bool = True,
     page_size: str | None = None,
     session_warmups: int = 1,
+    lakeskip_conf: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """Both sides through ``bin/spark-sql``: two CLI processes alive side by side (started
     after the PySpark session and its JVM stopped), taking turns run by run, each run started
@@ -1263,7 +1267,8 @@ def run_spark_sql(
     its 6th run: its medians fall run by run)."""
     globs = table_globs(session.catalog)
     _stop_pyspark_jvm(session)
-    lake_conf, plain_conf = cli_confs(warehouse, page_size, FIXED_HEAP if fixed_heap else "")
+    java = FIXED_HEAP if fixed_heap else ""
+    lake_conf, plain_conf = cli_confs(warehouse, page_size, java, lakeskip_conf)
     sides = {
         "lakeskip": {t: f"lakeskip.tpch.{t}" for t in TABLES},
         "plain": {t: f"plain_{t}" for t in TABLES},
@@ -1501,7 +1506,7 @@ def main() -> None:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="--sessions two: a Spark setting of lakeskip's session only (repeatable), e.g. "
+        help="spark-sql, or --sessions two: a Spark setting of lakeskip's session or CLI only (repeatable), e.g. "
         "spark.lakeskip.runtime-filter.enabled=false to tell what runtime filtering costs",
     )
     ap.add_argument(
@@ -1525,8 +1530,8 @@ def main() -> None:
         worker(args.worker, Path(args.warehouse), args.page_size, args.fixed_heap, extra)
         return
     lakeskip_conf = dict(kv.split("=", 1) for kv in args.lakeskip_conf)
-    if lakeskip_conf and args.sessions != "two":
-        raise SystemExit("--lakeskip-conf: --sessions two only")
+    if lakeskip_conf and args.frontend == "pyspark" and args.sessions != "two":
+        raise SystemExit("--lakeskip-conf: spark-sql, or PySpark with --sessions two")
     if args.pairs < 1 or (args.pairs > 1 and args.sessions != "two"):
         raise SystemExit("--pairs: a count >= 1, above 1 with --sessions two only")
     if args.aa and (args.sessions != "two" or args.frontend != "pyspark"):
@@ -1593,6 +1598,7 @@ def main() -> None:
             args.fixed_heap,
             args.page_size,
             args.session_warmups,
+            lakeskip_conf,
         )
     load_avg.append(os.getloadavg())
     ratios = [r["ratio"] for r in results.values() if r["ratio"]]
