@@ -853,18 +853,30 @@ def run_pyspark_sessions(
     to find (the A/A run in bench/README.md); pairs average that out as more runs cannot."""
     views = {t: list(session.table(f"tpch.{t}").files()) for t in TABLES}
     _stop_pyspark_jvm(session)
-    args = (warehouse, queries, runs, min_seconds, warmups, gc, fixed_heap, page_size)
     done: list[dict[str, Any]] = []
     for n in range(pairs):
         if pairs > 1:
             print(f"pair {n + 1} of {pairs}: two fresh worker JVMs", flush=True)
-        done.append(_one_pair(views, *args, lakeskip_conf, aa))
+        done.append(
+            _one_pair(
+                views,
+                warehouse,
+                queries,
+                runs,
+                min_seconds,
+                warmups,
+                gc,
+                fixed_heap,
+                page_size,
+                lakeskip_conf,
+                aa,
+            )
+        )
         if pairs > 1:
-            rs = [r["ratio"] for r in done[-1].values() if r["ratio"]]
-            low = [q for q, r in done[-1].items() if r["ratio"] is not None and r["ratio"] < GOAL]
+            mean, low = _gate(done[-1])
             print(
-                f"pair {n + 1}: geometric mean {statistics.geometric_mean(rs):.2f}x; "
-                f"below {GOAL}x: {low or 'none'}; load {os.getloadavg()[0]:.1f}",
+                f"pair {n + 1}: geometric mean {mean:.2f}x; below {GOAL}x: {low or 'none'}; "
+                f"load {os.getloadavg()[0]:.1f}",
                 flush=True,
             )
     if pairs == 1:
@@ -892,6 +904,13 @@ def run_pyspark_sessions(
             "pairs": each,
         }
     return out
+
+
+def _gate(results: dict[str, Any]) -> tuple[float, list[str]]:
+    """The geometric mean of the queries' ratios and the queries below :data:`GOAL`."""
+    ratios = [r["ratio"] for r in results.values() if r["ratio"]]
+    below = [q for q, r in results.items() if r["ratio"] is not None and r["ratio"] < GOAL]
+    return statistics.geometric_mean(ratios), below
 
 
 def _one_pair(
@@ -1506,8 +1525,8 @@ def main() -> None:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="spark-sql, or --sessions two: a Spark setting of lakeskip's session or CLI only (repeatable), e.g. "
-        "spark.lakeskip.runtime-filter.enabled=false to tell what runtime filtering costs",
+        help="spark-sql, or --sessions two: a Spark setting of lakeskip's session or CLI only "
+        "(repeatable), e.g. spark.lakeskip.runtime-filter.enabled=false to tell what runtime filtering costs",
     )
     ap.add_argument(
         "--aa",
@@ -1532,8 +1551,10 @@ def main() -> None:
     lakeskip_conf = dict(kv.split("=", 1) for kv in args.lakeskip_conf)
     if lakeskip_conf and args.frontend == "pyspark" and args.sessions != "two":
         raise SystemExit("--lakeskip-conf: spark-sql, or PySpark with --sessions two")
-    if args.pairs < 1 or (args.pairs > 1 and args.sessions != "two"):
-        raise SystemExit("--pairs: a count >= 1, above 1 with --sessions two only")
+    if args.pairs < 1 or (
+        args.pairs > 1 and (args.sessions != "two" or args.frontend != "pyspark")
+    ):
+        raise SystemExit("--pairs: a count >= 1, above 1 with PySpark and --sessions two only")
     if args.aa and (args.sessions != "two" or args.frontend != "pyspark"):
         raise SystemExit("--aa: PySpark with --sessions two only")
     sf = f"{args.sf:g}"
@@ -1601,9 +1622,8 @@ def main() -> None:
             lakeskip_conf,
         )
     load_avg.append(os.getloadavg())
-    ratios = [r["ratio"] for r in results.values() if r["ratio"]]
+    mean, below = _gate(results)
     planning = planning_summary(results)
-    below = [q for q, r in results.items() if r["ratio"] is not None and r["ratio"] < GOAL]
     slow = sorted(
         {q for q, r in results.items() for s in r["scans"] if s["planning_ms"] > PLANNING_MS}
     )
@@ -1612,7 +1632,7 @@ def main() -> None:
         f"median of {args.runs}"
         + (f", {args.pairs} JVM pairs (geometric mean of pair ratios)" if args.pairs > 1 else "")
         + ": geometric mean "
-        f"{statistics.geometric_mean(ratios):.2f}x; below {GOAL}x: {below or 'none'}; "
+        f"{mean:.2f}x; below {GOAL}x: {below or 'none'}; "
         f"scans over {PLANNING_MS:.0f} ms planning: {slow or 'none'}; "
         f"load average {load_avg[0][0]:.1f} -> {load_avg[1][0]:.1f}"
     )
