@@ -50,10 +50,10 @@ Spark's default at a 3g driver on 2 cores is 64m, one such page per broadcast ha
 so a gap that stays against plain V2 is lakeskip's, one that goes is Spark's V2 path's.
 ``--aa`` (with ``--sessions two``) makes both sides plain Spark, each in its own session, timed
 the same way: an A/A run, whose ratios are what the method reads as a difference where there is
-none (the noise floor of a per-query gate). ``--pairs N`` (with ``--sessions two``) runs
-the whole comparison N times, each with two fresh worker JVMs: a query's ratio is then the
-geometric mean of its N pairs' ratios (JIT compilation differs from JVM to JVM; one pair's
-medians differ by up to ~10 % between identical sides).
+none (the noise floor of a per-query gate). ``--pairs N`` (with ``--sessions two``, or
+through ``spark-sql``) runs the whole comparison N times, each with two fresh worker JVMs (or
+CLIs): a query's ratio is then the geometric mean of its N pairs' ratios (JIT compilation
+differs from JVM to JVM; one pair's medians differ by up to ~10 % between identical sides).
 
 **spark-sql** (``--frontend spark-sql``): two of the pyspark wheel's ``bin/spark-sql``
 alive side by side, fed statement by statement on stdin (``spark_sql_cli.py``): one with
@@ -873,13 +873,16 @@ def run_pyspark_sessions(
             )
         )
         if pairs > 1:
-            mean, low = _gate(done[-1])
-            print(
-                f"pair {n + 1}: geometric mean {mean:.2f}x; below {GOAL}x: {low or 'none'}; "
-                f"load {os.getloadavg()[0]:.1f}",
-                flush=True,
-            )
-    if pairs == 1:
+            _pair_line(n + 1, done[-1])
+    return _combine_pairs(queries, done)
+
+
+def _combine_pairs(queries: list[str], done: list[dict[str, Any]]) -> dict[str, Any]:
+    """One result from ``--pairs`` pairs' results (PySpark's worker JVMs or spark-sql's CLIs):
+    a query's ratio is the geometric mean of its pairs' ratios (each pair's the ratio of its
+    medians), its times all pairs' runs, its scans and first callbacks every pair's first
+    runs; each pair's own result under ``pairs``. One pair's result is returned as it is."""
+    if len(done) == 1:
         return done[0]
     out: dict[str, Any] = {}
     for q in queries:
@@ -904,6 +907,16 @@ def run_pyspark_sessions(
             "pairs": each,
         }
     return out
+
+
+def _pair_line(n: int, result: dict[str, Any]) -> None:
+    """The line after pair ``n`` of several: its geometric mean and queries below the goal."""
+    mean, low = _gate(result)
+    print(
+        f"pair {n}: geometric mean {mean:.2f}x; below {GOAL}x: {low or 'none'}; "
+        f"load {os.getloadavg()[0]:.1f}",
+        flush=True,
+    )
 
 
 def _gate(results: dict[str, Any]) -> tuple[float, list[str]]:
@@ -1275,6 +1288,7 @@ def run_spark_sql(
     page_size: str | None = None,
     session_warmups: int = 1,
     lakeskip_conf: dict[str, str] | None = None,
+    pairs: int = 1,
 ) -> dict[str, Any]:
     """Both sides through ``bin/spark-sql``: two CLI processes alive side by side (started
     after the PySpark session and its JVM stopped), taking turns run by run, each run started
@@ -1283,11 +1297,48 @@ def run_spark_sql(
     :data:`DRIVER_MEMORY`). ``session_warmups``: before the first query, both CLIs run every
     query that many times, untimed, so the session's first queries are measured warm too (a
     fresh JVM still JIT-compiles 800-1,900 methods a run of its first query, on both sides, in
-    its 6th run: its medians fall run by run)."""
+    its 6th run: its medians fall run by run). ``pairs`` (``--pairs``): all of it that many
+    times, each time with two fresh CLIs, combined as PySpark's pairs (:func:`_combine_pairs`):
+    one pair of CLIs has its own whole-JVM speed difference of a few %, on every query."""
     globs = table_globs(session.catalog)
     _stop_pyspark_jvm(session)
     java = FIXED_HEAP if fixed_heap else ""
     lake_conf, plain_conf = cli_confs(warehouse, page_size, java, lakeskip_conf)
+    done: list[dict[str, Any]] = []
+    for n in range(pairs):
+        if pairs > 1:
+            print(f"pair {n + 1} of {pairs}: two fresh spark-sql CLIs", flush=True)
+        done.append(
+            _one_cli_pair(
+                globs,
+                queries,
+                runs,
+                min_seconds,
+                profile,
+                warmups,
+                session_warmups,
+                dict(lake_conf),
+                dict(plain_conf),
+            )
+        )
+        if pairs > 1:
+            _pair_line(n + 1, done[-1])
+    return _combine_pairs(queries, done)
+
+
+def _one_cli_pair(
+    globs: dict[str, str],
+    queries: list[str],
+    runs: int,
+    min_seconds: float,
+    profile: bool,
+    warmups: int,
+    session_warmups: int,
+    lake_conf: dict[str, str],
+    plain_conf: dict[str, str],
+) -> dict[str, Any]:
+    """One pair of ``spark-sql`` CLIs for :func:`run_spark_sql`, with its settings
+    (``lake_conf`` gets the callback trace's path)."""
     sides = {
         "lakeskip": {t: f"lakeskip.tpch.{t}" for t in TABLES},
         "plain": {t: f"plain_{t}" for t in TABLES},
@@ -1538,8 +1589,9 @@ def main() -> None:
         "--pairs",
         type=int,
         default=1,
-        help="--sessions two: this many pairs of fresh worker JVMs, one after the other; a "
-        "query's ratio is the geometric mean of its pairs' ratios",
+        help="spark-sql or PySpark's --sessions two: this many pairs of fresh JVMs (worker "
+        "sessions or CLIs), one after the other; a query's ratio is the geometric mean of its "
+        "pairs' ratios",
     )
     ap.add_argument("--worker", choices=("lakeskip", "plain"), help=argparse.SUPPRESS)
     ap.add_argument("--worker-conf", default="{}", help=argparse.SUPPRESS)
@@ -1551,10 +1603,10 @@ def main() -> None:
     lakeskip_conf = dict(kv.split("=", 1) for kv in args.lakeskip_conf)
     if lakeskip_conf and args.frontend == "pyspark" and args.sessions != "two":
         raise SystemExit("--lakeskip-conf: spark-sql, or PySpark with --sessions two")
-    if args.pairs < 1 or (
-        args.pairs > 1 and (args.sessions != "two" or args.frontend != "pyspark")
-    ):
-        raise SystemExit("--pairs: a count >= 1, above 1 with PySpark and --sessions two only")
+    if args.pairs < 1 or (args.pairs > 1 and args.frontend == "pyspark" and args.sessions != "two"):
+        raise SystemExit(
+            "--pairs: a count >= 1, above 1 with spark-sql or PySpark's --sessions two"
+        )
     if args.aa and (args.sessions != "two" or args.frontend != "pyspark"):
         raise SystemExit("--aa: PySpark with --sessions two only")
     sf = f"{args.sf:g}"
@@ -1620,6 +1672,7 @@ def main() -> None:
             args.page_size,
             args.session_warmups,
             lakeskip_conf,
+            args.pairs,
         )
     load_avg.append(os.getloadavg())
     mean, below = _gate(results)
