@@ -127,6 +127,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -853,27 +854,43 @@ def run_pyspark_sessions(
     to find (the A/A run in bench/README.md); pairs average that out as more runs cannot."""
     views = {t: list(session.table(f"tpch.{t}").files()) for t in TABLES}
     _stop_pyspark_jvm(session)
+    return _run_pairs(
+        pairs,
+        "two fresh worker JVMs",
+        queries,
+        lambda: _one_pair(
+            views,
+            warehouse,
+            queries,
+            runs,
+            min_seconds,
+            warmups,
+            gc,
+            fixed_heap,
+            page_size,
+            lakeskip_conf,
+            aa,
+        ),
+    )
+
+
+def _run_pairs(
+    pairs: int, fresh: str, queries: list[str], one_pair: Callable[[], dict[str, Any]]
+) -> dict[str, Any]:
+    """``one_pair()`` ``pairs`` times (each starts its own two JVMs, ``fresh`` says which), a
+    line after each when there are several, the results combined (:func:`_combine_pairs`)."""
     done: list[dict[str, Any]] = []
     for n in range(pairs):
         if pairs > 1:
-            print(f"pair {n + 1} of {pairs}: two fresh worker JVMs", flush=True)
-        done.append(
-            _one_pair(
-                views,
-                warehouse,
-                queries,
-                runs,
-                min_seconds,
-                warmups,
-                gc,
-                fixed_heap,
-                page_size,
-                lakeskip_conf,
-                aa,
-            )
-        )
+            print(f"pair {n + 1} of {pairs}: {fresh}", flush=True)
+        done.append(one_pair())
         if pairs > 1:
-            _pair_line(n + 1, done[-1])
+            mean, low = _gate(done[-1])
+            print(
+                f"pair {n + 1}: geometric mean {mean:.2f}x; below {GOAL}x: {low or 'none'}; "
+                f"load {os.getloadavg()[0]:.1f}",
+                flush=True,
+            )
     return _combine_pairs(queries, done)
 
 
@@ -907,16 +924,6 @@ def _combine_pairs(queries: list[str], done: list[dict[str, Any]]) -> dict[str, 
             "pairs": each,
         }
     return out
-
-
-def _pair_line(n: int, result: dict[str, Any]) -> None:
-    """The line after pair ``n`` of several: its geometric mean and queries below the goal."""
-    mean, low = _gate(result)
-    print(
-        f"pair {n}: geometric mean {mean:.2f}x; below {GOAL}x: {low or 'none'}; "
-        f"load {os.getloadavg()[0]:.1f}",
-        flush=True,
-    )
 
 
 def _gate(results: dict[str, Any]) -> tuple[float, list[str]]:
@@ -1304,26 +1311,22 @@ def run_spark_sql(
     _stop_pyspark_jvm(session)
     java = FIXED_HEAP if fixed_heap else ""
     lake_conf, plain_conf = cli_confs(warehouse, page_size, java, lakeskip_conf)
-    done: list[dict[str, Any]] = []
-    for n in range(pairs):
-        if pairs > 1:
-            print(f"pair {n + 1} of {pairs}: two fresh spark-sql CLIs", flush=True)
-        done.append(
-            _one_cli_pair(
-                globs,
-                queries,
-                runs,
-                min_seconds,
-                profile,
-                warmups,
-                session_warmups,
-                dict(lake_conf),
-                dict(plain_conf),
-            )
-        )
-        if pairs > 1:
-            _pair_line(n + 1, done[-1])
-    return _combine_pairs(queries, done)
+    return _run_pairs(
+        pairs,
+        "two fresh spark-sql CLIs",
+        queries,
+        lambda: _one_cli_pair(
+            globs,
+            queries,
+            runs,
+            min_seconds,
+            profile,
+            warmups,
+            session_warmups,
+            dict(lake_conf),
+            dict(plain_conf),
+        ),
+    )
 
 
 def _one_cli_pair(
