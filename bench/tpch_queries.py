@@ -1323,8 +1323,8 @@ def run_spark_sql(
             profile,
             warmups,
             session_warmups,
-            dict(lake_conf),
-            dict(plain_conf),
+            lake_conf,
+            plain_conf,
         ),
     )
 
@@ -1340,8 +1340,8 @@ def _one_cli_pair(
     lake_conf: dict[str, str],
     plain_conf: dict[str, str],
 ) -> dict[str, Any]:
-    """One pair of ``spark-sql`` CLIs for :func:`run_spark_sql`, with its settings
-    (``lake_conf`` gets the callback trace's path)."""
+    """One pair of ``spark-sql`` CLIs for :func:`run_spark_sql`, with these settings (lakeskip's
+    CLI also gets this pair's callback trace path)."""
     sides = {
         "lakeskip": {t: f"lakeskip.tpch.{t}" for t in TABLES},
         "plain": {t: f"plain_{t}" for t in TABLES},
@@ -1352,7 +1352,10 @@ def _one_cli_pair(
         clis: dict[str, SparkSql] = {}
         # the callbacks lakeskip's JVM makes, one line each (Bridge.TRACE_PROPERTY)
         trace = CallbackTrace(Path(tmp) / "callbacks.tsv")
-        lake_conf["spark.driver.extraJavaOptions"] += f" -Dlakeskip.callback.trace={trace.path}"
+        options = (
+            f"{lake_conf['spark.driver.extraJavaOptions']} -Dlakeskip.callback.trace={trace.path}"
+        )
+        lake_conf = {**lake_conf, "spark.driver.extraJavaOptions": options}
         for side, conf in (("lakeskip", lake_conf), ("plain", plain_conf)):
             cwd = Path(tmp) / side
             (cwd / "events").mkdir(parents=True)
